@@ -1,0 +1,65 @@
+package fsm
+
+import "time"
+
+// ToolSpec declares what the machine needs to know of a tool.
+type ToolSpec struct {
+	// Mutating tools may change the workspace: they run one at a time and
+	// a successful one triggers the post-tool hook.
+	Mutating bool
+}
+
+// Config parameterises a Machine. The zero value of each field means its
+// default, as listed.
+type Config struct {
+	// SystemPrompt, when not empty, is the conversation's first message.
+	SystemPrompt string
+	// Tools declares the tools the model may call, by name. A call to a
+	// tool not listed here gets a tool error result and is not executed.
+	Tools map[string]ToolSpec
+	// MaxRetries counts retries of one model request, not attempts: 3 means
+	// up to 4 attempts. Default 3; negative means no retry.
+	MaxRetries int
+	// MaxIterations bounds the model requests of one user turn (retries
+	// excluded). Default 25.
+	MaxIterations int
+	// RetryBase is the first retry delay; each retry doubles it. Default 1s.
+	RetryBase time.Duration
+	// RetryMax caps the computed delay (not the server's Retry-After).
+	// Default 30s.
+	RetryMax time.Duration
+	// MaxRetryAfter is the longest server Retry-After the machine will wait;
+	// a longer one ends the turn with an error. Default 5m.
+	MaxRetryAfter time.Duration
+	// Jitter, in [0,1], shortens each computed delay by up to this fraction,
+	// drawn deterministically from JitterSeed. Default 0.
+	Jitter float64
+	// JitterSeed seeds the jitter.
+	JitterSeed uint64
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 3
+	} else if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	if c.MaxIterations <= 0 {
+		c.MaxIterations = 25
+	}
+	if c.RetryBase <= 0 {
+		c.RetryBase = time.Second
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = 30 * time.Second
+	}
+	if c.MaxRetryAfter <= 0 {
+		c.MaxRetryAfter = 5 * time.Minute
+	}
+	if c.Jitter < 0 {
+		c.Jitter = 0
+	} else if c.Jitter > 1 {
+		c.Jitter = 1
+	}
+	return c
+}

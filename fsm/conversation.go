@@ -1,0 +1,81 @@
+package fsm
+
+import (
+	"encoding/json"
+)
+
+// Role is the author of a conversation message, as the OpenAI Chat
+// Completions API names it.
+type Role string
+
+// The roles of the OpenAI wire shape.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of the conversation, in the OpenAI wire shape.
+// An assistant message may carry ToolCalls; every one of them is answered
+// by exactly one later message with Role RoleTool and the call's ID in
+// ToolCallID, in the order of the calls.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one function call requested by the model. Arguments is the
+// JSON text the model produced; the machine guarantees it is valid JSON by
+// the time the call reaches [ExecuteTools].
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+type wireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// MarshalJSON writes the call in the OpenAI wire shape:
+// {"id":…,"type":"function","function":{"name":…,"arguments":…}}.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	var w wireToolCall
+	w.ID, w.Type = c.ID, "function"
+	w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the OpenAI wire shape written by MarshalJSON.
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var w wireToolCall
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	c.ID, c.Name, c.Arguments = w.ID, w.Function.Name, w.Function.Arguments
+	return nil
+}
+
+// Usage counts the tokens of one model response, or of a whole turn when
+// summed by the machine.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+func (u Usage) add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		TotalTokens:      u.TotalTokens + v.TotalTokens,
+	}
+}
