@@ -1,21 +1,258 @@
 package fsm
 
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalidEvent is wrapped by the error Step returns for an event that
+// is not valid in the current state. The machine is left unchanged.
+var ErrInvalidEvent = errors.New("invalid event")
+
+// ErrStaleEvent is wrapped by the error Step returns for an event that
+// belongs to a request, turn or tool call that is no longer in flight,
+// such as a late stream chunk after Cancel. The machine is left unchanged;
+// callers drop such events.
+var ErrStaleEvent = errors.New("stale event")
+
+// ErrInternal is wrapped by the error Step returns if a transition
+// panicked. It marks a bug in this package, never bad input.
+var ErrInternal = errors.New("internal error")
+
 // Machine is the agent state machine. It is not safe for concurrent use:
 // one goroutine owns it.
 type Machine struct {
-	cfg   Config
-	state State
+	cfg Config
+
+	kind      StateKind
+	turn      uint64
+	request   uint64
+	iteration int
+	retries   int
+	lastErr   *LlmError
+
+	// history is the conversation. It is append-only: requests share its
+	// backing array, so an element once written is never modified.
+	history []Message
+
+	// queue holds inputs received while busy; queue[qhead:] are pending.
+	queue []string
+	qhead int
+
+	// partial is the assistant text streamed for the current request.
+	partial strings.Builder
+	// streaming tracks tool calls being streamed, for display only.
+	streaming []streamingCall
+
+	// execs is the current tool batch, in call order; execByID indexes it.
+	execs    []ToolExecution
+	execByID map[string]int
+	running  int // execs not yet completed
+
+	turnUsage Usage
 }
 
-// New returns a machine in WaitingForUserInput.
+type streamingCall struct {
+	index    int
+	id, name string
+}
+
+// New returns a machine in WaitingForUserInput. A non-empty
+// cfg.SystemPrompt becomes the conversation's first message.
 func New(cfg Config) *Machine {
-	return &Machine{cfg: cfg.withDefaults()}
+	m := &Machine{cfg: cfg.withDefaults()}
+	if m.cfg.SystemPrompt != "" {
+		m.history = append(m.history, Message{Role: RoleSystem, Content: m.cfg.SystemPrompt})
+	}
+	return m
 }
 
 // State returns a read-only view of the current state.
-func (m *Machine) State() State { return m.state }
+func (m *Machine) State() State {
+	s := State{
+		Kind:      m.kind,
+		Turn:      m.turn,
+		Request:   m.request,
+		Iteration: m.iteration,
+		Retries:   m.retries,
+		Queued:    len(m.queue) - m.qhead,
+		Messages:  len(m.history),
+	}
+	if m.lastErr != nil {
+		e := *m.lastErr
+		s.LastError = &e
+	}
+	if len(m.execs) > 0 {
+		s.Executions = append([]ToolExecution(nil), m.execs...)
+	}
+	return s
+}
 
-// Step applies ev and returns the actions the caller must perform, in order.
-func (m *Machine) Step(ev Event) ([]Action, error) {
-	return nil, nil
+// Messages returns the conversation so far. The slice shares the machine's
+// storage: do not modify its elements.
+func (m *Machine) Messages() []Message {
+	return m.history[:len(m.history):len(m.history)]
+}
+
+// Queued returns the inputs waiting for the current turn to end, in order.
+func (m *Machine) Queued() []string {
+	return append([]string(nil), m.queue[m.qhead:]...)
+}
+
+// Step applies ev and returns the actions the caller must perform, in
+// order. It returns an error wrapping ErrInvalidEvent or ErrStaleEvent,
+// and no actions, when ev does not apply; the machine is then unchanged.
+func (m *Machine) Step(ev Event) (acts []Action, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			acts, err = nil, fmt.Errorf("fsm: %w: %v while stepping %s in %s", ErrInternal, r, describeEvent(ev), m.kind)
+		}
+	}()
+	if ev == nil {
+		return nil, fmt.Errorf("fsm: %w: nil event in %s", ErrInvalidEvent, m.kind)
+	}
+	if err := m.check(ev); err != nil {
+		return nil, err
+	}
+	return m.apply(ev), nil
+}
+
+func describeEvent(ev Event) string {
+	if ev == nil {
+		return "<nil>"
+	}
+	return ev.Describe()
+}
+
+// busy reports whether a turn is in flight.
+func (m *Machine) busy() bool {
+	switch m.kind {
+	case CallingLlm, ExecutingTools, PostToolsHook, Error:
+		return true
+	}
+	return false
+}
+
+func (m *Machine) invalid(ev Event, why string) error {
+	if why != "" {
+		why = ": " + why
+	}
+	return fmt.Errorf("fsm: %w: %s in state %s%s", ErrInvalidEvent, ev.Describe(), m.kind, why)
+}
+
+func (m *Machine) stale(ev Event) error {
+	return fmt.Errorf("fsm: %w: %s in state %s (turn %d, request %d)", ErrStaleEvent, ev.Describe(), m.kind, m.turn, m.request)
+}
+
+// check decides, without changing anything, whether ev applies now.
+func (m *Machine) check(ev Event) error {
+	if m.kind == ShuttingDown {
+		if _, ok := ev.(ShutdownRequested); ok {
+			return nil
+		}
+		return m.invalid(ev, "the machine is shutting down")
+	}
+	switch e := ev.(type) {
+	case UserInput:
+		if strings.TrimSpace(e.Text) == "" {
+			return m.invalid(ev, "empty input")
+		}
+	case LlmTextDelta:
+		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
+	case LlmToolCallDelta:
+		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
+	case LlmCompleted:
+		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
+	case LlmError:
+		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
+	case RetryTimeoutFired:
+		return m.checkRequest(ev, e.Request, m.kind == Error)
+	case ToolProgress:
+		return m.checkTool(ev, e.Turn, e.CallID)
+	case ToolCompleted:
+		return m.checkTool(ev, e.Turn, e.CallID)
+	case PostToolsHookCompleted:
+		switch {
+		case m.kind == PostToolsHook && e.Turn == m.turn:
+			return nil
+		case e.Turn <= m.turn:
+			return m.stale(ev)
+		default:
+			return m.invalid(ev, "unknown turn")
+		}
+	case Cancel:
+		if !m.busy() {
+			return m.invalid(ev, "nothing in flight to cancel")
+		}
+	case ShutdownRequested:
+	default:
+		return m.invalid(ev, "unknown event type")
+	}
+	return nil
+}
+
+// checkRequest validates an event addressed to model request req, which
+// applies only when live (the request is current in the right state).
+func (m *Machine) checkRequest(ev Event, req uint64, live bool) error {
+	switch {
+	case live && req == m.request:
+		return nil
+	case req <= m.request:
+		return m.stale(ev)
+	default:
+		return m.invalid(ev, "unknown request")
+	}
+}
+
+func (m *Machine) checkTool(ev Event, turn uint64, callID string) error {
+	if m.kind != ExecutingTools || turn != m.turn {
+		if turn <= m.turn {
+			return m.stale(ev)
+		}
+		return m.invalid(ev, "unknown turn")
+	}
+	i, ok := m.execByID[callID]
+	if !ok {
+		return m.invalid(ev, "no such tool call in this batch")
+	}
+	if m.execs[i].Status == ExecCompleted {
+		return m.invalid(ev, "tool call already completed")
+	}
+	return nil
+}
+
+// apply performs a transition that check accepted.
+func (m *Machine) apply(ev Event) []Action {
+	switch e := ev.(type) {
+	case UserInput:
+		if m.busy() {
+			m.queue = append(m.queue, e.Text)
+			return nil
+		}
+		return m.startTurn(e.Text)
+	case LlmTextDelta:
+		m.partial.WriteString(e.Text)
+		return []Action{DisplayMessage{Turn: m.turn, Text: e.Text}}
+	case LlmToolCallDelta:
+		return m.onToolCallDelta(e)
+	case LlmCompleted:
+		return m.becomeProcessingLlmResponse(e)
+	case LlmError:
+		return m.onLlmError(e)
+	case RetryTimeoutFired:
+		return m.retryRequest()
+	case ToolProgress:
+		return m.onToolProgress(e)
+	case ToolCompleted:
+		return m.onToolCompleted(e)
+	case PostToolsHookCompleted:
+		return m.onHookCompleted(e)
+	case Cancel:
+		acts := m.abandonTurn()
+		return m.endTurn(acts, TurnCancelled)
+	case ShutdownRequested:
+		return m.becomeShuttingDown()
+	}
+	return nil
 }

@@ -1,0 +1,192 @@
+package fsm
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestScripts runs the scripts in testdata/: each directive is one event
+// (or "new"/"history"), and its expected output is the Describe of the
+// actions, then the state. Regenerate with: go test ./fsm -run TestScripts -rewrite
+func TestScripts(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var m *Machine
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			if td.Cmd == "new" {
+				m = New(scriptConfig(t, td))
+				return m.State().Describe() + "\n"
+			}
+			if m == nil {
+				td.Fatalf(t, "the script must start with 'new'")
+			}
+			if td.Cmd == "history" {
+				return describeHistory(m.Messages())
+			}
+			if strings.HasPrefix(td.Input, `"`) {
+				// A quoted input keeps its leading and trailing spaces.
+				in, err := strconv.Unquote(td.Input)
+				if err != nil {
+					td.Fatalf(t, "bad quoted input: %v", err)
+				}
+				td.Input = in
+			}
+			ev := scriptEvent(t, td)
+			acts, err := m.Step(ev)
+			var b strings.Builder
+			if err != nil {
+				fmt.Fprintf(&b, "error: %v\n", err)
+			}
+			for _, a := range acts {
+				b.WriteString(a.Describe())
+				b.WriteByte('\n')
+			}
+			b.WriteString("state: " + m.State().Describe() + "\n")
+			return b.String()
+		})
+	})
+}
+
+func scriptConfig(t *testing.T, td *datadriven.TestData) Config {
+	cfg := Config{Tools: map[string]ToolSpec{}}
+	for _, arg := range td.CmdArgs {
+		switch arg.Key {
+		case "max-retries":
+			cfg.MaxRetries = atoi(t, td, arg.Vals[0])
+		case "max-iterations":
+			cfg.MaxIterations = atoi(t, td, arg.Vals[0])
+		case "retry-base":
+			cfg.RetryBase = duration(t, td, arg.Vals[0])
+		case "retry-max":
+			cfg.RetryMax = duration(t, td, arg.Vals[0])
+		case "system":
+			cfg.SystemPrompt = arg.Vals[0]
+		case "tools":
+			// tools=(read_file, edit_file!): a trailing ! marks a mutating tool.
+			for _, v := range arg.Vals {
+				name, mutating := strings.CutSuffix(v, "!")
+				cfg.Tools[name] = ToolSpec{Mutating: mutating}
+			}
+		default:
+			td.Fatalf(t, "unknown argument %q", arg.Key)
+		}
+	}
+	return cfg
+}
+
+// scriptEvent builds the event of a directive. Free text (deltas, results,
+// messages) is the directive's input block.
+func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
+	arg := func(key string) string {
+		a, ok := td.Arg(key)
+		if !ok {
+			td.Fatalf(t, "%s needs %s=", td.Cmd, key)
+		}
+		return a.Vals[0]
+	}
+	optional := func(key string) string {
+		if a, ok := td.Arg(key); ok && len(a.Vals) > 0 {
+			return a.Vals[0]
+		}
+		return ""
+	}
+	u64 := func(key string) uint64 { return uint64(atoi(t, td, arg(key))) }
+	switch td.Cmd {
+	case "user":
+		return UserInput{Text: td.Input}
+	case "text":
+		return LlmTextDelta{Request: u64("req"), Text: td.Input}
+	case "call-delta":
+		return LlmToolCallDelta{Request: u64("req"), Index: atoi(t, td, arg("index")),
+			ID: optional("id"), Name: optional("name"), ArgumentsDelta: td.Input}
+	case "completed":
+		ev := LlmCompleted{Request: u64("req"), FinishReason: optional("finish")}
+		if v := optional("tokens"); v != "" {
+			n := int64(atoi(t, td, v))
+			ev.Usage = Usage{PromptTokens: n, CompletionTokens: n, TotalTokens: 2 * n}
+		}
+		// Each input line is a call: "<id> <name> <arguments…>".
+		for _, line := range strings.Split(td.Input, "\n") {
+			if line == "" {
+				continue
+			}
+			f := strings.SplitN(line, " ", 3)
+			c := ToolCall{ID: f[0]}
+			if c.ID == "-" {
+				c.ID = ""
+			}
+			if len(f) > 1 {
+				c.Name = f[1]
+			}
+			if len(f) > 2 {
+				c.Arguments = f[2]
+			}
+			ev.ToolCalls = append(ev.ToolCalls, c)
+		}
+		return ev
+	case "llm-error":
+		ev := LlmError{Request: u64("req"), Kind: ErrorKind(arg("kind")), Retryable: td.HasArg("retryable"), Message: td.Input}
+		if v := optional("status"); v != "" {
+			ev.StatusCode = atoi(t, td, v)
+		}
+		if v := optional("retry-after"); v != "" {
+			ev.RetryAfter = duration(t, td, v)
+		}
+		return ev
+	case "progress":
+		return ToolProgress{Turn: u64("turn"), CallID: arg("call"), Message: td.Input}
+	case "tool-done":
+		return ToolCompleted{Turn: u64("turn"), CallID: arg("call"), Result: td.Input, IsError: td.HasArg("error")}
+	case "hook-done":
+		return PostToolsHookCompleted{Turn: u64("turn"), ActionTaken: td.Input, Failed: td.HasArg("failed")}
+	case "retry-fired":
+		return RetryTimeoutFired{Request: u64("req")}
+	case "cancel":
+		return Cancel{}
+	case "shutdown":
+		return ShutdownRequested{}
+	}
+	td.Fatalf(t, "unknown directive %q", td.Cmd)
+	return nil
+}
+
+func describeHistory(msgs []Message) string {
+	var b strings.Builder
+	for i, msg := range msgs {
+		fmt.Fprintf(&b, "%d %s", i, msg.Role)
+		if msg.ToolCallID != "" {
+			fmt.Fprintf(&b, "(%s)", msg.ToolCallID)
+		}
+		fmt.Fprintf(&b, " %s", quote(msg.Content))
+		if len(msg.ToolCalls) > 0 {
+			b.WriteString(" calls=" + describeCalls(msg.ToolCalls, nil))
+		}
+		b.WriteByte('\n')
+	}
+	if err := CheckPairing(msgs); err != nil {
+		fmt.Fprintf(&b, "pairing: %v\n", err)
+	} else {
+		b.WriteString("pairing: ok\n")
+	}
+	return b.String()
+}
+
+func atoi(t *testing.T, td *datadriven.TestData, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		td.Fatalf(t, "bad number %q: %v", s, err)
+	}
+	return n
+}
+
+func duration(t *testing.T, td *datadriven.TestData, s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		td.Fatalf(t, "bad duration %q: %v", s, err)
+	}
+	return d
+}

@@ -1,0 +1,357 @@
+package fsm
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Each state change happens in one small function below, so that the
+// transition table can be read off the code.
+
+// cancelledResult is the tool result of a call that Cancel cut short.
+const cancelledResult = "tool error: cancelled by the user before this call finished"
+
+// startTurn begins a user turn: UserInput -> CallingLlm + SendLlmRequest.
+func (m *Machine) startTurn(text string) []Action {
+	m.turn++
+	m.iteration = 0
+	m.turnUsage = Usage{}
+	m.history = append(m.history, Message{Role: RoleUser, Content: text})
+	return m.becomeCallingLlm(nil)
+}
+
+// becomeCallingLlm sends the next model request of the turn, unless the
+// iteration guard stops the turn.
+func (m *Machine) becomeCallingLlm(acts []Action) []Action {
+	if m.iteration >= m.cfg.MaxIterations {
+		acts = append(acts, DisplayError{
+			Turn: m.turn, Kind: ErrorOther,
+			Message: fmt.Sprintf("stopped after %d model requests in this turn (agent.max_iterations); ask again to continue", m.iteration),
+		})
+		return m.endTurn(acts, TurnFailed)
+	}
+	m.iteration++
+	m.retries = 0
+	return append(acts, m.sendRequest())
+}
+
+// retryRequest re-sends the failed request: Error + RetryTimeoutFired ->
+// CallingLlm + SendLlmRequest. The iteration count is unchanged.
+func (m *Machine) retryRequest() []Action {
+	m.lastErr = nil
+	return []Action{m.sendRequest()}
+}
+
+func (m *Machine) sendRequest() Action {
+	m.kind = CallingLlm
+	m.request++
+	m.partial.Reset()
+	m.streaming = m.streaming[:0]
+	n := len(m.history)
+	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: m.history[:n:n]}
+}
+
+// onToolCallDelta shows a tool call the model is still writing.
+func (m *Machine) onToolCallDelta(e LlmToolCallDelta) []Action {
+	var c *streamingCall
+	for i := range m.streaming {
+		if m.streaming[i].index == e.Index {
+			c = &m.streaming[i]
+			break
+		}
+	}
+	if c == nil {
+		m.streaming = append(m.streaming, streamingCall{index: e.Index})
+		c = &m.streaming[len(m.streaming)-1]
+	}
+	if e.ID != "" {
+		c.id = e.ID
+	}
+	c.name += e.Name
+	return []Action{DisplayToolCall{Turn: m.turn, CallID: c.id, Name: c.name, Status: ToolStreaming}}
+}
+
+// becomeProcessingLlmResponse handles LlmCompleted: the assistant message
+// joins the conversation, then the machine leaves the transient
+// ProcessingLlmResponse for ExecutingTools (calls present) or ends the
+// turn.
+func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
+	m.kind = ProcessingLlmResponse
+	m.turnUsage = m.turnUsage.add(e.Usage)
+	m.retries = 0
+	calls := normalizeCalls(e.ToolCalls, m.request)
+	problems := m.callProblems(calls)
+	text := m.partial.String()
+	m.partial.Reset()
+	m.streaming = m.streaming[:0]
+	if text != "" || len(calls) > 0 {
+		m.history = append(m.history, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
+	}
+	if len(calls) == 0 {
+		return m.endTurn(nil, TurnDone)
+	}
+	return m.becomeExecutingTools(calls, problems)
+}
+
+// normalizeCalls gives every call a unique, non-empty ID and arguments
+// that are at least "{}", without modifying the caller's slice.
+func normalizeCalls(in []ToolCall, request uint64) []ToolCall {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]ToolCall, len(in))
+	seen := make(map[string]bool, len(in))
+	for i, c := range in {
+		if c.ID == "" || seen[c.ID] {
+			base := c.ID
+			if base == "" {
+				base = fmt.Sprintf("call_%d_%d", request, i)
+			}
+			id := base
+			for k := 2; seen[id]; k++ {
+				id = fmt.Sprintf("%s_%d", base, k)
+			}
+			c.ID = id
+		}
+		seen[c.ID] = true
+		if strings.TrimSpace(c.Arguments) == "" {
+			c.Arguments = "{}"
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// becomeExecutingTools starts a tool batch. Calls that cannot run (unknown
+// tool, arguments that are not a JSON object) are answered at once with a
+// tool error the model can read.
+func (m *Machine) becomeExecutingTools(calls []ToolCall, problems []string) []Action {
+	m.kind = ExecutingTools
+	m.execs = make([]ToolExecution, len(calls))
+	m.execByID = make(map[string]int, len(calls))
+	m.running = 0
+	var acts []Action
+	run := ExecuteTools{Turn: m.turn}
+	for i, c := range calls {
+		spec := m.cfg.Tools[c.Name]
+		x := ToolExecution{Call: c, Mutating: spec.Mutating, Status: ExecPending}
+		if problem := problems[i]; problem != "" {
+			x.Status, x.Result, x.IsError = ExecCompleted, problem, true
+			acts = append(acts, DisplayToolCall{Turn: m.turn, CallID: c.ID, Name: c.Name, Status: ToolFailed, Detail: problem})
+		} else {
+			m.running++
+			run.Calls = append(run.Calls, c)
+			run.Mutating = append(run.Mutating, spec.Mutating)
+			acts = append(acts, DisplayToolCall{Turn: m.turn, CallID: c.ID, Name: c.Name, Status: ToolPending})
+		}
+		m.execs[i] = x
+		m.execByID[c.ID] = i
+	}
+	if m.running == 0 {
+		return m.finishBatch(acts)
+	}
+	return append(acts, run)
+}
+
+// callProblems returns, for each call, why it cannot run ("" if it can).
+// Arguments that are not a JSON object are replaced by "{}" in calls, so
+// that the conversation stays acceptable to servers that parse them; the
+// problem quotes what the model sent.
+func (m *Machine) callProblems(calls []ToolCall) []string {
+	problems := make([]string, len(calls))
+	for i := range calls {
+		problems[i] = m.callProblem(&calls[i])
+	}
+	return problems
+}
+
+func (m *Machine) callProblem(c *ToolCall) string {
+	if _, known := m.cfg.Tools[c.Name]; !known {
+		return fmt.Sprintf("tool error: unknown tool %q; available tools: %s", c.Name, strings.Join(m.toolNames(), ", "))
+	}
+	var args any
+	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil {
+		sent := c.Arguments
+		c.Arguments = "{}"
+		return fmt.Sprintf("tool error: the arguments of %s are not valid JSON (%v); you sent %s; send a JSON object matching the tool's schema", c.Name, err, quote(sent))
+	}
+	if _, ok := args.(map[string]any); !ok {
+		sent := c.Arguments
+		c.Arguments = "{}"
+		return fmt.Sprintf("tool error: the arguments of %s must be a JSON object; you sent %s", c.Name, quote(sent))
+	}
+	return ""
+}
+
+func (m *Machine) toolNames() []string {
+	names := make([]string, 0, len(m.cfg.Tools))
+	for n := range m.cfg.Tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// onToolProgress moves an execution to Running.
+func (m *Machine) onToolProgress(e ToolProgress) []Action {
+	x := &m.execs[m.execByID[e.CallID]]
+	x.Status, x.Progress = ExecRunning, e.Message
+	return []Action{DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: e.Message}}
+}
+
+// onToolCompleted records a result; the last one finishes the batch.
+func (m *Machine) onToolCompleted(e ToolCompleted) []Action {
+	x := &m.execs[m.execByID[e.CallID]]
+	x.Status, x.Result, x.IsError = ExecCompleted, e.Result, e.IsError
+	m.running--
+	status := ToolSucceeded
+	if e.IsError {
+		status = ToolFailed
+	}
+	acts := []Action{DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: status, Detail: firstLine(e.Result)}}
+	if m.running > 0 {
+		return acts
+	}
+	return m.finishBatch(acts)
+}
+
+// appendToolResults answers every call of the batch, in call order.
+func (m *Machine) appendToolResults() {
+	for _, x := range m.execs {
+		m.history = append(m.history, Message{Role: RoleTool, ToolCallID: x.Call.ID, Content: x.Result})
+	}
+}
+
+// finishBatch closes a tool batch: -> PostToolsHook + RunPostToolsHook
+// when a mutating tool succeeded, else -> CallingLlm + SendLlmRequest.
+func (m *Machine) finishBatch(acts []Action) []Action {
+	m.appendToolResults()
+	var changed []ToolCall
+	for _, x := range m.execs {
+		if x.Mutating && !x.IsError {
+			changed = append(changed, x.Call)
+		}
+	}
+	m.execs, m.execByID = nil, nil
+	if len(changed) > 0 {
+		m.kind = PostToolsHook
+		return append(acts, RunPostToolsHook{Turn: m.turn, Calls: changed})
+	}
+	return m.becomeCallingLlm(acts)
+}
+
+// onHookCompleted: PostToolsHook -> CallingLlm + SendLlmRequest. A failed
+// hook is told to the model in a message of its own.
+func (m *Machine) onHookCompleted(e PostToolsHookCompleted) []Action {
+	if e.Failed {
+		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] the post-tool hook failed: " + e.ActionTaken})
+	}
+	return m.becomeCallingLlm(nil)
+}
+
+// onLlmError: CallingLlm -> Error + ScheduleRetry while retries are left,
+// else DisplayError and the turn ends, its conversation still valid.
+func (m *Machine) onLlmError(e LlmError) []Action {
+	m.partial.Reset()
+	m.streaming = m.streaming[:0]
+	switch {
+	case e.Retryable && m.retries < m.cfg.MaxRetries && e.RetryAfter <= m.cfg.MaxRetryAfter:
+		return m.becomeError(e)
+	case e.Retryable && e.RetryAfter > m.cfg.MaxRetryAfter:
+		msg := fmt.Sprintf("the provider asked to wait %s before retrying, more than the %s loom waits: %s", e.RetryAfter, m.cfg.MaxRetryAfter, e.Message)
+		return m.endTurn([]Action{DisplayError{Turn: m.turn, Kind: e.Kind, Message: msg}}, TurnFailed)
+	case e.Retryable:
+		msg := fmt.Sprintf("the model request failed after %d retries: %s", m.retries, e.Message)
+		return m.endTurn([]Action{DisplayError{Turn: m.turn, Kind: e.Kind, Message: msg}}, TurnFailed)
+	default:
+		return m.endTurn([]Action{DisplayError{Turn: m.turn, Kind: e.Kind, Message: e.Message}}, TurnFailed)
+	}
+}
+
+// becomeError waits for a retry: -> Error + ScheduleRetry.
+func (m *Machine) becomeError(e LlmError) []Action {
+	m.kind = Error
+	m.retries++
+	m.lastErr = &e
+	delay := retryDelay(m.cfg, m.retries, m.request, e.RetryAfter)
+	reason := string(e.Kind)
+	if e.StatusCode != 0 {
+		reason = fmt.Sprintf("%s, HTTP %d", reason, e.StatusCode)
+	}
+	if e.Message != "" {
+		reason += ": " + e.Message
+	}
+	return []Action{ScheduleRetry{Turn: m.turn, Request: m.request, Attempt: m.retries, Delay: delay, Reason: reason}}
+}
+
+// abandonTurn closes whatever is in flight so the conversation stays
+// valid: streamed text is kept as the assistant message, and every
+// unanswered tool call gets a cancelled result.
+func (m *Machine) abandonTurn() []Action {
+	acts := []Action{CancelInFlight{Turn: m.turn}}
+	switch m.kind {
+	case CallingLlm:
+		if text := m.partial.String(); text != "" {
+			m.history = append(m.history, Message{Role: RoleAssistant, Content: text})
+		}
+	case ExecutingTools:
+		for i := range m.execs {
+			x := &m.execs[i]
+			if x.Status != ExecCompleted {
+				x.Status, x.Result, x.IsError = ExecCompleted, cancelledResult, true
+				acts = append(acts, DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolCancelled})
+			}
+		}
+		m.appendToolResults()
+	}
+	return acts
+}
+
+// endTurn returns to WaitingForUserInput, then starts the next queued
+// input, if any.
+func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
+	acts = append(acts, WaitForInput{Turn: m.turn, Outcome: outcome, Usage: m.turnUsage})
+	m.kind = WaitingForUserInput
+	m.retries = 0
+	m.lastErr = nil
+	m.execs, m.execByID, m.running = nil, nil, 0
+	m.partial.Reset()
+	m.streaming = m.streaming[:0]
+	if m.qhead < len(m.queue) {
+		next := m.queue[m.qhead]
+		m.queue[m.qhead] = ""
+		m.qhead++
+		if m.qhead == len(m.queue) {
+			m.queue, m.qhead = m.queue[:0], 0
+		}
+		return append(acts, m.startTurn(next)...)
+	}
+	return acts
+}
+
+// becomeShuttingDown stops for good, closing the turn in flight first.
+func (m *Machine) becomeShuttingDown() []Action {
+	if m.kind == ShuttingDown {
+		return nil
+	}
+	var acts []Action
+	if m.busy() {
+		acts = m.abandonTurn()
+	}
+	m.kind = ShuttingDown
+	m.retries, m.lastErr = 0, nil
+	m.execs, m.execByID, m.running = nil, nil, 0
+	return append(acts, Shutdown{})
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
