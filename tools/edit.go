@@ -1,0 +1,292 @@
+package tools
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff"
+)
+
+// Edit is a change to one file computed by edit_file or write_file. The
+// workspace applies it: to the editor buffer (TextEdits) when the file is
+// open, else to disk with WriteFileAtomic.
+type Edit struct {
+	// Path is absolute and resolved, inside the workspace root.
+	Path string
+	// RelPath is Path relative to the root, slash-separated.
+	RelPath string
+	// Created is true when the file does not exist yet; OldText is then
+	// empty.
+	Created bool
+	// OldText and NewText are the full texts, exactly as on disk or in
+	// the buffer, including any BOM and CRLF line endings.
+	OldText, NewText string
+	// Mode is the permission bits to keep (or to create with).
+	Mode fs.FileMode
+	// TextEdits turn OldText into NewText: minimal, sorted, not
+	// overlapping, in LSP positions of the text without its BOM.
+	TextEdits []TextEdit
+	// Diff is a unified diff of the change, for display.
+	Diff string
+}
+
+// TextEdit mirrors the LSP TextEdit.
+type TextEdit struct {
+	Range   Range  `json:"range"`
+	NewText string `json:"newText"`
+}
+
+// Range mirrors the LSP Range: End is exclusive.
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// Position mirrors the LSP Position: a 0-based line and a 0-based offset
+// in UTF-16 code units within that line. Lines end at "\n", "\r\n" or a
+// lone "\r".
+type Position struct {
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
+}
+
+// ErrConflict is returned by WriteFileAtomic when the file on disk is not
+// the OldText the edit was computed from.
+var ErrConflict = errors.New("file on disk changed since the edit was computed; read it again")
+
+const bom = "\uFEFF"
+
+// newEdit builds the Edit turning oldText into newText, with its
+// TextEdits and display diff.
+func newEdit(root, abs string, created bool, oldText, newText string, mode fs.FileMode) *Edit {
+	rel := relTo(root, abs)
+	e := &Edit{Path: abs, RelPath: rel, Created: created, OldText: oldText, NewText: newText, Mode: mode.Perm()}
+	oldBody, newBody := strings.TrimPrefix(oldText, bom), strings.TrimPrefix(newText, bom)
+	e.TextEdits = textEdits(oldBody, newBody)
+	from, to := "a/"+rel, "b/"+rel
+	if created {
+		from = "/dev/null"
+	}
+	if diff, err := udiff.ToUnified(from, to, oldText, byteEdits(oldText, newText), 3); err == nil {
+		e.Diff = diff
+	}
+	return e
+}
+
+// byteEdits returns minimal byte edits from a to b. The common prefix and
+// suffix are trimmed first so that a small change in a huge file costs
+// O(size) rather than a full diff; go-udiff diffs the rest.
+func byteEdits(a, b string) []udiff.Edit {
+	if a == b {
+		return nil
+	}
+	n := min(len(a), len(b))
+	pre := 0
+	for pre < n && a[pre] == b[pre] {
+		pre++
+	}
+	for pre > 0 && pre < len(a) && !utf8.RuneStart(a[pre]) {
+		pre--
+	}
+	suf := 0
+	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	for suf > 0 && len(a)-suf < len(a) && !utf8.RuneStart(a[len(a)-suf]) {
+		suf--
+	}
+	mid := udiff.Strings(a[pre:len(a)-suf], b[pre:len(b)-suf])
+	for i := range mid {
+		mid[i].Start += pre
+		mid[i].End += pre
+	}
+	return mid
+}
+
+// textEdits converts the byte edits from a to b into LSP TextEdits. No
+// edit boundary is left between the "\r" and "\n" of a CRLF.
+func textEdits(a, b string) []TextEdit {
+	edits := byteEdits(a, b)
+	if len(edits) == 0 {
+		return nil
+	}
+	// Widen the boundaries that split a CRLF. Edits are sorted and do not
+	// overlap; once adjacent ones are joined, widening by one byte cannot
+	// make two overlap (the byte between them is the '\n').
+	edits = joinAdjacent(edits)
+	for i := range edits {
+		e := &edits[i]
+		if e.Start > 0 && e.Start < len(a) && a[e.Start-1] == '\r' && a[e.Start] == '\n' {
+			e.Start--
+			e.New = "\r" + e.New
+		}
+		if e.End > 0 && e.End < len(a) && a[e.End-1] == '\r' && a[e.End] == '\n' {
+			e.End++
+			e.New += "\n"
+		}
+	}
+	merged := joinAdjacent(edits)
+	conv := positionConverter{text: a}
+	out := make([]TextEdit, len(merged))
+	for i, e := range merged {
+		out[i] = TextEdit{Range: Range{Start: conv.pos(e.Start), End: conv.pos(e.End)}, NewText: e.New}
+	}
+	return out
+}
+
+// joinAdjacent merges sorted edits that touch into one.
+func joinAdjacent(edits []udiff.Edit) []udiff.Edit {
+	out := edits[:0:0]
+	for _, e := range edits {
+		if k := len(out) - 1; k >= 0 && out[k].End == e.Start {
+			out[k].End = e.End
+			out[k].New += e.New
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// positionConverter maps increasing byte offsets of text to LSP
+// positions in one pass over the text.
+type positionConverter struct {
+	text      string
+	off       int    // last offset converted
+	line      uint32 // line of off
+	lineStart int    // byte offset of the start of that line
+}
+
+func (c *positionConverter) pos(off int) Position {
+	seg := c.text[c.off:off]
+	if strings.IndexByte(seg, '\r') < 0 {
+		if nl := strings.Count(seg, "\n"); nl > 0 {
+			c.line += uint32(nl)
+			c.lineStart = c.off + strings.LastIndexByte(seg, '\n') + 1
+		}
+	} else {
+		for i := 0; i < len(seg); i++ {
+			switch seg[i] {
+			case '\n':
+				c.line++
+				c.lineStart = c.off + i + 1
+			case '\r':
+				if c.off+i+1 < len(c.text) && c.text[c.off+i+1] == '\n' {
+					continue // counted at the '\n'
+				}
+				c.line++
+				c.lineStart = c.off + i + 1
+			}
+		}
+	}
+	c.off = off
+	return Position{Line: c.line, Character: utf16Len(c.text[c.lineStart:off])}
+}
+
+func utf16Len(s string) uint32 {
+	n := uint32(0)
+	for _, r := range s {
+		n += uint32(utf16.RuneLen(r))
+	}
+	return n
+}
+
+// usesCRLF reports whether text's first line break is CRLF.
+func usesCRLF(text string) bool {
+	i := strings.IndexByte(text, '\n')
+	return i > 0 && text[i-1] == '\r'
+}
+
+// toCRLF turns every line break of s into CRLF.
+func toCRLF(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// isBinary reports whether data is not UTF-8 text: it has a NUL byte in
+// its first 8000 bytes, or is not valid UTF-8.
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 || !utf8.Valid(data)
+}
+
+// WriteFileAtomic applies e to disk: it writes NewText to a temporary
+// file in the same directory, with e.Mode, and renames it over e.Path.
+// It first checks confinement again (the tree may have changed since the
+// edit was computed, e.g. a symlink made by bash) and creates missing
+// parent directories. It refuses, with ErrConflict, a file whose content
+// on disk is no longer OldText, or a Created file that now exists.
+func WriteFileAtomic(e *Edit) error {
+	rel := filepath.FromSlash(e.RelPath)
+	if !filepath.IsAbs(e.Path) || !filepath.IsLocal(rel) || !strings.HasSuffix(e.Path, string(filepath.Separator)+rel) {
+		return fmt.Errorf("write %s: %w: path and relative path disagree", e.RelPath, ErrBadPath)
+	}
+	root := strings.TrimSuffix(e.Path, string(filepath.Separator)+rel)
+	if root == "" {
+		root = string(filepath.Separator)
+	}
+	abs, err := Resolve(root, rel)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	if abs != e.Path {
+		return fmt.Errorf("write %s: %w: now resolves to %s", e.RelPath, ErrOutsideRoot, abs)
+	}
+	cur, err := os.ReadFile(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !e.Created {
+			return fmt.Errorf("write %s: %w (it was deleted)", e.RelPath, ErrConflict)
+		}
+	case err != nil:
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	case e.Created:
+		return fmt.Errorf("write %s: %w (it now exists)", e.RelPath, ErrConflict)
+	case string(cur) != e.OldText:
+		return fmt.Errorf("write %s: %w", e.RelPath, ErrConflict)
+	}
+	dir := filepath.Dir(abs)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	mode := e.Mode.Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(abs)+".loom-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.WriteString(e.NewText); err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	if err := os.Rename(tmp.Name(), abs); err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	ok = true
+	return nil
+}

@@ -1,0 +1,190 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// walkLimit bounds the entries a plain walk visits outside a git repo.
+const walkLimit = 500_000
+
+// fileList is the workspace's files under one directory.
+type fileList struct {
+	// Paths are slash-separated, relative to the root, sorted, unique.
+	Paths []string
+	// Git is true when git listed them (so .gitignore was honoured).
+	Git bool
+	// Truncated is true when a plain walk stopped at walkLimit.
+	Truncated bool
+}
+
+// listFiles lists the files under the directory rel (relative to root,
+// "" for all). In a git work tree it asks git, which honours .gitignore,
+// .git/info/exclude and the global excludes, and lists tracked and
+// untracked files but not deleted ones; elsewhere it walks the tree,
+// skipping .git directories. Symlinks are listed, never followed.
+func listFiles(ctx context.Context, root, rel string) (fileList, error) {
+	if paths, err := gitListFiles(ctx, root, rel); err == nil {
+		return fileList{Paths: paths, Git: true}, nil
+	} else if ctx.Err() != nil {
+		return fileList{}, ctx.Err()
+	}
+	return walkFiles(ctx, root, rel)
+}
+
+func gitListFiles(ctx context.Context, root, rel string) ([]string, error) {
+	args := []string{"-C", root, "-c", "core.quotepath=off", "ls-files", "-z", "-t",
+		"--cached", "--deleted", "--others", "--exclude-standard"}
+	if rel != "" && rel != "." {
+		args = append(args, "--", ":(literal)"+rel)
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = append(cmd.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	var deleted map[string]bool
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
+		if len(rec) < 3 {
+			continue
+		}
+		tag, p := rec[0], string(rec[2:])
+		if tag == 'R' {
+			if deleted == nil {
+				deleted = map[string]bool{}
+			}
+			deleted[p] = true
+			continue
+		}
+		paths = append(paths, p)
+	}
+	if deleted != nil {
+		paths = slices.DeleteFunc(paths, func(p string) bool { return deleted[p] })
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths), nil
+}
+
+func walkFiles(ctx context.Context, root, rel string) (fileList, error) {
+	var list fileList
+	start := filepath.Join(root, filepath.FromSlash(rel))
+	n := 0
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == start {
+				return err
+			}
+			return nil // unreadable entry: skip it
+		}
+		if n++; n > walkLimit {
+			list.Truncated = true
+			return filepath.SkipAll
+		}
+		if n%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && p != start {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		list.Paths = append(list.Paths, relTo(root, p))
+		return nil
+	})
+	if err != nil {
+		return fileList{}, err
+	}
+	slices.Sort(list.Paths)
+	return list, nil
+}
+
+// errBadGlob is a glob that cannot be compiled.
+var errBadGlob = errors.New("invalid glob")
+
+// globMatcher matches slash-separated relative paths against a glob:
+// "*" and "?" stay within a path element, "**" crosses elements,
+// "[...]" is a class and "{a,b}" an alternative. A glob without "/"
+// matches the base name only, so "*.go" finds Go files at any depth.
+type globMatcher struct {
+	re       *regexp.Regexp
+	baseOnly bool
+}
+
+func compileGlob(glob string) (*globMatcher, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	depth := 0
+	for i := 0; i < len(glob); i++ {
+		c := glob[i]
+		switch c {
+		case '*':
+			if i+1 < len(glob) && glob[i+1] == '*' {
+				i++
+				if i+1 < len(glob) && glob[i+1] == '/' {
+					i++
+					b.WriteString("(?:.*/)?")
+				} else {
+					b.WriteString(".*")
+				}
+			} else {
+				b.WriteString("[^/]*")
+			}
+		case '?':
+			b.WriteString("[^/]")
+		case '[':
+			j := strings.IndexByte(glob[i+1:], ']')
+			if j < 0 {
+				return nil, errBadGlob
+			}
+			class := glob[i+1 : i+1+j]
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+			i += j + 1
+		case '{':
+			depth++
+			b.WriteString("(?:")
+		case '}':
+			if depth == 0 {
+				return nil, errBadGlob
+			}
+			depth--
+			b.WriteString(")")
+		case ',':
+			if depth > 0 {
+				b.WriteString("|")
+			} else {
+				b.WriteString(",")
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(glob[i : i+1])) // bytes of UTF-8 runes pass through
+		}
+	}
+	if depth != 0 {
+		return nil, errBadGlob
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, errBadGlob
+	}
+	return &globMatcher{re: re, baseOnly: !strings.Contains(glob, "/")}, nil
+}
+
+func (g *globMatcher) match(rel string) bool {
+	if g.baseOnly {
+		rel = rel[strings.LastIndexByte(rel, '/')+1:]
+	}
+	return g.re.MatchString(rel)
+}

@@ -1,0 +1,219 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+//go:embed grep.md
+var grepDescription string
+
+// Limits of grep.
+const (
+	grepMaxMatches   = 200      // matching lines shown
+	grepMaxLineBytes = 300      // a longer matching line is shortened
+	grepMaxFileBytes = 10 << 20 // larger files are skipped
+)
+
+// Grep is the grep tool: a regexp search over the workspace's files.
+type Grep struct{}
+
+type grepParams struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
+	Glob    string `json:"glob,omitempty"`
+}
+
+// Name implements Tool.
+func (Grep) Name() string { return "grep" }
+
+// Description implements Tool.
+func (Grep) Description() string { return grepDescription }
+
+// Mutating implements Tool: grep only reads.
+func (Grep) Mutating() bool { return false }
+
+// Schema implements Tool.
+func (Grep) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"pattern":{"type":"string","description":"Go RE2 regular expression, matched per line"},` +
+		`"path":{"type":"string","description":"directory or file to search, relative to the workspace root (default: the root)"},` +
+		`"glob":{"type":"string","description":"glob on file names (\"*.go\") or, with a slash, on relative paths"}},` +
+		`"required":["pattern"],"additionalProperties":false}`)
+}
+
+// grepFile is what one file contributed.
+type grepFile struct {
+	lines   []string // formatted "path:line: text", at most grepMaxMatches
+	matches int      // matching lines in all
+	skipped string   // why the file was skipped, if it was ("binary", "large")
+}
+
+// Run implements Tool. Files are read through env.Files, so open editor
+// buffers are searched as the user sees them; symlinks and other
+// non-regular files are skipped.
+func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, error) {
+	var p grepParams
+	if err := decodeArgs(args, &p); err != nil {
+		return toolError("grep: %v", err), nil
+	}
+	if p.Pattern == "" {
+		return toolError("grep: pattern is empty"), nil
+	}
+	re, err := regexp.Compile(p.Pattern)
+	if err != nil {
+		return toolError("grep: bad pattern: %v", err), nil
+	}
+	m := &lineMatcher{line: re}
+	if !strings.Contains(p.Pattern, `\A`) && !strings.Contains(p.Pattern, `\z`) && !strings.Contains(p.Pattern, "-m") {
+		m.file, _ = regexp.Compile("(?m)" + p.Pattern)
+	}
+	var glob *globMatcher
+	if p.Glob != "" {
+		if glob, err = compileGlob(p.Glob); err != nil {
+			return toolError("grep: glob %q: %v", p.Glob, err), nil
+		}
+	}
+	rel, res, ok := resolveDir(env, "grep", p.Path)
+	if !ok {
+		return res, nil
+	}
+	list, err := listFiles(ctx, env.Root, rel)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Result{}, fmt.Errorf("grep %s: %w", rel, err)
+	}
+	paths := list.Paths
+	if glob != nil {
+		paths = paths[:0:0]
+		for _, path := range list.Paths {
+			if glob.match(path) {
+				paths = append(paths, path)
+			}
+		}
+	}
+	results := grepFiles(ctx, env, m, paths)
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	var b strings.Builder
+	shown, total, files, binary, large := 0, 0, 0, 0, 0
+	for _, r := range results {
+		switch r.skipped {
+		case "binary":
+			binary++
+		case "large":
+			large++
+		}
+		if r.matches == 0 {
+			continue
+		}
+		files++
+		total += r.matches
+		for _, line := range r.lines {
+			if shown < grepMaxMatches {
+				b.WriteString(line)
+				shown++
+			}
+		}
+	}
+	if total == 0 {
+		fmt.Fprintf(&b, "No matches in %d files.\n", len(paths)-binary-large)
+	} else if total > shown {
+		fmt.Fprintf(&b, "(%d more matching lines not shown; %d in all, in %d files; narrow the search with path, glob or a more specific pattern)\n", total-shown, total, files)
+	}
+	if binary+large > 0 {
+		fmt.Fprintf(&b, "(skipped %d binary and %d files over %d MB)\n", binary, large, grepMaxFileBytes>>20)
+	}
+	if !list.Git {
+		b.WriteString("(not a git repository: .gitignore was not applied)\n")
+	}
+	return Result{Text: b.String(), Summary: fmt.Sprintf("grep %q: %d matches in %d files", p.Pattern, total, files)}, nil
+}
+
+// grepFiles searches paths in parallel; results are indexed like paths,
+// so the output order does not depend on scheduling.
+func grepFiles(ctx context.Context, env *Env, m *lineMatcher, paths []string) []grepFile {
+	results := make([]grepFile, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(paths)/16))
+	files := env.files()
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				results[i] = grepOne(env.Root, files, m, paths[i])
+			}
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// lineMatcher matches lines; file, when not nil, is a multi-line version
+// of the pattern that matches any text having a matching line, used to
+// skip most files in one pass.
+type lineMatcher struct {
+	line, file *regexp.Regexp
+}
+
+func grepOne(root string, files FileSource, m *lineMatcher, rel string) grepFile {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return grepFile{}
+	}
+	if fi.Size() > grepMaxFileBytes {
+		return grepFile{skipped: "large"}
+	}
+	data, err := files.ReadFile(abs)
+	if err != nil {
+		return grepFile{}
+	}
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return grepFile{skipped: "binary"}
+	}
+	// With (?m), a line that matches makes the file match, as long as
+	// lines end in a bare '\n' (a CRLF's '\r' would defeat "$"). The
+	// converse does not hold (\s matches '\n'), so lines are checked below.
+	if m.file != nil && bytes.IndexByte(data, '\r') < 0 && !m.file.Match(data) {
+		return grepFile{}
+	}
+	var r grepFile
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if !m.line.Match(line) {
+			continue
+		}
+		r.matches++
+		if len(r.lines) < grepMaxMatches {
+			text := strings.ToValidUTF8(string(line), "\uFFFD")
+			r.lines = append(r.lines, fmt.Sprintf("%s:%d: %s\n", rel, lineNo, truncate(text, grepMaxLineBytes)))
+		}
+	}
+	return r
+}

@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Errors of ReadTracker.Check.
+var (
+	// ErrNotRead refuses an edit of an existing file the model never read.
+	ErrNotRead = errors.New("you have not read this file yet; read it first with read_file")
+	// ErrStale refuses an edit of a file that changed since the model
+	// last read it.
+	ErrStale = errors.New("file changed since you last read it; read it again")
+)
+
+// ReadTracker remembers, per absolute path, a hash of the content the
+// model last read, so that edits based on an old or absent read are
+// refused. It is safe for concurrent use.
+//
+// Policy: edit_file and write_file refuse to change an existing file
+// that was never read (ErrNotRead) or whose current content differs from
+// what was read (ErrStale). Creating a new file needs no read.
+type ReadTracker struct {
+	mu      sync.Mutex
+	entries map[string]readEntry
+}
+
+type readEntry struct {
+	hash  [sha256.Size]byte
+	stale bool
+}
+
+// NewReadTracker returns an empty tracker.
+func NewReadTracker() *ReadTracker { return &ReadTracker{entries: map[string]readEntry{}} }
+
+// Record notes that the model now knows path's content: read_file calls
+// it after a read, and the workspace after it applied an edit to path.
+func (t *ReadTracker) Record(path string, content []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.entries == nil {
+		t.entries = map[string]readEntry{}
+	}
+	t.entries[path] = readEntry{hash: sha256.Sum256(content)}
+}
+
+// MarkStale notes that path changed outside the agent (the file watcher
+// calls it). A stale path is refused by Check unless its current content
+// hashes exactly as what was read, which clears the mark: the watcher's
+// echo of the agent's own write, or a touch, is harmless.
+func (t *ReadTracker) MarkStale(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.entries[path]; ok {
+		e.stale = true
+		t.entries[path] = e
+	}
+}
+
+// Forget drops what is known of path, e.g. after it was deleted.
+func (t *ReadTracker) Forget(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.entries, path)
+}
+
+// Check returns nil when the model may edit path whose current content
+// is current: it read path and the content has not changed since. Else
+// the error wraps ErrNotRead or ErrStale.
+func (t *ReadTracker) Check(path string, current []byte) error {
+	sum := sha256.Sum256(current)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[path]
+	switch {
+	case !ok:
+		return fmt.Errorf("%s: %w", path, ErrNotRead)
+	case e.hash != sum:
+		return fmt.Errorf("%s: %w", path, ErrStale)
+	case e.stale:
+		e.stale = false
+		t.entries[path] = e
+	}
+	return nil
+}
