@@ -1,0 +1,351 @@
+// Package config loads and merges loom.toml.
+//
+// Sources apply in precedence order, each one overriding only the keys it
+// sets: [Default], the user file (~/.config/loom/loom.toml, or --config),
+// the workspace file (<folder>/.loom.toml, or <folder>/loom.toml when that is
+// absent), then JSON overrides from the editor (LSP initializationOptions,
+// then workspace/didChangeConfiguration). See [Load].
+//
+// Every problem is an [*Error] naming its source, and its line for a TOML
+// file: unknown keys and values of the wrong type are errors, never ignored.
+//
+// A Config never holds an API key, only the name of the environment variable
+// that holds it ([Model.APIKeyEnv]).
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the merged configuration of one workspace folder.
+type Config struct {
+	Model Model `toml:"model"`
+	Agent Agent `toml:"agent"`
+	Tools Tools `toml:"tools"`
+	Hooks Hooks `toml:"hooks"`
+
+	// origins maps a dotted key path ("tools.bash") to where it was last
+	// set, so that Validate can name the source. Nil for a hand-built Config.
+	origins map[string]origin
+}
+
+// origin is where one key got its value.
+type origin struct {
+	src  string // file path or override name
+	line int    // 1-based, 0 when unknown
+}
+
+// Providers known to [Model.Provider].
+const (
+	// ProviderOpenAI is any OpenAI-compatible chat-completions server:
+	// OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter.
+	ProviderOpenAI = "openai"
+	// ProviderScript replays a scripted-model file ([Model.Script]); used by
+	// tests and `loom-lsp demo`.
+	ProviderScript = "script"
+)
+
+// DefaultBaseURL is OpenAI's API, the default [Model.BaseURL].
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultTrailer is the attribution trailer used when [Hooks.Trailer] is
+// empty; {model} is replaced by the model name.
+const DefaultTrailer = "Co-authored-by: loom-lsp ({model}) <loom@localhost>"
+
+// Model selects and tunes the language model.
+type Model struct {
+	// Provider is ProviderOpenAI or ProviderScript.
+	Provider string `toml:"provider"`
+	// BaseURL is the http(s) root of the OpenAI-compatible API, e.g.
+	// "http://localhost:11434/v1" for Ollama.
+	BaseURL string `toml:"base_url"`
+	// Name is the model name sent to the server; "" means not configured.
+	Name string `toml:"name"`
+	// APIKeyEnv is the NAME of the environment variable holding the API key,
+	// never the key itself.
+	APIKeyEnv string `toml:"api_key_env"`
+	// MaxTokens caps each completion; 0 leaves it to the server.
+	MaxTokens int `toml:"max_tokens"`
+	// Temperature is the sampling temperature; nil leaves it to the server.
+	Temperature *float64 `toml:"temperature"`
+	// Headers are extra HTTP headers sent with every request. Their values
+	// may be secret, so String redacts them.
+	Headers map[string]string `toml:"headers"`
+	// IdleTimeout aborts a stream that sends nothing for this long.
+	IdleTimeout Duration `toml:"idle_timeout"`
+	// Script is the scripted-model file for ProviderScript, made absolute
+	// relative to the file that set it.
+	Script string `toml:"script"`
+}
+
+// Agent bounds one user turn.
+type Agent struct {
+	// MaxRetries counts retries (not attempts) of a failed model request; >= 0.
+	MaxRetries int `toml:"max_retries"`
+	// MaxIterations caps model requests per user turn; >= 1.
+	MaxIterations int `toml:"max_iterations"`
+	// RetryBase is the first retry delay, doubled per retry.
+	RetryBase Duration `toml:"retry_base"`
+	// RetryMax caps the retry delay; >= RetryBase.
+	RetryMax Duration `toml:"retry_max"`
+	// SystemPrompt replaces the built-in system prompt when not "".
+	SystemPrompt string `toml:"system_prompt"`
+}
+
+// Tools configures the agent's tools.
+type Tools struct {
+	// Bash is the approval policy for the bash tool.
+	Bash Policy `toml:"bash"`
+	// BashTimeout is the default timeout of one bash command.
+	BashTimeout Duration `toml:"bash_timeout"`
+	// BashMaxTimeout is the largest timeout the model may ask for;
+	// >= BashTimeout.
+	BashMaxTimeout Duration `toml:"bash_max_timeout"`
+	// MaxOutputBytes caps a tool result (head and tail are kept); > 0.
+	MaxOutputBytes int `toml:"max_output_bytes"`
+}
+
+// Hooks configures the post-tool hook.
+type Hooks struct {
+	// AutoCommit commits the files the tools changed after each batch.
+	AutoCommit bool `toml:"auto_commit"`
+	// Attribution adds a trailer naming the model to each auto-commit.
+	Attribution bool `toml:"attribution"`
+	// Trailer is the attribution template; {model} is the model name.
+	// "" means DefaultTrailer.
+	Trailer string `toml:"trailer"`
+}
+
+// TrailerFor returns the attribution trailer for a commit made with model,
+// or "" when attribution is off.
+func (h Hooks) TrailerFor(model string) string {
+	if !h.Attribution {
+		return ""
+	}
+	t := h.Trailer
+	if t == "" {
+		t = DefaultTrailer
+	}
+	return strings.ReplaceAll(t, "{model}", model)
+}
+
+// Policy is an approval policy: PolicyAllow, PolicyAsk or PolicyDeny.
+type Policy string
+
+// Approval policies.
+const (
+	PolicyAllow Policy = "allow" // run without asking
+	PolicyAsk   Policy = "ask"   // ask the editor each time
+	PolicyDeny  Policy = "deny"  // never run
+)
+
+// Duration is a time.Duration written in TOML and JSON as a string such as
+// "30s" or "2m".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string ("90s", "1m30s").
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: want a string like \"30s\" or \"2m\"", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText formats the duration as UnmarshalText accepts it.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// String is time.Duration's String without trailing zero units: "2m",
+// not "2m0s".
+func (d Duration) String() string {
+	s := d.Duration.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// Default returns the built-in configuration. It has no model name, so
+// [Config.ModelReady] reports how to configure one.
+func Default() Config {
+	return Config{
+		Model: Model{
+			Provider:    ProviderOpenAI,
+			BaseURL:     DefaultBaseURL,
+			APIKeyEnv:   "OPENAI_API_KEY",
+			IdleTimeout: Duration{60 * time.Second},
+		},
+		Agent: Agent{
+			MaxRetries:    3,
+			MaxIterations: 25,
+			RetryBase:     Duration{time.Second},
+			RetryMax:      Duration{30 * time.Second},
+		},
+		Tools: Tools{
+			Bash:           PolicyAsk,
+			BashTimeout:    Duration{2 * time.Minute},
+			BashMaxTimeout: Duration{10 * time.Minute},
+			MaxOutputBytes: 64 << 10,
+		},
+		Hooks: Hooks{
+			AutoCommit:  true,
+			Attribution: true,
+			Trailer:     DefaultTrailer,
+		},
+	}
+}
+
+// String renders c as TOML, with header values redacted.
+func (c Config) String() string {
+	if len(c.Model.Headers) > 0 {
+		h := make(map[string]string, len(c.Model.Headers))
+		for k := range c.Model.Headers {
+			h[k] = "<redacted>"
+		}
+		c.Model.Headers = h
+	}
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(c); err != nil {
+		return "config: " + err.Error()
+	}
+	return b.String()
+}
+
+// GoString is String, so that %#v redacts too.
+func (c Config) GoString() string { return c.String() }
+
+// Error is one problem with one source of configuration. Load and Validate
+// return *Error values, joined with errors.Join when there are several.
+type Error struct {
+	// Source is the file path, or an override name such as
+	// "initializationOptions"; "" when unknown.
+	Source string
+	// Line is 1-based within Source; 0 when unknown or not a file.
+	Line int
+	// Key is the dotted key path ("model.name"); "" when not about one key.
+	Key string
+	// Msg describes the problem, naming the key when there is one.
+	Msg string
+}
+
+// Error formats e as "source:line: msg".
+func (e *Error) Error() string {
+	loc := e.Source
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if loc == "" {
+		return e.Msg
+	}
+	return loc + ": " + e.Msg
+}
+
+// keyErr is an error about key, located where key was last set.
+func (c Config) keyErr(key, format string, args ...any) *Error {
+	o := c.origins[key]
+	return &Error{Source: o.src, Line: o.line, Key: key, Msg: key + ": " + fmt.Sprintf(format, args...)}
+}
+
+// setBy reports whether key was set by a source other than the defaults.
+func (c Config) setBy(key string) bool {
+	_, ok := c.origins[key]
+	return ok
+}
+
+// Validate checks values and the relations between them. The error names
+// the source, line and key of each problem.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(e *Error) { errs = append(errs, e) }
+	m := c.Model
+	switch m.Provider {
+	case ProviderOpenAI:
+		if err := checkURL(m.BaseURL); err != nil {
+			add(c.keyErr("model.base_url", "%v", err))
+		}
+	case ProviderScript:
+		if m.Script == "" {
+			add(c.keyErr("model.provider", `provider "script" requires model.script, the path of a scripted-model file`))
+		}
+	default:
+		add(c.keyErr("model.provider", "unknown provider %q: want %q or %q", m.Provider, ProviderOpenAI, ProviderScript))
+	}
+	if m.Provider != ProviderOpenAI && m.BaseURL != "" {
+		if err := checkURL(m.BaseURL); err != nil {
+			add(c.keyErr("model.base_url", "%v", err))
+		}
+	}
+	if m.MaxTokens < 0 {
+		add(c.keyErr("model.max_tokens", "must be >= 0 (0 leaves it to the server), got %d", m.MaxTokens))
+	}
+	if m.Temperature != nil && *m.Temperature < 0 {
+		add(c.keyErr("model.temperature", "must be >= 0, got %v", *m.Temperature))
+	}
+	positive := func(key string, d Duration) {
+		if d.Duration <= 0 {
+			add(c.keyErr(key, "must be a positive duration, got %q", d.String()))
+		}
+	}
+	positive("model.idle_timeout", m.IdleTimeout)
+
+	a := c.Agent
+	if a.MaxRetries < 0 {
+		add(c.keyErr("agent.max_retries", "must be >= 0, got %d", a.MaxRetries))
+	}
+	if a.MaxIterations < 1 {
+		add(c.keyErr("agent.max_iterations", "must be >= 1, got %d", a.MaxIterations))
+	}
+	positive("agent.retry_base", a.RetryBase)
+	positive("agent.retry_max", a.RetryMax)
+	if a.RetryBase.Duration > 0 && a.RetryMax.Duration > 0 && a.RetryMax.Duration < a.RetryBase.Duration {
+		add(c.keyErr(c.blame("agent.retry_max", "agent.retry_base"),
+			"agent.retry_max (%v) must be >= agent.retry_base (%v)", a.RetryMax, a.RetryBase))
+	}
+
+	t := c.Tools
+	switch t.Bash {
+	case PolicyAllow, PolicyAsk, PolicyDeny:
+	default:
+		add(c.keyErr("tools.bash", "invalid policy %q: want %q, %q or %q", t.Bash, PolicyAllow, PolicyAsk, PolicyDeny))
+	}
+	positive("tools.bash_timeout", t.BashTimeout)
+	positive("tools.bash_max_timeout", t.BashMaxTimeout)
+	if t.BashTimeout.Duration > 0 && t.BashMaxTimeout.Duration > 0 && t.BashMaxTimeout.Duration < t.BashTimeout.Duration {
+		add(c.keyErr(c.blame("tools.bash_max_timeout", "tools.bash_timeout"),
+			"tools.bash_max_timeout (%v) must be >= tools.bash_timeout (%v)", t.BashMaxTimeout, t.BashTimeout))
+	}
+	if t.MaxOutputBytes <= 0 {
+		add(c.keyErr("tools.max_output_bytes", "must be > 0, got %d", t.MaxOutputBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// blame picks which of two related keys an error about both is reported
+// at: the one a source set (rather than a default), preferring the first.
+func (c Config) blame(first, second string) string {
+	if !c.setBy(first) && c.setBy(second) {
+		return second
+	}
+	return first
+}
+
+// checkURL accepts an absolute http or https URL with a host.
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf(`invalid URL %q: want an http(s) URL such as "http://localhost:11434/v1"`, s)
+	}
+	return nil
+}

@@ -1,0 +1,415 @@
+package config
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// LoadOptions says where Load reads from.
+type LoadOptions struct {
+	// UserFile is the user's config file; "" means DefaultUserFile().
+	// A missing user file is fine.
+	UserFile string
+	// ExplicitFile (--config FILE) replaces the user file and must exist.
+	ExplicitFile string
+	// Folder is the workspace folder: Load reads <Folder>/.loom.toml, or
+	// <Folder>/loom.toml when that is absent. "" means none.
+	Folder string
+	// Overrides apply last, in order: typically initializationOptions, then
+	// the settings of workspace/didChangeConfiguration.
+	Overrides []Override
+}
+
+// Override is a JSON object from the editor with the same keys as the TOML
+// (nested objects, snake_case). A null value leaves the key unset.
+// A relative model.script is resolved against LoadOptions.Folder.
+type Override struct {
+	// Name names the source in errors, e.g. "initializationOptions".
+	Name string
+	// JSON is the object; empty or "null" means no override.
+	JSON []byte
+}
+
+// SourceKind says what a Source is.
+type SourceKind string
+
+// Source kinds, in precedence order.
+const (
+	SourceUser      SourceKind = "user"      // user file or --config file
+	SourceWorkspace SourceKind = "workspace" // <folder>/.loom.toml or loom.toml
+	SourceOverride  SourceKind = "override"  // JSON from the editor
+)
+
+// Source is one source Load applied.
+type Source struct {
+	Kind SourceKind
+	// Name is the file path, or the Override's name.
+	Name string
+}
+
+// DefaultUserFile returns $XDG_CONFIG_HOME/loom/loom.toml, or
+// ~/.config/loom/loom.toml when XDG_CONFIG_HOME is unset or relative.
+// It returns "" when neither can be determined.
+func DefaultUserFile() string {
+	if dir := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "loom", "loom.toml")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".config", "loom", "loom.toml")
+}
+
+// workspaceNames are the workspace config files, preferred first.
+var workspaceNames = []string{".loom.toml", "loom.toml"}
+
+// Files returns every file Load may read for o, existing or not: the user
+// (or explicit) file, then <Folder>/.loom.toml and <Folder>/loom.toml.
+// A file watcher watches these to reload on change.
+func (o LoadOptions) Files() []string {
+	var files []string
+	if f := o.userFile(); f != "" {
+		files = append(files, f)
+	}
+	if o.Folder != "" {
+		for _, n := range workspaceNames {
+			files = append(files, filepath.Join(o.Folder, n))
+		}
+	}
+	return files
+}
+
+func (o LoadOptions) userFile() string {
+	switch {
+	case o.ExplicitFile != "":
+		return o.ExplicitFile
+	case o.UserFile != "":
+		return o.UserFile
+	}
+	return DefaultUserFile()
+}
+
+// Load merges, in precedence order, Default(), the user file, the
+// workspace file, then the overrides; each source overrides only the keys it
+// sets. It returns the sources applied, and an error (made of *Error values)
+// for an unreadable or malformed source, an unknown key, a wrong type, or a
+// failed Validate. On error the Config must not be used: keep the previous.
+func Load(opts LoadOptions) (Config, []Source, error) {
+	c := Default()
+	c.origins = map[string]origin{}
+	var sources []Source
+	var errs []error
+
+	if f := opts.userFile(); f != "" {
+		ok, err := c.applyFile(f, opts.ExplicitFile != "")
+		if ok {
+			sources = append(sources, Source{Kind: SourceUser, Name: f})
+		}
+		errs = append(errs, err)
+	}
+	if opts.Folder != "" {
+		for _, n := range workspaceNames {
+			f := filepath.Join(opts.Folder, n)
+			ok, err := c.applyFile(f, false)
+			errs = append(errs, err)
+			if ok {
+				sources = append(sources, Source{Kind: SourceWorkspace, Name: f})
+				break
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	for _, o := range opts.Overrides {
+		ok, err := c.applyJSON(o, opts.Folder)
+		if ok {
+			sources = append(sources, Source{Kind: SourceOverride, Name: o.Name})
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, sources, err
+	}
+	return c, sources, c.Validate()
+}
+
+// applyFile merges the TOML file at path into c. It reports whether the
+// file existed; a missing file is an error only when required.
+func (c *Config) applyFile(path string, required bool) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !required {
+			return false, nil
+		}
+		return false, &Error{Source: path, Msg: readErrMsg(err)}
+	}
+	raw := map[string]any{}
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return true, &Error{Source: path, Line: parseErrLine(data, pe.Position), Msg: "invalid TOML: " + pe.Message}
+		}
+		return true, &Error{Source: path, Msg: "invalid TOML: " + err.Error()}
+	}
+	lines := keyLines(string(data))
+	a := applier{
+		src:     path,
+		line:    func(key []string) int { return lookupLine(lines, key) },
+		baseDir: filepath.Dir(path),
+		origins: c.origins,
+	}
+	a.apply(reflect.ValueOf(c).Elem(), raw, nil)
+	slices.SortStableFunc(a.errs, func(x, y *Error) int { return x.Line - y.Line })
+	return true, joinErrors(a.errs)
+}
+
+// parseErrLine is the line of a parse error. The library counts an
+// unexpected newline as being on the next line; the byte offset does not.
+func parseErrLine(data []byte, p toml.Position) int {
+	if p.Start > 0 && p.Start < len(data) && data[p.Start] == '\n' {
+		return 1 + bytes.Count(data[:p.Start], []byte("\n"))
+	}
+	return p.Line
+}
+
+func readErrMsg(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// applyJSON merges one override into c; it reports whether there was one.
+func (c *Config) applyJSON(o Override, folder string) (bool, error) {
+	name := o.Name
+	if name == "" {
+		name = "overrides"
+	}
+	data := bytes.TrimSpace(o.JSON)
+	if len(data) == 0 || string(data) == "null" {
+		return false, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return true, &Error{Source: name, Msg: "invalid JSON object: " + err.Error()}
+	}
+	if dec.More() {
+		return true, &Error{Source: name, Msg: "invalid JSON object: trailing data"}
+	}
+	a := applier{src: name, line: func([]string) int { return 0 }, baseDir: folder, origins: c.origins}
+	a.apply(reflect.ValueOf(c).Elem(), raw, nil)
+	slices.SortStableFunc(a.errs, func(x, y *Error) int { return strings.Compare(x.Key, y.Key) })
+	return true, joinErrors(a.errs)
+}
+
+func joinErrors(es []*Error) error {
+	errs := make([]error, len(es))
+	for i, e := range es {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}
+
+// applier sets the fields of a Config from one source's raw values (as
+// decoded from TOML, or JSON with UseNumber), key by key, so that a source
+// overrides only the keys it sets. The schema is the struct's toml tags.
+type applier struct {
+	src     string
+	line    func(key []string) int
+	baseDir string // for a relative model.script; "" leaves it relative
+	origins map[string]origin
+	errs    []*Error
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+func (a *applier) fail(key []string, format string, args ...any) {
+	a.errs = append(a.errs, &Error{Source: a.src, Line: a.line(key), Key: strings.Join(key, "."), Msg: fmt.Sprintf(format, args...)})
+}
+
+// apply sets the fields of the struct v named by the keys of raw.
+func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		key := append(slices.Clip(path), k)
+		val := raw[k]
+		f, ok := fieldByTag(v, k)
+		if !ok {
+			a.fail(key, "unknown key %q", strings.Join(key, "."))
+			continue
+		}
+		if val == nil { // JSON null: leave unset
+			continue
+		}
+		if f.Kind() == reflect.Struct && !reflect.PointerTo(f.Type()).Implements(textUnmarshaler) {
+			sub, ok := val.(map[string]any)
+			if !ok {
+				a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(val))
+				continue
+			}
+			a.apply(f, sub, key)
+			continue
+		}
+		a.set(f, val, key)
+	}
+}
+
+// set sets the leaf field f to val, checking its type.
+func (a *applier) set(f reflect.Value, val any, key []string) {
+	name := strings.Join(key, ".")
+	bad := func(want string) { a.fail(key, "%s: want %s, got %s", name, want, describe(val)) }
+	if f.CanAddr() && f.Addr().Type().Implements(textUnmarshaler) {
+		s, ok := val.(string)
+		if !ok {
+			bad(`a string such as "30s"`)
+			return
+		}
+		if err := f.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			a.fail(key, "%s: %v", name, err)
+			return
+		}
+		a.record(name, key)
+		return
+	}
+	switch f.Kind() {
+	case reflect.String:
+		s, ok := val.(string)
+		if !ok {
+			bad("a string")
+			return
+		}
+		if name == "model.script" && s != "" && a.baseDir != "" && !filepath.IsAbs(s) {
+			s = filepath.Join(a.baseDir, s)
+		}
+		f.SetString(s)
+	case reflect.Bool:
+		b, ok := val.(bool)
+		if !ok {
+			bad("a boolean")
+			return
+		}
+		f.SetBool(b)
+	case reflect.Int:
+		n, ok := toInt(val)
+		if !ok {
+			bad("an integer")
+			return
+		}
+		f.SetInt(n)
+	case reflect.Pointer: // *float64
+		x, ok := toFloat(val)
+		if !ok {
+			bad("a number")
+			return
+		}
+		f.Set(reflect.ValueOf(&x))
+	case reflect.Map: // map[string]string
+		m, ok := val.(map[string]any)
+		if !ok {
+			bad("a table of strings")
+			return
+		}
+		if f.IsNil() {
+			f.Set(reflect.MakeMap(f.Type()))
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			s, ok := m[k].(string)
+			if !ok {
+				a.fail(append(slices.Clip(key), k), "%s.%s: want a string, got %s", name, k, describe(m[k]))
+				continue
+			}
+			f.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(s))
+			a.record(name+"."+k, append(slices.Clip(key), k))
+		}
+	default:
+		panic("config: unsupported field type " + f.Type().String())
+	}
+	a.record(name, key)
+}
+
+func (a *applier) record(name string, key []string) {
+	a.origins[name] = origin{src: a.src, line: a.line(key)}
+}
+
+// fieldByTag finds the field of struct v whose toml tag is name.
+func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		if tag, _, _ := strings.Cut(sf.Tag.Get("toml"), ","); tag == name {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func toInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}
+
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// describe names the type of a raw TOML or JSON value, with the value when
+// it is short, for "want X, got Y" messages.
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 40 {
+			return "a string"
+		}
+		return fmt.Sprintf("string %q", x)
+	case bool:
+		return fmt.Sprintf("boolean %v", x)
+	case int64:
+		return fmt.Sprintf("integer %d", x)
+	case float64:
+		return fmt.Sprintf("float %v", x)
+	case json.Number:
+		return "number " + x.String()
+	case map[string]any:
+		return "a table"
+	case []any, []map[string]any:
+		return "an array"
+	case time.Time:
+		return "a datetime"
+	}
+	return fmt.Sprintf("%T", v)
+}
