@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,40 +15,48 @@ import (
 // (or "new"/"history"), and its expected output is the Describe of the
 // actions, then the state. Regenerate with: go test ./fsm -run TestScripts -rewrite
 func TestScripts(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		var m *Machine
-		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
-			if td.Cmd == "new" {
-				m = New(scriptConfig(t, td))
-				return m.State().Describe() + "\n"
-			}
-			if m == nil {
-				td.Fatalf(t, "the script must start with 'new'")
-			}
-			if td.Cmd == "history" {
-				return describeHistory(m.Messages())
-			}
-			if strings.HasPrefix(td.Input, `"`) {
-				// A quoted input keeps its leading and trailing spaces.
-				in, err := strconv.Unquote(td.Input)
-				if err != nil {
-					td.Fatalf(t, "bad quoted input: %v", err)
-				}
-				td.Input = in
-			}
-			ev := scriptEvent(t, td)
-			acts, err := m.Step(ev)
-			var b strings.Builder
+	paths, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scripts in testdata: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) { runScript(t, path) })
+	}
+}
+
+func runScript(t *testing.T, path string) {
+	var m *Machine
+	datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+		if td.Cmd == "new" {
+			m = New(scriptConfig(t, td))
+			return m.State().Describe() + "\n"
+		}
+		if m == nil {
+			td.Fatalf(t, "the script must start with 'new'")
+		}
+		if td.Cmd == "history" {
+			return describeHistory(m.Messages())
+		}
+		if strings.HasPrefix(td.Input, `"`) {
+			// A quoted input keeps its leading and trailing spaces.
+			in, err := strconv.Unquote(td.Input)
 			if err != nil {
-				fmt.Fprintf(&b, "error: %v\n", err)
+				td.Fatalf(t, "bad quoted input: %v", err)
 			}
-			for _, a := range acts {
-				b.WriteString(a.Describe())
-				b.WriteByte('\n')
-			}
-			b.WriteString("state: " + m.State().Describe() + "\n")
-			return b.String()
-		})
+			td.Input = in
+		}
+		ev := scriptEvent(t, td)
+		acts, err := m.Step(ev)
+		var b strings.Builder
+		if err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		for _, a := range acts {
+			b.WriteString(a.Describe())
+			b.WriteByte('\n')
+		}
+		b.WriteString("state: " + m.State().Describe() + "\n")
+		return b.String()
 	})
 }
 

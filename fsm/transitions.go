@@ -171,13 +171,14 @@ func (m *Machine) callProblem(c *ToolCall) string {
 	if _, known := m.cfg.Tools[c.Name]; !known {
 		return fmt.Sprintf("tool error: unknown tool %q; available tools: %s", c.Name, strings.Join(m.toolNames(), ", "))
 	}
-	var args any
-	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil {
+	if !json.Valid([]byte(c.Arguments)) {
+		var v any
+		err := json.Unmarshal([]byte(c.Arguments), &v)
 		sent := c.Arguments
 		c.Arguments = "{}"
 		return fmt.Sprintf("tool error: the arguments of %s are not valid JSON (%v); you sent %s; send a JSON object matching the tool's schema", c.Name, err, quote(sent))
 	}
-	if _, ok := args.(map[string]any); !ok {
+	if strings.TrimLeft(c.Arguments, " \t\r\n")[0] != '{' {
 		sent := c.Arguments
 		c.Arguments = "{}"
 		return fmt.Sprintf("tool error: the arguments of %s must be a JSON object; you sent %s", c.Name, quote(sent))

@@ -1,0 +1,201 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// propertyTools are the tools the property tests declare; "ghost" is
+// never declared, so calls to it exercise the unknown-tool path.
+var propertyTools = map[string]ToolSpec{"read_file": {}, "grep": {}, "edit_file": {Mutating: true}, "bash": {Mutating: true}}
+
+// eventGen draws events that are mostly plausible for the machine's
+// current state, mixed with stale, future and malformed ones.
+type eventGen struct{ m *Machine }
+
+func (g eventGen) request(t *rapid.T) uint64 {
+	cur := g.m.State().Request
+	return rapid.SampledFrom([]uint64{cur, cur, cur, cur + 1, max(cur, 1) - 1}).Draw(t, "req")
+}
+
+func (g eventGen) turn(t *rapid.T) uint64 {
+	cur := g.m.State().Turn
+	return rapid.SampledFrom([]uint64{cur, cur, cur, cur + 1, max(cur, 1) - 1}).Draw(t, "turn")
+}
+
+func (g eventGen) callID(t *rapid.T) string {
+	var ids []string
+	for _, x := range g.m.State().Executions {
+		ids = append(ids, x.Call.ID)
+	}
+	ids = append(ids, "bogus")
+	return rapid.SampledFrom(ids).Draw(t, "call")
+}
+
+func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
+	n := rapid.IntRange(0, 3).Draw(t, "ncalls")
+	calls := make([]ToolCall, n)
+	for i := range calls {
+		calls[i] = ToolCall{
+			ID:        rapid.SampledFrom([]string{"", "a", "b", fmt.Sprintf("c%d", i)}).Draw(t, "id"),
+			Name:      rapid.SampledFrom([]string{"read_file", "grep", "edit_file", "bash", "ghost"}).Draw(t, "name"),
+			Arguments: rapid.SampledFrom([]string{"", "{}", `{"path":"a"}`, `{"pa`, "[1]", "null"}).Draw(t, "args"),
+		}
+	}
+	return calls
+}
+
+func (g eventGen) draw(t *rapid.T) Event {
+	switch rapid.IntRange(0, 12).Draw(t, "kind") {
+	case 0:
+		return UserInput{Text: rapid.SampledFrom([]string{"hi", "fix it", "", "  ", "again"}).Draw(t, "text")}
+	case 1, 2:
+		return LlmTextDelta{Request: g.request(t), Text: rapid.StringN(0, 5, -1).Draw(t, "delta")}
+	case 3:
+		return LlmToolCallDelta{Request: g.request(t), Index: rapid.IntRange(-1, 3).Draw(t, "index"),
+			ID: rapid.SampledFrom([]string{"", "x"}).Draw(t, "id"), Name: rapid.SampledFrom([]string{"", "grep"}).Draw(t, "name")}
+	case 4, 5:
+		return LlmCompleted{Request: g.request(t), ToolCalls: g.toolCalls(t), Usage: Usage{TotalTokens: 3}}
+	case 6:
+		return LlmError{Request: g.request(t),
+			Kind:       rapid.SampledFrom([]ErrorKind{ErrorRateLimited, ErrorServer, ErrorAuth, ErrorContextLength}).Draw(t, "ekind"),
+			Retryable:  rapid.Bool().Draw(t, "retryable"),
+			RetryAfter: time.Duration(rapid.SampledFrom([]int{0, 2, 3600}).Draw(t, "after")) * time.Second,
+			Message:    "boom"}
+	case 7:
+		return ToolProgress{Turn: g.turn(t), CallID: g.callID(t), Message: "working"}
+	case 8, 9:
+		return ToolCompleted{Turn: g.turn(t), CallID: g.callID(t), Result: "result", IsError: rapid.Bool().Draw(t, "iserr")}
+	case 10:
+		return PostToolsHookCompleted{Turn: g.turn(t), ActionTaken: "committed", Failed: rapid.Bool().Draw(t, "failed")}
+	case 11:
+		return RetryTimeoutFired{Request: g.request(t)}
+	default:
+		if rapid.IntRange(0, 9).Draw(t, "shutdown") == 0 {
+			return ShutdownRequested{}
+		}
+		return Cancel{}
+	}
+}
+
+// stepRecord is what one Step produced, as text.
+func stepRecord(acts []Action, err error, s State) string {
+	var b strings.Builder
+	if err != nil {
+		b.WriteString("error: " + err.Error() + "\n")
+	}
+	for _, a := range acts {
+		b.WriteString(a.Describe() + "\n")
+	}
+	b.WriteString(s.Describe() + "\n")
+	return b.String()
+}
+
+func TestMachineProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := Config{
+			Tools:      propertyTools,
+			MaxRetries: rapid.IntRange(-1, 4).Draw(t, "maxRetries"),
+			// Small enough that the guard is reached now and then.
+			MaxIterations: rapid.IntRange(1, 6).Draw(t, "maxIterations"),
+			Jitter:        0.5,
+			JitterSeed:    rapid.Uint64().Draw(t, "seed"),
+		}
+		m := New(cfg)
+		gen := eventGen{m}
+		maxRetries := m.cfg.MaxRetries
+		var (
+			log      []Event
+			trace    strings.Builder
+			accepted []string // inputs the machine took, in order
+			started  []string // inputs that started a turn, in order
+			lastTurn uint64
+		)
+		t.Repeat(map[string]func(*rapid.T){
+			"step": func(t *rapid.T) {
+				ev := gen.draw(t)
+				before, beforeMsgs := m.State().Describe(), len(m.Messages())
+				acts, err := m.Step(ev)
+				log = append(log, ev)
+				trace.WriteString(stepRecord(acts, err, m.State()))
+				if errors.Is(err, ErrInternal) {
+					t.Fatalf("internal error: %v", err)
+				}
+				if err != nil {
+					if len(acts) != 0 {
+						t.Fatalf("error with actions: %v", err)
+					}
+					if after := m.State().Describe(); after != before || len(m.Messages()) != beforeMsgs {
+						t.Fatalf("rejected %s changed the state:\n%s\n%s", ev.Describe(), before, after)
+					}
+					return
+				}
+				if in, ok := ev.(UserInput); ok {
+					accepted = append(accepted, in.Text)
+				}
+				for _, a := range acts {
+					switch a := a.(type) {
+					case SendLlmRequest:
+						if err := CheckPairing(a.Messages); err != nil {
+							t.Fatalf("request %d breaks tool-call pairing: %v", a.Request, err)
+						}
+						if a.Turn != lastTurn {
+							lastTurn = a.Turn
+							started = append(started, a.Messages[len(a.Messages)-1].Content)
+						}
+					case ScheduleRetry:
+						if a.Attempt > maxRetries {
+							t.Fatalf("retry %d exceeds MaxRetries %d", a.Attempt, maxRetries)
+						}
+					}
+				}
+				if _, ok := ev.(ShutdownRequested); ok && m.State().Kind != ShuttingDown {
+					t.Fatalf("ShutdownRequested left the machine in %s", m.State().Kind)
+				}
+			},
+			"": func(t *rapid.T) {
+				s := m.State()
+				if s.Kind == ProcessingLlmResponse {
+					t.Fatalf("the transient state is observable")
+				}
+				if s.Retries > maxRetries {
+					t.Fatalf("retries %d > MaxRetries %d", s.Retries, maxRetries)
+				}
+				if len(started) > len(accepted) {
+					t.Fatalf("more turns started (%d) than inputs accepted (%d)", len(started), len(accepted))
+				}
+				for i := range started {
+					if started[i] != accepted[i] {
+						t.Fatalf("turn %d started with %q, want %q: the queue lost or reordered input", i+1, started[i], accepted[i])
+					}
+				}
+				if s.Kind != ShuttingDown && len(accepted)-len(started) != s.Queued {
+					t.Fatalf("%d inputs accepted, %d started, but %d queued", len(accepted), len(started), s.Queued)
+				}
+			},
+		})
+		// Replaying the recorded log into a fresh machine gives the same
+		// output, byte for byte.
+		replay := New(cfg)
+		var again strings.Builder
+		for _, ev := range log {
+			acts, err := replay.Step(ev)
+			again.WriteString(stepRecord(acts, err, replay.State()))
+		}
+		if again.String() != trace.String() {
+			t.Fatalf("replay differs from the original run")
+		}
+		// Shutdown from wherever the run ended.
+		if _, err := m.Step(ShutdownRequested{}); err != nil || m.State().Kind != ShuttingDown {
+			t.Fatalf("shutdown from the final state: %v, state %s", err, m.State().Kind)
+		}
+		if err := CheckPairing(m.Messages()); err != nil {
+			t.Fatalf("conversation after shutdown: %v", err)
+		}
+	})
+}
