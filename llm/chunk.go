@@ -1,0 +1,125 @@
+package llm
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// wireChunk is the part of a chat.completion.chunk the provider reads.
+// Its own small struct, rather than openai.ChatCompletionChunk, because
+// it must tell a missing tool-call index from index 0, must see an
+// "error" member, and should cost few allocations per chunk.
+type wireChunk struct {
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Index        int       `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content   string         `json:"content"`
+	ToolCalls []wireToolCall `json:"tool_calls"`
+}
+
+type wireToolCall struct {
+	// Index is nil when the server omits it (older Ollama).
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// toolAccumulator assembles streamed tool-call fragments into complete
+// calls, in the order the model started them. A fragment belongs to the
+// call with the same index; without an index, to the call with the same
+// id; with neither, to the call in progress — unless it names a function
+// while the call in progress already has a name, which starts a new call.
+type toolAccumulator struct {
+	calls   []fsm.ToolCall
+	args    []strings.Builder
+	byIndex map[int]int
+	byID    map[string]int
+}
+
+// add merges one fragment and returns the position of its call.
+func (a *toolAccumulator) add(d *wireToolCall) int {
+	pos := -1
+	switch {
+	case d.Index != nil:
+		if p, ok := a.byIndex[*d.Index]; ok {
+			pos = p
+		}
+	case d.ID != "":
+		if p, ok := a.byID[d.ID]; ok {
+			pos = p
+		}
+	case len(a.calls) > 0:
+		last := len(a.calls) - 1
+		if d.Function.Name == "" || a.calls[last].Name == "" {
+			pos = last
+		}
+	}
+	if pos < 0 {
+		pos = len(a.calls)
+		a.calls = append(a.calls, fsm.ToolCall{})
+		a.args = append(a.args, strings.Builder{})
+		if d.Index != nil {
+			if a.byIndex == nil {
+				a.byIndex = make(map[int]int)
+			}
+			a.byIndex[*d.Index] = pos
+		}
+	}
+	c := &a.calls[pos]
+	if d.ID != "" && c.ID == "" {
+		c.ID = d.ID
+		if a.byID == nil {
+			a.byID = make(map[string]int)
+		}
+		a.byID[d.ID] = pos
+	}
+	if d.Function.Name != "" && c.Name == "" {
+		c.Name = d.Function.Name
+	}
+	a.args[pos].WriteString(d.Function.Arguments)
+	return pos
+}
+
+// result returns the complete calls. A call the server sent without an
+// id gets a synthetic one, unique within the request, so that its tool
+// result can be paired with it.
+func (a *toolAccumulator) result(reqID uint64) []fsm.ToolCall {
+	if len(a.calls) == 0 {
+		return nil
+	}
+	out := make([]fsm.ToolCall, len(a.calls))
+	for i, c := range a.calls {
+		c.Arguments = a.args[i].String()
+		if c.ID == "" {
+			c.ID = "call_" + strconv.FormatUint(reqID, 10) + "_" + strconv.Itoa(i)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// unmarshal decodes one chunk's JSON into c, which must be zero.
+func (c *wireChunk) unmarshal(data []byte) error {
+	return json.Unmarshal(data, c)
+}

@@ -1,0 +1,248 @@
+package llm
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// maxMessageLen caps the server text kept in an error message.
+const maxMessageLen = 600
+
+// errIdle is the cancellation cause set by the idle watchdog.
+var errIdle = errors.New("idle watchdog")
+
+// statusError classifies an HTTP error response from its status code,
+// headers and body. Retryable: 408, 409, 429 (except an exhausted quota)
+// and 5xx. Not retryable: everything else, and context-length errors
+// whatever their status (servers send them with 400, 413 or even 500).
+func statusError(reqID uint64, status int, h http.Header, body []byte) fsm.LlmError {
+	serverMsg, code := serverMessage(body)
+	e := fsm.LlmError{Request: reqID, StatusCode: status, RetryAfter: retryAfter(h, time.Now())}
+	what := ""
+	switch {
+	case status == http.StatusTooManyRequests:
+		e.Kind, e.Retryable, what = fsm.ErrorRateLimited, true, "rate limited by the provider"
+		if code == "insufficient_quota" {
+			e.Retryable, what = false, "the provider's quota is exhausted"
+		}
+	case isContextLength(code, serverMsg):
+		e.Kind, what = fsm.ErrorContextLength, "the conversation is too long for the model"
+	case status == http.StatusRequestTimeout:
+		e.Kind, e.Retryable, what = fsm.ErrorNetwork, true, "the provider timed out the request"
+	case status == http.StatusConflict:
+		e.Kind, e.Retryable, what = fsm.ErrorServer, true, "the provider reported a conflict"
+	case status >= 500:
+		e.Kind, e.Retryable, what = fsm.ErrorServer, true, "the provider failed"
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Kind, what = fsm.ErrorAuth, "the provider refused the credentials (check the API key)"
+	case status == http.StatusNotFound:
+		e.Kind, what = fsm.ErrorNotFound, "not found (check base_url and the model name)"
+	case status == http.StatusRequestEntityTooLarge:
+		e.Kind, what = fsm.ErrorContextLength, "the request is too large for the provider"
+	case status >= 400:
+		e.Kind, what = fsm.ErrorBadRequest, "the provider rejected the request"
+	default:
+		e.Kind, what = fsm.ErrorOther, "unexpected response"
+	}
+	e.Message = fmt.Sprintf("%s (HTTP %d)", what, status)
+	if serverMsg != "" {
+		e.Message += ": " + serverMsg
+	}
+	if e.Retryable && e.RetryAfter > 0 {
+		e.Message += "; retry in " + e.RetryAfter.String()
+	}
+	return e
+}
+
+// streamErrorEvent classifies a `data: {"error": …}` event received after
+// the response started. The server accepted the request, so an error
+// without a recognisable code is taken as a transient server failure.
+func streamErrorEvent(reqID uint64, payload []byte) fsm.LlmError {
+	msg, code := serverMessage(payload)
+	status := 0
+	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n < 600 {
+		status = n
+	}
+	lc := strings.ToLower(code)
+	switch {
+	case isContextLength(code, msg):
+		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorContextLength, StatusCode: status,
+			Message: "the conversation is too long for the model (mid-stream error): " + msg}
+	case status != 0:
+		e := statusError(reqID, status, nil, payload)
+		e.Message = "mid-stream error: " + e.Message
+		return e
+	case strings.Contains(lc, "rate_limit"):
+		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorRateLimited, Retryable: true,
+			Message: "rate limited by the provider (mid-stream error): " + msg}
+	case strings.Contains(lc, "invalid") || strings.Contains(lc, "bad_request"):
+		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorBadRequest,
+			Message: "the provider rejected the request (mid-stream error): " + msg}
+	default:
+		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorServer, Retryable: true,
+			Message: "the provider failed mid-stream: " + msg}
+	}
+}
+
+// transportError classifies an error from sending the request or reading
+// the response. Connection failures are retryable; certificate errors
+// are not, as retrying cannot fix them.
+func transportError(reqID uint64, err error, midStream bool) fsm.LlmError {
+	e := fsm.LlmError{Request: reqID, Kind: fsm.ErrorNetwork, Retryable: true}
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		e.Retryable = false
+	}
+	where := "cannot reach the provider"
+	if midStream {
+		where = "the connection to the provider broke mid-stream"
+	}
+	e.Message = where + ": " + err.Error()
+	return e
+}
+
+// idleError is the error of a stream silent for longer than d.
+func idleError(reqID uint64, d time.Duration) fsm.LlmError {
+	return fsm.LlmError{Request: reqID, Kind: fsm.ErrorIdle, Retryable: true,
+		Message: fmt.Sprintf("the provider sent nothing for %s (idle timeout)", d)}
+}
+
+// isCancelled reports whether err only says the context was cancelled.
+func isCancelled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// isContextLength recognises the many ways servers say the prompt is too
+// long for the model's context window.
+func isContextLength(code, msg string) bool {
+	if code == "context_length_exceeded" || code == "string_above_max_length" {
+		return true
+	}
+	m := strings.ToLower(msg)
+	for _, s := range []string{
+		"context length", "context_length", "maximum context", "context window",
+		"context size", "prompt is too long", "too many tokens", "exceeds the context", "input is too long",
+		"reduce the length",
+	} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverMessage extracts the human-readable error text and the error code
+// from an error body. It understands {"error":{"message","code","type"}}
+// (OpenAI, vLLM), {"error":"text"} (Ollama), {"message"} and {"detail"};
+// anything else is kept as plain text, trimmed and capped.
+func serverMessage(body []byte) (msg, code string) {
+	var top struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(body, &top) != nil {
+		return capText(strings.TrimSpace(string(body))), ""
+	}
+	code = rawScalar(top.Code)
+	if len(top.Error) > 0 && string(top.Error) != "null" {
+		var inner struct {
+			Message string          `json:"message"`
+			Code    json.RawMessage `json:"code"`
+			Type    string          `json:"type"`
+		}
+		if json.Unmarshal(top.Error, &inner) == nil {
+			code = rawScalar(inner.Code)
+			if code == "" {
+				code = inner.Type
+			}
+			if inner.Message != "" {
+				return capText(inner.Message), code
+			}
+		}
+		if s := rawScalar(top.Error); s != "" {
+			return capText(s), code
+		}
+		return capText(string(top.Error)), code
+	}
+	if top.Message != "" {
+		return capText(top.Message), code
+	}
+	if s := rawScalar(top.Detail); s != "" {
+		return capText(s), code
+	}
+	if len(top.Detail) > 0 {
+		return capText(string(top.Detail)), code
+	}
+	return capText(strings.TrimSpace(string(body))), code
+}
+
+// rawScalar returns a JSON string or number as text, "" otherwise.
+func rawScalar(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// capText shortens s to maxMessageLen bytes on a rune boundary.
+func capText(s string) string {
+	if len(s) <= maxMessageLen {
+		return s
+	}
+	cut := maxMessageLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// retryAfter reads the server's minimum delay: retry-after-ms (OpenAI's
+// millisecond header) wins over Retry-After, which is either seconds or
+// an HTTP date. Zero means none, or none that parses.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && !math.IsInf(ms, 0) && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && s < 1e9 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

@@ -1,0 +1,294 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// DefaultIdleTimeout is the idle watchdog's limit when OpenAIConfig leaves
+// IdleTimeout zero.
+const DefaultIdleTimeout = 60 * time.Second
+
+// OpenAIConfig configures an [OpenAI] provider.
+type OpenAIConfig struct {
+	// BaseURL is the API root, e.g. "https://api.openai.com/v1" or
+	// "http://localhost:11434/v1". Required.
+	BaseURL string
+	// Model is the model name sent with each request. Required.
+	Model string
+	// APIKey is the key itself (the caller reads it from the environment
+	// variable named in config). Empty sends no Authorization header, for
+	// local servers. It is never logged.
+	APIKey string
+	// MaxTokens, when positive, is sent as max_tokens.
+	MaxTokens int
+	// Temperature, when set, is sent as temperature.
+	Temperature *float64
+	// Headers are extra HTTP headers sent with every request.
+	Headers map[string]string
+	// IdleTimeout is how long the server may send nothing, before the
+	// response headers or between bytes of the stream, before the request
+	// fails with a retryable ErrorIdle. Zero means DefaultIdleTimeout.
+	// There is deliberately no whole-request timeout.
+	IdleTimeout time.Duration
+	// HTTPClient, if set, sends the requests. Its Timeout should be zero:
+	// a whole-request timeout kills long, healthy streams.
+	HTTPClient *http.Client
+}
+
+// OpenAI is a [Provider] for the OpenAI Chat Completions streaming API and
+// the many servers compatible with it. It is safe for concurrent use.
+//
+// The request is built and sent by openai-go (with its retries disabled:
+// retrying is the state machine's job), but the response is decoded here
+// rather than by openai-go's ssestream: that decoder treats a body that
+// ends without "data: [DONE]" as a clean end, and hides the tool-call
+// index's absence. Decoding ourselves also keeps raw error bodies, and
+// lets the idle watchdog see every read.
+type OpenAI struct {
+	cfg    OpenAIConfig
+	client openai.Client
+}
+
+// NewOpenAI checks cfg and returns a provider. It reads no environment
+// variable: in particular OPENAI_API_KEY is never sent unless given as
+// cfg.APIKey.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	if strings.TrimSpace(cfg.BaseURL) == "" {
+		return nil, errors.New("openai provider: base_url is empty")
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("openai provider: model is empty")
+	}
+	if cfg.IdleTimeout < 0 {
+		return nil, fmt.Errorf("openai provider: idle timeout %s is negative", cfg.IdleTimeout)
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		// No client or header timeout: the idle watchdog is the only limit.
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	base := cfg.BaseURL
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(base),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+		// Override whatever openai.NewClient picked up from OPENAI_*
+		// variables: only the configured key and headers go out.
+		option.WithAPIKey(cfg.APIKey),
+		option.WithHeaderDel("OpenAI-Organization"),
+		option.WithHeaderDel("OpenAI-Project"),
+		option.WithHeader("Accept", "text/event-stream"),
+	}
+	for k, v := range cfg.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return &OpenAI{cfg: cfg, client: openai.NewClient(opts...)}, nil
+}
+
+// Stream sends req and streams the response; see [Provider].
+func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) {
+	finished := false
+	finish := func(ev fsm.Event) {
+		if !finished && ctx.Err() == nil {
+			finished = true
+			emit(ev)
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil && !finished && ctx.Err() == nil {
+			finished = true
+			emit(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorOther,
+				Message: fmt.Sprintf("internal error in the model provider: %v", r)})
+		}
+	}()
+
+	params, err := p.buildParams(req)
+	if err != nil {
+		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
+			Message: "cannot build the model request: " + err.Error()})
+		return
+	}
+
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wd := newWatchdog(p.cfg.IdleTimeout, func() { cancel(errIdle) })
+	defer wd.stop()
+
+	var resp *http.Response
+	wd.arm()
+	err = p.client.Post(sctx, "chat/completions", params, &resp, option.WithJSONSet("stream", true))
+	wd.disarm()
+	if resp != nil && resp.Body != nil {
+		defer resp.Body.Close()
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil || resp == nil || resp.StatusCode >= 300 {
+		finish(p.responseError(sctx, req.ID, resp, err))
+		return
+	}
+	body := &watchedReader{r: resp.Body, wd: wd}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		finish(p.jsonInsteadOfStream(sctx, req.ID, body))
+		return
+	}
+	p.decode(ctx, sctx, req.ID, body, emit, finish)
+}
+
+// jsonInsteadOfStream handles a success status with a JSON body instead
+// of an event stream: some proxies send errors that way, and a server that
+// ignores "stream": true answers with a whole completion.
+func (p *OpenAI) jsonInsteadOfStream(sctx context.Context, reqID uint64, body io.Reader) fsm.LlmError {
+	b, err := io.ReadAll(io.LimitReader(body, 64<<10))
+	if err != nil {
+		if errors.Is(context.Cause(sctx), errIdle) {
+			return idleError(reqID, p.cfg.IdleTimeout)
+		}
+		return transportError(reqID, err, true)
+	}
+	var probe wireChunk
+	if json.Unmarshal(b, &probe) == nil && len(probe.Error) > 0 && string(probe.Error) != "null" {
+		return streamErrorEvent(reqID, b)
+	}
+	return fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
+		Message: "the provider answered with JSON instead of an event stream (does it support streaming?): " + capText(string(b))}
+}
+
+// responseError classifies a failed request: an HTTP error status, or a
+// transport error before any response.
+func (p *OpenAI) responseError(sctx context.Context, reqID uint64, resp *http.Response, err error) fsm.LlmError {
+	if errors.Is(context.Cause(sctx), errIdle) {
+		return idleError(reqID, p.cfg.IdleTimeout)
+	}
+	if resp != nil && resp.StatusCode >= 300 {
+		var body []byte
+		if resp.Body != nil {
+			body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		}
+		return statusError(reqID, resp.StatusCode, resp.Header, body)
+	}
+	if err == nil {
+		err = errors.New("no response")
+	}
+	return transportError(reqID, err, false)
+}
+
+// decode reads the event stream, emitting deltas as they come and one
+// final event. ctx is the caller's context; sctx also ends when the idle
+// watchdog fires.
+func (p *OpenAI) decode(ctx, sctx context.Context, reqID uint64, body io.Reader,
+	emit func(fsm.Event), finish func(fsm.Event)) {
+	sse := newSSEReader(body)
+	var (
+		acc    toolAccumulator
+		usage  fsm.Usage
+		reason string
+		chunk  wireChunk
+	)
+	for {
+		data, done, err := sse.next()
+		if ctx.Err() != nil {
+			return
+		}
+		if done {
+			finish(fsm.LlmCompleted{Request: reqID, ToolCalls: acc.result(reqID), Usage: usage, FinishReason: reason})
+			return
+		}
+		if err != nil {
+			switch {
+			case errors.Is(context.Cause(sctx), errIdle):
+				finish(idleError(reqID, p.cfg.IdleTimeout))
+			case errors.Is(err, errNoDone):
+				finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream, Retryable: true,
+					Message: "the provider closed the stream before it was complete (" + err.Error() + ")"})
+			default:
+				finish(transportError(reqID, err, true))
+			}
+			return
+		}
+		chunk = wireChunk{}
+		if err := chunk.unmarshal(data); err != nil {
+			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
+				Message: fmt.Sprintf("the provider sent a malformed chunk (%v): %s", err, capText(string(data)))})
+			return
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			finish(streamErrorEvent(reqID, data))
+			return
+		}
+		if chunk.Usage != nil {
+			usage = fsm.Usage{PromptTokens: chunk.Usage.PromptTokens,
+				CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
+		}
+		for i := range chunk.Choices {
+			ch := &chunk.Choices[i]
+			if ch.Index != 0 {
+				continue // only one choice is requested
+			}
+			if ch.Delta.Content != "" {
+				emit(fsm.LlmTextDelta{Request: reqID, Text: ch.Delta.Content})
+			}
+			for j := range ch.Delta.ToolCalls {
+				d := &ch.Delta.ToolCalls[j]
+				pos := acc.add(d)
+				emit(fsm.LlmToolCallDelta{Request: reqID, Index: pos, ID: d.ID,
+					Name: d.Function.Name, ArgumentsDelta: d.Function.Arguments})
+			}
+			if ch.FinishReason != "" {
+				reason = ch.FinishReason
+			}
+		}
+	}
+}
+
+// watchdog fires when armed for longer than its limit. It is armed only
+// while waiting for the server, so a slow consumer of the events never
+// trips it.
+type watchdog struct {
+	limit time.Duration
+	t     *time.Timer
+	once  sync.Once
+}
+
+func newWatchdog(limit time.Duration, fire func()) *watchdog {
+	t := time.AfterFunc(time.Hour, fire)
+	t.Stop()
+	return &watchdog{limit: limit, t: t}
+}
+
+func (w *watchdog) arm()    { w.t.Reset(w.limit) }
+func (w *watchdog) disarm() { w.t.Stop() }
+func (w *watchdog) stop()   { w.once.Do(func() { w.t.Stop() }) }
+
+// watchedReader arms the watchdog around every read of the body.
+type watchedReader struct {
+	r  io.Reader
+	wd *watchdog
+}
+
+func (w *watchedReader) Read(b []byte) (int, error) {
+	w.wd.arm()
+	n, err := w.r.Read(b)
+	w.wd.disarm()
+	return n, err
+}

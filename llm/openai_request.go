@@ -1,0 +1,106 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// buildParams turns req into Chat Completions parameters: messages with
+// tool_calls and tool_call_id, tools as
+// {"type":"function","function":{name,description,parameters}}, and
+// stream_options.include_usage. The caller adds "stream": true.
+func (p *OpenAI) buildParams(req Request) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(p.cfg.Model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if p.cfg.MaxTokens > 0 {
+		// max_tokens, not max_completion_tokens: every OpenAI-compatible
+		// local server understands it, and OpenAI still accepts it for
+		// chat models.
+		params.MaxTokens = openai.Int(int64(p.cfg.MaxTokens))
+	}
+	if p.cfg.Temperature != nil {
+		params.Temperature = openai.Float(*p.cfg.Temperature)
+	}
+	params.Messages = make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
+	for i, m := range req.Messages {
+		msg, err := wireMessage(m)
+		if err != nil {
+			return params, fmt.Errorf("message %d: %w", i, err)
+		}
+		params.Messages = append(params.Messages, msg)
+	}
+	for _, t := range req.Tools {
+		tool, err := wireTool(t)
+		if err != nil {
+			return params, err
+		}
+		params.Tools = append(params.Tools, tool)
+	}
+	return params, nil
+}
+
+// wireMessage converts one conversation message.
+func wireMessage(m fsm.Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case fsm.RoleSystem:
+		return openai.SystemMessage(m.Content), nil
+	case fsm.RoleUser:
+		return openai.UserMessage(m.Content), nil
+	case fsm.RoleTool:
+		if m.ToolCallID == "" {
+			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message without tool_call_id")
+		}
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+	case fsm.RoleAssistant:
+		var a openai.ChatCompletionAssistantMessageParam
+		// With tool calls the content is optional; omit it when empty, as
+		// some servers reject an empty string next to tool_calls.
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = openai.String(m.Content)
+		}
+		for _, c := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      c.Name,
+						Arguments: c.Arguments,
+					},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	default:
+		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+	}
+}
+
+// wireTool converts one tool schema. The top-level keys of Parameters are
+// kept as raw JSON, so nested schemas go out byte for byte.
+func wireTool(t ToolSchema) (openai.ChatCompletionToolUnionParam, error) {
+	fn := shared.FunctionDefinitionParam{Name: t.Name}
+	if t.Description != "" {
+		fn.Description = openai.String(t.Description)
+	}
+	raw := bytes.TrimSpace(t.Parameters)
+	if len(raw) == 0 {
+		raw = []byte(`{"type":"object","properties":{}}`)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: parameters are not a JSON object", t.Name)
+	}
+	fn.Parameters = make(shared.FunctionParameters, len(fields))
+	for k, v := range fields {
+		fn.Parameters[k] = v
+	}
+	return openai.ChatCompletionFunctionTool(fn), nil
+}
