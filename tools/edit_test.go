@@ -1,0 +1,298 @@
+package tools
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf16"
+)
+
+// applyTextEdits applies LSP edits the way an editor does: positions are
+// (line, UTF-16 offset), lines end at \n, \r\n or a lone \r.
+func applyTextEdits(t *testing.T, text string, edits []TextEdit) string {
+	t.Helper()
+	var lineStarts []int
+	lineStarts = append(lineStarts, 0)
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' || (text[i] == '\r' && (i+1 == len(text) || text[i+1] != '\n')) {
+			lineStarts = append(lineStarts, i+1)
+		}
+	}
+	offset := func(p Position) int {
+		if int(p.Line) >= len(lineStarts) {
+			t.Fatalf("line %d past the end (%d lines)", p.Line, len(lineStarts))
+		}
+		start := lineStarts[p.Line]
+		units := utf16.Encode([]rune(text[start:]))
+		if int(p.Character) > len(units) {
+			t.Fatalf("character %d past the end of line %d", p.Character, p.Line)
+		}
+		off := start + len(string(utf16.Decode(units[:p.Character])))
+		if off > start && off <= len(text) && text[off-1] == '\r' && off < len(text) && text[off] == '\n' {
+			t.Fatalf("position %v splits a CRLF", p)
+		}
+		return off
+	}
+	var b strings.Builder
+	last := 0
+	for _, e := range edits {
+		s, en := offset(e.Range.Start), offset(e.Range.End)
+		if s < last || en < s {
+			t.Fatalf("edits overlap or are unsorted: %+v", edits)
+		}
+		b.WriteString(text[last:s])
+		b.WriteString(e.NewText)
+		last = en
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+func TestTextEditsRoundTrip(t *testing.T) {
+	cases := [][2]string{
+		{"", "hello\n"},
+		{"a\nb\nc\n", "a\nB\nc\n"},
+		{"a\r\nb\r\nc\r\n", "a\r\nb\r\nx\r\nc\r\n"},
+		{"a\r\nb\r\n", "a\r\n\r\nb\r\n"},
+		{"x\ry\rz", "x\ry\rZ\r"},
+		{"héllo 😀 wörld\n", "héllo 😃 world\n"},
+		{"😀😀😀\n😀\n", "😀😀\n😀x\n"},
+		{"same", "same"},
+		{"abc", ""},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "b", "\n", "\r\n", "\r", "é", "😀", " "}
+	for range 300 {
+		var a, b strings.Builder
+		for range rng.IntN(30) {
+			a.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		for range rng.IntN(30) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		cases = append(cases, [2]string{a.String(), b.String()})
+	}
+	for _, c := range cases {
+		edits := textEdits(c[0], c[1])
+		if got := applyTextEdits(t, c[0], edits); got != c[1] {
+			t.Fatalf("textEdits(%q, %q) = %+v, applied gives %q", c[0], c[1], edits, got)
+		}
+	}
+}
+
+func TestTextEditsMinimalAndUTF16(t *testing.T) {
+	edits := textEdits("line0\n😀ab\n", "line0\n😀xb\n")
+	if len(edits) != 1 {
+		t.Fatalf("edits = %+v, want one", edits)
+	}
+	want := TextEdit{Range: Range{Start: Position{1, 2}, End: Position{1, 3}}, NewText: "x"}
+	if edits[0] != want {
+		t.Fatalf("edit = %+v, want %+v", edits[0], want)
+	}
+}
+
+// editEnv returns an env with files written and read (recorded).
+func editEnv(t *testing.T, files map[string]string) *Env {
+	env := newEnv(t)
+	writeFiles(t, env.Root, files)
+	for rel := range files {
+		mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": rel}))
+	}
+	return env
+}
+
+// applyEdit writes res.Edit to disk and records it, as the workspace
+// does, checking that its TextEdits agree with its NewText.
+func applyEdit(t *testing.T, env *Env, res Result) string {
+	t.Helper()
+	mustOK(t, res)
+	e := res.Edit
+	if e == nil {
+		t.Fatalf("no edit in %+v", res)
+	}
+	oldBody, newBody := strings.TrimPrefix(e.OldText, bom), strings.TrimPrefix(e.NewText, bom)
+	if got := applyTextEdits(t, oldBody, e.TextEdits); got != newBody {
+		t.Fatalf("TextEdits give %q, NewText is %q", got, newBody)
+	}
+	if err := WriteFileAtomic(e); err != nil {
+		t.Fatal(err)
+	}
+	env.Reads.Record(e.Path, []byte(e.NewText))
+	data, err := os.ReadFile(e.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestEditFile(t *testing.T) {
+	env := editEnv(t, map[string]string{
+		"a.go":   "package a\n\nfunc A() {}\n",
+		"crlf":   "one\r\ntwo\r\nthree\r\n",
+		"bom":    bom + "first\nsecond\n",
+		"nonl":   "x\ny",
+		"dup":    "x\nfoo\ny\nfoo\nz\nfoo\n",
+		"indent": "func f() {\n\treturn 1\n}\n",
+	})
+	edit := func(path, old, new string, all bool) Result {
+		return run(t, EditFile{}, env, map[string]any{"path": path, "old_string": old, "new_string": new, "replace_all": all})
+	}
+
+	got := applyEdit(t, env, edit("a.go", "func A() {}", "func A() int { return 1 }", false))
+	if got != "package a\n\nfunc A() int { return 1 }\n" {
+		t.Errorf("a.go = %q", got)
+	}
+	// CRLF stays CRLF: the model writes \n.
+	if got := applyEdit(t, env, edit("crlf", "two\nthree", "2\n2.5\n3", false)); got != "one\r\n2\r\n2.5\r\n3\r\n" {
+		t.Errorf("crlf = %q", got)
+	}
+	// The BOM stays.
+	if got := applyEdit(t, env, edit("bom", "first", "1st", false)); got != bom+"1st\nsecond\n" {
+		t.Errorf("bom = %q", got)
+	}
+	// No final newline stays so, even if new_string adds one.
+	if got := applyEdit(t, env, edit("nonl", "y", "Y\n", false)); got != "x\nY" {
+		t.Errorf("nonl = %q", got)
+	}
+	// Several matches: refused with count and lines, then replace_all.
+	mustToolError(t, edit("dup", "foo", "bar", false), "matched 3 times", "lines 2, 4, 6")
+	if got := applyEdit(t, env, edit("dup", "foo", "bar", true)); got != "x\nbar\ny\nbar\nz\nbar\n" {
+		t.Errorf("dup = %q", got)
+	}
+	// Zero matches: a whitespace-insensitive hint.
+	mustToolError(t, edit("indent", "    return 1", "return 2", false), "not found", "line 2")
+	mustToolError(t, edit("indent", "     2\treturn 1", "x", false), "line numbers")
+	mustToolError(t, edit("indent", "nothing like it", "x", false), "not found")
+	// Other refusals.
+	mustToolError(t, edit("missing.go", "x", "y", false), "file not found")
+	mustToolError(t, edit("a.go", "same", "same", false), "the same")
+	mustToolError(t, edit("a.go", "", "content", false), "old_string is empty")
+	mustToolError(t, edit("../escape", "", "x", false), "outside the workspace root")
+	mustToolError(t, edit(".git/config", "", "x", false), ".git")
+	mustToolError(t, run(t, EditFile{}, env, map[string]any{"path": "a.go", "bogus": 1}), "invalid arguments")
+}
+
+func TestEditFileModeAndCreate(t *testing.T) {
+	env := editEnv(t, map[string]string{"run.sh": "#!/bin/sh\necho hi\n"})
+	p := filepath.Join(env.Root, "run.sh")
+	if err := os.Chmod(p, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	applyEdit(t, env, run(t, EditFile{}, env, map[string]any{"path": "run.sh", "old_string": "hi", "new_string": "ho"}))
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Fatalf("mode after edit: %v, %v", fi.Mode(), err)
+	}
+	// Create in a new directory, with no read needed.
+	res := run(t, EditFile{}, env, map[string]any{"path": "new/deeper/f.txt", "old_string": "", "new_string": "hello\n"})
+	if !res.Edit.Created || res.Edit.RelPath != "new/deeper/f.txt" {
+		t.Fatalf("edit = %+v", res.Edit)
+	}
+	if got := applyEdit(t, env, res); got != "hello\n" {
+		t.Fatalf("created %q", got)
+	}
+	if !strings.Contains(res.Edit.Diff, "+hello") {
+		t.Errorf("diff = %q", res.Edit.Diff)
+	}
+}
+
+func TestEditFileStaleness(t *testing.T) {
+	env := newEnv(t)
+	writeFiles(t, env.Root, map[string]string{"f": "v1\n"})
+	edit := map[string]any{"path": "f", "old_string": "v1", "new_string": "v2"}
+	// Never read: refused.
+	mustToolError(t, run(t, EditFile{}, env, edit), "read it first")
+	mustToolError(t, run(t, WriteFile{}, env, map[string]any{"path": "f", "content": "x"}), "read it first")
+	mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": "f"}))
+	mustOK(t, run(t, EditFile{}, env, edit))
+	// Changed behind the model's back: refused until read again.
+	writeFiles(t, env.Root, map[string]string{"f": "v1 changed\n"})
+	env.Reads.MarkStale(filepath.Join(env.Root, "f"))
+	mustToolError(t, run(t, EditFile{}, env, edit), "changed since you last read it")
+	mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": "f"}))
+	applyEdit(t, env, run(t, EditFile{}, env, edit))
+	// After the workspace applied and recorded the edit, the watcher's
+	// echo of that write does not make it stale.
+	env.Reads.MarkStale(filepath.Join(env.Root, "f"))
+	mustOK(t, run(t, EditFile{}, env, map[string]any{"path": "f", "old_string": "v2", "new_string": "v3"}))
+	// A change without a watcher event is still caught by the hash.
+	writeFiles(t, env.Root, map[string]string{"f": "other\n"})
+	mustToolError(t, run(t, EditFile{}, env, map[string]any{"path": "f", "old_string": "other", "new_string": "v3"}), "changed since")
+}
+
+func TestWriteFile(t *testing.T) {
+	env := editEnv(t, map[string]string{"crlf.txt": bom + "a\r\nb\r\n"})
+	if err := os.Chmod(filepath.Join(env.Root, "crlf.txt"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := applyEdit(t, env, run(t, WriteFile{}, env, map[string]any{"path": "crlf.txt", "content": "x\ny\n"}))
+	if got != bom+"x\r\ny\r\n" {
+		t.Errorf("overwrite = %q", got)
+	}
+	if fi, _ := os.Stat(filepath.Join(env.Root, "crlf.txt")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v", fi.Mode())
+	}
+	res := run(t, WriteFile{}, env, map[string]any{"path": "d1/d2/new.txt", "content": "new\n"})
+	if got := applyEdit(t, env, res); got != "new\n" || !res.Edit.Created {
+		t.Errorf("create = %q, %+v", got, res.Edit)
+	}
+	mustOK(t, run(t, WriteFile{}, env, map[string]any{"path": "d1/d2/new.txt", "content": "new\n"}))
+	mustToolError(t, run(t, WriteFile{}, env, map[string]any{"path": "d1", "content": "x"}), "is a directory")
+	mustToolError(t, run(t, WriteFile{}, env, map[string]any{"path": "/etc/passwd", "content": "x"}), "outside")
+	mustToolError(t, run(t, WriteFile{}, env, map[string]any{"content": "x"}), "empty path")
+	mustToolError(t, run(t, WriteFile{}, env, map[string]any{"path": ".", "content": "x"}), "workspace root")
+}
+
+func TestWriteFileAtomicRefusals(t *testing.T) {
+	env := editEnv(t, map[string]string{"f": "one\n"})
+	res := mustOK(t, run(t, EditFile{}, env, map[string]any{"path": "f", "old_string": "one", "new_string": "two"}))
+	// The file changed on disk after the edit was computed.
+	writeFiles(t, env.Root, map[string]string{"f": "user typed\n"})
+	if err := WriteFileAtomic(res.Edit); err == nil || !strings.Contains(err.Error(), "changed since") {
+		t.Fatalf("conflict not detected: %v", err)
+	}
+	// A directory replaced by a symlink pointing out after the edit.
+	res = mustOK(t, run(t, WriteFile{}, env, map[string]any{"path": "dir/new", "content": "x"}))
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(env.Root, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(res.Edit); err == nil {
+		t.Fatal("wrote through a symlink pointing out")
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("files written outside: %v", entries)
+	}
+	// Path and RelPath that disagree.
+	bad := *res.Edit
+	bad.RelPath = "../x"
+	if err := WriteFileAtomic(&bad); err == nil {
+		t.Fatal("accepted a relative path escaping the root")
+	}
+}
+
+func BenchmarkEditFile10MB(b *testing.B) {
+	env := newEnv(b)
+	var sb strings.Builder
+	for i := 0; sb.Len() < 10<<20; i++ {
+		sb.WriteString("line ")
+		sb.WriteString(strings.Repeat("x", i%70))
+		sb.WriteString(" end\n")
+	}
+	sb.WriteString("the unique needle line\n")
+	for i := 0; i < 1000; i++ {
+		sb.WriteString("tail line\n")
+	}
+	writeFiles(b, env.Root, map[string]string{"big.txt": sb.String()})
+	mustOK(b, run(b, ReadFile{}, env, map[string]any{"path": "big.txt", "limit": 1}))
+	args := map[string]any{"path": "big.txt", "old_string": "the unique needle line", "new_string": "the changed needle line"}
+	b.SetBytes(int64(sb.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		res := run(b, EditFile{}, env, args)
+		if res.IsError || len(res.Edit.TextEdits) == 0 {
+			b.Fatalf("%+v", res.Text)
+		}
+	}
+}
