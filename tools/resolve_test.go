@@ -18,21 +18,21 @@ func TestResolveAdversarial(t *testing.T) {
 	writeFiles(t, outside, map[string]string{"secret": "s", "dir/x": "x"})
 	writeFiles(t, root, map[string]string{"a.txt": "a", "sub/b.txt": "b", "~lit": "tilde", "sub/deep/c.txt": "c"})
 	links := map[string]string{
-		"out":          outside,                               // dir link pointing out
-		"outfile":      filepath.Join(outside, "secret"),      // file link pointing out
-		"outrel":       "../" + filepath.Base(outside),        // relative link out (sibling temp dir? resolved below)
-		"dotdot":       "..",                                  // link to parent
-		"in":           "sub",                                 // link staying inside
-		"infile":       "sub/b.txt",                           // file link inside
-		"dangling":     filepath.Join(outside, "nothere"),     // dangling link pointing out
-		"danglingin":   "sub/nothere",                         // dangling link pointing in
-		"sub/up":       "../..",                               // nested link escaping
-		"sub/chain":    "../out",                              // link to a link pointing out
-		"loop1":        "loop2",                               // loop
-		"loop2":        "loop1",                               //
-		"rootabs":      "/",                                   // link to /
-		"sub/selfroot": root,                                  // absolute link to root itself
-		"sub/deep/esc": filepath.Join(outside, "dir"),         // deep link out
+		"out":          outside,                           // dir link pointing out
+		"outfile":      filepath.Join(outside, "secret"),  // file link pointing out
+		"outrel":       "../" + filepath.Base(outside),    // relative link out (sibling temp dir? resolved below)
+		"dotdot":       "..",                              // link to parent
+		"in":           "sub",                             // link staying inside
+		"infile":       "sub/b.txt",                       // file link inside
+		"dangling":     filepath.Join(outside, "nothere"), // dangling link pointing out
+		"danglingin":   "sub/nothere",                     // dangling link pointing in
+		"sub/up":       "../..",                           // nested link escaping
+		"sub/chain":    "../out",                          // link to a link pointing out
+		"loop1":        "loop2",                           // loop
+		"loop2":        "loop1",                           //
+		"rootabs":      "/",                               // link to /
+		"sub/selfroot": root,                              // absolute link to root itself
+		"sub/deep/esc": filepath.Join(outside, "dir"),     // deep link out
 	}
 	for name, target := range links {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
@@ -105,8 +105,8 @@ func TestResolveAdversarial(t *testing.T) {
 		{longName, ""},
 		{"sub/" + longName + "/x", ""},
 		{"..∕..∕etc∕passwd", ""},     // U+2215 DIVISION SLASH
-		{"．．/．．/etc", ""},           // fullwidth full stops
-		{"sub／..／..／x", ""},         // fullwidth solidus
+		{"．．/．．/etc", ""},            // fullwidth full stops
+		{"sub／..／..／x", ""},          // fullwidth solidus
 		{"a⁄b", ""},                  // fraction slash
 		{"a\nb", ""},                 // control character
 		{"\xff\xfe", ""},             // invalid UTF-8
