@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,7 +30,7 @@ type fileList struct {
 // listFiles lists the files under the directory rel (relative to root,
 // "" for all). In a git work tree it asks git, which honours .gitignore,
 // .git/info/exclude and the global excludes, and lists tracked and
-// untracked files but not deleted ones; elsewhere it walks the tree,
+// untracked files (deleted ones are dropped); elsewhere it walks the tree,
 // skipping .git directories. Symlinks are listed, never followed.
 func listFiles(ctx context.Context, root, rel string) (fileList, error) {
 	if paths, err := gitListFiles(ctx, root, rel); err == nil {
@@ -40,8 +42,8 @@ func listFiles(ctx context.Context, root, rel string) (fileList, error) {
 }
 
 func gitListFiles(ctx context.Context, root, rel string) ([]string, error) {
-	args := []string{"-C", root, "-c", "core.quotepath=off", "ls-files", "-z", "-t",
-		"--cached", "--deleted", "--others", "--exclude-standard"}
+	args := []string{"-C", root, "-c", "core.quotepath=off", "ls-files", "-z",
+		"--cached", "--others", "--exclude-standard"}
 	if rel != "" && rel != "." {
 		args = append(args, "--", ":(literal)"+rel)
 	}
@@ -52,26 +54,40 @@ func gitListFiles(ctx context.Context, root, rel string) ([]string, error) {
 		return nil, err
 	}
 	var paths []string
-	var deleted map[string]bool
 	for rec := range bytes.SplitSeq(out, []byte{0}) {
-		if len(rec) < 3 {
-			continue
+		if len(rec) > 0 {
+			paths = append(paths, string(rec))
 		}
-		tag, p := rec[0], string(rec[2:])
-		if tag == 'R' {
-			if deleted == nil {
-				deleted = map[string]bool{}
-			}
-			deleted[p] = true
-			continue
-		}
-		paths = append(paths, p)
-	}
-	if deleted != nil {
-		paths = slices.DeleteFunc(paths, func(p string) bool { return deleted[p] })
 	}
 	slices.Sort(paths)
-	return slices.Compact(paths), nil
+	paths = slices.Compact(paths)
+	return dropDeleted(root, paths), nil
+}
+
+// dropDeleted removes the paths that no longer exist: git lists tracked
+// files deleted from the work tree. Reading each directory's names once
+// is much cheaper than git's --deleted, which stats every file.
+func dropDeleted(root string, paths []string) []string {
+	names := map[string]map[string]bool{} // dir -> names in it; nil if unreadable
+	present := func(p string) bool {
+		dir, name := path.Split(p)
+		set, ok := names[dir]
+		if !ok {
+			if f, err := os.Open(filepath.Join(root, filepath.FromSlash(dir))); err == nil {
+				list, err := f.Readdirnames(-1)
+				f.Close()
+				if err == nil {
+					set = make(map[string]bool, len(list))
+					for _, n := range list {
+						set[n] = true
+					}
+				}
+			}
+			names[dir] = set
+		}
+		return set[name]
+	}
+	return slices.DeleteFunc(paths, func(p string) bool { return !present(p) })
 }
 
 func walkFiles(ctx context.Context, root, rel string) (fileList, error) {

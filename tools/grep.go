@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 //go:embed grep.md
@@ -149,21 +151,96 @@ func grepFiles(ctx context.Context, env *Env, m *lineMatcher, paths []string) []
 	results := make([]grepFile, len(paths))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(paths)/16))
+	// Reading files blocks in system calls: more workers than CPUs keep
+	// the CPUs busy while others wait.
+	workers := min(2*runtime.GOMAXPROCS(0)+2, max(1, len(paths)/16))
 	files := env.files()
+	_, disk := files.(DiskFiles)
 	for range workers {
 		wg.Go(func() {
+			var buf []byte
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
 				if i >= len(paths) {
 					return
 				}
-				results[i] = grepOne(env.Root, files, m, paths[i])
+				abs := filepath.Join(env.Root, filepath.FromSlash(paths[i]))
+				var data []byte
+				var skip string
+				if disk {
+					data, skip = readRegular(abs, &buf)
+				} else {
+					data, skip = readVia(files, abs)
+				}
+				if skip != "" || data != nil {
+					results[i] = grepData(m, paths[i], data, skip)
+				}
 			}
 		})
 	}
 	wg.Wait()
 	return results
+}
+
+// readRegular reads the regular file abs into *buf, reused between
+// calls, with one open (not following a final symlink), one fstat and the
+// reads. It returns nil for a file to ignore, or the reason to skip it.
+func readRegular(abs string, buf *[]byte) ([]byte, string) {
+	fd, err := syscall.Open(abs, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, "" // gone, a symlink (ELOOP) or unreadable
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, ""
+	}
+	if st.Size > grepMaxFileBytes {
+		return nil, "large"
+	}
+	if cap(*buf) < int(st.Size)+1 {
+		*buf = make([]byte, 0, max(int(st.Size)+1, 64<<10))
+	}
+	b := (*buf)[:cap(*buf)]
+	n := 0
+	for {
+		if n == len(b) { // the file grew since the fstat
+			if n > grepMaxFileBytes {
+				return nil, "large"
+			}
+			b = slices.Grow(b[:n], 64<<10)
+			b = b[:cap(b)]
+			*buf = b[:0]
+		}
+		k, err := syscall.Read(fd, b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, ""
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return b[:n:n], ""
+}
+
+// readVia reads abs through a FileSource, skipping non-regular files.
+func readVia(files FileSource, abs string) ([]byte, string) {
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, ""
+	}
+	if fi.Size() > grepMaxFileBytes {
+		return nil, "large"
+	}
+	data, err := files.ReadFile(abs)
+	if err != nil {
+		return nil, ""
+	}
+	return data, ""
 }
 
 // lineMatcher matches lines; file, when not nil, is a multi-line version
@@ -173,18 +250,11 @@ type lineMatcher struct {
 	line, file *regexp.Regexp
 }
 
-func grepOne(root string, files FileSource, m *lineMatcher, rel string) grepFile {
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	fi, err := os.Lstat(abs)
-	if err != nil || !fi.Mode().IsRegular() {
-		return grepFile{}
-	}
-	if fi.Size() > grepMaxFileBytes {
-		return grepFile{skipped: "large"}
-	}
-	data, err := files.ReadFile(abs)
-	if err != nil {
-		return grepFile{}
+// grepData searches the content data of the file rel; data may be a
+// reused buffer, so nothing returned refers to it.
+func grepData(m *lineMatcher, rel string, data []byte, skip string) grepFile {
+	if skip != "" {
+		return grepFile{skipped: skip}
 	}
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		return grepFile{skipped: "binary"}

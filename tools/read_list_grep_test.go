@@ -68,17 +68,17 @@ func TestReadFile(t *testing.T) {
 func gitTree(t *testing.T) *Env {
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{
-		".gitignore":        "*.log\nbuild/\n",
-		"main.go":           "package main\n\nfunc main() { println(\"Hello\") }\n",
-		"lib/util.go":       "package lib\n\n// Hello says hello.\nfunc Hello() {}\n",
-		"lib/util_test.go":  "package lib\n",
-		"docs/readme.md":    "# Hello docs\n",
-		"gone.go":           "package gone // Hello\n",
-		"build/out.go":      "Hello from build\n",
-		"debug.log":         "Hello log\n",
-		"bin.dat":           "Hello\x00binary",
-		"crlf.txt":          "say Hello\r\nend\r\n",
-		"space name.txt":    "Hello spaced\n",
+		".gitignore":       "*.log\nbuild/\n",
+		"main.go":          "package main\n\nfunc main() { println(\"Hello\") }\n",
+		"lib/util.go":      "package lib\n\n// Hello says hello.\nfunc Hello() {}\n",
+		"lib/util_test.go": "package lib\n",
+		"docs/readme.md":   "# Hello docs\n",
+		"gone.go":          "package gone // Hello\n",
+		"build/out.go":     "Hello from build\n",
+		"debug.log":        "Hello log\n",
+		"bin.dat":          "Hello\x00binary",
+		"crlf.txt":         "say Hello\r\nend\r\n",
+		"space name.txt":   "Hello spaced\n",
 		"ünïcode/ファイル.txt": "Hello unicode\n",
 	})
 	git(t, env.Root, "init", "-q")
