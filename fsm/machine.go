@@ -256,3 +256,10 @@ func (m *Machine) apply(ev Event) []Action {
 	}
 	return nil
 }
+
+// Reconfigure replaces the machine's configuration (limits, retry policy,
+// tools) from the next transition on. The system prompt, being the first
+// message of a conversation already under way, is not changed.
+func (m *Machine) Reconfigure(cfg Config) {
+	m.cfg = cfg.withDefaults()
+}

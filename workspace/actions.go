@@ -1,0 +1,118 @@
+package workspace
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/llm"
+)
+
+// workerGroup counts the goroutines a session started for its actions.
+type workerGroup struct{ sync.WaitGroup }
+
+// goWorker runs fn on a new goroutine counted in s.workers.
+func (s *Session) goWorker(fn func()) {
+	s.workers.Add(1)
+	go func() {
+		defer s.workers.Done()
+		fn()
+	}()
+}
+
+// turnContext returns the context of the turn in flight, creating it.
+// CancelInFlight cancels it.
+func (s *Session) turnContext() context.Context {
+	if s.turnCtx == nil {
+		s.turnCtx, s.turnCancel = context.WithCancel(context.Background())
+	}
+	return s.turnCtx
+}
+
+// cancelInFlight cancels the model stream, tool runs and hook of the
+// turn in flight, and the retry timer.
+func (s *Session) cancelInFlight() {
+	if s.turnCancel != nil {
+		s.turnCancel()
+		s.turnCtx, s.turnCancel = nil, nil
+	}
+	if s.retryTimer != nil {
+		s.retryTimer.Stop()
+		s.retryTimer = nil
+	}
+}
+
+// perform carries out one action of the machine. It never blocks: I/O
+// runs on worker goroutines, which report back through the inbox.
+func (s *Session) perform(a fsm.Action) {
+	switch a := a.(type) {
+	case fsm.SendLlmRequest:
+		if a.Turn != s.startedTurn {
+			s.startedTurn = a.Turn
+			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
+			s.batchFiles = map[string]bool{}
+			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+		}
+		s.sendRequest(a)
+	case fsm.ExecuteTools:
+		ctx := s.turnContext()
+		s.goWorker(func() { s.runTools(ctx, a) })
+	case fsm.RunPostToolsHook:
+		ctx := s.turnContext()
+		files := sortedKeys(s.batchFiles)
+		s.batchFiles = map[string]bool{}
+		prompt := s.turnPrompt
+		s.goWorker(func() { s.runHook(ctx, a, files, prompt) })
+	case fsm.DisplayMessage:
+		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
+	case fsm.DisplayToolCall:
+		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
+		if a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed {
+			note.Diff = s.diffs[a.CallID]
+			delete(s.diffs, a.CallID)
+		}
+		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
+	case fsm.DisplayError:
+		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message})
+	case fsm.ScheduleRetry:
+		req := a.Request
+		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEvent(fsm.RetryTimeoutFired{Request: req}) })
+		s.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
+			Text: "retrying in " + formatDelay(a.Delay) + " (" + a.Reason + ")"})
+	case fsm.CancelInFlight:
+		s.cancelInFlight()
+	case fsm.WaitForInput:
+		s.cancelInFlight()
+		clear(s.diffs)
+		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
+	case fsm.Shutdown:
+		s.cancelInFlight()
+		s.stopping = true
+	}
+}
+
+// sendRequest streams the model's response on a worker goroutine.
+func (s *Session) sendRequest(a fsm.SendLlmRequest) {
+	ctx := s.turnContext()
+	provider, schemas := s.provider, s.schemas
+	if provider == nil {
+		msg := "no model is configured"
+		if s.modelErr != nil {
+			msg = s.modelErr.Error()
+		}
+		s.goWorker(func() {
+			s.postEvent(fsm.LlmError{Request: a.Request, Kind: fsm.ErrorOther, Message: msg})
+		})
+		return
+	}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
+	s.goWorker(func() { provider.Stream(ctx, req, s.postEvent) })
+}
+
+func formatDelay(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}

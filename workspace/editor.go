@@ -1,0 +1,115 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
+)
+
+// ErrUnsupported is returned by an Editor method the client cannot do
+// (no applyEdit capability, no loom/saveDocuments, no way to ask). The
+// session then falls back: edits go to disk, approval is denied, unsaved
+// documents are reported.
+var ErrUnsupported = errors.New("not supported by this client")
+
+// ErrEditRejected is wrapped by Editor.ApplyEdit when the client refused
+// the edit, typically because the user typed in the document meanwhile.
+var ErrEditRejected = errors.New("the editor rejected the edit")
+
+// Editor is a session's only way out to the user. The LSP, ACP and
+// headless front ends implement it. One Editor serves every session of a
+// Host: each Notification names its folder.
+type Editor interface {
+	// Notify shows something to the user. It is called from the session's
+	// owner goroutine, in order, and must not block for long.
+	Notify(n Notification)
+	// ApplyEdit applies an edit to a document open in the editor, checking
+	// its version. It returns ErrUnsupported when the client cannot apply
+	// edits, or an error wrapping ErrEditRejected when it refused.
+	ApplyEdit(ctx context.Context, e DocumentEdit) error
+	// Approve asks the user to allow an action (a bash command under the
+	// "ask" policy). It returns ErrUnsupported when there is no one to ask.
+	Approve(ctx context.Context, a Approval) (bool, error)
+	// SaveDocuments asks the client to save the given open documents
+	// (absolute paths) and returns those it saved, or ErrUnsupported.
+	SaveDocuments(ctx context.Context, paths []string) ([]string, error)
+}
+
+// DocumentEdit is an edit to an open document: apply Edits to the text at
+// Version, giving NewText.
+type DocumentEdit struct {
+	Path    string
+	Version int32
+	Edits   []tools.TextEdit
+	NewText string
+}
+
+// Approval is a question to the user.
+type Approval struct {
+	Folder string
+	Turn   uint64
+	Tool   string
+	// Detail is what would run, e.g. the bash command.
+	Detail string
+}
+
+// NotificationKind says what a Notification reports.
+type NotificationKind string
+
+// The notification kinds, with the fields each one sets.
+const (
+	// NoteTurnStarted: Text is the prompt.
+	NoteTurnStarted NotificationKind = "turn_started"
+	// NoteText: Text is a piece of streamed assistant text.
+	NoteText NotificationKind = "text"
+	// NoteTool: Tool is a tool call's new status.
+	NoteTool NotificationKind = "tool"
+	// NoteState: State is the machine's new state name.
+	NoteState NotificationKind = "state"
+	// NoteError: Text is an error message for the user.
+	NoteError NotificationKind = "error"
+	// NoteRetry: Delay and Text (the reason) of a scheduled retry.
+	NoteRetry NotificationKind = "retry"
+	// NoteCommit: Commit is what the post-tool hook committed.
+	NoteCommit NotificationKind = "commit"
+	// NoteInfo: Text is something worth telling that is not an error
+	// (the hook did nothing, the config was reloaded, …).
+	NoteInfo NotificationKind = "info"
+	// NoteTurnEnded: Outcome and Usage of the turn.
+	NoteTurnEnded NotificationKind = "turn_ended"
+)
+
+// Notification is one thing a session reports to the editor.
+type Notification struct {
+	Folder  string
+	Turn    uint64
+	Kind    NotificationKind
+	Text    string
+	Tool    *ToolNote
+	State   string
+	Delay   time.Duration
+	Commit  *CommitNote
+	Outcome fsm.TurnOutcome
+	Usage   fsm.Usage
+}
+
+// ToolNote is the status of one tool call.
+type ToolNote struct {
+	CallID    string
+	Name      string
+	Status    fsm.ToolStatus
+	Detail    string
+	Arguments string
+	// Diff is the unified diff of an edit, once it is applied.
+	Diff string
+}
+
+// CommitNote describes an auto-commit.
+type CommitNote struct {
+	SHA     string
+	Files   []string
+	Message string
+}

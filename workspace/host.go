@@ -1,0 +1,222 @@
+package workspace
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/llm"
+)
+
+// HostOptions configures a Host.
+type HostOptions struct {
+	// Editor receives every session's notifications and requests.
+	Editor Editor
+	// Config loads the configuration of a folder. Default: config.Load
+	// with the folder and the host's overrides.
+	Config func(folder string, overrides []config.Override) (config.Config, error)
+	// Provider builds the model provider for a configuration. Default:
+	// NewProvider.
+	Provider func(cfg config.Config, getenv func(string) string) (llm.Provider, error)
+	// Getenv reads the environment (API keys). Default: os.Getenv.
+	Getenv func(string) string
+	// StateDir holds the sessions' journals. Default: $XDG_STATE_HOME/loom.
+	StateDir string
+	// Logger logs to stderr or a file, never stdout. Default: discard.
+	Logger *slog.Logger
+}
+
+// Host holds one Session per workspace folder and the overlay of open
+// documents they share. Its methods are safe for concurrent use.
+type Host struct {
+	opts    HostOptions
+	overlay *Overlay
+
+	mu        sync.Mutex
+	sessions  map[string]*Session // by folder path
+	overrides []config.Override
+	closed    bool
+}
+
+// NewHost returns a Host with no folders.
+func NewHost(opts HostOptions) *Host {
+	if opts.Config == nil {
+		opts.Config = func(folder string, overrides []config.Override) (config.Config, error) {
+			cfg, _, err := config.Load(config.LoadOptions{Folder: folder, Overrides: overrides})
+			return cfg, err
+		}
+	}
+	if opts.Provider == nil {
+		opts.Provider = NewProvider
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}}
+}
+
+// Overlay returns the open documents shared by the host's sessions.
+func (h *Host) Overlay() *Overlay { return h.overlay }
+
+// SetOverrides replaces the configuration layers that come from the
+// client (initializationOptions, then workspace/didChangeConfiguration).
+// Sessions started afterwards use them; running sessions reload.
+func (h *Host) SetOverrides(overrides []config.Override) {
+	h.mu.Lock()
+	h.overrides = append([]config.Override(nil), overrides...)
+	sessions := h.sortedSessions()
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.ReloadConfig()
+	}
+}
+
+// AddFolder starts a session for folder (an absolute path). Adding a
+// folder twice is a no-op. A configuration error does not prevent the
+// session from starting: it is reported, and asking fails with it.
+func (h *Host) AddFolder(folder string) (*Session, error) {
+	folder, err := canonicalFolder(folder)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, fmt.Errorf("add folder %s: the host is shut down", folder)
+	}
+	if s, ok := h.sessions[folder]; ok {
+		return s, nil
+	}
+	s := newSession(h, folder)
+	h.sessions[folder] = s
+	go s.run()
+	return s, nil
+}
+
+// RemoveFolder stops the folder's session and waits for it.
+func (h *Host) RemoveFolder(folder string) {
+	folder, err := canonicalFolder(folder)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[folder]
+	delete(h.sessions, folder)
+	h.mu.Unlock()
+	if s != nil {
+		s.Close()
+	}
+}
+
+// Folders returns the folders with a session, sorted.
+func (h *Host) Folders() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	folders := make([]string, 0, len(h.sessions))
+	for f := range h.sessions {
+		folders = append(folders, f)
+	}
+	sort.Strings(folders)
+	return folders
+}
+
+// Session returns the session of the folder that contains path (a file or
+// folder path), the innermost one when folders nest. An empty path
+// selects the only folder; it is an error when there are several.
+func (h *Host) Session(path string) (*Session, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.sessions) == 0 {
+		return nil, fmt.Errorf("no workspace folder is open")
+	}
+	if path == "" {
+		if len(h.sessions) == 1 {
+			for _, s := range h.sessions {
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("%d workspace folders are open: say which one with a uri", len(h.sessions))
+	}
+	path = filepath.Clean(path)
+	if abs, err := filepath.EvalSymlinks(path); err == nil {
+		path = abs
+	}
+	var best *Session
+	for folder, s := range h.sessions {
+		if path == folder || strings.HasPrefix(path, folder+string(filepath.Separator)) {
+			if best == nil || len(folder) > len(best.folder) {
+				best = s
+			}
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("%s is not inside any open workspace folder", path)
+	}
+	return best, nil
+}
+
+// Close shuts every session down: in-flight turns are cancelled, child
+// processes killed, journals flushed. It waits for all of them.
+func (h *Host) Close() {
+	h.mu.Lock()
+	h.closed = true
+	sessions := h.sortedSessions()
+	h.sessions = map[string]*Session{}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Close() }()
+	}
+	wg.Wait()
+}
+
+func (h *Host) sortedSessions() []*Session {
+	out := make([]*Session, 0, len(h.sessions))
+	for _, f := range sortedKeys(h.sessions) {
+		out = append(out, h.sessions[f])
+	}
+	return out
+}
+
+func (h *Host) loadConfig(folder string) (config.Config, error) {
+	h.mu.Lock()
+	overrides := h.overrides
+	h.mu.Unlock()
+	return h.opts.Config(folder, overrides)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func canonicalFolder(folder string) (string, error) {
+	if !filepath.IsAbs(folder) {
+		return "", fmt.Errorf("workspace folder %q is not an absolute path", folder)
+	}
+	resolved, err := filepath.EvalSymlinks(folder)
+	if err != nil {
+		return "", fmt.Errorf("workspace folder: %w", err)
+	}
+	st, err := os.Stat(resolved)
+	if err != nil {
+		return "", fmt.Errorf("workspace folder: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("workspace folder %s is not a directory", folder)
+	}
+	return resolved, nil
+}

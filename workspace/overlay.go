@@ -1,0 +1,190 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/loom-lsp/loom-lsp/tools"
+)
+
+// Overlay holds the documents open in the editor, as the user sees them,
+// unsaved text included. Tools read through it (it is a tools.FileSource),
+// so they see the editor's text when a file is open and the disk
+// otherwise. It is safe for concurrent use.
+type Overlay struct {
+	mu      sync.Mutex
+	docs    map[string]*document
+	changed *sync.Cond // broadcast on every change, for WaitVersion
+}
+
+type document struct {
+	text    string
+	version int32
+}
+
+// Change is one content change of a didChange notification. A nil Range
+// replaces the whole text.
+type Change struct {
+	Range *tools.Range
+	Text  string
+}
+
+// NewOverlay returns an empty overlay.
+func NewOverlay() *Overlay {
+	o := &Overlay{docs: map[string]*document{}}
+	o.changed = sync.NewCond(&o.mu)
+	return o
+}
+
+func overlayKey(path string) string {
+	path = filepath.Clean(path)
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		path = filepath.Join(dir, filepath.Base(path))
+	}
+	return path
+}
+
+// Open records a document opened in the editor.
+func (o *Overlay) Open(path string, version int32, text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.docs[overlayKey(path)] = &document{text: text, version: version}
+	o.changed.Broadcast()
+}
+
+// Change applies the changes of a didChange notification, in order, and
+// sets the document's version.
+func (o *Overlay) Change(path string, version int32, changes []Change) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	doc, ok := o.docs[overlayKey(path)]
+	if !ok {
+		return fmt.Errorf("didChange for %s, which is not open", path)
+	}
+	text := doc.text
+	for i, c := range changes {
+		if c.Range == nil {
+			text = c.Text
+			continue
+		}
+		start, err := offsetOf(text, c.Range.Start)
+		if err != nil {
+			return fmt.Errorf("didChange %s: change %d: start: %w", path, i, err)
+		}
+		end, err := offsetOf(text, c.Range.End)
+		if err != nil {
+			return fmt.Errorf("didChange %s: change %d: end: %w", path, i, err)
+		}
+		if end < start {
+			return fmt.Errorf("didChange %s: change %d: range ends before it starts", path, i)
+		}
+		text = text[:start] + c.Text + text[end:]
+	}
+	doc.text, doc.version = text, version
+	o.changed.Broadcast()
+	return nil
+}
+
+// Close forgets a document closed in the editor.
+func (o *Overlay) Close(path string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.docs, overlayKey(path))
+	o.changed.Broadcast()
+}
+
+// Document returns an open document's text and version.
+func (o *Overlay) Document(path string) (text string, version int32, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	doc, ok := o.docs[overlayKey(path)]
+	if !ok {
+		return "", 0, false
+	}
+	return doc.text, doc.version, true
+}
+
+// ReadFile implements tools.FileSource: the editor's text of an open
+// document, else the file on disk.
+func (o *Overlay) ReadFile(path string) ([]byte, error) {
+	if text, _, ok := o.Document(path); ok {
+		return []byte(text), nil
+	}
+	return os.ReadFile(path)
+}
+
+// waitChanged blocks until the document at path is closed, or its version
+// differs from version, or done is closed. It reports whether it changed.
+func (o *Overlay) waitChanged(path string, version int32, done <-chan struct{}) bool {
+	key := overlayKey(path)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-done:
+			o.mu.Lock()
+			o.changed.Broadcast()
+			o.mu.Unlock()
+		case <-stop:
+		}
+	}()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for {
+		doc, ok := o.docs[key]
+		if !ok || doc.version != version {
+			return true
+		}
+		select {
+		case <-done:
+			return false
+		default:
+		}
+		o.changed.Wait()
+	}
+}
+
+// offsetOf converts an LSP position (0-based line, UTF-16 character) into
+// a byte offset in text. A character past the end of its line is clamped
+// to the line's end, as the LSP specification asks.
+func offsetOf(text string, p tools.Position) (int, error) {
+	off := 0
+	for line := uint32(0); line < p.Line; line++ {
+		i := indexNewline(text[off:])
+		if i < 0 {
+			return 0, fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line, line+1)
+		}
+		off += i + 1
+	}
+	lineEnd := len(text)
+	if i := indexNewline(text[off:]); i >= 0 {
+		lineEnd = off + i
+		if lineEnd > off && text[lineEnd-1] == '\r' {
+			lineEnd--
+		}
+	}
+	units := uint32(0)
+	for off < lineEnd && units < p.Character {
+		r, size := utf8.DecodeRuneInString(text[off:])
+		n := uint32(utf16.RuneLen(r))
+		if r == utf8.RuneError || n > 2 {
+			n = 1
+		}
+		units += n
+		off += size
+	}
+	return off, nil
+}
+
+func indexNewline(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}

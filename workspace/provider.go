@@ -1,0 +1,36 @@
+package workspace
+
+import (
+	"fmt"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/llm"
+)
+
+// NewProvider builds the model provider that cfg describes, reading the
+// API key from the environment variable it names. It fails, saying how to
+// fix it, when no model is usable.
+func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, error) {
+	if err := cfg.ModelReady(getenv); err != nil {
+		return nil, err
+	}
+	switch cfg.Model.Provider {
+	case config.ProviderScript:
+		return loadScript(cfg.Model.Script)
+	case config.ProviderOpenAI:
+		return llm.NewOpenAI(llm.OpenAIConfig{
+			BaseURL:     cfg.Model.BaseURL,
+			Model:       cfg.Model.Name,
+			APIKey:      getenv(cfg.Model.APIKeyEnv),
+			MaxTokens:   cfg.Model.MaxTokens,
+			Temperature: cfg.Model.Temperature,
+			Headers:     cfg.Model.Headers,
+			IdleTimeout: cfg.Model.IdleTimeout.Duration,
+		})
+	}
+	return nil, fmt.Errorf("model.provider %q is not known (use %q or %q)", cfg.Model.Provider, config.ProviderOpenAI, config.ProviderScript)
+}
+
+func loadScript(path string) (llm.Provider, error) {
+	return nil, fmt.Errorf("scripted model %s: not available yet", path)
+}

@@ -1,0 +1,308 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/tools"
+)
+
+// ErrClosed is returned by the methods of a Session that has shut down.
+var ErrClosed = errors.New("the session is closed")
+
+// Session is the agent of one workspace folder. One goroutine (run) owns
+// its state machine and performs its actions; model streams, tool runs,
+// timers and editor replies come back to it only through its inbox. The
+// exported methods are safe for concurrent use: they hand work to that
+// goroutine and wait for it.
+type Session struct {
+	host   *Host
+	folder string
+	log    *slog.Logger
+
+	inbox chan func()
+	quit  chan struct{} // closed by Close
+	// life is cancelled when the session shuts down; work that must not be
+	// cut short by a cancelled turn (a git commit) runs under it.
+	life    context.Context
+	endLife context.CancelFunc
+	done    chan struct{} // closed when run has returned
+
+	// Everything below is owned by the run goroutine.
+	m        *fsm.Machine
+	cfg      config.Config
+	cfgErr   error        // the configuration could not be loaded
+	modelErr error        // no usable model (nil when provider is set)
+	provider llm.Provider // nil when modelErr is set
+	registry *tools.Registry
+	schemas  []llm.ToolSchema
+	env      tools.Env
+	reads    *tools.ReadTracker
+	stopping bool
+
+	turnCtx    context.Context
+	turnCancel context.CancelFunc
+	retryTimer *time.Timer
+	workers    workerGroup
+
+	startedTurn uint64
+	turnPrompt  string
+	lastState   fsm.StateKind
+	stateShown  bool
+	// batchFiles are the files the current tool batch changed, for the hook.
+	batchFiles map[string]bool
+	// diffs holds the diff of each applied edit, by call id, until shown.
+	diffs      map[string]string
+	lastCommit string
+}
+
+// Status is a snapshot of a session, for loom.status.
+type Status struct {
+	Folder      string   `json:"folder"`
+	State       string   `json:"state"`
+	Turn        uint64   `json:"turn"`
+	Model       string   `json:"model"`
+	Queued      []string `json:"queued"`
+	LastCommit  string   `json:"lastCommit,omitempty"`
+	ConfigError string   `json:"configError,omitempty"`
+	Messages    int      `json:"messages"`
+}
+
+func newSession(h *Host, folder string) *Session {
+	life, endLife := context.WithCancel(context.Background())
+	return &Session{
+		life:       life,
+		endLife:    endLife,
+		host:       h,
+		folder:     folder,
+		log:        h.opts.Logger.With("folder", folder),
+		inbox:      make(chan func(), 64),
+		quit:       make(chan struct{}),
+		done:       make(chan struct{}),
+		registry:   tools.DefaultRegistry(),
+		reads:      tools.NewReadTracker(),
+		batchFiles: map[string]bool{},
+		diffs:      map[string]string{},
+	}
+}
+
+// Folder returns the session's workspace folder (absolute, resolved).
+func (s *Session) Folder() string { return s.folder }
+
+// Done is closed when the session has shut down.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Ask submits a prompt. It returns at once with the turn the prompt runs
+// as: the next turn when the session is idle, a later one when it is
+// queued behind a turn in flight. The turn streams through the Editor.
+func (s *Session) Ask(ctx context.Context, prompt string) (uint64, error) {
+	var turn uint64
+	var err error
+	callErr := s.call(ctx, func() {
+		switch {
+		case s.cfgErr != nil:
+			err = fmt.Errorf("the configuration is broken: %w", s.cfgErr)
+			return
+		case s.modelErr != nil:
+			err = s.modelErr
+			return
+		}
+		st := s.m.State()
+		turn = st.Turn + 1
+		if st.Kind != fsm.WaitingForUserInput {
+			turn += uint64(st.Queued)
+		}
+		if _, stepErr := s.step(fsm.UserInput{Text: prompt}); stepErr != nil {
+			err = fmt.Errorf("ask: %w", stepErr)
+		}
+	})
+	if callErr != nil {
+		return 0, callErr
+	}
+	return turn, err
+}
+
+// Cancel stops the turn in flight, if any: the model stream is cancelled
+// and tool processes are killed. Queued prompts start afterwards.
+func (s *Session) Cancel(ctx context.Context) error {
+	return s.call(ctx, func() {
+		if s.busy() {
+			s.step(fsm.Cancel{})
+		}
+	})
+}
+
+// Reset cancels the turn in flight and starts a new, empty conversation.
+func (s *Session) Reset(ctx context.Context) error {
+	return s.call(ctx, func() {
+		if s.busy() {
+			s.step(fsm.Cancel{})
+		}
+		s.m = fsm.New(s.machineConfig())
+		s.startedTurn = 0
+		s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
+		s.notifyState()
+	})
+}
+
+// Status returns a snapshot of the session.
+func (s *Session) Status(ctx context.Context) (Status, error) {
+	var st Status
+	err := s.call(ctx, func() {
+		ms := s.m.State()
+		st = Status{
+			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
+			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.lastCommit,
+			Messages: ms.Messages,
+		}
+		if st.Queued == nil {
+			st.Queued = []string{}
+		}
+		if s.cfgErr != nil {
+			st.ConfigError = s.cfgErr.Error()
+		} else if s.modelErr != nil {
+			st.ConfigError = s.modelErr.Error()
+		}
+	})
+	return st, err
+}
+
+// History returns the conversation, for a client that redraws it.
+func (s *Session) History(ctx context.Context) ([]fsm.Message, error) {
+	var msgs []fsm.Message
+	err := s.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
+	return msgs, err
+}
+
+// ReloadConfig reloads the folder's configuration. A broken one keeps the
+// current configuration and is reported.
+func (s *Session) ReloadConfig() {
+	s.post(func() { s.loadConfig(true) })
+}
+
+// Close shuts the session down: the turn in flight is cancelled, child
+// processes are killed, and Close waits until every worker has returned.
+func (s *Session) Close() {
+	select {
+	case <-s.quit:
+	default:
+		close(s.quit)
+	}
+	<-s.done
+}
+
+// call runs fn on the owner goroutine and waits for it.
+func (s *Session) call(ctx context.Context, fn func()) error {
+	finished := make(chan struct{})
+	wrapped := func() { defer close(finished); fn() }
+	select {
+	case s.inbox <- wrapped:
+	case <-s.done:
+		return ErrClosed
+	case <-s.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-finished:
+		return nil
+	case <-s.done:
+		return ErrClosed
+	}
+}
+
+// post hands fn to the owner goroutine without waiting for it to run. It
+// gives up once the session is done.
+func (s *Session) post(fn func()) {
+	select {
+	case s.inbox <- fn:
+	case <-s.done:
+	}
+}
+
+// postEvent steps ev on the owner goroutine.
+func (s *Session) postEvent(ev fsm.Event) {
+	s.post(func() { s.step(ev) })
+}
+
+func (s *Session) busy() bool {
+	switch s.m.State().Kind {
+	case fsm.CallingLlm, fsm.ExecutingTools, fsm.PostToolsHook, fsm.Error:
+		return true
+	}
+	return false
+}
+
+// run is the owner goroutine.
+func (s *Session) run() {
+	defer close(s.done)
+	s.loadConfig(false)
+	s.m = fsm.New(s.machineConfig())
+	s.notifyState()
+	for !s.stopping {
+		select {
+		case fn := <-s.inbox:
+			fn()
+		case <-s.quit:
+			s.step(fsm.ShutdownRequested{})
+			s.stopping = true
+		}
+	}
+	s.drain()
+}
+
+// drain runs what workers still post until all of them have returned;
+// the machine, shutting down, rejects their events.
+func (s *Session) drain() {
+	s.cancelInFlight()
+	s.endLife()
+	finished := make(chan struct{})
+	go func() { s.workers.Wait(); close(finished) }()
+	for {
+		select {
+		case fn := <-s.inbox:
+			fn()
+		case <-finished:
+			return
+		}
+	}
+}
+
+// step applies ev to the machine and performs the resulting actions.
+func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
+	acts, err := s.m.Step(ev)
+	if err != nil {
+		if errors.Is(err, fsm.ErrStaleEvent) {
+			s.log.Debug("dropped a stale event", "err", err)
+		} else {
+			s.log.Warn("event rejected", "err", err)
+		}
+		return nil, err
+	}
+	for _, a := range acts {
+		s.perform(a)
+	}
+	s.notifyState()
+	return acts, nil
+}
+
+func (s *Session) notify(n Notification) {
+	n.Folder = s.folder
+	s.host.opts.Editor.Notify(n)
+}
+
+func (s *Session) notifyState() {
+	k := s.m.State().Kind
+	if k == s.lastState && s.stateShown {
+		return
+	}
+	s.lastState, s.stateShown = k, true
+	s.notify(Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()})
+}

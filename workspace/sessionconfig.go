@@ -1,0 +1,72 @@
+package workspace
+
+import (
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/tools"
+)
+
+// loadConfig (re)loads the folder's configuration on the owner goroutine.
+// On a reload, a broken configuration keeps the current one and is
+// reported.
+func (s *Session) loadConfig(reload bool) {
+	cfg, err := s.host.loadConfig(s.folder)
+	if err != nil {
+		s.log.Warn("configuration error", "err", err)
+		if reload && s.cfgErr == nil {
+			s.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error() + " (keeping the previous configuration)"})
+			return
+		}
+		s.cfgErr = err
+		s.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error()})
+		return
+	}
+	s.cfgErr = nil
+	s.cfg = cfg
+	s.provider, s.modelErr = s.host.opts.Provider(cfg, s.host.opts.Getenv)
+	if s.modelErr != nil {
+		s.provider = nil
+		s.log.Info("no usable model", "err", s.modelErr)
+	}
+	s.schemas = toolSchemas(s.registry)
+	s.env = tools.Env{
+		Root:           s.folder,
+		Files:          s.host.overlay,
+		Reads:          s.reads,
+		BashTimeout:    cfg.Tools.BashTimeout.Duration,
+		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
+		ScrubEnv:       []string{cfg.Model.APIKeyEnv},
+		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
+	}
+	if s.m != nil {
+		s.m.Reconfigure(s.machineConfig())
+	}
+	if reload {
+		s.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})
+	}
+}
+
+// machineConfig derives the state machine's configuration.
+func (s *Session) machineConfig() fsm.Config {
+	c := fsm.Config{
+		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder),
+		Tools:         s.registry.Specs(),
+		MaxRetries:    s.cfg.Agent.MaxRetries,
+		MaxIterations: s.cfg.Agent.MaxIterations,
+		RetryBase:     s.cfg.Agent.RetryBase.Duration,
+		RetryMax:      s.cfg.Agent.RetryMax.Duration,
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = -1 // config's 0 means no retry; fsm's 0 means default
+	}
+	return c
+}
+
+func toolSchemas(r *tools.Registry) []llm.ToolSchema {
+	all := r.All()
+	out := make([]llm.ToolSchema, len(all))
+	for i, t := range all {
+		out[i] = llm.ToolSchema{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()}
+	}
+	return out
+}

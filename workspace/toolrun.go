@@ -1,0 +1,160 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
+)
+
+// editSettleTimeout bounds the wait for the editor's didChange after it
+// applied one of our edits.
+const editSettleTimeout = 2 * time.Second
+
+// toolOutcome is what one call produced, delivered to the owner goroutine.
+type toolOutcome struct {
+	result  string
+	isError bool
+	// changed is the file an applied edit changed, "" if none.
+	changed string
+	diff    string
+}
+
+// runTools runs a batch in call order: consecutive read-only calls run in
+// parallel, and each mutating call runs alone, after everything before it.
+func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools) {
+	for i := 0; i < len(a.Calls); {
+		if a.Mutating[i] {
+			s.runCall(ctx, a.Turn, a.Calls[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(a.Calls) && !a.Mutating[j] {
+			j++
+		}
+		var wg sync.WaitGroup
+		for _, c := range a.Calls[i:j] {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.runCall(ctx, a.Turn, c) }()
+		}
+		wg.Wait()
+		i = j
+	}
+}
+
+// runCall runs one call and reports ToolProgress and ToolCompleted.
+func (s *Session) runCall(ctx context.Context, turn uint64, c fsm.ToolCall) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.postEvent(fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
+	out := s.execute(ctx, turn, c)
+	if ctx.Err() != nil {
+		return // cancelled: the machine has closed the call already
+	}
+	s.post(func() {
+		if out.changed != "" {
+			s.batchFiles[out.changed] = true
+		}
+		if out.diff != "" {
+			s.diffs[c.ID] = out.diff
+		}
+		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
+	})
+}
+
+// execute runs the tool, asks for approval where policy says so, and
+// applies the edit it computed.
+func (s *Session) execute(ctx context.Context, turn uint64, c fsm.ToolCall) toolOutcome {
+	tool, ok := s.registry.Get(c.Name)
+	if !ok {
+		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
+	}
+	if c.Name == "bash" {
+		if refusal := s.approveBash(ctx, turn, c); refusal != "" {
+			return toolOutcome{result: refusal, isError: true}
+		}
+	}
+	env := s.env
+	env.Progress = func(msg string) { s.postEvent(fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: msg}) }
+	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
+	if err != nil {
+		if ctx.Err() != nil {
+			return toolOutcome{result: "tool error: cancelled", isError: true}
+		}
+		s.log.Error("tool failed", "tool", c.Name, "err", err)
+		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
+	}
+	out := toolOutcome{result: res.Text, isError: res.IsError}
+	if res.Edit != nil && !res.IsError {
+		if err := s.applyEdit(ctx, res.Edit); err != nil {
+			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
+		}
+		out.changed, out.diff = res.Edit.Path, res.Edit.Diff
+	}
+	return out
+}
+
+// approveBash enforces the tools.bash policy. It returns "" when the
+// command may run, else the tool result that explains why not.
+func (s *Session) approveBash(ctx context.Context, turn uint64, c fsm.ToolCall) string {
+	switch s.cfg.Tools.Bash {
+	case config.PolicyAllow:
+		return ""
+	case config.PolicyDeny:
+		return `tool error: bash is disabled here (tools.bash = "deny"); do without running commands`
+	}
+	var args struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: turn, Tool: c.Name, Detail: args.Command})
+	switch {
+	case errors.Is(err, ErrUnsupported):
+		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`
+	case err != nil:
+		return "tool error: could not ask the user to approve the command: " + err.Error()
+	case !ok:
+		return "tool error: denied by the user; the command was not run"
+	}
+	return ""
+}
+
+// applyEdit lands an edit: through the editor when the document is open
+// there (a versioned edit, refused if the user typed meanwhile), else
+// atomically on disk.
+func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
+	overlay := s.host.overlay
+	if text, version, open := overlay.Document(e.Path); open {
+		if text != e.OldText {
+			return fmt.Errorf("%s changed in the editor while the edit was computed; read it again", e.RelPath)
+		}
+		err := s.host.opts.Editor.ApplyEdit(ctx, DocumentEdit{Path: e.Path, Version: version, Edits: e.TextEdits, NewText: e.NewText})
+		switch {
+		case err == nil:
+			// The editor reports its new text with a didChange; wait for it
+			// so that the next read sees the edit.
+			settle, cancel := context.WithTimeout(ctx, editSettleTimeout)
+			overlay.waitChanged(e.Path, version, settle.Done())
+			cancel()
+			s.reads.Record(e.Path, []byte(e.NewText))
+			return nil
+		case errors.Is(err, ErrEditRejected):
+			return fmt.Errorf("the editor refused the edit to %s (%v): the document changed meanwhile; read it again", e.RelPath, err)
+		case !errors.Is(err, ErrUnsupported):
+			return fmt.Errorf("apply the edit to %s: %w", e.RelPath, err)
+		}
+	}
+	if err := tools.WriteFileAtomic(e); err != nil {
+		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	}
+	s.reads.Record(e.Path, []byte(e.NewText))
+	return nil
+}
