@@ -69,15 +69,61 @@ func newEdit(root, abs string, created bool, oldText, newText string, mode fs.Fi
 	rel := relTo(root, abs)
 	e := &Edit{Path: abs, RelPath: rel, Created: created, OldText: oldText, NewText: newText, Mode: mode.Perm()}
 	oldBody, newBody := strings.TrimPrefix(oldText, bom), strings.TrimPrefix(newText, bom)
-	e.TextEdits = textEdits(oldBody, newBody)
+	edits := byteEdits(oldBody, newBody)
+	e.TextEdits = lspEdits(oldBody, edits)
+	if n := len(oldText) - len(oldBody); n == len(newText)-len(newBody) {
+		shifted := make([]udiff.Edit, len(edits))
+		for i, ed := range edits {
+			shifted[i] = udiff.Edit{Start: ed.Start + n, End: ed.End + n, New: ed.New}
+		}
+		edits = shifted
+	} else {
+		edits = byteEdits(oldText, newText) // the BOM itself changes
+	}
 	from, to := "a/"+rel, "b/"+rel
 	if created {
 		from = "/dev/null"
 	}
-	if diff, err := udiff.ToUnified(from, to, oldText, byteEdits(oldText, newText), 3); err == nil {
-		e.Diff = diff
-	}
+	e.Diff = unifiedDiff(from, to, oldText, edits)
 	return e
+}
+
+// unifiedDiff renders edits of text as a unified diff with 3 lines of
+// context. Only a window of whole lines around the edits is diffed, so a
+// small change to a huge file stays cheap.
+func unifiedDiff(from, to, text string, edits []udiff.Edit) string {
+	if len(edits) == 0 {
+		return ""
+	}
+	const context = 3
+	ws := strings.LastIndexByte(text[:edits[0].Start], '\n') + 1
+	for k := 0; k < context && ws > 0; k++ {
+		ws = strings.LastIndexByte(text[:ws-1], '\n') + 1
+	}
+	we := edits[len(edits)-1].End
+	for k := 0; k <= context && we < len(text); k++ {
+		i := strings.IndexByte(text[we:], '\n')
+		if i < 0 {
+			we = len(text)
+			break
+		}
+		we += i + 1
+	}
+	window := make([]udiff.Edit, len(edits))
+	for i, e := range edits {
+		window[i] = udiff.Edit{Start: e.Start - ws, End: e.End - ws, New: e.New}
+	}
+	u, err := udiff.ToUnifiedDiff(from, to, text[ws:we], window, context)
+	if err != nil {
+		return ""
+	}
+	if off := strings.Count(text[:ws], "\n"); off > 0 {
+		for _, h := range u.Hunks {
+			h.FromLine += off
+			h.ToLine += off
+		}
+	}
+	return u.String()
 }
 
 // byteEdits returns minimal byte edits from a to b. The common prefix and
@@ -110,10 +156,12 @@ func byteEdits(a, b string) []udiff.Edit {
 	return mid
 }
 
-// textEdits converts the byte edits from a to b into LSP TextEdits. No
-// edit boundary is left between the "\r" and "\n" of a CRLF.
-func textEdits(a, b string) []TextEdit {
-	edits := byteEdits(a, b)
+// textEdits returns the LSP TextEdits from a to b.
+func textEdits(a, b string) []TextEdit { return lspEdits(a, byteEdits(a, b)) }
+
+// lspEdits converts byte edits of a into LSP TextEdits. No edit boundary
+// is left between the "\r" and "\n" of a CRLF. edits is not modified.
+func lspEdits(a string, edits []udiff.Edit) []TextEdit {
 	if len(edits) == 0 {
 		return nil
 	}

@@ -1,12 +1,15 @@
 package tools
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf16"
+
+	"github.com/aymanbagabas/go-udiff"
 )
 
 // applyTextEdits applies LSP edits the way an editor does: positions are
@@ -293,6 +296,41 @@ func BenchmarkEditFile10MB(b *testing.B) {
 		res := run(b, EditFile{}, env, args)
 		if res.IsError || len(res.Edit.TextEdits) == 0 {
 			b.Fatalf("%+v", res.Text)
+		}
+	}
+}
+
+// The windowed diff equals go-udiff's diff of the whole text.
+func TestUnifiedDiffWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		var lines []string
+		for i := range 5 + rng.IntN(40) {
+			lines = append(lines, fmt.Sprintf("line %d\n", i))
+		}
+		a := strings.Join(lines, "")
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(lines))
+			switch rng.IntN(3) {
+			case 0:
+				lines[i] = "changed\n"
+			case 1:
+				lines = append(lines[:i], lines[i+1:]...)
+			default:
+				lines = append(lines[:i], append([]string{"inserted\n"}, lines[i:]...)...)
+			}
+		}
+		b := strings.Join(lines, "")
+		if rng.IntN(4) == 0 {
+			b = strings.TrimSuffix(b, "\n")
+		}
+		edits := byteEdits(a, b)
+		want, err := udiff.ToUnified("a/f", "b/f", a, edits, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := unifiedDiff("a/f", "b/f", a, edits); got != want {
+			t.Fatalf("diff of %q -> %q:\n%s\nwant\n%s", a, b, got, want)
 		}
 	}
 }
