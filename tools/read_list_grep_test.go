@@ -213,3 +213,30 @@ func TestRegistry(t *testing.T) {
 	}()
 	NewRegistry(Bash{}, Bash{})
 }
+
+// overlay is a FileSource with some files open in an editor.
+type overlay map[string]string
+
+func (o overlay) ReadFile(abs string) ([]byte, error) {
+	if text, ok := o[abs]; ok {
+		return []byte(text), nil
+	}
+	return os.ReadFile(abs)
+}
+
+func TestToolsReadTheOverlay(t *testing.T) {
+	env := gitTree(t)
+	abs := filepath.Join(env.Root, "main.go")
+	env.Files = overlay{abs: "package main\n\n// unsaved Buffered text\n"}
+	res := mustOK(t, run(t, Grep{}, env, map[string]any{"pattern": "Buffered"}))
+	if !strings.HasPrefix(res.Text, "main.go:3: // unsaved Buffered text\n") {
+		t.Errorf("grep: %q", res.Text)
+	}
+	if res := mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": "main.go"})); !strings.Contains(res.Text, "unsaved") {
+		t.Errorf("read_file: %q", res.Text)
+	}
+	res = mustOK(t, run(t, EditFile{}, env, map[string]any{"path": "main.go", "old_string": "unsaved", "new_string": "saved"}))
+	if res.Edit.OldText != "package main\n\n// unsaved Buffered text\n" {
+		t.Errorf("edit computed against %q", res.Edit.OldText)
+	}
+}

@@ -18,7 +18,7 @@ var (
 
 // ReadTracker remembers, per absolute path, a hash of the content the
 // model last read, so that edits based on an old or absent read are
-// refused. It is safe for concurrent use.
+// refused. It is safe for concurrent use; the zero value is ready to use.
 //
 // Policy: edit_file and write_file refuse to change an existing file
 // that was never read (ErrNotRead) or whose current content differs from
