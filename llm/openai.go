@@ -113,13 +113,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 			emit(ev)
 		}
 	}
-	defer func() {
-		if r := recover(); r != nil && !finished && ctx.Err() == nil {
-			finished = true
-			emit(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorOther,
-				Message: fmt.Sprintf("internal error in the model provider: %v", r)})
-		}
-	}()
+	defer recoverStream(ctx, req.ID, &finished, emit)
 
 	params, err := p.buildParams(req)
 	if err != nil {
@@ -291,4 +285,18 @@ func (w *watchedReader) Read(b []byte) (int, error) {
 	n, err := w.r.Read(b)
 	w.wd.disarm()
 	return n, err
+}
+
+// recoverStream turns a panic inside a provider into its final LlmError,
+// unless the final event was already emitted or ctx is cancelled. A panic
+// raised by emit itself is swallowed rather than re-raised.
+func recoverStream(ctx context.Context, reqID uint64, finished *bool, emit func(fsm.Event)) {
+	r := recover()
+	if r == nil || *finished || ctx.Err() != nil {
+		return
+	}
+	*finished = true
+	defer func() { _ = recover() }()
+	emit(fsm.LlmError{Request: reqID, Kind: fsm.ErrorOther,
+		Message: fmt.Sprintf("internal error in the model provider: %v", r)})
 }

@@ -14,6 +14,9 @@ import (
 // [ParseScript]. A request no step matches gets a non-retryable LlmError
 // naming the script and the request's last message.
 func (s *Script) Stream(ctx context.Context, req Request, emit func(fsm.Event)) {
+	finished := false
+	defer recoverStream(ctx, req.ID, &finished, emit)
+	emit = finalGuard(emit, &finished)
 	st, idx := s.pick(&req)
 	if st == nil {
 		if ctx.Err() == nil {
@@ -181,4 +184,15 @@ func splitN(s string, n int) []string {
 		s = s[cut:]
 	}
 	return out
+}
+
+// finalGuard wraps emit to record when the final event has been emitted.
+func finalGuard(emit func(fsm.Event), finished *bool) func(fsm.Event) {
+	return func(ev fsm.Event) {
+		switch ev.(type) {
+		case fsm.LlmCompleted, fsm.LlmError:
+			*finished = true
+		}
+		emit(ev)
+	}
 }
