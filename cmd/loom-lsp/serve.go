@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/loom-lsp/loom-lsp/jsonrpc"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+func init() {
+	commands["serve"] = subcommand{summary: "speak LSP on stdin/stdout", run: runServe}
+}
+
+// stdio joins stdin and stdout into the connection the server speaks on.
+type stdio struct {
+	io.Reader
+	io.Writer
+	closers []io.Closer
+}
+
+func (s stdio) Close() error {
+	for _, c := range s.closers {
+		_ = c.Close()
+	}
+	return nil
+}
+
+func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("loom-lsp serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logFile := fs.String("log", "", "write logs to `file` instead of stderr")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	stateDir := fs.String("state-dir", "", "keep session journals in `dir` (default $XDG_STATE_HOME/loom)")
+	maxMessage := fs.Int("max-message-size", jsonrpc.DefaultMaxMessageSize, "largest incoming message, in `bytes`")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: loom-lsp [serve] [flags]\n\n"+
+			"Speaks the Language Server Protocol on stdin/stdout and hosts one agent\n"+
+			"session per workspace folder. Nothing but protocol frames goes to stdout.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "loom-lsp serve: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "loom-lsp serve: -log-level: %v\n", err)
+		return 2
+	}
+	logOut := stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "loom-lsp serve: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		logOut = f
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+
+	// A write to a closed stdout must come back as EPIPE (and end the
+	// server cleanly), not kill the process with SIGPIPE.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	conn := stdio{Reader: stdin, Writer: stdout}
+	for _, c := range []any{stdin, stdout} {
+		if cl, ok := c.(io.Closer); ok {
+			conn.closers = append(conn.closers, cl)
+		}
+	}
+	return jsonrpc.Serve(ctx, conn, jsonrpc.Options{
+		Logger:         logger,
+		Version:        buildVersion(),
+		MaxMessageSize: *maxMessage,
+		Host:           hostOptions(logger, *stateDir),
+	})
+}
+
+// hostOptions are the workspace.HostOptions of a real run: default config
+// loading and providers, journals in stateDir.
+func hostOptions(logger *slog.Logger, stateDir string) workspace.HostOptions {
+	return workspace.HostOptions{Logger: logger, StateDir: stateDir}
+}

@@ -1,0 +1,100 @@
+package jsonrpc
+
+import (
+	"go.lsp.dev/protocol"
+)
+
+// The commands of workspace/executeCommand, declared once. Each has an
+// argument type below (the command's single argument, a JSON object) and
+// an entry in [commands].
+const (
+	// CmdAsk submits a prompt: AskArgs -> AskResult, at once; the turn
+	// streams through notifications.
+	CmdAsk = "loom.ask"
+	// CmdCancel stops the turn in flight: FolderArgs -> null.
+	CmdCancel = "loom.cancel"
+	// CmdReset cancels and starts a new conversation: FolderArgs -> null.
+	CmdReset = "loom.reset"
+	// CmdStatus reports a session: FolderArgs -> workspace.Status.
+	CmdStatus = "loom.status"
+	// CmdHistory returns the transcript: FolderArgs -> HistoryResult.
+	CmdHistory = "loom.history"
+	// CmdUndo reverts the session's last auto-commit, with guards:
+	// FolderArgs -> UndoResult.
+	CmdUndo = "loom.undo"
+)
+
+// FolderArgs selects a session. URI is a file or folder inside the
+// workspace folder; empty selects the only folder.
+type FolderArgs struct {
+	URI string `json:"uri,omitempty"`
+}
+
+// AskArgs are loom.ask's arguments.
+type AskArgs struct {
+	// Prompt is the user's message; required.
+	Prompt string `json:"prompt"`
+	// URI selects the folder (see FolderArgs), and is the document the
+	// selection is in.
+	URI string `json:"uri,omitempty"`
+	// Selection, if set, is added to the prompt as context: the text of
+	// Range in URI (read from the open buffer, or disk), or Text when set.
+	Selection *Selection `json:"selection,omitempty"`
+}
+
+// Selection is a range of a document given to the model as context.
+type Selection struct {
+	// Range is in LSP positions (0-based line, UTF-16 character).
+	Range protocol.Range `json:"range"`
+	// Text is the selected text; empty means read it from the document.
+	Text string `json:"text,omitempty"`
+	// Diagnostic is the message of a diagnostic at Range ("Ask Loom to
+	// fix"), if any.
+	Diagnostic string `json:"diagnostic,omitempty"`
+}
+
+// AskResult is loom.ask's reply.
+type AskResult struct {
+	// Folder is the session's workspace folder (a path).
+	Folder string `json:"folder"`
+	// Turn is the turn the prompt runs as; the notifications of the turn
+	// carry it.
+	Turn uint64 `json:"turn"`
+}
+
+// HistoryResult is loom.history's reply.
+type HistoryResult struct {
+	Folder   string           `json:"folder"`
+	Messages []HistoryMessage `json:"messages"`
+}
+
+// HistoryMessage is one message of the transcript.
+type HistoryMessage struct {
+	Role       string            `json:"role"`
+	Content    string            `json:"content"`
+	ToolCalls  []HistoryToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string            `json:"toolCallId,omitempty"`
+}
+
+// HistoryToolCall is one tool call of an assistant message.
+type HistoryToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// UndoResult is loom.undo's reply.
+type UndoResult struct {
+	Folder string `json:"folder"`
+	// Message says what was reverted.
+	Message string `json:"message"`
+}
+
+// commandNames lists the commands initialize advertises.
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for _, c := range commandList {
+		names = append(names, c.name)
+	}
+	return names
+}

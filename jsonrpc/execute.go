@@ -1,0 +1,228 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// codeRequestFailed is LSP's RequestFailed: the request was valid but
+// could not be carried out (no model configured, session closed, …).
+const codeRequestFailed jsonrpc2.Code = -32803
+
+// command is one workspace/executeCommand command.
+type command struct {
+	name string
+	// run decodes the argument and runs the command.
+	run func(s *Server, ctx context.Context, arg json.RawMessage) (any, error)
+}
+
+// commandList holds every command, in the order initialize lists them.
+var commandList = []command{
+	{CmdAsk, typed(CmdAsk, (*Server).runAsk)},
+	{CmdCancel, typed(CmdCancel, (*Server).runCancel)},
+	{CmdReset, typed(CmdReset, (*Server).runReset)},
+	{CmdStatus, typed(CmdStatus, (*Server).runStatus)},
+	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
+	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
+}
+
+// commands indexes commandList by name.
+var commands = func() map[string]command {
+	m := make(map[string]command, len(commandList))
+	for _, c := range commandList {
+		m[c.name] = c
+	}
+	return m
+}()
+
+// typed adapts a command function taking its argument type T.
+func typed[T any](name string, fn func(*Server, context.Context, T) (any, error)) func(*Server, context.Context, json.RawMessage) (any, error) {
+	return func(s *Server, ctx context.Context, raw json.RawMessage) (any, error) {
+		var arg T
+		if len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&arg); err != nil {
+				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: bad argument: %v", name, err)
+			}
+		}
+		return fn(s, ctx, arg)
+	}
+}
+
+// executeCommand is the one runner of every command: it decodes the
+// arguments, reports work-done progress when the client gave a token,
+// and turns errors into JSON-RPC errors (InvalidParams for a bad
+// argument, RequestCancelled when cancelled, RequestFailed otherwise).
+func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	var p protocol.ExecuteCommandParams
+	if err := decodeParams(protocol.MethodWorkspaceExecuteCommand, raw, &p); err != nil {
+		return nil, err
+	}
+	cmd, ok := commands[p.Command]
+	if !ok {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q; the commands are %s",
+			p.Command, strings.Join(commandNames(), ", "))
+	}
+	if len(p.Arguments) > 1 {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: takes one argument (an object), got %d", cmd.name, len(p.Arguments))
+	}
+	var arg json.RawMessage
+	if len(p.Arguments) == 1 {
+		arg = json.RawMessage(p.Arguments[0])
+		if k := firstByte(arg); k != '{' && k != 'n' {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: the argument must be a JSON object, got %s", cmd.name, truncate(string(arg), 40))
+		}
+	}
+	if p.WorkDoneToken != nil {
+		s.clientProgress(p.WorkDoneToken, "begin", cmd.name)
+		defer s.clientProgress(p.WorkDoneToken, "end", "")
+	}
+	result, err := cmd.run(s, ctx, arg)
+	if err == nil {
+		return result, nil
+	}
+	var wire *jsonrpc2.Error
+	switch {
+	case ctx.Err() != nil:
+		return nil, protocol.ErrRequestCancelled
+	case errors.As(err, &wire):
+		return nil, err
+	default:
+		s.log.Info("command failed", "command", cmd.name, "err", err)
+		return nil, jsonrpc2.NewError(codeRequestFailed, fmt.Sprintf("%s: %v", cmd.name, err))
+	}
+}
+
+func firstByte(b []byte) byte {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+// session finds the session for a command's uri argument.
+func (s *Server) session(name, rawURI string) (*workspace.Session, error) {
+	var path string
+	if rawURI != "" {
+		p, err := uriPath(uri.URI(rawURI))
+		if err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: bad uri: %v", name, err)
+		}
+		path = p
+	}
+	sess, err := s.host.Session(path)
+	if err != nil {
+		if rawURI != "" {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", name, err)
+		}
+		return nil, jsonrpc2.NewError(codeRequestFailed, fmt.Sprintf("%s: %v", name, err))
+	}
+	return sess, nil
+}
+
+func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
+	if strings.TrimSpace(a.Prompt) == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: prompt is required (a non-empty string)", CmdAsk)
+	}
+	if a.Selection != nil && a.URI == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: a selection needs the uri of its document", CmdAsk)
+	}
+	sess, err := s.session(CmdAsk, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	prompt := a.Prompt
+	if a.Selection != nil {
+		ctxText, err := s.selectionContext(sess.Folder(), a.URI, *a.Selection)
+		if err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: selection: %v", CmdAsk, err)
+		}
+		prompt += "\n\n" + ctxText
+	}
+	turn, err := sess.Ask(ctx, prompt)
+	if err != nil {
+		return nil, err
+	}
+	return &AskResult{Folder: sess.Folder(), Turn: turn}, nil
+}
+
+func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCancel, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	return nil, sess.Cancel(ctx)
+}
+
+func (s *Server) runReset(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdReset, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	return nil, sess.Reset(ctx)
+}
+
+func (s *Server) runStatus(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdStatus, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sess.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdHistory, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := sess.History(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &HistoryResult{Folder: sess.Folder(), Messages: make([]HistoryMessage, 0, len(msgs))}
+	for _, m := range msgs {
+		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			hm.ToolCalls = append(hm.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		out.Messages = append(out.Messages, hm)
+	}
+	return out, nil
+}
+
+// undoer is the part of workspace.Session that loom.undo uses.
+type undoer interface {
+	Undo(ctx context.Context) (string, error)
+}
+
+func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdUndo, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	u, ok := any(sess).(undoer)
+	if !ok {
+		return nil, errors.New("undo is not available in this build")
+	}
+	msg, err := u.Undo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
+}

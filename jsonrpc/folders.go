@@ -1,0 +1,39 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// didChangeWorkspaceFolders starts and stops sessions. Removing a folder
+// waits for its session to close; the session cancels its editor calls
+// first, so this cannot wait on the read goroutine.
+func (s *Server) didChangeWorkspaceFolders(_ context.Context, raw jsonrpc2.RawMessage) error {
+	var p protocol.DidChangeWorkspaceFoldersParams
+	if err := decodeParams(protocol.MethodWorkspaceDidChangeWorkspaceFolders, raw, &p); err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range p.Event.Removed {
+		path, err := uriPath(f.URI)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if sess, err := s.host.Session(path); err == nil && sess.Folder() != "" {
+			s.host.RemoveFolder(path)
+			s.closeOutbox(sess.Folder())
+		} else {
+			s.host.RemoveFolder(path)
+		}
+	}
+	for _, f := range p.Event.Added {
+		if err := s.addFolder(f.URI); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

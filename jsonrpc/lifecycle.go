@@ -1,0 +1,153 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+)
+
+// clientCaps is what the server uses of the client's capabilities.
+type clientCaps struct {
+	// loom: the client declared experimental.loom and understands our
+	// loom/* notifications.
+	loom bool
+	// saveDocuments: it declared experimental.loom.saveDocuments.
+	saveDocuments bool
+	// applyEdit: it applies versioned TextDocumentEdits
+	// (workspace.applyEdit and workspace.workspaceEdit.documentChanges).
+	applyEdit bool
+	// workDoneProgress: window.workDoneProgress.
+	workDoneProgress bool
+}
+
+func parseCaps(c protocol.ClientCapabilities) clientCaps {
+	var caps clientCaps
+	if w := c.Workspace; w != nil && w.ApplyEdit != nil && *w.ApplyEdit {
+		caps.applyEdit = w.WorkspaceEdit != nil && w.WorkspaceEdit.DocumentChanges != nil && *w.WorkspaceEdit.DocumentChanges
+	}
+	if w := c.Window; w != nil && w.WorkDoneProgress != nil {
+		caps.workDoneProgress = *w.WorkDoneProgress
+	}
+	if len(c.Experimental) > 0 {
+		var exp struct {
+			Loom *struct {
+				SaveDocuments bool `json:"saveDocuments"`
+			} `json:"loom"`
+		}
+		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
+			caps.loom = true
+			caps.saveDocuments = exp.Loom.SaveDocuments
+		}
+	}
+	return caps
+}
+
+// initialize answers the initialize request: it records the client's
+// capabilities, folders and initializationOptions, and advertises ours.
+// Sessions start at initialized.
+func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	var p protocol.InitializeParams
+	if err := decodeParams(protocol.MethodInitialize, raw, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != lcNew {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize: the server is already initialized")
+	}
+	s.state = lcInitialized
+	s.caps = parseCaps(p.Capabilities)
+	if len(p.InitializationOptions) > 0 {
+		s.initOpts = append([]byte(nil), p.InitializationOptions...)
+	}
+	s.initFolders = nil
+	if folders, ok := p.WorkspaceFolders.Get(); ok && len(folders) > 0 {
+		for _, f := range folders {
+			s.initFolders = append(s.initFolders, f.URI)
+		}
+	} else if p.RootURI != nil && *p.RootURI != "" {
+		s.initFolders = []uri.URI{*p.RootURI}
+	}
+	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", len(s.initFolders),
+		"loom", s.caps.loom, "applyEdit", s.caps.applyEdit, "progress", s.caps.workDoneProgress)
+
+	incremental := protocol.TextDocumentSyncKindIncremental
+	yes := true
+	return &protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &incremental},
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactor},
+			},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames()},
+			Workspace: &protocol.WorkspaceOptions{
+				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
+					Supported: &yes, ChangeNotifications: protocol.Boolean(true),
+				},
+			},
+		},
+		ServerInfo: protocol.ServerInfo{Name: "loom-lsp", Version: protocol.NewOptional(s.opts.Version)},
+	}, nil
+}
+
+// initialized loads the configuration layers and starts one session per
+// workspace folder (or for rootUri when there are none).
+func (s *Server) initialized(_ context.Context, _ jsonrpc2.RawMessage) error {
+	s.mu.Lock()
+	folders := s.initFolders
+	s.initFolders = nil
+	s.mu.Unlock()
+	s.applyOverrides()
+	var errs []error
+	for _, u := range folders {
+		if err := s.addFolder(u); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(folders) == 0 {
+		s.showMessage(protocol.MessageTypeWarning, "loom-lsp: no workspace folder is open; Loom needs one to work in")
+	}
+	for _, err := range errs {
+		s.showMessage(protocol.MessageTypeError, "loom-lsp: "+err.Error())
+	}
+	return nil
+}
+
+// addFolder starts the session of a folder URI.
+func (s *Server) addFolder(u uri.URI) error {
+	path, err := uriPath(u)
+	if err != nil {
+		return fmt.Errorf("workspace folder: %w", err)
+	}
+	if _, err := s.host.AddFolder(path); err != nil {
+		return err
+	}
+	return nil
+}
+
+// shutdown answers shutdown: later requests are refused and the sessions
+// are stopped (turns cancelled, processes killed). The process exits at
+// exit.
+func (s *Server) shutdown(_ context.Context, _ jsonrpc2.RawMessage) (any, error) {
+	s.mu.Lock()
+	s.state = lcShutdown
+	s.mu.Unlock()
+	s.host.Close()
+	return nil, nil
+}
+
+// exit ends the server: exit code 0 after shutdown, 1 otherwise.
+func (s *Server) exit(_ context.Context, _ jsonrpc2.RawMessage) error {
+	s.mu.Lock()
+	code := 1
+	if s.state == lcShutdown {
+		code = 0
+	}
+	s.mu.Unlock()
+	s.finish(code)
+	return nil
+}

@@ -1,0 +1,200 @@
+package jsonrpc
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Methods of the loom notifications (server -> client), sent to clients
+// that declare experimental.loom.
+const (
+	// MethodDisplayMessage carries DisplayMessageParams.
+	MethodDisplayMessage = "loom/displayMessage"
+	// MethodToolCall carries ToolCallParams.
+	MethodToolCall = "loom/toolCall"
+	// MethodState carries StateParams.
+	MethodState = "loom/state"
+	// MethodSaveDocuments is a request: SaveDocumentsParams ->
+	// SaveDocumentsResult.
+	MethodSaveDocuments = "loom/saveDocuments"
+)
+
+// DisplayMessageParams is a coalesced piece of streamed assistant text.
+// Seq counts the folder's displayMessage notifications from 1, so a gap
+// or reordering is detectable.
+type DisplayMessageParams struct {
+	Folder string `json:"folder"`
+	Turn   uint64 `json:"turn"`
+	Seq    uint64 `json:"seq"`
+	Text   string `json:"text"`
+}
+
+// ToolCallParams is a tool call's new status.
+type ToolCallParams struct {
+	Folder string `json:"folder"`
+	Turn   uint64 `json:"turn"`
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	// Summary says what the call does (its arguments, shortened).
+	Summary string `json:"summary"`
+	// Status is streaming, pending, running, succeeded, failed or
+	// cancelled.
+	Status string `json:"status"`
+	// Progress is the latest detail: output so far, or the result.
+	Progress string `json:"progress,omitempty"`
+	// Diff is the unified diff of an applied edit.
+	Diff string `json:"diff,omitempty"`
+}
+
+// StateParams is a session's new state.
+type StateParams struct {
+	Folder string `json:"folder"`
+	State  string `json:"state"`
+}
+
+// maxAnswer bounds the final answer shown to a client without
+// experimental.loom.
+const maxAnswer = 16 << 10
+
+// folderOut turns one folder's notifications into LSP messages. It is
+// owned by the folder's outbox goroutine.
+type folderOut struct {
+	s      *Server
+	folder string
+	seq    uint64
+	// answer is the text since the turn's last tool call: the final answer
+	// shown to a client without experimental.loom.
+	answer strings.Builder
+	turn   *progress            // the turn's work-done progress, or nil
+	tools  map[string]*progress // by call id
+}
+
+func newFolderOut(s *Server, folder string) *folderOut {
+	return &folderOut{s: s, folder: folder, tools: map[string]*progress{}}
+}
+
+func (f *folderOut) caps() clientCaps {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return f.s.caps
+}
+
+func (f *folderOut) label() string { return "Loom (" + filepath.Base(f.folder) + ")" }
+
+// send sends n.
+func (f *folderOut) send(n workspace.Notification) {
+	caps := f.caps()
+	ctx := context.Background()
+	switch n.Kind {
+	case workspace.NoteTurnStarted:
+		f.answer.Reset()
+		f.endAll()
+		f.turn = f.s.beginProgress(f.folder, f.label(), truncate(firstLine(n.Text), 80), true)
+	case workspace.NoteText:
+		f.seq++
+		if caps.loom {
+			f.s.notify(ctx, MethodDisplayMessage, &DisplayMessageParams{Folder: f.folder, Turn: n.Turn, Seq: f.seq, Text: n.Text})
+		} else {
+			f.s.notify(ctx, protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: n.Text})
+		}
+		if f.answer.Len() < maxAnswer {
+			f.answer.WriteString(n.Text)
+		}
+	case workspace.NoteTool:
+		f.sendTool(caps, n)
+	case workspace.NoteState:
+		if caps.loom {
+			f.s.notify(ctx, MethodState, &StateParams{Folder: f.folder, State: n.State})
+		}
+	case workspace.NoteError:
+		f.s.showMessage(protocol.MessageTypeError, f.label()+": "+n.Text)
+	case workspace.NoteRetry:
+		msg := fmt.Sprintf("retrying in %.0f s (%s)", n.Delay.Seconds(), n.Text)
+		f.turn.report(msg)
+		f.s.showMessage(protocol.MessageTypeWarning, f.label()+": "+msg)
+	case workspace.NoteCommit:
+		if c := n.Commit; c != nil {
+			f.s.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("%s: committed %s: %s", f.label(), shortSHA(c.SHA), firstLine(c.Message)))
+		}
+	case workspace.NoteInfo:
+		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+	case workspace.NoteTurnEnded:
+		f.endAll()
+		if !caps.loom && f.answer.Len() > 0 {
+			answer := f.answer.String()
+			if len(answer) >= maxAnswer {
+				answer = truncate(answer, maxAnswer) + " (see the log for the rest)"
+			}
+			f.s.showMessage(protocol.MessageTypeInfo, f.label()+": "+strings.TrimSpace(answer))
+		}
+		f.answer.Reset()
+	default:
+		f.s.log.Debug("unknown notification kind", "kind", n.Kind)
+	}
+}
+
+func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {
+	t := n.Tool
+	if t == nil {
+		return
+	}
+	f.answer.Reset()
+	if caps.loom {
+		f.s.notify(context.Background(), MethodToolCall, &ToolCallParams{
+			Folder: f.folder, Turn: n.Turn, ID: t.CallID, Name: t.Name,
+			Summary: truncate(oneLine(t.Arguments), 200), Status: string(t.Status),
+			Progress: t.Detail, Diff: t.Diff,
+		})
+	} else if t.Status != fsm.ToolStreaming && t.Status != fsm.ToolPending {
+		f.s.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("%s: %s %s %s", f.label(), t.Name, t.Status, truncate(oneLine(t.Detail), 200)))
+	}
+	switch t.Status {
+	case fsm.ToolRunning:
+		if f.tools[t.CallID] == nil {
+			f.tools[t.CallID] = f.s.beginProgress(f.folder, t.Name, truncate(oneLine(t.Arguments), 80), false)
+		} else {
+			f.tools[t.CallID].report(truncate(oneLine(t.Detail), 80))
+		}
+	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
+		if p := f.tools[t.CallID]; p != nil {
+			p.end(string(t.Status))
+			delete(f.tools, t.CallID)
+		}
+	}
+}
+
+// endAll ends every open progress of the folder.
+func (f *folderOut) endAll() {
+	for id, p := range f.tools {
+		p.end("")
+		delete(f.tools, id)
+	}
+	if f.turn != nil {
+		f.turn.end("")
+		f.turn = nil
+	}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
