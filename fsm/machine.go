@@ -51,6 +51,11 @@ type Machine struct {
 	running  int // execs not yet completed
 
 	turnUsage Usage
+
+	// changed holds the paths of FilesChanged events not yet told to the
+	// model, in arrival order; changedSet indexes it.
+	changed    []string
+	changedSet map[string]bool
 }
 
 type streamingCall struct {
@@ -185,6 +190,10 @@ func (m *Machine) check(ev Event) error {
 		if !m.busy() {
 			return m.invalid(ev, "nothing in flight to cancel")
 		}
+	case FilesChanged:
+		if len(e.Paths) == 0 {
+			return m.invalid(ev, "no paths")
+		}
 	case ShutdownRequested:
 	default:
 		return m.invalid(ev, "unknown event type")
@@ -251,6 +260,8 @@ func (m *Machine) apply(ev Event) []Action {
 	case Cancel:
 		acts := m.abandonTurn()
 		return m.endTurn(acts, TurnCancelled)
+	case FilesChanged:
+		return m.onFilesChanged(e)
 	case ShutdownRequested:
 		return m.becomeShuttingDown()
 	}

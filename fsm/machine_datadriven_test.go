@@ -154,6 +154,9 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return PostToolsHookCompleted{Turn: u64("turn"), ActionTaken: td.Input, Failed: td.HasArg("failed")}
 	case "retry-fired":
 		return RetryTimeoutFired{Request: u64("req")}
+	case "files-changed":
+		// Each input line is a path.
+		return FilesChanged{Paths: strings.Fields(td.Input)}
 	case "cancel":
 		return Cancel{}
 	case "shutdown":

@@ -18,6 +18,7 @@ func (m *Machine) startTurn(text string) []Action {
 	m.turn++
 	m.iteration = 0
 	m.turnUsage = Usage{}
+	m.flushChanged()
 	m.history = append(m.history, Message{Role: RoleUser, Content: text})
 	return m.becomeCallingLlm(nil)
 }
@@ -34,6 +35,7 @@ func (m *Machine) becomeCallingLlm(acts []Action) []Action {
 	}
 	m.iteration++
 	m.retries = 0
+	m.flushChanged()
 	return append(acts, m.sendRequest())
 }
 
