@@ -68,13 +68,20 @@ func (s *Session) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayToolCall:
 		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
+		if a.Status == fsm.ToolPending {
+			note.Arguments = s.callArguments(a.CallID)
+		}
 		if a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed {
 			note.Diff = s.diffs[a.CallID]
 			delete(s.diffs, a.CallID)
+			if summary, ok := s.summaries[a.CallID]; ok {
+				note.Detail = summary
+				delete(s.summaries, a.CallID)
+			}
 		}
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
 	case fsm.DisplayError:
-		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message})
+		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message, ErrorKind: a.Kind})
 	case fsm.ScheduleRetry:
 		req := a.Request
 		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEvent(fsm.RetryTimeoutFired{Request: req}) })
@@ -85,6 +92,7 @@ func (s *Session) perform(a fsm.Action) {
 	case fsm.WaitForInput:
 		s.cancelInFlight()
 		clear(s.diffs)
+		clear(s.summaries)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
 	case fsm.Shutdown:
 		s.cancelInFlight()
@@ -115,4 +123,14 @@ func formatDelay(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+// callArguments returns the arguments of a call of the current batch.
+func (s *Session) callArguments(id string) string {
+	for _, x := range s.m.State().Executions {
+		if x.Call.ID == id {
+			return x.Call.Arguments
+		}
+	}
+	return ""
 }

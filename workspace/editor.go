@@ -69,7 +69,8 @@ const (
 	NoteTool NotificationKind = "tool"
 	// NoteState: State is the machine's new state name.
 	NoteState NotificationKind = "state"
-	// NoteError: Text is an error message for the user.
+	// NoteError: Text is an error message for the user; ErrorKind says
+	// what failed when the model did.
 	NoteError NotificationKind = "error"
 	// NoteRetry: Delay and Text (the reason) of a scheduled retry.
 	NoteRetry NotificationKind = "retry"
@@ -94,6 +95,8 @@ type Notification struct {
 	Commit  *CommitNote
 	Outcome fsm.TurnOutcome
 	Usage   fsm.Usage
+	// ErrorKind classifies a NoteError that came from the model.
+	ErrorKind fsm.ErrorKind
 }
 
 // ToolNote is the status of one tool call.

@@ -32,5 +32,5 @@ func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, e
 }
 
 func loadScript(path string) (llm.Provider, error) {
-	return nil, fmt.Errorf("scripted model %s: not available yet", path)
+	return llm.LoadScript(path)
 }

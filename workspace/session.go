@@ -13,6 +13,10 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 )
 
+// ErrConfig is wrapped by Ask's error when the folder's configuration
+// could not be loaded.
+var ErrConfig = errors.New("configuration error")
+
 // ErrClosed is returned by the methods of a Session that has shut down.
 var ErrClosed = errors.New("the session is closed")
 
@@ -58,7 +62,9 @@ type Session struct {
 	// batchFiles are the files the current tool batch changed, for the hook.
 	batchFiles map[string]bool
 	// diffs holds the diff of each applied edit, by call id, until shown.
-	diffs      map[string]string
+	diffs map[string]string
+	// summaries holds each finished call's one-line summary, until shown.
+	summaries  map[string]string
 	lastCommit string
 }
 
@@ -89,6 +95,7 @@ func newSession(h *Host, folder string) *Session {
 		reads:      tools.NewReadTracker(),
 		batchFiles: map[string]bool{},
 		diffs:      map[string]string{},
+		summaries:  map[string]string{},
 	}
 }
 
@@ -107,7 +114,7 @@ func (s *Session) Ask(ctx context.Context, prompt string) (uint64, error) {
 	callErr := s.call(ctx, func() {
 		switch {
 		case s.cfgErr != nil:
-			err = fmt.Errorf("the configuration is broken: %w", s.cfgErr)
+			err = fmt.Errorf("%w: %w", ErrConfig, s.cfgErr)
 			return
 		case s.modelErr != nil:
 			err = s.modelErr
@@ -144,9 +151,12 @@ func (s *Session) Reset(ctx context.Context) error {
 		if s.busy() {
 			s.step(fsm.Cancel{})
 		}
+		hadTurns := s.m.State().Turn > 0
 		s.m = fsm.New(s.machineConfig())
 		s.startedTurn = 0
-		s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
+		if hadTurns {
+			s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
+		}
 		s.notifyState()
 	})
 }

@@ -295,4 +295,3 @@ func atoi(s string) int {
 	}
 	return n
 }
-

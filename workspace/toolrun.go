@@ -24,6 +24,8 @@ type toolOutcome struct {
 	// changed is the file an applied edit changed, "" if none.
 	changed string
 	diff    string
+	// summary is the tool's one-line summary, for display.
+	summary string
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
@@ -66,6 +68,9 @@ func (s *Session) runCall(ctx context.Context, turn uint64, c fsm.ToolCall) {
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
 		}
+		if out.summary != "" {
+			s.summaries[c.ID] = out.summary
+		}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
 }
@@ -92,7 +97,7 @@ func (s *Session) execute(ctx context.Context, turn uint64, c fsm.ToolCall) tool
 		s.log.Error("tool failed", "tool", c.Name, "err", err)
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
-	out := toolOutcome{result: res.Text, isError: res.IsError}
+	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary}
 	if res.Edit != nil && !res.IsError {
 		if err := s.applyEdit(ctx, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/jsonrpc/headless"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+const execUsage = `Usage: loom-lsp exec [flags] PROMPT
+       echo PROMPT | loom-lsp exec [flags] -
+
+Runs one agent turn in the current directory's workspace, with the same
+tools, git auto-commit and journal as the editor daemon, and exits.
+
+Examples:
+  loom-lsp exec "add a --verbose flag to main.go"
+  loom-lsp exec --output jsonl --approve bash=allow "run the tests and fix what fails"
+  loom-lsp exec --base-url http://localhost:11434/v1 --model qwen2.5-coder "explain main.go"
+  loom-lsp exec --script testdata/session.toml "hi"      # a scripted model, offline
+
+Output: --output text prints the assistant's text on stdout (tool calls,
+commits and errors go to stderr); --output jsonl prints one JSON event per
+line on stdout (see README.md, "exec JSONL events"). Logs go to stderr.
+
+Exit codes: 0 done; 1 the turn failed; 2 bad usage; 3 configuration error or
+no model configured; 4 the model failed; 130 interrupted (SIGINT/SIGTERM).
+
+Flags:
+`
+
+// execFlags are the flags of `loom-lsp exec`.
+type execFlags struct {
+	output, model, baseURL, configFile, approve, script string
+	maxIterations                                       int
+	resume, fresh, verbose                              bool
+}
+
+func (f *execFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.output, "output", "text", "output format: text or jsonl")
+	fs.StringVar(&f.model, "model", "", "model name (overrides [model] name)")
+	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible API root (overrides [model] base_url)")
+	fs.StringVar(&f.configFile, "config", "", "config file to use instead of ~/.config/loom/loom.toml")
+	fs.StringVar(&f.approve, "approve", "", "bash=allow or bash=deny (default: the config's tools.bash; \"ask\" cannot ask here, so bash is refused)")
+	fs.IntVar(&f.maxIterations, "max-iterations", 0, "max model requests in the turn (overrides agent.max_iterations)")
+	fs.BoolVar(&f.resume, "resume", false, "continue the workspace's conversation")
+	fs.BoolVar(&f.fresh, "new", false, "start a new conversation (the default)")
+	fs.StringVar(&f.script, "script", "", "use the scripted model in this TOML file (offline; see llm/testdata/README.md)")
+	fs.BoolVar(&f.verbose, "verbose", false, "log debug details to stderr")
+}
+
+// overrides turns the flags into a configuration layer, the last and
+// strongest one.
+func (f *execFlags) overrides() (config.Override, error) {
+	model, agent, tools := map[string]any{}, map[string]any{}, map[string]any{}
+	if f.model != "" {
+		model["name"] = f.model
+	}
+	if f.baseURL != "" {
+		model["base_url"] = f.baseURL
+	}
+	if f.script != "" {
+		abs, err := filepath.Abs(f.script)
+		if err != nil {
+			return config.Override{}, err
+		}
+		model["provider"], model["script"] = config.ProviderScript, abs
+	}
+	if f.maxIterations != 0 {
+		if f.maxIterations < 1 {
+			return config.Override{}, fmt.Errorf("--max-iterations must be at least 1")
+		}
+		agent["max_iterations"] = f.maxIterations
+	}
+	if f.approve != "" {
+		tool, policy, ok := strings.Cut(f.approve, "=")
+		if !ok || tool != "bash" || (policy != "allow" && policy != "deny") {
+			return config.Override{}, fmt.Errorf("--approve takes bash=allow or bash=deny, not %q", f.approve)
+		}
+		tools["bash"] = policy
+	}
+	layer := map[string]any{}
+	for name, m := range map[string]map[string]any{"model": model, "agent": agent, "tools": tools} {
+		if len(m) > 0 {
+			layer[name] = m
+		}
+	}
+	b, err := json.Marshal(layer)
+	return config.Override{Name: "command-line flags", JSON: b}, err
+}
+
+func init() {
+	commands["exec"] = subcommand{summary: "run one agent turn headless, for scripts and CI", run: func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return runExec(ctx, args, stdin, stdout, stderr)
+	}}
+}
+
+// runExec implements `loom-lsp exec`; cancelling ctx interrupts it.
+func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
+	var f execFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "loom-lsp exec: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "Run 'loom-lsp exec --help' for usage.")
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		return usageErr("want exactly one PROMPT argument (quote it, or pass - to read it from stdin), got %d", fs.NArg())
+	}
+	if f.resume && f.fresh {
+		return usageErr("--resume and --new exclude each other")
+	}
+	format := headless.Format(f.output)
+	if format != headless.Text && format != headless.JSONL {
+		return usageErr("--output is text or jsonl, not %q", f.output)
+	}
+	prompt := fs.Arg(0)
+	if prompt == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return usageErr("reading the prompt from stdin: %v", err)
+		}
+		prompt = string(b)
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return usageErr("the prompt is empty")
+	}
+	layer, err := f.overrides()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	folder, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
+		return exitFailed
+	}
+	load := func(folder string, overrides []config.Override) (config.Config, error) {
+		cfg, _, err := config.Load(config.LoadOptions{Folder: folder, ExplicitFile: f.configFile,
+			Overrides: append(append([]config.Override(nil), overrides...), layer)})
+		return cfg, err
+	}
+	// Check the configuration and the model before starting anything, to
+	// fail fast with a precise message.
+	cfg, err := load(folder, nil)
+	if err == nil {
+		_, err = workspace.NewProvider(cfg, os.Getenv)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
+		return exitConfig
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	editor := headless.NewEditor(format, stdout, stderr)
+	host := workspace.NewHost(workspace.HostOptions{
+		Editor: editor,
+		Config: load,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	})
+	return headlessTurn{host: host, editor: editor, folder: folder, prompt: prompt, fresh: !f.resume, stderr: stderr}.run(ctx)
+}

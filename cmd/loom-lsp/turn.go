@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/jsonrpc/headless"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Exit codes of the headless subcommands (exec, demo).
+const (
+	exitOK          = 0
+	exitFailed      = 1 // the turn failed for another reason (iteration limit, …)
+	exitUsage       = 2 // bad flags or arguments
+	exitConfig      = 3 // broken configuration, or no model configured
+	exitModel       = 4 // the model failed (auth, bad request, retries exhausted, …)
+	exitInterrupted = 130
+)
+
+// headlessTurn runs one user turn on folder through host and waits for it.
+// Interrupting ctx cancels the turn (tools are killed) and gives
+// exitInterrupted.
+type headlessTurn struct {
+	host   *workspace.Host
+	editor *headless.Editor
+	folder string
+	prompt string
+	fresh  bool // start a new conversation instead of continuing
+	stderr io.Writer
+}
+
+func (r headlessTurn) run(ctx context.Context) int {
+	defer r.host.Close()
+	s, err := r.host.AddFolder(r.folder)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
+		return exitConfig
+	}
+	if r.fresh {
+		if err := s.Reset(ctx); err != nil {
+			fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
+			return exitFailed
+		}
+	}
+	turn, err := s.Ask(ctx, r.prompt)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
+		if errors.Is(err, config.ErrNoModel) || errors.Is(err, workspace.ErrConfig) {
+			return exitConfig
+		}
+		return exitFailed
+	}
+	ended, lastErr, err := r.editor.WaitTurn(ctx, turn)
+	if err != nil {
+		// Interrupted: cancel the turn, killing its tools, and wait for it
+		// to close so the conversation and journal stay valid.
+		wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Cancel(wait)
+		r.editor.WaitTurn(wait, turn)
+		fmt.Fprintln(r.stderr, "loom-lsp: interrupted")
+		return exitInterrupted
+	}
+	switch ended.Outcome {
+	case fsm.TurnDone:
+		return exitOK
+	case fsm.TurnCancelled:
+		return exitInterrupted
+	}
+	if lastErr.ErrorKind != "" && lastErr.ErrorKind != fsm.ErrorOther {
+		return exitModel
+	}
+	return exitFailed
+}
