@@ -3,7 +3,6 @@ package llm
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 )
@@ -52,7 +51,7 @@ type wireUsage struct {
 // while the call in progress already has a name, which starts a new call.
 type toolAccumulator struct {
 	calls   []fsm.ToolCall
-	args    []strings.Builder
+	args    [][]byte // args[i] accumulates the arguments of calls[i]
 	byIndex map[int]int
 	byID    map[string]int
 }
@@ -78,7 +77,7 @@ func (a *toolAccumulator) add(d *wireToolCall) int {
 	if pos < 0 {
 		pos = len(a.calls)
 		a.calls = append(a.calls, fsm.ToolCall{})
-		a.args = append(a.args, strings.Builder{})
+		a.args = append(a.args, nil)
 		if d.Index != nil {
 			if a.byIndex == nil {
 				a.byIndex = make(map[int]int)
@@ -97,7 +96,7 @@ func (a *toolAccumulator) add(d *wireToolCall) int {
 	if d.Function.Name != "" && c.Name == "" {
 		c.Name = d.Function.Name
 	}
-	a.args[pos].WriteString(d.Function.Arguments)
+	a.args[pos] = append(a.args[pos], d.Function.Arguments...)
 	return pos
 }
 
@@ -110,7 +109,7 @@ func (a *toolAccumulator) result(reqID uint64) []fsm.ToolCall {
 	}
 	out := make([]fsm.ToolCall, len(a.calls))
 	for i, c := range a.calls {
-		c.Arguments = a.args[i].String()
+		c.Arguments = string(a.args[i])
 		if c.ID == "" {
 			c.ID = "call_" + strconv.FormatUint(reqID, 10) + "_" + strconv.Itoa(i)
 		}

@@ -227,3 +227,19 @@ func TestSplitN(t *testing.T) {
 		}
 	}
 }
+
+func TestScriptPacing(t *testing.T) {
+	s, err := NewScript("paced", Step{Pace: 20 * time.Millisecond, Text: []string{"a", "b", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	evs := run(t, s, simpleReq(1))
+	// Three gaps: a-b, b-c, c-completed.
+	if el := time.Since(start); el < 60*time.Millisecond {
+		t.Errorf("paced stream took %s, want >= 60ms", el)
+	}
+	if text(evs) != "abc" {
+		t.Errorf("text %q", text(evs))
+	}
+}
