@@ -57,6 +57,11 @@ type OpenAIConfig struct {
 // ends without "data: [DONE]" as a clean end, and hides the tool-call
 // index's absence. Decoding ourselves also keeps raw error bodies, and
 // lets the idle watchdog see every read.
+//
+// LlmToolCallDelta.Index is the call's position in LlmCompleted.ToolCalls
+// (calls are keyed by the server's index, else by id), not the raw wire
+// index. Reasoning fields some servers stream (reasoning_content) are
+// dropped: fsm has no event for them.
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client openai.Client
