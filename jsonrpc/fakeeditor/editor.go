@@ -1,0 +1,331 @@
+// Package fakeeditor is a scriptable LSP client for tests, in the style
+// of gopls's fake.Editor: it keeps buffers and versions, sends real
+// didOpen/didChange, answers the server's requests (applyEdit,
+// showMessageRequest, loom/saveDocuments) by script, records every
+// notification, and lets a test wait until an expectation holds.
+package fakeeditor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+)
+
+// Config says what the fake editor declares and how it answers.
+type Config struct {
+	// Loom declares experimental.loom (with saveDocuments).
+	Loom bool
+	// ApplyEdit declares workspace.applyEdit with documentChanges.
+	ApplyEdit bool
+	// WorkDoneProgress declares window.workDoneProgress.
+	WorkDoneProgress bool
+	// Folders are the workspace folders (absolute paths).
+	Folders []string
+	// InitializationOptions is marshalled as initializationOptions.
+	InitializationOptions any
+}
+
+// Message is a message the server sent: a notification or a request.
+type Message struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Decode decodes the params into v, failing loudly on bad JSON.
+func (m Message) Decode(v any) error { return json.Unmarshal(m.Params, v) }
+
+// Editor is the fake editor. Its methods are safe for concurrent use.
+type Editor struct {
+	cfg  Config
+	conn jsonrpc2.Conn
+
+	// Hooks answer the server's requests; a nil hook gets the default.
+	// Set them before Initialize.
+	Hooks Hooks
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	buffers  map[string]*buffer // by path
+	messages []Message          // every notification and request, in order
+	closed   bool
+}
+
+// Hooks script the answers to the server's requests.
+type Hooks struct {
+	// BeforeApplyEdit runs before an applyEdit is answered, e.g. to type in
+	// the buffer so the versioned edit is refused.
+	BeforeApplyEdit func(e *Editor, p *protocol.ApplyWorkspaceEditParams)
+	// ShowMessageRequest picks an action; default: the first action.
+	ShowMessageRequest func(p *protocol.ShowMessageRequestParams) *protocol.MessageActionItem
+	// SaveDocuments returns the URIs saved; default: all of them.
+	SaveDocuments func(uris []string) []string
+}
+
+type buffer struct {
+	text    string
+	version int32
+}
+
+// Connect starts the fake editor on rwc (one end of a pipe whose other
+// end the server reads).
+func Connect(ctx context.Context, rwc io.ReadWriteCloser, cfg Config) *Editor {
+	e := &Editor{cfg: cfg, buffers: map[string]*buffer{}}
+	e.cond = sync.NewCond(&e.mu)
+	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
+	e.conn.Go(ctx, e.handle)
+	go func() {
+		<-e.conn.Done()
+		e.mu.Lock()
+		e.closed = true
+		e.cond.Broadcast()
+		e.mu.Unlock()
+	}()
+	return e
+}
+
+// Conn is the raw connection, for tests that send odd messages.
+func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
+
+// Done is closed when the connection has ended.
+func (e *Editor) Done() <-chan struct{} { return e.conn.Done() }
+
+// Close closes the connection.
+func (e *Editor) Close() error { return e.conn.Close() }
+
+func (e *Editor) record(method string, params []byte) {
+	e.mu.Lock()
+	e.messages = append(e.messages, Message{Method: method, Params: append(json.RawMessage(nil), params...)})
+	e.cond.Broadcast()
+	e.mu.Unlock()
+}
+
+func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	method := req.Method()
+	e.record(method, req.Params())
+	if !req.IsCall() {
+		return nil, nil
+	}
+	jsonrpc2.Async(ctx)
+	method = req.Method()
+	switch method {
+	case protocol.MethodWindowWorkDoneProgressCreate:
+		return nil, nil
+	case protocol.MethodWorkspaceApplyEdit:
+		var p protocol.ApplyWorkspaceEditParams
+		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		if h := e.Hooks.BeforeApplyEdit; h != nil {
+			h(e, &p)
+		}
+		return e.applyEdit(ctx, &p), nil
+	case protocol.MethodWindowShowMessageRequest:
+		var p protocol.ShowMessageRequestParams
+		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		if h := e.Hooks.ShowMessageRequest; h != nil {
+			return h(&p), nil
+		}
+		if len(p.Actions) == 0 {
+			return nil, nil
+		}
+		return &p.Actions[0], nil
+	case "loom/saveDocuments":
+		if !e.cfg.Loom {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
+		var p struct {
+			URIs []string `json:"uris"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		saved := p.URIs
+		if h := e.Hooks.SaveDocuments; h != nil {
+			saved = h(p.URIs)
+		}
+		if saved == nil {
+			saved = []string{}
+		}
+		return map[string]any{"saved": saved}, nil
+	}
+	return nil, jsonrpc2.ErrMethodNotFound
+}
+
+// Initialize sends initialize and initialized.
+func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, error) {
+	yes := true
+	caps := protocol.ClientCapabilities{
+		Workspace: &protocol.WorkspaceClientCapabilities{WorkspaceFolders: &yes},
+		Window:    &protocol.WindowClientCapabilities{},
+	}
+	if e.cfg.ApplyEdit {
+		caps.Workspace.ApplyEdit = &yes
+		caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes}
+	}
+	if e.cfg.WorkDoneProgress {
+		caps.Window.WorkDoneProgress = &yes
+	}
+	if e.cfg.Loom {
+		caps.Experimental = []byte(`{"loom":{"saveDocuments":true}}`)
+	}
+	params := protocol.InitializeParams{Capabilities: caps}
+	params.ClientInfo = protocol.ClientInfo{Name: "fakeeditor"}
+	var folders []protocol.WorkspaceFolder
+	for _, f := range e.cfg.Folders {
+		folders = append(folders, protocol.WorkspaceFolder{URI: uri.File(f), Name: f})
+	}
+	if len(folders) > 0 {
+		params.WorkspaceFolders = protocol.NewNullable(folders)
+	}
+	if e.cfg.InitializationOptions != nil {
+		raw, err := json.Marshal(e.cfg.InitializationOptions)
+		if err != nil {
+			return nil, err
+		}
+		params.InitializationOptions = raw
+	}
+	raw, err := protocol.Marshal(&params)
+	if err != nil {
+		return nil, err
+	}
+	var resRaw json.RawMessage
+	if _, err := e.conn.Call(ctx, protocol.MethodInitialize, json.RawMessage(raw), &resRaw); err != nil {
+		return nil, err
+	}
+	var res protocol.InitializeResult
+	if err := protocol.Unmarshal(resRaw, &res); err != nil {
+		return nil, fmt.Errorf("decode initialize result: %w", err)
+	}
+	if err := e.conn.Notify(ctx, protocol.MethodInitialized, json.RawMessage(`{}`)); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Call sends a request; params and result are JSON-marshalled with
+// protocol's codec when they are protocol types.
+func (e *Editor) Call(ctx context.Context, method string, params, result any) error {
+	raw, err := marshal(params)
+	if err != nil {
+		return err
+	}
+	var out json.RawMessage
+	if _, err := e.conn.Call(ctx, method, raw, &out); err != nil {
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	return protocol.Unmarshal(out, result)
+}
+
+// Notify sends a notification.
+func (e *Editor) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshal(params)
+	if err != nil {
+		return err
+	}
+	return e.conn.Notify(ctx, method, raw)
+}
+
+func marshal(v any) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	b, err := protocol.Marshal(v)
+	return json.RawMessage(b), err
+}
+
+// ExecuteCommand runs workspace/executeCommand with one argument.
+func (e *Editor) ExecuteCommand(ctx context.Context, command string, arg, result any) error {
+	p := &protocol.ExecuteCommandParams{Command: command}
+	if arg != nil {
+		raw, err := json.Marshal(arg)
+		if err != nil {
+			return err
+		}
+		p.Arguments = []protocol.LSPAny{raw}
+	}
+	var out json.RawMessage
+	if err := e.Call(ctx, protocol.MethodWorkspaceExecuteCommand, p, &out); err != nil {
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	return json.Unmarshal(out, result)
+}
+
+// Shutdown sends shutdown.
+func (e *Editor) Shutdown(ctx context.Context) error {
+	return e.Call(ctx, protocol.MethodShutdown, nil, nil)
+}
+
+// Exit sends exit.
+func (e *Editor) Exit(ctx context.Context) error {
+	return e.conn.Notify(ctx, protocol.MethodExit, nil)
+}
+
+// Messages returns what the server sent so far whose method is method
+// ("" for all).
+func (e *Editor) Messages(method string) []Message {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Message
+	for _, m := range e.messages {
+		if method == "" || m.Method == method {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Await waits until cond holds on the messages received so far, or ctx
+// ends, or the connection ends; the error then lists what was received.
+func (e *Editor) Await(ctx context.Context, what string, cond func(msgs []Message) bool) error {
+	stop := context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		e.cond.Broadcast()
+		e.mu.Unlock()
+	})
+	defer stop()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for {
+		if cond(e.messages) {
+			return nil
+		}
+		if ctx.Err() != nil || e.closed {
+			why := "deadline"
+			if e.closed && ctx.Err() == nil {
+				why = "connection closed"
+			}
+			return fmt.Errorf("%s: never met (%s); received:\n%s", what, why, summarize(e.messages))
+		}
+		e.cond.Wait()
+	}
+}
+
+func summarize(msgs []Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		p := string(m.Params)
+		if len(p) > 200 {
+			p = p[:200] + "…"
+		}
+		fmt.Fprintf(&b, "  %s %s\n", m.Method, p)
+	}
+	return b.String()
+}
