@@ -5,12 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/internal/proctest"
 	"github.com/loom-lsp/loom-lsp/llm"
 )
 
@@ -197,15 +197,11 @@ func TestSessionCancelMidBashKillsTheProcessGroup(t *testing.T) {
 	if end.Outcome != fsm.TurnCancelled || time.Since(start) > 200*time.Millisecond {
 		t.Fatalf("outcome %s after %v", end.Outcome, time.Since(start))
 	}
-	// The whole process group goes away.
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(-pid, 0); err == syscall.ESRCH {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := syscall.Kill(-pid, 0); err != syscall.ESRCH {
-		t.Fatalf("process group %d survived the cancel: %v", pid, err)
+	// The whole process group goes away once the session has let go of
+	// the tool run.
+	h.Close()
+	if alive := proctest.LivingInGroup(pid); len(alive) > 0 {
+		t.Fatalf("processes of group %d survived the cancel: %v", pid, alive)
 	}
 	msgs, _ := s.History(context.Background())
 	if err := fsm.CheckPairing(msgs); err != nil {

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/internal/proctest"
+)
+
+// loomBinary is the loom-lsp binary built once for the tests that run it
+// as a user would.
+var loomBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "loom-bin-")
+	if err != nil {
+		panic(err)
+	}
+	loomBinary = filepath.Join(dir, "loom-lsp")
+	if out, err := exec.Command("go", "build", "-o", loomBinary, ".").CombinedOutput(); err != nil {
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// execRun is one run of the loom-lsp binary.
+type execRun struct {
+	code           int
+	stdout, stderr string
+}
+
+// isolatedEnv is the environment of a test run: no model key, and config
+// and state directories of its own.
+func isolatedEnv(t *testing.T) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasSuffix(name, "_API_KEY") || strings.HasPrefix(name, "XDG_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	home := t.TempDir()
+	return append(env, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"))
+}
+
+func runLoom(t *testing.T, dir string, stdin string, args ...string) execRun {
+	t.Helper()
+	cmd := exec.Command(loomBinary, args...)
+	cmd.Dir = dir
+	cmd.Env = isolatedEnv(t)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("run loom-lsp: %v", err)
+	}
+	return execRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// testRepo makes a git repository with greet.txt committed.
+func testRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"}, {"config", "user.name", "Test"}, {"config", "user.email", "t@example.com"},
+	} {
+		gitT(t, dir, args...)
+	}
+	os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello\n"), 0o644)
+	gitT(t, dir, "add", "-A")
+	gitT(t, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.toml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const editScript = `
+[[step]]
+match.last_role = "user"
+text = ["Reading."]
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"greet.txt"}'
+
+[[step]]
+match.last_tool_result_contains = "hello"
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
+
+[[step]]
+match.last_tool_result_contains = "edited greet.txt"
+text = ["Done."]
+usage = { prompt = 100, completion = 7 }
+`
+
+func TestExecJSONLEventsAndCommit(t *testing.T) {
+	dir := testRepo(t)
+	r := runLoom(t, dir, "", "exec", "--output", "jsonl", "--script", writeScript(t, editScript), "greet the world")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var types []string
+	var commit, completed map[string]any
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", sc.Text())
+		}
+		typ, _ := ev["type"].(string)
+		if typ == "" {
+			t.Fatalf("event without a type: %q", sc.Text())
+		}
+		if len(types) == 0 || types[len(types)-1] != typ {
+			types = append(types, typ)
+		}
+		switch typ {
+		case "commit":
+			commit = ev
+		case "turn_completed":
+			completed = ev
+		}
+	}
+	want := "turn_started message_delta tool_started tool_progress tool_completed tool_started tool_progress tool_completed commit message_delta turn_completed"
+	if got := strings.Join(types, " "); got != want {
+		t.Fatalf("event sequence\n got: %s\nwant: %s\nstdout:\n%s", got, want, r.stdout)
+	}
+	head := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
+	if commit["sha"] != head {
+		t.Fatalf("commit event %v, HEAD %s", commit, head)
+	}
+	if files := commit["files"].([]any); len(files) != 1 || files[0] != "greet.txt" {
+		t.Fatalf("committed files %v", files)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello, world\n" {
+		t.Fatalf("greet.txt = %q", got)
+	}
+	if completed["outcome"] != "done" || completed["usage"].(map[string]any)["total_tokens"].(float64) != 107 {
+		t.Fatalf("turn_completed %v", completed)
+	}
+}
+
+func TestExecTextOutputAndPromptFromStdin(t *testing.T) {
+	dir := testRepo(t)
+	r := runLoom(t, dir, "greet the world\n", "exec", "--script", writeScript(t, editScript), "-")
+	if r.code != 0 || r.stdout != "Reading.Done.\n" {
+		t.Fatalf("exit %d stdout %q stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "committed") {
+		t.Fatalf("stderr does not mention the commit:\n%s", r.stderr)
+	}
+}
+
+func TestExecExitCodes(t *testing.T) {
+	dir := testRepo(t)
+	authScript := writeScript(t, `
+[[step]]
+error = { status = 401, message = "invalid api key" }
+`)
+	broken := testRepo(t)
+	os.WriteFile(filepath.Join(broken, ".loom.toml"), []byte("[model]\nnmae = \"x\"\n"), 0o644)
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no prompt", dir, []string{"exec"}, 2, "PROMPT"},
+		{"bad output", dir, []string{"exec", "--output", "xml", "hi"}, 2, "--output"},
+		{"bad approve", dir, []string{"exec", "--approve", "rm=allow", "hi"}, 2, "--approve"},
+		{"no model", dir, []string{"exec", "hi"}, 3, "base_url"},
+		{"broken config", broken, []string{"exec", "--script", authScript, "hi"}, 3, ".loom.toml:2"},
+		{"model error", dir, []string{"exec", "--script", authScript, "hi"}, 4, "invalid api key"},
+		{"help", dir, []string{"exec", "--help"}, 0, "Exit codes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runLoom(t, tc.dir, "", tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
+				t.Fatalf("exit %d (want %d), stderr (want %q):\n%s", r.code, tc.code, tc.stderr, r.stderr)
+			}
+			if tc.code != 0 && r.stdout != "" {
+				t.Fatalf("stdout should be empty, got %q", r.stdout)
+			}
+		})
+	}
+}
+
+func TestExecSIGINTMidBashKillsTheCommand(t *testing.T) {
+	dir := testRepo(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	script := writeScript(t, `
+[[step]]
+match.last_role = "user"
+  [[step.tool_call]]
+  name = "bash"
+  arguments = '{"command":"echo $$ > `+pidFile+`; sleep 100 & sleep 100"}'
+`)
+	cmd := exec.Command(loomBinary, "exec", "--approve", "bash=allow", "--script", script, "run forever")
+	cmd.Dir = dir
+	cmd.Env = isolatedEnv(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid = atoiOrZero(strings.TrimSpace(string(b)))
+		} else {
+			time.Sleep(10 * time.Millisecond) // polling a file the child writes
+		}
+	}
+	if pid == 0 {
+		cmd.Process.Kill()
+		t.Fatalf("bash never started; stderr:\n%s", stderr.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130; stderr:\n%s", code, err, stderr.String())
+	}
+	if alive := proctest.LivingInGroup(pid); len(alive) > 0 {
+		t.Fatalf("processes of the command's group %d survived: %v", pid, alive)
+	}
+}
+
+func TestDemoRunsOffline(t *testing.T) {
+	start := time.Now()
+	r := runLoom(t, t.TempDir(), "", "demo")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"● committed", "loom: edit greet.sh", "+echo \"Hello, $name!\"", "── git log ──", "bash: exit code 0", "loom.toml"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("the demo took %v", elapsed)
+	}
+}
+
+func atoiOrZero(s string) int {
+	n := 0
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return 0
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
