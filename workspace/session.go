@@ -66,6 +66,8 @@ type Session struct {
 	// summaries holds each finished call's one-line summary, until shown.
 	summaries  map[string]string
 	lastCommit string
+	// journal records every accepted event; nil when not journaling.
+	journal *journal
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -153,6 +155,7 @@ func (s *Session) Reset(ctx context.Context) error {
 		}
 		hadTurns := s.m.State().Turn > 0
 		s.m = fsm.New(s.machineConfig())
+		s.restartJournal()
 		s.startedTurn = 0
 		if hadTurns {
 			s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
@@ -254,7 +257,7 @@ func (s *Session) busy() bool {
 func (s *Session) run() {
 	defer close(s.done)
 	s.loadConfig(false)
-	s.m = fsm.New(s.machineConfig())
+	s.resume()
 	s.notifyState()
 	for !s.stopping {
 		select {
@@ -266,6 +269,7 @@ func (s *Session) run() {
 		}
 	}
 	s.drain()
+	s.closeJournal()
 }
 
 // drain runs what workers still post until all of them have returned;
@@ -296,8 +300,12 @@ func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
 		}
 		return nil, err
 	}
+	s.journalEvent(ev)
 	for _, a := range acts {
 		s.perform(a)
+		if _, ok := a.(fsm.WaitForInput); ok {
+			s.syncJournal()
+		}
 	}
 	s.notifyState()
 	return acts, nil

@@ -40,6 +40,7 @@ func (s *Session) loadConfig(reload bool) {
 	}
 	if s.m != nil {
 		s.m.Reconfigure(s.machineConfig())
+		s.journalConfig()
 	}
 	if reload {
 		s.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})

@@ -1,0 +1,444 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// The journal is a JSONL file per workspace folder, in the user's state
+// directory ($XDG_STATE_HOME/loom, else ~/.local/state/loom; never in the
+// repository). Its first line is a header:
+//
+//	{"journal":"loom-lsp","version":1,"folder":"/abs/folder","created":"2026-01-02T15:04:05Z"}
+//
+// and every other line is one record: the machine configuration the
+// following events were stepped under, or one event the session's machine
+// accepted, tagged with its type:
+//
+//	{"t":"config","config":{"SystemPrompt":"…","Tools":{…},…}}
+//	{"t":"UserInput","e":{"Text":"fix the bug"}}
+//
+// Each record is written with a single write(2), so a killed daemon loses
+// nothing it stepped (at worst the line being written is torn); the file is
+// fsynced at turn boundaries. Events hold the conversation only: API keys
+// live in the environment and never reach the machine.
+
+// journalVersion is the version of the journal format. A journal of
+// another version is renamed aside, not read.
+const journalVersion = 1
+
+// journalMagic is the header's "journal" value.
+const journalMagic = "loom-lsp"
+
+type journalHeader struct {
+	Journal string    `json:"journal"`
+	Version int       `json:"version"`
+	Folder  string    `json:"folder"`
+	Created time.Time `json:"created"`
+}
+
+// journalRecord is one line after the header. Type is "config" (Config is
+// set) or the name of an fsm event type (Event holds it).
+type journalRecord struct {
+	Type   string          `json:"t"`
+	Event  json.RawMessage `json:"e,omitempty"`
+	Config *fsm.Config     `json:"config,omitempty"`
+}
+
+// eventTag returns the journal type tag of ev, "" for an event that is not
+// journaled (ShutdownRequested: stopping the daemon is not part of the
+// conversation).
+func eventTag(ev fsm.Event) string {
+	switch ev.(type) {
+	case fsm.UserInput:
+		return "UserInput"
+	case fsm.LlmTextDelta:
+		return "LlmTextDelta"
+	case fsm.LlmToolCallDelta:
+		return "LlmToolCallDelta"
+	case fsm.LlmCompleted:
+		return "LlmCompleted"
+	case fsm.LlmError:
+		return "LlmError"
+	case fsm.ToolProgress:
+		return "ToolProgress"
+	case fsm.ToolCompleted:
+		return "ToolCompleted"
+	case fsm.PostToolsHookCompleted:
+		return "PostToolsHookCompleted"
+	case fsm.RetryTimeoutFired:
+		return "RetryTimeoutFired"
+	case fsm.Cancel:
+		return "Cancel"
+	case fsm.FilesChanged:
+		return "FilesChanged"
+	}
+	return ""
+}
+
+func decodeAs[T fsm.Event](raw json.RawMessage) (fsm.Event, error) {
+	var ev T
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
+}
+
+// decodeEvent is the inverse of encoding an event under eventTag.
+func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
+	switch tag {
+	case "UserInput":
+		return decodeAs[fsm.UserInput](raw)
+	case "LlmTextDelta":
+		return decodeAs[fsm.LlmTextDelta](raw)
+	case "LlmToolCallDelta":
+		return decodeAs[fsm.LlmToolCallDelta](raw)
+	case "LlmCompleted":
+		return decodeAs[fsm.LlmCompleted](raw)
+	case "LlmError":
+		return decodeAs[fsm.LlmError](raw)
+	case "ToolProgress":
+		return decodeAs[fsm.ToolProgress](raw)
+	case "ToolCompleted":
+		return decodeAs[fsm.ToolCompleted](raw)
+	case "PostToolsHookCompleted":
+		return decodeAs[fsm.PostToolsHookCompleted](raw)
+	case "RetryTimeoutFired":
+		return decodeAs[fsm.RetryTimeoutFired](raw)
+	case "Cancel":
+		return decodeAs[fsm.Cancel](raw)
+	case "FilesChanged":
+		return decodeAs[fsm.FilesChanged](raw)
+	}
+	return nil, fmt.Errorf("unknown event type %q", tag)
+}
+
+// defaultStateDir is $XDG_STATE_HOME/loom, else ~/.local/state/loom.
+func defaultStateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "loom"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "loom"), nil
+}
+
+// journalPath names the journal of folder in dir: the folder's base name,
+// made safe, and a short hash of its full path, so that two folders with
+// the same name do not share a journal.
+func journalPath(dir, folder string) string {
+	sum := sha256.Sum256([]byte(folder))
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, filepath.Base(folder))
+	name = strings.TrimLeft(name, ".")
+	if len(name) > 48 {
+		name = name[:48]
+	}
+	if name == "" {
+		name = "root"
+	}
+	return filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:6])+".jsonl")
+}
+
+// journal appends records to a session's journal file. It is owned by the
+// session's goroutine.
+type journal struct {
+	path   string
+	folder string
+	f      *os.File
+	dirty  bool // written since the last sync
+}
+
+// createJournal starts a new journal at path, with its header.
+func createJournal(path, folder string, now time.Time) (*journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	j := &journal{path: path, folder: folder, f: f}
+	if err := j.writeLine(journalHeader{Journal: journalMagic, Version: journalVersion, Folder: folder, Created: now.UTC()}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// appendJournal opens an existing, already validated journal for
+// appending, cutting it at size (dropping a torn last line).
+func appendJournal(path, folder string, size int64) (*journal, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return &journal{path: path, folder: folder, f: f}, nil
+}
+
+func (j *journal) writeLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("journal: encode: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := j.f.Write(b); err != nil {
+		return fmt.Errorf("journal: write %s: %w", j.path, err)
+	}
+	j.dirty = true
+	return nil
+}
+
+// appendEvent records an event the machine accepted.
+func (j *journal) appendEvent(ev fsm.Event) error {
+	tag := eventTag(ev)
+	if tag == "" {
+		return nil
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("journal: encode %s: %w", tag, err)
+	}
+	return j.writeLine(journalRecord{Type: tag, Event: raw})
+}
+
+// appendConfig records the configuration the next events are stepped
+// under.
+func (j *journal) appendConfig(cfg fsm.Config) error {
+	return j.writeLine(journalRecord{Type: "config", Config: &cfg})
+}
+
+// sync makes what was written durable.
+func (j *journal) sync() error {
+	if !j.dirty {
+		return nil
+	}
+	j.dirty = false
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal: sync %s: %w", j.path, err)
+	}
+	return nil
+}
+
+func (j *journal) close() error {
+	err := j.sync()
+	if cerr := j.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("journal: %w", cerr)
+	}
+	return err
+}
+
+// asideName is where a journal is moved to when it is set aside: path with
+// the reason and a timestamp before its extension.
+func asideName(path, reason string, now time.Time) string {
+	base := strings.TrimSuffix(path, ".jsonl")
+	return fmt.Sprintf("%s.%s-%s.jsonl", base, reason, now.UTC().Format("20060102T150405.000000000"))
+}
+
+// errIncompatible marks a journal this version cannot read.
+var errIncompatible = errors.New("incompatible journal")
+
+// journalStep is one record of a journal being read.
+type journalStep struct {
+	line   int
+	config *fsm.Config // a config record
+	event  fsm.Event   // else an event
+}
+
+// journalScan is what reading a journal found besides its records.
+type journalScan struct {
+	header journalHeader
+	// good is the size of the journal up to its last complete line.
+	good int64
+	// torn is set when the last line is incomplete; it is skipped.
+	torn bool
+	// bad lists the lines that could not be decoded; they are skipped.
+	bad []string
+}
+
+// scanJournal reads a journal and calls fn for each record in order. It
+// returns an error wrapping errIncompatible when the header is missing or
+// of another version.
+func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
+	var sc journalScan
+	br := bufio.NewReaderSize(r, 64<<10)
+	var off int64
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if len(b) == 0 && err == io.EOF {
+			return sc, nil
+		}
+		if err != nil && err != io.EOF {
+			return sc, fmt.Errorf("journal: read: %w", err)
+		}
+		if b[len(b)-1] != '\n' {
+			// Written by a daemon killed mid-write: skip it.
+			sc.torn = true
+			return sc, nil
+		}
+		off += int64(len(b))
+		b = bytes.TrimSpace(b)
+		if line == 1 {
+			if err := json.Unmarshal(b, &sc.header); err != nil || sc.header.Journal != journalMagic {
+				return sc, fmt.Errorf("%w: no journal header", errIncompatible)
+			}
+			if sc.header.Version != journalVersion {
+				return sc, fmt.Errorf("%w: version %d, this loom-lsp reads version %d", errIncompatible, sc.header.Version, journalVersion)
+			}
+			sc.good = off
+			continue
+		}
+		sc.good = off
+		if len(b) == 0 {
+			continue
+		}
+		var rec journalRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			sc.bad = append(sc.bad, fmt.Sprintf("line %d: %v", line, err))
+			continue
+		}
+		if rec.Type == "config" {
+			if rec.Config == nil {
+				sc.bad = append(sc.bad, fmt.Sprintf("line %d: config record without config", line))
+				continue
+			}
+			fn(journalStep{line: line, config: rec.Config})
+			continue
+		}
+		ev, err := decodeEvent(rec.Type, rec.Event)
+		if err != nil {
+			sc.bad = append(sc.bad, fmt.Sprintf("line %d: %v", line, err))
+			continue
+		}
+		fn(journalStep{line: line, event: ev})
+	}
+}
+
+// replayed is a conversation restored from a journal.
+type replayed struct {
+	m     *fsm.Machine
+	scan  journalScan
+	steps int
+	// rejected lists events the machine refused during the replay.
+	rejected []string
+}
+
+// replayJournal reads the journal at path and steps its events through a
+// fresh machine, built from the journal's first configuration record (else
+// from cfg), performing none of the actions. It returns errIncompatible
+// for a journal it cannot read.
+func replayJournal(path string, cfg fsm.Config) (replayed, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return replayed{}, err
+	}
+	defer f.Close()
+	var rp replayed
+	sc, err := scanJournal(f, func(st journalStep) {
+		if st.config != nil {
+			if rp.m == nil {
+				rp.m = fsm.New(*st.config)
+			} else {
+				rp.m.Reconfigure(*st.config)
+			}
+			return
+		}
+		if rp.m == nil {
+			rp.m = fsm.New(cfg)
+		}
+		if _, err := rp.m.Step(st.event); err != nil {
+			rp.rejected = append(rp.rejected, fmt.Sprintf("line %d: %v", st.line, err))
+			return
+		}
+		rp.steps++
+	})
+	rp.scan = sc
+	if err != nil {
+		return rp, err
+	}
+	if rp.m == nil {
+		rp.m = fsm.New(cfg)
+	}
+	return rp, nil
+}
+
+// DescribeJournal replays the journal read from r through a fresh state
+// machine and writes, for every step, the event, then the actions it
+// produced and the machine's state, in fsm.Describe's canonical text. It is
+// the `loom-lsp replay` debugging command.
+func DescribeJournal(r io.Reader, w io.Writer) error {
+	var m *fsm.Machine
+	var steps bytes.Buffer
+	bw := bufio.NewWriter(&steps)
+	sc, err := scanJournal(r, func(st journalStep) {
+		if st.config != nil {
+			if m == nil {
+				m = fsm.New(*st.config)
+				fmt.Fprintf(bw, "%d: new machine (%d tools, max_iterations=%d, max_retries=%d)\n", st.line, len(st.config.Tools), st.config.MaxIterations, st.config.MaxRetries)
+				fmt.Fprintf(bw, "  state: %s\n", m.State().Describe())
+			} else {
+				m.Reconfigure(*st.config)
+				fmt.Fprintf(bw, "%d: reconfigured\n", st.line)
+			}
+			return
+		}
+		if m == nil {
+			m = fsm.New(fsm.Config{})
+		}
+		fmt.Fprintf(bw, "%d: %s\n", st.line, fsm.Describe(st.event))
+		acts, err := m.Step(st.event)
+		if err != nil {
+			fmt.Fprintf(bw, "  error: %v\n", err)
+		}
+		for _, a := range acts {
+			fmt.Fprintf(bw, "  %s\n", a.Describe())
+		}
+		fmt.Fprintf(bw, "  state: %s\n", m.State().Describe())
+	})
+	bw.Flush()
+	out := bufio.NewWriter(w)
+	if sc.header.Journal != "" {
+		fmt.Fprintf(out, "journal of %s, version %d, created %s\n", sc.header.Folder, sc.header.Version, sc.header.Created.Format(time.RFC3339))
+	}
+	out.Write(steps.Bytes())
+	bw = out
+	for _, b := range sc.bad {
+		fmt.Fprintf(bw, "skipped %s\n", b)
+	}
+	if sc.torn {
+		fmt.Fprintf(bw, "skipped a torn last line\n")
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
