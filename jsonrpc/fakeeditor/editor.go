@@ -101,7 +101,7 @@ func (e *Editor) Close() error { return e.conn.Close() }
 
 func (e *Editor) record(method string, params []byte) {
 	e.mu.Lock()
-	e.messages = append(e.messages, Message{Method: method, Params: append(json.RawMessage(nil), params...)})
+	e.messages = append(e.messages, Message{Method: strings.Clone(method), Params: append(json.RawMessage(nil), params...)})
 	e.cond.Broadcast()
 	e.mu.Unlock()
 }

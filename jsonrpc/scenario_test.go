@@ -1,0 +1,210 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
+)
+
+const editScript = `
+[[step]]
+match.last_role = "user"
+text = ["Let me ", "read ", "it."]
+  [[step.tool_call]]
+  name = "read_file"
+  arguments = '{"path":"a.txt"}'
+
+[[step]]
+match.last_tool_result_contains = "hello"
+text = ["Editing."]
+  [[step.tool_call]]
+  name = "edit_file"
+  arguments = '{"path":"a.txt","old_string":"hello","new_string":"goodbye"}'
+
+[[step]]
+match.last_role = "tool"
+text = ["Done: ", "a.txt says goodbye."]
+`
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func toolCalls(t *testing.T, msgs []fakeeditor.Message, name string) []ToolCallParams {
+	var out []ToolCallParams
+	for _, m := range msgs {
+		if m.Method != MethodToolCall {
+			continue
+		}
+		var p ToolCallParams
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Name == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func lastStatus(calls []ToolCallParams) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	return calls[len(calls)-1].Status
+}
+
+// The core scenario: ask -> streamed text -> read_file -> edit_file on an
+// open buffer -> applyEdit applied -> the model answers.
+func TestAskEditsOpenBuffer(t *testing.T) {
+	e := newEnv(t, envOptions{script: editScript, cfg: fakeeditor.Config{Loom: true, ApplyEdit: true, WorkDoneProgress: true}})
+	path := filepath.Join(e.folder, "a.txt")
+	writeFile(t, path, "hello world\n")
+	if err := e.ed.OpenFile(e.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	from := len(e.ed.Messages(""))
+	res := e.ask("change hello to goodbye")
+	if res.Folder != e.folder || res.Turn != 1 {
+		t.Fatalf("ask = %+v, want folder %s turn 1", res, e.folder)
+	}
+	e.await("turn ended", turnEnded(e.folder, from))
+	e.await("answer streamed", containsText(e.folder, "a.txt says goodbye."))
+	msgs := e.ed.Messages("")
+	if got, want := displayed(t, msgs, e.folder, 1), "Let me read it.Editing.Done: a.txt says goodbye."; got != want {
+		t.Errorf("displayed %q, want %q", got, want)
+	}
+	if s := lastStatus(toolCalls(t, msgs, "read_file")); s != "succeeded" {
+		t.Errorf("read_file status %q", s)
+	}
+	if s := lastStatus(toolCalls(t, msgs, "edit_file")); s != "succeeded" {
+		t.Errorf("edit_file status %q", s)
+	}
+	if len(e.ed.Messages(protocol.MethodWorkspaceApplyEdit)) != 1 {
+		t.Errorf("want one applyEdit")
+	}
+	text, version, _ := e.ed.BufferText(path)
+	if text != "goodbye world\n" || version != 2 {
+		t.Errorf("buffer = %q v%d, want the edit applied at v2", text, version)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "hello world\n" {
+		t.Errorf("disk = %q: an open buffer's edit must go through the editor", b)
+	}
+	// Work-done progress: every begin has its end.
+	begins, ends := 0, 0
+	for _, m := range e.ed.Messages(protocol.MethodProgress) {
+		switch {
+		case strings.Contains(string(m.Params), `"kind":"begin"`):
+			begins++
+		case strings.Contains(string(m.Params), `"kind":"end"`):
+			ends++
+		}
+	}
+	if begins < 3 || begins != ends {
+		t.Errorf("progress: %d begins, %d ends; want a turn and two tools, all ended", begins, ends)
+	}
+	// History redraws the transcript.
+	var h HistoryResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdHistory, FolderArgs{}, &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Messages) < 5 || h.Messages[len(h.Messages)-1].Content != "Done: a.txt says goodbye." {
+		t.Errorf("history = %+v", h.Messages)
+	}
+}
+
+// The user types in the buffer while the edit is in flight: the editor
+// refuses the versioned edit and nothing is clobbered.
+func TestEditRefusedWhenUserTyped(t *testing.T) {
+	script := strings.Replace(editScript, `match.last_role = "tool"`, `match.last_tool_result_contains = "changed"`, 1) + `
+[[step]]
+match.last_role = "tool"
+text = ["Gave up."]
+`
+	typed := false
+	e := newEnv(t, envOptions{script: script, cfg: fakeeditor.Config{Loom: true, ApplyEdit: true}})
+	path := filepath.Join(e.folder, "a.txt")
+	e.ed.Hooks.BeforeApplyEdit = func(ed *fakeeditor.Editor, p *protocol.ApplyWorkspaceEditParams) {
+		if !typed {
+			typed = true
+			_ = ed.EditBuffer(e.ctx, path, protocol.Range{}, "// typed\n")
+		}
+	}
+	writeFile(t, path, "hello world\n")
+	if err := e.ed.OpenFile(e.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	from := len(e.ed.Messages(""))
+	e.ask("change hello")
+	e.await("turn ended", turnEnded(e.folder, from))
+	msgs := e.ed.Messages("")
+	calls := toolCalls(t, msgs, "edit_file")
+	if s := lastStatus(calls); s != "failed" {
+		t.Errorf("edit_file status %q, want failed", s)
+	}
+	text, _, _ := e.ed.BufferText(path)
+	if text != "// typed\nhello world\n" {
+		t.Errorf("buffer = %q: the user's typing must survive", text)
+	}
+}
+
+// An edit to a file that is not open lands on disk.
+func TestEditClosedFileLandsOnDisk(t *testing.T) {
+	e := newEnv(t, envOptions{script: editScript, cfg: fakeeditor.Config{Loom: true, ApplyEdit: true}})
+	path := filepath.Join(e.folder, "a.txt")
+	writeFile(t, path, "hello world\n")
+	from := len(e.ed.Messages(""))
+	e.ask("change hello")
+	e.await("turn ended", turnEnded(e.folder, from))
+	if b, _ := os.ReadFile(path); string(b) != "goodbye world\n" {
+		t.Errorf("disk = %q, want the edit", b)
+	}
+	if n := len(e.ed.Messages(protocol.MethodWorkspaceApplyEdit)); n != 0 {
+		t.Errorf("%d applyEdit for a closed file", n)
+	}
+}
+
+func TestAskWithoutModel(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	err := e.ed.ExecuteCommand(e.ctx, CmdAsk, AskArgs{Prompt: "hi"}, nil)
+	var we *jsonrpc2.Error
+	if !errors.As(err, &we) || !strings.Contains(we.Message, "base_url") && !strings.Contains(we.Message, "api_key") {
+		t.Fatalf("err = %v, want one saying how to configure a model", err)
+	}
+}
+
+// A client without experimental.loom gets deltas as window/logMessage and
+// the final answer as window/showMessage.
+func TestGenericClient(t *testing.T) {
+	e := newEnv(t, envOptions{script: `
+[[step]]
+text = ["The answer ", "is 42."]
+`})
+	e.ask("what is the answer?")
+	e.await("final answer shown", hasMethod(protocol.MethodWindowShowMessage, "The answer is 42."))
+	if len(e.ed.Messages(MethodDisplayMessage)) != 0 || len(e.ed.Messages(MethodState)) != 0 {
+		t.Error("loom/* notifications sent to a client that did not declare experimental.loom")
+	}
+	var log strings.Builder
+	for _, m := range e.ed.Messages(protocol.MethodWindowLogMessage) {
+		var p protocol.LogMessageParams
+		_ = json.Unmarshal(m.Params, &p)
+		if p.Type == protocol.MessageTypeLog {
+			log.WriteString(p.Message)
+		}
+	}
+	if log.String() != "The answer is 42." {
+		t.Errorf("logMessage deltas = %q", log.String())
+	}
+}
