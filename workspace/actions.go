@@ -51,7 +51,8 @@ func (s *Session) perform(a fsm.Action) {
 		if a.Turn != s.startedTurn {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
-			s.batchFiles = map[string]bool{}
+			s.batchFiles = map[string]*batchFile{}
+			s.batchSnap = nil
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 		}
 		s.sendRequest(a)
@@ -60,10 +61,10 @@ func (s *Session) perform(a fsm.Action) {
 		s.goWorker(func() { s.runTools(ctx, a) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
-		files := sortedKeys(s.batchFiles)
-		s.batchFiles = map[string]bool{}
+		batch, snap, cfg := s.batchFiles, s.batchSnap, s.cfg
+		s.batchFiles, s.batchSnap = map[string]*batchFile{}, nil
 		prompt := s.turnPrompt
-		s.goWorker(func() { s.runHook(ctx, a, files, prompt) })
+		s.goWorker(func() { s.runHook(ctx, a, batch, snap, prompt, cfg) })
 	case fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayToolCall:

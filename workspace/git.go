@@ -14,6 +14,15 @@ import (
 type gitRunner struct {
 	dir   string
 	scrub []string // extra variable names to remove
+	// extraEnv is added to the environment (GIT_INDEX_FILE=…).
+	extraEnv []string
+}
+
+// withEnv returns a copy of g that adds kv ("NAME=value") to git's
+// environment.
+func (g gitRunner) withEnv(kv ...string) gitRunner {
+	g.extraEnv = append(append([]string(nil), g.extraEnv...), kv...)
+	return g
 }
 
 // run runs git with args and returns its standard output. A failure's
@@ -41,12 +50,13 @@ func (g gitRunner) env() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if secretVar(name, g.scrub) {
+		if secretVar(name, g.scrub) || name == "GIT_INDEX_FILE" || name == "GIT_DIR" || name == "GIT_WORK_TREE" {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	return append(env, g.extraEnv...)
 }
 
 // secretVar reports whether an environment variable holds a model API
@@ -69,4 +79,35 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// toplevel returns the root of the worktree that contains g.dir, or an
+// error when it is not in a git repository.
+func (g gitRunner) toplevel(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// revParse resolves rev to an object name, "" when it does not exist
+// (HEAD of a repository with no commits, a path absent from a tree).
+func (g gitRunner) revParse(ctx context.Context, rev string) string {
+	out, err := g.run(ctx, "", "rev-parse", "--verify", "--quiet", rev)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// lines splits NUL-terminated output (-z).
+func nulFields(out string) []string {
+	var fs []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f != "" {
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }

@@ -59,8 +59,15 @@ type Session struct {
 	turnPrompt  string
 	lastState   fsm.StateKind
 	stateShown  bool
-	// batchFiles are the files the current tool batch changed, for the hook.
-	batchFiles map[string]bool
+	// batchFiles are the files the current tool batch's edits changed, by
+	// absolute path, for the hook.
+	batchFiles map[string]*batchFile
+	// batchSnap is the worktree before the current batch ran bash, nil
+	// when it did not.
+	batchSnap *worktreeSnapshot
+	// commits are the auto-commits this session made, oldest first, for
+	// Undo.
+	commits []sessionCommit
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
@@ -95,7 +102,7 @@ func newSession(h *Host, folder string) *Session {
 		done:       make(chan struct{}),
 		registry:   tools.DefaultRegistry(),
 		reads:      tools.NewReadTracker(),
-		batchFiles: map[string]bool{},
+		batchFiles: map[string]*batchFile{},
 		diffs:      map[string]string{},
 		summaries:  map[string]string{},
 	}

@@ -21,8 +21,11 @@ const editSettleTimeout = 2 * time.Second
 type toolOutcome struct {
 	result  string
 	isError bool
-	// changed is the file an applied edit changed, "" if none.
+	// changed is the file an applied edit changed, "" if none; before is
+	// its text before the edit, created whether it did not exist.
 	changed string
+	before  string
+	created bool
 	diff    string
 	// summary is the tool's one-line summary, for display.
 	summary string
@@ -31,6 +34,7 @@ type toolOutcome struct {
 // runTools runs a batch in call order: consecutive read-only calls run in
 // parallel, and each mutating call runs alone, after everything before it.
 func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools) {
+	s.snapshotBeforeBash(ctx, a)
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
 			s.runCall(ctx, a.Turn, a.Calls[i])
@@ -62,8 +66,8 @@ func (s *Session) runCall(ctx context.Context, turn uint64, c fsm.ToolCall) {
 		return // cancelled: the machine has closed the call already
 	}
 	s.post(func() {
-		if out.changed != "" {
-			s.batchFiles[out.changed] = true
+		if _, seen := s.batchFiles[out.changed]; out.changed != "" && !seen {
+			s.batchFiles[out.changed] = &batchFile{before: out.before, created: out.created}
 		}
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
@@ -103,6 +107,7 @@ func (s *Session) execute(ctx context.Context, turn uint64, c fsm.ToolCall) tool
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 		}
 		out.changed, out.diff = res.Edit.Path, res.Edit.Diff
+		out.before, out.created = res.Edit.OldText, res.Edit.Created
 	}
 	return out
 }
