@@ -1,0 +1,214 @@
+-- The chat buffer: a scratch buffer that shows the prompts, the streamed
+-- answers and the tool calls of every Loom folder.
+local stream = require('loom.stream')
+
+local M = {}
+
+local NAME = 'loom://chat'
+
+---@type integer|nil
+local buf
+-- key of the stream the last line belongs to ("folder#turn"), or nil
+-- when the next text must start a new block.
+local open_key
+-- tool-call lines by "folder#id": line index (1-based) in the buffer
+local tool_lines = {}
+-- the last line is a tool call's: the next text starts a new line
+local after_tool = false
+
+M.tracker = stream.new()
+
+--- Returns the chat buffer, creating it if needed.
+---@return integer
+function M.buf()
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    return buf
+  end
+  buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, NAME)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
+  open_key = nil
+  tool_lines = {}
+  return buf
+end
+
+--- Opens the chat buffer in a split (or focuses its window).
+---@param split string|nil 'vsplit' (default), 'split' or 'tab'
+function M.open(split)
+  local b = M.buf()
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(w) == b then
+      vim.api.nvim_set_current_win(w)
+      return
+    end
+  end
+  local cmd = ({ vsplit = 'vertical botright split', split = 'botright split', tab = 'tabnew' })[split or 'vsplit']
+  vim.cmd(cmd or 'vertical botright split')
+  vim.api.nvim_win_set_buf(0, b)
+  vim.wo.wrap = true
+  vim.wo.linebreak = true
+end
+
+--- Returns the lines of the chat buffer.
+---@return string[]
+function M.lines()
+  return vim.api.nvim_buf_get_lines(M.buf(), 0, -1, false)
+end
+
+local function modify(fn)
+  local b = M.buf()
+  vim.bo[b].modifiable = true
+  local ok, err = pcall(fn, b)
+  vim.bo[b].modifiable = false
+  if not ok then
+    error(err)
+  end
+  -- Follow the end in windows that show the last line.
+  local n = vim.api.nvim_buf_line_count(b)
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(w) == b then
+      vim.api.nvim_win_set_cursor(w, { n, 0 })
+    end
+  end
+end
+
+-- is_empty tells whether the buffer has only its initial empty line.
+local function is_empty(b)
+  return vim.api.nvim_buf_line_count(b) == 1 and vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] == ''
+end
+
+--- Appends whole lines after a blank separator line.
+---@param lines string[]
+function M.block(lines)
+  modify(function(b)
+    local add = {}
+    if not is_empty(b) then
+      add[1] = ''
+    end
+    vim.list_extend(add, lines)
+    local start = is_empty(b) and 0 or -1
+    vim.api.nvim_buf_set_lines(b, start, -1, false, add)
+  end)
+  open_key = nil
+  after_tool = false
+end
+
+local function label(folder)
+  return vim.fn.fnamemodify(folder, ':t')
+end
+
+--- Shows the user's prompt before it is sent.
+---@param folder string|nil
+---@param prompt string
+function M.prompt(folder, prompt)
+  local head = folder and ('## You (' .. label(folder) .. ')') or '## You'
+  local lines = { head }
+  vim.list_extend(lines, vim.split(prompt, '\n', { plain = true }))
+  M.block(lines)
+end
+
+--- Appends a displayMessage delta to its folder and turn's answer.
+---@param p {folder: string, turn: integer, seq: integer, text: string}
+function M.delta(p)
+  local verdict, missing = M.tracker:check(p.folder, p.seq)
+  if verdict == stream.STALE then
+    return
+  end
+  if verdict == stream.GAP then
+    M.block({ string.format('> [loom: %d message(s) lost; the answer is redrawn when the turn ends, or run :LoomHistory]', missing) })
+  end
+  local key = p.folder .. '#' .. tostring(p.turn)
+  if open_key ~= key then
+    M.block({ '## Loom (' .. label(p.folder) .. ', turn ' .. tostring(p.turn) .. ')', '' })
+    open_key = key
+    after_tool = false
+  end
+  modify(function(b)
+    if after_tool then
+      vim.api.nvim_buf_set_lines(b, -1, -1, false, { '' })
+      after_tool = false
+    end
+    local n = vim.api.nvim_buf_line_count(b)
+    local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)
+    local first = stream.append(last, p.text)
+    vim.api.nvim_buf_set_lines(b, n - 1, n, false, last)
+    return first
+  end)
+end
+
+local function tool_line(p)
+  local line = string.format('  [%s] %s %s', p.status or '?', p.name or '?', p.summary or '')
+  if p.progress and p.progress ~= '' and p.status ~= 'running' then
+    local first = vim.split(p.progress, '\n', { plain = true })[1]
+    if #first > 120 then
+      first = first:sub(1, 117) .. '...'
+    end
+    line = line .. ' -> ' .. first
+  end
+  return line
+end
+
+--- Shows a loom/toolCall update: one line per call, updated in place.
+---@param p {folder: string, turn: integer, id: string, name: string, summary: string, status: string, progress: string|nil}
+function M.tool(p)
+  local key = p.folder .. '#' .. tostring(p.id)
+  local line = tool_line(p)
+  local b = M.buf()
+  local idx = tool_lines[key]
+  if idx and idx <= vim.api.nvim_buf_line_count(b) then
+    modify(function()
+      vim.api.nvim_buf_set_lines(b, idx - 1, idx, false, { line })
+    end)
+    return
+  end
+  modify(function()
+    if is_empty(b) then
+      vim.api.nvim_buf_set_lines(b, 0, -1, false, { line })
+    else
+      vim.api.nvim_buf_set_lines(b, -1, -1, false, { line })
+    end
+  end)
+  tool_lines[key] = vim.api.nvim_buf_line_count(b)
+  -- Text after a tool call starts on a new line of the same answer.
+  after_tool = true
+end
+
+--- Replaces a folder's part of the chat with its transcript
+--- (loom.history's reply). Other folders' lines are dropped too: the chat
+--- is a view, the server holds the truth.
+---@param res {folder: string, messages: table[]}
+function M.redraw(res)
+  local lines = { '# Loom transcript (' .. label(res.folder or '') .. ')' }
+  for _, m in ipairs(res.messages or {}) do
+    if m.role == 'user' then
+      vim.list_extend(lines, { '', '## You' })
+      vim.list_extend(lines, vim.split(m.content or '', '\n', { plain = true }))
+    elseif m.role == 'assistant' then
+      vim.list_extend(lines, { '', '## Loom' })
+      if m.content and m.content ~= '' then
+        vim.list_extend(lines, vim.split(m.content, '\n', { plain = true }))
+      end
+      for _, tc in ipairs(m.toolCalls or {}) do
+        lines[#lines + 1] = '  [call] ' .. tc.name .. ' ' .. (tc.arguments or ''):gsub('\n', ' ')
+      end
+    elseif m.role == 'tool' then
+      local first = vim.split(m.content or '', '\n', { plain = true })[1] or ''
+      if #first > 120 then
+        first = first:sub(1, 117) .. '...'
+      end
+      lines[#lines + 1] = '  [result] ' .. first
+    end
+  end
+  modify(function(b)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  end)
+  open_key = nil
+  tool_lines = {}
+  M.tracker:take_gap(res.folder or '')
+end
+
+return M

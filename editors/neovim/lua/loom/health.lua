@@ -1,0 +1,57 @@
+-- :checkhealth loom
+local M = {}
+
+local h = vim.health
+local start = h.start or h.report_start
+local ok = h.ok or h.report_ok
+local warn = h.warn or h.report_warn
+local err = h.error or h.report_error
+local info = h.info or h.report_info
+
+function M.check()
+  start('loom: Neovim')
+  local v = vim.version()
+  local vs = string.format('%d.%d.%d', v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.9') == 1 then
+    ok('Neovim ' .. vs)
+  else
+    err('Neovim ' .. vs .. ' is too old', { 'loom needs Neovim 0.9 or newer (vim.lsp.start, vim.fs)' })
+  end
+
+  start('loom: server')
+  local loom = package.loaded['loom']
+  local cmd = (loom and loom.config and loom.config.cmd) or { 'loom-lsp' }
+  local exe = cmd[1]
+  if vim.fn.executable(exe) ~= 1 then
+    err(exe .. ' not found', {
+      'Build it: go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest',
+      "Or point setup at it: require('loom').setup({ cmd = { '/path/to/loom-lsp' } })",
+    })
+  else
+    local out = vim.fn.system({ exe, 'version' })
+    if vim.v.shell_error == 0 then
+      ok(vim.fn.exepath(exe) .. ': ' .. vim.trim(out))
+    else
+      warn(exe .. ' version failed: ' .. vim.trim(out))
+    end
+  end
+
+  start('loom: configuration')
+  if not (loom and loom.config and vim.fn.exists(':LoomAsk') == 2) then
+    warn("setup() has not run", { "Add require('loom').setup({}) to your init.lua" })
+  else
+    ok('setup() ran; :LoomAsk and friends are defined')
+  end
+  local clients = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = 'loom' })
+  if #clients == 0 then
+    info('no loom client is running (it starts when you open a file in a project)')
+  end
+  for _, c in ipairs(clients) do
+    ok(string.format('client %d running for %s', c.id, c.config.root_dir or '?'))
+  end
+  info('The model is set in .loom.toml or ~/.config/loom/loom.toml, e.g.\n'
+    .. '[model]\nprovider = "openai"\nbase_url = "http://localhost:11434/v1"\nname = "qwen2.5-coder"\n'
+    .. "or per editor: setup({ init_options = { model = { name = '...' } } })")
+end
+
+return M

@@ -1,0 +1,363 @@
+-- loom.nvim: the Neovim client of loom-lsp, a coding agent that speaks LSP.
+--
+--   require('loom').setup({ cmd = { 'loom-lsp' } })
+--
+-- setup() starts loom-lsp (vim.lsp.start) for each buffer's project root,
+-- declares experimental.loom so the server sends loom/* notifications, and
+-- defines the :Loom* commands. See :help loom.
+local chat = require('loom.chat')
+
+local M = {}
+
+local NAME = 'loom'
+
+---@class loom.Config
+---@field cmd string[] the server command
+---@field root_markers string[] files or folders that mark a project root
+---@field init_options table|nil loom.toml keys (snake_case), sent as initializationOptions
+---@field chat {split: string, open_on_ask: boolean}
+---@field autostart boolean start for every file buffer (else only on :Loom* commands)
+M.defaults = {
+  cmd = { 'loom-lsp' },
+  root_markers = { '.git', '.loom.toml' },
+  init_options = nil,
+  chat = { split = 'vsplit', open_on_ask = true },
+  autostart = true,
+}
+
+---@type loom.Config
+M.config = vim.deepcopy(M.defaults)
+
+--- States by folder, from loom/state.
+---@type table<string, string>
+M.states = {}
+
+local function has(v)
+  return vim.fn.has('nvim-' .. v) == 1
+end
+
+-- Calls a method of a client object across the 0.9..0.11 API change
+-- (client.request(...) became client:request(...)).
+local function call(client, method, ...)
+  if has('0.11') then
+    return client[method](client, ...)
+  end
+  return client[method](...)
+end
+
+local function get_clients(filter)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients(filter)
+  end
+  return vim.lsp.get_active_clients(filter)
+end
+
+--- Returns the project root of a path: the nearest folder with a root
+--- marker, else the current directory.
+---@param path string|nil
+---@return string
+function M.root(path)
+  local start = (path and path ~= '') and vim.fs.dirname(path) or vim.fn.getcwd()
+  local found = vim.fs.find(M.config.root_markers, { upward = true, path = start })[1]
+  if found then
+    return vim.fs.dirname(found)
+  end
+  return vim.fn.getcwd()
+end
+
+--- The client capabilities: Neovim's defaults plus experimental.loom.
+--- Neovim applies versioned TextDocumentEdits (documentChanges) but does
+--- not declare it; loom-lsp only sends edits to clients that do.
+---@return table
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.workspace = caps.workspace or {}
+  caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
+  caps.workspace.workspaceEdit.documentChanges = true
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
+    loom = { saveDocuments = true },
+  })
+  return caps
+end
+
+--- Writes the listed documents that are open in buffers.
+---@param uris string[]
+---@return string[] saved the URIs written (or already unmodified)
+function M.save_documents(uris)
+  local by_path = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if name ~= '' and vim.api.nvim_buf_is_loaded(b) then
+      by_path[vim.fn.resolve(name)] = b
+    end
+  end
+  local saved = {}
+  for _, uri in ipairs(uris or {}) do
+    local ok_path, path = pcall(vim.uri_to_fname, uri)
+    local b = ok_path and by_path[vim.fn.resolve(path)]
+    if b then
+      local ok = true
+      if vim.bo[b].modified then
+        ok = pcall(vim.api.nvim_buf_call, b, function()
+          vim.cmd('lockmarks silent write')
+        end)
+      end
+      if ok and not vim.bo[b].modified then
+        saved[#saved + 1] = uri
+      end
+    end
+  end
+  return saved
+end
+
+local function on_state(folder, state)
+  M.states[folder] = state
+  vim.g.loom_state = state
+  if state == 'WaitingForUserInput' and chat.tracker:take_gap(folder) then
+    M.history({ folder = folder })
+  end
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'LoomState', modeline = false, data = { folder = folder, state = state } })
+  vim.cmd('redrawstatus')
+end
+
+--- The handlers of the server's loom/* messages.
+M.handlers = {
+  ['loom/displayMessage'] = function(_, p)
+    if p then
+      chat.delta(p)
+    end
+  end,
+  ['loom/toolCall'] = function(_, p)
+    if p then
+      chat.tool(p)
+    end
+  end,
+  ['loom/state'] = function(_, p)
+    if p then
+      on_state(p.folder, p.state)
+    end
+  end,
+  ['loom/saveDocuments'] = function(_, p)
+    return { saved = M.save_documents(p and p.uris or {}) }
+  end,
+}
+
+--- Starts (or reuses) the client for a buffer's root and attaches the buffer.
+---@param bufnr integer|nil
+---@return integer|nil client id
+function M.start(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local is_file = vim.bo[bufnr].buftype == '' and name ~= ''
+  local root = M.root(is_file and name or nil)
+  return vim.lsp.start({
+    name = NAME,
+    cmd = M.config.cmd,
+    root_dir = root,
+    capabilities = M.capabilities(),
+    init_options = M.config.init_options,
+    handlers = M.handlers,
+  }, { bufnr = bufnr })
+end
+
+--- Returns the client for the current buffer: the one attached to it,
+--- else the first loom client, else a new one.
+---@return table|nil
+function M.client()
+  local b = vim.api.nvim_get_current_buf()
+  local c = get_clients({ name = NAME, bufnr = b })[1] or get_clients({ name = NAME })[1]
+  if c then
+    return c
+  end
+  local id = M.start(b)
+  return id and vim.lsp.get_client_by_id(id) or nil
+end
+
+-- uri names the folder of a command: the current file, else the root.
+local function current_uri(client)
+  local name = vim.api.nvim_buf_get_name(0)
+  if vim.bo.buftype == '' and name ~= '' then
+    return vim.uri_from_fname(name)
+  end
+  if client and client.config.root_dir then
+    return vim.uri_from_fname(client.config.root_dir)
+  end
+  return nil
+end
+
+--- Runs a loom command (workspace/executeCommand).
+---@param command string e.g. 'loom.status'
+---@param args table the command's argument object
+---@param on_result fun(err: table|nil, result: any)|nil
+function M.execute(command, args, on_result)
+  local client = M.client()
+  if not client then
+    vim.notify('loom: the server is not running (see :checkhealth loom)', vim.log.levels.ERROR)
+    return
+  end
+  if args.uri == nil then
+    args.uri = current_uri(client)
+  end
+  call(client, 'request', 'workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
+    if err then
+      vim.notify('loom: ' .. command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+    if on_result then
+      on_result(err, result)
+    end
+  end, 0)
+end
+
+-- selection returns the Selection of a command's range: the visual
+-- selection when the range is the last visual one, else whole lines.
+local function selection(opts)
+  if not opts or opts.range == 0 then
+    return nil
+  end
+  local l1, l2 = opts.line1, opts.line2
+  local text_lines = vim.api.nvim_buf_get_lines(0, l1 - 1, l2, false)
+  local s, e = vim.api.nvim_buf_get_mark(0, '<'), vim.api.nvim_buf_get_mark(0, '>')
+  local range = { start = { line = l1 - 1, character = 0 }, ['end'] = { line = l2, character = 0 } }
+  if s[1] == l1 and e[1] == l2 and vim.fn.visualmode() == 'v' and #text_lines > 0 then
+    local last = text_lines[#text_lines]
+    local ecol = math.min(e[2] + 1, #last)
+    -- include the whole last character (multibyte)
+    ecol = ecol + (vim.str_utf_end and vim.str_utf_end(last, ecol) or 0)
+    text_lines[#text_lines] = last:sub(1, ecol)
+    text_lines[1] = text_lines[1]:sub(s[2] + 1)
+    local first_line = vim.api.nvim_buf_get_lines(0, l1 - 1, l1, false)[1]
+    range.start.character = vim.str_utfindex(first_line, s[2])
+    range['end'] = { line = l2 - 1, character = vim.str_utfindex(last, ecol) }
+  end
+  return { range = range, text = table.concat(text_lines, '\n') }
+end
+
+--- Asks Loom. opts is a user-command's opts (for its range), or nil.
+---@param prompt string
+---@param opts table|nil
+function M.ask(prompt, opts)
+  if not prompt or vim.trim(prompt) == '' then
+    vim.notify('loom: :LoomAsk needs a prompt', vim.log.levels.WARN)
+    return
+  end
+  local args = { prompt = prompt, selection = selection(opts) }
+  local client = M.client()
+  chat.prompt(client and client.config.root_dir, prompt)
+  if M.config.chat.open_on_ask then
+    local win = vim.api.nvim_get_current_win()
+    chat.open(M.config.chat.split)
+    vim.api.nvim_set_current_win(win)
+  end
+  M.execute('loom.ask', args)
+end
+
+function M.cancel()
+  M.execute('loom.cancel', {})
+end
+
+function M.reset()
+  M.execute('loom.reset', {}, function(err)
+    if not err then
+      chat.block({ '-- new conversation --' })
+    end
+  end)
+end
+
+function M.status()
+  M.execute('loom.status', {}, function(err, st)
+    if err or not st then
+      return
+    end
+    local msg = string.format('loom: %s, %s, model %s, %d message(s)', vim.fn.fnamemodify(st.folder or '', ':t'),
+      st.state or '?', st.model ~= '' and st.model or '?', st.messages or 0)
+    if st.queued and #st.queued > 0 then
+      msg = msg .. string.format(', %d queued', #st.queued)
+    end
+    if st.lastCommit and st.lastCommit ~= '' then
+      msg = msg .. ', last commit ' .. st.lastCommit:sub(1, 12)
+    end
+    if st.configError and st.configError ~= '' then
+      msg = msg .. '\nconfig error: ' .. st.configError
+    end
+    vim.notify(msg, vim.log.levels.INFO)
+  end)
+end
+
+--- Redraws the chat from the server's transcript.
+---@param args table|nil
+function M.history(args)
+  M.execute('loom.history', args or {}, function(err, res)
+    if not err and res then
+      chat.redraw(res)
+    end
+  end)
+end
+
+function M.undo()
+  M.execute('loom.undo', {}, function(err, res)
+    if not err and res then
+      vim.notify('loom: ' .. (res.message or 'undone'), vim.log.levels.INFO)
+      vim.cmd('checktime')
+    end
+  end)
+end
+
+function M.open_chat()
+  chat.open(M.config.chat.split)
+end
+
+--- A statusline component: "loom: <state>" of the current buffer's
+--- folder, or "" when Loom is not running.
+---@return string
+function M.statusline()
+  local c = get_clients({ name = NAME, bufnr = 0 })[1] or get_clients({ name = NAME })[1]
+  if not c then
+    return ''
+  end
+  local st = M.states[c.config.root_dir or ''] or vim.g.loom_state
+  return st and ('loom: ' .. st) or 'loom'
+end
+
+local function commands()
+  local def = vim.api.nvim_create_user_command
+  def('LoomAsk', function(o)
+    M.ask(o.args, o)
+  end, { nargs = '+', range = true, desc = 'Ask Loom (with a range: about the selection)' })
+  def('LoomCancel', M.cancel, { desc = 'Cancel the Loom turn in flight' })
+  def('LoomReset', M.reset, { desc = 'Start a new Loom conversation' })
+  def('LoomStatus', M.status, { desc = 'Show the Loom session status' })
+  def('LoomHistory', function()
+    M.history()
+  end, { desc = 'Redraw the Loom chat from the transcript' })
+  def('LoomUndo', M.undo, { desc = "Revert Loom's last auto-commit" })
+  def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })
+end
+
+--- Configures the plugin, defines the commands and starts the client for
+--- file buffers.
+---@param opts loom.Config|nil
+function M.setup(opts)
+  if not has('0.9') then
+    vim.notify('loom: Neovim 0.9 or newer is required', vim.log.levels.ERROR)
+    return
+  end
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  commands()
+  local group = vim.api.nvim_create_augroup('loom', { clear = true })
+  if M.config.autostart then
+    vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+      group = group,
+      callback = function(ev)
+        if vim.bo[ev.buf].buftype == '' then
+          M.start(ev.buf)
+        end
+      end,
+    })
+    local b = vim.api.nvim_get_current_buf()
+    if vim.bo[b].buftype == '' and vim.api.nvim_buf_get_name(b) ~= '' then
+      M.start(b)
+    end
+  end
+end
+
+return M

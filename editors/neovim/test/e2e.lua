@@ -1,0 +1,141 @@
+-- Run by run.sh: nvim --headless -u NONE, the plugin on the runtimepath,
+-- greet.txt of a scripted-model project open. Exits 0 when every check
+-- passes, 1 otherwise.
+local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
+local proj = assert(os.getenv('LOOM_TEST_PROJ'), 'LOOM_TEST_PROJ')
+
+local failures = 0
+local function check(cond, what, detail)
+  if cond then
+    io.stdout:write('ok   ' .. what .. '\n')
+  else
+    failures = failures + 1
+    io.stdout:write('FAIL ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
+  end
+end
+
+-- wait polls cond until it holds or the deadline passes.
+local function wait(ms, what, cond)
+  local ok = vim.wait(ms, cond, 20)
+  check(ok, what)
+  return ok
+end
+
+local function git(...)
+  local out = vim.fn.system(vim.list_extend({ 'git', '-C', proj }, { ... }))
+  return vim.trim(out), vim.v.shell_error
+end
+
+local function unit_tests()
+  local stream = require('loom.stream')
+  local t = stream.new()
+  check(t:check('/a', 5) == stream.SHOW, 'seq: the first seen is shown')
+  check(t:check('/a', 6) == stream.SHOW, 'seq: next in order is shown')
+  check(t:check('/a', 6) == stream.STALE, 'seq: duplicate is dropped')
+  local v, missing = t:check('/a', 9)
+  check(v == stream.GAP and missing == 2, 'seq: gap of 2 detected', tostring(v) .. ' ' .. tostring(missing))
+  check(t:check('/b', 1) == stream.SHOW, 'seq: folders are independent')
+  check(t:take_gap('/a') and not t:take_gap('/a'), 'seq: gap is reported once')
+  check(t:check('/a', 1) == stream.RESTART, 'seq: seq 1 again is a restart')
+  local lines = { 'ab' }
+  stream.append(lines, 'c\nd\n')
+  check(vim.deep_equal(lines, { 'abc', 'd', '' }), 'append splits on newlines', vim.inspect(lines))
+end
+
+local function e2e()
+  local loom = require('loom')
+  local cmd = { bin }
+  if os.getenv('LOOM_TEST_LOG') then
+    cmd = { bin, '-log', os.getenv('LOOM_TEST_LOG'), '-log-level', 'debug' }
+  end
+  loom.setup({ cmd = cmd, chat = { split = 'split', open_on_ask = true } })
+  local file_buf = vim.api.nvim_get_current_buf()
+  check(vim.api.nvim_buf_get_name(file_buf):match('greet%.txt$') ~= nil, 'greet.txt is open')
+
+  local clients = function()
+    return (vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = 'loom', bufnr = file_buf })
+  end
+  if not wait(10000, 'client attached and initialized', function()
+    local c = clients()[1]
+    return c ~= nil and c.initialized == true
+  end) then
+    return
+  end
+  local c = clients()[1]
+  check(c.config.root_dir == proj or vim.fn.resolve(c.config.root_dir) == vim.fn.resolve(proj), 'root is the git repo', c.config.root_dir)
+  check(vim.tbl_get(c.config.capabilities, 'experimental', 'loom', 'saveDocuments') == true, 'declares experimental.loom.saveDocuments')
+  -- The session starts at initialized; give it a status round trip.
+  local status
+  loom.execute('loom.status', {}, function(err, st)
+    status = err and { error = err } or st
+  end)
+  wait(10000, 'loom.status answers', function()
+    return status ~= nil
+  end)
+  check(status and status.state == 'WaitingForUserInput', 'session is waiting for input', vim.inspect(status))
+
+  local head0 = git('rev-parse', 'HEAD')
+  vim.cmd('LoomAsk greet the world')
+  local chat = require('loom.chat')
+  local function chat_text()
+    return table.concat(chat.lines(), '\n')
+  end
+  check(chat_text():find('greet the world', 1, true) ~= nil, 'the prompt is in the chat buffer')
+
+  wait(30000, 'the streamed answer reaches the chat buffer', function()
+    return chat_text():find('Done: greet.txt now greets the world.', 1, true) ~= nil
+  end)
+  wait(30000, 'the session is waiting again', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput' and git('rev-parse', 'HEAD') ~= head0
+  end)
+  local text = chat_text()
+  check(text:find('Reading the file.', 1, true) ~= nil, 'first delta streamed', text)
+  check(text:find('%[succeeded%] read_file') ~= nil, 'read_file tool call line', text)
+  check(text:find('%[succeeded%] edit_file') ~= nil, 'edit_file tool call line', text)
+  check(vim.g.loom_state == 'WaitingForUserInput', 'g:loom_state follows loom/state', tostring(vim.g.loom_state))
+  check(loom.statusline():find('WaitingForUserInput', 1, true) ~= nil, 'statusline component', loom.statusline())
+
+  local lines = vim.api.nvim_buf_get_lines(file_buf, 0, -1, false)
+  check(vim.deep_equal(lines, { 'hello, world' }), 'the buffer holds the edit (applyEdit)', vim.inspect(lines))
+  check(not vim.bo[file_buf].modified, 'the buffer was saved (loom/saveDocuments)')
+  local f = io.open(proj .. '/greet.txt')
+  local disk = f and f:read('*a')
+  if f then
+    f:close()
+  end
+  check(disk == 'hello, world\n', 'the file on disk holds the edit', vim.inspect(disk))
+  local files = git('show', '--name-only', '--format=', 'HEAD')
+  check(files == 'greet.txt', 'HEAD commits only greet.txt', files)
+  local dirty = git('status', '--porcelain', '--', 'greet.txt')
+  check(dirty == '', 'greet.txt is clean after the commit', dirty)
+  local msg = git('log', '-1', '--format=%B')
+  io.stdout:write('     commit: ' .. msg:gsub('\n', ' | ') .. '\n')
+
+  -- History redraws the transcript.
+  vim.cmd('LoomHistory')
+  wait(10000, ':LoomHistory redraws the transcript', function()
+    local t = chat_text()
+    return t:find('# Loom transcript', 1, true) ~= nil and t:find('greet the world', 1, true) ~= nil
+  end)
+
+  -- Health check runs without errors.
+  vim.cmd('checkhealth loom')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(health:find('loom-lsp', 1, true) ~= nil and not health:find('ERROR', 1, true), ':checkhealth loom', health)
+end
+
+local ok, err = xpcall(function()
+  unit_tests()
+  e2e()
+end, debug.traceback)
+if not ok then
+  failures = failures + 1
+  io.stdout:write('FAIL error: ' .. tostring(err) .. '\n')
+end
+io.stdout:write(string.format('%d failure(s)\n', failures))
+io.stdout:flush()
+if failures > 0 then
+  vim.cmd('cquit 1')
+else
+  vim.cmd('qall!')
+end

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Headless end-to-end test of the Neovim plugin against the real loom-lsp
+# binary and the scripted model.
+#
+#   editors/neovim/test/run.sh
+#
+# Environment:
+#   NVIM      the nvim to run (default: nvim on PATH); must be 0.9 or newer,
+#             else the test is skipped (exit 0) with a message.
+#   LOOM_LSP  a prebuilt loom-lsp (default: built from this checkout).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+plugin=$(cd "$here/.." && pwd)
+repo=$(cd "$plugin/../.." && pwd)
+nvim=${NVIM:-nvim}
+
+if ! command -v "$nvim" >/dev/null 2>&1; then
+	echo "SKIP: nvim not found (set NVIM, or run editors/neovim/test/nvim.sh to get one)"
+	exit 0
+fi
+if ! "$nvim" --headless -u NONE -c 'if has("nvim-0.9") | qa! | else | cq | endif' >/dev/null 2>&1; then
+	echo "SKIP: $("$nvim" --version | head -1) is too old; the plugin needs Neovim 0.9+"
+	exit 0
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [[ -n "${LOOM_LSP:-}" ]]; then
+	bin=$LOOM_LSP
+else
+	bin=$tmp/bin/loom-lsp
+	(cd "$repo" && go build -o "$bin" ./cmd/loom-lsp)
+fi
+
+# The project: a git repo with greet.txt and a scripted model that reads it,
+# edits it and answers.
+proj=$tmp/proj
+mkdir -p "$proj"
+git -C "$proj" init -q -b main
+git -C "$proj" config user.name Test
+git -C "$proj" config user.email t@example.com
+printf 'hello\n' >"$proj/greet.txt"
+cat >"$proj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+TOML
+cat >"$proj/model.toml" <<'TOML'
+[[step]]
+match.last_role = "user"
+text = ["Reading ", "the file."]
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"greet.txt"}'
+
+[[step]]
+match.last_tool_result_contains = "hello"
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
+
+[[step]]
+match.last_tool_result_contains = "edited greet.txt"
+text = ["Done: ", "greet.txt ", "now greets the world."]
+TOML
+git -C "$proj" add -A
+git -C "$proj" commit -q -m initial
+
+# Config and state of the run's own; no model keys.
+export XDG_CONFIG_HOME=$tmp/config XDG_STATE_HOME=$tmp/state XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache
+unset OPENAI_API_KEY || true
+
+cd "$proj"
+LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$proj LOOM_TEST_PLUGIN=$plugin \
+	timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/e2e.lua" greet.txt
+echo "neovim e2e: ok"
