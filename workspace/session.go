@@ -75,6 +75,8 @@ type Session struct {
 	lastCommit string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
+	// watchReady is closed once the file watcher is set up.
+	watchReady chan struct{}
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -100,6 +102,7 @@ func newSession(h *Host, folder string) *Session {
 		inbox:      make(chan func(), 64),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
+		watchReady: make(chan struct{}),
 		registry:   tools.DefaultRegistry(),
 		reads:      tools.NewReadTracker(),
 		batchFiles: map[string]*batchFile{},
@@ -265,6 +268,7 @@ func (s *Session) run() {
 	defer close(s.done)
 	s.loadConfig(false)
 	s.resume()
+	s.startWatcher()
 	s.notifyState()
 	for !s.stopping {
 		select {

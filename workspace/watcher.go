@@ -1,0 +1,350 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// watchQuiet is how long a path must stay quiet before its change is
+// reported: editors' atomic saves (temp file + rename, vim's backup
+// dance) take a few milliseconds and become one change.
+const watchQuiet = 75 * time.Millisecond
+
+// watchMaxDelay reports a path that keeps changing (a growing log) at
+// least this often.
+const watchMaxDelay = time.Second
+
+// degradedRescan is the period of the rescans that stand in for events
+// once the inotify watch limit is hit.
+const degradedRescan = 2 * time.Second
+
+// watchOptions configures a watcher.
+type watchOptions struct {
+	// root is the workspace folder, watched with all its directories
+	// except .git and those git ignores.
+	root string
+	// configFiles are watched too (their directory when outside root);
+	// a change to one calls onConfig instead of onFiles.
+	configFiles []string
+	// onFiles gets the debounced changes: absolute paths of files that
+	// were created, written, removed or renamed. Called on the watcher's
+	// goroutine.
+	onFiles func(paths []string)
+	// onConfig is called once per batch of changes touching a config file.
+	onConfig func()
+	log      *slog.Logger
+	// quiet overrides watchQuiet (tests).
+	quiet time.Duration
+	// addWatch adds one directory; tests replace it to simulate the
+	// inotify limit. Default: the fsnotify watcher's Add.
+	addWatch func(fsw *fsnotify.Watcher, dir string) error
+}
+
+// watcher watches a workspace with fsnotify: every directory is added on
+// its own (there is no recursive watch on Linux), new directories as they
+// appear. An event-queue overflow triggers a rescan (by modification time)
+// and a warning; hitting the watch limit degrades to periodic rescans.
+// It never crashes the session: errors are logged.
+type watcher struct {
+	opts    watchOptions
+	fsw     *fsnotify.Watcher
+	watched map[string]bool
+	ignored map[string]bool // directories git ignores, absolute
+	config  map[string]bool
+	git     bool // root is in a git repository
+
+	pending  map[string]pendingChange
+	degraded bool
+	// synced is when the watcher last knew of every change; a rescan
+	// reports the files modified since.
+	synced time.Time
+}
+
+type pendingChange struct{ first, last time.Time }
+
+// newWatcher sets up the watches; run then delivers the changes.
+func newWatcher(opts watchOptions) (*watcher, error) {
+	fsw, err := fsnotify.NewBufferedWatcher(1024)
+	if err != nil {
+		return nil, err
+	}
+	if opts.quiet <= 0 {
+		opts.quiet = watchQuiet
+	}
+	if opts.addWatch == nil {
+		opts.addWatch = (*fsnotify.Watcher).Add
+	}
+	if opts.log == nil {
+		opts.log = slog.New(slog.DiscardHandler)
+	}
+	w := &watcher{opts: opts, fsw: fsw, watched: map[string]bool{}, ignored: map[string]bool{},
+		config: map[string]bool{}, pending: map[string]pendingChange{}, synced: time.Now()}
+	w.loadIgnored()
+	for _, f := range opts.configFiles {
+		w.config[filepath.Clean(f)] = true
+		if dir := filepath.Dir(f); !w.inRoot(dir) {
+			if st, err := os.Stat(dir); err == nil && st.IsDir() {
+				w.add(dir)
+			}
+		}
+	}
+	w.addTree(opts.root, false)
+	return w, nil
+}
+
+func (w *watcher) inRoot(path string) bool {
+	return path == w.opts.root || strings.HasPrefix(path, w.opts.root+string(filepath.Separator))
+}
+
+// loadIgnored lists the directories git ignores under root, in one git
+// call that does not descend into them.
+func (w *watcher) loadIgnored() {
+	cmd := exec.Command("git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	cmd.Dir = w.opts.root
+	out, err := cmd.Output()
+	if err != nil {
+		return // not a git repository: only .git is skipped
+	}
+	w.git = true
+	for _, p := range nulFields(string(out)) {
+		if strings.HasSuffix(p, "/") {
+			w.ignored[filepath.Join(w.opts.root, filepath.FromSlash(strings.TrimSuffix(p, "/")))] = true
+		}
+	}
+}
+
+// skipDir tells whether a directory is not watched.
+func (w *watcher) skipDir(dir string, fresh bool) bool {
+	if filepath.Base(dir) == ".git" || w.ignored[dir] {
+		return true
+	}
+	if fresh && w.git {
+		// A directory that appeared after start: ask git.
+		cmd := exec.Command("git", "check-ignore", "-q", "--", dir)
+		cmd.Dir = w.opts.root
+		if cmd.Run() == nil {
+			w.ignored[dir] = true
+			return true
+		}
+	}
+	return false
+}
+
+// add watches one directory. Hitting the watch limit degrades the watcher
+// to periodic rescans.
+func (w *watcher) add(dir string) bool {
+	if w.watched[dir] {
+		return true
+	}
+	if w.degraded {
+		return false
+	}
+	if err := w.opts.addWatch(w.fsw, dir); err != nil {
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) {
+			w.degraded = true
+			w.opts.log.Warn("file watch limit reached (fs.inotify.max_user_watches): rescanning periodically instead",
+				"dir", dir, "watched", len(w.watched), "err", err)
+			return false
+		}
+		w.opts.log.Debug("cannot watch a directory", "dir", dir, "err", err)
+		return false
+	}
+	w.watched[dir] = true
+	return true
+}
+
+// addTree watches dir and every directory under it. With report, the
+// files found are reported as changed (they appeared with the directory,
+// possibly before its watch).
+func (w *watcher) addTree(dir string, report bool) {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && path != dir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if path != w.opts.root && w.skipDir(path, report) {
+				return filepath.SkipDir
+			}
+			w.add(path)
+			return nil
+		}
+		if report {
+			w.touch(path, time.Now())
+		}
+		return nil
+	})
+}
+
+// run delivers changes until ctx is done, then closes the watches.
+func (w *watcher) run(ctx context.Context) {
+	defer w.fsw.Close()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var tick <-chan time.Time
+	if w.degraded {
+		t := time.NewTicker(degradedRescan)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			wasDegraded := w.degraded
+			w.event(ev)
+			if !wasDegraded && w.degraded && tick == nil {
+				t := time.NewTicker(degradedRescan)
+				defer t.Stop()
+				tick = t.C
+			}
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			w.error(err)
+		case <-tick:
+			w.rescan()
+		case <-timer.C:
+		}
+		w.flush(time.Now())
+		if d, ok := w.nextFlush(time.Now()); ok {
+			timer.Reset(d)
+		}
+	}
+}
+
+// event records one fsnotify event.
+func (w *watcher) event(ev fsnotify.Event) {
+	path := filepath.Clean(ev.Name)
+	if ev.Op == fsnotify.Chmod {
+		return // metadata only: no content change
+	}
+	if !w.inRoot(path) && !w.config[path] {
+		return // a sibling of a config file outside the workspace
+	}
+	if ev.Has(fsnotify.Create) {
+		if st, err := os.Lstat(path); err == nil && st.IsDir() {
+			if !w.skipDir(path, true) {
+				w.addTree(path, true)
+			}
+			return
+		}
+	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		if w.watched[path] {
+			delete(w.watched, path) // the kernel dropped the watch
+			return
+		}
+	}
+	if strings.Contains(path, string(filepath.Separator)+".git"+string(filepath.Separator)) {
+		return
+	}
+	w.touch(path, time.Now())
+}
+
+// error handles a watcher error: an overflow means events were lost, so
+// the tree is rescanned.
+func (w *watcher) error(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.opts.log.Warn("file watcher events overflowed: rescanning the workspace")
+		w.rescan()
+		return
+	}
+	w.opts.log.Warn("file watcher error", "err", err)
+}
+
+// rescan re-adds missing watches and reports every file modified since the
+// watcher was last in sync.
+func (w *watcher) rescan() {
+	since := w.synced.Add(-time.Second) // mtime granularity and clock slack
+	now := time.Now()
+	filepath.WalkDir(w.opts.root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if path != w.opts.root && w.skipDir(path, false) {
+				return filepath.SkipDir
+			}
+			w.add(path)
+			return nil
+		}
+		if info, err := d.Info(); err == nil && !info.ModTime().Before(since) {
+			w.touch(path, now.Add(-w.opts.quiet)) // due at the next flush
+		}
+		return nil
+	})
+	for f := range w.config {
+		if info, err := os.Stat(f); err == nil && !info.ModTime().Before(since) {
+			w.touch(f, now.Add(-w.opts.quiet))
+		}
+	}
+	w.synced = now
+}
+
+func (w *watcher) touch(path string, at time.Time) {
+	p, ok := w.pending[path]
+	if !ok {
+		p.first = at
+	}
+	p.last = at
+	w.pending[path] = p
+}
+
+// flush reports the paths that have been quiet long enough.
+func (w *watcher) flush(now time.Time) {
+	var files []string
+	config := false
+	for path, p := range w.pending {
+		if now.Sub(p.last) < w.opts.quiet && now.Sub(p.first) < watchMaxDelay {
+			continue
+		}
+		delete(w.pending, path)
+		if w.config[path] {
+			config = true
+		} else {
+			files = append(files, path)
+		}
+	}
+	if len(w.pending) == 0 {
+		w.synced = now
+	}
+	if config && w.opts.onConfig != nil {
+		w.opts.onConfig()
+	}
+	if len(files) > 0 && w.opts.onFiles != nil {
+		sort.Strings(files)
+		w.opts.onFiles(files)
+	}
+}
+
+// nextFlush returns when the next pending path is due.
+func (w *watcher) nextFlush(now time.Time) (time.Duration, bool) {
+	var next time.Duration
+	found := false
+	for _, p := range w.pending {
+		d := min(p.last.Add(w.opts.quiet).Sub(now), p.first.Add(watchMaxDelay).Sub(now))
+		if !found || d < next {
+			next, found = d, true
+		}
+	}
+	return max(next, time.Millisecond), found
+}

@@ -1,0 +1,67 @@
+package workspace
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
+)
+
+// startWatcher watches the folder and its configuration files on a worker
+// goroutine, which stops with the session. watchReady is closed once the
+// initial watches are set up.
+func (s *Session) startWatcher() {
+	opts := watchOptions{
+		root:        s.folder,
+		configFiles: config.LoadOptions{Folder: s.folder}.Files(),
+		onFiles:     s.filesChanged,
+		onConfig:    s.ReloadConfig,
+		log:         s.log.With("component", "watcher"),
+	}
+	s.goWorker(func() {
+		w, err := newWatcher(opts)
+		close(s.watchReady)
+		if err != nil {
+			s.log.Warn("no file watcher: external changes are not detected", "err", err)
+			return
+		}
+		w.run(s.life)
+	})
+}
+
+// filesChanged handles changes seen on disk (on the watcher's goroutine):
+// a file the model read whose content is no longer what it read, and that
+// our own edit did not write, is marked stale, so that edit_file refuses it
+// until it is read again, and the model is told at its next request.
+func (s *Session) filesChanged(paths []string) {
+	var stale []string
+	for _, p := range paths {
+		content, err := s.host.overlay.ReadFile(p)
+		if err != nil {
+			content = nil // deleted or unreadable: no longer what was read
+		}
+		if err := s.reads.Check(p, content); errors.Is(err, tools.ErrStale) {
+			s.reads.MarkStale(p)
+			stale = append(stale, p)
+		}
+	}
+	if len(stale) == 0 {
+		return
+	}
+	rel := make([]string, len(stale))
+	for i, p := range stale {
+		if r, err := filepath.Rel(s.folder, p); err == nil {
+			rel[i] = filepath.ToSlash(r)
+		} else {
+			rel[i] = p
+		}
+	}
+	s.post(func() {
+		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
+			s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(rel, ", ")})
+		}
+	})
+}
