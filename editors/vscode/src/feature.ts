@@ -1,0 +1,28 @@
+// LoomFeature: the client-side half of experimental.loom. Type-only imports,
+// so it loads under plain node for the tests.
+import type { ClientCapabilities, FeatureState, ServerCapabilities, StaticFeature } from 'vscode-languageclient/node';
+import { Commands, experimentalCapability } from './protocol';
+
+/**
+ * LoomFeature declares experimental.loom = {saveDocuments: true}, which
+ * makes loom-lsp send loom/* notifications and loom/saveDocuments, and
+ * takes the server's loom.* commands out of vscode-languageclient's
+ * automatic command registration: the extension registers those command
+ * IDs itself (they need a prompt, the selection and the folder), and two
+ * registrations of one ID would fail.
+ */
+export class LoomFeature implements StaticFeature {
+  fillClientCapabilities(caps: ClientCapabilities): void {
+    caps.experimental = { ...(caps.experimental as object | undefined), ...experimentalCapability };
+  }
+  preInitialize(caps: ServerCapabilities): void {
+    const p = caps.executeCommandProvider;
+    if (p?.commands) {
+      const ours = new Set<string>(Object.values(Commands));
+      p.commands = p.commands.filter((c) => !ours.has(c));
+    }
+  }
+  initialize(): void { /* nothing to do */ }
+  getState(): FeatureState { return { kind: 'static' }; }
+  clear(): void { /* nothing to clear */ }
+}

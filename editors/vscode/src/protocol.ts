@@ -1,0 +1,97 @@
+// The loom-lsp wire protocol as this extension uses it. The server side is
+// jsonrpc/commands.go and jsonrpc/notify.go of loom-lsp; keep them in step.
+
+/** Commands of workspace/executeCommand; each takes one object argument. */
+export const Commands = {
+  ask: 'loom.ask',
+  cancel: 'loom.cancel',
+  reset: 'loom.reset',
+  status: 'loom.status',
+  history: 'loom.history',
+  undo: 'loom.undo',
+} as const;
+
+/** The server's notification and request methods. */
+export const Methods = {
+  displayMessage: 'loom/displayMessage',
+  toolCall: 'loom/toolCall',
+  state: 'loom/state',
+  saveDocuments: 'loom/saveDocuments',
+} as const;
+
+export interface Position { line: number; character: number }
+export interface Range { start: Position; end: Position }
+
+/** loom.ask's argument. */
+export interface AskArgs {
+  prompt: string;
+  uri?: string;
+  selection?: { range: Range; text?: string; diagnostic?: string };
+}
+
+/** loom.ask's reply. */
+export interface AskResult { folder: string; turn: number }
+
+/** A coalesced delta of streamed text; seq counts a folder's deltas from 1. */
+export interface DisplayMessageParams { folder: string; turn: number; seq: number; text: string }
+
+/** A tool call's new status. */
+export interface ToolCallParams {
+  folder: string;
+  turn: number;
+  id: string;
+  name: string;
+  summary: string;
+  /** streaming, pending, running, succeeded, failed or cancelled */
+  status: string;
+  progress?: string;
+  diff?: string;
+}
+
+export interface StateParams { folder: string; state: string }
+
+export interface SaveDocumentsParams { uris: string[] }
+export interface SaveDocumentsResult { saved: string[] }
+
+/** loom.status's reply (workspace.Status). */
+export interface Status {
+  folder: string;
+  state: string;
+  turn: number;
+  model: string;
+  queued: string[] | null;
+  lastCommit?: string;
+  configError?: string;
+  messages: number;
+}
+
+export interface HistoryMessage {
+  role: string;
+  content: string;
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  toolCallId?: string;
+}
+export interface HistoryResult { folder: string; messages: HistoryMessage[] }
+export interface UndoResult { folder: string; message: string }
+
+/** The experimental client capability that turns on loom/* messages. */
+export const experimentalCapability = { loom: { saveDocuments: true } };
+
+/** A short label of a state for the status bar. */
+export function stateLabel(state: string): string {
+  switch (state) {
+    case 'WaitingForUserInput': return 'idle';
+    case 'CallingLlm': return 'thinking';
+    case 'ProcessingLlmResponse': return 'thinking';
+    case 'ExecutingTools': return 'running tools';
+    case 'PostToolsHook': return 'committing';
+    case 'Error': return 'retrying';
+    case 'ShuttingDown': return 'stopped';
+    default: return state;
+  }
+}
+
+/** Whether a state is busy (a turn in flight). */
+export function isBusy(state: string): boolean {
+  return state !== 'WaitingForUserInput' && state !== 'ShuttingDown' && state !== '';
+}
