@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +185,7 @@ func TestSessionCancelMidBashKillsTheProcessGroup(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for pid == 0 && time.Now().Before(deadline) {
 		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid = atoi(strings.TrimSpace(string(b)))
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		}
 		time.Sleep(5 * time.Millisecond) // polling a file the child writes
 	}
@@ -279,15 +280,4 @@ func TestSessionBashDeniedByPolicyAndByTheUser(t *testing.T) {
 			}
 		})
 	}
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return 0
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n
 }

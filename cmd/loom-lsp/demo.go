@@ -10,10 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/jsonrpc/headless"
@@ -52,9 +50,7 @@ if [ "$out" = "Hello, loom!" ]; then echo PASS; else echo "FAIL: got '$out'"; ex
 
 func init() {
 	commands["demo"] = subcommand{summary: "see loom-lsp work, offline, on a scripted model", run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return runDemo(ctx, args, stdout, stderr)
+		return interruptible(func(ctx context.Context) int { return runDemo(ctx, args, stdout, stderr) })
 	}}
 }
 

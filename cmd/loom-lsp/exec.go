@@ -103,9 +103,7 @@ func (f *execFlags) overrides() (config.Override, error) {
 
 func init() {
 	commands["exec"] = subcommand{summary: "run one agent turn headless, for scripts and CI", run: func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return runExec(ctx, args, stdin, stdout, stderr)
+		return interruptible(func(ctx context.Context) int { return runExec(ctx, args, stdin, stdout, stderr) })
 	}}
 }
 

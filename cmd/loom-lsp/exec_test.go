@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -241,7 +242,7 @@ match.last_role = "user"
 	deadline := time.Now().Add(10 * time.Second)
 	for pid == 0 && time.Now().Before(deadline) {
 		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid = atoiOrZero(strings.TrimSpace(string(b)))
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		} else {
 			time.Sleep(10 * time.Millisecond) // polling a file the child writes
 		}
@@ -274,15 +275,4 @@ func TestDemoRunsOffline(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("the demo took %v", elapsed)
 	}
-}
-
-func atoiOrZero(s string) int {
-	n := 0
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return 0
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n
 }

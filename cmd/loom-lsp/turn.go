@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -22,6 +25,13 @@ const (
 	exitModel       = 4 // the model failed (auth, bad request, retries exhausted, …)
 	exitInterrupted = 130
 )
+
+// interruptible runs fn with a context that SIGINT or SIGTERM cancels.
+func interruptible(fn func(ctx context.Context) int) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return fn(ctx)
+}
 
 // headlessTurn runs one user turn on folder through host and waits for it.
 // Interrupting ctx cancels the turn (tools are killed) and gives
