@@ -56,6 +56,8 @@ type hookResult struct {
 	commits []sessionCommit
 	// unsaved lists agent edits the client could not save (not committed).
 	unsaved []string
+	// quiet marks a hook that found nothing to do and nothing to tell.
+	quiet bool
 }
 
 // runHook runs the post-tool hook on a worker goroutine and reports
@@ -78,6 +80,7 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, batch map
 			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: res.commit, Text: res.action})
 		case res.failed:
 			s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.action})
+		case res.quiet:
 		default:
 			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.action})
 		}
@@ -121,7 +124,9 @@ func (s *Session) commitBatch(ctx context.Context, batch map[string]*batchFile, 
 		notes = append(notes, "ignored by git, so not committed: "+strings.Join(ignored, ", "))
 	}
 	if len(rel) == 0 {
-		return hookResult{action: joinNotes("no file to commit", notes), unsaved: unsaved}
+		// A batch whose commands changed nothing is not worth a word.
+		quiet := len(notes) == 0 && len(unsaved) == 0
+		return hookResult{action: joinNotes("no file to commit", notes), unsaved: unsaved, quiet: quiet}
 	}
 	sort.Strings(rel)
 

@@ -160,12 +160,12 @@ func (h *Editor) writeText(n workspace.Notification) {
 		case fsm.ToolPending:
 			line = fmt.Sprintf("▸ %s %s", t.Name, clip(t.Arguments, 120))
 		case fsm.ToolSucceeded:
-			line = fmt.Sprintf("✓ %s: %s", t.Name, clip(t.Detail, 120))
+			line = fmt.Sprintf("✓ %s: %s", t.Name, clip(strings.TrimPrefix(t.Detail, t.Name+": "), 120))
 			if t.Diff != "" {
 				line += "\n" + strings.TrimRight(t.Diff, "\n")
 			}
 		case fsm.ToolFailed:
-			line = fmt.Sprintf("✗ %s: %s", t.Name, clip(t.Detail, 200))
+			line = fmt.Sprintf("✗ %s: %s", t.Name, clip(strings.TrimPrefix(t.Detail, t.Name+": "), 200))
 		case fsm.ToolCancelled:
 			line = fmt.Sprintf("✗ %s: cancelled", t.Name)
 		default:
