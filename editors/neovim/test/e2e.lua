@@ -111,6 +111,16 @@ local function e2e()
   local msg = git('log', '-1', '--format=%B')
   io.stdout:write('     commit: ' .. msg:gsub('\n', ' | ') .. '\n')
 
+  -- A range sends the selection along.
+  vim.api.nvim_set_current_buf(file_buf)
+  vim.cmd('1LoomAsk what does this line do?')
+  wait(30000, ':[range]LoomAsk sends the selection', function()
+    return chat_text():find('The selection greets the world.', 1, true) ~= nil
+  end)
+  wait(10000, 'the session is waiting after the second turn', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput'
+  end)
+
   -- History redraws the transcript.
   vim.cmd('LoomHistory')
   wait(10000, ':LoomHistory redraws the transcript', function()

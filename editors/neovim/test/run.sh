@@ -48,6 +48,12 @@ provider = "script"
 script = "model.toml"
 TOML
 cat >"$proj/model.toml" <<'TOML'
+# The second ask (:1LoomAsk) sends line 1 as the selection, which the
+# server adds to the user message.
+[[step]]
+match.last_user_contains = "hello, world"
+text = ["The selection ", "greets the world."]
+
 [[step]]
 match.last_role = "user"
 text = ["Reading ", "the file."]
