@@ -1,23 +1,26 @@
 module github.com/loom-lsp/loom-lsp
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
-	github.com/cockroachdb/datadriven v1.0.3 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/aymanbagabas/go-udiff v0.4.1
+	github.com/cockroachdb/datadriven v1.0.3
+	github.com/fsnotify/fsnotify v1.10.1
+	github.com/openai/openai-go/v3 v3.96.0
+	go.lsp.dev/jsonrpc2 v1.0.1
+	go.lsp.dev/protocol v1.0.1
+	go.lsp.dev/uri v1.0.1
+	pgregory.net/rapid v1.3.0
+)
+
+require (
 	github.com/coder/websocket v1.8.15 // indirect
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
-	github.com/openai/openai-go/v3 v3.96.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
-	go.lsp.dev/jsonrpc2 v1.0.1 // indirect
-	go.lsp.dev/protocol v1.0.1 // indirect
-	go.lsp.dev/uri v1.0.1 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )
