@@ -134,6 +134,10 @@ func (h Hooks) TrailerFor(model string) string {
 	if t == "" {
 		t = DefaultTrailer
 	}
+	if model == "" {
+		// No model name: leave out the "({model})" part rather than print "()".
+		t = strings.ReplaceAll(t, " ({model})", "")
+	}
 	return strings.ReplaceAll(t, "{model}", model)
 }
 

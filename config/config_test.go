@@ -441,6 +441,9 @@ func TestTrailerFor(t *testing.T) {
 	if got := h.TrailerFor("gpt-x"); got != "Co-authored-by: loom-lsp (gpt-x) <loom@localhost>" {
 		t.Errorf("TrailerFor = %q", got)
 	}
+	if got := h.TrailerFor(""); got != "Co-authored-by: loom-lsp <loom@localhost>" {
+		t.Errorf("TrailerFor without a model = %q", got)
+	}
 	h.Trailer = ""
 	if got := h.TrailerFor("m"); !strings.Contains(got, "(m)") {
 		t.Errorf("empty trailer falls back: %q", got)

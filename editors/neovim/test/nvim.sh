@@ -28,7 +28,14 @@ if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null || [[ $(dpkg 
 fi
 
 mkdir -p "$home"/apt/{lists/partial,cache/archives/partial} "$home/debs" "$home/root"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$home/apt/sources.list"
+# The Debian mirror this machine's apt is already configured with.
+mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+[[ -n $mirror ]] || mirror=$(awk '/^deb / && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}' /etc/apt/sources.list 2>/dev/null || true)
+if [[ -z $mirror ]]; then
+	echo "nvim.sh: no Debian mirror configured in /etc/apt" >&2
+	exit 1
+fi
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" >"$home/apt/sources.list"
 apt=(-o "Dir::Etc::sourcelist=$home/apt/sources.list" -o Dir::Etc::sourceparts=/dev/null
 	-o "Dir::State::Lists=$home/apt/lists" -o "Dir::Cache=$home/apt/cache"
 	-o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
