@@ -37,7 +37,7 @@ type envOptions struct {
 	window  time.Duration
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(testing.TB) *slog.Logger {
 	if os.Getenv("LOOM_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -45,7 +45,7 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // hostOptions isolates the host from the user's configuration and state.
-func hostOptions(t *testing.T) workspace.HostOptions {
+func hostOptions(t testing.TB) workspace.HostOptions {
 	noUser := filepath.Join(t.TempDir(), "no-user.toml")
 	return workspace.HostOptions{
 		StateDir: t.TempDir(),

@@ -84,7 +84,11 @@ type Server struct {
 // Host.Close) and returns the process exit code: 0 after shutdown+exit or
 // at the end of input, 1 for exit without shutdown. rwc is closed.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
-	s := newServer(opts)
+	return newServer(opts).serve(ctx, rwc)
+}
+
+func (s *Server) serve(ctx context.Context, rwc io.ReadWriteCloser) int {
+	opts := s.opts
 	stream := newFrameStream(rwc, opts.MaxMessageSize, s.log, func(err error) {
 		s.log.Warn("output broken; shutting down", "err", err)
 		s.finish(0)

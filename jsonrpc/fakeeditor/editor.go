@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -36,6 +37,8 @@ type Config struct {
 type Message struct {
 	Method string
 	Params json.RawMessage
+	// Received is when the fake editor read the message.
+	Received time.Time
 }
 
 // Decode decodes the params into v, failing loudly on bad JSON.
@@ -101,7 +104,7 @@ func (e *Editor) Close() error { return e.conn.Close() }
 
 func (e *Editor) record(method string, params []byte) {
 	e.mu.Lock()
-	e.messages = append(e.messages, Message{Method: strings.Clone(method), Params: append(json.RawMessage(nil), params...)})
+	e.messages = append(e.messages, Message{Method: strings.Clone(method), Params: append(json.RawMessage(nil), params...), Received: time.Now()})
 	e.cond.Broadcast()
 	e.mu.Unlock()
 }
@@ -294,6 +297,8 @@ func (e *Editor) Messages(method string) []Message {
 
 // Await waits until cond holds on the messages received so far, or ctx
 // ends, or the connection ends; the error then lists what was received.
+// cond runs with the editor locked: it must use its argument, not call
+// the editor's methods.
 func (e *Editor) Await(ctx context.Context, what string, cond func(msgs []Message) bool) error {
 	stop := context.AfterFunc(ctx, func() {
 		e.mu.Lock()
