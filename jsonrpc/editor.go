@@ -53,20 +53,20 @@ func (s *Server) closeOutbox(folder string) {
 func (e *editor) ApplyEdit(ctx context.Context, de workspace.DocumentEdit) error {
 	s := e.s
 	s.mu.Lock()
-	ok := s.caps.applyEdit
+	ok, versioned := s.caps.applyEdit, s.caps.versionedEdits
 	s.mu.Unlock()
 	if !ok {
 		return workspace.ErrUnsupported
 	}
-	edits := make([]protocol.TextDocumentEditElement, 0, len(de.Edits))
-	for _, te := range de.Edits {
-		edits = append(edits, &protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText})
-	}
-	version := de.Version
 	label := "Loom: edit " + filepath.Base(de.Path)
-	params := &protocol.ApplyWorkspaceEditParams{
-		Label: &label,
-		Edit: protocol.WorkspaceEdit{DocumentChanges: []protocol.DocumentChange{
+	params := &protocol.ApplyWorkspaceEditParams{Label: &label}
+	if versioned {
+		edits := make([]protocol.TextDocumentEditElement, 0, len(de.Edits))
+		for _, te := range de.Edits {
+			edits = append(edits, &protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText})
+		}
+		version := de.Version
+		params.Edit.DocumentChanges = []protocol.DocumentChange{
 			&protocol.TextDocumentEdit{
 				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
 					TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: pathURI(de.Path)},
@@ -74,7 +74,17 @@ func (e *editor) ApplyEdit(ctx context.Context, de workspace.DocumentEdit) error
 				},
 				Edits: edits,
 			},
-		}},
+		}
+	} else {
+		// The client cannot check versions (e.g. Neovim without our plugin
+		// does not declare documentChanges). The session checked that the
+		// buffer still held the text the edit was computed from; sending it
+		// unversioned beats writing under an open buffer.
+		edits := make([]protocol.TextEdit, 0, len(de.Edits))
+		for _, te := range de.Edits {
+			edits = append(edits, protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText})
+		}
+		params.Edit.Changes = map[uri.URI][]protocol.TextEdit{pathURI(de.Path): edits}
 	}
 	var res protocol.ApplyWorkspaceEditResult
 	if err := s.callClient(ctx, protocol.MethodWorkspaceApplyEdit, params, &res); err != nil {

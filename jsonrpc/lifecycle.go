@@ -17,9 +17,12 @@ type clientCaps struct {
 	loom bool
 	// saveDocuments: it declared experimental.loom.saveDocuments.
 	saveDocuments bool
-	// applyEdit: it applies versioned TextDocumentEdits
-	// (workspace.applyEdit and workspace.workspaceEdit.documentChanges).
+	// applyEdit: it applies workspace edits (workspace.applyEdit).
 	applyEdit bool
+	// versionedEdits: it applies versioned TextDocumentEdits
+	// (workspace.workspaceEdit.documentChanges); without it edits go as
+	// unversioned "changes".
+	versionedEdits bool
 	// workDoneProgress: window.workDoneProgress.
 	workDoneProgress bool
 }
@@ -27,7 +30,8 @@ type clientCaps struct {
 func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	var caps clientCaps
 	if w := c.Workspace; w != nil && w.ApplyEdit != nil && *w.ApplyEdit {
-		caps.applyEdit = w.WorkspaceEdit != nil && w.WorkspaceEdit.DocumentChanges != nil && *w.WorkspaceEdit.DocumentChanges
+		caps.applyEdit = true
+		caps.versionedEdits = w.WorkspaceEdit != nil && w.WorkspaceEdit.DocumentChanges != nil && *w.WorkspaceEdit.DocumentChanges
 	}
 	if w := c.Window; w != nil && w.WorkDoneProgress != nil {
 		caps.workDoneProgress = *w.WorkDoneProgress

@@ -126,6 +126,30 @@ func TestAskEditsOpenBuffer(t *testing.T) {
 
 // The user types in the buffer while the edit is in flight: the editor
 // refuses the versioned edit and nothing is clobbered.
+// A client that applies edits but cannot check versions (Neovim's built-in
+// client) gets unversioned changes in its buffer, not a write under it.
+func TestEditOpenBufferWithoutVersionedEdits(t *testing.T) {
+	e := newEnv(t, envOptions{script: editScript, cfg: fakeeditor.Config{Loom: true, ApplyEdit: true, Unversioned: true}})
+	path := filepath.Join(e.folder, "a.txt")
+	writeFile(t, path, "hello world\n")
+	if err := e.ed.OpenFile(e.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	from := len(e.ed.Messages(""))
+	e.ask("change hello to goodbye")
+	e.await("turn ended", turnEnded(e.folder, from))
+	edits := e.ed.Messages(protocol.MethodWorkspaceApplyEdit)
+	if len(edits) != 1 || !strings.Contains(string(edits[0].Params), `"changes"`) || strings.Contains(string(edits[0].Params), `"documentChanges"`) {
+		t.Fatalf("want one unversioned applyEdit, got %d: %v", len(edits), edits)
+	}
+	if text, _, _ := e.ed.BufferText(path); text != "goodbye world\n" {
+		t.Errorf("buffer = %q, want the edit applied", text)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "hello world\n" {
+		t.Errorf("disk = %q: an open buffer's edit must go through the editor", b)
+	}
+}
+
 func TestEditRefusedWhenUserTyped(t *testing.T) {
 	script := strings.Replace(editScript, `match.last_role = "tool"`, `match.last_tool_result_contains = "changed"`, 1) + `
 [[step]]

@@ -78,9 +78,6 @@ func (e *Editor) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 	fail := func(reason string) *protocol.ApplyWorkspaceEditResult {
 		return &protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: &reason}
 	}
-	if len(p.Edit.DocumentChanges) == 0 {
-		return fail("no documentChanges")
-	}
 	type change struct {
 		path    string
 		text    string
@@ -88,6 +85,28 @@ func (e *Editor) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 	}
 	var changes []change
 	e.mu.Lock()
+	if e.cfg.Unversioned {
+		// Like a client without documentChanges: only "changes" count.
+		for u, edits := range p.Edit.Changes {
+			b := e.buffers[u.FsPath()]
+			if b == nil {
+				e.mu.Unlock()
+				return fail(u.FsPath() + " is not open")
+			}
+			next, err := ApplyEdits(b.text, edits)
+			if err != nil {
+				e.mu.Unlock()
+				return fail(err.Error())
+			}
+			b.text = next
+			b.version++
+			changes = append(changes, change{u.FsPath(), next, b.version})
+		}
+		p.Edit.DocumentChanges = nil
+	} else if len(p.Edit.DocumentChanges) == 0 {
+		e.mu.Unlock()
+		return fail("no documentChanges")
+	}
 	for _, dc := range p.Edit.DocumentChanges {
 		tde, ok := dc.(*protocol.TextDocumentEdit)
 		if !ok {

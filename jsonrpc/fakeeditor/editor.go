@@ -25,6 +25,9 @@ type Config struct {
 	Loom bool
 	// ApplyEdit declares workspace.applyEdit with documentChanges.
 	ApplyEdit bool
+	// Unversioned, with ApplyEdit, leaves documentChanges out, as Neovim's
+	// built-in client does: the server must send unversioned changes.
+	Unversioned bool
 	// WorkDoneProgress declares window.workDoneProgress.
 	WorkDoneProgress bool
 	// Folders are the workspace folders (absolute paths).
@@ -172,7 +175,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 	}
 	if e.cfg.ApplyEdit {
 		caps.Workspace.ApplyEdit = &yes
-		caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes}
+		if !e.cfg.Unversioned {
+			caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes}
+		}
 	}
 	if e.cfg.WorkDoneProgress {
 		caps.Window.WorkDoneProgress = &yes
