@@ -206,21 +206,12 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	return out, nil
 }
 
-// undoer is the part of workspace.Session that loom.undo uses.
-type undoer interface {
-	Undo(ctx context.Context) (string, error)
-}
-
 func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
 	sess, err := s.session(CmdUndo, a.URI)
 	if err != nil {
 		return nil, err
 	}
-	u, ok := any(sess).(undoer)
-	if !ok {
-		return nil, errors.New("undo is not available in this build")
-	}
-	msg, err := u.Undo(ctx)
+	msg, err := sess.Undo(ctx)
 	if err != nil {
 		return nil, err
 	}

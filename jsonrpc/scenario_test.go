@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,6 +198,50 @@ func TestEditClosedFileLandsOnDisk(t *testing.T) {
 	if n := len(e.ed.Messages(protocol.MethodWorkspaceApplyEdit)); n != 0 {
 		t.Errorf("%d applyEdit for a closed file", n)
 	}
+}
+
+// loom.undo over LSP reverts the session's auto-commit, and refuses a
+// second time with the reason.
+func TestUndoRevertsTheAutoCommit(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "T"}, {"config", "user.email", "t@example.com"}} {
+		gitIn(t, dir, args...)
+	}
+	writeFile(t, filepath.Join(dir, "a.txt"), "hello world\n")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "initial")
+	e := newEnv(t, envOptions{script: editScript, cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}},
+		options: map[string]any{"hooks": map[string]any{"auto_commit": true}}})
+	from := len(e.ed.Messages(""))
+	e.ask("change hello")
+	e.await("turn ended", turnEnded(e.folder, from))
+	if log := gitIn(t, dir, "log", "--format=%s"); !strings.HasPrefix(log, "loom: ") {
+		t.Fatalf("no auto-commit:\n%s", log)
+	}
+	var res UndoResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdUndo, FolderArgs{}, &res); err != nil {
+		t.Fatalf("loom.undo: %v", err)
+	}
+	if log := gitIn(t, dir, "log", "--format=%s"); log != "initial\n" {
+		t.Errorf("after undo, log:\n%s", log)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hello world\n" {
+		t.Errorf("after undo, a.txt = %q", b)
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdUndo, FolderArgs{}, &res); err == nil {
+		t.Errorf("a second undo succeeded: %+v", res)
+	}
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }
 
 func TestAskWithoutModel(t *testing.T) {
