@@ -163,13 +163,13 @@ func (s *Session) Reset(ctx context.Context) error {
 		if s.busy() {
 			s.step(fsm.Cancel{})
 		}
-		hadTurns := s.m.State().Turn > 0
+		if s.m.State().Turn == 0 {
+			return // a new conversation already: keep its journal
+		}
 		s.m = fsm.New(s.machineConfig())
 		s.restartJournal()
 		s.startedTurn = 0
-		if hadTurns {
-			s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
-		}
+		s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
 		s.notifyState()
 	})
 }
