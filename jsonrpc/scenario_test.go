@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/loom-lsp/loom-lsp/internal/gittest"
 	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
 )
 
@@ -203,26 +203,20 @@ func TestEditClosedFileLandsOnDisk(t *testing.T) {
 // loom.undo over LSP reverts the session's auto-commit, and refuses a
 // second time with the reason.
 func TestUndoRevertsTheAutoCommit(t *testing.T) {
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "T"}, {"config", "user.email", "t@example.com"}} {
-		gitIn(t, dir, args...)
-	}
-	writeFile(t, filepath.Join(dir, "a.txt"), "hello world\n")
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "initial")
+	dir := gittest.Repo(t, map[string]string{"a.txt": "hello world\n"})
 	e := newEnv(t, envOptions{script: editScript, cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}},
 		options: map[string]any{"hooks": map[string]any{"auto_commit": true}}})
 	from := len(e.ed.Messages(""))
 	e.ask("change hello")
 	e.await("turn ended", turnEnded(e.folder, from))
-	if log := gitIn(t, dir, "log", "--format=%s"); !strings.HasPrefix(log, "loom: ") {
+	if log := gittest.Run(t, dir, "log", "--format=%s"); !strings.HasPrefix(log, "loom: ") {
 		t.Fatalf("no auto-commit:\n%s", log)
 	}
 	var res UndoResult
 	if err := e.ed.ExecuteCommand(e.ctx, CmdUndo, FolderArgs{}, &res); err != nil {
 		t.Fatalf("loom.undo: %v", err)
 	}
-	if log := gitIn(t, dir, "log", "--format=%s"); log != "initial\n" {
+	if log := gittest.Run(t, dir, "log", "--format=%s"); log != "initial\n" {
 		t.Errorf("after undo, log:\n%s", log)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hello world\n" {
@@ -231,17 +225,6 @@ func TestUndoRevertsTheAutoCommit(t *testing.T) {
 	if err := e.ed.ExecuteCommand(e.ctx, CmdUndo, FolderArgs{}, &res); err == nil {
 		t.Errorf("a second undo succeeded: %+v", res)
 	}
-}
-
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }
 
 func TestAskWithoutModel(t *testing.T) {

@@ -3,9 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +10,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/internal/gittest"
 	"github.com/loom-lsp/loom-lsp/llm"
 )
 
@@ -162,37 +160,6 @@ func newTestHost(t *testing.T, model llm.Provider, tweak func(*config.Config)) *
 }
 
 // gitRepo makes a git repository with one commit holding files.
-func gitRepo(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	runGit(t, dir, "init", "-q", "-b", "main")
-	runGit(t, dir, "config", "user.name", "Test")
-	runGit(t, dir, "config", "user.email", "test@example.com")
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(files) > 0 {
-		runGit(t, dir, "add", "-A")
-		runGit(t, dir, "commit", "-q", "-m", "initial")
-	}
-	return dir
-}
+func gitRepo(t *testing.T, files map[string]string) string { return gittest.Repo(t, files) }
 
-func runGit(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
+func runGit(t *testing.T, dir string, args ...string) string { return gittest.Run(t, dir, args...) }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-lsp/loom-lsp/internal/gittest"
 	"github.com/loom-lsp/loom-lsp/internal/proctest"
 )
 
@@ -68,32 +69,6 @@ func runLoom(t *testing.T, dir string, stdin string, args ...string) execRun {
 		t.Fatalf("run loom-lsp: %v", err)
 	}
 	return execRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
-}
-
-// testRepo makes a git repository with greet.txt committed.
-func testRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"}, {"config", "user.name", "Test"}, {"config", "user.email", "t@example.com"},
-	} {
-		gitT(t, dir, args...)
-	}
-	os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello\n"), 0o644)
-	gitT(t, dir, "add", "-A")
-	gitT(t, dir, "commit", "-q", "-m", "initial")
-	return dir
-}
-
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }
 
 func writeScript(t *testing.T, body string) string {
@@ -276,3 +251,8 @@ func TestDemoRunsOffline(t *testing.T) {
 		t.Errorf("the demo took %v", elapsed)
 	}
 }
+
+// testRepo makes a git repository with greet.txt committed.
+func testRepo(t *testing.T) string { return gittest.Repo(t, map[string]string{"greet.txt": "hello\n"}) }
+
+func gitT(t *testing.T, dir string, args ...string) string { return gittest.Run(t, dir, args...) }
