@@ -51,7 +51,7 @@ func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
 }
 
 func (g eventGen) draw(t *rapid.T) Event {
-	switch rapid.IntRange(0, 12).Draw(t, "kind") {
+	switch rapid.IntRange(0, 13).Draw(t, "kind") {
 	case 0:
 		return UserInput{Text: rapid.SampledFrom([]string{"hi", "fix it", "", "  ", "again"}).Draw(t, "text")}
 	case 1, 2:
@@ -75,6 +75,8 @@ func (g eventGen) draw(t *rapid.T) Event {
 		return PostToolsHookCompleted{Turn: g.turn(t), ActionTaken: "committed", Failed: rapid.Bool().Draw(t, "failed")}
 	case 11:
 		return RetryTimeoutFired{Request: g.request(t)}
+	case 12:
+		return FilesChanged{Paths: rapid.SliceOfN(rapid.SampledFrom([]string{"a.go", "b.go"}), 0, 2).Draw(t, "paths")}
 	default:
 		if rapid.IntRange(0, 9).Draw(t, "shutdown") == 0 {
 			return ShutdownRequested{}
