@@ -53,10 +53,12 @@ type ToolCallParams struct {
 	Diff string `json:"diff,omitempty"`
 }
 
-// StateParams is a session's new state.
+// StateParams is a session's new state. Turn is the current (or, once
+// back to WaitingForUserInput, the last) turn.
 type StateParams struct {
 	Folder string `json:"folder"`
 	State  string `json:"state"`
+	Turn   uint64 `json:"turn"`
 }
 
 // maxAnswer bounds the final answer shown to a client without
@@ -111,7 +113,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.sendTool(caps, n)
 	case workspace.NoteState:
 		if caps.loom {
-			f.s.notify(ctx, MethodState, &StateParams{Folder: f.folder, State: n.State})
+			f.s.notify(ctx, MethodState, &StateParams{Folder: f.folder, State: n.State, Turn: n.Turn})
 		}
 	case workspace.NoteError:
 		f.s.showMessage(protocol.MessageTypeError, f.label()+": "+n.Text)

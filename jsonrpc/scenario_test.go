@@ -82,6 +82,11 @@ func TestAskEditsOpenBuffer(t *testing.T) {
 	}
 	e.await("turn ended", turnEnded(e.folder, from))
 	e.await("answer streamed", containsText(e.folder, "a.txt says goodbye."))
+	states := e.ed.Messages(MethodState)
+	var last StateParams
+	if err := states[len(states)-1].Decode(&last); err != nil || last.State != "WaitingForUserInput" || last.Turn != 1 {
+		t.Errorf("last loom/state = %+v (%v), want WaitingForUserInput of turn 1", last, err)
+	}
 	msgs := e.ed.Messages("")
 	if got, want := displayed(t, msgs, e.folder, 1), "Let me read it.Editing.Done: a.txt says goodbye."; got != want {
 		t.Errorf("displayed %q, want %q", got, want)
