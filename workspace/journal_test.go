@@ -16,10 +16,12 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"go.uber.org/goleak"
 )
 
 // TestMain keeps every host of this package's tests, even one built
-// without HostOptions.StateDir, out of the real ~/.local/state.
+// without HostOptions.StateDir, out of the real ~/.local/state, and fails
+// the package if any goroutine outlives its tests.
 func TestMain(m *testing.M) {
 	if os.Getenv("LOOM_TEST_HELPER") == "" {
 		dir, err := os.MkdirTemp("", "loom-state-")
@@ -29,6 +31,12 @@ func TestMain(m *testing.M) {
 		os.Setenv("XDG_STATE_HOME", dir)
 		code := m.Run()
 		os.RemoveAll(dir)
+		if code == 0 {
+			if err := goleak.Find(); err != nil {
+				fmt.Fprintf(os.Stderr, "goroutines left behind by the tests: %v\n", err)
+				code = 1
+			}
+		}
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
