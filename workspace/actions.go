@@ -58,7 +58,11 @@ func (s *Session) perform(a fsm.Action) {
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
 		ctx := s.turnContext()
-		s.goWorker(func() { s.runTools(ctx, a) })
+		// A snapshot left by an earlier batch whose bash never led to the
+		// hook must not make this batch commit the user's files.
+		s.batchSnap = nil
+		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash}
+		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		batch, snap, cfg := s.batchFiles, s.batchSnap, s.cfg
@@ -84,8 +88,8 @@ func (s *Session) perform(a fsm.Action) {
 	case fsm.DisplayError:
 		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message, ErrorKind: a.Kind})
 	case fsm.ScheduleRetry:
-		req := a.Request
-		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEvent(fsm.RetryTimeoutFired{Request: req}) })
+		req, ctx := a.Request, s.turnContext()
+		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
 		s.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
 			Text: "retrying in " + formatDelay(a.Delay) + " (" + a.Reason + ")"})
 	case fsm.CancelInFlight:
@@ -116,7 +120,8 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 		return
 	}
 	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
-	s.goWorker(func() { provider.Stream(ctx, req, s.postEvent) })
+	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
+	s.goWorker(func() { provider.Stream(ctx, req, emit) })
 }
 
 func formatDelay(d time.Duration) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/loom-lsp/loom-lsp/fsm"
 	"os"
 	"path/filepath"
 	"sort"
@@ -96,20 +95,15 @@ func (after *worktreeSnapshot) changesSince(before *worktreeSnapshot, prefix str
 	return changed, leftDirty
 }
 
-// snapshotBeforeBash snapshots the worktree before a batch that runs bash,
-// for the hook to tell which files the commands changed. It runs on the
-// batch's worker, before any call; the snapshot reaches the owner
-// goroutine before the batch's results do.
-func (s *Session) snapshotBeforeBash(ctx context.Context, a fsm.ExecuteTools) {
-	for _, c := range a.Calls {
-		if c.Name == "bash" {
-			snap := takeSnapshot(ctx, gitRunner{dir: s.folder})
-			s.post(func() {
-				if s.batchSnap == nil {
-					s.batchSnap = snap
-				}
-			})
-			return
+// snapshotBeforeBash snapshots the worktree just before the batch's first
+// approved bash command, for the hook to tell which files the commands
+// changed. It runs on the batch's worker; the snapshot reaches the owner
+// goroutine before the command's result does.
+func (s *Session) snapshotBeforeBash(ctx context.Context) {
+	snap := takeSnapshot(ctx, gitRunner{dir: s.folder})
+	s.postLive(ctx, func() {
+		if s.batchSnap == nil {
+			s.batchSnap = snap
 		}
-	}
+	})
 }

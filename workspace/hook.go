@@ -70,14 +70,16 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, batch map
 	s.post(func() {
 		s.commits = append(s.commits, res.commits...)
 		if res.commit != nil {
+			// Even for a cancelled turn: the commit exists, the user must
+			// know (and loom.undo can take it back).
 			s.lastCommit = res.commit.SHA
+			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: res.commit, Text: res.action})
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
 		case res.commit != nil:
-			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: res.commit, Text: res.action})
 		case res.failed:
 			s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.action})
 		case res.quiet:

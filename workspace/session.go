@@ -255,6 +255,23 @@ func (s *Session) postEvent(ev fsm.Event) {
 	s.post(func() { s.step(ev) })
 }
 
+// postLive runs fn on the owner goroutine unless ctx, the context of the
+// work that produced it, was cancelled by then. The owner goroutine is the
+// one that cancels, so nothing from a cancelled turn gets through: not to
+// a later turn, nor to a new conversation whose ids start again.
+func (s *Session) postLive(ctx context.Context, fn func()) {
+	s.post(func() {
+		if ctx.Err() == nil {
+			fn()
+		}
+	})
+}
+
+// postEventLive steps ev on the owner goroutine unless ctx was cancelled.
+func (s *Session) postEventLive(ctx context.Context, ev fsm.Event) {
+	s.postLive(ctx, func() { s.step(ev) })
+}
+
 func (s *Session) busy() bool {
 	switch s.m.State().Kind {
 	case fsm.CallingLlm, fsm.ExecutingTools, fsm.PostToolsHook, fsm.Error:

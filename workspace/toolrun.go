@@ -31,13 +31,24 @@ type toolOutcome struct {
 	summary string
 }
 
+// batchRun is what a tool batch's workers need of the session, copied on
+// the owner goroutine when the batch starts: a configuration reload during
+// the batch does not race with it.
+type batchRun struct {
+	turn uint64
+	env  tools.Env
+	bash config.Policy
+	// snapped is set once the worktree was snapshotted before the batch's
+	// first bash command (bash calls are mutating, so run one at a time).
+	snapped bool
+}
+
 // runTools runs a batch in call order: consecutive read-only calls run in
 // parallel, and each mutating call runs alone, after everything before it.
-func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools) {
-	s.snapshotBeforeBash(ctx, a)
+func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
-			s.runCall(ctx, a.Turn, a.Calls[i])
+			s.runCall(ctx, b, a.Calls[i])
 			i++
 			continue
 		}
@@ -48,24 +59,25 @@ func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools) {
 		var wg sync.WaitGroup
 		for _, c := range a.Calls[i:j] {
 			wg.Add(1)
-			go func() { defer wg.Done(); s.runCall(ctx, a.Turn, c) }()
+			go func() { defer wg.Done(); s.runCall(ctx, b, c) }()
 		}
 		wg.Wait()
 		i = j
 	}
 }
 
-// runCall runs one call and reports ToolProgress and ToolCompleted.
-func (s *Session) runCall(ctx context.Context, turn uint64, c fsm.ToolCall) {
+// runCall runs one call and reports ToolProgress and ToolCompleted. What
+// it reports after the batch was cancelled is dropped on the owner
+// goroutine (postLive), so it can never reach a later turn or a new
+// conversation.
+func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 	if ctx.Err() != nil {
 		return
 	}
-	s.postEvent(fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
-	out := s.execute(ctx, turn, c)
-	if ctx.Err() != nil {
-		return // cancelled: the machine has closed the call already
-	}
-	s.post(func() {
+	turn := b.turn
+	s.postEventLive(ctx, fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
+	out := s.execute(ctx, b, c)
+	s.postLive(ctx, func() {
 		if _, seen := s.batchFiles[out.changed]; out.changed != "" && !seen {
 			s.batchFiles[out.changed] = &batchFile{before: out.before, created: out.created}
 		}
@@ -81,18 +93,22 @@ func (s *Session) runCall(ctx context.Context, turn uint64, c fsm.ToolCall) {
 
 // execute runs the tool, asks for approval where policy says so, and
 // applies the edit it computed.
-func (s *Session) execute(ctx context.Context, turn uint64, c fsm.ToolCall) toolOutcome {
+func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) toolOutcome {
 	tool, ok := s.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
 	}
 	if c.Name == "bash" {
-		if refusal := s.approveBash(ctx, turn, c); refusal != "" {
+		if refusal := s.approveBash(ctx, b, c); refusal != "" {
 			return toolOutcome{result: refusal, isError: true}
 		}
+		if !b.snapped {
+			b.snapped = true
+			s.snapshotBeforeBash(ctx)
+		}
 	}
-	env := s.env
-	env.Progress = func(msg string) { s.postEvent(fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: msg}) }
+	env := b.env
+	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -114,8 +130,8 @@ func (s *Session) execute(ctx context.Context, turn uint64, c fsm.ToolCall) tool
 
 // approveBash enforces the tools.bash policy. It returns "" when the
 // command may run, else the tool result that explains why not.
-func (s *Session) approveBash(ctx context.Context, turn uint64, c fsm.ToolCall) string {
-	switch s.cfg.Tools.Bash {
+func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) string {
+	switch b.bash {
 	case config.PolicyAllow:
 		return ""
 	case config.PolicyDeny:
@@ -125,7 +141,7 @@ func (s *Session) approveBash(ctx context.Context, turn uint64, c fsm.ToolCall) 
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: turn, Tool: c.Name, Detail: args.Command})
+	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, Detail: args.Command})
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`

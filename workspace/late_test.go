@@ -1,0 +1,84 @@
+package workspace
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/llm"
+)
+
+// A stream that ignores its cancellation must not leak into the new
+// conversation after loom.reset, although the new machine's request ids
+// start again from 1.
+func TestLateStreamAfterResetIsDropped(t *testing.T) {
+	entered, release, oldDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	calls := 0
+	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
+		calls++
+		if calls == 1 {
+			close(entered)
+			<-release // deaf to ctx, like a slow or careless provider
+			emit(fsm.LlmTextDelta{Request: req.ID, Text: "OLD CONVERSATION TEXT"})
+			emit(fsm.LlmCompleted{Request: req.ID})
+			close(oldDone)
+			return
+		}
+		close(release)
+		<-oldDone
+		respond(req, emit, "new answer")
+	})
+	h := newTestHost(t, model, nil)
+	s, _ := h.AddFolder(t.TempDir())
+	s.Ask(context.Background(), "first")
+	<-entered
+	if err := s.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := s.Ask(context.Background(), "second")
+	if err != nil || turn != 1 {
+		t.Fatalf("Ask after reset = %d, %v", turn, err)
+	}
+	h.editor.waitFor(t, "the new turn's answer", func(n Notification) bool { return n.Kind == NoteText && n.Text == "new answer" })
+	msgs, _ := s.History(context.Background())
+	for _, m := range msgs {
+		if strings.Contains(m.Content, "OLD") {
+			t.Fatalf("the old stream reached the new conversation: %+v", msgs)
+		}
+	}
+}
+
+// A bash batch that never reached the hook (the command timed out) leaves
+// no snapshot behind that would make a later batch commit a file the user
+// changed meanwhile.
+func TestUserChangeBetweenBatchesIsNotCommitted(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"user.txt": "mine\n"})
+	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
+		result, isTool := lastToolResult(req)
+		switch {
+		case !isTool:
+			respond(req, emit, "", call("b1", "bash", `{"command":"sleep 30","timeout":1}`))
+		case strings.Contains(result, "timed out"):
+			// The user saves a file while the model thinks.
+			os.WriteFile(filepath.Join(dir, "user.txt"), []byte("mine, unfinished\n"), 0o644)
+			respond(req, emit, "", call("w1", "write_file", `{"path":"new.txt","content":"agent\n"}`))
+		default:
+			respond(req, emit, "done")
+		}
+	})
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
+	s, _ := h.AddFolder(dir)
+	s.Ask(context.Background(), "go")
+	h.editor.turnEnded(t, 1)
+	commit := h.editor.waitFor(t, "a commit", func(n Notification) bool { return n.Kind == NoteCommit }).Commit
+	if strings.Join(commit.Files, ",") != "new.txt" {
+		t.Fatalf("committed %v, want only new.txt", commit.Files)
+	}
+	if status := runGit(t, dir, "status", "--porcelain"); !strings.Contains(status, " M user.txt") {
+		t.Fatalf("user.txt should still be the user's uncommitted change:\n%s", status)
+	}
+}
