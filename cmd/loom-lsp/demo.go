@@ -107,7 +107,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		StateDir: filepath.Join(tmp, "state"),
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
-	code := headlessTurn{host: host, editor: editor, folder: project, prompt: prompt, fresh: true, stderr: stderr}.run(ctx)
+	code := headlessTurn{host: host, editor: editor, stdout: stdout, folder: project, prompt: prompt, fresh: true, stderr: stderr}.run(ctx)
 	if code != exitOK {
 		fmt.Fprintf(stderr, "loom-lsp demo: the scripted turn did not finish (exit %d)\n", code)
 		return code

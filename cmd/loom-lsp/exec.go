@@ -34,7 +34,8 @@ commits and errors go to stderr); --output jsonl prints one JSON event per
 line on stdout (see README.md, "exec JSONL events"). Logs go to stderr.
 
 Exit codes: 0 done; 1 the turn failed; 2 bad usage; 3 configuration error or
-no model configured; 4 the model failed; 130 interrupted (SIGINT/SIGTERM).
+no model configured; 4 the model failed; 130 interrupted (SIGINT/SIGTERM,
+or the reader of stdout went away).
 
 Flags:
 `
@@ -178,5 +179,5 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Config: load,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
-	return headlessTurn{host: host, editor: editor, folder: folder, prompt: prompt, fresh: !f.resume, stderr: stderr}.run(ctx)
+	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, fresh: !f.resume, stderr: stderr}.run(ctx)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,9 +58,14 @@ func isolatedEnv(t *testing.T) []string {
 
 func runLoom(t *testing.T, dir string, stdin string, args ...string) execRun {
 	t.Helper()
+	return runLoomEnv(t, isolatedEnv(t), dir, stdin, args...)
+}
+
+func runLoomEnv(t *testing.T, env []string, dir string, stdin string, args ...string) execRun {
+	t.Helper()
 	cmd := exec.Command(loomBinary, args...)
 	cmd.Dir = dir
-	cmd.Env = isolatedEnv(t)
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -195,37 +201,46 @@ error = { status = 401, message = "invalid api key" }
 	}
 }
 
-func TestExecSIGINTMidBashKillsTheCommand(t *testing.T) {
-	dir := testRepo(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	script := writeScript(t, `
+// bashForeverScript is a model that runs a command that never ends on its
+// own; the command writes its pid (its process group) to pidFile first.
+func bashForeverScript(t *testing.T, pidFile string) string {
+	return writeScript(t, `
 [[step]]
 match.last_role = "user"
+text = ["Running it."]
   [[step.tool_call]]
   name = "bash"
   arguments = '{"command":"echo $$ > `+pidFile+`; sleep 100 & sleep 100"}'
 `)
-	cmd := exec.Command(loomBinary, "exec", "--approve", "bash=allow", "--script", script, "run forever")
-	cmd.Dir = dir
-	cmd.Env = isolatedEnv(t)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+}
+
+// startMidBash starts exec with bashForeverScript and returns once the
+// command runs, with the command's process group.
+func startMidBash(t *testing.T, cmd *exec.Cmd, pidFile string, stderr *bytes.Buffer) int {
+	t.Helper()
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid := 0
 	deadline := time.Now().Add(10 * time.Second)
-	for pid == 0 && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		} else {
-			time.Sleep(10 * time.Millisecond) // polling a file the child writes
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return pid
 		}
+		time.Sleep(10 * time.Millisecond) // polling a file the child writes
 	}
-	if pid == 0 {
-		cmd.Process.Kill()
-		t.Fatalf("bash never started; stderr:\n%s", stderr.String())
-	}
+	cmd.Process.Kill()
+	t.Fatalf("bash never started; stderr:\n%s", stderr.String())
+	return 0
+}
+
+func TestExecSIGINTMidBashKillsTheCommand(t *testing.T) {
+	dir, pidFile := testRepo(t), filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command(loomBinary, "exec", "--approve", "bash=allow", "--script", bashForeverScript(t, pidFile), "run forever")
+	cmd.Dir, cmd.Env = dir, isolatedEnv(t)
+	var stderr bytes.Buffer
+	pid := startMidBash(t, cmd, pidFile, &stderr)
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
@@ -233,6 +248,51 @@ match.last_role = "user"
 	}
 	if alive := proctest.LivingInGroup(pid); len(alive) > 0 {
 		t.Fatalf("processes of the command's group %d survived: %v", pid, alive)
+	}
+}
+
+// A reader that goes away (exec ... | head -n 1) cancels the turn: the
+// command is killed and exec exits 130 instead of dying of SIGPIPE.
+func TestExecClosedStdoutKillsTheCommand(t *testing.T) {
+	dir, pidFile := testRepo(t), filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command(loomBinary, "exec", "--output", "jsonl", "--approve", "bash=allow", "--script", bashForeverScript(t, pidFile), "run forever")
+	cmd.Dir, cmd.Env = dir, isolatedEnv(t)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	pid := startMidBash(t, cmd, pidFile, &stderr)
+	stdout.Close() // the reader goes away
+	// exec must notice at once, not when the command would have ended.
+	timer := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	err = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130; stderr:\n%s", code, err, stderr.String())
+	}
+	if alive := proctest.LivingInGroup(pid); len(alive) > 0 {
+		t.Fatalf("processes of the command's group %d survived: %v", pid, alive)
+	}
+}
+
+// After an exec killed with SIGKILL mid-turn, the next exec in the folder
+// runs its own turn (the journal's interrupted turn is closed on resume).
+func TestExecAfterAKilledExec(t *testing.T) {
+	dir, pidFile, env := testRepo(t), filepath.Join(t.TempDir(), "pid"), isolatedEnv(t)
+	cmd := exec.Command(loomBinary, "exec", "--approve", "bash=allow", "--script", bashForeverScript(t, pidFile), "run forever")
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	pid := startMidBash(t, cmd, pidFile, &stderr)
+	cmd.Process.Kill()
+	cmd.Wait()
+	syscall.Kill(-pid, syscall.SIGKILL) // the orphaned command, which SIGKILL left behind
+	for _, args := range [][]string{{"exec", "--script", writeScript(t, editScript), "greet"}, {"exec", "--resume", "--script", writeScript(t, editScript), "greet"}} {
+		r := runLoomEnv(t, env, dir, "", args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "Done.") {
+			t.Fatalf("%v after a killed exec: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		gitT(t, dir, "reset", "-q", "--hard", "HEAD~1") // undo the edit for the next run
 	}
 }
 

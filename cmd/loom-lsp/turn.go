@@ -26,8 +26,11 @@ const (
 	exitInterrupted = 130
 )
 
-// interruptible runs fn with a context that SIGINT or SIGTERM cancels.
+// interruptible runs fn with a context that SIGINT or SIGTERM cancels. A
+// closed stdout (SIGPIPE) must not kill the process before it has killed
+// its tools: writes then fail instead, and the headless editor reports it.
 func interruptible(fn func(ctx context.Context) int) int {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return fn(ctx)
@@ -39,6 +42,7 @@ func interruptible(fn func(ctx context.Context) int) int {
 type headlessTurn struct {
 	host   *workspace.Host
 	editor *headless.Editor
+	stdout io.Writer // watched for its reader going away
 	folder string
 	prompt string
 	fresh  bool // start a new conversation instead of continuing
@@ -58,6 +62,20 @@ func (r headlessTurn) run(ctx context.Context) int {
 			return exitFailed
 		}
 	}
+	// Only the turn asked for now counts (a resumed conversation may have
+	// just closed an interrupted one with the same number).
+	r.editor.Forget()
+	// Nobody reads a closed stdout: stop the turn as if interrupted.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.editor.Broken():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	go watchReaderGone(ctx, r.stdout, r.editor.OutputGone)
 	turn, err := s.Ask(ctx, r.prompt)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
@@ -74,7 +92,12 @@ func (r headlessTurn) run(ctx context.Context) int {
 		defer cancel()
 		s.Cancel(wait)
 		r.editor.WaitTurn(wait, turn)
-		fmt.Fprintln(r.stderr, "loom-lsp: interrupted")
+		select {
+		case <-r.editor.Broken():
+			fmt.Fprintln(r.stderr, "loom-lsp: the output was closed; the turn was cancelled")
+		default:
+			fmt.Fprintln(r.stderr, "loom-lsp: interrupted")
+		}
 		return exitInterrupted
 	}
 	switch ended.Outcome {

@@ -74,12 +74,14 @@ type Editor struct {
 	ended     map[uint64]workspace.Notification // turn -> its turn_ended
 	lastError map[uint64]workspace.Notification // turn -> its last error
 	atLineEnd bool
+	writeErr  error         // the first failed write to out or log
+	broken    chan struct{} // closed on the first failed write
 }
 
 // NewEditor returns an editor writing format to out; in text mode
 // the lines about tools, commits and errors go to log.
 func NewEditor(format Format, out, log io.Writer) *Editor {
-	h := &Editor{format: format, out: out, log: log, atLineEnd: true,
+	h := &Editor{format: format, out: out, log: log, atLineEnd: true, broken: make(chan struct{}),
 		ended: map[uint64]workspace.Notification{}, lastError: map[uint64]workspace.Notification{}}
 	h.cond = sync.NewCond(&h.mu)
 	return h
@@ -92,7 +94,7 @@ func (h *Editor) Notify(n workspace.Notification) {
 	if h.format == JSONL {
 		if ev, ok := eventOf(n); ok {
 			b, _ := json.Marshal(ev)
-			h.out.Write(append(b, '\n'))
+			h.write(h.out, string(append(b, '\n')))
 		}
 	} else {
 		h.writeText(n)
@@ -149,7 +151,7 @@ func (h *Editor) writeText(n workspace.Notification) {
 	line := ""
 	switch n.Kind {
 	case workspace.NoteText:
-		io.WriteString(h.out, n.Text)
+		h.write(h.out, n.Text)
 		if n.Text != "" {
 			h.atLineEnd = strings.HasSuffix(n.Text, "\n")
 		}
@@ -182,7 +184,7 @@ func (h *Editor) writeText(n workspace.Notification) {
 		line = "· " + n.Text
 	case workspace.NoteTurnEnded:
 		if !h.atLineEnd {
-			io.WriteString(h.out, "\n")
+			h.write(h.out, "\n")
 			h.atLineEnd = true
 		}
 		return
@@ -190,10 +192,47 @@ func (h *Editor) writeText(n workspace.Notification) {
 		return
 	}
 	if !h.atLineEnd && h.log == h.out {
-		io.WriteString(h.out, "\n")
+		h.write(h.out, "\n")
 	}
 	h.atLineEnd = true
-	io.WriteString(h.log, line+"\n")
+	h.write(h.log, line+"\n")
+}
+
+// write writes s to w; the first failure (a closed pipe) is kept and
+// closes Broken, so the caller can stop the turn nobody reads any more.
+func (h *Editor) write(w io.Writer, s string) {
+	if h.writeErr != nil {
+		return
+	}
+	if _, err := io.WriteString(w, s); err != nil {
+		h.writeErr = err
+		close(h.broken)
+	}
+}
+
+// OutputGone records that nobody reads the output any more (the caller
+// saw the reader of a pipe go away) and closes Broken.
+func (h *Editor) OutputGone() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.writeErr == nil {
+		h.writeErr = io.ErrClosedPipe
+		close(h.broken)
+	}
+}
+
+// Broken is closed once a write to the output failed, e.g. because the
+// reader of a pipe went away, or OutputGone was called.
+func (h *Editor) Broken() <-chan struct{} { return h.broken }
+
+// Forget drops what the editor recorded of ended turns, so that WaitTurn
+// only sees turns that end from now on (a resumed conversation closes its
+// interrupted turn before the caller asks anything).
+func (h *Editor) Forget() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clear(h.ended)
+	clear(h.lastError)
 }
 
 func clip(s string, n int) string {
