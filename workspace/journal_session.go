@@ -37,6 +37,14 @@ func (s *Session) resume() {
 		s.m = fsm.New(cfg)
 		return
 	}
+	lock, err := lockJournal(path)
+	if err != nil {
+		s.log.Warn("no journal", "err", err)
+		s.notify(Notification{Kind: NoteInfo, Text: err.Error() + ": this session starts a new conversation and does not journal it"})
+		s.m = fsm.New(cfg)
+		return
+	}
+	s.journalLock = lock
 	rp, err := replayJournal(path, cfg)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -108,8 +116,8 @@ func (s *Session) startJournal(path string) {
 // timestamp) and starts a new one: loom.reset.
 func (s *Session) restartJournal() {
 	path := s.journalFile()
-	if path == "" {
-		return
+	if path == "" || s.journalLock == nil {
+		return // not journaling (no state directory, or another process has it)
 	}
 	if s.journal != nil {
 		if err := s.journal.close(); err != nil {
@@ -160,13 +168,17 @@ func (s *Session) syncJournal() {
 	}
 }
 
-// closeJournal flushes and closes the journal when the session stops.
+// closeJournal flushes and closes the journal when the session stops, and
+// releases its lock.
 func (s *Session) closeJournal() {
-	if s.journal == nil {
-		return
+	if s.journal != nil {
+		if err := s.journal.close(); err != nil {
+			s.log.Warn("closing the journal", "err", err)
+		}
+		s.journal = nil
 	}
-	if err := s.journal.close(); err != nil {
-		s.log.Warn("closing the journal", "err", err)
+	if s.journalLock != nil {
+		s.journalLock.Close()
+		s.journalLock = nil
 	}
-	s.journal = nil
 }

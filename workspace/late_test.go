@@ -82,3 +82,46 @@ func TestUserChangeBetweenBatchesIsNotCommitted(t *testing.T) {
 		t.Fatalf("user.txt should still be the user's uncommitted change:\n%s", status)
 	}
 }
+
+// Two processes (here: two hosts) on one folder do not both write its
+// journal: the second one runs unjournaled and says so, and the first
+// one's journal stays whole.
+func TestSecondHostOnAFolderDoesNotShareTheJournal(t *testing.T) {
+	state, folder := t.TempDir(), t.TempDir()
+	answer := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) { respond(req, emit, "ok") })
+	first := newTestHostIn(t, state, answer, nil)
+	s1, _ := first.AddFolder(folder)
+	if _, err := s1.Status(context.Background()); err != nil { // s1 has its journal now
+		t.Fatal(err)
+	}
+	second := newTestHostIn(t, state, answer, nil)
+	s2, _ := second.AddFolder(folder)
+	second.editor.waitFor(t, "the journal refusal", func(n Notification) bool {
+		return n.Kind == NoteInfo && strings.Contains(n.Text, "another loom-lsp process")
+	})
+	for i, s := range []*Session{s1, s2, s1, s2} {
+		if _, err := s.Ask(context.Background(), "question "+string(rune('a'+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first.editor.turnEnded(t, 2)
+	second.editor.turnEnded(t, 2)
+	first.Close()
+	second.Close()
+	// A new host resumes exactly the first one's conversation.
+	third := newTestHostIn(t, state, answer, nil)
+	s3, _ := third.AddFolder(folder)
+	msgs, err := s3.History(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, m := range msgs {
+		if m.Role == fsm.RoleUser {
+			users = append(users, m.Content)
+		}
+	}
+	if strings.Join(users, ",") != "question a,question c" {
+		t.Fatalf("resumed user messages %q, want the first host's [question a, question c]", users)
+	}
+}

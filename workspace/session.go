@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -75,6 +76,8 @@ type Session struct {
 	lastCommit string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
+	// journalLock holds the journal's lock while this session owns it.
+	journalLock *os.File
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
 }
