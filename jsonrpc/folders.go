@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -23,7 +24,9 @@ func (s *Server) didChangeWorkspaceFolders(_ context.Context, raw jsonrpc2.RawMe
 			errs = append(errs, err)
 			continue
 		}
-		if sess, err := s.host.Session(path); err == nil && sess.Folder() != "" {
+		// Only a folder that has a session of its own: a path inside
+		// another folder must not close that folder's outbox.
+		if sess, err := s.host.Session(path); err == nil && sameFolder(sess.Folder(), path) {
 			s.host.RemoveFolder(path)
 			s.closeOutbox(sess.Folder())
 		} else {
@@ -36,4 +39,13 @@ func (s *Server) didChangeWorkspaceFolders(_ context.Context, raw jsonrpc2.RawMe
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sameFolder reports whether path names folder (a session's folder:
+// absolute, symlinks resolved).
+func sameFolder(folder, path string) bool {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
+	return filepath.Clean(path) == folder
 }
