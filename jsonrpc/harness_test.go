@@ -127,24 +127,6 @@ func (e *env) ask(prompt string) AskResult {
 	return res
 }
 
-// stateIs is met once the folder's last loom/state is state, after at
-// least one state change that followed skip messages.
-func stateAfter(folder, state string, from int) func([]fakeeditor.Message) bool {
-	return func(msgs []fakeeditor.Message) bool {
-		for i := len(msgs) - 1; i >= from; i-- {
-			if msgs[i].Method != MethodState {
-				continue
-			}
-			var p StateParams
-			if json.Unmarshal(msgs[i].Params, &p) != nil || p.Folder != folder {
-				continue
-			}
-			return p.State == state
-		}
-		return false
-	}
-}
-
 // turnEnded is met once the folder went back to waiting after a busy
 // state seen at or after from.
 func turnEnded(folder string, from int) func([]fakeeditor.Message) bool {

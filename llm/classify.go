@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -116,11 +115,6 @@ func transportError(reqID uint64, err error, midStream bool) fsm.LlmError {
 func idleError(reqID uint64, d time.Duration) fsm.LlmError {
 	return fsm.LlmError{Request: reqID, Kind: fsm.ErrorIdle, Retryable: true,
 		Message: fmt.Sprintf("the provider sent nothing for %s (idle timeout)", d)}
-}
-
-// isCancelled reports whether err only says the context was cancelled.
-func isCancelled(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // isContextLength recognises the many ways servers say the prompt is too

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -51,14 +50,7 @@ func (s *Session) filesChanged(paths []string) {
 	if len(stale) == 0 {
 		return
 	}
-	rel := make([]string, len(stale))
-	for i, p := range stale {
-		if r, err := filepath.Rel(s.folder, p); err == nil {
-			rel[i] = filepath.ToSlash(r)
-		} else {
-			rel[i] = p
-		}
-	}
+	rel := relPaths(s.folder, stale)
 	s.post(func() {
 		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
 			s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(rel, ", ")})
