@@ -39,6 +39,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	stateDir := fs.String("state-dir", "", "keep session journals in `dir` (default $XDG_STATE_HOME/loom)")
 	maxMessage := fs.Int("max-message-size", jsonrpc.DefaultMaxMessageSize, "largest incoming message, in `bytes`")
+	transport := addTransportFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: loom-lsp [serve] [flags]\n\n"+
 			"Speaks the Language Server Protocol on stdin/stdout and hosts one agent\n"+
@@ -53,6 +54,10 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "loom-lsp serve: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if err := transport.check(); err != nil {
+		fmt.Fprintf(stderr, "loom-lsp serve: %v\n", err)
 		return 2
 	}
 	var level slog.Level
@@ -90,6 +95,45 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		MaxMessageSize: *maxMessage,
 		Host:           hostOptions(logger, *stateDir),
 	})
+}
+
+// transportFlags are the flags LSP client libraries add to a server's
+// command line to choose a transport (vscode-languageclient passes
+// --stdio, and --clientProcessId=N for some transports). loom-lsp speaks
+// over stdio only: --stdio and --clientProcessId are accepted and the
+// other transports are refused with a message saying so.
+type transportFlags struct {
+	stdio           *bool
+	nodeIPC         *bool
+	socket          *string
+	pipe            *string
+	clientProcessID *int
+}
+
+func addTransportFlags(fs *flag.FlagSet) transportFlags {
+	return transportFlags{
+		stdio:           fs.Bool("stdio", false, "speak over stdin/stdout (the default and only transport; accepted for LSP clients that pass it)"),
+		nodeIPC:         fs.Bool("node-ipc", false, "not supported: loom-lsp speaks over stdio only"),
+		socket:          fs.String("socket", "", "not supported: loom-lsp speaks over stdio only"),
+		pipe:            fs.String("pipe", "", "not supported: loom-lsp speaks over stdio only"),
+		clientProcessID: fs.Int("clientProcessId", 0, "the client's process id (accepted and ignored; the server ends when stdin closes)"),
+	}
+}
+
+// check refuses the transports loom-lsp does not speak.
+func (t transportFlags) check() error {
+	var asked string
+	switch {
+	case *t.nodeIPC:
+		asked = "--node-ipc"
+	case *t.socket != "":
+		asked = "--socket"
+	case *t.pipe != "":
+		asked = "--pipe"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s is not supported: loom-lsp speaks LSP over stdio only; configure your client's transport as stdio", asked)
 }
 
 // hostOptions are the workspace.HostOptions of a real run: default config

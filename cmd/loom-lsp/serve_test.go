@@ -47,10 +47,13 @@ type child struct {
 }
 
 // startServer starts the binary with isolated config and state.
-func startServer(t testing.TB, bin string) *child {
+func startServer(t testing.TB, bin string, args ...string) *child {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(bin, "serve", "--log", filepath.Join(home, "log.txt"))
+	if len(args) == 0 {
+		args = []string{"serve"}
+	}
+	cmd := exec.Command(bin, append(args, "--log", filepath.Join(home, "log.txt"))...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"), "HOME="+home)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -171,6 +174,48 @@ func TestBinaryCoreScenario(t *testing.T) {
 	}
 	if code := c.wait(t); code != 0 {
 		t.Fatalf("exit code %d", code)
+	}
+}
+
+// The command lines LSP client libraries really run: vscode-languageclient
+// (TransportKind.stdio) appends --stdio, some add --clientProcessId=N.
+func TestBinaryAcceptsClientTransportFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--stdio"},
+		{"serve", "--stdio"},
+		{"--stdio", "--clientProcessId=4242"},
+		{"--clientProcessId", "4242", "--stdio"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c := startServer(t, loomBinary, args...)
+			ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{Folders: []string{t.TempDir()}})
+			if _, err := ed.Initialize(ctx); err != nil {
+				t.Fatalf("initialize: %v", err)
+			}
+			if err := ed.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			_ = ed.Exit(ctx)
+			if code := c.wait(t); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+		})
+	}
+}
+
+// The transports loom-lsp does not speak are refused with a message.
+func TestBinaryRefusesOtherTransports(t *testing.T) {
+	for _, arg := range []string{"--node-ipc", "--socket=5007", "--pipe=/tmp/loom.sock"} {
+		out, err := exec.Command(loomBinary, arg).CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 {
+			t.Errorf("%s: err = %v, want exit 2", arg, err)
+		}
+		if !strings.Contains(string(out), "stdio only") {
+			t.Errorf("%s: output %q does not say stdio only", arg, out)
+		}
 	}
 }
 
