@@ -106,6 +106,14 @@ func (s *Server) handleCall(ctx context.Context, req *jsonrpc2.Request) (result 
 	if !ok || rt.call == nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %q", method)
 	}
+	if method == protocol.MethodShutdown {
+		// Recorded on receipt, in wire order, before the handler is
+		// released: an exit sent right behind shutdown (in the same write)
+		// must find it, or the process would exit 1.
+		s.mu.Lock()
+		s.state = lcShutdown
+		s.mu.Unlock()
+	}
 	// Register for $/cancelRequest before releasing the read goroutine, so
 	// a cancel that follows on the wire finds the request.
 	id := req.ID()
