@@ -73,6 +73,7 @@ type Server struct {
 	initFolders []uri.URI // from initialize, started at initialized
 	settings    []byte    // the last workspace/didChangeConfiguration settings
 	outboxes    map[string]*outbox
+	tornDown    bool              // the teardown has collected the outboxes; no new ones
 	progress    map[string]string // progress token -> folder, for cancel
 
 	bg sync.WaitGroup // goroutines the server started (cancels, outboxes)
@@ -171,6 +172,7 @@ func (s *Server) teardown() {
 		boxes = append(boxes, b)
 	}
 	s.outboxes = map[string]*outbox{}
+	s.tornDown = true
 	s.mu.Unlock()
 	for _, b := range boxes {
 		b.close(time.Second)
