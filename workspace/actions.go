@@ -84,6 +84,10 @@ func (s *Session) perform(a fsm.Action) {
 				delete(s.summaries, a.CallID)
 			}
 		}
+		if out, ok := s.outputs[a.CallID]; ok && a.Status != fsm.ToolPending && a.Status != fsm.ToolRunning {
+			note.Output, note.ExitCode = out.text, out.exitCode
+			delete(s.outputs, a.CallID)
+		}
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
 	case fsm.DisplayError:
 		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message, ErrorKind: a.Kind})
@@ -98,6 +102,7 @@ func (s *Session) perform(a fsm.Action) {
 		s.cancelInFlight()
 		clear(s.diffs)
 		clear(s.summaries)
+		clear(s.outputs)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
 	case fsm.Shutdown:
 		s.cancelInFlight()

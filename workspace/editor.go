@@ -108,6 +108,11 @@ type ToolNote struct {
 	Arguments string
 	// Diff is the unified diff of an edit, once it is applied.
 	Diff string
+	// Output is the call's result as the model reads it (capped the same
+	// way), set once the call has finished.
+	Output string
+	// ExitCode is a finished bash command's exit status; nil otherwise.
+	ExitCode *int
 }
 
 // CommitNote describes an auto-commit.

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,8 +23,11 @@ import (
 // directory ($XDG_STATE_HOME/loom, else ~/.local/state/loom; never in the
 // repository). Its first line is a header:
 //
-//	{"journal":"loom-lsp","version":1,"folder":"/abs/folder","created":"2026-01-02T15:04:05Z"}
+//	{"journal":"loom-lsp","version":1,"folder":"/abs/folder","created":"2026-01-02T15:04:05Z","id":"c-1a2b3c4d5e6f7a8b"}
 //
+// (id names the conversation, for `exec --output jsonl`'s session_started;
+// journals written before it existed get one derived from folder and
+// creation time)
 // and every other line is one record: the machine configuration the
 // following events were stepped under, or one event the session's machine
 // accepted, tagged with its type:
@@ -48,6 +52,26 @@ type journalHeader struct {
 	Version int       `json:"version"`
 	Folder  string    `json:"folder"`
 	Created time.Time `json:"created"`
+	ID      string    `json:"id,omitempty"`
+}
+
+// conversationID returns the header's id, or one derived from the folder
+// and creation time for a journal written before ids existed.
+func (h journalHeader) conversationID() string {
+	if h.ID != "" {
+		return h.ID
+	}
+	sum := sha256.Sum256([]byte(h.Folder + "\x00" + h.Created.UTC().Format(time.RFC3339Nano)))
+	return "c-" + hex.EncodeToString(sum[:8])
+}
+
+// newConversationID returns a random conversation id.
+func newConversationID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return "c-" + hex.EncodeToString(b[:])
 }
 
 // journalRecord is one line after the header. Type is "config" (Config is
@@ -168,7 +192,8 @@ type journal struct {
 	path   string
 	folder string
 	f      *os.File
-	dirty  bool // written since the last sync
+	dirty  bool   // written since the last sync
+	id     string // the conversation's id (see journalHeader)
 }
 
 // createJournal starts a new journal at path, with its header.
@@ -180,8 +205,8 @@ func createJournal(path, folder string, now time.Time) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &journal{path: path, folder: folder, f: f}
-	if err := j.writeLine(journalHeader{Journal: journalMagic, Version: journalVersion, Folder: folder, Created: now.UTC()}); err != nil {
+	j := &journal{path: path, folder: folder, f: f, id: newConversationID()}
+	if err := j.writeLine(journalHeader{Journal: journalMagic, Version: journalVersion, Folder: folder, Created: now.UTC(), ID: j.id}); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -190,7 +215,7 @@ func createJournal(path, folder string, now time.Time) (*journal, error) {
 
 // appendJournal opens an existing, already validated journal for
 // appending, cutting it at size (dropping a torn last line).
-func appendJournal(path, folder string, size int64) (*journal, error) {
+func appendJournal(path, folder string, size int64, id string) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -199,7 +224,7 @@ func appendJournal(path, folder string, size int64) (*journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return &journal{path: path, folder: folder, f: f}, nil
+	return &journal{path: path, folder: folder, f: f, id: id}, nil
 }
 
 // errJournalBusy says another process holds a folder's journal.

@@ -72,8 +72,13 @@ type Session struct {
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
-	summaries  map[string]string
+	summaries map[string]string
+	// outputs holds each finished call's result, until shown.
+	outputs    map[string]toolOutput
 	lastCommit string
+	// conversationID names the conversation (its journal's id), stable
+	// across resumes; a reset starts a conversation with a new one.
+	conversationID string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
@@ -92,6 +97,9 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// ConversationID names the conversation: stable across restarts that
+	// resume it, new after a reset.
+	ConversationID string `json:"conversationId,omitempty"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -111,6 +119,7 @@ func newSession(h *Host, folder string) *Session {
 		batchFiles: map[string]*batchFile{},
 		diffs:      map[string]string{},
 		summaries:  map[string]string{},
+		outputs:    map[string]toolOutput{},
 	}
 }
 
@@ -185,7 +194,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.lastCommit,
-			Messages: ms.Messages,
+			Messages: ms.Messages, ConversationID: s.conversationID,
 		}
 		if st.Queued == nil {
 			st.Queued = []string{}
