@@ -96,7 +96,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			cfg.Tools.Bash = config.PolicyAllow
 			return cfg, nil
 		},
-		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return script, nil },
+		Provider:        func(config.Config, func(string) string) (llm.Provider, error) { return script, nil },
 		StateDir:        filepath.Join(tmp, "state"),
 		Logger:          slog.New(slog.DiscardHandler), // everything worth telling is notified
 		NewConversation: true,

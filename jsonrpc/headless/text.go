@@ -163,7 +163,9 @@ func (h *Editor) clearProgress() {
 
 // waitingFor says what the turn waits for, "" for nothing worth saying.
 func (h *Editor) waitingFor(now time.Time) string {
-	secs := func(since time.Time) string { return fmt.Sprintf("%ds", int(now.Sub(since).Seconds())) }
+	secs := func(since time.Time) string {
+		return fmt.Sprintf("%ds", int(now.Sub(since).Round(time.Second).Seconds()))
+	}
 	if now.Before(h.retryAt) {
 		return fmt.Sprintf("retrying in %ds", int(h.retryAt.Sub(now).Seconds()+0.999))
 	}
