@@ -89,6 +89,9 @@ type runningTool struct {
 	name    string
 	detail  string // what it runs (bash's command)
 	started time.Time
+	// reported is when tool_progress last reported it (at first, when it
+	// started).
+	reported time.Time
 }
 
 // NewEditor returns an editor writing format to out; in text mode the
@@ -196,7 +199,7 @@ func (h *Editor) track(n workspace.Notification) {
 			}
 		case fsm.ToolRunning:
 			if _, ok := h.running[t.CallID]; !ok {
-				h.running[t.CallID] = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now}
+				h.running[t.CallID] = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
 			}
 		case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
 			delete(h.running, t.CallID)
@@ -292,7 +295,6 @@ func (h *Editor) tick() {
 	defer close(h.stopped)
 	t := time.NewTicker(progressEvery / 4)
 	defer t.Stop()
-	lastProgress := time.Now()
 	for {
 		select {
 		case <-h.stop:
@@ -300,10 +302,7 @@ func (h *Editor) tick() {
 		case now := <-t.C:
 			h.mu.Lock()
 			if h.opts.Format == JSONL {
-				if now.Sub(lastProgress) >= progressEvery {
-					lastProgress = now
-					h.sendToolProgress(now)
-				}
+				h.sendToolProgress(now)
 			} else {
 				h.showProgress(now)
 			}
@@ -312,9 +311,14 @@ func (h *Editor) tick() {
 	}
 }
 
-// sendToolProgress writes a tool_progress event for each running tool.
+// sendToolProgress writes a tool_progress event for each tool that has
+// run for progressEvery since it started or was last reported.
 func (h *Editor) sendToolProgress(now time.Time) {
 	for id, t := range h.running {
+		if now.Sub(t.reported) < progressEvery {
+			continue
+		}
+		t.reported = now
 		ev := Event{Type: "tool_progress", Turn: h.turn, ID: id, Name: t.name, ElapsedMS: now.Sub(t.started).Milliseconds()}
 		if t.detail != "" {
 			ev.Message = "running " + clip(t.detail, 80)
