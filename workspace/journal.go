@@ -23,11 +23,10 @@ import (
 // directory ($XDG_STATE_HOME/loom, else ~/.local/state/loom; never in the
 // repository). Its first line is a header:
 //
-//	{"journal":"loom-lsp","version":1,"folder":"/abs/folder","created":"2026-01-02T15:04:05Z","id":"c-1a2b3c4d5e6f7a8b"}
+//	{"journal":"loom-lsp","version":1,"folder":"/abs/folder","created":"2026-01-02T15:04:05Z"}
 //
-// (id names the conversation, for `exec --output jsonl`'s session_started;
-// journals written before it existed get one derived from folder and
-// creation time)
+// (folder and creation time give the conversation its id, see
+// conversationID)
 // and every other line is one record: the machine configuration the
 // following events were stepped under, or one event the session's machine
 // accepted, tagged with its type:
@@ -52,26 +51,16 @@ type journalHeader struct {
 	Version int       `json:"version"`
 	Folder  string    `json:"folder"`
 	Created time.Time `json:"created"`
-	ID      string    `json:"id,omitempty"`
 }
 
-// conversationID returns the header's id, or one derived from the folder
-// and creation time for a journal written before ids existed.
-func (h journalHeader) conversationID() string {
-	if h.ID != "" {
-		return h.ID
-	}
-	sum := sha256.Sum256([]byte(h.Folder + "\x00" + h.Created.UTC().Format(time.RFC3339Nano)))
-	return "c-" + hex.EncodeToString(sum[:8])
-}
-
-// newConversationID returns a random conversation id.
-func newConversationID() string {
-	var b [8]byte
+// unjournaledConversationID returns a random id for a conversation that
+// is not journaled, in the form of conversationID's.
+func unjournaledConversationID() string {
+	var b [10]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err) // crypto/rand does not fail on Linux
 	}
-	return "c-" + hex.EncodeToString(b[:])
+	return "loom-" + hex.EncodeToString(b[:])
 }
 
 // journalRecord is one line after the header. Type is "config" (Config is
@@ -205,8 +194,8 @@ func createJournal(path, folder string, now time.Time) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &journal{path: path, folder: folder, f: f, id: newConversationID()}
-	if err := j.writeLine(journalHeader{Journal: journalMagic, Version: journalVersion, Folder: folder, Created: now.UTC(), ID: j.id}); err != nil {
+	j := &journal{path: path, folder: folder, f: f, id: conversationID(folder, now)}
+	if err := j.writeLine(journalHeader{Journal: journalMagic, Version: journalVersion, Folder: folder, Created: now.UTC()}); err != nil {
 		f.Close()
 		return nil, err
 	}

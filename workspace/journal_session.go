@@ -35,7 +35,7 @@ func (s *Session) journalFile() string {
 // reset does) instead of being resumed.
 func (s *Session) resume() {
 	cfg := s.machineConfig()
-	s.conversationID = newConversationID() // replaced by the journal's
+	s.conversationID = unjournaledConversationID() // replaced by the journal's
 	path := s.journalFile()
 	if path == "" {
 		s.m = fsm.New(cfg)
@@ -54,6 +54,13 @@ func (s *Session) resume() {
 		s.startJournal(path)
 		return
 	}
+	s.restore(path)
+}
+
+// restore builds the session's machine from the journal at path, whose
+// lock the session holds, and journals on into it.
+func (s *Session) restore(path string) {
+	cfg := s.machineConfig()
 	rp, err := replayJournal(path, cfg)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -78,7 +85,7 @@ func (s *Session) resume() {
 	}
 	s.m = rp.m
 	s.m.Reconfigure(cfg)
-	s.conversationID = rp.scan.header.conversationID()
+	s.conversationID = conversationID(rp.scan.header.Folder, rp.scan.header.Created)
 	j, err := appendJournal(path, s.folder, rp.scan.good, s.conversationID)
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})

@@ -71,6 +71,8 @@ type Session struct {
 	commits []sessionCommit
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
+	// edits holds each applied edit's texts, by call id, until shown.
+	edits map[string]*EditNote
 	// summaries holds each finished call's one-line summary, until shown.
 	summaries map[string]string
 	// outputs holds each finished call's result, until shown.
@@ -118,6 +120,7 @@ func newSession(h *Host, folder string) *Session {
 		reads:      tools.NewReadTracker(),
 		batchFiles: map[string]*batchFile{},
 		diffs:      map[string]string{},
+		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},
 		outputs:    map[string]toolOutput{},
 	}

@@ -53,7 +53,7 @@ func (h *Editor) showText(n workspace.Notification) {
 		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
 		line = h.paint(colorYellow, fmt.Sprintf("● committed %.7s", n.Commit.SHA)) + " " + subject
 	case workspace.NoteRetry:
-		line = h.paint(colorYellow, "↻ "+n.Text)
+		line = h.paint(colorYellow, "↻ "+workspace.RetryWords(n.Delay, n.Text))
 	case workspace.NoteError:
 		line = h.paint(colorRed, "error: ") + n.Text
 	case workspace.NoteInfo:
