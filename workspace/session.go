@@ -65,6 +65,10 @@ type Session struct {
 	git gitState
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
+	// edits holds each applied edit's texts, by call id, until shown.
+	edits map[string]*EditNote
+	// outputs holds each finished call's result text, until shown.
+	outputs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
 	summaries map[string]string
 	// journal records every accepted event; nil when not journaling.
@@ -102,6 +106,8 @@ func newSession(h *Host, folder string) *Session {
 		registry:   tools.DefaultRegistry(),
 		reads:      tools.NewReadTracker(),
 		diffs:      map[string]string{},
+		edits:      map[string]*EditNote{},
+		outputs:    map[string]string{},
 		summaries:  map[string]string{},
 	}
 }

@@ -26,6 +26,8 @@ type toolOutcome struct {
 	// its text before the edit, created whether it did not exist.
 	changed string
 	before  string
+	// after is the changed file's text after the edit; mode its
+	// permission bits.
 	after   string
 	created bool
 	mode    fs.FileMode
@@ -87,9 +89,13 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
 		}
+		if out.changed != "" {
+			s.edits[c.ID] = &EditNote{Path: out.changed, OldText: out.before, NewText: out.after, Created: out.created}
+		}
 		if out.summary != "" {
 			s.summaries[c.ID] = out.summary
 		}
+		s.outputs[c.ID] = out.result
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
 }
@@ -111,6 +117,9 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		}
 	}
 	env := b.env
+	if readsOneFile[c.Name] {
+		env.Files = s.documentSource(ctx, env.Files)
+	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err != nil {
@@ -144,7 +153,7 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, Detail: args.Command})
+	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command})
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`
@@ -179,6 +188,16 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 			return fmt.Errorf("the editor refused the edit to %s (%v): the document changed meanwhile; read it again", e.RelPath, err)
 		case !errors.Is(err, ErrUnsupported):
 			return fmt.Errorf("apply the edit to %s: %w", e.RelPath, err)
+		}
+	}
+	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+		err := store.WriteDocument(ctx, s.folder, e.Path, e.NewText)
+		if err == nil {
+			s.reads.Record(e.Path, []byte(e.NewText))
+			return nil
+		}
+		if !errors.Is(err, ErrUnsupported) {
+			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
 	}
 	if err := tools.WriteFileAtomic(e); err != nil {
