@@ -105,6 +105,7 @@ func (s *Session) restore(path string) {
 	if rp.steps > 0 {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
+	s.reportPendingCommit(rp.pendingCommit)
 	if s.busy() {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result.
