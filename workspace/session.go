@@ -60,20 +60,20 @@ type Session struct {
 	turnPrompt  string
 	lastState   fsm.StateKind
 	stateShown  bool
-	// batchFiles are the files the current tool batch's edits changed, by
-	// absolute path, for the hook.
-	batchFiles map[string]*batchFile
-	// batchSnap is the worktree before the current batch ran bash, nil
-	// when it did not.
-	batchSnap *worktreeSnapshot
-	// commits are the auto-commits this session made, oldest first, for
-	// Undo.
-	commits []sessionCommit
+	// git is the auto-commit's state: the batch's agent texts, the
+	// session's commits (hook.go).
+	git gitState
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
+	// edits holds each applied edit's texts, by call id, until shown.
+	edits map[string]*EditNote
 	// summaries holds each finished call's one-line summary, until shown.
-	summaries  map[string]string
-	lastCommit string
+	summaries map[string]string
+	// outputs holds each finished call's result, until shown.
+	outputs map[string]toolOutput
+	// conversationID names the conversation (its journal's id), stable
+	// across resumes; a reset starts a conversation with a new one.
+	conversationID string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
@@ -92,6 +92,9 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// ConversationID names the conversation: stable across restarts that
+	// resume it, new after a reset.
+	ConversationID string `json:"conversationId,omitempty"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -108,9 +111,10 @@ func newSession(h *Host, folder string) *Session {
 		watchReady: make(chan struct{}),
 		registry:   tools.DefaultRegistry(),
 		reads:      tools.NewReadTracker(),
-		batchFiles: map[string]*batchFile{},
 		diffs:      map[string]string{},
+		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},
+		outputs:    map[string]toolOutput{},
 	}
 }
 
@@ -184,8 +188,8 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.lastCommit,
-			Messages: ms.Messages,
+			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
+			Messages: ms.Messages, ConversationID: s.conversationID,
 		}
 		if st.Queued == nil {
 			st.Queued = []string{}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -25,10 +26,22 @@ type toolOutcome struct {
 	// its text before the edit, created whether it did not exist.
 	changed string
 	before  string
+	// after is the changed file's text after the edit; mode its
+	// permission bits.
+	after   string
 	created bool
+	mode    fs.FileMode
 	diff    string
 	// summary is the tool's one-line summary, for display.
 	summary string
+	// exitCode is bash's exit status, nil for the other tools.
+	exitCode *int
+}
+
+// toolOutput is what a finished call shows besides its summary.
+type toolOutput struct {
+	text     string
+	exitCode *int
 }
 
 // batchRun is what a tool batch's workers need of the session, copied on
@@ -78,15 +91,19 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 	s.postEventLive(ctx, fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
 	out := s.execute(ctx, b, c)
 	s.postLive(ctx, func() {
-		if _, seen := s.batchFiles[out.changed]; out.changed != "" && !seen {
-			s.batchFiles[out.changed] = &batchFile{before: out.before, created: out.created}
+		if out.changed != "" {
+			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
 		}
+		if out.changed != "" {
+			s.edits[c.ID] = &EditNote{Path: out.changed, OldText: out.before, NewText: out.after, Created: out.created}
+		}
 		if out.summary != "" {
 			s.summaries[c.ID] = out.summary
 		}
+		s.outputs[c.ID] = toolOutput{text: out.result, exitCode: out.exitCode}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
 }
@@ -108,6 +125,9 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		}
 	}
 	env := b.env
+	if readsOneFile[c.Name] {
+		env.Files = s.documentSource(ctx, env.Files)
+	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err != nil {
@@ -117,13 +137,13 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		s.log.Error("tool failed", "tool", c.Name, "err", err)
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
-	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary}
+	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode}
 	if res.Edit != nil && !res.IsError {
 		if err := s.applyEdit(ctx, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 		}
 		out.changed, out.diff = res.Edit.Path, res.Edit.Diff
-		out.before, out.created = res.Edit.OldText, res.Edit.Created
+		out.before, out.after, out.created, out.mode = res.Edit.OldText, res.Edit.NewText, res.Edit.Created, res.Edit.Mode
 	}
 	return out
 }
@@ -141,7 +161,7 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, Detail: args.Command})
+	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command})
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`
@@ -176,6 +196,16 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 			return fmt.Errorf("the editor refused the edit to %s (%v): the document changed meanwhile; read it again", e.RelPath, err)
 		case !errors.Is(err, ErrUnsupported):
 			return fmt.Errorf("apply the edit to %s: %w", e.RelPath, err)
+		}
+	}
+	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+		err := store.WriteDocument(ctx, s.folder, e.Path, e.NewText)
+		if err == nil {
+			s.reads.Record(e.Path, []byte(e.NewText))
+			return nil
+		}
+		if !errors.Is(err, ErrUnsupported) {
+			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
 	}
 	if err := tools.WriteFileAtomic(e); err != nil {
