@@ -171,7 +171,7 @@ before(async () => {
   configFile = path.join(home, "loom.toml");
   fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n');
   notes = path.join(work, "notes.txt");
-  fs.writeFileSync(notes, "title\ndisk text\n");
+  fs.writeFileSync(notes, "title\none\ntwo\nthree\ndisk text\n");
   git("init", "-q");
   git("config", "user.name", "conformance");
   git("config", "user.email", "conformance@loom-lsp.invalid");
@@ -221,7 +221,7 @@ test("prompt with streaming", async () => {
 });
 
 test("tool call lifecycle, reading the unsaved buffer through fs/read_text_file", async () => {
-  agent.client.buffers.set(notes, "title\nUNSAVED buffer text\n");
+  agent.client.buffers.set(notes, "title\none\ntwo\nthree\nUNSAVED buffer text\n");
   model.respond = (body) => {
     const last = body.messages.at(-1);
     if (last.role === "tool") return { text: ["Read it."] };
@@ -245,22 +245,24 @@ test("tool call lifecycle, reading the unsaved buffer through fs/read_text_file"
   assert.match(ups[2].content[0].content.text, /UNSAVED buffer text/);
 });
 
-test("writing through fs/write_text_file, committed by the hook", async () => {
+test("writing through fs/write_text_file; the hook commits the agent's change, not the user's unsaved line", async () => {
   model.respond = (body) => {
     const last = body.messages.at(-1);
     if (last.role === "tool") return { text: ["Edited."] };
-    return { toolCalls: [{ id: "edit1", name: "edit_file", arguments: JSON.stringify({ path: "notes.txt", old_string: "UNSAVED buffer text", new_string: "edited by loom" }) }] };
+    return { toolCalls: [{ id: "edit1", name: "edit_file", arguments: JSON.stringify({ path: "notes.txt", old_string: "title", new_string: "TITLE" }) }] };
   };
-  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "fix notes.txt" }] });
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "capitalize the title in notes.txt" }] });
   assert.equal(r.stopReason, "end_turn");
-  const want = "title\nedited by loom\n";
+  const want = "TITLE\none\ntwo\nthree\nUNSAVED buffer text\n";
   assert.deepEqual(agent.client.writes.map((w) => [w.path, w.content, w.sessionId]), [[notes, want, sessionId]]);
   const ups = toolUpdates(agent.client, "edit1");
   assert.equal(ups[0].kind, "edit");
+  assert.equal(ups[0].title, "Edit notes.txt");
   assert.equal(ups.at(-1).status, "completed", JSON.stringify(ups.at(-1)));
   const diff = ups.at(-1).content.find((c) => c.type === "diff");
-  assert.deepEqual({ path: diff.path, oldText: diff.oldText, newText: diff.newText }, { path: notes, oldText: "title\nUNSAVED buffer text\n", newText: want });
-  assert.equal(git("show", "HEAD:notes.txt"), want);
+  assert.deepEqual({ path: diff.path, oldText: diff.oldText, newText: diff.newText }, { path: notes, oldText: "title\none\ntwo\nthree\nUNSAVED buffer text\n", newText: want });
+  assert.equal(git("show", "HEAD:notes.txt"), "TITLE\none\ntwo\nthree\ndisk text\n");
+  assert.match(git("log", "-1", "--format=%B"), /capitalize the title/);
 });
 
 function bashTurn(id, command) {
