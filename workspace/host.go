@@ -32,6 +32,10 @@ type HostOptions struct {
 	// TrustFile is where TrustFolder records trusted folders. Default:
 	// config.DefaultTrustFile(), which config.Load reads.
 	TrustFile string
+	// NewConversation makes every session start a new conversation, the
+	// folder's journal set aside as a reset does, instead of resuming it
+	// (`loom-lsp exec` without --resume).
+	NewConversation bool
 }
 
 // Host holds one Session per workspace folder and the overlay of open
