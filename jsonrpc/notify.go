@@ -99,8 +99,8 @@ type folderOut struct {
 	// logLine is streamed text of a line not yet sent to a client without
 	// experimental.loom (it gets whole lines).
 	logLine strings.Builder
-	turn   *progress            // the turn's work-done progress, or nil
-	tools  map[string]*progress // by call id
+	turn    *progress            // the turn's work-done progress, or nil
+	tools   map[string]*progress // by call id
 }
 
 func newFolderOut(s *Server, folder string) *folderOut {
