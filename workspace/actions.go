@@ -99,6 +99,11 @@ func (s *Session) perform(a fsm.Action) {
 		clear(s.diffs)
 		clear(s.summaries)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
+	case fsm.ConversationReset:
+		s.cancelInFlight()
+		if a.IDs.Turn > 0 {
+			s.restartJournal()
+		}
 	case fsm.Shutdown:
 		s.cancelInFlight()
 		s.stopping = true
