@@ -79,6 +79,10 @@ func (s *Session) perform(a fsm.Action) {
 		if a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed {
 			note.Diff = s.diffs[a.CallID]
 			delete(s.diffs, a.CallID)
+			note.Edit = s.edits[a.CallID]
+			delete(s.edits, a.CallID)
+			note.Output = s.outputs[a.CallID]
+			delete(s.outputs, a.CallID)
 			if summary, ok := s.summaries[a.CallID]; ok {
 				note.Detail = summary
 				delete(s.summaries, a.CallID)
@@ -97,6 +101,8 @@ func (s *Session) perform(a fsm.Action) {
 	case fsm.WaitForInput:
 		s.cancelInFlight()
 		clear(s.diffs)
+		clear(s.edits)
+		clear(s.outputs)
 		clear(s.summaries)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
 	case fsm.ConversationReset:
