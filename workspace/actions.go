@@ -107,9 +107,7 @@ func (s *Session) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
 	case fsm.ConversationReset:
 		s.cancelInFlight()
-		if a.IDs.Turn > 0 {
-			s.restartJournal()
-		}
+		s.restartJournal()
 	case fsm.Shutdown:
 		s.cancelInFlight()
 		s.stopping = true

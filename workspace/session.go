@@ -166,9 +166,22 @@ func (s *Session) Cancel(ctx context.Context) error {
 // new, empty conversation (fsm.Reset). Turn ids go on increasing.
 func (s *Session) Reset(ctx context.Context) error {
 	return s.call(ctx, func() {
+		if !s.busy() && len(s.m.Queued()) == 0 && !hasExchange(s.m.Messages()) {
+			return // a new conversation already: keep its journal
+		}
 		s.step(fsm.Reset{})
 		s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
 	})
+}
+
+// hasExchange reports whether msgs holds more than a system prompt.
+func hasExchange(msgs []fsm.Message) bool {
+	for _, m := range msgs {
+		if m.Role != fsm.RoleSystem {
+			return true
+		}
+	}
+	return false
 }
 
 // DropQueued forgets the prompts queued behind the turn in flight
