@@ -51,8 +51,7 @@ func (s *Session) perform(a fsm.Action) {
 		if a.Turn != s.startedTurn {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
-			s.batchFiles = map[string]*batchFile{}
-			s.batchSnap = nil
+			s.git.newBatch()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 		}
 		s.sendRequest(a)
@@ -60,15 +59,13 @@ func (s *Session) perform(a fsm.Action) {
 		ctx := s.turnContext()
 		// A snapshot left by an earlier batch whose bash never led to the
 		// hook must not make this batch commit the user's files.
-		s.batchSnap = nil
+		s.git.bash = nil
 		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
-		batch, snap, cfg := s.batchFiles, s.batchSnap, s.cfg
-		s.batchFiles, s.batchSnap = map[string]*batchFile{}, nil
-		prompt := s.turnPrompt
-		s.goWorker(func() { s.runHook(ctx, a, batch, snap, prompt, cfg) })
+		job := s.git.takeBatch(s.turnPrompt, s.cfg)
+		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayToolCall:
@@ -95,7 +92,7 @@ func (s *Session) perform(a fsm.Action) {
 		req, ctx := a.Request, s.turnContext()
 		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
 		s.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
-			Text: "retrying in " + formatDelay(a.Delay) + " (" + a.Reason + ")"})
+			Text: a.Reason})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
 	case fsm.WaitForInput:
@@ -131,6 +128,16 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
 	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
 	s.goWorker(func() { provider.Stream(ctx, req, emit) })
+}
+
+// RetryWords says a scheduled retry in words: "retrying in 4s (rate
+// limited)". Front ends show a NoteRetry with it, so the words are the
+// same everywhere and said once.
+func RetryWords(delay time.Duration, reason string) string {
+	if reason == "" {
+		return "retrying in " + formatDelay(delay)
+	}
+	return "retrying in " + formatDelay(delay) + " (" + reason + ")"
 }
 
 func formatDelay(d time.Duration) string {

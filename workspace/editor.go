@@ -94,7 +94,8 @@ const (
 	// NoteError: Text is an error message for the user; ErrorKind says
 	// what failed when the model did.
 	NoteError NotificationKind = "error"
-	// NoteRetry: Delay and Text (the reason) of a scheduled retry.
+	// NoteRetry: Delay and Text (the reason) of a scheduled retry; show it
+	// with RetryWords.
 	NoteRetry NotificationKind = "retry"
 	// NoteCommit: Commit is what the post-tool hook committed.
 	NoteCommit NotificationKind = "commit"
