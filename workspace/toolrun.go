@@ -37,6 +37,14 @@ type toolOutcome struct {
 	// settled is set when the machine already completed the call (the
 	// user denied it): no ToolCompleted must follow.
 	settled bool
+	// exitCode is bash's exit status, nil for the other tools.
+	exitCode *int
+}
+
+// toolOutput is what a finished call shows besides its summary.
+type toolOutput struct {
+	text     string
+	exitCode *int
 }
 
 // batchRun is what a tool batch's workers need of the session, copied on
@@ -101,7 +109,7 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 		if out.summary != "" {
 			s.summaries[c.ID] = out.summary
 		}
-		s.outputs[c.ID] = out.result
+		s.outputs[c.ID] = toolOutput{text: out.result, exitCode: out.exitCode}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
 }
@@ -139,7 +147,7 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		s.log.Error("tool failed", "tool", c.Name, "err", err)
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
-	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary}
+	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode}
 	if res.Edit != nil && !res.IsError {
 		if err := s.applyEdit(ctx, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
