@@ -31,6 +31,7 @@ type Config struct {
 	Agent Agent `toml:"agent"`
 	Tools Tools `toml:"tools"`
 	Hooks Hooks `toml:"hooks"`
+	MCP   MCP   `toml:"mcp"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -333,6 +334,7 @@ func (c Config) Validate() error {
 	if t.MaxOutputBytes <= 0 {
 		add(c.keyErr("tools.max_output_bytes", "must be > 0, got %d", t.MaxOutputBytes))
 	}
+	c.validateMCP(add)
 	return errors.Join(errs...)
 }
 

@@ -128,6 +128,7 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 			errs = append(errs, err)
 			if ok {
 				sources = append(sources, Source{Kind: SourceWorkspace, Name: f})
+				c.markWorkspaceServers(f)
 				break
 			}
 			if err != nil {
@@ -258,6 +259,15 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 		if val == nil { // JSON null: leave unset
 			continue
 		}
+		if f.Kind() == reflect.Map && f.Type().Elem().Kind() == reflect.Struct {
+			sub, ok := val.(map[string]any)
+			if !ok {
+				a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(val))
+				continue
+			}
+			a.applyMap(f, sub, key)
+			continue
+		}
 		if f.Kind() == reflect.Struct && !reflect.PointerTo(f.Type()).Implements(textUnmarshaler) {
 			sub, ok := val.(map[string]any)
 			if !ok {
@@ -268,6 +278,29 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 			continue
 		}
 		a.set(f, val, key)
+	}
+}
+
+// applyMap applies each table of raw to the entry of the map of structs
+// f with the same name, so that a later source overrides only the keys it
+// sets of an entry an earlier source declared.
+func (a *applier) applyMap(f reflect.Value, raw map[string]any, path []string) {
+	if f.IsNil() {
+		f.Set(reflect.MakeMap(f.Type()))
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		key := append(slices.Clip(path), k)
+		sub, ok := raw[k].(map[string]any)
+		if !ok {
+			a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(raw[k]))
+			continue
+		}
+		entry := reflect.New(f.Type().Elem()).Elem()
+		if old := f.MapIndex(reflect.ValueOf(k)); old.IsValid() {
+			entry.Set(old)
+		}
+		a.apply(entry, sub, key)
+		f.SetMapIndex(reflect.ValueOf(k), entry)
 	}
 }
 
@@ -320,6 +353,22 @@ func (a *applier) set(f reflect.Value, val any, key []string) {
 			return
 		}
 		f.Set(reflect.ValueOf(&x))
+	case reflect.Slice: // []string
+		items, ok := val.([]any)
+		if !ok {
+			bad("an array of strings")
+			return
+		}
+		strs := make([]string, len(items))
+		for i, it := range items {
+			s, ok := it.(string)
+			if !ok {
+				a.fail(key, "%s[%d]: want a string, got %s", name, i, describe(it))
+				return
+			}
+			strs[i] = s
+		}
+		f.Set(reflect.ValueOf(strs))
 	case reflect.Map: // map[string]string
 		m, ok := val.(map[string]any)
 		if !ok {
