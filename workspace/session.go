@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -47,6 +48,16 @@ type Session struct {
 	provider llm.Provider // nil when modelErr is set
 	registry *tools.Registry
 	schemas  []llm.ToolSchema
+	// mcp runs the configured MCP servers; their tools join registry.
+	mcp *mcp.Manager
+	// mcpPolicies is each MCP server's approve policy, by server name.
+	mcpPolicies map[string]config.Policy
+	// mcpReady names the servers last seen ready.
+	mcpReady map[string]bool
+	// mcpNotedUntrusted names the servers already reported as not started.
+	mcpNotedUntrusted map[string]bool
+	// always is what the user allowed for the session (any goroutine).
+	always   alwaysAllowed
 	env      tools.Env
 	reads    *tools.ReadTracker
 	stopping bool
@@ -92,25 +103,30 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// MCPServers lists the configured MCP servers with their state and
+	// tool counts.
+	MCPServers []mcp.ServerStatus `json:"mcpServers"`
 }
 
 func newSession(h *Host, folder string) *Session {
 	life, endLife := context.WithCancel(context.Background())
 	return &Session{
-		life:       life,
-		endLife:    endLife,
-		host:       h,
-		folder:     folder,
-		log:        h.opts.Logger.With("folder", folder),
-		inbox:      make(chan func(), 64),
-		quit:       make(chan struct{}),
-		done:       make(chan struct{}),
-		watchReady: make(chan struct{}),
-		registry:   tools.DefaultRegistry(),
-		reads:      tools.NewReadTracker(),
-		batchFiles: map[string]*batchFile{},
-		diffs:      map[string]string{},
-		summaries:  map[string]string{},
+		life:              life,
+		endLife:           endLife,
+		host:              h,
+		folder:            folder,
+		log:               h.opts.Logger.With("folder", folder),
+		inbox:             make(chan func(), 64),
+		quit:              make(chan struct{}),
+		done:              make(chan struct{}),
+		watchReady:        make(chan struct{}),
+		mcp:               mcp.NewManager(mcp.Options{Logger: h.opts.Logger.With("folder", folder)}),
+		mcpPolicies:       map[string]config.Policy{},
+		mcpNotedUntrusted: map[string]bool{},
+		reads:             tools.NewReadTracker(),
+		batchFiles:        map[string]*batchFile{},
+		diffs:             map[string]string{},
+		summaries:         map[string]string{},
 	}
 }
 
@@ -185,7 +201,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.lastCommit,
-			Messages: ms.Messages,
+			Messages: ms.Messages, MCPServers: s.mcp.Status(),
 		}
 		if st.Queued == nil {
 			st.Queued = []string{}
@@ -294,12 +310,15 @@ func (s *Session) run() {
 		select {
 		case fn := <-s.inbox:
 			fn()
+		case <-s.mcp.Changed():
+			s.syncMCP()
 		case <-s.quit:
 			s.step(fsm.ShutdownRequested{})
 			s.stopping = true
 		}
 	}
 	s.drain()
+	s.mcp.Close()
 	s.closeJournal()
 }
 
