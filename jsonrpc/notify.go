@@ -24,6 +24,10 @@ const (
 	// MethodSaveDocuments is a request: SaveDocumentsParams ->
 	// SaveDocumentsResult.
 	MethodSaveDocuments = "loom/saveDocuments"
+	// MethodTurnEnded carries TurnEndedParams.
+	MethodTurnEnded = "loom/turnEnded"
+	// MethodCommit carries CommitParams.
+	MethodCommit = "loom/commit"
 )
 
 // DisplayMessageParams is a coalesced piece of streamed assistant text.
@@ -59,6 +63,24 @@ type StateParams struct {
 	Folder string `json:"folder"`
 	State  string `json:"state"`
 	Turn   uint64 `json:"turn"`
+}
+
+// TurnEndedParams says how a turn ended (done, failed or cancelled) and
+// the tokens its model calls used.
+type TurnEndedParams struct {
+	Folder  string    `json:"folder"`
+	Turn    uint64    `json:"turn"`
+	Outcome string    `json:"outcome"`
+	Usage   fsm.Usage `json:"usage"`
+}
+
+// CommitParams is the auto-commit of a turn's edits.
+type CommitParams struct {
+	Folder  string   `json:"folder"`
+	Turn    uint64   `json:"turn"`
+	SHA     string   `json:"sha"`
+	Message string   `json:"message"`
+	Files   []string `json:"files"`
 }
 
 // maxAnswer bounds the final answer shown to a client without
@@ -118,17 +140,23 @@ func (f *folderOut) send(n workspace.Notification) {
 	case workspace.NoteError:
 		f.s.showMessage(protocol.MessageTypeError, f.label()+": "+n.Text)
 	case workspace.NoteRetry:
-		msg := fmt.Sprintf("retrying in %.0f s (%s)", n.Delay.Seconds(), n.Text)
+		msg := workspace.RetryWords(n.Delay, n.Text)
 		f.turn.report(msg)
 		f.s.showMessage(protocol.MessageTypeWarning, f.label()+": "+msg)
 	case workspace.NoteCommit:
 		if c := n.Commit; c != nil {
+			if caps.loom {
+				f.s.notify(ctx, MethodCommit, &CommitParams{Folder: f.folder, Turn: n.Turn, SHA: c.SHA, Message: c.Message, Files: c.Files})
+			}
 			f.s.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("%s: committed %s: %s", f.label(), shortSHA(c.SHA), firstLine(c.Message)))
 		}
 	case workspace.NoteInfo:
 		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
 	case workspace.NoteTurnEnded:
 		f.endAll()
+		if caps.loom {
+			f.s.notify(ctx, MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage})
+		}
 		if !caps.loom && f.answer.Len() > 0 {
 			answer := f.answer.String()
 			if len(answer) >= maxAnswer {

@@ -122,6 +122,14 @@ text = ["made it"]
 		t.Errorf("displayed %q", got)
 	}
 	e.await("retry shown", hasMethod(protocol.MethodWindowShowMessage, "retrying in"))
+	// Said once: "retrying in 10ms (rate limited …)", not wrapped twice.
+	for _, m := range e.ed.Messages(protocol.MethodWindowShowMessage) {
+		var p protocol.ShowMessageParams
+		_ = json.Unmarshal(m.Params, &p)
+		if n := strings.Count(p.Message, "retrying in"); n > 1 {
+			t.Errorf("retry said %d times: %q", n, p.Message)
+		}
+	}
 }
 
 func TestRetriesExhaustedThenNextAskWorks(t *testing.T) {

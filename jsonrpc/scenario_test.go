@@ -217,6 +217,16 @@ func TestUndoRevertsTheAutoCommit(t *testing.T) {
 	if log := gittest.Run(t, dir, "log", "--format=%s"); !strings.HasPrefix(log, "loom: ") {
 		t.Fatalf("no auto-commit:\n%s", log)
 	}
+	head := strings.TrimSpace(gittest.Run(t, dir, "rev-parse", "HEAD"))
+	var commit CommitParams
+	if msgs := e.ed.Messages(MethodCommit); len(msgs) != 1 {
+		t.Fatalf("%d loom/commit notifications, want 1", len(msgs))
+	} else if err := json.Unmarshal(msgs[0].Params, &commit); err != nil {
+		t.Fatal(err)
+	}
+	if commit.SHA != head || commit.Folder != e.folder || commit.Turn != 1 || !strings.HasPrefix(commit.Message, "loom: ") || len(commit.Files) != 1 {
+		t.Errorf("loom/commit = %+v, want HEAD %s of turn 1 with one file", commit, head)
+	}
 	var res UndoResult
 	if err := e.ed.ExecuteCommand(e.ctx, CmdUndo, FolderArgs{}, &res); err != nil {
 		t.Fatalf("loom.undo: %v", err)
@@ -229,6 +239,24 @@ func TestUndoRevertsTheAutoCommit(t *testing.T) {
 	}
 	if err := e.ed.ExecuteCommand(e.ctx, CmdUndo, FolderArgs{}, &res); err == nil {
 		t.Errorf("a second undo succeeded: %+v", res)
+	}
+}
+
+// loom/turnEnded tells how each turn ended and the tokens it used.
+func TestTurnEndedCarriesOutcomeAndUsage(t *testing.T) {
+	e := newEnv(t, envOptions{cfg: loomClient, script: `
+[[step]]
+text = ["hi"]
+usage = { prompt = 50, completion = 12 }
+`})
+	res := e.ask("hello")
+	e.await("loom/turnEnded", hasMethod(MethodTurnEnded, `"outcome"`))
+	var p TurnEndedParams
+	if err := json.Unmarshal(e.ed.Messages(MethodTurnEnded)[0].Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Folder != e.folder || p.Turn != res.Turn || p.Outcome != "done" || p.Usage.PromptTokens != 50 || p.Usage.CompletionTokens != 12 || p.Usage.TotalTokens != 62 {
+		t.Errorf("loom/turnEnded = %+v, want turn %d done with 50+12 tokens", p, res.Turn)
 	}
 }
 

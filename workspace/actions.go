@@ -79,6 +79,10 @@ func (s *Session) perform(a fsm.Action) {
 		if a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed {
 			note.Diff = s.diffs[a.CallID]
 			delete(s.diffs, a.CallID)
+			note.Edit = s.edits[a.CallID]
+			delete(s.edits, a.CallID)
+			note.Output = s.outputs[a.CallID]
+			delete(s.outputs, a.CallID)
 			if summary, ok := s.summaries[a.CallID]; ok {
 				note.Detail = summary
 				delete(s.summaries, a.CallID)
@@ -91,12 +95,14 @@ func (s *Session) perform(a fsm.Action) {
 		req, ctx := a.Request, s.turnContext()
 		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
 		s.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
-			Text: "retrying in " + formatDelay(a.Delay) + " (" + a.Reason + ")"})
+			Text: a.Reason})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
 	case fsm.WaitForInput:
 		s.cancelInFlight()
 		clear(s.diffs)
+		clear(s.edits)
+		clear(s.outputs)
 		clear(s.summaries)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
 	case fsm.Shutdown:
@@ -122,6 +128,16 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
 	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
 	s.goWorker(func() { provider.Stream(ctx, req, emit) })
+}
+
+// RetryWords says a scheduled retry in words: "retrying in 4s (rate
+// limited)". Front ends show a NoteRetry with it, so the words are the
+// same everywhere and said once.
+func RetryWords(delay time.Duration, reason string) string {
+	if reason == "" {
+		return "retrying in " + formatDelay(delay)
+	}
+	return "retrying in " + formatDelay(delay) + " (" + reason + ")"
 }
 
 func formatDelay(d time.Duration) string {

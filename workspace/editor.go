@@ -38,6 +38,26 @@ type Editor interface {
 	SaveDocuments(ctx context.Context, paths []string) ([]string, error)
 }
 
+// DocumentStore is an optional interface of an Editor whose client holds
+// the files the user works on and reads and writes them for the agent
+// (ACP's fs/read_text_file and fs/write_text_file). When the Editor has
+// it, the tools that work on one named file (read_file, edit_file,
+// write_file) read a file that is not open in the overlay through
+// ReadDocument, so the model sees the user's unsaved text, and edits are
+// written through WriteDocument instead of to disk. Staleness checks and
+// the post-tool hook work on those texts as on any other.
+type DocumentStore interface {
+	// ReadDocument returns the text of the file at path (absolute, inside
+	// folder) as the user sees it, unsaved changes included. It returns
+	// ErrUnsupported when the client cannot read files; the disk is read
+	// instead.
+	ReadDocument(ctx context.Context, folder, path string) (string, error)
+	// WriteDocument replaces the text of the file at path (absolute,
+	// inside folder), creating it if needed. It returns ErrUnsupported
+	// when the client cannot write files; the disk is written instead.
+	WriteDocument(ctx context.Context, folder, path, text string) error
+}
+
 // DocumentEdit is an edit to an open document: apply Edits to the text at
 // Version, giving NewText.
 type DocumentEdit struct {
@@ -52,6 +72,8 @@ type Approval struct {
 	Folder string
 	Turn   uint64
 	Tool   string
+	// CallID is the tool call that asks.
+	CallID string
 	// Detail is what would run, e.g. the bash command, or an MCP tool's
 	// server, name and arguments.
 	Detail string
@@ -79,7 +101,8 @@ const (
 	// NoteError: Text is an error message for the user; ErrorKind says
 	// what failed when the model did.
 	NoteError NotificationKind = "error"
-	// NoteRetry: Delay and Text (the reason) of a scheduled retry.
+	// NoteRetry: Delay and Text (the reason) of a scheduled retry; show it
+	// with RetryWords.
 	NoteRetry NotificationKind = "retry"
 	// NoteCommit: Commit is what the post-tool hook committed.
 	NoteCommit NotificationKind = "commit"
@@ -115,6 +138,19 @@ type ToolNote struct {
 	Arguments string
 	// Diff is the unified diff of an edit, once it is applied.
 	Diff string
+	// Output is the tool's whole result, as the model reads it, once the
+	// call has finished (the other fields are one-line summaries).
+	Output string
+	// Edit is the applied edit's file and full texts, with Diff.
+	Edit *EditNote
+}
+
+// EditNote is what an applied edit changed: the file (absolute path)
+// and its whole text before and after. OldText is empty for a new file.
+type EditNote struct {
+	Path             string
+	OldText, NewText string
+	Created          bool
 }
 
 // CommitNote describes an auto-commit.

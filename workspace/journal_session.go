@@ -45,6 +45,13 @@ func (s *Session) resume() {
 		return
 	}
 	s.journalLock = lock
+	s.restore(path)
+}
+
+// restore builds the session's machine from the journal at path, whose
+// lock the session holds, and journals on into it.
+func (s *Session) restore(path string) {
+	cfg := s.machineConfig()
 	rp, err := replayJournal(path, cfg)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -82,6 +82,10 @@ type Session struct {
 	commits []sessionCommit
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
+	// edits holds each applied edit's texts, by call id, until shown.
+	edits map[string]*EditNote
+	// outputs holds each finished call's result text, until shown.
+	outputs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
 	summaries  map[string]string
 	lastCommit string
@@ -120,12 +124,15 @@ func newSession(h *Host, folder string) *Session {
 		quit:              make(chan struct{}),
 		done:              make(chan struct{}),
 		watchReady:        make(chan struct{}),
+		registry:          tools.DefaultRegistry(),
 		mcp:               mcp.NewManager(mcp.Options{Logger: h.opts.Logger.With("folder", folder)}),
 		mcpPolicies:       map[string]config.Policy{},
 		mcpNotedUntrusted: map[string]bool{},
 		reads:             tools.NewReadTracker(),
 		batchFiles:        map[string]*batchFile{},
 		diffs:             map[string]string{},
+		edits:             map[string]*EditNote{},
+		outputs:           map[string]string{},
 		summaries:         map[string]string{},
 	}
 }

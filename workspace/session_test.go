@@ -225,8 +225,8 @@ func TestSessionRetriesThenSucceeds(t *testing.T) {
 	s, _ := h.AddFolder(t.TempDir())
 	s.Ask(context.Background(), "hi")
 	retry := h.editor.waitFor(t, "a retry", func(n Notification) bool { return n.Kind == NoteRetry })
-	if retry.Delay < 20*time.Millisecond || !strings.Contains(retry.Text, "rate limited") {
-		t.Fatalf("retry %+v", retry)
+	if retry.Delay < 20*time.Millisecond || !strings.Contains(retry.Text, "rate limited") || strings.Contains(retry.Text, "retrying") {
+		t.Fatalf("retry %+v: want the reason alone in Text", retry)
 	}
 	if end := h.editor.turnEnded(t, 1); end.Outcome != fsm.TurnDone || h.editor.text(1) != "hello" {
 		t.Fatalf("outcome %s text %q", end.Outcome, h.editor.text(1))

@@ -28,6 +28,8 @@ type toolOutcome struct {
 	before  string
 	created bool
 	diff    string
+	// after is the changed file's text after the edit.
+	after string
 	// summary is the tool's one-line summary, for display.
 	summary string
 }
@@ -89,9 +91,13 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
 		}
+		if out.changed != "" {
+			s.edits[c.ID] = &EditNote{Path: out.changed, OldText: out.before, NewText: out.after, Created: out.created}
+		}
 		if out.summary != "" {
 			s.summaries[c.ID] = out.summary
 		}
+		s.outputs[c.ID] = out.result
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
 }
@@ -118,6 +124,9 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		}
 	}
 	env := b.env
+	if readsOneFile[c.Name] {
+		env.Files = s.documentSource(ctx, env.Files)
+	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err != nil {
@@ -133,7 +142,7 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 		}
 		out.changed, out.diff = res.Edit.Path, res.Edit.Diff
-		out.before, out.created = res.Edit.OldText, res.Edit.Created
+		out.before, out.created, out.after = res.Edit.OldText, res.Edit.Created, res.Edit.NewText
 	}
 	return out
 }
@@ -151,7 +160,7 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, Detail: args.Command})
+	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command})
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`
@@ -186,6 +195,16 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 			return fmt.Errorf("the editor refused the edit to %s (%v): the document changed meanwhile; read it again", e.RelPath, err)
 		case !errors.Is(err, ErrUnsupported):
 			return fmt.Errorf("apply the edit to %s: %w", e.RelPath, err)
+		}
+	}
+	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+		err := store.WriteDocument(ctx, s.folder, e.Path, e.NewText)
+		if err == nil {
+			s.reads.Record(e.Path, []byte(e.NewText))
+			return nil
+		}
+		if !errors.Is(err, ErrUnsupported) {
+			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
 	}
 	if err := tools.WriteFileAtomic(e); err != nil {

@@ -177,7 +177,7 @@ func (h *Editor) writeText(n workspace.Notification) {
 		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
 		line = fmt.Sprintf("● committed %.7s %s", n.Commit.SHA, subject)
 	case workspace.NoteRetry:
-		line = "↻ " + n.Text
+		line = "↻ " + workspace.RetryWords(n.Delay, n.Text)
 	case workspace.NoteError:
 		line = "error: " + n.Text
 	case workspace.NoteInfo:

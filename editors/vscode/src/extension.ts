@@ -1,21 +1,29 @@
 // The VS Code client of loom-lsp: starts the server over stdio, declares
-// experimental.loom, streams the chat, shows the state in the status bar and
-// saves documents before the agent's auto-commit.
+// experimental.loom, draws the conversation in the chat panel, shows the
+// state in the status bar and saves documents before the agent's
+// auto-commit.
 import * as vscode from 'vscode';
 import {
-  ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind,
+  ExecuteCommandRequest, LanguageClient, LanguageClientOptions, LogMessageNotification, MessageType,
+  ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
 } from 'vscode-languageclient/node';
-import { ChatView } from './chat';
+import { parseAskArgument } from './askargs';
+import { ApprovalAnswer, beforeScheme, Chat, errorText, openSettings } from './chat';
 import { LoomFeature } from './feature';
+import { findExecutable } from './findbin';
+import { ChatPanel } from './panel';
 import {
-  AskArgs, AskResult, Commands, DisplayMessageParams, HistoryResult, isBusy,
-  Methods, SaveDocumentsParams, SaveDocumentsResult, StateParams, stateLabel, Status, ToolCallParams,
-  UndoResult,
+  AskArgs, CommitParams, DisplayMessageParams, Methods, SaveDocumentsParams, SaveDocumentsResult, StateParams,
+  Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
 import { LoomSettings, toServerConfig } from './settings';
+import { stateWords } from './status';
 
 let client: LanguageClient | undefined;
+
+/** The module path of loom-lsp's command, for go install. */
+const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
 
 function settings(): LoomSettings {
   const c = vscode.workspace.getConfiguration('loom');
@@ -30,17 +38,127 @@ function settings(): LoomSettings {
   };
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const chat = new ChatView();
-  const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
-  status.command = Commands.status;
-  status.text = '$(circle-outline) Loom';
-  status.tooltip = 'Loom: starting';
-  status.show();
-  context.subscriptions.push(chat, status);
-  const states = new Map<string, string>();
+/**
+ * The settings layer sent with workspace/didChangeConfiguration. It
+ * replaces the previous one on the server, so a cleared setting is
+ * dropped there too; initializationOptions carry nothing that a setting
+ * could later clear.
+ */
+function serverSettings(): object {
+  return toServerConfig(settings());
+}
 
-  const command = vscode.workspace.getConfiguration('loom').get<string>('path') || 'loom-lsp';
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+  status.command = 'loom.chat';
+  status.text = '$(loading~spin) Loom: starting';
+  status.tooltip = 'Loom: starting loom-lsp';
+  status.show();
+  context.subscriptions.push(status);
+
+  let c: LanguageClient | undefined;
+  const chat = new Chat(context.extensionUri, {
+    running: () => c?.isRunning() ?? false,
+    exec: async <T>(cmd: string, args: object): Promise<T> => {
+      if (!c?.isRunning()) {
+        throw new Error('loom-lsp is not running (see the Loom output).');
+      }
+      return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
+    },
+  });
+  context.subscriptions.push(
+    chat.panel,
+    vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),
+    vscode.workspace.registerTextDocumentContentProvider(beforeScheme, chat),
+  );
+
+  const drawStatus = () => {
+    const headers = chat.headers();
+    const cur = chat.current();
+    const h = headers.find((x) => x.busy) ?? headers.find((x) => x.folder === cur) ?? headers[0];
+    if (!h) {
+      return;
+    }
+    const icon = h.down ? '$(error)' : h.busy ? '$(sync~spin)' : '$(comment-discussion)';
+    status.text = `${icon} Loom: ${h.state}`;
+    status.tooltip = headers.map((x) => `${x.name}: ${x.state}${x.model ? ` (${x.model})` : ''}`).join('\n') + '\nClick to open the chat.';
+  };
+  context.subscriptions.push(chat.onDidChangeHeader(drawStatus));
+
+  const reg = (id: string, fn: (...a: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  reg('loom.chat', () => chat.panel.reveal());
+  reg('loom.openSettings', () => openSettings());
+  reg('loom.installServer', () => {
+    const term = vscode.window.createTerminal('Loom: install loom-lsp');
+    term.show();
+    term.sendText(installCommand);
+    void vscode.window.showInformationMessage(
+      `Loom: running "${installCommand}" in a terminal. If the module is not published yet, run "go install ./cmd/loom-lsp" ` +
+      'in a checkout of loom-lsp instead. Make sure $(go env GOPATH)/bin is on PATH (or set loom.path), then reload the window.',
+      'Reload Window').then((b) => b && vscode.commands.executeCommand('workbench.action.reloadWindow'));
+  });
+  reg('loom.ask', async (arg?: unknown) => {
+    await chat.panel.reveal();
+    const args = askArgs(arg);
+    if (args) {
+      return chat.ask(args.args, args.context);
+    }
+    const prompt = await vscode.window.showInputBox({ prompt: 'Ask Loom', placeHolder: 'What should Loom do?' });
+    if (!prompt) {
+      return undefined;
+    }
+    return chat.ask({ prompt, ...selectionOf(vscode.window.activeTextEditor) });
+  });
+  reg('loom.askSelection', async () => {
+    const ed = vscode.window.activeTextEditor;
+    await chat.panel.reveal();
+    const prompt = await vscode.window.showInputBox({ prompt: 'Ask Loom about the selection', placeHolder: 'Explain this code' });
+    if (prompt) {
+      await chat.ask({ prompt, ...selectionOf(ed) }, ed ? `${vscode.workspace.asRelativePath(ed.document.uri)}:${ed.selection.start.line + 1}-${ed.selection.end.line + 1}` : undefined);
+    }
+  });
+  reg('loom.cancel', () => chat.cancel());
+  reg('loom.reset', () => chat.reset());
+  reg('loom.undo', () => chat.undo());
+  reg('loom.history', async () => {
+    const f = chat.current();
+    if (f) {
+      await chat.redraw(f);
+    }
+  });
+  reg('loom.status', async () => {
+    const f = chat.current();
+    if (!f) {
+      return;
+    }
+    try {
+      const st = await chat.exec<Status>('loom.status', { uri: vscode.Uri.file(f).toString() });
+      void vscode.window.showInformationMessage(statusWords(st));
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Loom: ${errorText(e)}`);
+    }
+  });
+
+  // The server binary.
+  const configured = vscode.workspace.getConfiguration('loom').get<string>('path') || 'loom-lsp';
+  const command = findExecutable(configured, process.env.PATH ?? '');
+  if (!command) {
+    chat.setDown(true);
+    status.text = '$(error) Loom: loom-lsp not found';
+    const msg = `loom-lsp was not found (loom.path is "${configured}"). Install it with "${installCommand}" ` +
+      '(or, before the module is published, "go install ./cmd/loom-lsp" in a checkout of loom-lsp), ' +
+      'or set loom.path to the binary; then reload the window.';
+    chat.notice('error', msg, 'installServer');
+    void vscode.window.showErrorMessage(`Loom: ${msg}`, 'Install loom-lsp', 'Set loom.path').then((b) => {
+      if (b === 'Install loom-lsp') {
+        void vscode.commands.executeCommand('loom.installServer');
+      } else if (b) {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'loom.path');
+      }
+    });
+    return;
+  }
+
   const serverOptions: ServerOptions = {
     run: { command, args: ['serve'], transport: TransportKind.stdio },
     debug: { command, args: ['serve', '-log-level', 'debug'], transport: TransportKind.stdio },
@@ -48,24 +166,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const clientOptions: LanguageClientOptions = {
     // Every file: the server needs the open buffers to edit what you see.
     documentSelector: [{ scheme: 'file' }],
-    initializationOptions: toServerConfig(settings()),
+    initializationOptions: {},
     outputChannelName: 'Loom',
   };
-  const c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
+  c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
   client = c;
+  const lc = c;
   c.registerFeature(new LoomFeature());
-
   c.onNotification(Methods.displayMessage, (p: DisplayMessageParams) => chat.delta(p));
   c.onNotification(Methods.toolCall, (p: ToolCallParams) => chat.tool(p));
-  c.onNotification(Methods.state, (p: StateParams) => {
-    states.set(p.folder, p.state);
-    const busy = [...states.values()].some(isBusy);
-    status.text = `${busy ? '$(sync~spin)' : '$(circle-outline)'} Loom: ${stateLabel(p.state)}`;
-    status.tooltip = [...states].map(([f, s]) => `${f}: ${s}`).join('\n');
-    if (p.state === 'WaitingForUserInput' && chat.assembler.takeGap(p.folder)) {
-      void history(p.folder);
-    }
+  c.onNotification(Methods.state, (p: StateParams) => chat.state(p));
+  c.onNotification(Methods.turnEnded, (p: TurnEndedParams) => {
+    chat.turnEnded(p);
+    void chat.refreshStatus();
   });
+  c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments
@@ -75,104 +190,122 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     });
     return { saved };
   });
-
-  async function exec<T>(cmd: string, args: object): Promise<T | undefined> {
-    if (!c.isRunning()) {
-      void vscode.window.showErrorMessage('Loom: the server is not running (see the Loom output).');
-      return undefined;
-    }
-    try {
-      return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
-    } catch (e) {
-      void vscode.window.showErrorMessage(`Loom: ${cmd}: ${e instanceof Error ? e.message : String(e)}`);
-      return undefined;
-    }
-  }
-
-  function currentUri(): string | undefined {
-    const ed = vscode.window.activeTextEditor;
-    if (ed && ed.document.uri.scheme === 'file') {
-      return c.code2ProtocolConverter.asUri(ed.document.uri);
-    }
-    const f = vscode.workspace.workspaceFolders?.[0];
-    return f ? c.code2ProtocolConverter.asUri(f.uri) : undefined;
-  }
-
-  async function history(folder?: string): Promise<void> {
-    const h = await exec<HistoryResult>(Commands.history, { uri: folder ? c.code2ProtocolConverter.asUri(vscode.Uri.file(folder)) : currentUri() });
-    if (h) {
-      chat.redraw(h);
-    }
-  }
-
-  const reg = (id: string, fn: (...a: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
-  reg(Commands.ask, async (prompt?: unknown) => {
-    const text = typeof prompt === 'string' ? prompt : await vscode.window.showInputBox({ prompt: 'Ask Loom', placeHolder: 'What should Loom do?' });
-    if (!text) {
-      return undefined;
-    }
-    const args: AskArgs = { prompt: text, uri: currentUri() };
-    const ed = vscode.window.activeTextEditor;
-    if (ed && !ed.selection.isEmpty && ed.document.uri.scheme === 'file') {
-      const s = ed.selection;
-      args.selection = {
-        range: { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } },
-        text: ed.document.getText(s),
-      };
-    }
-    const folder = ed ? vscode.workspace.getWorkspaceFolder(ed.document.uri)?.uri.fsPath : vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    chat.prompt(folder, text);
-    chat.show();
-    return exec<AskResult>(Commands.ask, args);
-  });
-  reg(Commands.cancel, () => exec(Commands.cancel, { uri: currentUri() }));
-  reg(Commands.reset, async () => {
-    await exec(Commands.reset, { uri: currentUri() });
-    chat.note('-- new conversation --');
-  });
-  reg(Commands.status, async () => {
-    const st = await exec<Status>(Commands.status, { uri: currentUri() });
-    if (!st) {
-      return;
-    }
-    let msg = `Loom: ${st.state}, model ${st.model || '?'}, ${st.messages} message(s)`;
-    if (st.queued?.length) {
-      msg += `, ${st.queued.length} queued`;
-    }
-    if (st.lastCommit) {
-      msg += `, last commit ${st.lastCommit.slice(0, 12)}`;
-    }
-    if (st.configError) {
-      void vscode.window.showWarningMessage(`${msg}. Config error: ${st.configError}`);
-    } else {
-      void vscode.window.showInformationMessage(msg);
-    }
-  });
-  reg(Commands.history, () => history());
-  reg(Commands.undo, async () => {
-    const r = await exec<UndoResult>(Commands.undo, { uri: currentUri() });
-    if (r) {
-      void vscode.window.showInformationMessage(`Loom: ${r.message}`);
-    }
-  });
-  reg('loom.chat', () => chat.show(false));
-
-  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
-    if (e.affectsConfiguration('loom.path')) {
-      void vscode.window.showInformationMessage('Loom: reload the window to use the new loom.path.');
-    } else if (e.affectsConfiguration('loom') && c.isRunning()) {
-      void c.sendNotification('workspace/didChangeConfiguration', { settings: toServerConfig(settings()) });
+  context.subscriptions.push(c.onDidChangeState((e) => {
+    chat.setDown(e.newState !== State.Running);
+    if (e.newState === State.Running) {
+      void chat.refreshStatus();
     }
   }));
 
+  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration('loom.path')) {
+      void vscode.window.showInformationMessage('Loom: reload the window to use the new loom.path.', 'Reload Window')
+        .then((b) => b && vscode.commands.executeCommand('workbench.action.reloadWindow'));
+    } else if (e.affectsConfiguration('loom') && lc.isRunning()) {
+      void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
+        .then(() => chat.refreshStatus());
+    }
+  }));
+  context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(() => chat.panel.refresh()));
+
   try {
     await c.start();
-    status.tooltip = 'Loom: running';
   } catch (e) {
+    chat.setDown(true);
     status.text = '$(error) Loom';
-    status.tooltip = `Loom: ${e instanceof Error ? e.message : String(e)}`;
-    void vscode.window.showErrorMessage(`Loom: could not start ${command}: ${e instanceof Error ? e.message : String(e)}. Set loom.path.`);
+    status.tooltip = `Loom: ${errorText(e)}`;
+    chat.notice('error', `Could not start ${command}: ${errorText(e)}. Set loom.path to a working loom-lsp.`);
+    void vscode.window.showErrorMessage(`Loom: could not start ${command}: ${errorText(e)}. Set loom.path.`);
+    return;
   }
+  await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
+  takeOverWindowMessages(c, chat);
+  await Promise.all(chat.folders().map((f) => chat.redraw(f.path)));
+}
+
+/**
+ * Routes the server's window/* messages: errors and retries go into the
+ * conversation (and a pop-up only when the panel is hidden), approvals
+ * into their tool card and a notification, the first answer winning;
+ * log messages into the Loom output channel.
+ */
+function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
+  const level = (t: MessageType) => t === MessageType.Error ? 'error' : t === MessageType.Warning ? 'warning' : 'info';
+  c.onNotification(ShowMessageNotification.type, (p) => {
+    const shown = chat.serverMessage(level(p.type), p.message);
+    if (!shown || !chat.panel.visible) {
+      const show = p.type === MessageType.Error ? vscode.window.showErrorMessage
+        : p.type === MessageType.Warning ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      void show(p.message);
+    }
+  });
+  c.onNotification(LogMessageNotification.type, (p) => {
+    const tag = ['', 'Error', 'Warn', 'Info', 'Log'][p.type] ?? 'Log';
+    c.outputChannel.appendLine(`[${tag}] ${p.message}`);
+  });
+  c.onRequest(ShowMessageRequest.type, async (p) => {
+    const titles = (p.actions ?? []).map((a) => a.title);
+    const asked = titles.includes('Allow') && titles.includes('Deny') ? chat.approval(p.message) : undefined;
+    if (!asked) {
+      const pick = await vscode.window.showWarningMessage(p.message, ...titles);
+      return pick ? { title: pick } : null;
+    }
+    const always = 'Always allow in this workspace';
+    void vscode.window.showWarningMessage(p.message, 'Allow', 'Deny', always).then(async (pick) => {
+      if (pick === always) {
+        await vscode.workspace.getConfiguration('loom').update('tools.bash', 'allow', vscode.ConfigurationTarget.Workspace);
+      }
+      chat.answer(asked.id, pick === 'Allow' || pick === always ? (pick === always ? 'always' : 'allow') : 'deny');
+    });
+    const answer: ApprovalAnswer = await asked.answer;
+    return { title: answer === 'deny' ? 'Deny' : 'Allow' };
+  });
+}
+
+/** loom.ask's argument with the words shown under the prompt (the problem, or the lines). */
+function askArgs(arg: unknown): { args: AskArgs; context?: string } | undefined {
+  const args = parseAskArgument(arg);
+  if (!args) {
+    return undefined;
+  }
+  let context: string | undefined;
+  if (args.selection?.diagnostic) {
+    context = `Problem: ${args.selection.diagnostic}`;
+  } else if (args.selection && args.uri) {
+    const r = args.selection.range;
+    context = `${vscode.workspace.asRelativePath(vscode.Uri.parse(args.uri))}:${r.start.line + 1}-${r.end.line + 1}`;
+  }
+  return { args, context };
+}
+
+function selectionOf(ed: vscode.TextEditor | undefined): Partial<AskArgs> {
+  if (!ed || ed.document.uri.scheme !== 'file') {
+    return {};
+  }
+  const out: Partial<AskArgs> = { uri: ed.document.uri.toString() };
+  if (!ed.selection.isEmpty) {
+    const s = ed.selection;
+    out.selection = {
+      range: { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } },
+      text: ed.document.getText(s),
+    };
+  }
+  return out;
+}
+
+/** loom.status in plain words. */
+function statusWords(st: Status): string {
+  let msg = `Loom is ${stateWords(st.state)}; model ${st.model || 'not configured'}; ${st.messages} message(s) in the conversation`;
+  if (st.queued?.length) {
+    msg += `; ${st.queued.length} prompt(s) queued`;
+  }
+  if (st.lastCommit) {
+    msg += `; last commit ${st.lastCommit.slice(0, 7)}`;
+  }
+  if (st.configError) {
+    msg += `. Configuration error: ${st.configError}`;
+  }
+  return msg + '.';
 }
 
 export async function deactivate(): Promise<void> {

@@ -17,6 +17,8 @@ export const Methods = {
   toolCall: 'loom/toolCall',
   state: 'loom/state',
   saveDocuments: 'loom/saveDocuments',
+  turnEnded: 'loom/turnEnded',
+  commit: 'loom/commit',
 } as const;
 
 export interface Position { line: number; character: number }
@@ -48,7 +50,18 @@ export interface ToolCallParams {
   diff?: string;
 }
 
-export interface StateParams { folder: string; state: string }
+export interface StateParams { folder: string; state: string; turn?: number }
+
+/** The end of a turn: its outcome (done, cancelled, error, …) and token usage. */
+export interface TurnEndedParams {
+  folder: string;
+  turn: number;
+  outcome: string;
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+/** The auto-commit of a turn's edits. */
+export interface CommitParams { folder: string; turn: number; sha: string; message: string; files?: string[] }
 
 export interface SaveDocumentsParams { uris: string[] }
 export interface SaveDocumentsResult { saved: string[] }
@@ -76,22 +89,3 @@ export interface UndoResult { folder: string; message: string }
 
 /** The experimental client capability that turns on loom/* messages. */
 export const experimentalCapability = { loom: { saveDocuments: true } };
-
-/** A short label of a state for the status bar. */
-export function stateLabel(state: string): string {
-  switch (state) {
-    case 'WaitingForUserInput': return 'idle';
-    case 'CallingLlm': return 'thinking';
-    case 'ProcessingLlmResponse': return 'thinking';
-    case 'ExecutingTools': return 'running tools';
-    case 'PostToolsHook': return 'committing';
-    case 'Error': return 'retrying';
-    case 'ShuttingDown': return 'stopped';
-    default: return state;
-  }
-}
-
-/** Whether a state is busy (a turn in flight). */
-export function isBusy(state: string): boolean {
-  return state !== 'WaitingForUserInput' && state !== 'ShuttingDown' && state !== '';
-}

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { toServerConfig } from '../settings';
 import { LoomFeature } from '../feature';
-import { isBusy, stateLabel } from '../protocol';
+import { isBusy, stateWords } from '../status';
 
 test('settings become snake_case loom.toml keys, empty ones left out', () => {
   assert.deepEqual(toServerConfig({
@@ -28,10 +28,13 @@ test('LoomFeature takes the loom.* commands out of automatic registration', () =
   assert.deepEqual(caps.executeCommandProvider.commands, ['loom.other']);
 });
 
-test('state labels', () => {
-  assert.equal(stateLabel('WaitingForUserInput'), 'idle');
-  assert.equal(stateLabel('CallingLlm'), 'thinking');
-  assert.equal(stateLabel('Whatever'), 'Whatever');
+test('states in plain words', () => {
+  assert.equal(stateWords('WaitingForUserInput'), 'idle');
+  assert.equal(stateWords('CallingLlm'), 'thinking');
+  assert.equal(stateWords('ExecutingTools', 'bash'), 'running bash');
+  assert.equal(stateWords('ExecutingTools'), 'running tools');
+  assert.equal(stateWords('ExecutingTools', 'bash', true), 'waiting for approval');
+  assert.equal(stateWords('SomeNewState'), 'some new state');
   assert.equal(isBusy('ExecutingTools'), true);
   assert.equal(isBusy('WaitingForUserInput'), false);
 });

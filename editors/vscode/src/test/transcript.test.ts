@@ -1,0 +1,115 @@
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import { Transcript } from '../transcript';
+import type { ToolCallParams } from '../protocol';
+
+const F = '/w/proj';
+const tool = (id: string, status: string, extra: Partial<ToolCallParams> = {}): ToolCallParams => ({
+  folder: F, turn: 1, id, name: 'bash', summary: '{"command":"npm test"}', status, ...extra,
+});
+
+test('deltas of a turn stream into one assistant item; a tool call starts a new one', () => {
+  const t = new Transcript(F, 'proj');
+  t.prompt('hi');
+  t.setState('CallingLlm', 1);
+  t.delta({ folder: F, turn: 1, seq: 1, text: 'Hel' });
+  t.delta({ folder: F, turn: 1, seq: 2, text: 'lo' });
+  t.tool(tool('c1', 'running'));
+  t.setState('ExecutingTools', 1);
+  assert.equal(t.header().state, 'running bash');
+  t.delta({ folder: F, turn: 1, seq: 3, text: 'Done.' });
+  const kinds = t.items.map((i) => i.kind);
+  assert.deepEqual(kinds, ['user', 'assistant', 'tool', 'assistant']);
+  const texts = t.items.filter((i) => i.kind === 'assistant').map((i) => (i as { text: string }).text);
+  assert.deepEqual(texts, ['Hello', 'Done.']);
+  assert.equal(t.header().busy, true);
+});
+
+test('a duplicate delta is dropped, a gap is reported once', () => {
+  const t = new Transcript(F, 'proj');
+  t.delta({ folder: F, turn: 1, seq: 1, text: 'a' });
+  t.delta({ folder: F, turn: 1, seq: 2, text: 'b' });
+  assert.deepEqual(t.delta({ folder: F, turn: 1, seq: 2, text: 'b' }).changed, []);
+  assert.equal(t.delta({ folder: F, turn: 1, seq: 4, text: 'd' }).gap, true);
+  assert.equal(t.takeGap(), true);
+  assert.equal(t.takeGap(), false);
+});
+
+test('a tool card keeps its title, status, output and diff; an edit card gets the path', () => {
+  const t = new Transcript(F, 'proj');
+  t.tool(tool('c1', 'pending'));
+  t.tool(tool('c1', 'running', { progress: 'ok 1' }));
+  const [card] = t.tool(tool('c1', 'succeeded', { progress: 'ok 1\nok 2' }));
+  assert.equal(card.kind, 'tool');
+  if (card.kind !== 'tool') return;
+  assert.equal(card.title, '$ npm test');
+  assert.equal(card.status, 'succeeded');
+  assert.equal(card.output, 'ok 1\nok 2');
+  const [edit] = t.tool({ folder: F, turn: 1, id: 'c2', name: 'edit_file', summary: '{"path":"a.txt","old_string":"x","new_string":"y"}', status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
+  assert.ok(edit.kind === 'tool' && edit.path === 'a.txt' && edit.diff?.includes('+y'));
+  assert.equal(t.items.filter((i) => i.kind === 'tool').length, 2);
+});
+
+test('an approval attaches to the open call, and an early one is adopted by the call', () => {
+  const t = new Transcript(F, 'proj');
+  t.tool(tool('c1', 'pending'));
+  const card = t.approval('ap1', 'bash', 'npm test');
+  assert.equal(card.callId, 'c1');
+  assert.equal(t.header().state, 'waiting for approval');
+  assert.equal(t.answered('ap1', true)?.approval?.state, 'allowed');
+  assert.notEqual(t.header().state, 'waiting for approval');
+
+  const early = t.approval('ap2', 'bash', 'rm -rf x');
+  assert.equal(early.callId, '');
+  const [adopted] = t.tool(tool('c9', 'pending', { summary: '{"command":"rm -rf x"}' }));
+  assert.equal(adopted.id, early.id, 'one card, not two');
+  assert.equal(t.items.filter((i) => i.kind === 'tool').length, 2);
+});
+
+test('a queued prompt stops being queued when its turn starts', () => {
+  const t = new Transcript(F, 'proj');
+  t.setState('CallingLlm', 1);
+  const u = t.prompt('second');
+  assert.equal(u.queued, true);
+  t.asked(u, 2);
+  assert.equal(u.queued, true);
+  const changed = t.setState('CallingLlm', 2);
+  assert.deepEqual(changed.map((i) => i.id), [u.id]);
+  assert.equal(u.queued, false);
+});
+
+test('a cancelled turn ends its open cards as cancelled, once, with usage in the header', () => {
+  const t = new Transcript(F, 'proj');
+  t.tool(tool('c1', 'running'));
+  const changed = t.turnEnded(1, 'cancelled', { prompt: 10, completion: 5, total: 15 });
+  const card = t.items.find((i) => i.kind === 'tool');
+  assert.ok(card?.kind === 'tool' && card.status === 'cancelled');
+  assert.equal(changed[changed.length - 1].kind, 'turnEnd');
+  assert.deepEqual(t.header().usage, { prompt: 10, completion: 5, total: 15 });
+  assert.ok(t.notice('error', 'boom'));
+  assert.equal(t.notice('error', 'boom'), undefined, 'a repeated notice is shown once');
+});
+
+test('redraw rebuilds prompts, answers and tool cards with their results from loom.history', () => {
+  const t = new Transcript(F, 'proj');
+  t.prompt('old');
+  t.redraw({
+    folder: F, messages: [
+      { role: 'user', content: 'run the tests' },
+      { role: 'assistant', content: 'Running them.', toolCalls: [{ id: 'x1', name: 'bash', arguments: '{"command": "go test ./..."}' }] },
+      { role: 'tool', content: 'ok  pkg', toolCallId: 'x1' },
+      { role: 'assistant', content: 'All **green**.' },
+    ],
+  });
+  assert.deepEqual(t.items.map((i) => i.kind), ['user', 'assistant', 'tool', 'assistant']);
+  const card = t.items[2];
+  assert.ok(card.kind === 'tool' && card.title === '$ go test ./...' && card.output === 'ok  pkg' && card.status === 'succeeded');
+});
+
+test('commits and their undo', () => {
+  const t = new Transcript(F, 'proj');
+  t.commit(1, 'abcdef1234', 'loom: edit a.txt');
+  const c = t.undone('reverted abcdef1');
+  assert.ok(c?.kind === 'commit' && c.undone === 'reverted abcdef1');
+  assert.equal(t.undone('again'), undefined);
+});

@@ -1,0 +1,296 @@
+// One folder's conversation as the chat panel shows it: the server's
+// notifications (and loom.history, after a reload) turned into items.
+// Each method returns the items it changed, which the panel sends on.
+// No vscode imports: tested under node.
+import { DeltaAssembler } from './assembler';
+import type { DisplayMessageParams, HistoryResult, ToolCallParams } from './protocol';
+import type { Approval, Header, Item, NoticeAction, ToolStatus, Usage } from './shared/messages';
+import { isBusy, stateWords } from './status';
+import { describeTool } from './toolview';
+
+type ToolItem = Extract<Item, { kind: 'tool' }>;
+type UserItem = Extract<Item, { kind: 'user' }>;
+
+const toolStatuses: readonly string[] = ['streaming', 'pending', 'running', 'succeeded', 'failed', 'cancelled'];
+
+/** Transcript keeps the items of one folder's conversation. */
+export class Transcript {
+  readonly items: Item[] = [];
+  private readonly byId = new Map<string, Item>();
+  private readonly assembler = new DeltaAssembler();
+  private next = 0;
+  /** The assistant item text of a turn goes to, while it is the last item. */
+  private openText: Extract<Item, { kind: 'assistant' }> | undefined;
+  private state = '';
+  private turn = 0;
+  model = '';
+  usage: Usage | undefined;
+  down = false;
+
+  constructor(readonly folder: string, readonly name: string) {}
+
+  private add<T extends Item>(item: T): T {
+    this.items.push(item);
+    this.byId.set(item.id, item);
+    this.openText = undefined;
+    return item;
+  }
+
+  private id(prefix: string): string {
+    return `${prefix}${++this.next}`;
+  }
+
+  /** The item with id, if any. */
+  get(id: string): Item | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The header: model, state in words, usage. */
+  header(): Header {
+    return {
+      folder: this.folder,
+      name: this.name,
+      model: this.model,
+      state: this.down ? 'not running' : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
+      busy: isBusy(this.state),
+      usage: this.usage,
+      down: this.down,
+    };
+  }
+
+  private activeTool(): string | undefined {
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const it = this.items[i];
+      if (it.kind === 'tool' && it.status === 'running') {
+        return it.name;
+      }
+    }
+    return undefined;
+  }
+
+  /** The tool card whose approval is open, if any. */
+  pendingApproval(): ToolItem | undefined {
+    return this.items.find((it): it is ToolItem => it.kind === 'tool' && it.approval?.state === 'ask');
+  }
+
+  /** Whether a turn is in flight. */
+  busy(): boolean {
+    return isBusy(this.state);
+  }
+
+  /** The user's prompt, shown at once; queued when a turn is running. */
+  prompt(text: string, context?: string): UserItem {
+    return this.add<UserItem>({ kind: 'user', id: this.id('u'), text, queued: this.busy(), context });
+  }
+
+  /** Records the turn loom.ask answered for a prompt item. */
+  asked(item: UserItem, turn: number): Item[] {
+    item.turn = turn;
+    item.queued = turn > this.turn && this.busy();
+    return [item];
+  }
+
+  /** A loom/displayMessage delta. */
+  delta(p: DisplayMessageParams): { changed: Item[]; gap: boolean } {
+    const v = this.assembler.push(p);
+    if (v.kind === 'stale') {
+      return { changed: [], gap: false };
+    }
+    const changed = this.startTurn(p.turn);
+    let item = this.openText;
+    if (!item || item.turn !== p.turn) {
+      item = this.add({ kind: 'assistant', id: this.id('a'), turn: p.turn, text: '' });
+      this.openText = item;
+    }
+    item.text += p.text;
+    changed.push(item);
+    return { changed, gap: v.kind === 'gap' };
+  }
+
+  /** Marks the prompts of turns up to turn as no longer queued. */
+  private startTurn(turn: number): Item[] {
+    if (turn > this.turn) {
+      this.turn = turn;
+    }
+    const changed: Item[] = [];
+    for (const it of this.items) {
+      if (it.kind === 'user' && it.queued && it.turn !== undefined && it.turn <= this.turn) {
+        it.queued = false;
+        changed.push(it);
+      }
+    }
+    return changed;
+  }
+
+  /** A loom/toolCall status. */
+  tool(p: ToolCallParams): Item[] {
+    const changed = this.startTurn(p.turn);
+    const status = (toolStatuses.includes(p.status) ? p.status : 'running') as ToolStatus;
+    let card = this.byId.get('t' + p.id) as ToolItem | undefined;
+    const view = describeTool(p.name, p.summary);
+    if (!card) {
+      // The approval request may come before the call's first status.
+      card = this.items.find((it): it is ToolItem => it.kind === 'tool' && it.callId === '' && it.name === p.name);
+      if (card) {
+        card.callId = p.id;
+        this.byId.set('t' + p.id, card);
+      }
+    }
+    if (!card) {
+      card = this.add<ToolItem>({
+        kind: 'tool', id: 't' + p.id, turn: p.turn, callId: p.id, name: p.name,
+        title: view.title, path: view.path, status, output: '',
+      });
+    } else {
+      // A streaming call's arguments grow; keep the fullest.
+      if (view.title.length >= card.title.length || status !== 'streaming') {
+        card.title = view.title;
+        card.path = view.path ?? card.path;
+      }
+      card.status = status;
+    }
+    if (p.progress !== undefined) {
+      card.output = p.progress;
+    }
+    if (p.diff) {
+      card.diff = p.diff;
+    }
+    if (status !== 'pending' && status !== 'streaming' && card.approval?.state === 'ask') {
+      // Answered elsewhere (or the turn ended): the buttons go.
+      card.approval.state = status === 'cancelled' || status === 'failed' ? 'denied' : 'allowed';
+    }
+    changed.push(card);
+    return changed;
+  }
+
+  /**
+   * An approval request for tool with detail (the command): attached to
+   * the open call of that tool with that command, or to a card of its own.
+   */
+  approval(id: string, tool: string, detail: string): ToolItem {
+    let card: ToolItem | undefined;
+    for (let i = this.items.length - 1; i >= 0 && !card; i--) {
+      const it = this.items[i];
+      if (it.kind === 'tool' && it.name === tool && !it.approval && !isDone(it.status)) {
+        card = it;
+      }
+    }
+    if (!card) {
+      card = this.add<ToolItem>({
+        kind: 'tool', id: this.id('p'), turn: this.turn, callId: '', name: tool,
+        title: tool === 'bash' ? '$ ' + detail : detail, status: 'pending', output: '',
+      });
+    }
+    card.approval = { id, detail, state: 'ask' } satisfies Approval;
+    return card;
+  }
+
+  /** Records the answer to approval id; returns the card, if any. */
+  answered(id: string, allowed: boolean): ToolItem | undefined {
+    const card = this.items.find((it): it is ToolItem => it.kind === 'tool' && it.approval?.id === id);
+    if (card?.approval) {
+      card.approval.state = allowed ? 'allowed' : 'denied';
+    }
+    return card;
+  }
+
+  /** A loom/state change. */
+  setState(state: string, turn?: number): Item[] {
+    this.state = state;
+    this.down = false;
+    if (turn !== undefined && state !== 'WaitingForUserInput') {
+      return this.startTurn(turn);
+    }
+    return [];
+  }
+
+  /** The auto-commit of a turn. */
+  commit(turn: number, sha: string, message: string): Item {
+    return this.add({ kind: 'commit', id: this.id('c'), turn, sha, message });
+  }
+
+  /** Marks the newest commit as undone with the server's words. */
+  undone(message: string): Item | undefined {
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const it = this.items[i];
+      if (it.kind === 'commit' && !it.undone) {
+        it.undone = message;
+        return it;
+      }
+    }
+    return undefined;
+  }
+
+  /** An error, warning or note, shown once: a repeat of the last notice is dropped. */
+  notice(level: 'error' | 'warning' | 'info', text: string, action?: NoticeAction): Item | undefined {
+    const last = this.items[this.items.length - 1];
+    if (last?.kind === 'notice' && last.text === text) {
+      return undefined;
+    }
+    return this.add({ kind: 'notice', id: this.id('n'), level, text, action });
+  }
+
+  /** The end of a turn, with its outcome and token usage. */
+  turnEnded(turn: number, outcome: string, usage?: Usage): Item[] {
+    if (usage && usage.total > 0) {
+      this.usage = usage;
+    }
+    const changed: Item[] = [];
+    for (const it of this.items) {
+      if (it.kind === 'tool' && it.turn === turn && !isDone(it.status)) {
+        it.status = 'cancelled';
+        if (it.approval?.state === 'ask') {
+          it.approval.state = 'denied';
+        }
+        changed.push(it);
+      }
+    }
+    changed.push(this.add({ kind: 'turnEnd', id: this.id('e'), turn, outcome, usage }));
+    return changed;
+  }
+
+  /** Whether text was lost since the last call (redraw from history). */
+  takeGap(): boolean {
+    return this.assembler.takeGap(this.folder);
+  }
+
+  /** Replaces everything with loom.history's transcript. */
+  redraw(h: HistoryResult): void {
+    this.items.length = 0;
+    this.byId.clear();
+    this.openText = undefined;
+    this.assembler.clearTexts(this.folder);
+    this.assembler.takeGap(this.folder);
+    let turn = 0;
+    const cards = new Map<string, ToolItem>();
+    for (const m of h.messages ?? []) {
+      if (m.role === 'user') {
+        turn++;
+        this.add({ kind: 'user', id: this.id('u'), text: m.content, turn });
+      } else if (m.role === 'assistant') {
+        if (m.content) {
+          this.add({ kind: 'assistant', id: this.id('a'), turn, text: m.content });
+        }
+        for (const tc of m.toolCalls ?? []) {
+          const view = describeTool(tc.name, tc.arguments.replace(/\s+/g, ' '));
+          const card = this.add<ToolItem>({
+            kind: 'tool', id: 't' + tc.id, turn, callId: tc.id, name: tc.name,
+            title: view.title, path: view.path, status: 'cancelled', output: '',
+          });
+          cards.set(tc.id, card);
+        }
+      } else if (m.role === 'tool') {
+        const card = m.toolCallId ? cards.get(m.toolCallId) : undefined;
+        if (card) {
+          card.output = m.content ?? '';
+          card.status = /^tool error/.test(card.output) ? 'failed' : 'succeeded';
+        }
+      }
+    }
+    this.turn = Math.max(this.turn, turn);
+  }
+}
+
+function isDone(s: ToolStatus): boolean {
+  return s === 'succeeded' || s === 'failed' || s === 'cancelled';
+}

@@ -1,0 +1,175 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Options configures Serve.
+type Options struct {
+	// Host configures the workspace host; its Editor is set by Serve.
+	Host workspace.HostOptions
+	// Version is reported in agentInfo.
+	Version string
+	// Logger logs to stderr or a file, never stdout. Default: discard.
+	Logger *slog.Logger
+}
+
+// Serve speaks ACP with the client on r (the client's messages) and w
+// (ours) until r ends or ctx is done. Then it cancels every turn, kills
+// the processes the tools started, flushes the journals and returns.
+// Nothing but JSON-RPC messages is written to w.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	a := &agent{
+		log:      opts.Logger,
+		version:  opts.Version,
+		sessions: map[acpsdk.SessionId]*session{},
+		live:     map[string]*session{},
+		turns:    map[turnKey]*turnWait{},
+		announce: map[string]int{},
+	}
+	hostOpts := opts.Host
+	hostOpts.Editor = a
+	if hostOpts.Logger == nil {
+		hostOpts.Logger = opts.Logger
+	}
+	a.host = workspace.NewHost(hostOpts)
+	a.conn = acpsdk.NewAgentSideConnection(a, w, r)
+	a.conn.SetLogger(opts.Logger)
+	a.out = newOutbox(a.conn.SessionUpdate)
+	select {
+	case <-a.conn.Done():
+	case <-ctx.Done():
+	}
+	a.host.Close()
+	a.out.close()
+}
+
+// agent is the ACP agent: the handlers of the SDK's Agent interface, and
+// the workspace.Editor of the sessions it hosts.
+type agent struct {
+	log     *slog.Logger
+	version string
+	host    *workspace.Host
+	conn    *acpsdk.AgentSideConnection
+	out     *outbox
+
+	mu       sync.Mutex
+	fs       acpsdk.FileSystemCapabilities // what the client can do with files
+	sessions map[acpsdk.SessionId]*session
+	// live maps a workspace folder to the ACP session holding its live
+	// conversation.
+	live  map[string]*session
+	turns map[turnKey]*turnWait
+	// announce records the tool calls announced with a tool_call, by
+	// session id and call id, until they finish.
+	announce map[string]int
+	// unjournaled counts the ids given to conversations with no journal.
+	unjournaled int
+}
+
+// session is one ACP session: a conversation of a workspace folder.
+type session struct {
+	id     acpsdk.SessionId
+	folder string
+	ws     *workspace.Session
+	// always holds the "always" answers to permission requests, by tool;
+	// guarded by agent.mu.
+	always map[string]bool
+}
+
+// turnKey names a turn of an ACP session.
+type turnKey struct {
+	id   acpsdk.SessionId
+	turn uint64
+}
+
+// turnWait is how a turn ended, delivered once its updates were sent.
+type turnWait struct {
+	done    chan struct{}
+	outcome fsm.TurnOutcome
+	// err is the turn's last error from the model or the state machine.
+	err *workspace.Notification
+}
+
+var _ acpsdk.Agent = (*agent)(nil)
+var _ acpsdk.AgentLoader = (*agent)(nil)
+var _ workspace.Editor = (*agent)(nil)
+var _ workspace.DocumentStore = (*agent)(nil)
+
+// invalidParams is a -32602 error whose message says what is wrong.
+func invalidParams(format string, args ...any) *acpsdk.RequestError {
+	msg := fmt.Sprintf(format, args...)
+	return &acpsdk.RequestError{Code: -32602, Message: "Invalid params: " + msg, Data: map[string]any{"error": msg}}
+}
+
+// Initialize implements acpsdk.Agent.
+func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.fs = p.ClientCapabilities.Fs
+	a.mu.Unlock()
+	client := "unknown client"
+	if p.ClientInfo != nil {
+		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+	}
+	a.log.Info("initialize", "client", client, "protocolVersion", p.ProtocolVersion,
+		"readTextFile", p.ClientCapabilities.Fs.ReadTextFile, "writeTextFile", p.ClientCapabilities.Fs.WriteTextFile)
+	return acpsdk.InitializeResponse{
+		ProtocolVersion: acpsdk.ProtocolVersionNumber,
+		AgentCapabilities: acpsdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: false, Audio: false},
+			SessionCapabilities: acpsdk.SessionCapabilities{
+				List:   &acpsdk.SessionListCapabilities{},
+				Resume: &acpsdk.SessionResumeCapabilities{},
+			},
+		},
+		AuthMethods: []acpsdk.AuthMethod{},
+		AgentInfo:   &acpsdk.Implementation{Name: "loom-lsp", Title: acpsdk.Ptr("Loom"), Version: a.version},
+	}, nil
+}
+
+// Authenticate implements acpsdk.Agent: there is nothing to authenticate
+// (the model's API key comes from the environment).
+func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	return acpsdk.AuthenticateResponse{}, nil
+}
+
+// CloseSession implements acpsdk.Agent; session/close is not advertised.
+func (a *agent) CloseSession(context.Context, acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+	return acpsdk.CloseSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionClose)
+}
+
+// SetSessionMode implements acpsdk.Agent; loom-lsp has no session modes.
+func (a *agent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
+	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
+}
+
+// SetSessionConfigOption implements acpsdk.Agent; loom-lsp offers no
+// session config options (the model is set in loom.toml).
+func (a *agent) SetSessionConfigOption(context.Context, acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
+}
+
+// Cancel implements acpsdk.Agent: session/cancel stops the session's turn
+// in flight (model stream, tools, a pending permission request); its
+// session/prompt then answers cancelled.
+func (a *agent) Cancel(ctx context.Context, p acpsdk.CancelNotification) error {
+	s, err := a.liveSession(p.SessionId)
+	if err != nil {
+		a.log.Info("session/cancel ignored", "session", p.SessionId, "err", err)
+		return nil
+	}
+	return s.ws.Cancel(ctx)
+}

@@ -1,0 +1,218 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Notify implements workspace.Editor: a session's news become
+// session/update notifications of the ACP session holding its folder. The
+// model's text is the agent message, exactly; what loom-lsp itself has to
+// say (a commit, a retry, a failed hook) goes out as agent thought.
+func (a *agent) Notify(n workspace.Notification) {
+	s := a.liveIn(n.Folder)
+	if s == nil {
+		a.log.Debug("no ACP session for a notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+		return
+	}
+	switch n.Kind {
+	case workspace.NoteText:
+		if n.Text != "" {
+			a.out.update(s.id, acpsdk.UpdateAgentMessageText(n.Text))
+		}
+	case workspace.NoteTool:
+		a.toolNote(s, n.Tool)
+	case workspace.NoteError:
+		if n.ErrorKind != "" {
+			// The model's or the machine's: the turn's error, which
+			// session/prompt answers with when the turn fails.
+			k := turnKey{s.id, n.Turn}
+			note := n
+			a.out.mark(func() { a.waitFor(k).err = &note })
+			return
+		}
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
+	case workspace.NoteRetry:
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
+	case workspace.NoteCommit:
+		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)))
+	case workspace.NoteTurnEnded:
+		k := turnKey{s.id, n.Turn}
+		outcome := n.Outcome
+		a.out.mark(func() {
+			w := a.waitFor(k)
+			w.outcome = outcome
+			close(w.done)
+		})
+	default:
+		a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+	}
+}
+
+// toolNote shows a tool call's new status: tool_call when its arguments
+// are complete, tool_call_update in_progress once it runs, then completed
+// or failed with its output. A call refused before it ran is announced
+// with its final status.
+func (a *agent) toolNote(s *session, t *workspace.ToolNote) {
+	key := string(s.id) + "\x00" + t.CallID
+	a.mu.Lock()
+	shown := a.announce[key]
+	switch t.Status {
+	case fsm.ToolPending:
+		a.announce[key] = toolAnnounced
+	case fsm.ToolRunning:
+		a.announce[key] = toolRunning
+	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
+		delete(a.announce, key)
+	}
+	a.mu.Unlock()
+	switch t.Status {
+	case fsm.ToolPending:
+		a.out.update(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
+	case fsm.ToolRunning:
+		if shown != toolRunning {
+			a.out.update(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+		}
+	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
+		if shown == toolUnseen {
+			a.out.update(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, ""), acpsdk.ToolCallStatusPending))
+		}
+		a.out.update(s.id, finishUpdate(t))
+	}
+}
+
+// What a client was told of a tool call so far.
+const (
+	toolUnseen = iota
+	toolAnnounced
+	toolRunning
+)
+
+// ApplyEdit implements workspace.Editor: ACP has no versioned buffer
+// edits; edits go through WriteDocument (fs/write_text_file) or to disk.
+func (a *agent) ApplyEdit(context.Context, workspace.DocumentEdit) error {
+	return workspace.ErrUnsupported
+}
+
+// SaveDocuments implements workspace.Editor: ACP cannot ask the client to
+// save; the hook commits the text the agent wrote.
+func (a *agent) SaveDocuments(context.Context, []string) ([]string, error) {
+	return nil, workspace.ErrUnsupported
+}
+
+// The option ids of a permission request.
+const (
+	optionAllowOnce    = "allow_once"
+	optionAllowAlways  = "allow_always"
+	optionRejectOnce   = "reject_once"
+	optionRejectAlways = "reject_always"
+)
+
+// Approve implements workspace.Editor with session/request_permission. An
+// "always" answer holds for the tool for the rest of the ACP session, and
+// the client is not asked again; a cancelled request is a denial.
+func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error) {
+	s := a.liveIn(ap.Folder)
+	if s == nil {
+		return false, fmt.Errorf("%w: %s", errNoSession, ap.Folder)
+	}
+	a.mu.Lock()
+	decided, ok := s.always[ap.Tool]
+	a.mu.Unlock()
+	if ok {
+		return decided, nil
+	}
+	// The tool_call the request is about goes out first.
+	if err := a.out.flush(ctx); err != nil {
+		return false, err
+	}
+	v := viewTool(s.folder, ap.Tool, "")
+	if ap.Tool == "bash" {
+		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"command":%q}`, ap.Detail))
+		v.rawInput = map[string]any{"command": ap.Detail}
+	}
+	if ap.Server != "" {
+		v.title = ap.Detail // an MCP tool: its server, name and arguments
+	}
+	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+		SessionId: s.id,
+		ToolCall: acpsdk.ToolCallUpdate{
+			ToolCallId: acpsdk.ToolCallId(ap.CallID),
+			Title:      acpsdk.Ptr(v.title),
+			Kind:       acpsdk.Ptr(v.kind),
+			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
+			RawInput:   v.rawInput,
+		},
+		Options: []acpsdk.PermissionOption{
+			{OptionId: optionAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optionAllowAlways, Name: "Always allow " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: optionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+			{OptionId: optionRejectAlways, Name: "Always reject " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
+		},
+	})
+	if err != nil {
+		return false, err
+	}
+	if resp.Outcome.Selected == nil {
+		return false, nil // cancelled
+	}
+	switch resp.Outcome.Selected.OptionId {
+	case optionAllowOnce:
+		return true, nil
+	case optionAllowAlways, optionRejectAlways:
+		allow := resp.Outcome.Selected.OptionId == optionAllowAlways
+		a.mu.Lock()
+		s.always[ap.Tool] = allow
+		a.mu.Unlock()
+		return allow, nil
+	}
+	return false, nil
+}
+
+// fileSession returns the session to read or write folder's files
+// through, or ErrUnsupported when the client cannot.
+func (a *agent) fileSession(folder string, write bool) (*session, error) {
+	a.mu.Lock()
+	can := a.fs.ReadTextFile
+	if write {
+		can = a.fs.WriteTextFile
+	}
+	a.mu.Unlock()
+	s := a.liveIn(folder)
+	if !can || s == nil {
+		return nil, workspace.ErrUnsupported
+	}
+	return s, nil
+}
+
+// ReadDocument implements workspace.DocumentStore with fs/read_text_file,
+// when the client advertised it.
+func (a *agent) ReadDocument(ctx context.Context, folder, path string) (string, error) {
+	s, err := a.fileSession(folder, false)
+	if err != nil {
+		return "", err
+	}
+	resp, err := a.conn.ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: s.id, Path: path})
+	if err != nil {
+		return "", err
+	}
+	return resp.Content, nil
+}
+
+// WriteDocument implements workspace.DocumentStore with
+// fs/write_text_file, when the client advertised it.
+func (a *agent) WriteDocument(ctx context.Context, folder, path, text string) error {
+	s, err := a.fileSession(folder, true)
+	if err != nil {
+		return err
+	}
+	_, err = a.conn.WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: s.id, Path: path, Content: text})
+	return err
+}

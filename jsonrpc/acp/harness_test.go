@@ -1,0 +1,295 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+	"go.uber.org/goleak"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/internal/gittest"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// TestMain fails the package if any goroutine outlives its tests.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testClient is an ACP client in the test: it keeps the user's unsaved
+// buffers (fs/read_text_file answers from them, else from the disk),
+// writes like Zed does (buffer and disk), answers permission requests by
+// script and records every session update. Tests wait on its records with
+// a deadline, never on sleeps.
+type testClient struct {
+	mu          sync.Mutex
+	cond        *sync.Cond
+	updates     []acpsdk.SessionNotification
+	buffers     map[string]string
+	reads       []string
+	writes      map[string]string
+	permissions []acpsdk.RequestPermissionRequest
+	// permit answers a permission request; nil cancels it.
+	permit func(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
+}
+
+func newTestClient() *testClient {
+	c := &testClient{buffers: map[string]string{}, writes: map[string]string{}}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *testClient) changed(fn func()) {
+	c.mu.Lock()
+	fn()
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+func (c *testClient) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	c.reads = append(c.reads, p.Path)
+	text, ok := c.buffers[p.Path]
+	c.mu.Unlock()
+	if !ok {
+		b, err := os.ReadFile(p.Path)
+		if err != nil {
+			return acpsdk.ReadTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		text = string(b)
+	}
+	return acpsdk.ReadTextFileResponse{Content: text}, nil
+}
+
+func (c *testClient) WriteTextFile(_ context.Context, p acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	if err := os.WriteFile(p.Path, []byte(p.Content), 0o644); err != nil {
+		return acpsdk.WriteTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	c.changed(func() { c.writes[p.Path] = p.Content; c.buffers[p.Path] = p.Content })
+	return acpsdk.WriteTextFileResponse{}, nil
+}
+
+func (c *testClient) RequestPermission(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	c.changed(func() { c.permissions = append(c.permissions, p) })
+	c.mu.Lock()
+	permit := c.permit
+	c.mu.Unlock()
+	if permit == nil {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{}}}, nil
+	}
+	return permit(ctx, p)
+}
+
+func (c *testClient) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
+	c.changed(func() { c.updates = append(c.updates, n) })
+	return nil
+}
+
+func (c *testClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	return acpsdk.CreateTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/create")
+}
+func (c *testClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	return acpsdk.KillTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/kill")
+}
+func (c *testClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	return acpsdk.TerminalOutputResponse{}, acpsdk.NewMethodNotFound("terminal/output")
+}
+func (c *testClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	return acpsdk.ReleaseTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/release")
+}
+func (c *testClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	return acpsdk.WaitForTerminalExitResponse{}, acpsdk.NewMethodNotFound("terminal/wait_for_exit")
+}
+
+// await blocks until cond holds for the updates so far, or fails the
+// test after a deadline.
+func (c *testClient) await(t *testing.T, what string, cond func([]acpsdk.SessionNotification) bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	timer := time.AfterFunc(15*time.Second, func() { c.changed(func() {}) })
+	defer timer.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for !cond(c.updates) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; updates:\n%s", what, describe(c.updates))
+		}
+		c.cond.Wait()
+	}
+}
+
+// snapshot returns a copy of the updates so far.
+func (c *testClient) snapshot() []acpsdk.SessionNotification {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]acpsdk.SessionNotification(nil), c.updates...)
+}
+
+func describe(ns []acpsdk.SessionNotification) string {
+	var b strings.Builder
+	for _, n := range ns {
+		u := n.Update
+		switch {
+		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+			fmt.Fprintf(&b, "  agent %q\n", u.AgentMessageChunk.Content.Text.Text)
+		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
+			fmt.Fprintf(&b, "  user %q\n", u.UserMessageChunk.Content.Text.Text)
+		case u.ToolCall != nil:
+			fmt.Fprintf(&b, "  tool_call %s %s %q %s\n", u.ToolCall.ToolCallId, u.ToolCall.Kind, u.ToolCall.Title, u.ToolCall.Status)
+		case u.ToolCallUpdate != nil:
+			st := ""
+			if u.ToolCallUpdate.Status != nil {
+				st = string(*u.ToolCallUpdate.Status)
+			}
+			fmt.Fprintf(&b, "  tool_call_update %s %s\n", u.ToolCallUpdate.ToolCallId, st)
+		default:
+			fmt.Fprintf(&b, "  other update\n")
+		}
+	}
+	return b.String()
+}
+
+// agentText is the agent's streamed text in ns.
+func agentText(ns []acpsdk.SessionNotification) string {
+	var b strings.Builder
+	for _, n := range ns {
+		if c := n.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			b.WriteString(c.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+// harness runs Serve in-process, connected over pipes to a client side
+// connection of the SDK.
+type harness struct {
+	t        *testing.T
+	conn     *acpsdk.ClientSideConnection
+	client   *testClient
+	stateDir string
+	toAgent  *io.PipeWriter
+	served   chan struct{}
+}
+
+// agentConfig is the configuration of the agent's sessions: the scripted
+// model in script, bash under "ask", and tweak's changes.
+func agentConfig(script string, tweak func(*config.Config)) func(string, []config.Override) (config.Config, error) {
+	return func(string, []config.Override) (config.Config, error) {
+		cfg := config.Default()
+		cfg.Model.Provider = config.ProviderScript
+		cfg.Model.Script = script
+		cfg.Model.Name = "scripted"
+		cfg.Tools.Bash = config.PolicyAsk
+		if tweak != nil {
+			tweak(&cfg)
+		}
+		return cfg, nil
+	}
+}
+
+// writeScript writes a scripted model (see llm/testdata/README.md).
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "model.toml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// start starts an agent with a new client; stateDir "" makes a new one.
+func start(t *testing.T, script, stateDir string, tweak func(*config.Config)) *harness {
+	t.Helper()
+	if stateDir == "" {
+		stateDir = t.TempDir()
+	}
+	agentIn, toAgent := io.Pipe()
+	fromAgent, agentOut := io.Pipe()
+	h := &harness{t: t, client: newTestClient(), stateDir: stateDir, toAgent: toAgent, served: make(chan struct{})}
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	go func() {
+		defer close(h.served)
+		Serve(context.Background(), agentIn, agentOut, Options{
+			Host:    workspace.HostOptions{StateDir: stateDir, Config: agentConfig(script, tweak), Getenv: func(string) string { return "" }},
+			Version: "test",
+			Logger:  logger,
+		})
+		agentOut.Close()
+	}()
+	h.conn = acpsdk.NewClientSideConnection(h.client, toAgent, fromAgent)
+	h.conn.SetLogger(logger)
+	t.Cleanup(h.stop)
+	return h
+}
+
+// stop closes the agent's stdin and waits for it to finish.
+func (h *harness) stop() {
+	h.toAgent.Close()
+	select {
+	case <-h.served:
+	case <-time.After(15 * time.Second):
+		h.t.Errorf("the agent did not stop after stdin closed")
+	}
+	<-h.conn.Done()
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// ctx is a test's deadline for one request.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// initialize initializes with the given file capabilities.
+func (h *harness) initialize(read, write bool) acpsdk.InitializeResponse {
+	h.t.Helper()
+	resp, err := h.conn.Initialize(testCtx(h.t), acpsdk.InitializeRequest{
+		ProtocolVersion:    acpsdk.ProtocolVersionNumber,
+		ClientCapabilities: acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: read, WriteTextFile: write}},
+		ClientInfo:         &acpsdk.Implementation{Name: "test-client", Version: "1"},
+	})
+	if err != nil {
+		h.t.Fatalf("initialize: %v", err)
+	}
+	return resp
+}
+
+func (h *harness) newSession(cwd string) acpsdk.SessionId {
+	h.t.Helper()
+	resp, err := h.conn.NewSession(testCtx(h.t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		h.t.Fatalf("session/new: %v", err)
+	}
+	return resp.SessionId
+}
+
+func (h *harness) prompt(id acpsdk.SessionId, text string) (acpsdk.PromptResponse, error) {
+	return h.conn.Prompt(testCtx(h.t), acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
+}
+
+func (h *harness) mustPrompt(id acpsdk.SessionId, text string, want acpsdk.StopReason) {
+	h.t.Helper()
+	resp, err := h.prompt(id, text)
+	if err != nil {
+		h.t.Fatalf("session/prompt %q: %v\nupdates:\n%s", text, err, describe(h.client.snapshot()))
+	}
+	if resp.StopReason != want {
+		h.t.Fatalf("session/prompt %q: stopReason %q, want %q\nupdates:\n%s", text, resp.StopReason, want, describe(h.client.snapshot()))
+	}
+}
+
+func repo(t *testing.T, files map[string]string) string { return gittest.Repo(t, files) }

@@ -1,0 +1,112 @@
+package acp
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+const historyScript = `
+[[step]]
+match.last_user_contains = "what is in a.txt"
+match.last_role = "user"
+text = ["Reading it."]
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"a.txt"}'
+
+[[step]]
+match.last_tool_result_contains = "alpha"
+text = ["It holds alpha."]
+
+[[step]]
+match.last_user_contains = "and now"
+match.last_message_contains = "and now"
+repeat = true
+text = ["still here"]
+`
+
+// TestListAndLoadAfterRestart: a fresh process lists the conversation
+// (id, cwd, title from the first prompt, updatedAt) and session/load
+// replays it — prompt, answers, tool call and its final state — before
+// it answers; the conversation then goes on.
+func TestListAndLoadAfterRestart(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "alpha\n"})
+	script := writeScript(t, historyScript)
+	first := start(t, script, "", nil)
+	first.initialize(true, true)
+	id := first.newSession(dir)
+	first.mustPrompt(id, "what is in a.txt?\nsecond line", acpsdk.StopReasonEndTurn)
+	first.stop()
+
+	h := start(t, script, first.stateDir, nil)
+	h.initialize(true, true)
+	ctx := testCtx(t)
+	list, err := h.conn.ListSessions(ctx, acpsdk.ListSessionsRequest{Cwd: acpsdk.Ptr(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 {
+		t.Fatalf("session/list: %+v", list)
+	}
+	info := list.Sessions[0]
+	if info.SessionId != id || info.Title == nil || *info.Title != "what is in a.txt?" || info.UpdatedAt == nil || *info.UpdatedAt == "" {
+		t.Errorf("session/list entry %+v (want id %s)", info, id)
+	}
+	if _, err := h.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	got := describe(h.client.snapshot()) // as of the response
+	want := "  user \"what is in a.txt?\\nsecond line\"\n" +
+		"  agent \"Reading it.\"\n" +
+		"  tool_call r1 read \"Read a.txt\" pending\n" +
+		"  tool_call_update r1 completed\n" +
+		"  agent \"It holds alpha.\"\n"
+	if got != want {
+		t.Errorf("replay before the response:\n%s\nwant:\n%s", got, want)
+	}
+	h.mustPrompt(id, "and now?", acpsdk.StopReasonEndTurn)
+}
+
+// TestSecondNewSessionOnAFolder: session/new on a folder with a live
+// conversation starts a new one; the old session refuses prompts until it
+// is loaded again, and both are listed.
+func TestSecondNewSessionOnAFolder(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "alpha\n"})
+	h := start(t, writeScript(t, historyScript), "", nil)
+	h.initialize(false, false)
+	first := h.newSession(dir)
+	if again := h.newSession(dir); again != first {
+		t.Fatalf("an empty conversation was not reused: %s then %s", first, again)
+	}
+	h.mustPrompt(first, "what is in a.txt", acpsdk.StopReasonEndTurn)
+	second := h.newSession(dir)
+	if second == first {
+		t.Fatal("session/new on a used conversation gave the same id")
+	}
+	_, err := h.prompt(first, "and now")
+	var re *acpsdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "no longer the live conversation") {
+		t.Fatalf("prompt to the replaced session: %v", err)
+	}
+	h.mustPrompt(second, "and now", acpsdk.StopReasonEndTurn)
+	ctx := testCtx(t)
+	if _, err := h.conn.ResumeSession(ctx, acpsdk.ResumeSessionRequest{SessionId: first, Cwd: dir}); err != nil {
+		t.Fatal(err)
+	}
+	h.mustPrompt(first, "and now", acpsdk.StopReasonEndTurn)
+	list, err := h.conn.ListSessions(ctx, acpsdk.ListSessionsRequest{Cwd: acpsdk.Ptr(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[acpsdk.SessionId]bool{}
+	for _, s := range list.Sessions {
+		ids[s.SessionId] = true
+	}
+	if len(list.Sessions) != 2 || !ids[first] || !ids[second] {
+		t.Errorf("session/list %+v, want %s and %s", list.Sessions, first, second)
+	}
+}

@@ -1,0 +1,118 @@
+package acp
+
+import (
+	"context"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// outbox sends session updates to the client in order, from one
+// goroutine, so that the sessions' goroutines never block on a slow
+// client. Adjacent agent text chunks of one session are merged while they
+// wait. A marker runs a function once everything queued before it is
+// sent: a prompt answers only after its turn's updates went out.
+type outbox struct {
+	send func(context.Context, acpsdk.SessionNotification) error
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []outItem
+	closed bool
+	done   chan struct{}
+}
+
+// outItem is a session update, or a marker when mark is set.
+type outItem struct {
+	note acpsdk.SessionNotification
+	mark func()
+}
+
+func newOutbox(send func(context.Context, acpsdk.SessionNotification) error) *outbox {
+	o := &outbox{send: send, done: make(chan struct{})}
+	o.cond = sync.NewCond(&o.mu)
+	go o.run()
+	return o
+}
+
+// update queues one session update.
+func (o *outbox) update(id acpsdk.SessionId, u acpsdk.SessionUpdate) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	if n := len(o.queue); n > 0 && u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+		last := &o.queue[n-1]
+		if last.mark == nil && last.note.SessionId == id && last.note.Update.AgentMessageChunk != nil && last.note.Update.AgentMessageChunk.Content.Text != nil {
+			merged := acpsdk.UpdateAgentMessageText(last.note.Update.AgentMessageChunk.Content.Text.Text + u.AgentMessageChunk.Content.Text.Text)
+			last.note.Update = merged
+			return
+		}
+	}
+	o.queue = append(o.queue, outItem{note: acpsdk.SessionNotification{SessionId: id, Update: u}})
+	o.cond.Signal()
+}
+
+// mark queues fn, to run once everything queued before it was sent. After
+// close, fn runs at once.
+func (o *outbox) mark(fn func()) {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		fn()
+		return
+	}
+	o.queue = append(o.queue, outItem{mark: fn})
+	o.cond.Signal()
+	o.mu.Unlock()
+}
+
+// flush waits until everything queued so far was sent, or ctx is done.
+func (o *outbox) flush(ctx context.Context) error {
+	sent := make(chan struct{})
+	o.mark(func() { close(sent) })
+	select {
+	case <-sent:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close sends what is queued, then stops the outbox and waits for it.
+func (o *outbox) close() {
+	o.mu.Lock()
+	if !o.closed {
+		o.closed = true
+		o.cond.Signal()
+	}
+	o.mu.Unlock()
+	<-o.done
+}
+
+func (o *outbox) run() {
+	defer close(o.done)
+	for {
+		o.mu.Lock()
+		for len(o.queue) == 0 && !o.closed {
+			o.cond.Wait()
+		}
+		if len(o.queue) == 0 {
+			o.mu.Unlock()
+			return
+		}
+		item := o.queue[0]
+		o.queue[0] = outItem{}
+		o.queue = o.queue[1:]
+		o.mu.Unlock()
+		if item.mark != nil {
+			item.mark()
+			continue
+		}
+		// A fresh context: an update must go out even when the turn that
+		// produced it was just cancelled (the SDK drops a notification
+		// sent under a cancelled context).
+		_ = o.send(context.Background(), item.note)
+	}
+}

@@ -1,0 +1,147 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Prompt implements acpsdk.Agent: the prompt becomes one UserInput, and
+// the answer comes when that turn ends, after all of its updates.
+//
+// ctx is not the turn's: the SDK cancels it on session/cancel (which
+// Cancel handles, cancelling the turn; the turn then ends as cancelled)
+// and when another prompt for the session arrives (that prompt is queued
+// behind this one by the state machine, and this one runs to its end).
+// So Prompt waits for the turn, never for ctx, and always answers with a
+// result: returning ctx's error would make the SDK answer -32800.
+func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
+	s, err := a.liveSession(p.SessionId)
+	if err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
+	text, err := promptText(p.Prompt)
+	if err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
+	turn, err := s.ws.Ask(context.WithoutCancel(ctx), text)
+	if err != nil {
+		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+	}
+	w := a.waitFor(turnKey{s.id, turn})
+	select {
+	case <-w.done:
+	case <-s.ws.Done():
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	case <-a.conn.Done():
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
+	a.mu.Lock()
+	delete(a.turns, turnKey{s.id, turn})
+	a.mu.Unlock()
+	switch w.outcome {
+	case fsm.TurnDone:
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+	case fsm.TurnCancelled:
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
+	if isIterationGuard(w.err) {
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTurnRequests}, nil
+	}
+	msg := "the turn failed"
+	var data map[string]any
+	if w.err != nil {
+		msg = w.err.Text
+		data = map[string]any{"kind": string(w.err.ErrorKind)}
+	}
+	return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: msg, Data: data}
+}
+
+// isIterationGuard tells the state machine's iteration guard (the turn
+// stopped after agent.max_iterations model requests) from a model error.
+func isIterationGuard(n *workspace.Notification) bool {
+	return n != nil && n.ErrorKind == fsm.ErrorOther && strings.Contains(n.Text, "agent.max_iterations")
+}
+
+// waitFor returns the wait of a turn, creating it.
+func (a *agent) waitFor(k turnKey) *turnWait {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w, ok := a.turns[k]
+	if !ok {
+		w = &turnWait{done: make(chan struct{})}
+		a.turns[k] = w
+	}
+	return w
+}
+
+// promptText turns a prompt's content blocks into the text of a
+// UserInput: text as it is, a resource_link as a reference to its path
+// (the model reads the file with its tools), an embedded resource as its
+// contents quoted with its path.
+func promptText(blocks []acpsdk.ContentBlock) (string, error) {
+	var b strings.Builder
+	sep := func() {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteString("\n")
+		}
+	}
+	for i, block := range blocks {
+		switch {
+		case block.Text != nil:
+			b.WriteString(block.Text.Text)
+		case block.ResourceLink != nil:
+			sep()
+			fmt.Fprintf(&b, "[file: %s]\n", displayURI(block.ResourceLink.Uri))
+		case block.Resource != nil:
+			res := block.Resource.Resource
+			switch {
+			case res.TextResourceContents != nil:
+				sep()
+				text := res.TextResourceContents.Text
+				fence := "```"
+				for strings.Contains(text, fence) {
+					fence += "`"
+				}
+				fmt.Fprintf(&b, "Contents of %s:\n%s\n%s", displayURI(res.TextResourceContents.Uri), fence, text)
+				if !strings.HasSuffix(text, "\n") {
+					b.WriteString("\n")
+				}
+				b.WriteString(fence + "\n")
+			case res.BlobResourceContents != nil:
+				return "", invalidParams("prompt block %d: binary resources are not supported (%s)", i, res.BlobResourceContents.Uri)
+			default:
+				return "", invalidParams("prompt block %d: empty resource", i)
+			}
+		case block.Image != nil:
+			return "", invalidParams("prompt block %d: images are not supported (promptCapabilities.image is false)", i)
+		case block.Audio != nil:
+			return "", invalidParams("prompt block %d: audio is not supported", i)
+		default:
+			return "", invalidParams("prompt block %d: unknown content type", i)
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", invalidParams("the prompt is empty")
+	}
+	return b.String(), nil
+}
+
+// displayURI shows a file: URI as its path, anything else as it is.
+func displayURI(uri string) string {
+	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
+		return u.Path
+	}
+	return uri
+}
+
+// errNoSession is returned to the workspace for a folder with no live
+// ACP session (nobody to ask, nowhere to read or write).
+var errNoSession = errors.New("no ACP session holds this folder")

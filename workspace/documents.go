@@ -1,0 +1,65 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+
+	"github.com/loom-lsp/loom-lsp/tools"
+)
+
+// readsOneFile names the tools that read the one file their call names:
+// they read through the editor's DocumentStore when it has one. grep,
+// which reads every file of the workspace, keeps reading the overlay and
+// the disk (one client request per file would be far too slow).
+var readsOneFile = map[string]bool{"read_file": true, "edit_file": true, "write_file": true}
+
+// documentSource returns where a tool call reads files: base (the
+// overlay, then the disk), with the editor's DocumentStore in between
+// when the Editor has one. ctx is the call's context.
+func (s *Session) documentSource(ctx context.Context, base tools.FileSource) tools.FileSource {
+	store, ok := s.host.opts.Editor.(DocumentStore)
+	if !ok {
+		return base
+	}
+	if base == nil {
+		base = tools.DiskFiles{}
+	}
+	return storeFiles{ctx: ctx, store: store, folder: s.folder, overlay: s.host.overlay, base: base, log: s.log}
+}
+
+// storeFiles is a tools.FileSource reading a file open in the overlay
+// from there, else through the editor's DocumentStore, else from base.
+type storeFiles struct {
+	ctx     context.Context
+	store   DocumentStore
+	folder  string
+	overlay *Overlay
+	base    tools.FileSource
+	log     *slog.Logger
+}
+
+// ReadFile implements tools.FileSource. A file missing on disk is missing
+// (the client is not asked); a client that cannot read, or fails to,
+// leaves the reading to base, so that nothing is lost.
+func (f storeFiles) ReadFile(absPath string) ([]byte, error) {
+	if _, _, open := f.overlay.Document(absPath); open {
+		return f.base.ReadFile(absPath)
+	}
+	st, err := os.Stat(absPath)
+	if err != nil || !st.Mode().IsRegular() {
+		return f.base.ReadFile(absPath)
+	}
+	text, err := f.store.ReadDocument(f.ctx, f.folder, absPath)
+	switch {
+	case err == nil:
+		return []byte(text), nil
+	case errors.Is(err, ErrUnsupported):
+	case f.ctx.Err() != nil:
+		return nil, f.ctx.Err()
+	default:
+		f.log.Warn("the editor could not read a file; reading the disk", "path", absPath, "err", err)
+	}
+	return f.base.ReadFile(absPath)
+}
