@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
 // BenchmarkHookVsGitCommit times the post-tool hook committing one edited
@@ -30,6 +31,7 @@ func BenchmarkHookVsGitCommit(b *testing.B) {
 	gitB("init", "-q", "-b", "main")
 	gitB("config", "user.name", "Bench")
 	gitB("config", "user.email", "bench@example.com")
+	gitB("config", "gc.auto", "0")
 	for i := 0; i < 10000; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%100), fmt.Sprintf("f%05d.txt", i))
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -47,9 +49,11 @@ func BenchmarkHookVsGitCommit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		before, _ := os.ReadFile(hookFile)
-		os.WriteFile(hookFile, []byte(fmt.Sprintf("hook %d\n", i)), 0o644)
+		after := fmt.Sprintf("hook %d\n", i)
+		os.WriteFile(hookFile, []byte(after), 0o644)
+		job := hookJob{batch: map[string]*batchFile{hookFile: {steps: []gitcommit.Step{{Old: string(before), New: after}}}}, prompt: "bench", cfg: cfg}
 		start := time.Now()
-		res := s.commitBatch(context.Background(), map[string]*batchFile{hookFile: {before: string(before)}}, nil, "bench", cfg)
+		res := s.commitBatch(context.Background(), job)
 		hookTime += time.Since(start)
 		if res.commit == nil {
 			b.Fatalf("hook: %s", res.action)

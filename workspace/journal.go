@@ -56,6 +56,8 @@ type journalRecord struct {
 	Type   string          `json:"t"`
 	Event  json.RawMessage `json:"e,omitempty"`
 	Config *fsm.Config     `json:"config,omitempty"`
+	// Commit is set for "commit" and "commit-end" (commitjournal.go).
+	Commit *commitRecord `json:"commit,omitempty"`
 }
 
 // eventTag returns the journal type tag of ev, "" for an event that is not
@@ -253,6 +255,12 @@ func (j *journal) appendEvent(ev fsm.Event) error {
 	return j.writeLine(journalRecord{Type: tag, Event: raw})
 }
 
+// appendCommit records the start ("commit") or end ("commit-end") of an
+// auto-commit.
+func (j *journal) appendCommit(tag string, rec *commitRecord) error {
+	return j.writeLine(journalRecord{Type: tag, Commit: rec})
+}
+
 // appendConfig records the configuration the next events are stepped
 // under.
 func (j *journal) appendConfig(cfg fsm.Config) error {
@@ -293,7 +301,11 @@ var errIncompatible = errors.New("incompatible journal")
 type journalStep struct {
 	line   int
 	config *fsm.Config // a config record
-	event  fsm.Event   // else an event
+	// commit is a "commit" record (an auto-commit started); commitEnd is
+	// set for "commit-end".
+	commit    *commitRecord
+	commitEnd bool
+	event     fsm.Event // else an event
 }
 
 // journalScan is what reading a journal found besides its records.
@@ -356,6 +368,10 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 			fn(journalStep{line: line, config: rec.Config})
 			continue
 		}
+		if rec.Type == "commit" || rec.Type == "commit-end" {
+			fn(journalStep{line: line, commit: rec.Commit, commitEnd: rec.Type == "commit-end"})
+			continue
+		}
 		ev, err := decodeEvent(rec.Type, rec.Event)
 		if err != nil {
 			sc.bad = append(sc.bad, fmt.Sprintf("line %d: %v", line, err))
@@ -372,6 +388,8 @@ type replayed struct {
 	steps int
 	// rejected lists events the machine refused during the replay.
 	rejected []string
+	// pendingCommit is an auto-commit that started and never ended.
+	pendingCommit *commitRecord
 }
 
 // replayJournal reads the journal at path and steps its events through a
@@ -386,6 +404,13 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 	defer f.Close()
 	var rp replayed
 	sc, err := scanJournal(f, func(st journalStep) {
+		if st.commit != nil || st.commitEnd {
+			rp.pendingCommit = st.commit
+			if st.commitEnd {
+				rp.pendingCommit = nil
+			}
+			return
+		}
 		if st.config != nil {
 			if rp.m == nil {
 				rp.m = fsm.New(*st.config)
@@ -431,6 +456,10 @@ func DescribeJournal(r io.Reader, w io.Writer) error {
 				m.Reconfigure(*st.config)
 				fmt.Fprintf(bw, "%d: reconfigured\n", st.line)
 			}
+			return
+		}
+		if st.commit != nil || st.commitEnd {
+			fmt.Fprintf(bw, "%d: %s\n", st.line, describeCommit(st))
 			return
 		}
 		if m == nil {

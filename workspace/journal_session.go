@@ -99,6 +99,7 @@ func (s *Session) restore(path string) {
 	if rp.steps > 0 {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %d messages, %d turns", st.Messages, st.Turn)})
 	}
+	s.reportPendingCommit(rp.pendingCommit)
 	if s.busy() {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result.

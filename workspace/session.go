@@ -71,15 +71,9 @@ type Session struct {
 	turnPrompt  string
 	lastState   fsm.StateKind
 	stateShown  bool
-	// batchFiles are the files the current tool batch's edits changed, by
-	// absolute path, for the hook.
-	batchFiles map[string]*batchFile
-	// batchSnap is the worktree before the current batch ran bash, nil
-	// when it did not.
-	batchSnap *worktreeSnapshot
-	// commits are the auto-commits this session made, oldest first, for
-	// Undo.
-	commits []sessionCommit
+	// git is the auto-commit's state: the batch's agent texts, the
+	// session's commits (hook.go).
+	git gitState
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
 	// edits holds each applied edit's texts, by call id, until shown.
@@ -87,8 +81,7 @@ type Session struct {
 	// outputs holds each finished call's result text, until shown.
 	outputs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
-	summaries  map[string]string
-	lastCommit string
+	summaries map[string]string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
@@ -129,7 +122,6 @@ func newSession(h *Host, folder string) *Session {
 		mcpPolicies:       map[string]config.Policy{},
 		mcpNotedUntrusted: map[string]bool{},
 		reads:             tools.NewReadTracker(),
-		batchFiles:        map[string]*batchFile{},
 		diffs:             map[string]string{},
 		edits:             map[string]*EditNote{},
 		outputs:           map[string]string{},
@@ -207,7 +199,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.lastCommit,
+			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, MCPServers: s.mcp.Status(),
 		}
 		if st.Queued == nil {

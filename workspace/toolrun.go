@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -26,10 +27,12 @@ type toolOutcome struct {
 	// its text before the edit, created whether it did not exist.
 	changed string
 	before  string
+	// after is the changed file's text after the edit; mode its
+	// permission bits.
+	after   string
 	created bool
+	mode    fs.FileMode
 	diff    string
-	// after is the changed file's text after the edit.
-	after string
 	// summary is the tool's one-line summary, for display.
 	summary string
 }
@@ -85,8 +88,8 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 	s.postEventLive(ctx, fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
 	out := s.execute(ctx, b, c)
 	s.postLive(ctx, func() {
-		if _, seen := s.batchFiles[out.changed]; out.changed != "" && !seen {
-			s.batchFiles[out.changed] = &batchFile{before: out.before, created: out.created}
+		if out.changed != "" {
+			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
@@ -142,7 +145,7 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 		}
 		out.changed, out.diff = res.Edit.Path, res.Edit.Diff
-		out.before, out.created, out.after = res.Edit.OldText, res.Edit.Created, res.Edit.NewText
+		out.before, out.after, out.created, out.mode = res.Edit.OldText, res.Edit.NewText, res.Edit.Created, res.Edit.Mode
 	}
 	return out
 }

@@ -39,7 +39,7 @@ func (a *agent) Notify(n workspace.Notification) {
 		}
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
 	case workspace.NoteRetry:
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
 	case workspace.NoteCommit:
 		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)))
