@@ -29,6 +29,10 @@ type HostOptions struct {
 	StateDir string
 	// Logger logs to stderr or a file, never stdout. Default: discard.
 	Logger *slog.Logger
+	// NewConversation makes every session start a new conversation, the
+	// folder's journal set aside as a reset does, instead of resuming it
+	// (`loom-lsp exec` without --resume).
+	NewConversation bool
 }
 
 // Host holds one Session per workspace folder and the overlay of open

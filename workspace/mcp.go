@@ -47,6 +47,9 @@ func (s *Session) applyMCP(cfg config.Config) {
 	for name, srv := range cfg.MCP.Servers {
 		s.mcpPolicies[name] = srv.Policy()
 	}
+	if s.mcpNotedUntrusted == nil {
+		s.mcpNotedUntrusted = map[string]bool{}
+	}
 	for _, st := range s.mcp.Status() {
 		if st.State == mcp.StateNotStarted && !s.mcpNotedUntrusted[st.Name] {
 			s.mcpNotedUntrusted[st.Name] = true

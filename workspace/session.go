@@ -78,10 +78,13 @@ type Session struct {
 	diffs map[string]string
 	// edits holds each applied edit's texts, by call id, until shown.
 	edits map[string]*EditNote
-	// outputs holds each finished call's result text, until shown.
-	outputs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
 	summaries map[string]string
+	// outputs holds each finished call's result, until shown.
+	outputs map[string]toolOutput
+	// conversationID names the conversation (its journal's id), stable
+	// across resumes; a reset starts a conversation with a new one.
+	conversationID string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
@@ -103,29 +106,30 @@ type Status struct {
 	// MCPServers lists the configured MCP servers with their state and
 	// tool counts.
 	MCPServers []mcp.ServerStatus `json:"mcpServers"`
+	// ConversationID names the conversation: stable across restarts that
+	// resume it, new after a reset.
+	ConversationID string `json:"conversationId,omitempty"`
 }
 
 func newSession(h *Host, folder string) *Session {
 	life, endLife := context.WithCancel(context.Background())
 	return &Session{
-		life:              life,
-		endLife:           endLife,
-		host:              h,
-		folder:            folder,
-		log:               h.opts.Logger.With("folder", folder),
-		inbox:             make(chan func(), 64),
-		quit:              make(chan struct{}),
-		done:              make(chan struct{}),
-		watchReady:        make(chan struct{}),
-		registry:          tools.DefaultRegistry(),
-		mcp:               mcp.NewManager(mcp.Options{Logger: h.opts.Logger.With("folder", folder)}),
-		mcpPolicies:       map[string]config.Policy{},
-		mcpNotedUntrusted: map[string]bool{},
-		reads:             tools.NewReadTracker(),
-		diffs:             map[string]string{},
-		edits:             map[string]*EditNote{},
-		outputs:           map[string]string{},
-		summaries:         map[string]string{},
+		life:       life,
+		endLife:    endLife,
+		host:       h,
+		folder:     folder,
+		log:        h.opts.Logger.With("folder", folder),
+		inbox:      make(chan func(), 64),
+		quit:       make(chan struct{}),
+		done:       make(chan struct{}),
+		watchReady: make(chan struct{}),
+		registry:   tools.DefaultRegistry(),
+		mcp:        mcp.NewManager(mcp.Options{Logger: h.opts.Logger.With("folder", folder)}),
+		reads:      tools.NewReadTracker(),
+		diffs:      map[string]string{},
+		edits:      map[string]*EditNote{},
+		summaries:  map[string]string{},
+		outputs:    map[string]toolOutput{},
 	}
 }
 
@@ -200,8 +204,9 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
-			Messages: ms.Messages, MCPServers: s.mcp.Status(),
+			Messages: ms.Messages, ConversationID: s.conversationID,
 		}
+		st.MCPServers = s.mcp.Status()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
