@@ -178,6 +178,6 @@ func sortedNames[V any](m map[string]V) []string {
 // MCPServerNote explains why a server declared in the workspace file was
 // not started, and how to trust the folder.
 func MCPServerNote(name, folder string) string {
-	return fmt.Sprintf("MCP server %q is declared in %s's own .loom.toml and the folder is not trusted, so it was not started; "+
-		"to trust the folder, add it to `[trust] folders` in your own loom.toml (~/.config/loom/loom.toml), or trust the workspace in your editor", name, folder)
+	return fmt.Sprintf("not started: MCP server %q is declared in the .loom.toml of %s, a folder you have not trusted; "+
+		"to trust it, run the command loom.trust, trust the workspace in your editor, or add it to [trust] folders in your own loom.toml", name, folder)
 }

@@ -27,7 +27,19 @@ approve = "deny"
 [mcp.servers.local]
 command = "./server.sh"
 `)
-	c, _, err := Load(LoadOptions{ExplicitFile: user, Folder: folder})
+	// Untrusted, the folder's servers and its keys of the user's are left
+	// out (TrustNotice says so).
+	c, _, err := Load(LoadOptions{ExplicitFile: user, Folder: folder, TrustFile: "/nonexistent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.MCP.Servers["local"]; ok || c.MCP.Servers["docs"].Policy() != PolicyAsk || c.MCP.Servers["docs"].FromWorkspace() {
+		t.Errorf("untrusted: servers = %+v", c.MCP.Servers)
+	}
+	if ig := strings.Join(c.IgnoredKeys(), ","); ig != "mcp.servers.docs.approve,mcp.servers.local.command" {
+		t.Errorf("ignored = %s", ig)
+	}
+	c, _, err = Load(LoadOptions{ExplicitFile: user, Folder: folder, Trusted: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,31 +37,40 @@ func (s *Session) applyMCP(cfg config.Config) {
 			Env: mcp.Environ(s.host.opts.Getenv, pass), URL: srv.URL,
 			Timeout: srv.CallTimeout(), Roots: []string{s.folder},
 		}
-		if srv.FromWorkspace() && !s.folderTrusted(cfg) {
+		if srv.FromWorkspace() && !cfg.Trusted() {
+			// config leaves such keys out; never start one anyway.
 			sp.NotStarted = config.MCPServerNote(name, s.folder)
 		}
 		specs = append(specs, sp)
+	}
+	// Servers only an untrusted folder's .loom.toml declares: config left
+	// them out (its TrustNotice says so); list them as not started.
+	for _, name := range untrustedServers(cfg) {
+		specs = append(specs, mcp.Spec{Name: name, NotStarted: config.MCPServerNote(name, s.folder)})
 	}
 	s.mcp.Apply(specs)
 	s.mcpPolicies = map[string]config.Policy{}
 	for name, srv := range cfg.MCP.Servers {
 		s.mcpPolicies[name] = srv.Policy()
 	}
-	if s.mcpNotedUntrusted == nil {
-		s.mcpNotedUntrusted = map[string]bool{}
-	}
-	for _, st := range s.mcp.Status() {
-		if st.State == mcp.StateNotStarted && !s.mcpNotedUntrusted[st.Name] {
-			s.mcpNotedUntrusted[st.Name] = true
-			s.notify(Notification{Kind: NoteInfo, Text: st.Error})
-		}
-	}
 }
 
-// folderTrusted reports whether servers declared in the folder's own
-// .loom.toml may start. Until the trust settings exist in config, no
-// folder is trusted for them.
-func (s *Session) folderTrusted(config.Config) bool { return false }
+// untrustedServers names the MCP servers whose keys config left out of an
+// untrusted folder's .loom.toml and that no other source declares.
+func untrustedServers(cfg config.Config) []string {
+	var names []string
+	for _, key := range cfg.IgnoredKeys() {
+		rest, ok := strings.CutPrefix(key, "mcp.servers.")
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, ".")
+		if _, declared := cfg.MCP.Servers[name]; !declared && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
 
 // syncMCP runs on the owner goroutine when the manager signals a change:
 // failures are shown once, and the tool list follows the ready servers.

@@ -280,32 +280,47 @@ func TestMCPReloadAddsServer(t *testing.T) {
 	}
 }
 
-func TestMCPWorkspaceServerNotStartedUntrusted(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "started")
-	os.WriteFile(filepath.Join(dir, ".loom.toml"), []byte(`
+func TestMCPWorkspaceServerStartsOnlyInATrustedFolder(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		t.Run(strconv.FormatBool(trusted), func(t *testing.T) {
+			xdg := t.TempDir()
+			t.Setenv("XDG_CONFIG_HOME", xdg)
+			dir, _ := filepath.EvalSymlinks(t.TempDir())
+			marker := filepath.Join(dir, "started")
+			os.WriteFile(filepath.Join(dir, ".loom.toml"), []byte(`
 [mcp.servers.repo]
 command = "sh"
-args = ["-c", "touch `+marker+`"]
+args = ["-c", "touch `+marker+`; echo repo server ran >&2; exit 1"]
 `), 0o644)
-	ed := newRecordingEditor()
-	h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir()})
-	t.Cleanup(h.Close)
-	s, _ := h.AddFolder(dir)
-	n := ed.waitFor(t, "the not-started note", func(n Notification) bool {
-		return n.Kind == NoteInfo && strings.Contains(n.Text, `MCP server "repo"`)
-	})
-	if !strings.Contains(n.Text, "not trusted") || !strings.Contains(n.Text, "[trust] folders") {
-		t.Errorf("note = %q, want how to trust the folder", n.Text)
-	}
-	st, _ := s.Status(context.Background())
-	if len(st.MCPServers) != 1 || st.MCPServers[0].State != mcp.StateNotStarted {
-		t.Errorf("status = %+v", st.MCPServers)
-	}
-	h.Close()
-	if _, err := os.Stat(marker); err == nil {
-		t.Error("the workspace's server ran in an untrusted folder")
+			if trusted {
+				os.MkdirAll(filepath.Join(xdg, "loom"), 0o755)
+				os.WriteFile(filepath.Join(xdg, "loom", "loom.toml"), []byte("[trust]\nfolders = [\""+dir+"\"]\n"), 0o644)
+			}
+			ed := newRecordingEditor()
+			h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir()})
+			t.Cleanup(h.Close)
+			s, _ := h.AddFolder(dir)
+			if trusted {
+				ed.waitFor(t, "the trusted server's report", func(n Notification) bool {
+					return n.Kind == NoteError && strings.Contains(n.Text, "repo server ran")
+				})
+				if _, err := os.Stat(marker); err != nil {
+					t.Errorf("the trusted folder's server did not run: %v", err)
+				}
+				return
+			}
+			ed.waitFor(t, "the trust notice", func(n Notification) bool {
+				return n.Kind == NoteError && strings.Contains(n.Text, "mcp.servers.repo.command")
+			})
+			st, _ := s.Status(context.Background())
+			if len(st.MCPServers) != 1 || st.MCPServers[0].State != mcp.StateNotStarted || !strings.Contains(st.MCPServers[0].Error, "loom.trust") {
+				t.Errorf("status = %+v, want repo not started, saying how to trust", st.MCPServers)
+			}
+			h.Close()
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the workspace's server ran in an untrusted folder")
+			}
+		})
 	}
 }
 

@@ -54,8 +54,6 @@ type Session struct {
 	mcpPolicies map[string]config.Policy
 	// mcpReady names the servers last seen ready.
 	mcpReady map[string]bool
-	// mcpNotedUntrusted names the servers already reported as not started.
-	mcpNotedUntrusted map[string]bool
 	// always is what the user allowed for the session (any goroutine).
 	always   alwaysAllowed
 	env      tools.Env
@@ -89,6 +87,8 @@ type Session struct {
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
 	journalLock *os.File
+	// trustNotice is the untrusted-folder notice last shown, "" when none.
+	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
 }
@@ -103,6 +103,12 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// Trusted says whether the folder is trusted, so that its .loom.toml
+	// may choose the model server, allow commands and change hooks.
+	Trusted bool `json:"trusted"`
+	// TrustNotice names the settings of an untrusted folder's .loom.toml
+	// that were ignored, and how to trust it; "" when none were.
+	TrustNotice string `json:"trustNotice,omitempty"`
 	// MCPServers lists the configured MCP servers with their state and
 	// tool counts.
 	MCPServers []mcp.ServerStatus `json:"mcpServers"`
@@ -205,6 +211,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
+			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 		}
 		st.MCPServers = s.mcp.Status()
 		if st.Queued == nil {
