@@ -20,7 +20,9 @@ if ! command -v "$nvim" >/dev/null 2>&1; then
 	exit 0
 fi
 if ! "$nvim" --headless -u NONE -c 'if has("nvim-0.9") | qa! | else | cq | endif' >/dev/null 2>&1; then
-	echo "SKIP: $("$nvim" --version | head -1) is too old; the plugin needs Neovim 0.9+"
+	# Too old for the plugin; :checkhealth loom must still say so plainly.
+	"$here/oldnvim.sh" "$nvim"
+	echo "SKIP: $("$nvim" --version | head -1) is too old for the e2e test; the plugin needs Neovim 0.9+"
 	exit 0
 fi
 
@@ -53,6 +55,12 @@ cat >"$proj/model.toml" <<'TOML'
 [[step]]
 match.last_user_contains = "hello, world"
 text = ["The selection ", "greets the world."]
+
+# A long, slow answer, cancelled by the test.
+[[step]]
+match.last_user_contains = "tell a long story"
+pace = "300ms"
+text = ["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "very ", "long ", "story ", "that ", "never ", "ended."]
 
 [[step]]
 match.last_role = "user"
