@@ -22,6 +22,9 @@ const (
 	// CmdUndo reverts the session's last auto-commit, with guards:
 	// FolderArgs -> UndoResult.
 	CmdUndo = "loom.undo"
+	// CmdCommit makes the auto-commit the daemon's death interrupted
+	// (reported on resume): FolderArgs -> UndoResult (what it did).
+	CmdCommit = "loom.commit"
 )
 
 // FolderArgs selects a session. URI is a file or folder inside the
