@@ -7,8 +7,10 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/coder/acp-go-sdk v0.13.0
+	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/openai/openai-go/v3 v3.96.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.lsp.dev/jsonrpc2 v1.0.1
 	go.lsp.dev/protocol v1.0.1
 	go.lsp.dev/uri v1.0.1
@@ -25,4 +27,5 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )

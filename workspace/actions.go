@@ -78,12 +78,14 @@ func (s *Session) perform(a fsm.Action) {
 			delete(s.diffs, a.CallID)
 			note.Edit = s.edits[a.CallID]
 			delete(s.edits, a.CallID)
-			note.Output = s.outputs[a.CallID]
-			delete(s.outputs, a.CallID)
 			if summary, ok := s.summaries[a.CallID]; ok {
 				note.Detail = summary
 				delete(s.summaries, a.CallID)
 			}
+		}
+		if out, ok := s.outputs[a.CallID]; ok && a.Status != fsm.ToolPending && a.Status != fsm.ToolRunning {
+			note.Output, note.ExitCode = out.text, out.exitCode
+			delete(s.outputs, a.CallID)
 		}
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
 	case fsm.DisplayError:
@@ -99,8 +101,8 @@ func (s *Session) perform(a fsm.Action) {
 		s.cancelInFlight()
 		clear(s.diffs)
 		clear(s.edits)
-		clear(s.outputs)
 		clear(s.summaries)
+		clear(s.outputs)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
 	case fsm.Shutdown:
 		s.cancelInFlight()

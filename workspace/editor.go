@@ -131,9 +131,12 @@ type ToolNote struct {
 	Arguments string
 	// Diff is the unified diff of an edit, once it is applied.
 	Diff string
-	// Output is the tool's whole result, as the model reads it, once the
-	// call has finished (the other fields are one-line summaries).
+	// Output is the tool's whole result, as the model reads it (capped
+	// the same way), once the call has finished (the other fields are
+	// one-line summaries).
 	Output string
+	// ExitCode is a finished bash command's exit status; nil otherwise.
+	ExitCode *int
 	// Edit is the applied edit's file and full texts, with Diff.
 	Edit *EditNote
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,6 +25,8 @@ import (
 //
 //	{"journal":"loom-lsp","version":1,"folder":"/abs/folder","created":"2026-01-02T15:04:05Z"}
 //
+// (folder and creation time give the conversation its id, see
+// conversationID)
 // and every other line is one record: the machine configuration the
 // following events were stepped under, or one event the session's machine
 // accepted, tagged with its type:
@@ -48,6 +51,16 @@ type journalHeader struct {
 	Version int       `json:"version"`
 	Folder  string    `json:"folder"`
 	Created time.Time `json:"created"`
+}
+
+// unjournaledConversationID returns a random id for a conversation that
+// is not journaled, in the form of conversationID's.
+func unjournaledConversationID() string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return "loom-" + hex.EncodeToString(b[:])
 }
 
 // journalRecord is one line after the header. Type is "config" (Config is
@@ -170,7 +183,8 @@ type journal struct {
 	path   string
 	folder string
 	f      *os.File
-	dirty  bool // written since the last sync
+	dirty  bool   // written since the last sync
+	id     string // the conversation's id (see journalHeader)
 }
 
 // createJournal starts a new journal at path, with its header.
@@ -182,7 +196,7 @@ func createJournal(path, folder string, now time.Time) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &journal{path: path, folder: folder, f: f}
+	j := &journal{path: path, folder: folder, f: f, id: conversationID(folder, now)}
 	if err := j.writeLine(journalHeader{Journal: journalMagic, Version: journalVersion, Folder: folder, Created: now.UTC()}); err != nil {
 		f.Close()
 		return nil, err
@@ -192,7 +206,7 @@ func createJournal(path, folder string, now time.Time) (*journal, error) {
 
 // appendJournal opens an existing, already validated journal for
 // appending, cutting it at size (dropping a torn last line).
-func appendJournal(path, folder string, size int64) (*journal, error) {
+func appendJournal(path, folder string, size int64, id string) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -201,7 +215,7 @@ func appendJournal(path, folder string, size int64) (*journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return &journal{path: path, folder: folder, f: f}, nil
+	return &journal{path: path, folder: folder, f: f, id: id}, nil
 }
 
 // errJournalBusy says another process holds a folder's journal.

@@ -67,14 +67,19 @@ type Session struct {
 	diffs map[string]string
 	// edits holds each applied edit's texts, by call id, until shown.
 	edits map[string]*EditNote
-	// outputs holds each finished call's result text, until shown.
-	outputs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
 	summaries map[string]string
+	// outputs holds each finished call's result, until shown.
+	outputs map[string]toolOutput
+	// conversationID names the conversation (its journal's id), stable
+	// across resumes; a reset starts a conversation with a new one.
+	conversationID string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
 	journalLock *os.File
+	// trustNotice is the untrusted-folder notice last shown, "" when none.
+	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
 }
@@ -89,6 +94,15 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// Trusted says whether the folder is trusted, so that its .loom.toml
+	// may choose the model server, allow commands and change hooks.
+	Trusted bool `json:"trusted"`
+	// TrustNotice names the settings of an untrusted folder's .loom.toml
+	// that were ignored, and how to trust it; "" when none were.
+	TrustNotice string `json:"trustNotice,omitempty"`
+	// ConversationID names the conversation: stable across restarts that
+	// resume it, new after a reset.
+	ConversationID string `json:"conversationId,omitempty"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -107,8 +121,8 @@ func newSession(h *Host, folder string) *Session {
 		reads:      tools.NewReadTracker(),
 		diffs:      map[string]string{},
 		edits:      map[string]*EditNote{},
-		outputs:    map[string]string{},
 		summaries:  map[string]string{},
+		outputs:    map[string]toolOutput{},
 	}
 }
 
@@ -183,7 +197,8 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
-			Messages: ms.Messages,
+			Messages: ms.Messages, ConversationID: s.conversationID,
+			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 		}
 		if st.Queued == nil {
 			st.Queued = []string{}

@@ -34,6 +34,14 @@ type toolOutcome struct {
 	diff    string
 	// summary is the tool's one-line summary, for display.
 	summary string
+	// exitCode is bash's exit status, nil for the other tools.
+	exitCode *int
+}
+
+// toolOutput is what a finished call shows besides its summary.
+type toolOutput struct {
+	text     string
+	exitCode *int
 }
 
 // batchRun is what a tool batch's workers need of the session, copied on
@@ -95,7 +103,7 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 		if out.summary != "" {
 			s.summaries[c.ID] = out.summary
 		}
-		s.outputs[c.ID] = out.result
+		s.outputs[c.ID] = toolOutput{text: out.result, exitCode: out.exitCode}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
 }
@@ -129,7 +137,7 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		s.log.Error("tool failed", "tool", c.Name, "err", err)
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
-	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary}
+	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode}
 	if res.Edit != nil && !res.IsError {
 		if err := s.applyEdit(ctx, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
@@ -191,11 +199,14 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 		}
 	}
 	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+		// Recorded first: the client may write the disk before it answers,
+		// and the watcher must see our own text there, not a change.
+		s.reads.Record(e.Path, []byte(e.NewText))
 		err := store.WriteDocument(ctx, s.folder, e.Path, e.NewText)
 		if err == nil {
-			s.reads.Record(e.Path, []byte(e.NewText))
 			return nil
 		}
+		s.reads.Record(e.Path, []byte(e.OldText))
 		if !errors.Is(err, ErrUnsupported) {
 			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
