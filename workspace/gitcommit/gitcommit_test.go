@@ -245,3 +245,48 @@ func TestHookFiles(t *testing.T) {
 		t.Fatalf("HookFiles = %v", got)
 	}
 }
+
+// The user's index is read in Go for versions 2 to 4, and through git
+// for a split index; each way, the staged change stays staged and the
+// agent's entry follows the commit.
+func TestCommitWithEachIndexFormat(t *testing.T) {
+	for _, cfg := range [][]string{nil, {"index.version", "3"}, {"index.version", "4"}, {"core.splitIndex", "true"}} {
+		t.Run(strings.Join(cfg, "="), func(t *testing.T) {
+			dir := gittest.Repo(t, map[string]string{"a.txt": "a\n", "dir/b.txt": "b\n", "dir/sub/c.txt": "c\n"})
+			if cfg != nil {
+				gittest.Run(t, dir, "config", cfg[0], cfg[1])
+			}
+			if cfg != nil && cfg[0] == "index.version" {
+				gittest.Run(t, dir, "update-index", "--index-version", cfg[1])
+			} else {
+				gittest.Run(t, dir, "update-index", "--really-refresh")
+			}
+			write(t, dir, "dir/b.txt", "staged\n")
+			gittest.Run(t, dir, "add", "dir/b.txt")
+			if raw, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); cfg != nil && cfg[1] == "4" && raw[7] != 4 {
+				t.Fatalf("the index is version %d", raw[7])
+			}
+			write(t, dir, "dir/sub/c.txt", "agent\n")
+			if _, _, err := commitSteps(t, dir, CommitOptions{}, "dir/sub/c.txt", "c\n", "agent\n"); err != nil {
+				t.Fatal(err)
+			}
+			if st := gittest.Run(t, dir, "status", "--porcelain"); st != "M  dir/b.txt\n" {
+				t.Fatalf("status:\n%s", st)
+			}
+			got, err := readIndex(filepath.Join(dir, ".git", "index"), nil, 40)
+			if cfg != nil && cfg[0] == "core.splitIndex" {
+				if !errors.Is(err, errIndexFormat) {
+					t.Fatalf("a split index was read in Go: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Fields(gittest.Run(t, dir, "ls-files", "-s", "dir/sub/c.txt"))
+			if e := got["dir/sub/c.txt"]; len(got) != 3 || e.mode != want[0] || e.oid != want[1] {
+				t.Fatalf("readIndex: %v, git: %v", got, want)
+			}
+		})
+	}
+}
