@@ -19,17 +19,27 @@ type editor struct{ s *Server }
 
 var _ workspace.Editor = (*editor)(nil)
 
-// Notify queues n on its folder's outbox; it never blocks.
+// Notify queues n on its folder's outbox; it never blocks. After the
+// teardown has started, n is dropped.
 func (e *editor) Notify(n workspace.Notification) {
-	e.s.outboxFor(n.Folder).push(n)
+	if b := e.s.outboxFor(n.Folder); b != nil {
+		b.push(n)
+	} else {
+		e.s.log.Debug("dropped a notification after teardown", "folder", n.Folder, "kind", n.Kind)
+	}
 }
 
-// outboxFor returns the folder's outbox, starting it if needed.
+// outboxFor returns the folder's outbox, starting it if needed, or nil
+// once the teardown has collected the outboxes: an outbox started then
+// would never be closed, and the teardown would wait for it forever.
 func (s *Server) outboxFor(folder string) *outbox {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.outboxes[folder]; ok {
 		return b
+	}
+	if s.tornDown {
+		return nil
 	}
 	b := newOutbox(s, folder)
 	s.outboxes[folder] = b

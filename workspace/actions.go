@@ -104,6 +104,9 @@ func (s *Session) perform(a fsm.Action) {
 		clear(s.summaries)
 		clear(s.outputs)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
+	case fsm.ConversationReset:
+		s.cancelInFlight()
+		s.restartJournal()
 	case fsm.Shutdown:
 		s.cancelInFlight()
 		s.stopping = true

@@ -147,11 +147,7 @@ func (s *Session) Ask(ctx context.Context, prompt string) (uint64, error) {
 			err = s.modelErr
 			return
 		}
-		st := s.m.State()
-		turn = st.Turn + 1
-		if st.Kind != fsm.WaitingForUserInput {
-			turn += uint64(st.Queued)
-		}
+		turn = s.m.NextTurn()
 		if _, stepErr := s.step(fsm.UserInput{Text: prompt}); stepErr != nil {
 			err = fmt.Errorf("ask: %w", stepErr)
 		}
@@ -172,21 +168,32 @@ func (s *Session) Cancel(ctx context.Context) error {
 	})
 }
 
-// Reset cancels the turn in flight and starts a new, empty conversation.
+// Reset cancels the turn in flight, drops the queued prompts and starts a
+// new, empty conversation (fsm.Reset). Turn ids go on increasing.
 func (s *Session) Reset(ctx context.Context) error {
 	return s.call(ctx, func() {
-		if s.busy() {
-			s.step(fsm.Cancel{})
-		}
-		if s.m.State().Turn == 0 {
+		if !s.busy() && len(s.m.Queued()) == 0 && !hasExchange(s.m.Messages()) {
 			return // a new conversation already: keep its journal
 		}
-		s.m = fsm.New(s.machineConfig())
-		s.restartJournal()
-		s.startedTurn = 0
+		s.step(fsm.Reset{})
 		s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
-		s.notifyState()
 	})
+}
+
+// hasExchange reports whether msgs holds more than a system prompt.
+func hasExchange(msgs []fsm.Message) bool {
+	for _, m := range msgs {
+		if m.Role != fsm.RoleSystem {
+			return true
+		}
+	}
+	return false
+}
+
+// DropQueued forgets the prompts queued behind the turn in flight
+// (fsm.DropQueued); the turn goes on.
+func (s *Session) DropQueued(ctx context.Context) error {
+	return s.call(ctx, func() { s.step(fsm.DropQueued{}) })
 }
 
 // Status returns a snapshot of the session.
