@@ -97,4 +97,16 @@ LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$proj LOOM_TEST_PLUGIN=$plugin \
 	timeout 120 "$nvim" --headless -u NONE -i NONE -n \
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/e2e.lua" greet.txt
+
+# After :qa the server exits promptly (it used to outlive Neovim by
+# 1.2-1.6 s): give it a generous 3 s, and report how long it took.
+start=$(date +%s%N)
+while pgrep -f -x "$bin( .*)?" >/dev/null; do
+	if (($(date +%s%N) - start > 3000000000)); then
+		echo "FAIL: loom-lsp still runs 3 s after :qa" >&2
+		exit 1
+	fi
+	sleep 0.05 # polling the process table: there is no event to wait on
+done
+echo "ok   loom-lsp gone $((($(date +%s%N) - start) / 1000000)) ms after nvim exited"
 echo "neovim e2e: ok"
