@@ -35,6 +35,7 @@ var commandList = []command{
 	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
+	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
 }
 
@@ -214,6 +215,18 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 		out.Messages = append(out.Messages, hm)
 	}
 	return out, nil
+}
+
+func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCommit, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := sess.CommitPending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
 }
 
 func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
