@@ -45,9 +45,16 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		hostOpts.Logger = opts.Logger
 	}
 	a.host = workspace.NewHost(hostOpts)
+	// The SDK starts handling requests inside NewAgentSideConnection, so
+	// the handlers reach the connection only through client(), which
+	// waits until it is set (a happens-before edge for the race detector).
+	a.ready = make(chan struct{})
+	a.out = newOutbox(func(ctx context.Context, n acpsdk.SessionNotification) error {
+		return a.client().SessionUpdate(ctx, n)
+	})
 	a.conn = acpsdk.NewAgentSideConnection(a, w, r)
 	a.conn.SetLogger(opts.Logger)
-	a.out = newOutbox(a.conn.SessionUpdate)
+	close(a.ready)
 	select {
 	case <-a.conn.Done():
 	case <-ctx.Done():
@@ -62,7 +69,8 @@ type agent struct {
 	log     *slog.Logger
 	version string
 	host    *workspace.Host
-	conn    *acpsdk.AgentSideConnection
+	conn    *acpsdk.AgentSideConnection // set once, before ready is closed
+	ready   chan struct{}               // closed once conn is set
 	out     *outbox
 
 	mu       sync.Mutex
@@ -172,4 +180,10 @@ func (a *agent) Cancel(ctx context.Context, p acpsdk.CancelNotification) error {
 		return nil
 	}
 	return s.ws.Cancel(ctx)
+}
+
+// client is the connection to the client, once Serve has set it.
+func (a *agent) client() *acpsdk.AgentSideConnection {
+	<-a.ready
+	return a.conn
 }

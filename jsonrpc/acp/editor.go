@@ -141,7 +141,7 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	if ap.Server != "" {
 		v.title = ap.Detail // an MCP tool: its server, name and arguments
 	}
-	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: s.id,
 		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(ap.CallID),
@@ -199,7 +199,7 @@ func (a *agent) ReadDocument(ctx context.Context, folder, path string) (string, 
 	if err != nil {
 		return "", err
 	}
-	resp, err := a.conn.ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: s.id, Path: path})
+	resp, err := a.client().ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: s.id, Path: path})
 	if err != nil {
 		return "", err
 	}
@@ -213,6 +213,6 @@ func (a *agent) WriteDocument(ctx context.Context, folder, path, text string) er
 	if err != nil {
 		return err
 	}
-	_, err = a.conn.WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: s.id, Path: path, Content: text})
+	_, err = a.client().WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: s.id, Path: path, Content: text})
 	return err
 }

@@ -40,7 +40,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	case <-w.done:
 	case <-s.ws.Done():
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
-	case <-a.conn.Done():
+	case <-a.client().Done():
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	a.mu.Lock()
