@@ -179,6 +179,10 @@ func TestMachineProperties(t *testing.T) {
 						if err := CheckPairing(a.Messages); err != nil {
 							t.Fatalf("request %d breaks tool-call pairing: %v", a.Request, err)
 						}
+						if _, onDemand := ev.(Compact); onDemand && a.Compaction && a.Turn != lastTurn {
+							// loom.compact's own turn: no input started it.
+							lastTurn = a.Turn
+						}
 						if a.Turn != lastTurn {
 							lastTurn = a.Turn
 							input := a.Messages[len(a.Messages)-1].Content
