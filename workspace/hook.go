@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -256,6 +257,22 @@ func (s *Session) batchChanges(ctx context.Context, repo *gitcommit.Repo, job ho
 	}
 	if len(yours) > 0 {
 		notes = append(notes, "changed during the commands but saved or edited in your editor meanwhile, so left to you, uncommitted: "+strings.Join(yours, ", "))
+	}
+	// An edited file a command changed again (a formatter): the commit
+	// holds the edit tool's text; the command's change is left and said.
+	var again []string
+	for _, p := range paths {
+		steps := job.batch[p].steps
+		if _, _, open := overlay.Document(p); open {
+			continue
+		}
+		if disk, err := os.ReadFile(p); err == nil && string(disk) != steps[len(steps)-1].New {
+			rel, _ := repo.Rel(p)
+			again = append(again, rel)
+		}
+	}
+	if len(again) > 0 {
+		notes = append(notes, "changed again by a command after the agent's edit; that later change is left uncommitted: "+strings.Join(again, ", "))
 	}
 	if len(leftDirty) > 0 {
 		notes = append(notes, "changed by a command but already modified by you before, so not committed: "+strings.Join(leftDirty, ", "))

@@ -302,3 +302,24 @@ func TestHookDoesNotRunAHookTheAgentEdited(t *testing.T) {
 		})
 	}
 }
+
+// A command that changes a file after the agent edited it (a formatter)
+// does not slip its change into the commit unseen: the commit holds the
+// edit tool's text and the later change is reported.
+func TestHookReportsACommandsChangeAfterAnEdit(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
+	model := scriptModel(
+		[]fsm.ToolCall{call("r", "read_file", `{"path":"greet.txt"}`)},
+		[]fsm.ToolCall{
+			call("e", "edit_file", `{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}`),
+			call("b", "bash", `{"command":"echo formatted >> greet.txt"}`),
+		})
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
+	note := hookOutcome(t, h, dir)
+	if note.Kind != NoteCommit || !strings.Contains(note.Text, "changed again by a command after the agent's edit; that later change is left uncommitted: greet.txt") {
+		t.Fatalf("hook: %s %q", note.Kind, note.Text)
+	}
+	if got := runGit(t, dir, "show", "HEAD:greet.txt"); got != "hello, world\n" {
+		t.Fatalf("HEAD:greet.txt = %q", got)
+	}
+}
