@@ -61,7 +61,7 @@ func (e *recordingEditor) SaveDocuments(ctx context.Context, paths []string) ([]
 
 // waitFor blocks until some notification satisfies ok, or fails the test
 // after a deadline. It returns that notification.
-func (e *recordingEditor) waitFor(t *testing.T, what string, ok func(Notification) bool) Notification {
+func (e *recordingEditor) waitFor(t testing.TB, what string, ok func(Notification) bool) Notification {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	timer := time.AfterFunc(10*time.Second, func() { e.mu.Lock(); e.cond.Broadcast(); e.mu.Unlock() })

@@ -59,29 +59,30 @@ const progressEvery = time.Second
 type Editor struct {
 	opts Options
 
-	mu        sync.Mutex
-	cond      *sync.Cond
-	begun     bool                              // Begin was called
-	early     []workspace.Notification          // info and errors before the first turn
-	sessionID string                            // set by Begin
-	folder    string                            // set by Begin
-	ended     map[uint64]workspace.Notification // turn -> its turn_ended
-	lastError map[uint64]workspace.Notification // turn -> its last error
-	message   strings.Builder                   // the assistant message being streamed
-	messages  int                               // messages so far in the turn
-	running   map[string]*runningTool           // by call id
-	commands  map[string]string                 // bash calls' commands, by call id
-	turn      uint64                            // the turn last heard of
-	state     string                            // the machine's state name
-	stateAt   time.Time                         // when it entered it
-	retryAt   time.Time                         // when a scheduled retry fires
-	lastWrite time.Time                         // last output, of any kind
-	told      bool                              // the bash refusal was explained
-	text      textState
-	writeErr  error         // the first failed write to out or log
-	broken    chan struct{} // closed on the first failed write
-	stop      chan struct{} // closed by Close
-	stopped   chan struct{} // closed when the ticker has returned
+	mu          sync.Mutex
+	cond        *sync.Cond
+	begun       bool                              // Begin was called
+	early       []workspace.Notification          // info and errors before the first turn
+	sessionID   string                            // set by Begin
+	folder      string                            // set by Begin
+	ended       map[uint64]workspace.Notification // turn -> its turn_ended
+	lastError   map[uint64]workspace.Notification // turn -> its last error
+	message     strings.Builder                   // the assistant message being streamed
+	messages    int                               // messages so far in the turn
+	running     map[string]*runningTool           // by call id
+	commands    map[string]string                 // bash calls' commands, by call id
+	turn        uint64                            // the turn last heard of
+	state       string                            // the machine's state name
+	stateAt     time.Time                         // when it entered it
+	retryAt     time.Time                         // when a scheduled retry fires
+	lastWrite   time.Time                         // last output, of any kind
+	told        bool                              // the bash refusal was explained
+	toldServers map[string]bool                   // the MCP servers whose refusal was explained
+	text        textState
+	writeErr    error         // the first failed write to out or log
+	broken      chan struct{} // closed on the first failed write
+	stop        chan struct{} // closed by Close
+	stopped     chan struct{} // closed when the ticker has returned
 }
 
 // runningTool is a tool call between its start and its end.
@@ -399,6 +400,18 @@ const BashRefusedHint = "the agent's shell command was not run: commands need ap
 func (h *Editor) Approve(_ context.Context, a workspace.Approval) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if a.Server != "" { // an MCP tool: once per server
+		if h.toldServers == nil {
+			h.toldServers = map[string]bool{}
+		}
+		if !h.toldServers[a.Server] {
+			h.toldServers[a.Server] = true
+			h.show(workspace.Notification{Kind: workspace.NoteInfo, Turn: a.Turn, Text: fmt.Sprintf(
+				"the MCP tool %s was not called: server %q's tools need approval, and exec cannot ask. "+
+					"To let the agent call them, set approve = \"allow\" under [mcp.servers.%s] in loom.toml.", a.Tool, a.Server, a.Server)})
+		}
+		return false, workspace.ErrUnsupported
+	}
 	if !h.told {
 		h.told = true
 		h.show(workspace.Notification{Kind: workspace.NoteInfo, Turn: a.Turn, Text: BashRefusedHint})
