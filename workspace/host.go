@@ -11,6 +11,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/secret"
 )
 
 // HostOptions configures a Host.
@@ -23,7 +24,8 @@ type HostOptions struct {
 	// Provider builds the model provider for a configuration. Default:
 	// NewProvider.
 	Provider func(cfg config.Config, getenv func(string) string) (llm.Provider, error)
-	// Getenv reads the environment (API keys). Default: os.Getenv.
+	// Getenv reads the environment (API keys). Default: secret.Getenv,
+	// which keeps a key out of the process environment once read.
 	Getenv func(string) string
 	// StateDir holds the sessions' journals. Default: $XDG_STATE_HOME/loom.
 	StateDir string
@@ -43,6 +45,9 @@ type HostOptions struct {
 type Host struct {
 	opts    HostOptions
 	overlay *Overlay
+	// redactor masks the API keys the sessions read (and those taken by
+	// secret.Take) in everything sent to the editor, logged or journaled.
+	redactor *secret.Redactor
 
 	mu        sync.Mutex
 	sessions  map[string]*Session // by folder path
@@ -66,12 +71,23 @@ func NewHost(opts HostOptions) *Host {
 		opts.Provider = NewProvider
 	}
 	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
+		opts.Getenv = secret.Getenv
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}}
+	r := secret.NewRedactor(secret.Default)
+	// Whatever a session reads from the environment is an API key: mask it.
+	getenv := opts.Getenv
+	opts.Getenv = func(name string) string {
+		v := getenv(name)
+		r.Add(v)
+		return v
+	}
+	opts.Getenv(config.Default().Model.APIKeyEnv)
+	opts.Editor = redactingEditor{Editor: opts.Editor, r: r}
+	opts.Logger = slog.New(redactingHandler{Handler: opts.Logger.Handler(), r: r})
+	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}, redactor: r}
 }
 
 // Overlay returns the open documents shared by the host's sessions.

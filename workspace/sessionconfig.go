@@ -23,6 +23,7 @@ func (s *Session) loadConfig(reload bool) {
 	}
 	s.cfgErr = nil
 	s.cfg = cfg
+	s.host.opts.Getenv(cfg.Model.APIKeyEnv) // its value is masked from now on
 	if notice := cfg.TrustNotice(); notice != s.trustNotice {
 		// Once per change, not on every reload.
 		s.trustNotice = notice
