@@ -18,29 +18,9 @@ func orphanTag(t *testing.T) string {
 	return "LOOM_ORPHAN_TEST=" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(t.TempDir())
 }
 
-// awaitOrphans waits until the command's orphans all run, so that the
-// test checks they are killed rather than never started.
-func awaitOrphans(t *testing.T, tag string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for len(proctest.LivingWithEnv(tag)) < proctest.OrphansStarted {
-		if time.Now().After(deadline) {
-			t.Fatalf("the orphans never all ran: %v", proctest.LivingWithEnv(tag))
-		}
-		time.Sleep(10 * time.Millisecond) // polling /proc for processes the command starts
-	}
-}
+func awaitOrphans(t *testing.T, tag string) { proctest.AwaitWithEnv(t, tag, proctest.OrphansStarted) }
 
-// assertNoOrphans fails if any process the command left is running, and
-// logs the count, which the closing note reports.
-func assertNoOrphans(t *testing.T, tag, when string) {
-	t.Helper()
-	alive := proctest.LivingWithEnv(tag)
-	t.Logf("orphans after %s: %d of %d", when, len(alive), proctest.OrphansStarted)
-	if len(alive) > 0 {
-		t.Errorf("after %s, %d processes the command left still run: %v", when, len(alive), alive)
-	}
-}
+func assertNoOrphans(t *testing.T, tag, when string) { proctest.AssertNoneWithEnv(t, tag, when) }
 
 func TestBashLeavesNoOrphanAtTheEndOfTheCall(t *testing.T) {
 	env, tag := newEnv(t), orphanTag(t)

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"testing"
+	"time"
 )
 
 // LivingInGroup lists the processes of process group pgid that are still
@@ -89,3 +92,33 @@ func OrphanCommand(tag, readyFile, rest string) string {
 
 // OrphansStarted is how many processes OrphanCommand leaves.
 const OrphansStarted = 5
+
+// AwaitWithEnv waits, with a deadline, until n processes with the
+// environment entry run (see LivingWithEnv), so that a test checks that
+// they are killed rather than never started.
+func AwaitWithEnv(t testing.TB, entry string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(LivingWithEnv(entry)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the processes never all ran: %v", LivingWithEnv(entry))
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc for processes another process starts
+	}
+}
+
+// AssertNoneWithEnv fails the test if a process with the environment
+// entry runs, and logs how many of OrphansStarted do, after when.
+func AssertNoneWithEnv(t testing.TB, entry, when string) {
+	t.Helper()
+	alive := LivingWithEnv(entry)
+	t.Logf("orphans after %s: %d of %d", when, len(alive), OrphansStarted)
+	if len(alive) > 0 {
+		t.Errorf("after %s, %d processes the command left still run: %v", when, len(alive), alive)
+		for _, p := range alive {
+			if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL) // do not leave them to the next test
+			}
+		}
+	}
+}
