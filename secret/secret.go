@@ -36,16 +36,15 @@ var taken struct {
 
 // Take moves the environment variable name into memory (see the package
 // doc) and adds its value to [Default]. It reports whether the variable
-// was set. Taking a variable twice is a no-op; Getenv still returns it.
+// was set, now or by an earlier Take (a variable set again since is taken
+// again, with its new value).
 func Take(name string) bool {
 	taken.Lock()
 	defer taken.Unlock()
-	if _, ok := taken.values[name]; ok {
-		return true
-	}
 	v, ok := os.LookupEnv(name)
 	if !ok || name == "" {
-		return false
+		_, had := taken.values[name]
+		return had
 	}
 	// The runtime's copy of the environment may share its bytes with the
 	// block scrubbed below: keep a copy of our own first.
@@ -71,6 +70,19 @@ func Getenv(name string) string {
 	taken.Lock()
 	defer taken.Unlock()
 	return taken.values[name]
+}
+
+// Lookup returns the value of the environment variable name, kept in
+// memory by Take or else still in the environment; unlike Getenv it does
+// not take it (for PATH, HOME and other variables that are no secret).
+func Lookup(name string) string {
+	taken.Lock()
+	v, ok := taken.values[name]
+	taken.Unlock()
+	if ok {
+		return v
+	}
+	return os.Getenv(name)
 }
 
 // TakeKeys takes every variable of the environment that holds an API key

@@ -24,8 +24,9 @@ type HostOptions struct {
 	// Provider builds the model provider for a configuration. Default:
 	// NewProvider.
 	Provider func(cfg config.Config, getenv func(string) string) (llm.Provider, error)
-	// Getenv reads the environment (API keys). Default: secret.Getenv,
-	// which keeps a key out of the process environment once read.
+	// Getenv reads the environment (API keys, and what MCP servers are
+	// passed). Default: secret.Lookup, which also finds the keys that
+	// secret.Take moved out of the environment.
 	Getenv func(string) string
 	// StateDir holds the sessions' journals. Default: $XDG_STATE_HOME/loom.
 	StateDir string
@@ -73,20 +74,13 @@ func NewHost(opts HostOptions) *Host {
 		opts.Provider = NewProvider
 	}
 	if opts.Getenv == nil {
-		opts.Getenv = secret.Getenv
+		opts.Getenv = secret.Lookup
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := secret.NewRedactor(secret.Default)
-	// Whatever a session reads from the environment is an API key: mask it.
-	getenv := opts.Getenv
-	opts.Getenv = func(name string) string {
-		v := getenv(name)
-		r.Add(v)
-		return v
-	}
-	opts.Getenv(config.Default().Model.APIKeyEnv)
+	r.Add(opts.Getenv(config.Default().Model.APIKeyEnv))
 	opts.Editor = redactingEditor{Editor: opts.Editor, r: r}
 	opts.Logger = slog.New(redactingHandler{Handler: opts.Logger.Handler(), r: r})
 	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}, redactor: r}
