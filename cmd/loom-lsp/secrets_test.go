@@ -175,17 +175,7 @@ func TestBashCannotReadTheKeyFromProc(t *testing.T) {
 			dir, env := testRepo(t), isolatedEnv(t)
 			out := t.TempDir()
 			command := fmt.Sprintf(`cat /proc/$PPID/environ > %[1]s/cat.txt 2>&1; tr '\0' '\n' < /proc/$PPID/environ > %[1]s/tr.txt 2>&1; env > %[1]s/env.txt; cat /proc/self/environ > %[1]s/self.txt; grep -a -c %[2]s /proc/$PPID/environ > %[1]s/grep.txt 2>&1; echo $PPID > %[1]s/ppid.txt`, out, key)
-			script := writeScript(t, fmt.Sprintf(`
-[[step]]
-match.last_role = "user"
-  [[step.tool_call]]
-  name = "bash"
-  arguments = %s
-
-[[step]]
-match.last_role = "tool"
-text = ["Done."]
-`, strconv.Quote(fmt.Sprintf(`{"command":%s}`, strconv.Quote(command)))))
+			script := bashScript(t, command)
 			cfg := filepath.Join(t.TempDir(), "loom.toml")
 			if err := os.WriteFile(cfg, []byte("[model]\napi_key_env = \""+variable+"\"\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -211,8 +201,8 @@ text = ["Done."]
 	}
 }
 
-// orphanScript is a model that runs proctest.OrphanCommand(…, rest).
-func orphanScript(t *testing.T, command string) string {
+// bashScript is a model that runs command with bash, then says Done.
+func bashScript(t *testing.T, command string) string {
 	return writeScript(t, fmt.Sprintf(`
 [[step]]
 match.last_role = "user"
@@ -267,7 +257,7 @@ func TestExecLeavesNoOrphanWhenSignalled(t *testing.T) {
 			ready := filepath.Join(t.TempDir(), "ready")
 			dir := testRepo(t)
 			cmd := exec.Command(loomBinary, "exec", "--approve", "bash=allow",
-				"--script", orphanScript(t, proctest.OrphanCommand(tag, ready, "sleep 1000")), "leave orphans")
+				"--script", bashScript(t, proctest.OrphanCommand(tag, ready, "sleep 1000")), "leave orphans")
 			cmd.Dir, cmd.Env = dir, isolatedEnv(t)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -297,7 +287,7 @@ func TestServeLeavesNoOrphanAtStdinEOF(t *testing.T) {
 	ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{
 		Loom: true, Folders: []string{folder},
 		InitializationOptions: map[string]any{
-			"model": map[string]any{"provider": "script", "script": orphanScript(t, proctest.OrphanCommand(tag, ready, "sleep 1000"))},
+			"model": map[string]any{"provider": "script", "script": bashScript(t, proctest.OrphanCommand(tag, ready, "sleep 1000"))},
 			"tools": map[string]any{"bash": "allow"}, "hooks": map[string]any{"auto_commit": false},
 		},
 	})
