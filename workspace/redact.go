@@ -21,6 +21,22 @@ type redactingEditor struct {
 	r *secret.Redactor
 }
 
+// redactingStore is a redactingEditor whose editor is also a
+// DocumentStore, which it stays (the sessions look for it).
+type redactingStore struct {
+	redactingEditor
+	DocumentStore
+}
+
+// newRedactingEditor wraps e, keeping its optional interfaces.
+func newRedactingEditor(e Editor, r *secret.Redactor) Editor {
+	red := redactingEditor{Editor: e, r: r}
+	if store, ok := e.(DocumentStore); ok {
+		return redactingStore{red, store}
+	}
+	return red
+}
+
 // Notify implements Editor.
 func (e redactingEditor) Notify(n Notification) {
 	r := e.r
