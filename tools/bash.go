@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/loom-lsp/loom-lsp/tools/reap"
 )
 
 //go:embed bash.md
@@ -52,7 +54,8 @@ func (Bash) Schema() json.RawMessage {
 // IsError, whatever the code, since it may have changed files; a timeout
 // is a tool error. When ctx is cancelled the process group is killed and
 // Run returns the partial output with ctx's error. Whenever the command
-// ends, what is left of its process group is killed.
+// ends, what is left of its process group is killed, and so is every
+// process it started that left the group (see package reap).
 func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, error) {
 	var p bashParams
 	if err := decodeArgs(args, &p); err != nil {
@@ -85,9 +88,14 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	out := newHeadTail(env.maxOutput())
 	cmd := exec.CommandContext(runCtx, "bash", "-c", p.Command)
 	cmd.Dir = env.Root
-	cmd.Env = scrubEnv(os.Environ(), env.ScrubEnv)
+	// The marker, inherited by every descendant, finds those that leave
+	// the process group (setsid, double fork) when the call ends.
+	marker := reap.NewMarker()
+	cmd.Env = append(scrubEnv(os.Environ(), env.ScrubEnv), reap.Env(marker))
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: the shell dies with the daemon, even of SIGKILL (the
+	// daemon's watchdog then kills the rest).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = bashWaitDelay
 
@@ -102,6 +110,8 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	// The leader was just reaped, so pgid cannot have been reused yet by
 	// anything but an improbable wrap-around of the pid space.
 	killGroup(pgid)
+	// And so do the processes that left the group.
+	reap.KillMarked(marker, false)
 	elapsed := time.Since(start).Round(time.Millisecond)
 
 	text := out.String()

@@ -34,6 +34,16 @@ func waitGone(t *testing.T, pgid, pid int) {
 	go func() {
 		var ws syscall.WaitStatus
 		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if errors.Is(err, syscall.ECHILD) {
+			// Bash reaped it already (package reap), so it is gone.
+			if _, serr := os.Stat(fmt.Sprintf("/proc/%d", pid)); serr == nil {
+				err = fmt.Errorf("pid %d is not our child, yet it exists", pid)
+			} else {
+				err = nil
+			}
+			done <- err
+			return
+		}
 		if err == nil && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
 			err = fmt.Errorf("pid %d ended with %v, not SIGKILL", pid, ws)
 		}

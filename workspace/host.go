@@ -11,6 +11,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/secret"
 )
 
 // HostOptions configures a Host.
@@ -23,7 +24,9 @@ type HostOptions struct {
 	// Provider builds the model provider for a configuration. Default:
 	// NewProvider.
 	Provider func(cfg config.Config, getenv func(string) string) (llm.Provider, error)
-	// Getenv reads the environment (API keys). Default: os.Getenv.
+	// Getenv reads the environment (API keys, and what MCP servers are
+	// passed). Default: secret.Lookup, which also finds the keys that
+	// secret.Take moved out of the environment.
 	Getenv func(string) string
 	// StateDir holds the sessions' journals. Default: $XDG_STATE_HOME/loom.
 	StateDir string
@@ -43,6 +46,9 @@ type HostOptions struct {
 type Host struct {
 	opts    HostOptions
 	overlay *Overlay
+	// redactor masks the API keys the sessions read (and those taken by
+	// secret.Take) in everything sent to the editor, logged or journaled.
+	redactor *secret.Redactor
 
 	closeOnce sync.Once
 
@@ -68,12 +74,16 @@ func NewHost(opts HostOptions) *Host {
 		opts.Provider = NewProvider
 	}
 	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
+		opts.Getenv = secret.Lookup
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}}
+	r := secret.NewRedactor(secret.Default)
+	r.Add(opts.Getenv(config.Default().Model.APIKeyEnv))
+	opts.Editor = newRedactingEditor(opts.Editor, r)
+	opts.Logger = slog.New(redactingHandler{Handler: opts.Logger.Handler(), r: r})
+	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}, redactor: r}
 }
 
 // Overlay returns the open documents shared by the host's sessions.

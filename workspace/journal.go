@@ -201,6 +201,8 @@ type journal struct {
 	f      *os.File
 	dirty  bool   // written since the last sync
 	id     string // the conversation's id (see journalHeader)
+	// redact, when set, masks secrets in each line before it is written.
+	redact func([]byte) []byte
 }
 
 // createJournal starts a new journal at path, with its header.
@@ -263,6 +265,9 @@ func (j *journal) writeLine(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("journal: encode: %w", err)
+	}
+	if j.redact != nil {
+		b = j.redact(b)
 	}
 	b = append(b, '\n')
 	if _, err := j.f.Write(b); err != nil {

@@ -233,9 +233,9 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			st.Queued = []string{}
 		}
 		if s.cfgErr != nil {
-			st.ConfigError = s.cfgErr.Error()
+			st.ConfigError = s.host.redactor.String(s.cfgErr.Error())
 		} else if s.modelErr != nil {
-			st.ConfigError = s.modelErr.Error()
+			st.ConfigError = s.host.redactor.String(s.modelErr.Error())
 		}
 	})
 	return st, err
@@ -245,6 +245,17 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 func (s *Session) History(ctx context.Context) ([]fsm.Message, error) {
 	var msgs []fsm.Message
 	err := s.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
+	r := s.host.redactor
+	for i, m := range msgs {
+		msgs[i].Content = r.String(m.Content)
+		if len(m.ToolCalls) > 0 {
+			calls := append([]fsm.ToolCall(nil), m.ToolCalls...)
+			for j := range calls {
+				calls[j].Arguments = r.String(calls[j].Arguments)
+			}
+			msgs[i].ToolCalls = calls
+		}
+	}
 	return msgs, err
 }
 

@@ -3,6 +3,7 @@ package workspace
 import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/tools"
 )
 
@@ -23,6 +24,10 @@ func (s *Session) loadConfig(reload bool) {
 	}
 	s.cfgErr = nil
 	s.cfg = cfg
+	// The key leaves the process environment before any tool runs, and its
+	// value is masked from now on.
+	secret.Take(cfg.Model.APIKeyEnv)
+	s.host.redactor.Add(s.host.opts.Getenv(cfg.Model.APIKeyEnv))
 	if notice := cfg.TrustNotice(); notice != s.trustNotice {
 		// Once per change, not on every reload.
 		s.trustNotice = notice

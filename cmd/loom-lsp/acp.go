@@ -11,6 +11,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/jsonrpc/acp"
+	"github.com/loom-lsp/loom-lsp/secret"
 )
 
 const acpUsage = `Usage: loom-lsp acp [flags]
@@ -71,7 +72,7 @@ func runACP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer file.Close()
 		logOut = file
 	}
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(slog.NewTextHandler(secret.Default.Writer(logOut), &slog.HandlerOptions{Level: level}))
 
 	// A write to a closed stdout must come back as EPIPE, not kill the
 	// process with SIGPIPE before it has killed its tools.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/jsonrpc/headless"
+	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -180,7 +181,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	// fail fast with a precise message.
 	cfg, err := load(folder, nil)
 	if err == nil {
-		_, err = workspace.NewProvider(cfg, os.Getenv)
+		_, err = workspace.NewProvider(cfg, secret.Getenv)
 	}
 	if err != nil {
 		return configErr(err)
@@ -189,7 +190,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	// log is for --debug.
 	logger := slog.New(slog.DiscardHandler)
 	if f.debug {
-		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		logger = slog.New(slog.NewTextHandler(secret.Default.Writer(stderr), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	editor := headless.New(headless.Options{
 		Format: format, Out: stdout, Log: stderr, NoDeltas: f.noDeltas,

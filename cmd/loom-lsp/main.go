@@ -34,7 +34,10 @@ var commands = map[string]subcommand{}
 const defaultCommand = "serve"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	atExit := setupProcess(os.Args[1:], os.Stderr)
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	atExit()
+	os.Exit(code)
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

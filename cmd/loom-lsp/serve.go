@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/loom-lsp/loom-lsp/jsonrpc"
+	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -70,7 +71,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer f.Close()
 		logOut = f
 	}
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	// API keys are masked in every log line (secret.Default holds them).
+	logger := slog.New(slog.NewTextHandler(secret.Default.Writer(logOut), &slog.HandlerOptions{Level: level}))
 	if isTerminal(stdin) {
 		// Someone typed loom-lsp in a terminal: say what this is, once,
 		// and keep serving (a person may still paste LSP frames).

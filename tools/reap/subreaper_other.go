@@ -1,0 +1,6 @@
+//go:build !linux
+
+package reap
+
+// BecomeSubreaper is not supported outside Linux.
+func BecomeSubreaper() error { return errNotLinux }
