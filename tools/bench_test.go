@@ -34,6 +34,9 @@ func genTree(b *testing.B, n int) *Env {
 		}
 	}
 	git(b, env.Root, "init", "-q")
+	// No background gc: it would race the temporary directory's cleanup
+	// (".git/objects: directory not empty") and the timings.
+	git(b, env.Root, "config", "gc.auto", "0")
 	git(b, env.Root, "add", ".")
 	git(b, env.Root, "commit", "-qm", "tree")
 	return env
