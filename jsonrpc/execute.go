@@ -34,6 +34,7 @@ var commandList = []command{
 	{CmdStatus, typed(CmdStatus, (*Server).runStatus)},
 	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
+	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
 }
 
 // commands indexes commandList by name.
@@ -216,4 +217,16 @@ func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
 		return nil, err
 	}
 	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
+}
+
+func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdTrust, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	folder, err := s.host.TrustFolder(sess.Folder())
+	if err != nil {
+		return nil, err
+	}
+	return &TrustResult{Folder: folder}, nil
 }

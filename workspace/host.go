@@ -29,6 +29,9 @@ type HostOptions struct {
 	StateDir string
 	// Logger logs to stderr or a file, never stdout. Default: discard.
 	Logger *slog.Logger
+	// TrustFile is where TrustFolder records trusted folders. Default:
+	// config.DefaultTrustFile(), which config.Load reads.
+	TrustFile string
 	// NewConversation makes every session start a new conversation, the
 	// folder's journal set aside as a reset does, instead of resuming it
 	// (`loom-lsp exec` without --resume).
@@ -49,9 +52,13 @@ type Host struct {
 
 // NewHost returns a Host with no folders.
 func NewHost(opts HostOptions) *Host {
+	if opts.TrustFile == "" {
+		opts.TrustFile = config.DefaultTrustFile()
+	}
 	if opts.Config == nil {
+		trustFile := opts.TrustFile
 		opts.Config = func(folder string, overrides []config.Override) (config.Config, error) {
-			cfg, _, err := config.Load(config.LoadOptions{Folder: folder, Overrides: overrides})
+			cfg, _, err := config.Load(config.LoadOptions{Folder: folder, Overrides: overrides, TrustFile: trustFile})
 			return cfg, err
 		}
 	}
@@ -81,6 +88,27 @@ func (h *Host) SetOverrides(overrides []config.Override) {
 	for _, s := range sessions {
 		s.ReloadConfig()
 	}
+}
+
+// TrustFolder trusts the workspace folder that contains path (see
+// config.Trust): it is recorded in the trust file, so that the trust
+// persists, and every session reloads its configuration. It returns the
+// folder trusted.
+func (h *Host) TrustFolder(path string) (string, error) {
+	s, err := h.Session(path)
+	if err != nil {
+		return "", err
+	}
+	if err := config.TrustFolder(h.opts.TrustFile, s.folder); err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	sessions := h.sortedSessions()
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.ReloadConfig()
+	}
+	return s.folder, nil
 }
 
 // AddFolder starts a session for folder (an absolute path). Adding a

@@ -78,6 +78,8 @@ type Session struct {
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
 	journalLock *os.File
+	// trustNotice is the untrusted-folder notice last shown, "" when none.
+	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
 }
@@ -92,6 +94,12 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// Trusted says whether the folder is trusted, so that its .loom.toml
+	// may choose the model server, allow commands and change hooks.
+	Trusted bool `json:"trusted"`
+	// TrustNotice names the settings of an untrusted folder's .loom.toml
+	// that were ignored, and how to trust it; "" when none were.
+	TrustNotice string `json:"trustNotice,omitempty"`
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
@@ -190,6 +198,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
+			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 		}
 		if st.Queued == nil {
 			st.Queued = []string{}

@@ -199,11 +199,14 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 		}
 	}
 	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+		// Recorded first: the client may write the disk before it answers,
+		// and the watcher must see our own text there, not a change.
+		s.reads.Record(e.Path, []byte(e.NewText))
 		err := store.WriteDocument(ctx, s.folder, e.Path, e.NewText)
 		if err == nil {
-			s.reads.Record(e.Path, []byte(e.NewText))
 			return nil
 		}
+		s.reads.Record(e.Path, []byte(e.OldText))
 		if !errors.Is(err, ErrUnsupported) {
 			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
