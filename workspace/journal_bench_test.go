@@ -174,3 +174,51 @@ func BenchmarkResume(b *testing.B) {
 	b.ReportMetric(float64(full.took.Microseconds())/float64(b.N)/1000, "200-turns-ms/op")
 	b.ReportMetric(float64(full.bytes), "200-turns-journal-bytes")
 }
+
+// Past conversations are pruned by count and age; the live journal and
+// other folders' journals are never touched.
+func TestPruneJournalsByCountAndAge(t *testing.T) {
+	dir := t.TempDir()
+	live := journalPath(dir, "/work/a")
+	other := journalPath(dir, "/work/b")
+	now := time.Now()
+	write := func(path string, age time.Duration) {
+		if err := os.WriteFile(path, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(live, 100*24*time.Hour)
+	write(other, time.Hour)
+	asideOther := asideName(other, "reset", now.Add(-time.Hour))
+	write(asideOther, 50*24*time.Hour)
+	var pasts []string
+	for i, age := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 40 * 24 * time.Hour} {
+		p := asideName(live, "reset", now.Add(-time.Duration(i)*time.Minute))
+		write(p, age)
+		pasts = append(pasts, p)
+	}
+	removed := pruneJournals(live, 2, 30*24*time.Hour, now)
+	if len(removed) != 2 || !contains(removed, pasts[2]) || !contains(removed, pasts[3]) {
+		t.Fatalf("removed %v, want the 3rd newest (count) and the 40-day-old (age)", removed)
+	}
+	for _, p := range []string{live, other, asideOther, pasts[0], pasts[1]} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was pruned: %v", filepath.Base(p), err)
+		}
+	}
+	if removed := pruneJournals(live, 0, 0, now); len(removed) != 2 {
+		t.Fatalf("keep = 0 removed %v", removed)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
