@@ -32,6 +32,7 @@ type Config struct {
 	Agent Agent `toml:"agent"`
 	Tools Tools `toml:"tools"`
 	Hooks Hooks `toml:"hooks"`
+	MCP   MCP   `toml:"mcp"`
 	// Journal is the retention of old conversation journals.
 	Journal Journal `toml:"journal"`
 	Trust Trust `toml:"trust"`
@@ -359,6 +360,7 @@ func (c Config) Validate() error {
 			add(c.keyErr("trust.folders", "%q is not an absolute path", f))
 		}
 	}
+	c.validateMCP(add)
 	return errors.Join(errs...)
 }
 

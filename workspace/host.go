@@ -44,6 +44,8 @@ type Host struct {
 	opts    HostOptions
 	overlay *Overlay
 
+	closeOnce sync.Once
+
 	mu        sync.Mutex
 	sessions  map[string]*Session // by folder path
 	overrides []config.Override
@@ -196,8 +198,11 @@ func (h *Host) Session(path string) (*Session, error) {
 }
 
 // Close shuts every session down: in-flight turns are cancelled, child
-// processes killed, journals flushed. It waits for all of them.
-func (h *Host) Close() {
+// processes killed, journals flushed. It waits for all of them, also when
+// another Close (LSP shutdown, then the teardown) got there first.
+func (h *Host) Close() { h.closeOnce.Do(h.closeSessions) }
+
+func (h *Host) closeSessions() {
 	h.mu.Lock()
 	h.closed = true
 	sessions := h.sortedSessions()

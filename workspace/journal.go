@@ -104,6 +104,12 @@ func eventTag(ev fsm.Event) string {
 		return "Cancel"
 	case fsm.FilesChanged:
 		return "FilesChanged"
+	case fsm.Reset:
+		return "Reset"
+	case fsm.DropQueued:
+		return "DropQueued"
+	case fsm.ApprovalDecided:
+		return "ApprovalDecided"
 	}
 	return ""
 }
@@ -143,6 +149,12 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.Cancel](raw)
 	case "FilesChanged":
 		return decodeAs[fsm.FilesChanged](raw)
+	case "Reset":
+		return decodeAs[fsm.Reset](raw)
+	case "DropQueued":
+		return decodeAs[fsm.DropQueued](raw)
+	case "ApprovalDecided":
+		return decodeAs[fsm.ApprovalDecided](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }

@@ -126,7 +126,13 @@ func (s *Session) startJournal(path string) {
 	}
 	s.journal = j
 	s.conversationID = j.id
-	s.writeJournal(func(j *journal) error { return j.appendConfig(s.machineConfig()) })
+	cfg := s.machineConfig()
+	if s.m != nil {
+		// A new conversation of this session (after a reset) goes on
+		// with its ids.
+		cfg.ContinueFrom = s.m.IDs()
+	}
+	s.writeJournal(func(j *journal) error { return j.appendConfig(cfg) })
 }
 
 // restartJournal sets the current journal aside (kept, renamed with a

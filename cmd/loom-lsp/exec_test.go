@@ -44,7 +44,7 @@ type execRun struct {
 
 // isolatedEnv is the environment of a test run: no model key, and config
 // and state directories of its own.
-func isolatedEnv(t *testing.T) []string {
+func isolatedEnv(t testing.TB) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if name, _, _ := strings.Cut(kv, "="); strings.HasSuffix(name, "_API_KEY") || strings.HasPrefix(name, "XDG_") {

@@ -83,6 +83,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	stdin = interruptibleInput(stdin)
 	conn := stdio{Reader: stdin, Writer: stdout}
 	for _, c := range []any{stdin, stdout} {
 		if cl, ok := c.(io.Closer); ok {
