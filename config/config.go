@@ -35,7 +35,7 @@ type Config struct {
 	MCP   MCP   `toml:"mcp"`
 	// Journal is the retention of old conversation journals.
 	Journal Journal `toml:"journal"`
-	Trust Trust `toml:"trust"`
+	Trust   Trust   `toml:"trust"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
