@@ -33,7 +33,9 @@ type Config struct {
 	Tools Tools `toml:"tools"`
 	Hooks Hooks `toml:"hooks"`
 	MCP   MCP   `toml:"mcp"`
-	Trust Trust `toml:"trust"`
+	// Journal is the retention of old conversation journals.
+	Journal Journal `toml:"journal"`
+	Trust   Trust   `toml:"trust"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -122,6 +124,16 @@ type Tools struct {
 	BashMaxTimeout Duration `toml:"bash_max_timeout"`
 	// MaxOutputBytes caps a tool result (head and tail are kept); > 0.
 	MaxOutputBytes int `toml:"max_output_bytes"`
+}
+
+// Journal configures how long the journals of past conversations (set
+// aside by a reset or a new exec) are kept in the state directory.
+type Journal struct {
+	// Keep is how many past conversations of a folder are kept, the most
+	// recent ones; 0 keeps none.
+	Keep int `toml:"keep"`
+	// MaxAge deletes past conversations not written to for this long.
+	MaxAge Duration `toml:"max_age"`
 }
 
 // Hooks configures the post-tool hook.
@@ -220,6 +232,7 @@ func Default() Config {
 			Attribution: true,
 			Trailer:     DefaultTrailer,
 		},
+		Journal: Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
 	}
 }
 
@@ -348,6 +361,10 @@ func (c Config) Validate() error {
 		add(c.keyErr(c.blame("tools.bash_max_timeout", "tools.bash_timeout"),
 			"tools.bash_max_timeout (%v) must be >= tools.bash_timeout (%v)", t.BashMaxTimeout, t.BashTimeout))
 	}
+	if c.Journal.Keep < 0 {
+		add(c.keyErr("journal.keep", "must be >= 0, got %d", c.Journal.Keep))
+	}
+	positive("journal.max_age", c.Journal.MaxAge)
 	if t.MaxOutputBytes <= 0 {
 		add(c.keyErr("tools.max_output_bytes", "must be > 0, got %d", t.MaxOutputBytes))
 	}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // genTree writes n Go-like files of about 2 KB (200 directories), one in
@@ -34,6 +36,9 @@ func genTree(b *testing.B, n int) *Env {
 		}
 	}
 	git(b, env.Root, "init", "-q")
+	// No background gc: it would race the temporary directory's cleanup
+	// (".git/objects: directory not empty") and the timings.
+	git(b, env.Root, "config", "gc.auto", "0")
 	git(b, env.Root, "add", ".")
 	git(b, env.Root, "commit", "-qm", "tree")
 	return env
@@ -99,4 +104,31 @@ func BenchmarkTree20k(b *testing.B) {
 	b.Run("list/rg-files", func(b *testing.B) {
 		benchCmd(b, env.Root, "d000/f00000.go", "rg", "--files", "--sort", "path")
 	})
+}
+
+// BenchmarkListFilesVsGit20k runs list_files (no pattern) and a bare `git
+// ls-files` alternately on the same 20,000-file tree and reports the
+// ratio of their times (goal: <= 1.2), so that load on a shared machine
+// weighs on both alike.
+func BenchmarkListFilesVsGit20k(b *testing.B) {
+	env := genTree(b, 20_000)
+	var tool, bare time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		res, err := ListFiles{}.Run(context.Background(), env, json.RawMessage(`{}`))
+		if err != nil || !strings.Contains(res.Text, "19000 more files not shown") {
+			b.Fatalf("%v %s", err, truncate(res.Text, 300))
+		}
+		t1 := time.Now()
+		cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+		cmd.Dir = env.Root
+		if out, err := cmd.Output(); err != nil || !bytes.Contains(out, []byte("d000/f00000.go")) {
+			b.Fatalf("git ls-files: %v", err)
+		}
+		tool, bare = tool+t1.Sub(t0), bare+time.Since(t1)
+	}
+	b.ReportMetric(float64(tool)/float64(bare), "x-git-ls-files")
+	b.ReportMetric(float64(tool.Milliseconds())/float64(b.N), "list-ms/op")
+	b.ReportMetric(float64(bare.Milliseconds())/float64(b.N), "git-ms/op")
 }

@@ -3,15 +3,16 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io/fs"
-	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // walkLimit bounds the entries a plain walk visits outside a git repo.
@@ -53,10 +54,12 @@ func gitListFiles(ctx context.Context, root, rel string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for rec := range bytes.SplitSeq(out, []byte{0}) {
+	// One string for the whole listing; the paths are slices of it.
+	all := string(out)
+	paths := make([]string, 0, strings.Count(all, "\x00"))
+	for rec := range strings.SplitSeq(all, "\x00") {
 		if len(rec) > 0 {
-			paths = append(paths, string(rec))
+			paths = append(paths, rec)
 		}
 	}
 	slices.Sort(paths)
@@ -65,29 +68,68 @@ func gitListFiles(ctx context.Context, root, rel string) ([]string, error) {
 }
 
 // dropDeleted removes the paths that no longer exist: git lists tracked
-// files deleted from the work tree. Reading each directory's names once
-// is much cheaper than git's --deleted, which stats every file.
+// files deleted from the work tree. Reading each directory's entries once
+// (getdents, names compared in place) is much cheaper than git's
+// --deleted or a stat per file, which both cost a system call per file.
 func dropDeleted(root string, paths []string) []string {
-	names := map[string]map[string]bool{} // dir -> names in it; nil if unreadable
-	present := func(p string) bool {
-		dir, name := path.Split(p)
-		set, ok := names[dir]
-		if !ok {
-			if f, err := os.Open(filepath.Join(root, filepath.FromSlash(dir))); err == nil {
-				list, err := f.Readdirnames(-1)
-				f.Close()
-				if err == nil {
-					set = make(map[string]bool, len(list))
-					for _, n := range list {
-						set[n] = true
-					}
-				}
-			}
-			names[dir] = set
-		}
-		return set[name]
+	byDir := map[string][]int{} // directory ("" or "a/b/") -> indexes in paths
+	for i, p := range paths {
+		dir := p[:strings.LastIndexByte(p, '/')+1]
+		byDir[dir] = append(byDir[dir], i)
 	}
-	return slices.DeleteFunc(paths, func(p string) bool { return !present(p) })
+	gone := make([]bool, len(paths))
+	names := map[string]int{} // base name -> index in paths, per directory
+	buf := make([]byte, 64<<10)
+	for dir, group := range byDir {
+		clear(names)
+		for _, i := range group {
+			names[paths[i][len(dir):]] = i
+			gone[i] = true
+		}
+		readNames(filepath.Join(root, filepath.FromSlash(dir)), buf, func(name []byte) {
+			if i, ok := names[string(name)]; ok { // no allocation for a lookup
+				gone[i] = false
+			}
+		})
+	}
+	out := paths[:0]
+	for i, p := range paths {
+		if !gone[i] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readNames calls fn with the name of each entry of directory dir, read
+// with getdents into buf; fn must not keep name. An unreadable directory
+// has no entries.
+func readNames(dir string, buf []byte, fn func(name []byte)) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil || n <= 0 {
+			return
+		}
+		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8,
+		// name NUL-terminated.
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen == 0 || off+reclen > n {
+				return
+			}
+			name := buf[off+19 : off+reclen]
+			if k := bytes.IndexByte(name, 0); k >= 0 {
+				name = name[:k]
+			}
+			fn(name)
+			off += reclen
+		}
+	}
 }
 
 func walkFiles(ctx context.Context, root, rel string) (fileList, error) {

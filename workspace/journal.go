@@ -35,8 +35,12 @@ import (
 //	{"t":"UserInput","e":{"Text":"fix the bug"}}
 //
 // Each record is written with a single write(2), so a killed daemon loses
-// nothing it stepped (at worst the line being written is torn); the file is
-// fsynced at turn boundaries. Events hold the conversation only: API keys
+// nothing it stepped (at worst the line being written is torn), except the
+// text of a message still streaming: a message's text deltas are kept in
+// memory and written as one LlmTextDelta record just before the next other
+// event (the LlmCompleted that ends the message, a tool call, an error, a
+// cancel), so a turn's text is stored once, not one line per chunk, and a
+// completed message is never lost. The file is fsynced at turn boundaries. Events hold the conversation only: API keys
 // live in the environment and never reach the machine.
 
 // journalVersion is the version of the journal format. A journal of
@@ -203,6 +207,10 @@ type journal struct {
 	id     string // the conversation's id (see journalHeader)
 	// redact, when set, masks secrets in each line before it is written.
 	redact func([]byte) []byte
+	// text holds the text deltas of the message streaming, not written
+	// yet; textRequest is their request.
+	text        strings.Builder
+	textRequest uint64
 }
 
 // createJournal starts a new journal at path, with its header.
@@ -277,12 +285,40 @@ func (j *journal) writeLine(v any) error {
 	return nil
 }
 
-// appendEvent records an event the machine accepted.
+// appendEvent records an event the machine accepted. Text deltas are
+// coalesced until the next other event.
 func (j *journal) appendEvent(ev fsm.Event) error {
 	tag := eventTag(ev)
 	if tag == "" {
 		return nil
 	}
+	if d, ok := ev.(fsm.LlmTextDelta); ok {
+		if j.text.Len() > 0 && d.Request != j.textRequest {
+			if err := j.flushText(); err != nil {
+				return err
+			}
+		}
+		j.textRequest = d.Request
+		j.text.WriteString(d.Text)
+		return nil
+	}
+	if err := j.flushText(); err != nil {
+		return err
+	}
+	return j.writeEvent(tag, ev)
+}
+
+// flushText writes the coalesced text deltas, if any, as one record.
+func (j *journal) flushText() error {
+	if j.text.Len() == 0 {
+		return nil
+	}
+	d := fsm.LlmTextDelta{Request: j.textRequest, Text: j.text.String()}
+	j.text.Reset()
+	return j.writeEvent("LlmTextDelta", d)
+}
+
+func (j *journal) writeEvent(tag string, ev fsm.Event) error {
 	raw, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("journal: encode %s: %w", tag, err)
@@ -299,11 +335,17 @@ func (j *journal) appendCommit(tag string, rec *commitRecord) error {
 // appendConfig records the configuration the next events are stepped
 // under.
 func (j *journal) appendConfig(cfg fsm.Config) error {
+	if err := j.flushText(); err != nil {
+		return err
+	}
 	return j.writeLine(journalRecord{Type: "config", Config: &cfg})
 }
 
 // sync makes what was written durable.
 func (j *journal) sync() error {
+	if err := j.flushText(); err != nil {
+		return err
+	}
 	if !j.dirty {
 		return nil
 	}
@@ -391,7 +433,9 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 			continue
 		}
 		var rec journalRecord
-		if err := json.Unmarshal(b, &rec); err != nil {
+		if tag, raw, ok := splitEventRecord(b); ok {
+			rec = journalRecord{Type: tag, Event: raw}
+		} else if err := json.Unmarshal(b, &rec); err != nil {
 			sc.bad = append(sc.bad, fmt.Sprintf("line %d: %v", line, err))
 			continue
 		}
@@ -414,6 +458,28 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 		}
 		fn(journalStep{line: line, event: ev})
 	}
+}
+
+// splitEventRecord reads an event record in the exact form appendEvent
+// writes, {"t":"Tag","e":{…}}, without a first JSON pass over the whole
+// line (its event is decoded once, by decodeEvent, which checks it). ok is
+// false for any other form, which is then decoded in full.
+func splitEventRecord(b []byte) (tag string, raw json.RawMessage, ok bool) {
+	const head, mid = `{"t":"`, `","e":`
+	if !bytes.HasPrefix(b, []byte(head)) || !bytes.HasSuffix(b, []byte("}")) {
+		return "", nil, false
+	}
+	rest := b[len(head):]
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || !bytes.HasPrefix(rest[end:], []byte(mid)) {
+		return "", nil, false
+	}
+	for _, c := range rest[:end] {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return "", nil, false
+		}
+	}
+	return string(rest[:end]), rest[end+len(mid) : len(rest)-1], true
 }
 
 // replayed is a conversation restored from a journal.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -48,6 +50,7 @@ func (s *Session) resume() {
 		return
 	}
 	s.journalLock = lock
+	defer s.pruneJournals(path)
 	if s.host.opts.NewConversation {
 		s.setJournalAside(path)
 		s.m = fsm.New(cfg)
@@ -147,8 +150,49 @@ func (s *Session) restartJournal() {
 		}
 		s.journal = nil
 		s.setJournalAside(path)
+		s.pruneJournals(path)
 	}
 	s.startJournal(path)
+}
+
+// pruneJournals applies the retention ([journal] keep and max_age) to the
+// past conversations of the folder whose live journal is at live.
+func (s *Session) pruneJournals(live string) {
+	for _, p := range pruneJournals(live, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration, time.Now()) {
+		s.log.Info("old journal pruned", "path", p)
+	}
+}
+
+// pruneJournals deletes the past conversations of the folder whose live
+// journal is at live (the journals set aside next to it, live.*.jsonl)
+// beyond the retention: all but the keep most recently written, and any
+// not written to for maxAge (when maxAge > 0). The live journal is never
+// touched. It returns the paths it deleted.
+func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) []string {
+	paths, err := filepath.Glob(strings.TrimSuffix(live, ".jsonl") + ".*.jsonl")
+	if err != nil {
+		return nil
+	}
+	type past struct {
+		path string
+		mod  time.Time
+	}
+	var all []past
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			all = append(all, past{p, st.ModTime()})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].mod.After(all[j].mod) })
+	var removed []string
+	for i, p := range all {
+		if i >= keep || (maxAge > 0 && now.Sub(p.mod) > maxAge) {
+			if os.Remove(p.path) == nil {
+				removed = append(removed, p.path)
+			}
+		}
+	}
+	return removed
 }
 
 // setJournalAside keeps the journal at path under a timestamped name, for

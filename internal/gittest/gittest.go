@@ -33,6 +33,8 @@ func Repo(t testing.TB, files map[string]string) string {
 	Run(t, dir, "init", "-q", "-b", "main")
 	Run(t, dir, "config", "user.name", "Test")
 	Run(t, dir, "config", "user.email", "test@example.com")
+	// No background gc racing the temporary directory's cleanup.
+	Run(t, dir, "config", "gc.auto", "0")
 	for name, content := range files {
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
