@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -53,8 +54,18 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	case <-ctx.Done():
 	}
 	a.host.Close()
-	a.out.close()
+	// The last updates go out, unless nobody reads them any more.
+	closed := make(chan struct{})
+	go func() { a.out.close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(outboxDrainTimeout):
+		opts.Logger.Warn("the client does not read stdout; the last updates were dropped")
+	}
 }
+
+// outboxDrainTimeout bounds the wait for the last updates at exit.
+const outboxDrainTimeout = time.Second
 
 // agent is the ACP agent: the handlers of the SDK's Agent interface, and
 // the workspace.Editor of the sessions it hosts.
