@@ -32,6 +32,7 @@ type Config struct {
 	Agent Agent `toml:"agent"`
 	Tools Tools `toml:"tools"`
 	Hooks Hooks `toml:"hooks"`
+	MCP   MCP   `toml:"mcp"`
 	Trust Trust `toml:"trust"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
@@ -342,6 +343,7 @@ func (c Config) Validate() error {
 			add(c.keyErr("trust.folders", "%q is not an absolute path", f))
 		}
 	}
+	c.validateMCP(add)
 	return errors.Join(errs...)
 }
 

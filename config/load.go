@@ -150,6 +150,7 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 			errs = append(errs, err)
 			if ok {
 				sources = append(sources, Source{Kind: SourceWorkspace, Name: f})
+				c.markWorkspaceServers(f)
 				break
 			}
 			if err != nil {
@@ -296,6 +297,15 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 		if val == nil { // JSON null: leave unset
 			continue
 		}
+		if f.Kind() == reflect.Map && f.Type().Elem().Kind() == reflect.Struct {
+			sub, ok := val.(map[string]any)
+			if !ok {
+				a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(val))
+				continue
+			}
+			a.applyMap(f, sub, key)
+			continue
+		}
 		if f.Kind() == reflect.Struct && !reflect.PointerTo(f.Type()).Implements(textUnmarshaler) {
 			sub, ok := val.(map[string]any)
 			if !ok {
@@ -318,6 +328,33 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 			continue
 		}
 		a.set(f, val, key)
+	}
+}
+
+// applyMap applies each table of raw to the entry of the map of structs
+// f with the same name, so that a later source overrides only the keys it
+// sets of an entry an earlier source declared.
+func (a *applier) applyMap(f reflect.Value, raw map[string]any, path []string) {
+	if f.IsNil() {
+		f.Set(reflect.MakeMap(f.Type()))
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		key := append(slices.Clip(path), k)
+		sub, ok := raw[k].(map[string]any)
+		if !ok {
+			a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(raw[k]))
+			continue
+		}
+		entry := reflect.New(f.Type().Elem()).Elem()
+		old := f.MapIndex(reflect.ValueOf(k))
+		if old.IsValid() {
+			entry.Set(old)
+		}
+		a.apply(entry, sub, key)
+		if !old.IsValid() && entry.IsZero() {
+			continue // every key was left out (an untrusted folder's)
+		}
+		f.SetMapIndex(reflect.ValueOf(k), entry)
 	}
 }
 

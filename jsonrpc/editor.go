@@ -117,9 +117,13 @@ func (e *editor) ApplyEdit(ctx context.Context, de workspace.DocumentEdit) error
 const (
 	approveAllow = "Allow"
 	approveDeny  = "Deny"
+	// approveAlways is offered when the session can remember it (MCP
+	// tools: this tool, for the rest of the session).
+	approveAlways = "Always allow"
 )
 
-// Approve asks with window/showMessageRequest (Allow / Deny). Dismissing
+// Approve asks with window/showMessageRequest (Allow / Deny, and "Always
+// allow" when the session can remember it). Dismissing
 // the message denies.
 func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error) {
 	msg := fmt.Sprintf("Loom (%s) wants to run %s:\n%s", filepath.Base(a.Folder), a.Tool, a.Detail)
@@ -127,12 +131,19 @@ func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error
 		Type: protocol.MessageTypeWarning, Message: msg,
 		Actions: []protocol.MessageActionItem{{Title: approveAllow}, {Title: approveDeny}},
 	}
+	if a.Always != nil {
+		params.Actions = append(params.Actions, protocol.MessageActionItem{Title: approveAlways})
+	}
 	var item *protocol.MessageActionItem
 	if err := e.s.callClient(ctx, protocol.MethodWindowShowMessageRequest, params, &item); err != nil {
 		if errors.Is(err, jsonrpc2.ErrMethodNotFound) {
 			return false, workspace.ErrUnsupported
 		}
 		return false, fmt.Errorf("window/showMessageRequest: %w", err)
+	}
+	if item != nil && item.Title == approveAlways && a.Always != nil {
+		a.Always()
+		return true, nil
 	}
 	return item != nil && item.Title == approveAllow, nil
 }

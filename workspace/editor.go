@@ -74,8 +74,15 @@ type Approval struct {
 	Tool   string
 	// CallID is the tool call that asks.
 	CallID string
-	// Detail is what would run, e.g. the bash command.
+	// Detail is what would run, e.g. the bash command, or an MCP tool's
+	// server, name and arguments.
 	Detail string
+	// Server is the MCP server of an MCP tool call; "" for our own tools.
+	Server string
+	// Always, when not nil, lets the editor offer "Always allow" (this
+	// tool, for the rest of the session): it calls Always when the user
+	// picks it, and returns true.
+	Always func()
 }
 
 // NotificationKind says what a Notification reports.

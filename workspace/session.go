@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -47,6 +48,14 @@ type Session struct {
 	provider llm.Provider // nil when modelErr is set
 	registry *tools.Registry
 	schemas  []llm.ToolSchema
+	// mcp runs the configured MCP servers; their tools join registry.
+	mcp *mcp.Manager
+	// mcpPolicies is each MCP server's approve policy, by server name.
+	mcpPolicies map[string]config.Policy
+	// mcpReady names the servers last seen ready.
+	mcpReady map[string]bool
+	// always is what the user allowed for the session (any goroutine).
+	always   alwaysAllowed
 	env      tools.Env
 	reads    *tools.ReadTracker
 	stopping bool
@@ -100,6 +109,9 @@ type Status struct {
 	// TrustNotice names the settings of an untrusted folder's .loom.toml
 	// that were ignored, and how to trust it; "" when none were.
 	TrustNotice string `json:"trustNotice,omitempty"`
+	// MCPServers lists the configured MCP servers with their state and
+	// tool counts.
+	MCPServers []mcp.ServerStatus `json:"mcpServers"`
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
@@ -118,6 +130,7 @@ func newSession(h *Host, folder string) *Session {
 		done:       make(chan struct{}),
 		watchReady: make(chan struct{}),
 		registry:   tools.DefaultRegistry(),
+		mcp:        mcp.NewManager(mcp.Options{Logger: h.opts.Logger.With("folder", folder)}),
 		reads:      tools.NewReadTracker(),
 		diffs:      map[string]string{},
 		edits:      map[string]*EditNote{},
@@ -207,6 +220,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 		}
+		st.MCPServers = s.mcp.Status()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -314,12 +328,15 @@ func (s *Session) run() {
 		select {
 		case fn := <-s.inbox:
 			fn()
+		case <-s.mcp.Changed():
+			s.syncMCP()
 		case <-s.quit:
 			s.step(fsm.ShutdownRequested{})
 			s.stopping = true
 		}
 	}
 	s.drain()
+	s.mcp.Close()
 	s.closeJournal()
 }
 

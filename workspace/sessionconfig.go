@@ -36,7 +36,8 @@ func (s *Session) loadConfig(reload bool) {
 		s.provider = nil
 		s.log.Info("no usable model", "err", s.modelErr)
 	}
-	s.schemas = toolSchemas(s.registry)
+	s.applyMCP(cfg)
+	s.rebuildTools()
 	s.env = tools.Env{
 		Root:           s.folder,
 		Files:          s.host.overlay,

@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
 // editSettleTimeout bounds the wait for the editor's didChange after it
@@ -54,6 +55,10 @@ type batchRun struct {
 	turn uint64
 	env  tools.Env
 	bash config.Policy
+	// registry is the session's tools when the batch started (MCP tools
+	// come and go); mcpPolicies the MCP servers' approve policies.
+	registry    *tools.Registry
+	mcpPolicies map[string]config.Policy
 	// snapped is set once the worktree was snapshotted before the batch's
 	// first bash command (bash calls are mutating, so run one at a time).
 	snapped bool
@@ -117,7 +122,7 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 // execute runs the tool, asks for approval where policy says so, and
 // applies the edit it computed.
 func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) toolOutcome {
-	tool, ok := s.registry.Get(c.Name)
+	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
 	}
@@ -132,6 +137,11 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		if !b.snapped {
 			b.snapped = true
 			s.snapshotBeforeBash(ctx)
+		}
+	}
+	if t, isMCP := tool.(*mcp.Tool); isMCP {
+		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {
+			return toolOutcome{result: refusal, isError: true}
 		}
 	}
 	env := b.env
