@@ -88,6 +88,9 @@ type agent struct {
 	announce map[string]int
 	// unjournaled counts the ids given to conversations with no journal.
 	unjournaled int
+	// mcpLayer is the configuration layer of the client's MCP servers
+	// last applied, "" for none.
+	mcpLayer string
 }
 
 // session is one ACP session: a conversation of a workspace folder.
@@ -140,6 +143,7 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
+			McpCapabilities:    acpsdk.McpCapabilities{Http: true},
 			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: false, Audio: false},
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},
