@@ -22,6 +22,9 @@ const (
 	// CmdUndo reverts the session's last auto-commit, with guards:
 	// FolderArgs -> UndoResult.
 	CmdUndo = "loom.undo"
+	// CmdCommit makes the auto-commit the daemon's death interrupted
+	// (reported on resume): FolderArgs -> UndoResult (what it did).
+	CmdCommit = "loom.commit"
 	// CmdTrust trusts the workspace folder, persistently, so that its
 	// .loom.toml may choose the model server, allow commands and change
 	// hooks (see config.Trust): FolderArgs -> TrustResult.

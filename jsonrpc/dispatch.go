@@ -38,7 +38,7 @@ func init() {
 		protocol.MethodTextDocumentDidOpen:   {notify: (*Server).didOpen},
 		protocol.MethodTextDocumentDidChange: {notify: (*Server).didChange},
 		protocol.MethodTextDocumentDidClose:  {notify: (*Server).didClose},
-		protocol.MethodTextDocumentDidSave:   {notify: ignoreNotification},
+		protocol.MethodTextDocumentDidSave:   {notify: (*Server).didSave},
 		protocol.MethodTextDocumentWillSave:  {notify: ignoreNotification},
 		// folders.go
 		protocol.MethodWorkspaceDidChangeWorkspaceFolders: {notify: (*Server).didChangeWorkspaceFolders},

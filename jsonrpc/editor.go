@@ -126,6 +126,10 @@ const (
 // allow" when the session can remember it). Dismissing
 // the message denies.
 func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error) {
+	// The text and tool call before the approval go out first.
+	if b := e.s.outboxFor(a.Folder); b != nil {
+		b.flush(ctx)
+	}
 	msg := fmt.Sprintf("Loom (%s) wants to run %s:\n%s", filepath.Base(a.Folder), a.Tool, a.Detail)
 	params := &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning, Message: msg,

@@ -34,6 +34,7 @@ var commandList = []command{
 	{CmdStatus, typed(CmdStatus, (*Server).runStatus)},
 	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
+	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
 }
 
@@ -205,6 +206,18 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 		out.Messages = append(out.Messages, hm)
 	}
 	return out, nil
+}
+
+func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCommit, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := sess.CommitPending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
 }
 
 func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {

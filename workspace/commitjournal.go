@@ -24,14 +24,16 @@ type commitRecord struct {
 // interrupted.
 var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
 
-// commitJournaled makes the commit, with its start and end journaled
-// (the start durably, before anything is written to the repository).
+// commitJournaled makes the commit, with its start (before anything is
+// written to the branch) and its end journaled.
 func (s *Session) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool) (*gitcommit.Result, error) {
 	rec := &commitRecord{Plan: plan, RunHooks: runHooks}
 	if err := s.call(ctx, func() {
+		// One write(2): it survives the daemon's death (kill -9); the
+		// journal is fsynced at the turn's end.
 		s.writeJournal(func(j *journal) error { return j.appendCommit("commit", rec) })
-		s.syncJournal()
 	}); err != nil {
+		plan.Discard()
 		return nil, err
 	}
 	res, err := repo.Commit(ctx, plan, gitcommit.CommitOptions{RunHooks: runHooks})

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -39,10 +39,20 @@ func BenchmarkHookVsGitCommit(b *testing.B) {
 	}
 	gitB("add", "-A")
 	gitB("commit", "-q", "-m", "initial")
-	h := NewHost(HostOptions{Editor: newRecordingEditor()})
-	s := &Session{host: h, folder: dir, log: slog.New(slog.DiscardHandler)}
 	cfg := config.Default()
 	cfg.Model.Name = "bench"
+	// A real session (its goroutine journals the commit's start and end).
+	h := NewHost(HostOptions{
+		Editor:   newRecordingEditor(),
+		Config:   func(string, []config.Override) (config.Config, error) { return cfg, nil },
+		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil },
+		StateDir: b.TempDir(),
+	})
+	defer h.Close()
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	hookFile := filepath.Join(dir, "d01", "f00001.txt")
 	gitFile := filepath.Join(dir, "d02", "f00002.txt")
 	var hookTime, gitTime time.Duration

@@ -69,6 +69,18 @@ type Plan struct {
 	Message string  `json:"message"`
 	// Skipped are the files left out; not journaled.
 	Skipped []Skipped `json:"-"`
+	// index is the temporary index Prepare built (the parent's tree and
+	// the entries), "" when Commit must build it; Commit or Discard
+	// removes it.
+	index string
+}
+
+// Discard removes what Prepare left for Commit; Commit does it itself.
+func (p *Plan) Discard() {
+	if p.index != "" {
+		os.Remove(p.index)
+		p.index = ""
+	}
 }
 
 // Files returns the plan's paths.
@@ -120,7 +132,18 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 	for i, it := range items {
 		rels[i] = it.rel
 	}
-	parent, err := r.treeEntries(ctx, r.Head, rels)
+	ix, err := r.newIndex(ctx, r.Head)
+	if err != nil {
+		return nil, err
+	}
+	plan.index = ix.path
+	ok := false
+	defer func() {
+		if !ok {
+			plan.Discard()
+		}
+	}()
+	parent, err := ix.entries(ctx, rels)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +151,7 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 	if err != nil {
 		return nil, err
 	}
+	var blobs []pendingBlob
 	for _, it := range items {
 		base := parent[it.rel]
 		switch {
@@ -138,21 +162,29 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 			plan.Skipped = append(plan.Skipped, Skipped{it.rel, "it is a submodule"})
 			continue
 		}
-		e, reason, err := r.entryFor(ctx, it.rel, it.c, base)
+		pb, reason, err := r.contentFor(ctx, it.rel, it.c, base)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", it.rel, err)
 		}
-		switch {
-		case reason != "":
+		if reason != "" {
 			plan.Skipped = append(plan.Skipped, Skipped{it.rel, reason})
-		case e.Mode == e.BaseMode && e.Blob == e.Base:
-			// The agent's change leaves the file as the parent has it.
-		default:
+			continue
+		}
+		blobs = append(blobs, pb)
+	}
+	entries, err := ix.write(ctx, r, blobs)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.Mode != e.BaseMode || e.Blob != e.Base {
+			// else the agent's change leaves the file as the parent has it
 			plan.Entries = append(plan.Entries, e)
 		}
 	}
 	if len(plan.Entries) > 0 {
 		plan.Message = message(plan.Files())
+		ok = true
 	}
 	return plan, nil
 }
@@ -202,95 +234,91 @@ func (r *Repo) ignored(ctx context.Context, paths []string, parent map[string]tr
 	return out, nil
 }
 
-// entryFor computes the agent's version of one file on top of base, and
-// writes its blob. A non-empty reason says why the file cannot be
-// committed.
-func (r *Repo) entryFor(ctx context.Context, rel string, c Change, base treeEntry) (Entry, string, error) {
-	e := Entry{Path: rel, BaseMode: base.mode, Base: base.oid}
+// pendingBlob is the agent's content of one file, to be written into the
+// commit's index.
+type pendingBlob struct {
+	entry Entry
+	// text is the content; fromDisk says the file on disk is it (a
+	// command wrote it), remove that the file is gone, link that text is
+	// a symbolic link's target.
+	text     string
+	fromDisk bool
+	remove   bool
+	link     bool
+}
+
+// contentFor computes the agent's version of one file on top of base. A
+// non-empty reason says why the file cannot be committed.
+func (r *Repo) contentFor(ctx context.Context, rel string, c Change, base treeEntry) (pendingBlob, string, error) {
+	pb := pendingBlob{entry: Entry{Path: rel, BaseMode: base.mode, Base: base.oid}}
 	if c.FromDisk {
-		return r.diskEntry(ctx, e)
+		return r.diskContent(pb)
 	}
 	if len(c.Steps) == 0 {
-		return e, "no edit recorded", nil
+		return pb, "no edit recorded", nil
 	}
 	if base.mode == "120000" {
-		return e, "it is a symbolic link in the last commit", nil
+		return pb, "it is a symbolic link in the last commit", nil
 	}
-	e.Mode = base.mode
-	if e.Mode == "" {
-		e.Mode = "100644"
+	pb.entry.Mode = base.mode
+	if pb.entry.Mode == "" {
+		pb.entry.Mode = "100644"
 		if c.Mode&0o111 != 0 {
-			e.Mode = "100755"
+			pb.entry.Mode = "100755"
 		}
 	}
 	steps := collapse(c.Steps)
-	var text string
 	switch {
 	case base.oid == "" && c.Created && len(steps) == 1:
-		text = steps[0].New
-	case base.oid != "" && len(steps) == 1 && blobName(steps[0].Old, base.oid) == base.oid:
+		pb.text = steps[0].New
+	case base.oid != "" && len(steps) == 1 && blobName(steps[0].Old, len(base.oid)) == base.oid:
 		// The file was as the parent has it: the agent's text is the
 		// whole change (a file with filters takes the slow path below).
-		text = steps[0].New
+		pb.text = steps[0].New
 	default:
 		parentText := ""
 		if base.oid != "" {
 			out, err := r.git.run(ctx, "", "cat-file", "--filters", "--path="+rel, base.oid)
 			if err != nil {
-				return e, "", err
+				return pb, "", err
 			}
 			parentText = out
 		}
 		merged, clean, err := r.applySteps(ctx, parentText, steps)
 		if err != nil {
-			return e, "", err
+			return pb, "", err
 		}
 		if !clean {
-			return e, "the agent's change overlaps your own uncommitted changes in it, so they cannot be told apart", nil
+			return pb, "the agent's change overlaps your own uncommitted changes in it, so they cannot be told apart", nil
 		}
-		text = merged
+		pb.text = merged
 	}
-	blob, err := r.git.run(ctx, text, "hash-object", "-w", "--stdin", "--path="+rel)
-	if err != nil {
-		return e, "", err
-	}
-	e.Blob = strings.TrimSpace(blob)
-	return e, "", nil
+	return pb, "", nil
 }
 
-// diskEntry is the entry of a file as it is on disk (a command wrote it):
-// a symbolic link is committed as a link, never followed.
-func (r *Repo) diskEntry(ctx context.Context, e Entry) (Entry, string, error) {
-	abs := filepath.Join(r.Top, filepath.FromSlash(e.Path))
+// diskContent is the content of a file as it is on disk (a command wrote
+// it): a symbolic link is committed as a link, never followed.
+func (r *Repo) diskContent(pb pendingBlob) (pendingBlob, string, error) {
+	abs := filepath.Join(r.Top, filepath.FromSlash(pb.entry.Path))
 	st, err := os.Lstat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return e, "", nil // deleted
+		pb.remove = true
+		return pb, "", nil
 	case err != nil:
-		return e, "", err
+		return pb, "", err
 	case st.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(abs)
 		if err != nil {
-			return e, "", err
+			return pb, "", err
 		}
-		blob, err := r.git.run(ctx, target, "hash-object", "-w", "--no-filters", "--stdin")
-		if err != nil {
-			return e, "", err
-		}
-		e.Mode, e.Blob = "120000", strings.TrimSpace(blob)
-		return e, "", nil
+		pb.entry.Mode, pb.text, pb.link = "120000", target, true
+		return pb, "", nil
 	case !st.Mode().IsRegular():
-		return e, "it is not a regular file", nil
+		return pb, "it is not a regular file", nil
 	}
-	blob, err := r.git.run(ctx, "", "hash-object", "-w", "--", e.Path)
-	if err != nil {
-		return e, "", err
-	}
-	e.Mode, e.Blob = "100644", strings.TrimSpace(blob)
-	if st.Mode()&0o111 != 0 {
-		e.Mode = "100755"
-	}
-	return e, "", nil
+	pb.fromDisk = true
+	return pb, "", nil
 }
 
 // collapse joins consecutive steps where each started from the text the
@@ -308,11 +336,11 @@ func collapse(steps []Step) []Step {
 	return out
 }
 
-// blobName is git's object name of text as a blob, in the hash the
-// repository uses (told by the length of like, an object name of it).
-func blobName(text, like string) string {
+// blobName is git's object name of text as a blob, in the hash whose
+// names are oidLen hex digits long.
+func blobName(text string, oidLen int) string {
 	header := "blob " + strconv.Itoa(len(text)) + "\x00"
-	if len(like) == 64 {
+	if oidLen == 64 {
 		h := sha256.New()
 		h.Write([]byte(header))
 		h.Write([]byte(text))

@@ -48,28 +48,27 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 	if len(plan.Entries) == 0 {
 		return nil, errors.New("nothing to commit")
 	}
+	defer plan.Discard()
 	parent := plan.Parent
 	if r.Head != parent {
 		if err := r.rebase(ctx, plan); err != nil {
 			return nil, err
 		}
 		parent = r.Head
+		plan.Discard() // built on the old parent
 	}
-	tmp, err := os.CreateTemp(r.GitDir, "loom-index-")
-	if err != nil {
-		return nil, err
-	}
-	tmp.Close()
-	os.Remove(tmp.Name()) // git creates it
-	defer os.Remove(tmp.Name())
-	tg := r.git.withEnv("GIT_INDEX_FILE=" + tmp.Name())
-	if parent != "" {
-		if _, err := tg.run(ctx, "", "read-tree", parent); err != nil {
+	var tg runner
+	if plan.index != "" {
+		tg = r.git.withEnv("GIT_INDEX_FILE=" + plan.index)
+	} else {
+		ix, err := r.newIndex(ctx, parent)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if _, err := tg.run(ctx, indexInfo(plan.Entries, false, oidLength(plan.Entries)), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
-		return nil, err
+		plan.index, tg = ix.path, ix.git
+		if _, err := tg.run(ctx, indexInfo(plan.Entries, false, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
+			return nil, err
+		}
 	}
 	hooks := hookRunner{dir: r.HooksDir, git: tg, enabled: opts.RunHooks}
 	if err := hooks.run(ctx, "pre-commit"); err != nil {
@@ -94,7 +93,7 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 	sha = strings.TrimSpace(sha)
 	old := parent
 	if old == "" {
-		old = strings.Repeat("0", 40)
+		old = strings.Repeat("0", r.oidLen)
 	}
 	subject, _, _ := strings.Cut(msg, "\n")
 	if _, err := r.git.run(ctx, "", "update-ref", "-m", "commit (loom): "+subject, "HEAD", sha, old); err != nil {
@@ -145,31 +144,9 @@ func indexInfo(entries []Entry, base bool, oidLen int) string {
 	return b.String()
 }
 
-// oidLength is the length of the object names in entries.
-func oidLength(entries []Entry) int {
-	for _, e := range entries {
-		if n := max(len(e.Blob), len(e.Base)); n > 0 {
-			return n
-		}
-	}
-	return 40
-}
-
-// indexEntries lists paths in the real index (stage 0).
-func (r *Repo) indexEntries(ctx context.Context, paths []string) (map[string]treeEntry, error) {
-	ls, err := r.git.run(ctx, "", append([]string{"ls-files", "-s", "-z", "--"}, literal(paths)...)...)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]treeEntry{}
-	for _, rec := range NulFields(ls) {
-		meta, path, ok := strings.Cut(rec, "\t")
-		f := strings.Fields(meta)
-		if ok && len(f) == 3 && f[2] == "0" {
-			out[path] = treeEntry{mode: f[0], oid: f[1]}
-		}
-	}
-	return out, nil
+// realIndex returns the user's index entries of paths.
+func (r *Repo) realIndex(ctx context.Context, paths []string) (map[string]treeEntry, error) {
+	return indexEntries(ctx, r.git, filepath.Join(r.GitDir, "index"), paths, r.oidLen)
 }
 
 // syncIndex moves the real index entries of entries from their base to
@@ -187,7 +164,7 @@ func (r *Repo) moveIndex(ctx context.Context, entries []Entry, back bool) ([]str
 	for i, e := range entries {
 		paths[i] = e.Path
 	}
-	idx, err := r.indexEntries(ctx, paths)
+	idx, err := r.realIndex(ctx, paths)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +185,7 @@ func (r *Repo) moveIndex(ctx context.Context, entries []Entry, back bool) ([]str
 	if len(move) == 0 {
 		return kept, nil
 	}
-	_, err = r.git.run(ctx, indexInfo(move, back, oidLength(entries)), "update-index", "--add", "--remove", "-z", "--index-info")
+	_, err = r.git.run(ctx, indexInfo(move, back, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info")
 	return kept, err
 }
 

@@ -31,6 +31,8 @@ type Repo struct {
 	HooksDir string
 	// Head is HEAD's commit when opened, "" on an unborn branch.
 	Head string
+	// oidLen is the length of the repository's object names in hex.
+	oidLen int
 }
 
 // Open finds the worktree that contains dir. scrub names environment
@@ -38,7 +40,7 @@ type Repo struct {
 // *_API_KEY is removed anyway).
 func Open(ctx context.Context, dir string, scrub ...string) (*Repo, error) {
 	g := runner{dir: dir, scrub: scrub}
-	args := []string{"rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-path", "hooks"}
+	args := []string{"rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-path", "hooks", "--show-object-format"}
 	out, err := g.run(ctx, "", append(args, "HEAD")...)
 	if err != nil {
 		// An unborn branch has no HEAD to resolve.
@@ -47,15 +49,18 @@ func Open(ctx context.Context, dir string, scrub ...string) (*Repo, error) {
 		}
 	}
 	f := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(f) < 3 || f[0] == "" {
+	if len(f) < 4 || f[0] == "" {
 		return nil, fmt.Errorf("%w: %s (no worktree)", ErrNotRepository, dir)
 	}
-	r := &Repo{Top: f[0], GitDir: f[1], HooksDir: f[2]}
+	r := &Repo{Top: f[0], GitDir: f[1], HooksDir: f[2], oidLen: 40}
 	if !filepath.IsAbs(r.HooksDir) {
 		r.HooksDir = filepath.Join(dir, r.HooksDir)
 	}
-	if len(f) > 3 {
-		r.Head = f[3]
+	if f[3] == "sha256" {
+		r.oidLen = 64
+	}
+	if len(f) > 4 {
+		r.Head = f[4]
 	}
 	g.dir = r.Top
 	r.git = g

@@ -52,7 +52,7 @@ func Undo(ctx context.Context, r *Repo, c *Result) (string, error) {
 	if c.Parent == "" {
 		return refuse("%s is the repository's first commit; remove it with git", Short(c.SHA))
 	}
-	idx, err := r.indexEntries(ctx, c.Files)
+	idx, err := r.realIndex(ctx, c.Files)
 	if err != nil {
 		return "", err
 	}
@@ -131,7 +131,7 @@ func (r *Repo) restoreOf(ctx context.Context, e Entry) (restore, string, error) 
 	}
 	rs.remove = e.Base == ""
 	rs.text = base
-	if e.Blob == "" || blobName(disk, e.Blob) == e.Blob {
+	if e.Blob == "" || blobName(disk, len(e.Blob)) == e.Blob {
 		return rs, "", nil
 	}
 	committed, err := text(e.Blob)
