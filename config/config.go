@@ -79,6 +79,9 @@ type Model struct {
 	APIKeyEnv string `toml:"api_key_env"`
 	// MaxTokens caps each completion; 0 leaves it to the server.
 	MaxTokens int `toml:"max_tokens"`
+	// ContextWindow is the model's context window in tokens; 0 means
+	// known from the model's name, else 32,768.
+	ContextWindow int `toml:"context_window"`
 	// Temperature is the sampling temperature; nil leaves it to the server.
 	Temperature *float64 `toml:"temperature"`
 	// Headers are extra HTTP headers sent with every request. Their values
@@ -103,6 +106,9 @@ type Agent struct {
 	RetryMax Duration `toml:"retry_max"`
 	// SystemPrompt replaces the built-in system prompt when not "".
 	SystemPrompt string `toml:"system_prompt"`
+	// CompactAt is the fraction of the context window past which the
+	// conversation is compacted; in (0, 1], default 0.8.
+	CompactAt float64 `toml:"compact_at"`
 }
 
 // Tools configures the agent's tools.
@@ -201,6 +207,7 @@ func Default() Config {
 			MaxIterations: 25,
 			RetryBase:     Duration{time.Second},
 			RetryMax:      Duration{30 * time.Second},
+			CompactAt:     0.8,
 		},
 		Tools: Tools{
 			Bash:           PolicyAsk,
@@ -295,6 +302,12 @@ func (c Config) Validate() error {
 		if err := checkURL(m.BaseURL); err != nil {
 			add(c.keyErr("model.base_url", "%v", err))
 		}
+	}
+	if m.ContextWindow < 0 {
+		add(c.keyErr("model.context_window", "must be >= 0 (0: known from the model's name, else 32768), got %d", m.ContextWindow))
+	}
+	if a := c.Agent.CompactAt; a <= 0 || a > 1 {
+		add(c.keyErr("agent.compact_at", "must be in (0, 1], a fraction of the context window, got %v", a))
 	}
 	if m.MaxTokens < 0 {
 		add(c.keyErr("model.max_tokens", "must be >= 0 (0 leaves it to the server), got %d", m.MaxTokens))

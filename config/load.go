@@ -400,6 +400,13 @@ func (a *applier) set(f reflect.Value, val any, key []string) {
 			return
 		}
 		f.SetInt(n)
+	case reflect.Float64:
+		x, ok := toFloat(val)
+		if !ok {
+			bad("a number")
+			return
+		}
+		f.SetFloat(x)
 	case reflect.Pointer: // *float64
 		x, ok := toFloat(val)
 		if !ok {

@@ -23,6 +23,9 @@ type SendLlmRequest struct {
 	Request   uint64
 	Iteration int
 	Messages  []Message
+	// Compaction marks a compaction request: its answer (text only; send
+	// no tools) is a summary of the conversation, not shown as an answer.
+	Compaction bool
 }
 
 // ExecuteTools asks the caller to run Calls and to feed back, for each,

@@ -40,6 +40,17 @@ type Config struct {
 	// so that a session's new conversation (after a Reset, in a new
 	// journal) never reuses an id. Reconfigure ignores it.
 	ContinueFrom IDs `json:",omitzero"`
+	// ContextWindow is the model's context window in tokens; 0 turns
+	// context management off (no threshold; a context-length error
+	// still compacts).
+	ContextWindow int `json:",omitempty"`
+	// CompactAt is the fraction of ContextWindow past which the
+	// conversation is compacted before a request. Default 0.8.
+	CompactAt float64 `json:",omitempty"`
+	// KeepToolTurns is how many of the last user turns keep their tool
+	// results whole in what is sent; older results over 1 KB are elided.
+	// Default 3; negative keeps every result.
+	KeepToolTurns int `json:",omitempty"`
 }
 
 func (c Config) withDefaults() Config {
@@ -59,6 +70,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRetryAfter <= 0 {
 		c.MaxRetryAfter = 5 * time.Minute
+	}
+	if c.CompactAt <= 0 || c.CompactAt > 1 {
+		c.CompactAt = 0.8
+	}
+	if c.KeepToolTurns == 0 {
+		c.KeepToolTurns = 3
 	}
 	if c.Jitter < 0 {
 		c.Jitter = 0

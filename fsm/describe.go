@@ -142,6 +142,9 @@ func (ShutdownRequested) Describe() string { return "ShutdownRequested" }
 // describing a request costs the same at any history length.
 func (a SendLlmRequest) Describe() string {
 	s := fmt.Sprintf("SendLlmRequest turn=%d req=%d iter=%d msgs=%d", a.Turn, a.Request, a.Iteration, len(a.Messages))
+	if a.Compaction {
+		s += " compaction"
+	}
 	if n := len(a.Messages); n > 0 {
 		last := a.Messages[n-1]
 		s += " last=" + string(last.Role)
@@ -203,6 +206,9 @@ func (s State) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s turn=%d req=%d iter=%d retries=%d queued=%d msgs=%d",
 		s.Kind, s.Turn, s.Request, s.Iteration, s.Retries, s.Queued, s.Messages)
+	if s.Compacting {
+		b.WriteString(" compacting")
+	}
 	if s.LastError != nil {
 		fmt.Fprintf(&b, " error=%s", s.LastError.Kind)
 	}

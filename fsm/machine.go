@@ -55,6 +55,28 @@ type Machine struct {
 
 	turnUsage Usage
 
+	// turnStart is the index in history of the current (or last) turn's
+	// user message; turnStarts lists those of the turns since the last
+	// compaction.
+	turnStart  int
+	turnStarts []int
+	// view is history with old tool results elided, up to elidedTo; nil
+	// when nothing was elided. It is append-only like history.
+	view     []Message
+	elidedTo int
+	// lastPrompt is the server's prompt_tokens for the last response,
+	// which answered a request of lastPromptMsgs messages; sentMsgs is
+	// the length of the request in flight.
+	lastPrompt     int64
+	lastPromptMsgs int
+	sentMsgs       int
+	// compaction is the compaction in flight, compactMsgs its request.
+	compaction  *compaction
+	compactMsgs []Message
+	// ctxRetried marks a turn that already compacted after a
+	// context-length error.
+	ctxRetried bool
+
 	// changed holds the paths of FilesChanged events not yet told to the
 	// model, in arrival order; changedSet indexes it.
 	changed    []string
@@ -80,13 +102,14 @@ func New(cfg Config) *Machine {
 // State returns a read-only view of the current state.
 func (m *Machine) State() State {
 	s := State{
-		Kind:      m.kind,
-		Turn:      m.turn,
-		Request:   m.request,
-		Iteration: m.iteration,
-		Retries:   m.retries,
-		Queued:    len(m.queue) - m.qhead,
-		Messages:  len(m.history),
+		Kind:       m.kind,
+		Turn:       m.turn,
+		Request:    m.request,
+		Iteration:  m.iteration,
+		Retries:    m.retries,
+		Queued:     len(m.queue) - m.qhead,
+		Messages:   len(m.history),
+		Compacting: m.compaction != nil,
 	}
 	if m.lastErr != nil {
 		e := *m.lastErr
@@ -190,6 +213,10 @@ func (m *Machine) check(ev Event) error {
 		default:
 			return m.invalid(ev, "unknown turn")
 		}
+	case Compact:
+		if m.kind != WaitingForUserInput {
+			return m.invalid(ev, "compaction runs between turns")
+		}
 	case Cancel:
 		if !m.busy() {
 			return m.invalid(ev, "nothing in flight to cancel")
@@ -248,9 +275,17 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.startTurn(e.Text)
 	case LlmTextDelta:
 		m.partial.WriteString(e.Text)
+		if m.compaction != nil {
+			return nil
+		}
 		return []Action{DisplayMessage{Turn: m.turn, Text: e.Text}}
 	case LlmToolCallDelta:
+		if m.compaction != nil {
+			return nil
+		}
 		return m.onToolCallDelta(e)
+	case Compact:
+		return m.onCompact()
 	case LlmCompleted:
 		return m.becomeProcessingLlmResponse(e)
 	case LlmError:

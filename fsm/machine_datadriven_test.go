@@ -37,6 +37,11 @@ func runScript(t *testing.T, path string) {
 		if td.Cmd == "history" {
 			return describeHistory(m.Messages())
 		}
+		if td.Cmd == "sent" {
+			// What a request sends now (old tool results elided), and its
+			// token estimate.
+			return describeHistory(m.outgoing()) + fmt.Sprintf("tokens: %d\n", m.Tokens())
+		}
 		if strings.HasPrefix(td.Input, `"`) {
 			// A quoted input keeps its leading and trailing spaces.
 			in, err := strconv.Unquote(td.Input)
@@ -74,6 +79,10 @@ func scriptConfig(t *testing.T, td *datadriven.TestData) Config {
 			cfg.RetryMax = duration(t, td, arg.Vals[0])
 		case "system":
 			cfg.SystemPrompt = arg.Vals[0]
+		case "window":
+			cfg.ContextWindow = atoi(t, td, arg.Vals[0])
+		case "keep-tool-turns":
+			cfg.KeepToolTurns = atoi(t, td, arg.Vals[0])
 		case "continue-from":
 			// continue-from=(turn, request)
 			cfg.ContinueFrom = IDs{Turn: uint64(atoi(t, td, arg.Vals[0])), Request: uint64(atoi(t, td, arg.Vals[1]))}
@@ -121,6 +130,9 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			n := int64(atoi(t, td, v))
 			ev.Usage = Usage{PromptTokens: n, CompletionTokens: n, TotalTokens: 2 * n}
 		}
+		if v := optional("prompt-tokens"); v != "" {
+			ev.Usage = Usage{PromptTokens: int64(atoi(t, td, v))}
+		}
 		// Each input line is a call: "<id> <name> <arguments…>".
 		for _, line := range strings.Split(td.Input, "\n") {
 			if line == "" {
@@ -152,7 +164,12 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	case "progress":
 		return ToolProgress{Turn: u64("turn"), CallID: arg("call"), Message: td.Input}
 	case "tool-done":
-		return ToolCompleted{Turn: u64("turn"), CallID: arg("call"), Result: td.Input, IsError: td.HasArg("error")}
+		result := td.Input
+		if v := optional("size"); v != "" {
+			// size=N: a result of N bytes, the input repeated.
+			result = strings.Repeat(result+" ", atoi(t, td, v))[:atoi(t, td, v)]
+		}
+		return ToolCompleted{Turn: u64("turn"), CallID: arg("call"), Result: result, IsError: td.HasArg("error")}
 	case "hook-done":
 		return PostToolsHookCompleted{Turn: u64("turn"), ActionTaken: td.Input, Failed: td.HasArg("failed")}
 	case "retry-fired":
@@ -164,6 +181,8 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return Cancel{}
 	case "reset":
 		return Reset{}
+	case "compact":
+		return Compact{}
 	case "drop-queued":
 		return DropQueued{}
 	case "approval":

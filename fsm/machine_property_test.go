@@ -80,8 +80,11 @@ func (g eventGen) draw(t *rapid.T) Event {
 	case 13:
 		return ApprovalDecided{Turn: g.turn(t), CallID: g.callID(t), Approved: rapid.Bool().Draw(t, "approved")}
 	case 14:
-		if rapid.IntRange(0, 3).Draw(t, "reset") == 0 {
+		switch rapid.IntRange(0, 5).Draw(t, "between") {
+		case 0:
 			return Reset{}
+		case 1, 2:
+			return Compact{}
 		}
 		return DropQueued{}
 	default:
@@ -90,6 +93,15 @@ func (g eventGen) draw(t *rapid.T) Event {
 		}
 		return Cancel{}
 	}
+}
+
+func lastUser(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
 }
 
 // stepRecord is what one Step produced, as text.
@@ -113,6 +125,9 @@ func TestMachineProperties(t *testing.T) {
 			// Small enough that the guard is reached now and then.
 			MaxIterations: rapid.IntRange(1, 6).Draw(t, "maxIterations"),
 			Jitter:        0.5,
+			// Small windows make the machine compact now and then.
+			ContextWindow: rapid.SampledFrom([]int{0, 40, 200}).Draw(t, "window"),
+			KeepToolTurns: rapid.IntRange(-1, 2).Draw(t, "keepToolTurns"),
 			JitterSeed:    rapid.Uint64().Draw(t, "seed"),
 		}
 		cfg.SystemPrompt = rapid.SampledFrom([]string{"", "sys"}).Draw(t, "system")
@@ -166,7 +181,13 @@ func TestMachineProperties(t *testing.T) {
 						}
 						if a.Turn != lastTurn {
 							lastTurn = a.Turn
-							started = append(started, a.Messages[len(a.Messages)-1].Content)
+							input := a.Messages[len(a.Messages)-1].Content
+							if a.Compaction {
+								// A turn that compacts first: its input is
+								// the history's last user message.
+								input = lastUser(m.Messages())
+							}
+							started = append(started, input)
 							if want := promised[len(started)-1]; a.Turn != want {
 								t.Fatalf("an input promised turn %d started as turn %d", want, a.Turn)
 							}
@@ -188,6 +209,9 @@ func TestMachineProperties(t *testing.T) {
 			},
 			"": func(t *rapid.T) {
 				s := m.State()
+				if err := CheckPairing(m.Messages()); err != nil && s.Kind == WaitingForUserInput {
+					t.Fatalf("the conversation breaks pairing while waiting: %v", err)
+				}
 				if s.Kind == ProcessingLlmResponse {
 					t.Fatalf("the transient state is observable")
 				}

@@ -110,6 +110,10 @@ func (m *Machine) onReset() []Action {
 	}
 	m.changed = m.changed[:0]
 	clear(m.changedSet)
+	m.turnStart, m.turnStarts = 0, nil
+	m.view, m.elidedTo = nil, 0
+	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0
+	m.compaction, m.compactMsgs, m.ctxRetried = nil, nil, false
 	return append(acts, ConversationReset{IDs: m.IDs()})
 }
 

@@ -75,4 +75,6 @@ type State struct {
 	Queued int
 	// Messages counts the conversation's messages.
 	Messages int
+	// Compacting is set while a compaction request is in flight.
+	Compacting bool
 }

@@ -20,7 +20,11 @@ func (m *Machine) startTurn(text string) []Action {
 	m.iteration = 0
 	m.turnUsage = Usage{}
 	m.flushChanged()
+	m.ctxRetried = false
+	m.turnStart = len(m.history)
+	m.turnStarts = append(m.turnStarts, m.turnStart)
 	m.history = append(m.history, Message{Role: RoleUser, Content: text})
+	m.refreshElision()
 	return m.becomeCallingLlm(nil)
 }
 
@@ -37,6 +41,11 @@ func (m *Machine) becomeCallingLlm(acts []Action) []Action {
 	m.iteration++
 	m.retries = 0
 	m.flushChanged()
+	if over, est := m.overBudget(m.outgoing()); over {
+		if _, _, ok := m.compactable(); ok {
+			return m.startCompaction(acts, "past agent.compact_at", est, compaction{resume: true})
+		}
+	}
 	return append(acts, m.sendRequest())
 }
 
@@ -44,6 +53,13 @@ func (m *Machine) becomeCallingLlm(acts []Action) []Action {
 // CallingLlm + SendLlmRequest. The iteration count is unchanged.
 func (m *Machine) retryRequest() []Action {
 	m.lastErr = nil
+	if m.compaction != nil {
+		m.kind = CallingLlm
+		m.request++
+		m.partial.Reset()
+		msgs := m.compactMsgs
+		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], Compaction: true}}
+	}
 	return []Action{m.sendRequest()}
 }
 
@@ -52,8 +68,9 @@ func (m *Machine) sendRequest() Action {
 	m.request++
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
-	n := len(m.history)
-	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: m.history[:n:n]}
+	msgs := m.outgoing()
+	m.sentMsgs = len(msgs)
+	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs}
 }
 
 // onToolCallDelta shows a tool call the model is still writing.
@@ -84,6 +101,15 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	m.kind = ProcessingLlmResponse
 	m.turnUsage = m.turnUsage.add(e.Usage)
 	m.retries = 0
+	if m.compaction != nil {
+		summary := m.partial.String()
+		m.partial.Reset()
+		m.streaming = m.streaming[:0]
+		return m.finishCompaction(summary)
+	}
+	if e.Usage.PromptTokens > 0 {
+		m.lastPrompt, m.lastPromptMsgs = e.Usage.PromptTokens, m.sentMsgs
+	}
 	calls := normalizeCalls(e.ToolCalls, m.request)
 	problems := m.callProblems(calls)
 	text := m.partial.String()
@@ -260,6 +286,9 @@ func (m *Machine) onHookCompleted(e PostToolsHookCompleted) []Action {
 func (m *Machine) onLlmError(e LlmError) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
+	if e.Kind == ErrorContextLength {
+		return m.onContextLengthError(e)
+	}
 	switch {
 	case e.Retryable && m.retries < m.cfg.MaxRetries && e.RetryAfter <= m.cfg.MaxRetryAfter:
 		return m.becomeError(e)
@@ -297,7 +326,9 @@ func (m *Machine) abandonTurn() []Action {
 	acts := []Action{CancelInFlight{Turn: m.turn}}
 	switch m.kind {
 	case CallingLlm:
-		if text := m.partial.String(); text != "" {
+		if m.compaction != nil {
+			m.compaction, m.compactMsgs = nil, nil
+		} else if text := m.partial.String(); text != "" {
 			m.history = append(m.history, Message{Role: RoleAssistant, Content: text})
 		}
 	case ExecutingTools:
@@ -325,6 +356,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.execs, m.execByID, m.running = nil, nil, 0
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
+	m.compaction, m.compactMsgs = nil, nil
 	if m.qhead < len(m.queue) {
 		next := m.queue[m.qhead]
 		m.queue[m.qhead] = ""

@@ -19,6 +19,9 @@ const (
 	CmdStatus = "loom.status"
 	// CmdHistory returns the transcript: FolderArgs -> HistoryResult.
 	CmdHistory = "loom.history"
+	// CmdCompact summarises the conversation now, to free the model's
+	// context window: FolderArgs -> null.
+	CmdCompact = "loom.compact"
 	// CmdUndo reverts the session's last auto-commit, with guards:
 	// FolderArgs -> UndoResult.
 	CmdUndo = "loom.undo"

@@ -79,7 +79,7 @@ func (e *editor) ApplyEdit(ctx context.Context, de workspace.DocumentEdit) error
 		params.Edit.DocumentChanges = []protocol.DocumentChange{
 			&protocol.TextDocumentEdit{
 				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
-					TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: pathURI(de.Path)},
+					TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: s.clientURI(de.Path)},
 					Version:                &version,
 				},
 				Edits: edits,
@@ -94,7 +94,7 @@ func (e *editor) ApplyEdit(ctx context.Context, de workspace.DocumentEdit) error
 		for _, te := range de.Edits {
 			edits = append(edits, protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText})
 		}
-		params.Edit.Changes = map[uri.URI][]protocol.TextEdit{pathURI(de.Path): edits}
+		params.Edit.Changes = map[uri.URI][]protocol.TextEdit{s.clientURI(de.Path): edits}
 	}
 	var res protocol.ApplyWorkspaceEditResult
 	if err := s.callClient(ctx, protocol.MethodWorkspaceApplyEdit, params, &res); err != nil {
@@ -111,6 +111,15 @@ func (e *editor) ApplyEdit(ctx context.Context, de workspace.DocumentEdit) error
 		return fmt.Errorf("%w: %s (%s)", workspace.ErrEditRejected, filepath.Base(de.Path), reason)
 	}
 	return nil
+}
+
+// clientURI is the URI to name path by to the client: the one the client
+// opened the document under, else path's file URI.
+func (s *Server) clientURI(path string) uri.URI {
+	if u, ok := s.host.Overlay().ClientURI(path); ok {
+		return uri.URI(u)
+	}
+	return pathURI(path)
 }
 
 // The answers of an approval request.
@@ -173,8 +182,11 @@ func (e *editor) SaveDocuments(ctx context.Context, paths []string) ([]string, e
 		return nil, workspace.ErrUnsupported
 	}
 	params := &SaveDocumentsParams{URIs: make([]string, 0, len(paths))}
+	asked := make(map[string]string, len(paths)) // URI sent -> the session's path
 	for _, p := range paths {
-		params.URIs = append(params.URIs, string(pathURI(p)))
+		u := string(s.clientURI(p))
+		params.URIs = append(params.URIs, u)
+		asked[u] = p
 	}
 	var res SaveDocumentsResult
 	if err := s.callClient(ctx, MethodSaveDocuments, params, &res); err != nil {
@@ -185,6 +197,10 @@ func (e *editor) SaveDocuments(ctx context.Context, paths []string) ([]string, e
 	}
 	saved := make([]string, 0, len(res.Saved))
 	for _, u := range res.Saved {
+		if p, ok := asked[u]; ok {
+			saved = append(saved, p)
+			continue
+		}
 		p, err := uriPath(uri.URI(u))
 		if err != nil {
 			s.log.Warn("loom/saveDocuments answered a bad uri", "uri", u, "err", err)

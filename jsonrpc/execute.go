@@ -34,6 +34,7 @@ var commandList = []command{
 	{CmdStatus, typed(CmdStatus, (*Server).runStatus)},
 	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
+	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
 }
@@ -166,6 +167,14 @@ func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
 		return nil, err
 	}
 	return nil, sess.Cancel(ctx)
+}
+
+func (s *Server) runCompact(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCompact, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	return nil, sess.Compact(ctx)
 }
 
 func (s *Server) runReset(ctx context.Context, a FolderArgs) (any, error) {

@@ -155,6 +155,8 @@ func (f *folderOut) send(n workspace.Notification) {
 		}
 	case workspace.NoteInfo:
 		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+	case workspace.NoteCompacted:
+		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": compacted the conversation; the summary is in loom.history")
 	case workspace.NoteTurnEnded:
 		f.flushLog()
 		f.endAll()

@@ -20,7 +20,7 @@ func (s *Server) didOpen(_ context.Context, raw jsonrpc2.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	s.host.Overlay().Open(path, p.TextDocument.Version, p.TextDocument.Text)
+	s.host.Overlay().OpenURI(path, string(p.TextDocument.URI), p.TextDocument.Version, p.TextDocument.Text)
 	return nil
 }
 

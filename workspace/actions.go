@@ -48,7 +48,7 @@ func (s *Session) cancelInFlight() {
 func (s *Session) perform(a fsm.Action) {
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
-		if a.Turn != s.startedTurn {
+		if a.Turn != s.startedTurn && !a.Compaction {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
@@ -104,6 +104,14 @@ func (s *Session) perform(a fsm.Action) {
 		clear(s.summaries)
 		clear(s.outputs)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
+	case fsm.CompactionStarted:
+		s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: a.Message()})
+	case fsm.Compacted:
+		if s.m.State().Kind == fsm.WaitingForUserInput {
+			s.cancelInFlight() // an on-demand compaction is over
+		}
+		s.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
+			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
 		s.cancelInFlight()
 		s.restartJournal()
@@ -126,6 +134,9 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 			s.postEvent(fsm.LlmError{Request: a.Request, Kind: fsm.ErrorOther, Message: msg})
 		})
 		return
+	}
+	if a.Compaction {
+		schemas = nil // a summary, not tool calls
 	}
 	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
 	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }

@@ -111,7 +111,18 @@ const (
 	NoteInfo NotificationKind = "info"
 	// NoteTurnEnded: Outcome and Usage of the turn.
 	NoteTurnEnded NotificationKind = "turn_ended"
+	// NoteCompacted: the conversation was compacted; Text is the
+	// summary, Compaction what it replaced.
+	NoteCompacted NotificationKind = "compacted"
 )
+
+// CompactionNote tells what a compaction did.
+type CompactionNote struct {
+	// Dropped counts the messages the summary replaced.
+	Dropped int
+	// Tokens estimates the conversation after it.
+	Tokens int64
+}
 
 // Notification is one thing a session reports to the editor.
 type Notification struct {
@@ -127,6 +138,8 @@ type Notification struct {
 	Usage   fsm.Usage
 	// ErrorKind classifies a NoteError that came from the model.
 	ErrorKind fsm.ErrorKind
+	// Compaction is set on NoteCompacted.
+	Compaction *CompactionNote
 }
 
 // ToolNote is the status of one tool call.

@@ -106,6 +106,8 @@ func eventTag(ev fsm.Event) string {
 		return "DropQueued"
 	case fsm.ApprovalDecided:
 		return "ApprovalDecided"
+	case fsm.Compact:
+		return "Compact"
 	}
 	return ""
 }
@@ -151,6 +153,8 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.DropQueued](raw)
 	case "ApprovalDecided":
 		return decodeAs[fsm.ApprovalDecided](raw)
+	case "Compact":
+		return decodeAs[fsm.Compact](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }

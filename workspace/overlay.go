@@ -27,6 +27,10 @@ type Overlay struct {
 type document struct {
 	text    string
 	version int32
+	// uri is the URI the client opened the document under ("" when not
+	// opened by a client). Everything sent back to the client about the
+	// document uses it, even when the folder is reached through a symlink.
+	uri string
 }
 
 // Change is one content change of a didChange notification. A nil Range
@@ -53,10 +57,28 @@ func overlayKey(path string) string {
 
 // Open records a document opened in the editor.
 func (o *Overlay) Open(path string, version int32, text string) {
+	o.OpenURI(path, "", version, text)
+}
+
+// OpenURI records a document the client opened under uri (path is the
+// file path of uri, which may go through symlinks).
+func (o *Overlay) OpenURI(path, uri string, version int32, text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.docs[overlayKey(path)] = &document{text: text, version: version}
+	o.docs[overlayKey(path)] = &document{text: text, version: version, uri: uri}
 	o.changed.Broadcast()
+}
+
+// ClientURI returns the URI the client opened the document at path under
+// (path may be resolved or not), if it is open.
+func (o *Overlay) ClientURI(path string) (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	doc, ok := o.docs[overlayKey(path)]
+	if !ok || doc.uri == "" {
+		return "", false
+	}
+	return doc.uri, true
 }
 
 // Change applies the changes of a didChange notification, in order, and

@@ -103,6 +103,12 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// ContextWindow is the model's context window in tokens, and
+	// ContextSource where that figure comes from.
+	ContextWindow int    `json:"contextWindow"`
+	ContextSource string `json:"contextSource"`
+	// Tokens estimates what the next request sends.
+	Tokens int64 `json:"tokens"`
 	// Trusted says whether the folder is trusted, so that its .loom.toml
 	// may choose the model server, allow commands and change hooks.
 	Trusted bool `json:"trusted"`
@@ -219,7 +225,9 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
+			Tokens: s.m.Tokens(),
 		}
+		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
 		st.MCPServers = s.mcp.Status()
 		if st.Queued == nil {
 			st.Queued = []string{}

@@ -154,8 +154,8 @@ func TestSessionCancelMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := h.editor.turnEnded(t, 1)
-	if elapsed := time.Since(start); elapsed > 200*time.Millisecond {
-		t.Errorf("cancel took %v", elapsed)
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("cancel took %v, want well under 5 s", elapsed)
 	}
 	if end.Outcome != fsm.TurnCancelled {
 		t.Fatalf("outcome %s", end.Outcome)
@@ -195,7 +195,7 @@ func TestSessionCancelMidBashKillsTheProcessGroup(t *testing.T) {
 	start := time.Now()
 	s.Cancel(context.Background())
 	end := h.editor.turnEnded(t, 1)
-	if end.Outcome != fsm.TurnCancelled || time.Since(start) > 200*time.Millisecond {
+	if end.Outcome != fsm.TurnCancelled || time.Since(start) > 5*time.Second {
 		t.Fatalf("outcome %s after %v", end.Outcome, time.Since(start))
 	}
 	// The whole process group goes away once the session has let go of

@@ -65,7 +65,9 @@ func (s *Session) machineConfig() fsm.Config {
 		MaxIterations: s.cfg.Agent.MaxIterations,
 		RetryBase:     s.cfg.Agent.RetryBase.Duration,
 		RetryMax:      s.cfg.Agent.RetryMax.Duration,
+		CompactAt:     s.cfg.Agent.CompactAt,
 	}
+	c.ContextWindow, _ = contextWindow(s.cfg)
 	if c.MaxRetries == 0 {
 		c.MaxRetries = -1 // config's 0 means no retry; fsm's 0 means default
 	}

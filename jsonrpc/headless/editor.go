@@ -275,6 +275,8 @@ func (h *Editor) showJSON(n workspace.Notification) {
 		ev.Type, ev.Message, ev.Kind = "error", n.Text, kind
 	case workspace.NoteInfo:
 		ev.Type, ev.Message = "info", n.Text
+	case workspace.NoteCompacted:
+		ev.Type, ev.Summary = "compacted", n.Text
 	case workspace.NoteTurnEnded:
 		usage := n.Usage
 		ev.Type, ev.Outcome, ev.Usage = "turn_completed", string(n.Outcome), &usage

@@ -121,6 +121,20 @@ local function e2e()
     return loom.states[c.config.root_dir] == 'WaitingForUserInput'
   end)
 
+  -- A cancelled turn is marked in the chat.
+  vim.cmd('LoomAsk tell a long story')
+  wait(30000, 'the long story starts streaming', function()
+    return chat_text():find('Once upon', 1, true) ~= nil
+  end)
+  vim.cmd('LoomCancel')
+  wait(30000, 'the chat marks the cancelled turn', function()
+    return chat_text():find('%[turn %d+ cancelled%]') ~= nil
+  end)
+  check(chat_text():find('never ended.', 1, true) == nil, 'the cancelled answer stops', chat_text())
+  wait(10000, 'the session is waiting after the cancel', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput'
+  end)
+
   -- History redraws the transcript.
   vim.cmd('LoomHistory')
   wait(10000, ':LoomHistory redraws the transcript', function()

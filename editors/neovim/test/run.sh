@@ -20,7 +20,9 @@ if ! command -v "$nvim" >/dev/null 2>&1; then
 	exit 0
 fi
 if ! "$nvim" --headless -u NONE -c 'if has("nvim-0.9") | qa! | else | cq | endif' >/dev/null 2>&1; then
-	echo "SKIP: $("$nvim" --version | head -1) is too old; the plugin needs Neovim 0.9+"
+	# Too old for the plugin; :checkhealth loom must still say so plainly.
+	"$here/oldnvim.sh" "$nvim"
+	echo "SKIP: $("$nvim" --version | head -1) is too old for the e2e test; the plugin needs Neovim 0.9+"
 	exit 0
 fi
 
@@ -53,6 +55,12 @@ cat >"$proj/model.toml" <<'TOML'
 [[step]]
 match.last_user_contains = "hello, world"
 text = ["The selection ", "greets the world."]
+
+# A long, slow answer, cancelled by the test.
+[[step]]
+match.last_user_contains = "tell a long story"
+pace = "300ms"
+text = ["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "very ", "long ", "story ", "that ", "never ", "ended."]
 
 [[step]]
 match.last_role = "user"
@@ -89,4 +97,16 @@ LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$proj LOOM_TEST_PLUGIN=$plugin \
 	timeout 120 "$nvim" --headless -u NONE -i NONE -n \
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/e2e.lua" greet.txt
+
+# After :qa the server exits promptly (it used to outlive Neovim by
+# 1.2-1.6 s): give it a generous 3 s, and report how long it took.
+start=$(date +%s%N)
+while pgrep -f -x "$bin( .*)?" >/dev/null; do
+	if (($(date +%s%N) - start > 3000000000)); then
+		echo "FAIL: loom-lsp still runs 3 s after :qa" >&2
+		exit 1
+	fi
+	sleep 0.05 # polling the process table: there is no event to wait on
+done
+echo "ok   loom-lsp gone $((($(date +%s%N) - start) / 1000000)) ms after nvim exited"
 echo "neovim e2e: ok"

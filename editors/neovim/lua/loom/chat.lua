@@ -111,6 +111,15 @@ function M.prompt(folder, prompt)
   M.block(lines)
 end
 
+--- Marks how a turn ended when it did not simply finish: a cancelled or
+--- failed turn gets a line saying so under its answer.
+---@param p {folder: string, turn: integer, outcome: string}
+function M.turn_ended(p)
+  if p.outcome == 'cancelled' or p.outcome == 'failed' then
+    M.block({ string.format('> [turn %d %s]', p.turn, p.outcome) })
+  end
+end
+
 --- Appends a displayMessage delta to its folder and turn's answer.
 ---@param p {folder: string, turn: integer, seq: integer, text: string}
 function M.delta(p)

@@ -1,7 +1,14 @@
 -- :checkhealth loom
 local M = {}
 
+-- Neovim < 0.9 has no vim.health (0.7 and 0.8 have the 'health' module
+-- with report_* functions): this file must load and report on both, so
+-- that an old Neovim is told what it needs instead of a Lua error.
 local h = vim.health
+if h == nil or h.start == nil and h.report_start == nil then
+  local found, legacy = pcall(require, 'health')
+  h = found and legacy or {}
+end
 local start = h.start or h.report_start
 local ok = h.ok or h.report_ok
 local warn = h.warn or h.report_warn
@@ -15,7 +22,12 @@ function M.check()
   if vim.fn.has('nvim-0.9') == 1 then
     ok('Neovim ' .. vs)
   else
-    err('Neovim ' .. vs .. ' is too old', { 'loom needs Neovim 0.9 or newer (vim.lsp.start, vim.fs)' })
+    err('Neovim ' .. vs .. ' is too old: Neovim 0.9 or newer is required', {
+      'loom uses vim.lsp.start and vim.fs, which Neovim 0.9 brought',
+      'Install a newer Neovim (e.g. from https://github.com/neovim/neovim/releases)',
+    })
+    -- The other checks use 0.9 APIs: stop here rather than fail in them.
+    return
   end
 
   start('loom: server')

@@ -132,6 +132,11 @@ M.handlers = {
       chat.tool(p)
     end
   end,
+  ['loom/turnEnded'] = function(_, p)
+    if p then
+      chat.turn_ended(p)
+    end
+  end,
   ['loom/state'] = function(_, p)
     if p then
       on_state(p.folder, p.state)
