@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -60,8 +61,18 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	case <-ctx.Done():
 	}
 	a.host.Close()
-	a.out.close()
+	// The last updates go out, unless nobody reads them any more.
+	closed := make(chan struct{})
+	go func() { a.out.close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(outboxDrainTimeout):
+		opts.Logger.Warn("the client does not read stdout; the last updates were dropped")
+	}
 }
+
+// outboxDrainTimeout bounds the wait for the last updates at exit.
+const outboxDrainTimeout = time.Second
 
 // agent is the ACP agent: the handlers of the SDK's Agent interface, and
 // the workspace.Editor of the sessions it hosts.
@@ -85,6 +96,9 @@ type agent struct {
 	announce map[string]int
 	// unjournaled counts the ids given to conversations with no journal.
 	unjournaled int
+	// mcpLayer is the configuration layer of the client's MCP servers
+	// last applied, "" for none.
+	mcpLayer string
 }
 
 // session is one ACP session: a conversation of a workspace folder.
@@ -137,6 +151,7 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
+			McpCapabilities:    acpsdk.McpCapabilities{Http: true},
 			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: false, Audio: false},
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},

@@ -18,6 +18,8 @@
 //     it is loaded again. A folder's empty conversation is reused, so two
 //     session/new in a row without a prompt give the same id. Session ids
 //     come from the journals, so they survive a restart of the process.
+//   - the MCP servers of session/new, load and resume become the editor's
+//     configuration layer [mcp.servers] (see useMCPServers).
 //   - session/prompt becomes one UserInput; it answers when that turn
 //     ends. A prompt sent while a turn runs is queued by the state
 //     machine, never dropped.

@@ -207,6 +207,13 @@ func writeScript(t *testing.T, body string) string {
 // start starts an agent with a new client; stateDir "" makes a new one.
 func start(t *testing.T, script, stateDir string, tweak func(*config.Config)) *harness {
 	t.Helper()
+	return startWith(t, stateDir, agentConfig(script, tweak))
+}
+
+// startWith starts an agent whose sessions load their configuration with
+// load.
+func startWith(t *testing.T, stateDir string, load func(string, []config.Override) (config.Config, error)) *harness {
+	t.Helper()
 	if stateDir == "" {
 		stateDir = t.TempDir()
 	}
@@ -217,7 +224,7 @@ func start(t *testing.T, script, stateDir string, tweak func(*config.Config)) *h
 	go func() {
 		defer close(h.served)
 		Serve(context.Background(), agentIn, agentOut, Options{
-			Host:    workspace.HostOptions{StateDir: stateDir, Config: agentConfig(script, tweak), Getenv: func(string) string { return "" }},
+			Host:    workspace.HostOptions{StateDir: stateDir, Config: load, Getenv: func(string) string { return "" }},
 			Version: "test",
 			Logger:  logger,
 		})

@@ -18,12 +18,10 @@ func (a *agent) folderSession(cwd string, mcpServers []acpsdk.McpServer) (*works
 	if !filepath.IsAbs(cwd) {
 		return nil, invalidParams("cwd %q is not an absolute path", cwd)
 	}
+	a.useMCPServers(mcpServers)
 	ws, err := a.host.AddFolder(cwd)
 	if err != nil {
 		return nil, invalidParams("cwd: %v", err)
-	}
-	if len(mcpServers) > 0 {
-		a.log.Warn("the client's MCP servers are not used yet: loom-lsp does not connect to MCP servers", "cwd", cwd, "servers", len(mcpServers))
 	}
 	return ws, nil
 }
