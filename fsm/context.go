@@ -239,16 +239,7 @@ func (m *Machine) endIdleWork(acts []Action) []Action {
 	m.retries, m.lastErr = 0, nil
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
-	if m.qhead < len(m.queue) {
-		next := m.queue[m.qhead]
-		m.queue[m.qhead] = ""
-		m.qhead++
-		if m.qhead == len(m.queue) {
-			m.queue, m.qhead = m.queue[:0], 0
-		}
-		return append(acts, m.startTurn(next)...)
-	}
-	return acts
+	return m.startQueued(acts)
 }
 
 // onCompact: an on-demand compaction while waiting for input.

@@ -357,6 +357,11 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	m.compaction, m.compactMsgs = nil, nil
+	return m.startQueued(acts)
+}
+
+// startQueued starts the next queued input, if any.
+func (m *Machine) startQueued(acts []Action) []Action {
 	if m.qhead < len(m.queue) {
 		next := m.queue[m.qhead]
 		m.queue[m.qhead] = ""
