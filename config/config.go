@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -31,10 +32,14 @@ type Config struct {
 	Agent Agent `toml:"agent"`
 	Tools Tools `toml:"tools"`
 	Hooks Hooks `toml:"hooks"`
+	MCP   MCP   `toml:"mcp"`
+	Trust Trust `toml:"trust"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
 	origins map[string]origin
+	// trust is what Load decided about the workspace folder's trust.
+	trust trustState
 }
 
 // origin is where one key got its value.
@@ -333,6 +338,12 @@ func (c Config) Validate() error {
 	if t.MaxOutputBytes <= 0 {
 		add(c.keyErr("tools.max_output_bytes", "must be > 0, got %d", t.MaxOutputBytes))
 	}
+	for _, f := range c.Trust.Folders {
+		if !filepath.IsAbs(f) {
+			add(c.keyErr("trust.folders", "%q is not an absolute path", f))
+		}
+	}
+	c.validateMCP(add)
 	return errors.Join(errs...)
 }
 

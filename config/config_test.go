@@ -24,6 +24,16 @@ func write(t *testing.T, dir, name, text string) string {
 	return p
 }
 
+// readFile returns the text of path.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // isolate points the default user file at an empty temp dir.
 func isolate(t *testing.T) string {
 	t.Helper()
@@ -69,7 +79,7 @@ func TestDefaults(t *testing.T) {
 	if len(sources) != 0 {
 		t.Errorf("sources = %v, want none", sources)
 	}
-	got.origins = nil
+	got.origins, got.trust = nil, trustState{}
 	if !reflect.DeepEqual(got, d) {
 		t.Errorf("Load with no files = %v\nwant %v", got, d)
 	}
@@ -90,6 +100,7 @@ max_retries = 7
 bash = "deny"
 bash_timeout = "1m"
 `)
+	user = write(t, home, "user.toml", fmt.Sprintf("[trust]\nfolders = [%q]\n", folder)+readFile(t, user))
 	ws := write(t, folder, ".loom.toml", `
 model.name = "ws-model"
 model.headers.B = "ws"
@@ -335,7 +346,7 @@ func TestScriptPathRelativeToFile(t *testing.T) {
 		t.Errorf("script from user file = %q, want %q", c.Model.Script, want)
 	}
 	write(t, folder, ".loom.toml", "[model]\nscript = \"sub/s.txt\"\n")
-	c, _, err = Load(LoadOptions{UserFile: user, Folder: folder})
+	c, _, err = Load(LoadOptions{UserFile: user, Folder: folder, Trusted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +472,7 @@ func TestStringRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Default().String() does not load back: %v\n%s", err, Default())
 	}
-	c.origins = nil
+	c.origins, c.trust = nil, trustState{}
 	if !reflect.DeepEqual(c, Default()) {
 		t.Errorf("round trip = %v, want %v", c, Default())
 	}

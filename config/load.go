@@ -31,6 +31,12 @@ type LoadOptions struct {
 	// Overrides apply last, in order: typically initializationOptions, then
 	// the settings of workspace/didChangeConfiguration.
 	Overrides []Override
+	// TrustFile lists folders trusted with loom.trust; "" means
+	// DefaultTrustFile().
+	TrustFile string
+	// Trusted vouches for Folder whatever the user's config says (the
+	// caller asked the user).
+	Trusted bool
 }
 
 // Override is a JSON object from the editor with the same keys as the TOML
@@ -93,6 +99,13 @@ func (o LoadOptions) Files() []string {
 	return files
 }
 
+func (o LoadOptions) trustFile() string {
+	if o.TrustFile != "" {
+		return o.TrustFile
+	}
+	return DefaultTrustFile()
+}
+
 func (o LoadOptions) userFile() string {
 	switch {
 	case o.ExplicitFile != "":
@@ -105,7 +118,9 @@ func (o LoadOptions) userFile() string {
 
 // Load merges, in precedence order, Default(), the user file, the
 // workspace file, then the overrides; each source overrides only the keys it
-// sets. It returns the sources applied, and an error (made of *Error values)
+// sets. The workspace file's restricted keys apply only when the folder is
+// trusted (see [Trust]); otherwise they are left out and
+// [Config.TrustNotice] says so. It returns the sources applied, and an error (made of *Error values)
 // for an unreadable or malformed source, an unknown key, a wrong type, or a
 // failed Validate. On error the Config must not be used: keep the previous.
 func Load(opts LoadOptions) (Config, []Source, error) {
@@ -115,19 +130,27 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 	var errs []error
 
 	if f := opts.userFile(); f != "" {
-		ok, err := c.applyFile(f, opts.ExplicitFile != "")
+		ok, err := c.applyFile(f, opts.ExplicitFile != "", false)
 		if ok {
 			sources = append(sources, Source{Kind: SourceUser, Name: f})
 		}
 		errs = append(errs, err)
 	}
 	if opts.Folder != "" {
+		trusted := opts.Trusted || editorTrusts(opts.Overrides)
+		if !trusted {
+			listed, err := ReadTrustFile(opts.trustFile())
+			errs = append(errs, err)
+			trusted = FolderTrusted(opts.Folder, append(slices.Clone(c.Trust.Folders), listed...))
+		}
+		c.trust = trustState{folder: resolvePath(opts.Folder), trusted: trusted}
 		for _, n := range workspaceNames {
 			f := filepath.Join(opts.Folder, n)
-			ok, err := c.applyFile(f, false)
+			ok, err := c.applyFile(f, false, true)
 			errs = append(errs, err)
 			if ok {
 				sources = append(sources, Source{Kind: SourceWorkspace, Name: f})
+				c.markWorkspaceServers(f)
 				break
 			}
 			if err != nil {
@@ -149,8 +172,10 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 }
 
 // applyFile merges the TOML file at path into c. It reports whether the
-// file existed; a missing file is an error only when required.
-func (c *Config) applyFile(path string, required bool) (bool, error) {
+// file existed; a missing file is an error only when required. A
+// workspace file's trust keys, and its restricted keys when the folder is
+// not trusted, are left out and recorded in c.trust.
+func (c *Config) applyFile(path string, required, workspace bool) (bool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !required {
@@ -173,7 +198,17 @@ func (c *Config) applyFile(path string, required bool) (bool, error) {
 		baseDir: filepath.Dir(path),
 		origins: c.origins,
 	}
+	if workspace {
+		trusted := c.trust.trusted
+		a.skip = func(key string, val any) bool {
+			return restrictedKey(key, val) && (!trusted || key == "trust" || strings.HasPrefix(key, "trust."))
+		}
+	}
 	a.apply(reflect.ValueOf(c).Elem(), raw, nil)
+	if workspace && !c.trust.trusted && len(a.skipped) > 0 {
+		c.trust.file, c.trust.ignored = path, a.skipped
+		slices.Sort(c.trust.ignored)
+	}
 	slices.SortStableFunc(a.errs, func(x, y *Error) int { return x.Line - y.Line })
 	return true, joinErrors(a.errs)
 }
@@ -237,6 +272,10 @@ type applier struct {
 	baseDir string // for a relative model.script; "" leaves it relative
 	origins map[string]origin
 	errs    []*Error
+	// skip, when set, leaves out a leaf key (dotted) with its value; the
+	// keys left out are collected in skipped.
+	skip    func(key string, val any) bool
+	skipped []string
 }
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -258,6 +297,15 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 		if val == nil { // JSON null: leave unset
 			continue
 		}
+		if f.Kind() == reflect.Map && f.Type().Elem().Kind() == reflect.Struct {
+			sub, ok := val.(map[string]any)
+			if !ok {
+				a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(val))
+				continue
+			}
+			a.applyMap(f, sub, key)
+			continue
+		}
 		if f.Kind() == reflect.Struct && !reflect.PointerTo(f.Type()).Implements(textUnmarshaler) {
 			sub, ok := val.(map[string]any)
 			if !ok {
@@ -267,7 +315,46 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 			a.apply(f, sub, key)
 			continue
 		}
+		if name := strings.Join(key, "."); a.skip != nil && a.skip(name, val) {
+			// Still check the value, so the file's mistakes are reported
+			// whether or not its folder is trusted.
+			errs, origins := len(a.errs), a.origins
+			a.origins = map[string]origin{}
+			a.set(reflect.New(f.Type()).Elem(), val, key)
+			a.origins = origins
+			if len(a.errs) == errs {
+				a.skipped = append(a.skipped, name)
+			}
+			continue
+		}
 		a.set(f, val, key)
+	}
+}
+
+// applyMap applies each table of raw to the entry of the map of structs
+// f with the same name, so that a later source overrides only the keys it
+// sets of an entry an earlier source declared.
+func (a *applier) applyMap(f reflect.Value, raw map[string]any, path []string) {
+	if f.IsNil() {
+		f.Set(reflect.MakeMap(f.Type()))
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		key := append(slices.Clip(path), k)
+		sub, ok := raw[k].(map[string]any)
+		if !ok {
+			a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(raw[k]))
+			continue
+		}
+		entry := reflect.New(f.Type().Elem()).Elem()
+		old := f.MapIndex(reflect.ValueOf(k))
+		if old.IsValid() {
+			entry.Set(old)
+		}
+		a.apply(entry, sub, key)
+		if !old.IsValid() && entry.IsZero() {
+			continue // every key was left out (an untrusted folder's)
+		}
+		f.SetMapIndex(reflect.ValueOf(k), entry)
 	}
 }
 
@@ -320,6 +407,22 @@ func (a *applier) set(f reflect.Value, val any, key []string) {
 			return
 		}
 		f.Set(reflect.ValueOf(&x))
+	case reflect.Slice: // []string
+		arr, ok := val.([]any)
+		if !ok {
+			bad("an array of strings")
+			return
+		}
+		var out []string
+		for i, v := range arr {
+			s, ok := v.(string)
+			if !ok {
+				a.fail(key, "%s[%d]: want a string, got %s", name, i, describe(v))
+				return
+			}
+			out = append(out, s)
+		}
+		f.Set(reflect.ValueOf(out))
 	case reflect.Map: // map[string]string
 		m, ok := val.(map[string]any)
 		if !ok {

@@ -36,6 +36,10 @@ type Config struct {
 	Jitter float64
 	// JitterSeed seeds the jitter.
 	JitterSeed uint64
+	// ContinueFrom makes New count turns and requests on from these ids,
+	// so that a session's new conversation (after a Reset, in a new
+	// journal) never reuses an id. Reconfigure ignores it.
+	ContinueFrom IDs `json:",omitzero"`
 }
 
 func (c Config) withDefaults() Config {

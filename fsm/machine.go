@@ -39,6 +39,9 @@ type Machine struct {
 	// queue holds inputs received while busy; queue[qhead:] are pending.
 	queue []string
 	qhead int
+	// dropped counts the turn ids of inputs dropped while a turn was in
+	// flight; the next turn starts after them.
+	dropped uint64
 
 	// partial is the assistant text streamed for the current request.
 	partial strings.Builder
@@ -67,6 +70,7 @@ type streamingCall struct {
 // cfg.SystemPrompt becomes the conversation's first message.
 func New(cfg Config) *Machine {
 	m := &Machine{cfg: cfg.withDefaults()}
+	m.turn, m.request = cfg.ContinueFrom.Turn, cfg.ContinueFrom.Request
 	if m.cfg.SystemPrompt != "" {
 		m.history = append(m.history, Message{Role: RoleSystem, Content: m.cfg.SystemPrompt})
 	}
@@ -194,7 +198,9 @@ func (m *Machine) check(ev Event) error {
 		if len(e.Paths) == 0 {
 			return m.invalid(ev, "no paths")
 		}
-	case ShutdownRequested:
+	case ApprovalDecided:
+		return m.checkTool(ev, e.Turn, e.CallID)
+	case Reset, DropQueued, ShutdownRequested:
 	default:
 		return m.invalid(ev, "unknown event type")
 	}
@@ -262,6 +268,13 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.endTurn(acts, TurnCancelled)
 	case FilesChanged:
 		return m.onFilesChanged(e)
+	case Reset:
+		return m.onReset()
+	case DropQueued:
+		m.dropQueue()
+		return nil
+	case ApprovalDecided:
+		return m.onApprovalDecided(e)
 	case ShutdownRequested:
 		return m.becomeShuttingDown()
 	}

@@ -74,6 +74,9 @@ func scriptConfig(t *testing.T, td *datadriven.TestData) Config {
 			cfg.RetryMax = duration(t, td, arg.Vals[0])
 		case "system":
 			cfg.SystemPrompt = arg.Vals[0]
+		case "continue-from":
+			// continue-from=(turn, request)
+			cfg.ContinueFrom = IDs{Turn: uint64(atoi(t, td, arg.Vals[0])), Request: uint64(atoi(t, td, arg.Vals[1]))}
 		case "tools":
 			// tools=(read_file, edit_file!): a trailing ! marks a mutating tool.
 			for _, v := range arg.Vals {
@@ -159,6 +162,12 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return FilesChanged{Paths: strings.Fields(td.Input)}
 	case "cancel":
 		return Cancel{}
+	case "reset":
+		return Reset{}
+	case "drop-queued":
+		return DropQueued{}
+	case "approval":
+		return ApprovalDecided{Turn: u64("turn"), CallID: arg("call"), Approved: td.HasArg("approved")}
 	case "shutdown":
 		return ShutdownRequested{}
 	}

@@ -34,7 +34,7 @@ func FuzzStep(f *testing.F) {
 				callID = s.Executions[int(next())%n].Call.ID
 			}
 			var ev Event
-			switch next() % 14 {
+			switch next() % 17 {
 			case 0:
 				ev = UserInput{Text: string(rune('a' + next()%26))}
 			case 1:
@@ -61,6 +61,12 @@ func FuzzStep(f *testing.F) {
 				ev = Cancel{}
 			case 12:
 				ev = ShutdownRequested{}
+			case 13:
+				ev = ApprovalDecided{Turn: turn, CallID: callID, Approved: next()%2 == 0}
+			case 14:
+				ev = Reset{}
+			case 15:
+				ev = DropQueued{}
 			default:
 				ev = nil
 			}

@@ -51,7 +51,7 @@ func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
 }
 
 func (g eventGen) draw(t *rapid.T) Event {
-	switch rapid.IntRange(0, 13).Draw(t, "kind") {
+	switch rapid.IntRange(0, 16).Draw(t, "kind") {
 	case 0:
 		return UserInput{Text: rapid.SampledFrom([]string{"hi", "fix it", "", "  ", "again"}).Draw(t, "text")}
 	case 1, 2:
@@ -77,6 +77,13 @@ func (g eventGen) draw(t *rapid.T) Event {
 		return RetryTimeoutFired{Request: g.request(t)}
 	case 12:
 		return FilesChanged{Paths: rapid.SliceOfN(rapid.SampledFrom([]string{"a.go", "b.go"}), 0, 2).Draw(t, "paths")}
+	case 13:
+		return ApprovalDecided{Turn: g.turn(t), CallID: g.callID(t), Approved: rapid.Bool().Draw(t, "approved")}
+	case 14:
+		if rapid.IntRange(0, 3).Draw(t, "reset") == 0 {
+			return Reset{}
+		}
+		return DropQueued{}
 	default:
 		if rapid.IntRange(0, 9).Draw(t, "shutdown") == 0 {
 			return ShutdownRequested{}
@@ -108,6 +115,7 @@ func TestMachineProperties(t *testing.T) {
 			Jitter:        0.5,
 			JitterSeed:    rapid.Uint64().Draw(t, "seed"),
 		}
+		cfg.SystemPrompt = rapid.SampledFrom([]string{"", "sys"}).Draw(t, "system")
 		m := New(cfg)
 		gen := eventGen{m}
 		maxRetries := m.cfg.MaxRetries
@@ -117,11 +125,13 @@ func TestMachineProperties(t *testing.T) {
 			accepted []string // inputs the machine took, in order
 			started  []string // inputs that started a turn, in order
 			lastTurn uint64
+			promised []uint64 // the NextTurn of each accepted input
 		)
 		t.Repeat(map[string]func(*rapid.T){
 			"step": func(t *rapid.T) {
 				ev := gen.draw(t)
 				before, beforeMsgs := m.State().Describe(), len(m.Messages())
+				beforeIDs, next := m.IDs(), m.NextTurn()
 				acts, err := m.Step(ev)
 				log = append(log, ev)
 				trace.WriteString(stepRecord(acts, err, m.State()))
@@ -137,8 +147,16 @@ func TestMachineProperties(t *testing.T) {
 					}
 					return
 				}
-				if in, ok := ev.(UserInput); ok {
-					accepted = append(accepted, in.Text)
+				if ids := m.IDs(); ids.Turn < beforeIDs.Turn || ids.Request < beforeIDs.Request {
+					t.Fatalf("%s made the ids go back: %+v -> %+v", ev.Describe(), beforeIDs, ids)
+				}
+				switch e := ev.(type) {
+				case UserInput:
+					accepted = append(accepted, e.Text)
+					promised = append(promised, next)
+				case Reset, DropQueued:
+					// The queued inputs are gone; none may start later.
+					accepted, promised = accepted[:len(started)], promised[:len(started)]
 				}
 				for _, a := range acts {
 					switch a := a.(type) {
@@ -149,11 +167,19 @@ func TestMachineProperties(t *testing.T) {
 						if a.Turn != lastTurn {
 							lastTurn = a.Turn
 							started = append(started, a.Messages[len(a.Messages)-1].Content)
+							if want := promised[len(started)-1]; a.Turn != want {
+								t.Fatalf("an input promised turn %d started as turn %d", want, a.Turn)
+							}
 						}
 					case ScheduleRetry:
 						if a.Attempt > maxRetries {
 							t.Fatalf("retry %d exceeds MaxRetries %d", a.Attempt, maxRetries)
 						}
+					}
+				}
+				if _, ok := ev.(Reset); ok {
+					if s := m.State(); s.Kind != WaitingForUserInput || s.Queued != 0 || len(m.Messages()) != len(New(cfg).Messages()) {
+						t.Fatalf("after Reset: %s with %d messages, want an empty conversation", s.Describe(), len(m.Messages()))
 					}
 				}
 				if _, ok := ev.(ShutdownRequested); ok && m.State().Kind != ShuttingDown {

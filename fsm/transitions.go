@@ -15,7 +15,8 @@ const cancelledResult = "tool error: cancelled by the user before this call fini
 
 // startTurn begins a user turn: UserInput -> CallingLlm + SendLlmRequest.
 func (m *Machine) startTurn(text string) []Action {
-	m.turn++
+	m.turn += 1 + m.dropped
+	m.dropped = 0
 	m.iteration = 0
 	m.turnUsage = Usage{}
 	m.flushChanged()
@@ -316,6 +317,8 @@ func (m *Machine) abandonTurn() []Action {
 // input, if any.
 func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	acts = append(acts, WaitForInput{Turn: m.turn, Outcome: outcome, Usage: m.turnUsage})
+	m.turn += m.dropped // the ids of inputs dropped meanwhile are used up
+	m.dropped = 0
 	m.kind = WaitingForUserInput
 	m.retries = 0
 	m.lastErr = nil

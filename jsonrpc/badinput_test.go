@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -23,11 +24,16 @@ type rawClient struct {
 }
 
 func newRawClient(t *testing.T, maxMessage int) *rawClient {
+	return newRawClientLogging(t, maxMessage, testLogger(t))
+}
+
+// newRawClientLogging is newRawClient with the server logging to log.
+func newRawClientLogging(t *testing.T, maxMessage int, log *slog.Logger) *rawClient {
 	serverEnd, clientEnd := net.Pipe()
 	c := &rawClient{t: t, conn: clientEnd, frames: make(chan map[string]any, 1000), ended: make(chan error, 1), exit: make(chan int, 1)}
 	go c.readLoop(bufio.NewReader(clientEnd))
 	go func() {
-		c.exit <- Serve(context.Background(), serverEnd, Options{Logger: testLogger(t), Host: hostOptions(t), MaxMessageSize: maxMessage})
+		c.exit <- Serve(context.Background(), serverEnd, Options{Logger: log, Host: hostOptions(t), MaxMessageSize: maxMessage})
 	}()
 	t.Cleanup(func() {
 		clientEnd.Close()

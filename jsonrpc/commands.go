@@ -22,6 +22,13 @@ const (
 	// CmdUndo reverts the session's last auto-commit, with guards:
 	// FolderArgs -> UndoResult.
 	CmdUndo = "loom.undo"
+	// CmdCommit makes the auto-commit the daemon's death interrupted
+	// (reported on resume): FolderArgs -> UndoResult (what it did).
+	CmdCommit = "loom.commit"
+	// CmdTrust trusts the workspace folder, persistently, so that its
+	// .loom.toml may choose the model server, allow commands and change
+	// hooks (see config.Trust): FolderArgs -> TrustResult.
+	CmdTrust = "loom.trust"
 )
 
 // FolderArgs selects a session. URI is a file or folder inside the
@@ -88,6 +95,12 @@ type UndoResult struct {
 	Folder string `json:"folder"`
 	// Message says what was reverted.
 	Message string `json:"message"`
+}
+
+// TrustResult is loom.trust's reply.
+type TrustResult struct {
+	// Folder is the workspace folder now trusted.
+	Folder string `json:"folder"`
 }
 
 // commandNames lists the commands initialize advertises.

@@ -38,7 +38,7 @@ func init() {
 		protocol.MethodTextDocumentDidOpen:   {notify: (*Server).didOpen},
 		protocol.MethodTextDocumentDidChange: {notify: (*Server).didChange},
 		protocol.MethodTextDocumentDidClose:  {notify: (*Server).didClose},
-		protocol.MethodTextDocumentDidSave:   {notify: ignoreNotification},
+		protocol.MethodTextDocumentDidSave:   {notify: (*Server).didSave},
 		protocol.MethodTextDocumentWillSave:  {notify: ignoreNotification},
 		// folders.go
 		protocol.MethodWorkspaceDidChangeWorkspaceFolders: {notify: (*Server).didChangeWorkspaceFolders},
@@ -106,6 +106,21 @@ func (s *Server) handleCall(ctx context.Context, req *jsonrpc2.Request) (result 
 	if !ok || rt.call == nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %q", method)
 	}
+	if method == protocol.MethodInitialize {
+		// initialize runs inline, in wire order, so that a request sent
+		// right behind it (in the same write) finds the server
+		// initialized. It never blocks, so it is not cancellable; it must
+		// not keep ctx, which is recycled when it returns.
+		return s.initializeInline(req.Params())
+	}
+	if method == protocol.MethodShutdown {
+		// Recorded on receipt, in wire order, before the handler is
+		// released: an exit sent right behind shutdown (in the same write)
+		// must find it, or the process would exit 1.
+		s.mu.Lock()
+		s.state = lcShutdown
+		s.mu.Unlock()
+	}
 	// Register for $/cancelRequest before releasing the read goroutine, so
 	// a cancel that follows on the wire finds the request.
 	id := req.ID()
@@ -136,6 +151,18 @@ func (s *Server) handleCall(ctx context.Context, req *jsonrpc2.Request) (result 
 		s.log.Debug("request failed", "method", method, "err", err)
 	}
 	return result, err
+}
+
+// initializeInline runs initialize on the read goroutine, recovering a
+// panic into an error response.
+func (s *Server) initializeInline(params jsonrpc2.RawMessage) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.reportPanic(protocol.MethodInitialize, r)
+			result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "initialize: internal error: %v", r)
+		}
+	}()
+	return s.initialize(s.ctx, params)
 }
 
 // gate checks a request against the lifecycle.

@@ -19,17 +19,27 @@ type editor struct{ s *Server }
 
 var _ workspace.Editor = (*editor)(nil)
 
-// Notify queues n on its folder's outbox; it never blocks.
+// Notify queues n on its folder's outbox; it never blocks. After the
+// teardown has started, n is dropped.
 func (e *editor) Notify(n workspace.Notification) {
-	e.s.outboxFor(n.Folder).push(n)
+	if b := e.s.outboxFor(n.Folder); b != nil {
+		b.push(n)
+	} else {
+		e.s.log.Debug("dropped a notification after teardown", "folder", n.Folder, "kind", n.Kind)
+	}
 }
 
-// outboxFor returns the folder's outbox, starting it if needed.
+// outboxFor returns the folder's outbox, starting it if needed, or nil
+// once the teardown has collected the outboxes: an outbox started then
+// would never be closed, and the teardown would wait for it forever.
 func (s *Server) outboxFor(folder string) *outbox {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.outboxes[folder]; ok {
 		return b
+	}
+	if s.tornDown {
+		return nil
 	}
 	b := newOutbox(s, folder)
 	s.outboxes[folder] = b
@@ -107,15 +117,26 @@ func (e *editor) ApplyEdit(ctx context.Context, de workspace.DocumentEdit) error
 const (
 	approveAllow = "Allow"
 	approveDeny  = "Deny"
+	// approveAlways is offered when the session can remember it (MCP
+	// tools: this tool, for the rest of the session).
+	approveAlways = "Always allow"
 )
 
-// Approve asks with window/showMessageRequest (Allow / Deny). Dismissing
+// Approve asks with window/showMessageRequest (Allow / Deny, and "Always
+// allow" when the session can remember it). Dismissing
 // the message denies.
 func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error) {
+	// The text and tool call before the approval go out first.
+	if b := e.s.outboxFor(a.Folder); b != nil {
+		b.flush(ctx)
+	}
 	msg := fmt.Sprintf("Loom (%s) wants to run %s:\n%s", filepath.Base(a.Folder), a.Tool, a.Detail)
 	params := &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning, Message: msg,
 		Actions: []protocol.MessageActionItem{{Title: approveAllow}, {Title: approveDeny}},
+	}
+	if a.Always != nil {
+		params.Actions = append(params.Actions, protocol.MessageActionItem{Title: approveAlways})
 	}
 	var item *protocol.MessageActionItem
 	if err := e.s.callClient(ctx, protocol.MethodWindowShowMessageRequest, params, &item); err != nil {
@@ -123,6 +144,10 @@ func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error
 			return false, workspace.ErrUnsupported
 		}
 		return false, fmt.Errorf("window/showMessageRequest: %w", err)
+	}
+	if item != nil && item.Title == approveAlways && a.Always != nil {
+		a.Always()
+		return true, nil
 	}
 	return item != nil && item.Title == approveAllow, nil
 }

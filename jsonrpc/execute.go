@@ -34,6 +34,8 @@ var commandList = []command{
 	{CmdStatus, typed(CmdStatus, (*Server).runStatus)},
 	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
+	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
+	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
 }
 
 // commands indexes commandList by name.
@@ -206,6 +208,18 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	return out, nil
 }
 
+func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCommit, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := sess.CommitPending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
+}
+
 func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
 	sess, err := s.session(CmdUndo, a.URI)
 	if err != nil {
@@ -216,4 +230,16 @@ func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
 		return nil, err
 	}
 	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
+}
+
+func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdTrust, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	folder, err := s.host.TrustFolder(sess.Folder())
+	if err != nil {
+		return nil, err
+	}
+	return &TrustResult{Folder: folder}, nil
 }

@@ -35,6 +35,11 @@ type envOptions struct {
 	hooks   fakeeditor.Hooks
 	noInit  bool
 	window  time.Duration
+	// callTimeout is Options.ClientCallTimeout; 0 = the default.
+	callTimeout time.Duration
+	// unresolved keeps the folders as given, symlinks and all, as a real
+	// editor sends them.
+	unresolved bool
 }
 
 func testLogger(testing.TB) *slog.Logger {
@@ -65,6 +70,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		o.cfg.Folders = []string{t.TempDir()}
 	}
 	for i, f := range o.cfg.Folders {
+		if o.unresolved {
+			break
+		}
 		r, err := filepath.EvalSymlinks(f)
 		if err != nil {
 			t.Fatal(err)
@@ -89,6 +97,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	go func() {
 		e.exit <- Serve(context.Background(), serverEnd, Options{
 			Logger: testLogger(t), Version: "test", Host: hostOptions(t), CoalesceWindow: o.window,
+			ClientCallTimeout: o.callTimeout,
 		})
 	}()
 	e.ed = fakeeditor.Connect(ctx, clientEnd, o.cfg)

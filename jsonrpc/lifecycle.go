@@ -83,7 +83,7 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 	yes := true
 	return &protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
-			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &incremental},
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &incremental, Save: &protocol.SaveOptions{}},
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactor},
 			},
@@ -137,9 +137,7 @@ func (s *Server) addFolder(u uri.URI) error {
 // are stopped (turns cancelled, processes killed). The process exits at
 // exit.
 func (s *Server) shutdown(_ context.Context, _ jsonrpc2.RawMessage) (any, error) {
-	s.mu.Lock()
-	s.state = lcShutdown
-	s.mu.Unlock()
+	// handleCall has set lcShutdown already, on the read goroutine.
 	s.host.Close()
 	return nil, nil
 }

@@ -96,8 +96,11 @@ type folderOut struct {
 	// answer is the text since the turn's last tool call: the final answer
 	// shown to a client without experimental.loom.
 	answer strings.Builder
-	turn   *progress            // the turn's work-done progress, or nil
-	tools  map[string]*progress // by call id
+	// logLine is streamed text of a line not yet sent to a client without
+	// experimental.loom (it gets whole lines).
+	logLine strings.Builder
+	turn    *progress            // the turn's work-done progress, or nil
+	tools   map[string]*progress // by call id
 }
 
 func newFolderOut(s *Server, folder string) *folderOut {
@@ -126,7 +129,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		if caps.loom {
 			f.s.notify(ctx, MethodDisplayMessage, &DisplayMessageParams{Folder: f.folder, Turn: n.Turn, Seq: f.seq, Text: n.Text})
 		} else {
-			f.s.notify(ctx, protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: n.Text})
+			f.logText(n.Text)
 		}
 		if f.answer.Len() < maxAnswer {
 			f.answer.WriteString(n.Text)
@@ -153,6 +156,7 @@ func (f *folderOut) send(n workspace.Notification) {
 	case workspace.NoteInfo:
 		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
 	case workspace.NoteTurnEnded:
+		f.flushLog()
 		f.endAll()
 		if caps.loom {
 			f.s.notify(ctx, MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage})
@@ -176,6 +180,7 @@ func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {
 		return
 	}
 	f.answer.Reset()
+	f.flushLog()
 	if caps.loom {
 		f.s.notify(context.Background(), MethodToolCall, &ToolCallParams{
 			Folder: f.folder, Turn: n.Turn, ID: t.CallID, Name: t.Name,
@@ -183,7 +188,7 @@ func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {
 			Progress: t.Detail, Diff: t.Diff,
 		})
 	} else if t.Status != fsm.ToolStreaming && t.Status != fsm.ToolPending {
-		f.s.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("%s: %s %s %s", f.label(), t.Name, t.Status, truncate(oneLine(t.Detail), 200)))
+		f.s.logMessage(protocol.MessageTypeInfo, toolStatusLine(f.label(), t))
 	}
 	switch t.Status {
 	case fsm.ToolRunning:
@@ -198,6 +203,42 @@ func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {
 			delete(f.tools, t.CallID)
 		}
 	}
+}
+
+// toolStatusLine is a tool call's status for a client's log: "Loom (x):
+// bash running", then the detail unless it only repeats the status.
+func toolStatusLine(label string, t *workspace.ToolNote) string {
+	line := fmt.Sprintf("%s: %s %s", label, t.Name, t.Status)
+	if d := truncate(oneLine(t.Detail), 200); d != "" && !strings.EqualFold(d, string(t.Status)) {
+		line += ": " + d
+	}
+	return line
+}
+
+// logText sends streamed text to a client without experimental.loom as
+// window/logMessage, one message per complete line; the rest of a line
+// waits for its newline, a tool call or the turn's end (flushLog).
+func (f *folderOut) logText(text string) {
+	f.logLine.WriteString(text)
+	buffered := f.logLine.String()
+	cut := strings.LastIndexByte(buffered, '\n')
+	if cut < 0 {
+		return
+	}
+	for _, line := range strings.Split(buffered[:cut], "\n") {
+		f.s.notify(context.Background(), protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: strings.TrimSuffix(line, "\r")})
+	}
+	f.logLine.Reset()
+	f.logLine.WriteString(buffered[cut+1:])
+}
+
+// flushLog sends the text of an unfinished line, if any.
+func (f *folderOut) flushLog() {
+	if f.logLine.Len() == 0 {
+		return
+	}
+	f.s.notify(context.Background(), protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: f.logLine.String()})
+	f.logLine.Reset()
 }
 
 // endAll ends every open progress of the folder.

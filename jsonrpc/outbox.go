@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,9 @@ import (
 type outItem struct {
 	n    workspace.Notification
 	text *strings.Builder // for NoteText: the merged text
+	// barrier, if set, is closed when everything queued before it was
+	// sent (see flush); the item sends nothing.
+	barrier chan struct{}
 }
 
 // outbox serialises one folder's notifications to the client. push never
@@ -69,6 +73,26 @@ func (o *outbox) push(n workspace.Notification) {
 	}
 	o.mu.Unlock()
 	o.signal()
+}
+
+// flush waits until everything queued so far was sent, so that a request
+// to the client (an approval) never overtakes the text before it. It
+// gives up when ctx ends or the outbox is closed.
+func (o *outbox) flush(ctx context.Context) {
+	barrier := make(chan struct{})
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return
+	}
+	o.q = append(o.q, outItem{barrier: barrier})
+	o.mu.Unlock()
+	o.signal()
+	select {
+	case <-barrier:
+	case <-o.done:
+	case <-ctx.Done():
+	}
 }
 
 func (o *outbox) signal() {
@@ -130,6 +154,10 @@ func (o *outbox) run() {
 		o.q[0] = outItem{}
 		o.q = o.q[1:]
 		o.mu.Unlock()
+		if head.barrier != nil {
+			close(head.barrier)
+			continue
+		}
 		if head.text != nil {
 			head.n.Text = head.text.String()
 			o.lastText = time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"go.lsp.dev/jsonrpc2"
@@ -14,17 +15,29 @@ var progressSeq atomic.Uint64
 
 // progress is one work-done progress the server created. A nil *progress
 // is valid and does nothing (the client does not support progress).
+//
+// Creating the token is a request to the client, and LSP forbids using
+// the token before the client answered it. The answer is awaited on a
+// goroutine of its own, never in the outbox: a client slow to answer
+// must not hold up the folder's streamed text, tool calls and approvals.
+// Until it answers, the progress's begin, reports and end wait in
+// pending, in order; if it refuses, they are dropped.
 type progress struct {
 	s      *Server
 	token  protocol.String
 	folder string // set for a cancellable (turn) progress
-	ended  bool
+	ended  bool   // owned by the caller (the outbox goroutine)
+
+	mu      sync.Mutex
+	created bool  // the client accepted the token: send at once
+	refused bool  // the client refused it: drop everything
+	pending []any // values waiting for the client's answer
 }
 
 // beginProgress creates a work-done progress token and begins it, or
-// returns nil when the client does not support progress or refused the
-// token. A cancellable progress cancels the folder's turn when the user
-// cancels it.
+// returns nil when the client does not support progress. It does not
+// wait for the client. A cancellable progress cancels the folder's turn
+// when the user cancels it.
 func (s *Server) beginProgress(folder, title, message string, cancellable bool) *progress {
 	s.mu.Lock()
 	ok := s.caps.workDoneProgress
@@ -33,12 +46,6 @@ func (s *Server) beginProgress(folder, title, message string, cancellable bool) 
 		return nil
 	}
 	token := protocol.String(fmt.Sprintf("loom-%d", progressSeq.Add(1)))
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ClientCallTimeout)
-	defer cancel()
-	if err := s.callClient(ctx, protocol.MethodWindowWorkDoneProgressCreate, &protocol.WorkDoneProgressCreateParams{Token: token}, nil); err != nil {
-		s.log.Debug("work-done progress refused", "err", err)
-		return nil
-	}
 	p := &progress{s: s, token: token}
 	if cancellable {
 		p.folder = folder
@@ -50,15 +57,57 @@ func (s *Server) beginProgress(folder, title, message string, cancellable bool) 
 	if message != "" {
 		begin.Message = &message
 	}
-	s.sendProgress(token, begin)
+	p.emit(begin)
+	s.goBackground(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ClientCallTimeout)
+		defer cancel()
+		err := s.callClient(ctx, protocol.MethodWindowWorkDoneProgressCreate, &protocol.WorkDoneProgressCreateParams{Token: token}, nil)
+		p.answered(err)
+	})
 	return p
+}
+
+// emit sends value on the token, or queues it until the client answered
+// the token's creation.
+func (p *progress) emit(value any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.refused:
+	case p.created:
+		p.s.sendProgress(p.token, value)
+	default:
+		p.pending = append(p.pending, value)
+	}
+}
+
+// answered records the client's answer to the token's creation and sends
+// (or drops) what waited for it.
+func (p *progress) answered(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.s.log.Debug("work-done progress refused", "err", err)
+		p.refused, p.pending = true, nil
+		if p.folder != "" {
+			p.s.mu.Lock()
+			delete(p.s.progress, string(p.token))
+			p.s.mu.Unlock()
+		}
+		return
+	}
+	p.created = true
+	for _, v := range p.pending {
+		p.s.sendProgress(p.token, v)
+	}
+	p.pending = nil
 }
 
 func (p *progress) report(message string) {
 	if p == nil || p.ended {
 		return
 	}
-	p.s.sendProgress(p.token, &protocol.WorkDoneProgressReport{Kind: "report", Message: &message})
+	p.emit(&protocol.WorkDoneProgressReport{Kind: "report", Message: &message})
 }
 
 func (p *progress) end(message string) {
@@ -75,7 +124,7 @@ func (p *progress) end(message string) {
 	if message != "" {
 		end.Message = &message
 	}
-	p.s.sendProgress(p.token, end)
+	p.emit(end)
 }
 
 func (s *Server) sendProgress(token protocol.ProgressToken, value any) {

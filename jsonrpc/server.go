@@ -73,6 +73,7 @@ type Server struct {
 	initFolders []uri.URI // from initialize, started at initialized
 	settings    []byte    // the last workspace/didChangeConfiguration settings
 	outboxes    map[string]*outbox
+	tornDown    bool              // the teardown has collected the outboxes; no new ones
 	progress    map[string]string // progress token -> folder, for cancel
 
 	bg sync.WaitGroup // goroutines the server started (cancels, outboxes)
@@ -82,7 +83,8 @@ type Server struct {
 // until the client sends exit, the input ends, the output breaks, or ctx
 // is cancelled. It then cancels every turn, kills child processes (through
 // Host.Close) and returns the process exit code: 0 after shutdown+exit or
-// at the end of input, 1 for exit without shutdown. rwc is closed.
+// at a clean end of input, 1 for exit without shutdown or when the input
+// ended inside a frame or inside malformed input. rwc is closed.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	return newServer(opts).serve(ctx, rwc)
 }
@@ -94,12 +96,19 @@ func (s *Server) serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 		s.finish(0)
 	})
 	stream.onEnd = func(err error) {
-		if errors.Is(err, io.EOF) {
+		switch {
+		case errors.Is(err, io.EOF):
 			s.log.Info("end of input; shutting down")
-		} else {
+			s.finish(0)
+		case errors.Is(err, ErrLostFrames), errors.Is(err, io.ErrUnexpectedEOF):
+			// The client's last frames were cut or malformed: say so in the
+			// exit status, never end silently with 0.
+			s.log.Error("input ended inside a frame; shutting down", "err", err)
+			s.finish(1)
+		default:
 			s.log.Warn("input ended", "err", err)
+			s.finish(0)
 		}
-		s.finish(0)
 	}
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(lspCodec{}))
 	s.conn.Go(s.ctx, s.handle)
@@ -163,6 +172,7 @@ func (s *Server) teardown() {
 		boxes = append(boxes, b)
 	}
 	s.outboxes = map[string]*outbox{}
+	s.tornDown = true
 	s.mu.Unlock()
 	for _, b := range boxes {
 		b.close(time.Second)

@@ -15,23 +15,35 @@ import (
 )
 
 // DefaultMaxMessageSize bounds the body of one incoming frame. A larger
-// frame is skipped (its bytes are read and dropped) and answered with an
-// error; the connection goes on.
+// frame is refused at once, without waiting for its bytes, and reading
+// resumes at the next frame header.
 const DefaultMaxMessageSize = 64 << 20
 
 // maxHeaderLine bounds one header line, so that a peer sending no newline
 // cannot make us buffer without limit.
 const maxHeaderLine = 4 << 10
 
-// errBadHeader reports a header block we cannot resynchronise after. The
-// connection ends cleanly on it.
+// errBadHeader reports a malformed header block. The stream answers it
+// with an error and resynchronises at the next "Content-Length:".
 var errBadHeader = errors.New("malformed LSP header")
+
+// ErrLostFrames ends the input when it ended while the stream was looking
+// for the next frame after malformed input: the client's last messages
+// were lost, so the server exits with an error status, never silently.
+var ErrLostFrames = errors.New("input ended inside malformed input")
+
+// headerMarker is what resynchronisation looks for (case-insensitively):
+// the start of the next frame. It cannot occur inside a JSON body, since
+// a JSON text holds no bare header name outside its strings, and the
+// header's own line break ("\r\n") is escaped inside them.
+const headerMarker = "content-length:"
 
 // frameStream is a jsonrpc2.Stream with LSP Content-Length framing that
 // survives bad input: a body that is not JSON is answered with a ParseError
-// response (id null) and an oversized body with an InvalidRequest one, and
-// reading goes on at the next frame. Only a malformed header block, which
-// leaves no frame boundary to resume at, ends the stream.
+// response (id null) and reading goes on at the next frame; a malformed
+// header or an oversized Content-Length is answered at once with an error
+// response (id null), logged, and reading resumes at the next
+// "Content-Length:" header. Only the end of input ends the stream.
 //
 // It replaces jsonrpc2's header stream, which ends the connection on the
 // first unparsable body and allocates whatever Content-Length declares (up
@@ -50,7 +62,7 @@ type frameStream struct {
 	onBroken func(error)
 
 	// onEnd, if set, is called once when reading ends (end of input, a
-	// broken pipe or a malformed header).
+	// broken pipe, or ErrLostFrames).
 	onEnd   func(error)
 	endOnce sync.Once
 }
@@ -66,7 +78,7 @@ func newFrameStream(rwc io.ReadWriteCloser, maxBody int, log *slog.Logger, onBro
 func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	msg, n, err := s.read(ctx)
 	if err != nil && s.onEnd != nil {
-		s.endOnce.Do(func() { go s.onEnd(err) })
+		s.endOnce.Do(func() { s.onEnd(err) })
 	}
 	return msg, n, err
 }
@@ -77,16 +89,26 @@ func (s *frameStream) read(ctx context.Context) (jsonrpc2.Message, int64, error)
 			return nil, 0, err
 		}
 		length, err := s.readHeader()
+		if errors.Is(err, errBadHeader) {
+			s.log.Error("malformed frame header; skipping to the next frame", "err", err)
+			s.replyError(ctx, jsonrpc2.Errorf(jsonrpc2.ParseError, "%v; skipping to the next Content-Length header", err))
+			if err := s.resync(); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, 0, err
 		}
 		if length > s.maxBody {
-			if _, err := io.CopyN(io.Discard, s.in, int64(length)); err != nil {
-				return nil, 0, unexpected(err)
-			}
-			s.log.Warn("dropped an oversized message", "bytes", length, "limit", s.maxBody)
+			// Refused before any of its bytes are read: a client that
+			// declared a huge length and sent nothing gets its answer now.
+			s.log.Error("refused an oversized message; skipping to the next frame", "bytes", length, "limit", s.maxBody)
 			s.replyError(ctx, jsonrpc2.Errorf(jsonrpc2.InvalidRequest,
 				"message of %d bytes exceeds the limit of %d bytes", length, s.maxBody))
+			if err := s.resync(); err != nil {
+				return nil, 0, err
+			}
 			continue
 		}
 		body := make([]byte, length)
@@ -105,6 +127,40 @@ func (s *frameStream) read(ctx context.Context) (jsonrpc2.Message, int64, error)
 		}
 		return msg, int64(length), nil
 	}
+}
+
+// resync discards input up to the next "Content-Length:" (any case),
+// leaving it unread. At the end of input it returns ErrLostFrames.
+func (s *frameStream) resync() error {
+	keep := len(headerMarker) - 1
+	for {
+		n := max(s.in.Buffered(), len(headerMarker))
+		buf, err := s.in.Peek(n)
+		if i := indexFold(buf, headerMarker); i >= 0 {
+			_, _ = s.in.Discard(i)
+			return nil
+		}
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return fmt.Errorf("%w: no frame header followed the malformed input", ErrLostFrames)
+			}
+			return err
+		}
+		if len(buf) > keep {
+			_, _ = s.in.Discard(len(buf) - keep)
+		}
+	}
+}
+
+// indexFold returns the index of the first occurrence of the lower-case
+// ASCII needle in b, ignoring case, or -1.
+func indexFold(b []byte, needle string) int {
+	for i := 0; i+len(needle) <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len(needle)], []byte(needle)) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *frameStream) replyError(ctx context.Context, e *jsonrpc2.Error) {
@@ -213,7 +269,7 @@ func (s *frameStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, e
 	if err != nil {
 		s.writeErr = err
 		if s.onBroken != nil {
-			go s.onBroken(err)
+			s.onBroken(err)
 		}
 	}
 	return int64(n), err

@@ -47,6 +47,21 @@ func (s *Server) didChange(_ context.Context, raw jsonrpc2.RawMessage) error {
 	return s.host.Overlay().Change(path, p.TextDocument.Version, changes)
 }
 
+// didSave records the save: the auto-commit leaves to the user a file
+// saved while the agent's commands ran.
+func (s *Server) didSave(_ context.Context, raw jsonrpc2.RawMessage) error {
+	var p protocol.DidSaveTextDocumentParams
+	if err := decodeParams(protocol.MethodTextDocumentDidSave, raw, &p); err != nil {
+		return err
+	}
+	path, err := uriPath(p.TextDocument.URI)
+	if err != nil {
+		return err
+	}
+	s.host.Overlay().Saved(path)
+	return nil
+}
+
 // didClose drops a document from the overlay: tools read it from disk
 // again.
 func (s *Server) didClose(_ context.Context, raw jsonrpc2.RawMessage) error {

@@ -133,10 +133,14 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 			status = "killed by signal " + ws.Signal().String()
 		}
 	}
-	return Result{
+	res := Result{
 		Text:    fmt.Sprintf("%s(%s, %v)\n", text, status, elapsed),
 		Summary: fmt.Sprintf("bash: %s (%v)", status, elapsed),
-	}, nil
+	}
+	if code >= 0 {
+		res.ExitCode = &code
+	}
+	return res, nil
 }
 
 // killGroup sends SIGKILL to the process group pgid; a group already

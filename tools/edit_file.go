@@ -136,8 +136,8 @@ func resolveForWrite(env *Env, tool, p string) (abs, rel string, res Result, ok 
 	if rel == "." {
 		return "", "", toolError("%s: %q is the workspace root, not a file", tool, p), false
 	}
-	if inGitDir(rel) {
-		return "", "", toolError("%s %s: files inside .git are not edited by tools", tool, rel), false
+	if err := checkGitDir(env.Root, abs); err != nil {
+		return "", "", toolError("%s: %v", tool, err), false
 	}
 	return abs, rel, Result{}, true
 }

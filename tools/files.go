@@ -34,7 +34,7 @@ type fileList struct {
 // skipping .git directories. Symlinks are listed, never followed.
 func listFiles(ctx context.Context, root, rel string) (fileList, error) {
 	if paths, err := gitListFiles(ctx, root, rel); err == nil {
-		return fileList{Paths: paths, Git: true}, nil
+		return fileList{Paths: dropGitPaths(root, paths), Git: true}, nil
 	} else if ctx.Err() != nil {
 		return fileList{}, ctx.Err()
 	}
@@ -108,10 +108,13 @@ func walkFiles(ctx context.Context, root, rel string) (fileList, error) {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != start {
+		if strings.EqualFold(d.Name(), ".git") && p != start {
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
+			return nil // a gitfile (worktree, submodule)
+		}
+		if d.IsDir() {
 			return nil
 		}
 		list.Paths = append(list.Paths, relTo(root, p))
@@ -121,6 +124,7 @@ func walkFiles(ctx context.Context, root, rel string) (fileList, error) {
 		return fileList{}, err
 	}
 	slices.Sort(list.Paths)
+	list.Paths = dropGitPaths(root, list.Paths)
 	return list, nil
 }
 

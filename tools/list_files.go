@@ -113,6 +113,9 @@ func resolveDir(env *Env, tool, p string) (string, Result, bool) {
 		p = "."
 	}
 	abs, err := Resolve(env.Root, p)
+	if err == nil {
+		err = checkGitDir(env.Root, abs)
+	}
 	if err != nil {
 		return "", toolError("%s: %v", tool, err), false
 	}

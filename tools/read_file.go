@@ -60,6 +60,9 @@ func (ReadFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 		return Result{}, err
 	}
 	abs, err := Resolve(env.Root, p.Path)
+	if err == nil {
+		err = checkGitDir(env.Root, abs)
+	}
 	if err != nil {
 		return toolError("read_file: %v", err), nil
 	}

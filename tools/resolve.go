@@ -175,16 +175,5 @@ func relTo(root, p string) string {
 	return filepath.ToSlash(rel)
 }
 
-// inGitDir reports whether rel (relative to the root) has a ".git"
-// element; tools never write there.
-func inGitDir(rel string) bool {
-	for _, el := range strings.Split(filepath.ToSlash(rel), "/") {
-		if strings.EqualFold(el, ".git") {
-			return true
-		}
-	}
-	return false
-}
-
 // isDirErr reports whether err says the path is a directory.
 func isDirErr(err error) bool { return errors.Is(err, syscall.EISDIR) }

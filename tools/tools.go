@@ -51,6 +51,9 @@ type Result struct {
 	// Edit is set by edit_file and write_file on success; the workspace
 	// applies it. Nil for the other tools.
 	Edit *Edit
+	// ExitCode is the exit status of a command that ran to its end (bash);
+	// nil for the other tools and for a command killed or not run.
+	ExitCode *int
 }
 
 // FileSource is where tools read text: the editor overlay when the file

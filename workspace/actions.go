@@ -51,8 +51,7 @@ func (s *Session) perform(a fsm.Action) {
 		if a.Turn != s.startedTurn {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
-			s.batchFiles = map[string]*batchFile{}
-			s.batchSnap = nil
+			s.git.newBatch()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 		}
 		s.sendRequest(a)
@@ -60,15 +59,13 @@ func (s *Session) perform(a fsm.Action) {
 		ctx := s.turnContext()
 		// A snapshot left by an earlier batch whose bash never led to the
 		// hook must not make this batch commit the user's files.
-		s.batchSnap = nil
-		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash}
+		s.git.bash = nil
+		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, registry: s.registry, mcpPolicies: s.mcpPolicies}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
-		batch, snap, cfg := s.batchFiles, s.batchSnap, s.cfg
-		s.batchFiles, s.batchSnap = map[string]*batchFile{}, nil
-		prompt := s.turnPrompt
-		s.goWorker(func() { s.runHook(ctx, a, batch, snap, prompt, cfg) })
+		job := s.git.takeBatch(s.turnPrompt, s.cfg)
+		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayToolCall:
@@ -81,12 +78,14 @@ func (s *Session) perform(a fsm.Action) {
 			delete(s.diffs, a.CallID)
 			note.Edit = s.edits[a.CallID]
 			delete(s.edits, a.CallID)
-			note.Output = s.outputs[a.CallID]
-			delete(s.outputs, a.CallID)
 			if summary, ok := s.summaries[a.CallID]; ok {
 				note.Detail = summary
 				delete(s.summaries, a.CallID)
 			}
+		}
+		if out, ok := s.outputs[a.CallID]; ok && a.Status != fsm.ToolPending && a.Status != fsm.ToolRunning {
+			note.Output, note.ExitCode = out.text, out.exitCode
+			delete(s.outputs, a.CallID)
 		}
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
 	case fsm.DisplayError:
@@ -102,9 +101,12 @@ func (s *Session) perform(a fsm.Action) {
 		s.cancelInFlight()
 		clear(s.diffs)
 		clear(s.edits)
-		clear(s.outputs)
 		clear(s.summaries)
+		clear(s.outputs)
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
+	case fsm.ConversationReset:
+		s.cancelInFlight()
+		s.restartJournal()
 	case fsm.Shutdown:
 		s.cancelInFlight()
 		s.stopping = true

@@ -74,8 +74,15 @@ type Approval struct {
 	Tool   string
 	// CallID is the tool call that asks.
 	CallID string
-	// Detail is what would run, e.g. the bash command.
+	// Detail is what would run, e.g. the bash command, or an MCP tool's
+	// server, name and arguments.
 	Detail string
+	// Server is the MCP server of an MCP tool call; "" for our own tools.
+	Server string
+	// Always, when not nil, lets the editor offer "Always allow" (this
+	// tool, for the rest of the session): it calls Always when the user
+	// picks it, and returns true.
+	Always func()
 }
 
 // NotificationKind says what a Notification reports.
@@ -131,9 +138,12 @@ type ToolNote struct {
 	Arguments string
 	// Diff is the unified diff of an edit, once it is applied.
 	Diff string
-	// Output is the tool's whole result, as the model reads it, once the
-	// call has finished (the other fields are one-line summaries).
+	// Output is the tool's whole result, as the model reads it (capped
+	// the same way), once the call has finished (the other fields are
+	// one-line summaries).
 	Output string
+	// ExitCode is a finished bash command's exit status; nil otherwise.
+	ExitCode *int
 	// Edit is the applied edit's file and full texts, with Diff.
 	Edit *EditNote
 }

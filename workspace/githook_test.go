@@ -75,7 +75,7 @@ func TestHookRepoSituations(t *testing.T) {
 			dir := gitRepo(t, nil)
 			os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello\n"), 0o644)
 			return dir
-		}, nil, NoteCommit, "your earlier changes to greet.txt were committed first"},
+		}, nil, NoteCommit, "not committed: greet.txt, because the agent's change overlaps your own uncommitted changes"},
 		{"detached HEAD", func(t *testing.T) string {
 			dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
 			runGit(t, dir, "checkout", "-q", "--detach")
@@ -120,6 +120,13 @@ func TestHookRepoSituations(t *testing.T) {
 			if tc.want != NoteCommit {
 				return
 			}
+			if tc.name == "no commits yet" {
+				// The user's untracked greet.txt stays theirs.
+				if files := headFiles(t, dir); files != "new file.txt" {
+					t.Fatalf("HEAD holds %q", files)
+				}
+				return
+			}
 			if files := headFiles(t, dir); files != "greet.txt\nnew file.txt" {
 				t.Fatalf("HEAD holds %q", files)
 			}
@@ -155,26 +162,43 @@ func TestHookLeavesTheUsersOtherChangesAlone(t *testing.T) {
 	}
 }
 
-func TestHookCommitsTheUsersEarlierChangesApart(t *testing.T) {
+// The user's uncommitted line stays out of the agent's commit, in the
+// worktree; undo takes the agent's hunk out and keeps the user's line.
+func TestHookCommitsOnlyTheAgentsHunksOfADirtyFile(t *testing.T) {
 	dir := gitRepo(t, map[string]string{"greet.txt": "hello\nbye\n", "other.txt": "o\n"})
+	initial := runGit(t, dir, "rev-parse", "HEAD")
 	os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello\nbye\nuser's line\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "other.txt"), []byte("staged\n"), 0o644)
 	runGit(t, dir, "add", "other.txt")
 	h := newTestHost(t, editAndCreate, nil)
 	note := hookOutcome(t, h, dir)
-	if note.Kind != NoteCommit || !strings.Contains(note.Text, "your earlier changes to greet.txt were committed first") {
+	if note.Kind != NoteCommit {
 		t.Fatalf("hook: %s %q", note.Kind, note.Text)
 	}
-	userDiff := runGit(t, dir, "show", "--format=%s", "HEAD~1")
-	if !strings.Contains(userDiff, "+user's line") || strings.Contains(userDiff, "hello, world") || strings.Contains(userDiff, "other.txt") {
-		t.Fatalf("the user's commit:\n%s", userDiff)
+	if got := runGit(t, dir, "show", "HEAD:greet.txt"); got != "hello, world\nbye\n" {
+		t.Fatalf("the commit holds greet.txt = %q, want the parent plus the agent's hunk only", got)
 	}
-	agentDiff := runGit(t, dir, "show", "--format=%s", "HEAD", "--", "greet.txt")
-	if !strings.Contains(agentDiff, "+hello, world") || strings.Contains(agentDiff, "+user's line") {
-		t.Fatalf("the agent's commit:\n%s", agentDiff)
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello, world\nbye\nuser's line\n" {
+		t.Fatalf("worktree greet.txt = %q", got)
 	}
-	if st := runGit(t, dir, "status", "--porcelain"); st != "M  other.txt\n" {
+	if st := runGit(t, dir, "status", "--porcelain"); st != "M  other.txt\n M greet.txt\n" && st != " M greet.txt\nM  other.txt\n" {
 		t.Fatalf("status:\n%s", st)
+	}
+	if d := runGit(t, dir, "diff", "greet.txt"); !strings.Contains(d, "+user's line") || strings.Contains(d, "+hello, world") || strings.Contains(d, "-hello") {
+		t.Fatalf("the unstaged diff is not the user's line alone:\n%s", d)
+	}
+	s, _ := h.Session(dir)
+	if _, err := s.Undo(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if now := runGit(t, dir, "rev-parse", "HEAD"); now != initial {
+		t.Fatal("HEAD did not go back")
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello\nbye\nuser's line\n" {
+		t.Fatalf("after undo greet.txt = %q, want the user's version", got)
+	}
+	if st := runGit(t, dir, "status", "--porcelain"); st != " M greet.txt\nM  other.txt\n" {
+		t.Fatalf("status after undo:\n%s", st)
 	}
 }
 
@@ -269,23 +293,19 @@ func TestUndoRestoresThePreCommitState(t *testing.T) {
 	}
 }
 
-func TestUndoOfTheUsersCommitGivesTheirChangesBack(t *testing.T) {
-	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
-	os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello\nmine\n"), 0o644)
-	h := newTestHost(t, editAndCreate, nil)
-	hookOutcome(t, h, dir)
-	s, _ := h.Session(dir)
-	initial := runGit(t, dir, "rev-parse", "HEAD~2")
-	for i := 0; i < 2; i++ {
-		if _, err := s.Undo(context.Background()); err != nil {
-			t.Fatalf("undo %d: %v", i, err)
-		}
+// Undo keeps the user's edits made after the commit.
+func TestUndoKeepsTheUsersLaterEdits(t *testing.T) {
+	_, s, dir := undoSetup(t, map[string]string{"greet.txt": "hello\nmiddle\nend\n"})
+	os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello, world\nmiddle\nend\nmine\n"), 0o644)
+	msg, err := s.Undo(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if now := runGit(t, dir, "rev-parse", "HEAD"); now != initial {
-		t.Fatal("HEAD is not the initial commit")
-	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello\nmine\n" {
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello\nmiddle\nend\nmine\n" {
 		t.Fatalf("greet.txt = %q", got)
+	}
+	if !strings.Contains(msg, "your later edits are kept in greet.txt") {
+		t.Fatalf("Undo said %q", msg)
 	}
 	if st := runGit(t, dir, "status", "--porcelain"); st != " M greet.txt\n" {
 		t.Fatalf("status:\n%s", st)
@@ -312,7 +332,14 @@ func TestUndoGuards(t *testing.T) {
 		}, "already pushed (origin/main)"},
 		{"dirty", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("typed since\n"), 0o644)
-		}, "changes since the commit (greet.txt)"},
+		}, "your changes to greet.txt since the commit overlap the agent's"},
+		{"staged", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello, world\nstaged\n"), 0o644)
+			runGit(t, dir, "add", "greet.txt")
+		}, "greet.txt has changes staged since the commit"},
+		{"merge in progress", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, ".git", "MERGE_HEAD"), []byte(runGit(t, dir, "rev-parse", "HEAD")), 0o644)
+		}, "a merge is in progress"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, s, dir := undoSetup(t, nil)

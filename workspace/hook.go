@@ -4,83 +4,143 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
-// The post-tool hook commits exactly what the batch changed, on its own:
+// The post-tool hook commits, after each tool batch, exactly what the
+// agent's tools wrote (package gitcommit does the git side):
 //
-//   - the files the edit tools changed (new files included), and the files
-//     bash changed that were clean before the batch (worktreeSnapshot);
-//     files bash changed that the user had already modified are left
-//     alone and reported;
-//   - when an edited file already had uncommitted changes of the user
-//     before the agent's first edit in the batch (its content then differs
-//     from HEAD), the user's version is committed first, in a commit of its
-//     own ("loom: save your changes to …"), as aider does. That commit is
-//     built in a temporary index (GIT_INDEX_FILE: HEAD's tree plus the
-//     user's version of those files, hashed with the file's filters), so
-//     that the user's other staged changes stay out of it; it is made with
-//     `git commit`, so the user's hooks run for it too. The real index
-//     entry of such a file is then moved to the user's version, unless the
-//     user had staged something else in it;
-//   - the agent's commit is a plain `git commit --only -- <files>`: the
-//     user's hooks run, and the user's other staged, unstaged and untracked
-//     changes are never swept in. A new file is first added with
-//     intent-to-add (undone if the commit fails). When a hook fails,
-//     nothing of the agent's change is committed: it stays in the worktree
-//     and the failure is told to the user and the model.
+//   - for the edit tools, the texts they computed (each edit's old and new
+//     text), never what the buffer or the disk holds at hook time: typing
+//     after the agent's edit stays out, unsaved, and no save is needed;
+//   - for bash, the files that were clean before the batch and that no
+//     editor saved or holds unsaved during it; the others are the user's,
+//     left alone and reported;
+//   - the user's git hooks run, unless the agent changed a file they
+//     execute and tools.bash is not "allow": then the user is asked
+//     ("ask"), or the commit is made without them and that is said
+//     ("deny");
+//   - the journal records the plan before the commit starts and its end,
+//     so that a commit the daemon's death cut short is reported on resume
+//     and can be made with loom.commit.
 
-// batchFile is what the hook knows of a file an edit tool changed in the
-// current batch.
+// gitState is what a session keeps for the auto-commit. It is owned by
+// the session's goroutine.
+type gitState struct {
+	// batch holds the current tool batch's edits, by absolute path.
+	batch map[string]*batchFile
+	// bash is the baseline taken before the batch's first command, nil
+	// when the batch ran none.
+	bash *bashBaseline
+	// commits are the auto-commits this session made, oldest first.
+	commits []*gitcommit.Result
+	// last is the last commit's name, for loom.status.
+	last string
+	// agentFiles are the files the agent's tools changed in this session.
+	agentFiles map[string]bool
+	// pending is a commit the daemon's death interrupted, found in the
+	// journal on resume; loom.commit makes it.
+	pending *commitRecord
+}
+
+// batchFile is what the agent's edit tools did to one file in a batch.
 type batchFile struct {
-	// before is the file's text before the batch's first edit of it (the
-	// editor's buffer when it was open, else the disk).
-	before string
-	// created is set when the file did not exist before that edit.
+	steps   []gitcommit.Step
 	created bool
+	mode    fs.FileMode
+}
+
+// bashBaseline is the state before a batch's first command: the
+// worktree's dirty files, the editor's save count and its unsaved
+// documents.
+type bashBaseline struct {
+	snap  *gitcommit.Snapshot
+	saves uint64
+	dirty map[string]bool
+}
+
+// hookJob is what the hook's worker needs, copied on the owner goroutine.
+type hookJob struct {
+	batch      map[string]*batchFile
+	bash       *bashBaseline
+	agentFiles []string
+	prompt     string
+	cfg        config.Config
+}
+
+// newBatch forgets the previous batch's edits.
+func (g *gitState) newBatch() {
+	g.batch = nil
+	g.bash = nil
+}
+
+// recordEdit records one applied edit of an edit tool.
+func (g *gitState) recordEdit(path, before, after string, created bool, mode fs.FileMode) {
+	if g.batch == nil {
+		g.batch = map[string]*batchFile{}
+	}
+	if g.agentFiles == nil {
+		g.agentFiles = map[string]bool{}
+	}
+	g.agentFiles[path] = true
+	b := g.batch[path]
+	if b == nil {
+		b = &batchFile{created: created, mode: mode}
+		g.batch[path] = b
+	}
+	b.steps = append(b.steps, gitcommit.Step{Old: before, New: after})
+}
+
+// takeBatch hands the batch to the hook and starts a new one.
+func (g *gitState) takeBatch(prompt string, cfg config.Config) hookJob {
+	job := hookJob{batch: g.batch, bash: g.bash, prompt: prompt, cfg: cfg}
+	for p := range g.agentFiles {
+		job.agentFiles = append(job.agentFiles, p)
+	}
+	g.newBatch()
+	return job
 }
 
 // hookResult is what the post-tool hook did.
 type hookResult struct {
 	action string
 	failed bool
-	commit *CommitNote
-	// commits are the commits made, oldest first (the user's own changes,
-	// then the agent's).
-	commits []sessionCommit
-	// unsaved lists agent edits the client could not save (not committed).
-	unsaved []string
+	// warn shows action as an error to the user without failing the
+	// batch for the model (a merge in progress, a file left out).
+	warn   bool
+	commit *gitcommit.Result
+	// bashFiles are the files committed as a command's changes.
+	bashFiles []string
 	// quiet marks a hook that found nothing to do and nothing to tell.
 	quiet bool
 }
 
 // runHook runs the post-tool hook on a worker goroutine and reports
-// PostToolsHookCompleted: it saves the touched documents, then commits
-// exactly the files the batch changed.
-func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, batch map[string]*batchFile, snap *worktreeSnapshot, prompt string, cfg config.Config) {
+// PostToolsHookCompleted.
+func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJob) {
 	// A cancelled turn does not cut a commit short (that could leave the
 	// repository locked); only the session's shutdown does.
-	res := s.commitBatch(s.life, batch, snap, prompt, cfg)
+	res := s.commitBatch(s.life, job)
 	s.post(func() {
-		s.commits = append(s.commits, res.commits...)
+		s.recordCommit(res)
 		if res.commit != nil {
 			// Even for a cancelled turn: the commit exists, the user must
 			// know (and loom.undo can take it back).
-			s.lastCommit = res.commit.SHA
-			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: res.commit, Text: res.action})
+			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: commitNote(res.commit), Text: res.action})
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
 		case res.commit != nil:
-		case res.failed:
+		case res.failed, res.warn:
 			s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.action})
 		case res.quiet:
 		default:
@@ -90,216 +150,195 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, batch map
 	})
 }
 
-func (s *Session) commitBatch(ctx context.Context, batch map[string]*batchFile, snap *worktreeSnapshot, prompt string, cfg config.Config) hookResult {
+// recordCommit keeps a commit for loom.undo; on the owner goroutine.
+func (s *Session) recordCommit(res hookResult) {
+	if res.commit == nil {
+		return
+	}
+	s.git.commits = append(s.git.commits, res.commit)
+	s.git.last = res.commit.SHA
+	if s.git.agentFiles == nil {
+		s.git.agentFiles = map[string]bool{}
+	}
+	for _, f := range res.bashFiles {
+		s.git.agentFiles[f] = true
+	}
+}
+
+func commitNote(c *gitcommit.Result) *CommitNote {
+	return &CommitNote{SHA: c.SHA, Files: c.Files, Message: c.Message}
+}
+
+func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
+	cfg := job.cfg
 	if !cfg.Hooks.AutoCommit {
 		return hookResult{action: "auto-commit is off (hooks.auto_commit = false): changes left uncommitted"}
 	}
-	files, unsaved := s.saveDocuments(ctx, sortedKeys(batch))
-	git := gitRunner{dir: s.folder, scrub: []string{cfg.Model.APIKeyEnv}}
-	top, err := git.toplevel(ctx)
+	repo, err := gitcommit.Open(ctx, s.folder, cfg.Model.APIKeyEnv)
 	if err != nil {
 		return hookResult{action: "not a git repository: changes left uncommitted"}
 	}
-	git.dir = top
-	var notes []string
-	if len(unsaved) > 0 {
-		notes = append(notes, "unsaved in the editor, so not committed: "+strings.Join(relPaths(top, unsaved), ", "))
-	}
-	rel := relPaths(top, files)
-	if snap != nil {
-		skip := map[string]bool{}
-		for _, r := range relPaths(top, sortedKeys(batch)) {
-			skip[r] = true
-		}
-		prefix := ""
-		if p := relPaths(top, []string{s.folder})[0]; p != "." {
-			prefix = p
-		}
-		byBash, leftDirty := takeSnapshot(ctx, git).changesSince(snap, prefix, skip)
-		rel = append(rel, byBash...)
-		if len(leftDirty) > 0 {
-			notes = append(notes, "changed by a command but already modified by you before, so not committed: "+strings.Join(leftDirty, ", "))
-		}
-	}
-	rel, ignored := splitIgnored(ctx, git, rel)
-	if len(ignored) > 0 {
-		notes = append(notes, "ignored by git, so not committed: "+strings.Join(ignored, ", "))
-	}
-	if len(rel) == 0 {
+	changes, notes, bashFiles := s.batchChanges(ctx, repo, job)
+	if len(changes) == 0 {
 		// A batch whose commands changed nothing is not worth a word.
-		quiet := len(notes) == 0 && len(unsaved) == 0
-		return hookResult{action: joinNotes("no file to commit", notes), unsaved: unsaved, quiet: quiet}
+		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0}
 	}
-	sort.Strings(rel)
-
-	var res hookResult
-	userFiles := map[string]string{} // rel path -> user's version
-	for _, f := range files {
-		if b := batch[f]; b != nil && !b.created {
-			userFiles[relPaths(top, []string{f})[0]] = b.before
-		}
+	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
+	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, job.prompt, trailer) })
+	if errors.Is(err, gitcommit.ErrInProgress) {
+		return hookResult{action: joinNotes("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), notes), warn: true}
 	}
-	if uc, err := commitUserVersions(ctx, git, userFiles); err != nil {
-		return hookResult{action: joinNotes("your earlier uncommitted changes to the edited files could not be committed apart, so nothing was committed; the changes stay in the worktree: "+err.Error(), notes), failed: true, unsaved: unsaved}
-	} else if uc != nil {
-		res.commits = append(res.commits, *uc)
-		notes = append([]string{fmt.Sprintf("your earlier changes to %s were committed first as %s", strings.Join(uc.files, ", "), short(uc.sha))}, notes...)
-	}
-
-	msg := commitMessage(rel, prompt, cfg.Hooks.TrailerFor(cfg.Model.Name))
-	parent := git.revParse(ctx, "HEAD")
-	if err := commitOnly(ctx, git, rel, msg); err != nil {
-		res.action = joinNotes("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), notes)
-		res.failed, res.unsaved = true, unsaved
-		return res
-	}
-	sha := git.revParse(ctx, "HEAD")
-	if sha == "" || sha == parent {
-		res.action, res.failed = joinNotes("git commit succeeded but HEAD did not move", notes), true
-		return res
-	}
-	res.commits = append(res.commits, sessionCommit{sha: sha, parent: parent, files: rel})
-	subject, _, _ := strings.Cut(msg, "\n")
-	res.action = joinNotes(fmt.Sprintf("committed %s: %s", short(sha), subject), notes)
-	res.commit = &CommitNote{SHA: sha, Files: rel, Message: msg}
-	res.unsaved = unsaved
-	return res
-}
-
-// commitOnly commits exactly files (relative to the worktree root) with
-// `git commit --only`, running the user's hooks. Untracked files are added
-// with intent-to-add first, and removed from the index again if the
-// commit fails.
-func commitOnly(ctx context.Context, git gitRunner, files []string, msg string) error {
-	out, err := git.run(ctx, "", append([]string{"ls-files", "-z", "--others", "--exclude-standard", "--"}, literal(files)...)...)
 	if err != nil {
-		return err
+		return hookResult{action: joinNotes("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), notes), failed: true}
 	}
-	untracked := nulFields(out)
-	if len(untracked) > 0 {
-		if _, err := git.run(ctx, "", append([]string{"add", "--intent-to-add", "--"}, literal(untracked)...)...); err != nil {
-			return err
-		}
+	for _, sk := range plan.Skipped {
+		notes = append(notes, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
 	}
-	_, err = git.run(ctx, "", append([]string{"commit", "--quiet", "--only", "-m", msg, "--"}, literal(files)...)...)
-	if err != nil && len(untracked) > 0 {
-		if _, rerr := git.run(ctx, "", append([]string{"rm", "--cached", "--quiet", "--"}, literal(untracked)...)...); rerr != nil {
-			err = fmt.Errorf("%w (and the new files could not be unstaged: %v)", err, rerr)
-		}
+	if len(plan.Entries) == 0 {
+		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0}
 	}
-	return err
+	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
+	if hookNote != "" {
+		notes = append(notes, hookNote)
+	}
+	res, err := s.commitJournaled(ctx, repo, plan, runHooks)
+	if err != nil {
+		return hookResult{action: joinNotes("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), notes), failed: true}
+	}
+	if len(res.IndexKept) > 0 {
+		notes = append(notes, "your staged changes to "+strings.Join(res.IndexKept, ", ")+" are still staged")
+	}
+	s.saveCommittedBuffers(ctx, job, repo)
+	subject, _, _ := strings.Cut(res.Message, "\n")
+	return hookResult{
+		action:    joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes),
+		commit:    res,
+		bashFiles: bashFiles,
+		warn:      len(plan.Skipped) > 0,
+	}
 }
 
-// commitUserVersions commits the user's version of the files in versions
-// (relative path -> content) whose version differs from HEAD, in a commit
-// of their own built in a temporary index. It returns nil when no file
-// had user changes.
-func commitUserVersions(ctx context.Context, git gitRunner, versions map[string]string) (*sessionCommit, error) {
-	type entry struct{ path, mode, blob, oldIndex string }
-	head := git.revParse(ctx, "HEAD")
-	var entries []entry
-	for _, path := range sortedKeys(versions) {
-		blob, err := git.run(ctx, versions[path], "hash-object", "-w", "--stdin", "--path="+path)
-		if err != nil {
-			return nil, err
+// batchChanges lists the agent's changes of the batch: the edit tools'
+// texts, and the files its commands changed that are the agent's alone.
+// notes tell the user about the files left to them.
+func (s *Session) batchChanges(ctx context.Context, repo *gitcommit.Repo, job hookJob) (changes []gitcommit.Change, notes, bashFiles []string) {
+	paths := make([]string, 0, len(job.batch))
+	for p := range job.batch {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	skip := map[string]bool{}
+	for _, p := range paths {
+		b := job.batch[p]
+		changes = append(changes, gitcommit.Change{Path: p, Steps: b.steps, Created: b.created, Mode: b.mode})
+		if rel, ok := repo.Rel(p); ok {
+			skip[rel] = true
 		}
-		blob = strings.TrimSpace(blob)
-		headBlob := ""
-		if head != "" {
-			headBlob = git.revParse(ctx, "HEAD:"+path)
-		}
-		if blob == headBlob {
+	}
+	if job.bash == nil || job.bash.snap == nil {
+		return changes, nil, nil
+	}
+	prefix := ""
+	if p, ok := repo.Rel(s.folder); ok {
+		prefix = p
+	}
+	changed, leftDirty := gitcommit.TakeSnapshot(ctx, repo.Top).ChangedSince(job.bash.snap, prefix, skip)
+	overlay := s.host.overlay
+	var yours []string
+	for _, rel := range changed {
+		abs := filepath.Join(repo.Top, filepath.FromSlash(rel))
+		if overlay.SavedSince(abs, job.bash.saves) || job.bash.dirty[overlayKey(abs)] || overlay.Dirty(abs) {
+			yours = append(yours, rel)
 			continue
 		}
-		mode := "100644"
-		if st, err := os.Stat(filepath.Join(git.dir, filepath.FromSlash(path))); err == nil && st.Mode()&0o111 != 0 {
-			mode = "100755"
-		}
-		// The real index entry, to tell whether the user staged something.
-		idx, _ := git.run(ctx, "", "ls-files", "-s", "-z", "--", ":(literal)"+path)
-		oldIndex := ""
-		if f := strings.Fields(strings.TrimSuffix(idx, "\x00")); len(f) >= 2 {
-			oldIndex = f[1]
-		}
-		entries = append(entries, entry{path, mode, blob, oldIndex})
+		changes = append(changes, gitcommit.Change{Path: abs, FromDisk: true})
+		bashFiles = append(bashFiles, abs)
 	}
-	if len(entries) == 0 {
-		return nil, nil
+	if len(yours) > 0 {
+		notes = append(notes, "changed during the commands but saved or edited in your editor meanwhile, so left to you, uncommitted: "+strings.Join(yours, ", "))
 	}
-	tmp, err := os.CreateTemp("", "loom-index-")
-	if err != nil {
-		return nil, err
+	if len(leftDirty) > 0 {
+		notes = append(notes, "changed by a command but already modified by you before, so not committed: "+strings.Join(leftDirty, ", "))
 	}
-	tmp.Close()
-	os.Remove(tmp.Name()) // git wants to create it
-	defer os.Remove(tmp.Name())
-	tg := git.withEnv("GIT_INDEX_FILE=" + tmp.Name())
-	if head != "" {
-		if _, err := tg.run(ctx, "", "read-tree", head); err != nil {
-			return nil, err
-		}
-	}
-	var info strings.Builder
-	var paths []string
-	for _, e := range entries {
-		fmt.Fprintf(&info, "%s %s\t%s\x00", e.mode, e.blob, e.path)
-		paths = append(paths, e.path)
-	}
-	if _, err := tg.run(ctx, info.String(), "update-index", "--add", "-z", "--index-info"); err != nil {
-		return nil, err
-	}
-	msg := "loom: save your changes to " + strings.Join(paths, ", ") + " before the agent's edit\n\nThese are your uncommitted changes, committed apart so that the agent's\nnext commit holds its own change only.\n"
-	if _, err := tg.run(ctx, "", "commit", "--quiet", "-m", msg); err != nil {
-		return nil, err
-	}
-	sha := git.revParse(ctx, "HEAD")
-	// Bring the real index along where the user had not staged anything
-	// else, so that it does not show the user's change as reverted.
-	var fix strings.Builder
-	for _, e := range entries {
-		headBlob := ""
-		if head != "" {
-			headBlob = git.revParse(ctx, head+":"+e.path)
-		}
-		if e.oldIndex == headBlob {
-			fmt.Fprintf(&fix, "%s %s\t%s\x00", e.mode, e.blob, e.path)
-		}
-	}
-	if fix.Len() > 0 {
-		if _, err := git.run(ctx, fix.String(), "update-index", "--add", "-z", "--index-info"); err != nil {
-			return nil, fmt.Errorf("committed your changes as %s, but updating the index failed: %w", short(sha), err)
-		}
-	}
-	return &sessionCommit{sha: sha, parent: head, files: paths, user: true}, nil
+	return changes, notes, bashFiles
 }
 
-// splitIgnored separates the files git ignores (never committed).
-func splitIgnored(ctx context.Context, git gitRunner, files []string) (kept, ignored []string) {
-	if len(files) == 0 {
-		return nil, nil
+// approveHooks decides whether the user's git hooks run for the commit:
+// yes, unless the agent changed in this session a file they execute and
+// tools.bash is not "allow" (running them would run the agent's code).
+// Under "ask" the user decides. note says what was decided, if anything.
+func (s *Session) approveHooks(ctx context.Context, repo *gitcommit.Repo, job hookJob, plan *gitcommit.Plan) (bool, string) {
+	if job.cfg.Tools.Bash == config.PolicyAllow {
+		return true, ""
 	}
-	out, _ := git.run(ctx, "", append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--"}, literal(files)...)...)
-	isIgnored := map[string]bool{}
-	for _, f := range nulFields(out) {
-		isIgnored[f] = true
-	}
-	for _, f := range files {
-		if isIgnored[f] {
-			ignored = append(ignored, f)
-		} else {
-			kept = append(kept, f)
+	var rels []string
+	for _, p := range job.agentFiles {
+		if rel, ok := repo.Rel(p); ok {
+			rels = append(rels, rel)
 		}
 	}
-	return kept, ignored
+	rels = append(rels, plan.Files()...)
+	touched := dedupe(repo.HookFiles(rels))
+	if len(touched) == 0 || !repo.HasCommitHooks() {
+		return true, ""
+	}
+	files := strings.Join(touched, ", ")
+	notRun := fmt.Sprintf("your git hooks were not run for this commit, because the agent changed %s, which they execute, and tools.bash = %q", files, job.cfg.Tools.Bash)
+	if job.cfg.Tools.Bash == config.PolicyDeny {
+		return false, notRun
+	}
+	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Tool: "git hooks",
+		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"})
+	if err != nil || !ok {
+		return false, notRun
+	}
+	return true, ""
 }
 
-// literal turns paths into pathspecs that match exactly those paths.
-func literal(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = ":(literal)" + p
+func dedupe(ss []string) []string {
+	sort.Strings(ss)
+	out := ss[:0]
+	for i, s := range ss {
+		if i == 0 || s != ss[i-1] {
+			out = append(out, s)
+		}
 	}
 	return out
+}
+
+// saveCommittedBuffers asks the editor to save the open documents whose
+// text is exactly what the agent wrote (nobody typed since), so that the
+// disk matches the commit. A document with the user's typing is left
+// unsaved.
+func (s *Session) saveCommittedBuffers(ctx context.Context, job hookJob, repo *gitcommit.Repo) {
+	var save []string
+	for p, b := range job.batch {
+		text, _, open := s.host.overlay.Document(p)
+		if open && text == b.steps[len(b.steps)-1].New && s.host.overlay.Dirty(p) {
+			save = append(save, p)
+		}
+	}
+	if len(save) == 0 {
+		return
+	}
+	sort.Strings(save)
+	if _, err := s.host.opts.Editor.SaveDocuments(ctx, save); err != nil && !errors.Is(err, ErrUnsupported) {
+		s.log.Warn("saving documents failed", "err", err)
+	}
+}
+
+// snapshotBeforeBash takes the baseline just before the batch's first
+// approved command, for the hook to tell which files the commands
+// changed. It runs on the batch's worker; the baseline reaches the owner
+// goroutine before the command's result does.
+func (s *Session) snapshotBeforeBash(ctx context.Context) {
+	base := &bashBaseline{saves: s.host.overlay.SaveCount(), dirty: s.host.overlay.DirtyDocuments()}
+	base.snap = gitcommit.TakeSnapshot(ctx, s.folder)
+	s.postLive(ctx, func() {
+		if s.git.bash == nil {
+			s.git.bash = base
+		}
+	})
 }
 
 func joinNotes(action string, notes []string) string {
@@ -307,38 +346,6 @@ func joinNotes(action string, notes []string) string {
 		return action
 	}
 	return action + "; " + strings.Join(notes, "; ")
-}
-
-// saveDocuments asks the editor to save the files open in it, and splits
-// files into those on disk and those the editor could not save.
-func (s *Session) saveDocuments(ctx context.Context, files []string) (onDisk, unsaved []string) {
-	var open []string
-	for _, f := range files {
-		if _, _, ok := s.host.overlay.Document(f); ok {
-			open = append(open, f)
-		} else {
-			onDisk = append(onDisk, f)
-		}
-	}
-	if len(open) == 0 {
-		return onDisk, nil
-	}
-	saved, err := s.host.opts.Editor.SaveDocuments(ctx, open)
-	if err != nil && !errors.Is(err, ErrUnsupported) {
-		s.log.Warn("saving documents failed", "err", err)
-	}
-	isSaved := map[string]bool{}
-	for _, p := range saved {
-		isSaved[filepath.Clean(p)] = true
-	}
-	for _, f := range open {
-		if isSaved[f] {
-			onDisk = append(onDisk, f)
-		} else {
-			unsaved = append(unsaved, f)
-		}
-	}
-	return onDisk, unsaved
 }
 
 // commitMessage summarises a change: the files, and the first line of the
@@ -379,11 +386,4 @@ func relPaths(top string, paths []string) []string {
 		}
 	}
 	return out
-}
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

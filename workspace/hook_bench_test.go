@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
 // BenchmarkHookVsGitCommit times the post-tool hook committing one edited
@@ -30,6 +31,7 @@ func BenchmarkHookVsGitCommit(b *testing.B) {
 	gitB("init", "-q", "-b", "main")
 	gitB("config", "user.name", "Bench")
 	gitB("config", "user.email", "bench@example.com")
+	gitB("config", "gc.auto", "0")
 	for i := 0; i < 10000; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%100), fmt.Sprintf("f%05d.txt", i))
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -37,19 +39,31 @@ func BenchmarkHookVsGitCommit(b *testing.B) {
 	}
 	gitB("add", "-A")
 	gitB("commit", "-q", "-m", "initial")
-	h := NewHost(HostOptions{Editor: newRecordingEditor()})
-	s := &Session{host: h, folder: dir, log: slog.New(slog.DiscardHandler)}
 	cfg := config.Default()
 	cfg.Model.Name = "bench"
+	// A real session (its goroutine journals the commit's start and end).
+	h := NewHost(HostOptions{
+		Editor:   newRecordingEditor(),
+		Config:   func(string, []config.Override) (config.Config, error) { return cfg, nil },
+		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil },
+		StateDir: b.TempDir(),
+	})
+	defer h.Close()
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	hookFile := filepath.Join(dir, "d01", "f00001.txt")
 	gitFile := filepath.Join(dir, "d02", "f00002.txt")
 	var hookTime, gitTime time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		before, _ := os.ReadFile(hookFile)
-		os.WriteFile(hookFile, []byte(fmt.Sprintf("hook %d\n", i)), 0o644)
+		after := fmt.Sprintf("hook %d\n", i)
+		os.WriteFile(hookFile, []byte(after), 0o644)
+		job := hookJob{batch: map[string]*batchFile{hookFile: {steps: []gitcommit.Step{{Old: string(before), New: after}}}}, prompt: "bench", cfg: cfg}
 		start := time.Now()
-		res := s.commitBatch(context.Background(), map[string]*batchFile{hookFile: {before: string(before)}}, nil, "bench", cfg)
+		res := s.commitBatch(context.Background(), job)
 		hookTime += time.Since(start)
 		if res.commit == nil {
 			b.Fatalf("hook: %s", res.action)

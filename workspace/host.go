@@ -29,6 +29,13 @@ type HostOptions struct {
 	StateDir string
 	// Logger logs to stderr or a file, never stdout. Default: discard.
 	Logger *slog.Logger
+	// TrustFile is where TrustFolder records trusted folders. Default:
+	// config.DefaultTrustFile(), which config.Load reads.
+	TrustFile string
+	// NewConversation makes every session start a new conversation, the
+	// folder's journal set aside as a reset does, instead of resuming it
+	// (`loom-lsp exec` without --resume).
+	NewConversation bool
 }
 
 // Host holds one Session per workspace folder and the overlay of open
@@ -36,6 +43,8 @@ type HostOptions struct {
 type Host struct {
 	opts    HostOptions
 	overlay *Overlay
+
+	closeOnce sync.Once
 
 	mu        sync.Mutex
 	sessions  map[string]*Session // by folder path
@@ -45,9 +54,13 @@ type Host struct {
 
 // NewHost returns a Host with no folders.
 func NewHost(opts HostOptions) *Host {
+	if opts.TrustFile == "" {
+		opts.TrustFile = config.DefaultTrustFile()
+	}
 	if opts.Config == nil {
+		trustFile := opts.TrustFile
 		opts.Config = func(folder string, overrides []config.Override) (config.Config, error) {
-			cfg, _, err := config.Load(config.LoadOptions{Folder: folder, Overrides: overrides})
+			cfg, _, err := config.Load(config.LoadOptions{Folder: folder, Overrides: overrides, TrustFile: trustFile})
 			return cfg, err
 		}
 	}
@@ -77,6 +90,27 @@ func (h *Host) SetOverrides(overrides []config.Override) {
 	for _, s := range sessions {
 		s.ReloadConfig()
 	}
+}
+
+// TrustFolder trusts the workspace folder that contains path (see
+// config.Trust): it is recorded in the trust file, so that the trust
+// persists, and every session reloads its configuration. It returns the
+// folder trusted.
+func (h *Host) TrustFolder(path string) (string, error) {
+	s, err := h.Session(path)
+	if err != nil {
+		return "", err
+	}
+	if err := config.TrustFolder(h.opts.TrustFile, s.folder); err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	sessions := h.sortedSessions()
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.ReloadConfig()
+	}
+	return s.folder, nil
 }
 
 // AddFolder starts a session for folder (an absolute path). Adding a
@@ -164,8 +198,11 @@ func (h *Host) Session(path string) (*Session, error) {
 }
 
 // Close shuts every session down: in-flight turns are cancelled, child
-// processes killed, journals flushed. It waits for all of them.
-func (h *Host) Close() {
+// processes killed, journals flushed. It waits for all of them, also when
+// another Close (LSP shutdown, then the teardown) got there first.
+func (h *Host) Close() { h.closeOnce.Do(h.closeSessions) }
+
+func (h *Host) closeSessions() {
 	h.mu.Lock()
 	h.closed = true
 	sessions := h.sortedSessions()

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,6 +25,8 @@ import (
 //
 //	{"journal":"loom-lsp","version":1,"folder":"/abs/folder","created":"2026-01-02T15:04:05Z"}
 //
+// (folder and creation time give the conversation its id, see
+// conversationID)
 // and every other line is one record: the machine configuration the
 // following events were stepped under, or one event the session's machine
 // accepted, tagged with its type:
@@ -50,12 +53,24 @@ type journalHeader struct {
 	Created time.Time `json:"created"`
 }
 
+// unjournaledConversationID returns a random id for a conversation that
+// is not journaled, in the form of conversationID's.
+func unjournaledConversationID() string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return "loom-" + hex.EncodeToString(b[:])
+}
+
 // journalRecord is one line after the header. Type is "config" (Config is
 // set) or the name of an fsm event type (Event holds it).
 type journalRecord struct {
 	Type   string          `json:"t"`
 	Event  json.RawMessage `json:"e,omitempty"`
 	Config *fsm.Config     `json:"config,omitempty"`
+	// Commit is set for "commit" and "commit-end" (commitjournal.go).
+	Commit *commitRecord `json:"commit,omitempty"`
 }
 
 // eventTag returns the journal type tag of ev, "" for an event that is not
@@ -85,6 +100,12 @@ func eventTag(ev fsm.Event) string {
 		return "Cancel"
 	case fsm.FilesChanged:
 		return "FilesChanged"
+	case fsm.Reset:
+		return "Reset"
+	case fsm.DropQueued:
+		return "DropQueued"
+	case fsm.ApprovalDecided:
+		return "ApprovalDecided"
 	}
 	return ""
 }
@@ -124,6 +145,12 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.Cancel](raw)
 	case "FilesChanged":
 		return decodeAs[fsm.FilesChanged](raw)
+	case "Reset":
+		return decodeAs[fsm.Reset](raw)
+	case "DropQueued":
+		return decodeAs[fsm.DropQueued](raw)
+	case "ApprovalDecided":
+		return decodeAs[fsm.ApprovalDecided](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }
@@ -168,7 +195,8 @@ type journal struct {
 	path   string
 	folder string
 	f      *os.File
-	dirty  bool // written since the last sync
+	dirty  bool   // written since the last sync
+	id     string // the conversation's id (see journalHeader)
 }
 
 // createJournal starts a new journal at path, with its header.
@@ -180,7 +208,7 @@ func createJournal(path, folder string, now time.Time) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &journal{path: path, folder: folder, f: f}
+	j := &journal{path: path, folder: folder, f: f, id: conversationID(folder, now)}
 	if err := j.writeLine(journalHeader{Journal: journalMagic, Version: journalVersion, Folder: folder, Created: now.UTC()}); err != nil {
 		f.Close()
 		return nil, err
@@ -190,7 +218,7 @@ func createJournal(path, folder string, now time.Time) (*journal, error) {
 
 // appendJournal opens an existing, already validated journal for
 // appending, cutting it at size (dropping a torn last line).
-func appendJournal(path, folder string, size int64) (*journal, error) {
+func appendJournal(path, folder string, size int64, id string) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -199,7 +227,7 @@ func appendJournal(path, folder string, size int64) (*journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return &journal{path: path, folder: folder, f: f}, nil
+	return &journal{path: path, folder: folder, f: f, id: id}, nil
 }
 
 // errJournalBusy says another process holds a folder's journal.
@@ -253,6 +281,12 @@ func (j *journal) appendEvent(ev fsm.Event) error {
 	return j.writeLine(journalRecord{Type: tag, Event: raw})
 }
 
+// appendCommit records the start ("commit") or end ("commit-end") of an
+// auto-commit.
+func (j *journal) appendCommit(tag string, rec *commitRecord) error {
+	return j.writeLine(journalRecord{Type: tag, Commit: rec})
+}
+
 // appendConfig records the configuration the next events are stepped
 // under.
 func (j *journal) appendConfig(cfg fsm.Config) error {
@@ -293,7 +327,11 @@ var errIncompatible = errors.New("incompatible journal")
 type journalStep struct {
 	line   int
 	config *fsm.Config // a config record
-	event  fsm.Event   // else an event
+	// commit is a "commit" record (an auto-commit started); commitEnd is
+	// set for "commit-end".
+	commit    *commitRecord
+	commitEnd bool
+	event     fsm.Event // else an event
 }
 
 // journalScan is what reading a journal found besides its records.
@@ -356,6 +394,10 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 			fn(journalStep{line: line, config: rec.Config})
 			continue
 		}
+		if rec.Type == "commit" || rec.Type == "commit-end" {
+			fn(journalStep{line: line, commit: rec.Commit, commitEnd: rec.Type == "commit-end"})
+			continue
+		}
 		ev, err := decodeEvent(rec.Type, rec.Event)
 		if err != nil {
 			sc.bad = append(sc.bad, fmt.Sprintf("line %d: %v", line, err))
@@ -372,6 +414,8 @@ type replayed struct {
 	steps int
 	// rejected lists events the machine refused during the replay.
 	rejected []string
+	// pendingCommit is an auto-commit that started and never ended.
+	pendingCommit *commitRecord
 }
 
 // replayJournal reads the journal at path and steps its events through a
@@ -386,6 +430,13 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 	defer f.Close()
 	var rp replayed
 	sc, err := scanJournal(f, func(st journalStep) {
+		if st.commit != nil || st.commitEnd {
+			rp.pendingCommit = st.commit
+			if st.commitEnd {
+				rp.pendingCommit = nil
+			}
+			return
+		}
 		if st.config != nil {
 			if rp.m == nil {
 				rp.m = fsm.New(*st.config)
@@ -431,6 +482,10 @@ func DescribeJournal(r io.Reader, w io.Writer) error {
 				m.Reconfigure(*st.config)
 				fmt.Fprintf(bw, "%d: reconfigured\n", st.line)
 			}
+			return
+		}
+		if st.commit != nil || st.commitEnd {
+			fmt.Fprintf(bw, "%d: %s\n", st.line, describeCommit(st))
 			return
 		}
 		if m == nil {

@@ -30,8 +30,12 @@ func (s *Session) journalFile() string {
 // (the daemon was killed) is cancelled, so that the conversation is valid
 // and the session waits for input. Problems are reported, never fatal: at
 // worst the session starts a new conversation without a journal.
+//
+// With HostOptions.NewConversation, an existing journal is set aside (as a
+// reset does) instead of being resumed.
 func (s *Session) resume() {
 	cfg := s.machineConfig()
+	s.conversationID = unjournaledConversationID() // replaced by the journal's
 	path := s.journalFile()
 	if path == "" {
 		s.m = fsm.New(cfg)
@@ -39,12 +43,17 @@ func (s *Session) resume() {
 	}
 	lock, err := lockJournal(path)
 	if err != nil {
-		s.log.Warn("no journal", "err", err)
 		s.notify(Notification{Kind: NoteInfo, Text: err.Error() + ": this session starts a new conversation and does not journal it"})
 		s.m = fsm.New(cfg)
 		return
 	}
 	s.journalLock = lock
+	if s.host.opts.NewConversation {
+		s.setJournalAside(path)
+		s.m = fsm.New(cfg)
+		s.startJournal(path)
+		return
+	}
 	s.restore(path)
 }
 
@@ -61,7 +70,6 @@ func (s *Session) restore(path string) {
 	case errors.Is(err, errIncompatible):
 		aside := asideName(path, "incompatible", time.Now())
 		if rerr := os.Rename(path, aside); rerr != nil {
-			s.log.Error("cannot set the journal aside", "err", rerr)
 			s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal %s cannot be read (%v) nor set aside (%v): this session is not journaled", path, err, rerr)})
 			s.m = fsm.New(cfg)
 			return
@@ -71,16 +79,15 @@ func (s *Session) restore(path string) {
 		s.startJournal(path)
 		return
 	case err != nil:
-		s.log.Error("cannot replay the journal", "err", err)
 		s.notify(Notification{Kind: NoteError, Text: "the conversation journal could not be read: " + err.Error() + "; this session is not journaled"})
 		s.m = fsm.New(cfg)
 		return
 	}
 	s.m = rp.m
 	s.m.Reconfigure(cfg)
-	j, err := appendJournal(path, s.folder, rp.scan.good)
+	s.conversationID = conversationID(rp.scan.header.Folder, rp.scan.header.Created)
+	j, err := appendJournal(path, s.folder, rp.scan.good, s.conversationID)
 	if err != nil {
-		s.log.Error("cannot append to the journal", "err", err)
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})
 	} else {
 		s.journal = j
@@ -91,14 +98,14 @@ func (s *Session) restore(path string) {
 	}
 	if n := len(rp.scan.bad) + len(rp.rejected); n > 0 {
 		all := append(append([]string(nil), rp.scan.bad...), rp.rejected...)
-		s.log.Warn("journal lines skipped", "lines", all)
 		s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("%d journal line(s) could not be replayed and were skipped: %s", n, strings.Join(all, "; "))})
 	}
 	st := s.m.State()
 	s.startedTurn = st.Turn
 	if rp.steps > 0 {
-		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %d messages, %d turns", st.Messages, st.Turn)})
+		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
+	s.reportPendingCommit(rp.pendingCommit)
 	if s.busy() {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result.
@@ -111,12 +118,18 @@ func (s *Session) restore(path string) {
 func (s *Session) startJournal(path string) {
 	j, err := createJournal(path, s.folder, time.Now())
 	if err != nil {
-		s.log.Error("cannot start a journal", "err", err)
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})
 		return
 	}
 	s.journal = j
-	s.writeJournal(func(j *journal) error { return j.appendConfig(s.machineConfig()) })
+	s.conversationID = j.id
+	cfg := s.machineConfig()
+	if s.m != nil {
+		// A new conversation of this session (after a reset) goes on
+		// with its ids.
+		cfg.ContinueFrom = s.m.IDs()
+	}
+	s.writeJournal(func(j *journal) error { return j.appendConfig(cfg) })
 }
 
 // restartJournal sets the current journal aside (kept, renamed with a
@@ -131,14 +144,23 @@ func (s *Session) restartJournal() {
 			s.log.Warn("closing the journal", "err", err)
 		}
 		s.journal = nil
-		aside := asideName(path, "reset", time.Now())
-		if err := os.Rename(path, aside); err != nil {
-			s.log.Error("cannot set the journal aside", "err", err)
-		} else {
-			s.log.Info("journal kept", "path", aside)
-		}
+		s.setJournalAside(path)
 	}
 	s.startJournal(path)
+}
+
+// setJournalAside keeps the journal at path under a timestamped name, for
+// the retention to prune (see README.md, "Conversation journals"), so that a new conversation
+// can start at path. A missing journal is not an error.
+func (s *Session) setJournalAside(path string) {
+	aside := asideName(path, "reset", time.Now())
+	if err := os.Rename(path, aside); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			s.log.Error("cannot set the journal aside", "err", err)
+		}
+		return
+	}
+	s.log.Info("journal kept", "path", aside)
 }
 
 // journalEvent records an event the machine accepted.
@@ -158,7 +180,6 @@ func (s *Session) writeJournal(write func(*journal) error) {
 		return
 	}
 	if err := write(s.journal); err != nil {
-		s.log.Error("journal write failed", "err", err)
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; the conversation is no longer journaled"})
 		s.journal.f.Close()
 		s.journal = nil
@@ -188,4 +209,12 @@ func (s *Session) closeJournal() {
 		s.journalLock.Close()
 		s.journalLock = nil
 	}
+}
+
+// plural is "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

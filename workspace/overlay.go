@@ -19,6 +19,9 @@ type Overlay struct {
 	mu      sync.Mutex
 	docs    map[string]*document
 	changed *sync.Cond // broadcast on every change, for WaitVersion
+	// seq counts the editor's saves; saved holds each document's last.
+	seq   uint64
+	saved map[string]uint64
 }
 
 type document struct {
@@ -35,7 +38,7 @@ type Change struct {
 
 // NewOverlay returns an empty overlay.
 func NewOverlay() *Overlay {
-	o := &Overlay{docs: map[string]*document{}}
+	o := &Overlay{docs: map[string]*document{}, saved: map[string]uint64{}}
 	o.changed = sync.NewCond(&o.mu)
 	return o
 }
@@ -95,6 +98,56 @@ func (o *Overlay) Close(path string) {
 	defer o.mu.Unlock()
 	delete(o.docs, overlayKey(path))
 	o.changed.Broadcast()
+}
+
+// Saved records that the editor saved a document (didSave).
+func (o *Overlay) Saved(path string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seq++
+	o.saved[overlayKey(path)] = o.seq
+}
+
+// SaveCount returns a mark to pass to SavedSince.
+func (o *Overlay) SaveCount() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seq
+}
+
+// SavedSince reports whether the editor saved path after mark was taken.
+func (o *Overlay) SavedSince(path string, mark uint64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.saved[overlayKey(path)] > mark
+}
+
+// Dirty reports whether path is open with text other than the disk's
+// (unsaved changes).
+func (o *Overlay) Dirty(path string) bool {
+	text, _, ok := o.Document(path)
+	if !ok {
+		return false
+	}
+	disk, err := os.ReadFile(path)
+	return err != nil || string(disk) != text
+}
+
+// DirtyDocuments returns the open documents with unsaved changes.
+func (o *Overlay) DirtyDocuments() map[string]bool {
+	o.mu.Lock()
+	paths := make([]string, 0, len(o.docs))
+	for p := range o.docs {
+		paths = append(paths, p)
+	}
+	o.mu.Unlock()
+	out := map[string]bool{}
+	for _, p := range paths {
+		if o.Dirty(p) {
+			out[p] = true
+		}
+	}
+	return out
 }
 
 // Document returns an open document's text and version.

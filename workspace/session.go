@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -47,6 +48,14 @@ type Session struct {
 	provider llm.Provider // nil when modelErr is set
 	registry *tools.Registry
 	schemas  []llm.ToolSchema
+	// mcp runs the configured MCP servers; their tools join registry.
+	mcp *mcp.Manager
+	// mcpPolicies is each MCP server's approve policy, by server name.
+	mcpPolicies map[string]config.Policy
+	// mcpReady names the servers last seen ready.
+	mcpReady map[string]bool
+	// always is what the user allowed for the session (any goroutine).
+	always   alwaysAllowed
 	env      tools.Env
 	reads    *tools.ReadTracker
 	stopping bool
@@ -60,28 +69,26 @@ type Session struct {
 	turnPrompt  string
 	lastState   fsm.StateKind
 	stateShown  bool
-	// batchFiles are the files the current tool batch's edits changed, by
-	// absolute path, for the hook.
-	batchFiles map[string]*batchFile
-	// batchSnap is the worktree before the current batch ran bash, nil
-	// when it did not.
-	batchSnap *worktreeSnapshot
-	// commits are the auto-commits this session made, oldest first, for
-	// Undo.
-	commits []sessionCommit
+	// git is the auto-commit's state: the batch's agent texts, the
+	// session's commits (hook.go).
+	git gitState
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
 	// edits holds each applied edit's texts, by call id, until shown.
 	edits map[string]*EditNote
-	// outputs holds each finished call's result text, until shown.
-	outputs map[string]string
 	// summaries holds each finished call's one-line summary, until shown.
-	summaries  map[string]string
-	lastCommit string
+	summaries map[string]string
+	// outputs holds each finished call's result, until shown.
+	outputs map[string]toolOutput
+	// conversationID names the conversation (its journal's id), stable
+	// across resumes; a reset starts a conversation with a new one.
+	conversationID string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
 	journalLock *os.File
+	// trustNotice is the untrusted-folder notice last shown, "" when none.
+	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
 }
@@ -96,6 +103,18 @@ type Status struct {
 	LastCommit  string   `json:"lastCommit,omitempty"`
 	ConfigError string   `json:"configError,omitempty"`
 	Messages    int      `json:"messages"`
+	// Trusted says whether the folder is trusted, so that its .loom.toml
+	// may choose the model server, allow commands and change hooks.
+	Trusted bool `json:"trusted"`
+	// TrustNotice names the settings of an untrusted folder's .loom.toml
+	// that were ignored, and how to trust it; "" when none were.
+	TrustNotice string `json:"trustNotice,omitempty"`
+	// MCPServers lists the configured MCP servers with their state and
+	// tool counts.
+	MCPServers []mcp.ServerStatus `json:"mcpServers"`
+	// ConversationID names the conversation: stable across restarts that
+	// resume it, new after a reset.
+	ConversationID string `json:"conversationId,omitempty"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -111,12 +130,12 @@ func newSession(h *Host, folder string) *Session {
 		done:       make(chan struct{}),
 		watchReady: make(chan struct{}),
 		registry:   tools.DefaultRegistry(),
+		mcp:        mcp.NewManager(mcp.Options{Logger: h.opts.Logger.With("folder", folder)}),
 		reads:      tools.NewReadTracker(),
-		batchFiles: map[string]*batchFile{},
 		diffs:      map[string]string{},
 		edits:      map[string]*EditNote{},
-		outputs:    map[string]string{},
 		summaries:  map[string]string{},
+		outputs:    map[string]toolOutput{},
 	}
 }
 
@@ -141,11 +160,7 @@ func (s *Session) Ask(ctx context.Context, prompt string) (uint64, error) {
 			err = s.modelErr
 			return
 		}
-		st := s.m.State()
-		turn = st.Turn + 1
-		if st.Kind != fsm.WaitingForUserInput {
-			turn += uint64(st.Queued)
-		}
+		turn = s.m.NextTurn()
 		if _, stepErr := s.step(fsm.UserInput{Text: prompt}); stepErr != nil {
 			err = fmt.Errorf("ask: %w", stepErr)
 		}
@@ -166,21 +181,32 @@ func (s *Session) Cancel(ctx context.Context) error {
 	})
 }
 
-// Reset cancels the turn in flight and starts a new, empty conversation.
+// Reset cancels the turn in flight, drops the queued prompts and starts a
+// new, empty conversation (fsm.Reset). Turn ids go on increasing.
 func (s *Session) Reset(ctx context.Context) error {
 	return s.call(ctx, func() {
-		if s.busy() {
-			s.step(fsm.Cancel{})
-		}
-		if s.m.State().Turn == 0 {
+		if !s.busy() && len(s.m.Queued()) == 0 && !hasExchange(s.m.Messages()) {
 			return // a new conversation already: keep its journal
 		}
-		s.m = fsm.New(s.machineConfig())
-		s.restartJournal()
-		s.startedTurn = 0
+		s.step(fsm.Reset{})
 		s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
-		s.notifyState()
 	})
+}
+
+// hasExchange reports whether msgs holds more than a system prompt.
+func hasExchange(msgs []fsm.Message) bool {
+	for _, m := range msgs {
+		if m.Role != fsm.RoleSystem {
+			return true
+		}
+	}
+	return false
+}
+
+// DropQueued forgets the prompts queued behind the turn in flight
+// (fsm.DropQueued); the turn goes on.
+func (s *Session) DropQueued(ctx context.Context) error {
+	return s.call(ctx, func() { s.step(fsm.DropQueued{}) })
 }
 
 // Status returns a snapshot of the session.
@@ -190,9 +216,11 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.lastCommit,
-			Messages: ms.Messages,
+			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
+			Messages: ms.Messages, ConversationID: s.conversationID,
+			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 		}
+		st.MCPServers = s.mcp.Status()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -300,12 +328,15 @@ func (s *Session) run() {
 		select {
 		case fn := <-s.inbox:
 			fn()
+		case <-s.mcp.Changed():
+			s.syncMCP()
 		case <-s.quit:
 			s.step(fsm.ShutdownRequested{})
 			s.stopping = true
 		}
 	}
 	s.drain()
+	s.mcp.Close()
 	s.closeJournal()
 }
 

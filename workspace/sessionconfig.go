@@ -23,12 +23,21 @@ func (s *Session) loadConfig(reload bool) {
 	}
 	s.cfgErr = nil
 	s.cfg = cfg
+	if notice := cfg.TrustNotice(); notice != s.trustNotice {
+		// Once per change, not on every reload.
+		s.trustNotice = notice
+		if notice != "" {
+			s.log.Warn("untrusted workspace settings ignored", "keys", cfg.IgnoredKeys())
+			s.notify(Notification{Kind: NoteError, Text: notice})
+		}
+	}
 	s.provider, s.modelErr = s.host.opts.Provider(cfg, s.host.opts.Getenv)
 	if s.modelErr != nil {
 		s.provider = nil
 		s.log.Info("no usable model", "err", s.modelErr)
 	}
-	s.schemas = toolSchemas(s.registry)
+	s.applyMCP(cfg)
+	s.rebuildTools()
 	s.env = tools.Env{
 		Root:           s.folder,
 		Files:          s.host.overlay,

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
 // editSettleTimeout bounds the wait for the editor's didChange after it
@@ -25,12 +27,25 @@ type toolOutcome struct {
 	// its text before the edit, created whether it did not exist.
 	changed string
 	before  string
+	// after is the changed file's text after the edit; mode its
+	// permission bits.
+	after   string
 	created bool
+	mode    fs.FileMode
 	diff    string
-	// after is the changed file's text after the edit.
-	after string
 	// summary is the tool's one-line summary, for display.
 	summary string
+	// settled is set when the machine already completed the call (the
+	// user denied it): no ToolCompleted must follow.
+	settled bool
+	// exitCode is bash's exit status, nil for the other tools.
+	exitCode *int
+}
+
+// toolOutput is what a finished call shows besides its summary.
+type toolOutput struct {
+	text     string
+	exitCode *int
 }
 
 // batchRun is what a tool batch's workers need of the session, copied on
@@ -40,6 +55,10 @@ type batchRun struct {
 	turn uint64
 	env  tools.Env
 	bash config.Policy
+	// registry is the session's tools when the batch started (MCP tools
+	// come and go); mcpPolicies the MCP servers' approve policies.
+	registry    *tools.Registry
+	mcpPolicies map[string]config.Policy
 	// snapped is set once the worktree was snapshotted before the batch's
 	// first bash command (bash calls are mutating, so run one at a time).
 	snapped bool
@@ -79,9 +98,12 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 	turn := b.turn
 	s.postEventLive(ctx, fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
 	out := s.execute(ctx, b, c)
+	if out.settled {
+		return
+	}
 	s.postLive(ctx, func() {
-		if _, seen := s.batchFiles[out.changed]; out.changed != "" && !seen {
-			s.batchFiles[out.changed] = &batchFile{before: out.before, created: out.created}
+		if out.changed != "" {
+			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
@@ -92,7 +114,7 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 		if out.summary != "" {
 			s.summaries[c.ID] = out.summary
 		}
-		s.outputs[c.ID] = out.result
+		s.outputs[c.ID] = toolOutput{text: out.result, exitCode: out.exitCode}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
 }
@@ -100,17 +122,26 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 // execute runs the tool, asks for approval where policy says so, and
 // applies the edit it computed.
 func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) toolOutcome {
-	tool, ok := s.registry.Get(c.Name)
+	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
 	}
 	if c.Name == "bash" {
-		if refusal := s.approveBash(ctx, b, c); refusal != "" {
+		refusal, settled := s.approveBash(ctx, b, c)
+		if settled {
+			return toolOutcome{settled: true}
+		}
+		if refusal != "" {
 			return toolOutcome{result: refusal, isError: true}
 		}
 		if !b.snapped {
 			b.snapped = true
 			s.snapshotBeforeBash(ctx)
+		}
+	}
+	if t, isMCP := tool.(*mcp.Tool); isMCP {
+		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {
+			return toolOutcome{result: refusal, isError: true}
 		}
 	}
 	env := b.env
@@ -126,25 +157,29 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		s.log.Error("tool failed", "tool", c.Name, "err", err)
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
-	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary}
+	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode}
 	if res.Edit != nil && !res.IsError {
 		if err := s.applyEdit(ctx, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 		}
 		out.changed, out.diff = res.Edit.Path, res.Edit.Diff
-		out.before, out.created, out.after = res.Edit.OldText, res.Edit.Created, res.Edit.NewText
+		out.before, out.after, out.created, out.mode = res.Edit.OldText, res.Edit.NewText, res.Edit.Created, res.Edit.Mode
 	}
 	return out
 }
 
 // approveBash enforces the tools.bash policy. It returns "" when the
-// command may run, else the tool result that explains why not.
-func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) string {
+// command may run, else the tool result that explains why not. The
+// user's answer is an event of the machine (fsm.ApprovalDecided): the
+// command runs only once the machine took an approval; settled reports
+// that the machine completed the call itself (denied), or that the turn
+// is gone, so that nothing more must be reported for it.
+func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) (refusal string, settled bool) {
 	switch b.bash {
 	case config.PolicyAllow:
-		return ""
+		return "", false
 	case config.PolicyDeny:
-		return `tool error: bash is disabled here (tools.bash = "deny"); do without running commands`
+		return `tool error: bash is disabled here (tools.bash = "deny"); do without running commands`, false
 	}
 	var args struct {
 		Command string `json:"command"`
@@ -153,13 +188,37 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command})
 	switch {
 	case errors.Is(err, ErrUnsupported):
-		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`
+		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`, false
 	case err != nil:
-		return "tool error: could not ask the user to approve the command: " + err.Error()
-	case !ok:
-		return "tool error: denied by the user; the command was not run"
+		return "tool error: could not ask the user to approve the command: " + err.Error(), false
 	}
-	return ""
+	if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok}) || !ok {
+		return "", true
+	}
+	return "", false
+}
+
+// decideApproval steps the user's decision on the owner goroutine and
+// reports whether the machine took it. A decision for a turn cancelled
+// meanwhile is dropped: it is not taken.
+func (s *Session) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bool {
+	taken := make(chan bool, 1)
+	s.post(func() {
+		if ctx.Err() != nil {
+			taken <- false
+			return
+		}
+		_, err := s.step(ev)
+		taken <- err == nil
+	})
+	select {
+	case ok := <-taken:
+		return ok
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	}
 }
 
 // applyEdit lands an edit: through the editor when the document is open
@@ -188,11 +247,14 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 		}
 	}
 	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+		// Recorded first: the client may write the disk before it answers,
+		// and the watcher must see our own text there, not a change.
+		s.reads.Record(e.Path, []byte(e.NewText))
 		err := store.WriteDocument(ctx, s.folder, e.Path, e.NewText)
 		if err == nil {
-			s.reads.Record(e.Path, []byte(e.NewText))
 			return nil
 		}
+		s.reads.Record(e.Path, []byte(e.OldText))
 		if !errors.Is(err, ErrUnsupported) {
 			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
 // watchQuiet is how long a path must stay quiet before its change is
@@ -117,7 +119,7 @@ func (w *watcher) loadIgnored() {
 		return // not a git repository: only .git is skipped
 	}
 	w.git = true
-	for _, p := range nulFields(string(out)) {
+	for _, p := range gitcommit.NulFields(string(out)) {
 		if strings.HasSuffix(p, "/") {
 			w.ignored[filepath.Join(w.opts.root, filepath.FromSlash(strings.TrimSuffix(p, "/")))] = true
 		}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,9 +34,8 @@ func init() {
 }
 
 func runACP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("loom-lsp acp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, acpUsage); fs.PrintDefaults() }
+	c := newCommandLine("acp", acpUsage)
+	fs := c.fs
 	var f execFlags
 	fs.StringVar(&f.model, "model", "", "model name (overrides [model] name)")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible API root (overrides [model] base_url)")
@@ -47,15 +44,12 @@ func runACP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	logFile := fs.String("log", "", "write logs to `file` instead of stderr")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	stateDir := fs.String("state-dir", "", "keep conversation journals in `dir` (default $XDG_STATE_HOME/loom)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	rest, code, done := c.parse(args, stdout, stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "loom-lsp acp: unexpected arguments %q\n", fs.Args())
-		return exitUsage
+	if len(rest) > 0 {
+		return c.usageError(stderr, "unexpected arguments %q (acp takes flags only)", rest)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

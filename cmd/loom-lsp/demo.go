@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,19 +54,14 @@ func init() {
 
 // runDemo implements `loom-lsp demo`.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, demoUsage); fs.PrintDefaults() }
-	keep := fs.Bool("keep", false, "keep the temporary project and print where it is")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	c := newCommandLine("demo", demoUsage)
+	keep := c.fs.Bool("keep", false, "keep the temporary project and print where it is")
+	rest, code, done := c.parse(args, stdout, stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "loom-lsp demo: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if len(rest) > 0 {
+		return c.usageError(stderr, "unexpected argument %q (demo takes no arguments)", rest[0])
 	}
 	tmp, err := os.MkdirTemp("", "loom-demo-")
 	if err != nil {
@@ -94,7 +87,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "loom-lsp demo: a scripted model works on a small git project in %s\n\n", project)
 	fmt.Fprintf(stdout, "you> %s\n\nloom> ", prompt)
 
-	editor := headless.NewEditor(headless.Text, stdout, stdout)
+	editor := headless.New(headless.Options{Format: headless.Text, Out: stdout, Log: stdout, Color: colorAllowed(stdout)})
 	host := workspace.NewHost(workspace.HostOptions{
 		Editor: editor,
 		Config: func(string, []config.Override) (config.Config, error) {
@@ -103,11 +96,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			cfg.Tools.Bash = config.PolicyAllow
 			return cfg, nil
 		},
-		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return script, nil },
-		StateDir: filepath.Join(tmp, "state"),
-		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Provider:        func(config.Config, func(string) string) (llm.Provider, error) { return script, nil },
+		StateDir:        filepath.Join(tmp, "state"),
+		Logger:          slog.New(slog.DiscardHandler), // everything worth telling is notified
+		NewConversation: true,
 	})
-	code := headlessTurn{host: host, editor: editor, stdout: stdout, folder: project, prompt: prompt, fresh: true, stderr: stderr}.run(ctx)
+	code = headlessTurn{host: host, editor: editor, stdout: stdout, folder: project, prompt: prompt, stderr: stderr}.run(ctx)
 	if code != exitOK {
 		fmt.Fprintf(stderr, "loom-lsp demo: the scripted turn did not finish (exit %d)\n", code)
 		return code

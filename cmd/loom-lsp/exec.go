@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,7 +20,13 @@ const execUsage = `Usage: loom-lsp exec [flags] PROMPT
        echo PROMPT | loom-lsp exec [flags] -
 
 Runs one agent turn in the current directory's workspace, with the same
-tools, git auto-commit and journal as the editor daemon, and exits.
+tools, git auto-commit and journal as the editor daemon, and exits. Flags
+may come before or after PROMPT; after "--" everything is the prompt.
+
+Shell commands: exec cannot ask for approval, so under the default policy
+(tools.bash = "ask") the agent's commands are refused. Pass
+--approve bash=allow to let it run them (or --approve bash=deny to tell it
+not to try).
 
 Examples:
   loom-lsp exec "add a --verbose flag to main.go"
@@ -29,9 +34,11 @@ Examples:
   loom-lsp exec --base-url http://localhost:11434/v1 --model qwen2.5-coder "explain main.go"
   loom-lsp exec --script testdata/session.toml "hi"      # a scripted model, offline
 
-Output: --output text prints the assistant's text on stdout (tool calls,
-commits and errors go to stderr); --output jsonl prints one JSON event per
-line on stdout (see README.md, "exec JSONL events"). Logs go to stderr.
+Output: --output text prints the assistant's messages on stdout, each on
+lines of its own (tool calls, commits and errors go to stderr; on a
+terminal, stderr also says what the turn is waiting for); --output jsonl
+prints one JSON event per line on stdout (see README.md, "exec JSONL
+events"). Logs (--debug) go to stderr.
 
 Exit codes: 0 done; 1 the turn failed; 2 bad usage; 3 configuration error or
 no model configured; 4 the model failed; 130 interrupted (SIGINT/SIGTERM,
@@ -44,7 +51,7 @@ Flags:
 type execFlags struct {
 	output, model, baseURL, configFile, approve, script string
 	maxIterations                                       int
-	resume, fresh, verbose                              bool
+	resume, fresh, verbose, debug, noDeltas             bool
 }
 
 func (f *execFlags) register(fs *flag.FlagSet) {
@@ -57,7 +64,9 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.resume, "resume", false, "continue the workspace's conversation")
 	fs.BoolVar(&f.fresh, "new", false, "start a new conversation (the default)")
 	fs.StringVar(&f.script, "script", "", "use the scripted model in this TOML file (offline; see llm/testdata/README.md)")
-	fs.BoolVar(&f.verbose, "verbose", false, "log debug details to stderr")
+	fs.BoolVar(&f.verbose, "verbose", false, "text output: show each command's output under its line")
+	fs.BoolVar(&f.debug, "debug", false, "log debug details to stderr")
+	fs.BoolVar(&f.noDeltas, "no-deltas", false, "jsonl output: leave out message_delta events (message_completed has each whole message)")
 }
 
 // overrides turns the flags into a configuration layer, the last and
@@ -108,24 +117,26 @@ func init() {
 
 // runExec implements `loom-lsp exec`; cancelling ctx interrupts it.
 func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
+	c := newCommandLine("exec", execUsage+"\nFlags:\n")
 	var f execFlags
-	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
+	f.register(c.fs)
+	// In JSONL mode a failure before the turn is also one error event.
+	jsonl := flagValue(args, "output") == string(headless.JSONL)
 	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "loom-lsp exec: "+format+"\n", a...)
-		fmt.Fprintln(stderr, "Run 'loom-lsp exec --help' for usage.")
-		return exitUsage
+		if jsonl {
+			stdout.Write(headless.ErrorEvent("usage", fmt.Sprintf(format, a...)))
+		}
+		return c.usageError(stderr, format, a...)
 	}
-	if fs.NArg() != 1 {
-		return usageErr("want exactly one PROMPT argument (quote it, or pass - to read it from stdin), got %d", fs.NArg())
+	rest, code, done := c.parse(args, stdout, stderr)
+	if done {
+		if code == exitUsage && jsonl {
+			stdout.Write(headless.ErrorEvent("usage", "bad flags; run 'loom-lsp exec --help'"))
+		}
+		return code
+	}
+	if len(rest) != 1 {
+		return usageErr("want exactly one PROMPT argument, got %d (%q): quote the prompt, or pass - to read it from stdin", len(rest), rest)
 	}
 	if f.resume && f.fresh {
 		return usageErr("--resume and --new exclude each other")
@@ -134,7 +145,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if format != headless.Text && format != headless.JSONL {
 		return usageErr("--output is text or jsonl, not %q", f.output)
 	}
-	prompt := fs.Arg(0)
+	prompt := rest[0]
 	if prompt == "-" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
@@ -149,10 +160,16 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	configErr := func(err error) int {
+		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
+		if jsonl {
+			stdout.Write(headless.ErrorEvent("config", err.Error()))
+		}
+		return exitConfig
+	}
 	folder, err := os.Getwd()
 	if err != nil {
-		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
-		return exitFailed
+		return configErr(err)
 	}
 	load := func(folder string, overrides []config.Override) (config.Config, error) {
 		cfg, _, err := config.Load(config.LoadOptions{Folder: folder, ExplicitFile: f.configFile,
@@ -166,18 +183,24 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		_, err = workspace.NewProvider(cfg, os.Getenv)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
-		return exitConfig
+		return configErr(err)
 	}
-	level := slog.LevelWarn
-	if f.verbose {
-		level = slog.LevelDebug
+	// Everything the user should read is notified (and shown once); the
+	// log is for --debug.
+	logger := slog.New(slog.DiscardHandler)
+	if f.debug {
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	editor := headless.NewEditor(format, stdout, stderr)
-	host := workspace.NewHost(workspace.HostOptions{
-		Editor: editor,
-		Config: load,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	editor := headless.New(headless.Options{
+		Format: format, Out: stdout, Log: stderr, NoDeltas: f.noDeltas,
+		Color: colorAllowed(stderr), Progress: format == headless.Text && isTerminal(stderr),
+		ShowOutput: f.verbose,
 	})
-	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, fresh: !f.resume, stderr: stderr}.run(ctx)
+	host := workspace.NewHost(workspace.HostOptions{
+		Editor:          editor,
+		Config:          load,
+		Logger:          logger,
+		NewConversation: !f.resume,
+	})
+	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl}.run(ctx)
 }

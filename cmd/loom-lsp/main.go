@@ -40,9 +40,20 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "-h", "-help", "--help", "help":
-			usage(stderr)
-			return 0
+		case "-h", "-help", "--help":
+			usage(stdout)
+			return exitOK
+		case "help":
+			if len(args) > 1 {
+				if c, ok := commands[args[1]]; ok {
+					return c.run([]string{"--help"}, stdin, stdout, stderr)
+				}
+			}
+			usage(stdout)
+			return exitOK
+		case "-V", "-version", "--version":
+			fmt.Fprintf(stdout, "loom-lsp %s\n", buildVersion())
+			return exitOK
 		}
 		if c, ok := commands[args[0]]; ok {
 			return c.run(args[1:], stdin, stdout, stderr)
@@ -57,7 +68,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage: loom-lsp [subcommand] [flags]\n\nA coding agent that lives inside the editor.\n\nSubcommands:\n")
+	fmt.Fprintf(w, "Usage: loom-lsp [subcommand] [flags]\n\n"+
+		"A coding agent that lives inside the editor. Run bare, it is an LSP server\n"+
+		"on stdin/stdout, meant to be started by an editor; 'loom-lsp demo' shows it\n"+
+		"at work offline, and 'loom-lsp exec \"PROMPT\"' runs one turn in a terminal.\n\nSubcommands:\n")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -70,5 +84,6 @@ func usage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-8s %s%s\n", n, commands[n].summary, def)
 	}
-	fmt.Fprintf(w, "\nRun 'loom-lsp <subcommand> --help' for its flags.\n")
+	fmt.Fprintf(w, "\nFlags:\n  -h, --help     print this help (or 'loom-lsp <subcommand> --help' for its flags)\n"+
+		"  -V, --version  print the version\n")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,29 +16,26 @@ func init() {
 // fresh state machine and prints, for every step, the event, the actions
 // and the new state (fsm.Describe).
 func runReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: loom-lsp replay <journal.jsonl>\n\nJournals live in $XDG_STATE_HOME/loom (default ~/.local/state/loom).\n")
+	c := newCommandLine("replay", "Usage: loom-lsp replay <journal.jsonl>\n\n"+
+		"Replays a conversation journal through a fresh state machine and prints\n"+
+		"every step. Journals live in $XDG_STATE_HOME/loom (default\n"+
+		"~/.local/state/loom); see README.md, \"Conversation journals\".\n\nFlags:\n")
+	rest, code, done := c.parse(args, stdout, stderr)
+	if done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if len(rest) != 1 {
+		return c.usageError(stderr, "want one journal file, got %d arguments", len(rest))
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	f, err := os.Open(fs.Arg(0))
+	path := rest[0]
+	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "loom-lsp replay: %v\n", err)
 		return 1
 	}
 	defer f.Close()
 	if err := workspace.DescribeJournal(f, stdout); err != nil {
-		fmt.Fprintf(stderr, "loom-lsp replay: %s: %v\n", fs.Arg(0), err)
+		fmt.Fprintf(stderr, "loom-lsp replay: %s: %v\n", path, err)
 		return 1
 	}
 	return 0

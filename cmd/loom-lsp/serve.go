@@ -33,28 +33,23 @@ func (s stdio) Close() error {
 }
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("loom-lsp serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newCommandLine("serve", "Usage: loom-lsp [serve] [flags]\n\n"+
+		"Speaks the Language Server Protocol on stdin/stdout and hosts one agent\n"+
+		"session per workspace folder. Nothing but protocol frames goes to stdout.\n"+
+		"It is meant to be started by an editor (see README.md); to try loom-lsp in\n"+
+		"a terminal, run 'loom-lsp demo' or 'loom-lsp exec \"PROMPT\"'.\n\nFlags:\n")
+	fs := c.fs
 	logFile := fs.String("log", "", "write logs to `file` instead of stderr")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	stateDir := fs.String("state-dir", "", "keep session journals in `dir` (default $XDG_STATE_HOME/loom)")
 	maxMessage := fs.Int("max-message-size", jsonrpc.DefaultMaxMessageSize, "largest incoming message, in `bytes`")
 	transport := addTransportFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: loom-lsp [serve] [flags]\n\n"+
-			"Speaks the Language Server Protocol on stdin/stdout and hosts one agent\n"+
-			"session per workspace folder. Nothing but protocol frames goes to stdout.\n\nFlags:\n")
-		fs.PrintDefaults()
+	rest, code, done := c.parse(args, stdout, stderr)
+	if done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "loom-lsp serve: unexpected arguments %q\n", fs.Args())
-		return 2
+	if len(rest) > 0 {
+		return c.usageError(stderr, "unexpected arguments %q (serve takes flags only)", rest)
 	}
 	if err := transport.check(); err != nil {
 		fmt.Fprintf(stderr, "loom-lsp serve: %v\n", err)
@@ -76,6 +71,11 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		logOut = f
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	if isTerminal(stdin) {
+		// Someone typed loom-lsp in a terminal: say what this is, once,
+		// and keep serving (a person may still paste LSP frames).
+		fmt.Fprintln(stderr, "loom-lsp: this is an LSP server, meant to be started by an editor; it now waits for LSP messages on stdin (Ctrl-D ends it). To try it in a terminal: 'loom-lsp demo', 'loom-lsp exec \"PROMPT\"', or 'loom-lsp --help'.")
+	}
 
 	// A write to a closed stdout must come back as EPIPE (and end the
 	// server cleanly), not kill the process with SIGPIPE.
@@ -83,6 +83,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	stdin = interruptibleInput(stdin)
 	conn := stdio{Reader: stdin, Writer: stdout}
 	for _, c := range []any{stdin, stdout} {
 		if cl, ok := c.(io.Closer); ok {

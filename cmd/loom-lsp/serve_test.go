@@ -55,7 +55,7 @@ func startServer(t testing.TB, bin string, args ...string) *child {
 	}
 	cmd := exec.Command(bin, append(args, "--log", filepath.Join(home, "log.txt"))...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"), "HOME="+home)
-	stdin, err := cmd.StdinPipe()
+	stdin, err := blockingStdinPipe(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

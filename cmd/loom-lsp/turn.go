@@ -45,26 +45,40 @@ type headlessTurn struct {
 	stdout io.Writer // watched for its reader going away
 	folder string
 	prompt string
-	fresh  bool // start a new conversation instead of continuing
 	stderr io.Writer
+	// jsonl makes failures before the turn also print an error event on
+	// stdout.
+	jsonl bool
+}
+
+// fail reports a failure before the turn: on stderr, and as one JSON
+// error event on stdout in JSONL mode. It returns code.
+func (r headlessTurn) fail(code int, err error) int {
+	fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
+	if r.jsonl {
+		kind := "config"
+		if code != exitConfig {
+			kind = "other"
+		}
+		r.stdout.Write(headless.ErrorEvent(kind, err.Error()))
+	}
+	return code
 }
 
 func (r headlessTurn) run(ctx context.Context) int {
+	defer r.editor.Close()
 	defer r.host.Close()
 	s, err := r.host.AddFolder(r.folder)
 	if err != nil {
-		fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
-		return exitConfig
+		return r.fail(exitConfig, err)
 	}
-	if r.fresh {
-		if err := s.Reset(ctx); err != nil {
-			fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
-			return exitFailed
-		}
+	st, err := s.Status(ctx)
+	if err != nil {
+		return r.fail(exitFailed, err)
 	}
 	// Only the turn asked for now counts (a resumed conversation may have
 	// just closed an interrupted one with the same number).
-	r.editor.Forget()
+	r.editor.Begin(st, st.Turn > 0)
 	// Nobody reads a closed stdout: stop the turn as if interrupted.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -78,11 +92,10 @@ func (r headlessTurn) run(ctx context.Context) int {
 	go watchReaderGone(ctx, r.stdout, r.editor.OutputGone)
 	turn, err := s.Ask(ctx, r.prompt)
 	if err != nil {
-		fmt.Fprintf(r.stderr, "loom-lsp: %v\n", err)
 		if errors.Is(err, config.ErrNoModel) || errors.Is(err, workspace.ErrConfig) {
-			return exitConfig
+			return r.fail(exitConfig, err)
 		}
-		return exitFailed
+		return r.fail(exitFailed, err)
 	}
 	ended, lastErr, err := r.editor.WaitTurn(ctx, turn)
 	if err != nil {

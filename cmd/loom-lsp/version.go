@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -27,17 +26,14 @@ func buildVersion() string {
 }
 
 func runVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("loom-lsp version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: loom-lsp version\n\nPrints the version of loom-lsp.\n")
+	c := newCommandLine("version", "Usage: loom-lsp version\n\nPrints the version of loom-lsp (also: loom-lsp --version, -V).\n\nFlags:\n")
+	rest, code, done := c.parse(args, stdout, stderr)
+	if done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if len(rest) > 0 {
+		return c.usageError(stderr, "unexpected arguments %q", rest)
 	}
 	fmt.Fprintf(stdout, "loom-lsp %s\n", buildVersion())
-	return 0
+	return exitOK
 }

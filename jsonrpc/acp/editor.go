@@ -138,6 +138,9 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"command":%q}`, ap.Detail))
 		v.rawInput = map[string]any{"command": ap.Detail}
 	}
+	if ap.Server != "" {
+		v.title = ap.Detail // an MCP tool: its server, name and arguments
+	}
 	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: s.id,
 		ToolCall: acpsdk.ToolCallUpdate{

@@ -43,7 +43,7 @@ text = ["Done."]
 // TestCoreScenario: initialize, a new session, a prompt whose tools read
 // the user's unsaved buffer through fs/read_text_file and write through
 // fs/write_text_file, with the tool calls' whole lifecycle streamed, and
-// the hook committing exactly the agent's text.
+// the hook leaving uncommitted an edit mixed with the user's unsaved text.
 func TestCoreScenario(t *testing.T) {
 	dir := repo(t, map[string]string{"notes.txt": "first line\nsaved on disk\n"})
 	h := start(t, writeScript(t, readEditScript), "", nil)
@@ -124,9 +124,11 @@ func TestCoreScenario(t *testing.T) {
 	if got := h.client.writes[notes]; got != want {
 		t.Errorf("fs/write_text_file wrote %q, want %q", got, want)
 	}
-	// The hook committed the agent's text.
-	if got := gittest.Run(t, dir, "show", "HEAD:notes.txt"); got != want {
-		t.Errorf("HEAD:notes.txt = %q, want %q", got, want)
+	// The agent's edit replaced the user's unsaved line: its hunk cannot
+	// be told apart from the user's change, so the hook commits nothing
+	// (gitcommit's rule: no byte of the user's goes into a commit).
+	if got := gittest.Run(t, dir, "show", "HEAD:notes.txt"); got != "first line\nsaved on disk\n" {
+		t.Errorf("HEAD:notes.txt = %q, want the user's last commit", got)
 	}
 }
 

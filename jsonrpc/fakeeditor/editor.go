@@ -70,6 +70,9 @@ type Hooks struct {
 	BeforeApplyEdit func(e *Editor, p *protocol.ApplyWorkspaceEditParams)
 	// ShowMessageRequest picks an action; default: the first action.
 	ShowMessageRequest func(p *protocol.ShowMessageRequestParams) *protocol.MessageActionItem
+	// WorkDoneProgressCreate runs before window/workDoneProgress/create is
+	// answered, e.g. to hold the answer back like a slow client.
+	WorkDoneProgressCreate func(ctx context.Context)
 	// SaveDocuments returns the URIs saved; default: all of them.
 	SaveDocuments func(uris []string) []string
 }
@@ -122,6 +125,9 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	method = req.Method()
 	switch method {
 	case protocol.MethodWindowWorkDoneProgressCreate:
+		if h := e.Hooks.WorkDoneProgressCreate; h != nil {
+			h(ctx)
+		}
 		return nil, nil
 	case protocol.MethodWorkspaceApplyEdit:
 		var p protocol.ApplyWorkspaceEditParams

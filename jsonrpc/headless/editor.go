@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace"
@@ -19,85 +20,150 @@ type Format string
 
 // The headless output formats.
 const (
-	// Text prints the assistant's text as it streams; tool calls,
-	// commits, retries and errors go to the log writer as short lines.
+	// Text prints the assistant's text as it streams, each message on
+	// lines of its own; tool calls, commits, retries and errors go to the
+	// log writer as short lines.
 	Text Format = "text"
 	// JSONL prints one JSON event per line (see Event).
 	JSONL Format = "jsonl"
 )
 
-// Event is one line of the JSONL output of `loom-lsp exec`. Every
-// event has a Type; the other fields depend on it:
-//
-//	turn_started     folder, turn, prompt
-//	message_delta    turn, text
-//	tool_started     turn, id, name, arguments
-//	tool_progress    turn, id, name, message
-//	tool_completed   turn, id, name, status (succeeded|failed|cancelled), summary, diff (edits)
-//	commit           turn, sha, files, message
-//	retry_scheduled  turn, delay_ms, reason
-//	error            turn, message, kind (model errors)
-//	info             turn, message
-//	turn_completed   turn, outcome (done|failed|cancelled), usage
-type Event struct {
-	Type      string     `json:"type"`
-	Folder    string     `json:"folder,omitempty"`
-	Turn      uint64     `json:"turn,omitempty"`
-	Prompt    string     `json:"prompt,omitempty"`
-	Text      string     `json:"text,omitempty"`
-	ID        string     `json:"id,omitempty"`
-	Name      string     `json:"name,omitempty"`
-	Arguments string     `json:"arguments,omitempty"`
-	Status    string     `json:"status,omitempty"`
-	Message   string     `json:"message,omitempty"`
-	Summary   string     `json:"summary,omitempty"`
-	Diff      string     `json:"diff,omitempty"`
-	SHA       string     `json:"sha,omitempty"`
-	Files     []string   `json:"files,omitempty"`
-	DelayMS   int64      `json:"delay_ms,omitempty"`
-	Reason    string     `json:"reason,omitempty"`
-	Kind      string     `json:"kind,omitempty"`
-	Outcome   string     `json:"outcome,omitempty"`
-	Usage     *fsm.Usage `json:"usage,omitempty"`
+// Options configure an Editor.
+type Options struct {
+	Format Format
+	// Out is the chosen output (stdout); Log is text mode's side channel
+	// for tool lines, commits, errors and the progress line (stderr).
+	Out, Log io.Writer
+	// NoDeltas leaves message_delta events out of JSONL: scripts that only
+	// want results read message_completed.
+	NoDeltas bool
+	// Color uses ANSI colours in text mode's side channel.
+	Color bool
+	// Progress shows, in text mode, a line on Log saying what the turn
+	// waits for (the model, a command, a retry) whenever nothing else was
+	// printed for a moment. For a terminal.
+	Progress bool
+	// ShowOutput prints each command's output under its tool line in text
+	// mode.
+	ShowOutput bool
 }
 
-// Editor is the workspace.Editor of `loom-lsp exec` and the demo:
-// it writes the session's notifications to out, can apply no edit itself
-// (edits go to disk), and has no one to ask (bash under "ask" is refused).
+// progressEvery is how often tool_progress events and text mode's
+// progress line are refreshed.
+const progressEvery = time.Second
+
+// Editor is the workspace.Editor of `loom-lsp exec` and the demo: it
+// writes the session's notifications to its output, can apply no edit
+// itself (edits go to disk), and has no one to ask (bash under "ask" is
+// refused, and the user is told how to allow it).
 type Editor struct {
-	format Format
-	out    io.Writer // the chosen output
-	log    io.Writer // text mode's side channel
+	opts Options
 
 	mu        sync.Mutex
 	cond      *sync.Cond
+	begun     bool                              // Begin was called
+	early     []workspace.Notification          // info and errors before the first turn
+	sessionID string                            // set by Begin
+	folder    string                            // set by Begin
 	ended     map[uint64]workspace.Notification // turn -> its turn_ended
 	lastError map[uint64]workspace.Notification // turn -> its last error
-	atLineEnd bool
+	message   strings.Builder                   // the assistant message being streamed
+	messages  int                               // messages so far in the turn
+	running   map[string]*runningTool           // by call id
+	commands  map[string]string                 // bash calls' commands, by call id
+	turn      uint64                            // the turn last heard of
+	state     string                            // the machine's state name
+	stateAt   time.Time                         // when it entered it
+	retryAt   time.Time                         // when a scheduled retry fires
+	lastWrite time.Time                         // last output, of any kind
+	told      bool                              // the bash refusal was explained
+	text      textState
 	writeErr  error         // the first failed write to out or log
 	broken    chan struct{} // closed on the first failed write
+	stop      chan struct{} // closed by Close
+	stopped   chan struct{} // closed when the ticker has returned
 }
 
-// NewEditor returns an editor writing format to out; in text mode
-// the lines about tools, commits and errors go to log.
+// runningTool is a tool call between its start and its end.
+type runningTool struct {
+	name    string
+	detail  string // what it runs (bash's command)
+	started time.Time
+	// reported is when tool_progress last reported it (at first, when it
+	// started).
+	reported time.Time
+}
+
+// NewEditor returns an editor writing format to out; in text mode the
+// lines about tools, commits and errors go to log.
 func NewEditor(format Format, out, log io.Writer) *Editor {
-	h := &Editor{format: format, out: out, log: log, atLineEnd: true, broken: make(chan struct{}),
-		ended: map[uint64]workspace.Notification{}, lastError: map[uint64]workspace.Notification{}}
+	return New(Options{Format: format, Out: out, Log: log})
+}
+
+// New returns an editor with opts. Close stops it.
+func New(opts Options) *Editor {
+	h := &Editor{opts: opts, broken: make(chan struct{}), stop: make(chan struct{}), stopped: make(chan struct{}),
+		ended: map[uint64]workspace.Notification{}, lastError: map[uint64]workspace.Notification{},
+		running: map[string]*runningTool{}, commands: map[string]string{}, text: textState{atLineEnd: true}, lastWrite: time.Now()}
 	h.cond = sync.NewCond(&h.mu)
+	if opts.Format == JSONL || opts.Progress {
+		go h.tick()
+	} else {
+		close(h.stopped)
+	}
 	return h
+}
+
+// Close stops the editor's progress ticker and clears the progress line.
+func (h *Editor) Close() {
+	h.mu.Lock()
+	select {
+	case <-h.stop:
+	default:
+		close(h.stop)
+	}
+	h.clearProgress()
+	h.mu.Unlock()
+	<-h.stopped
+}
+
+// Begin starts the output proper, once the session of folder is ready:
+// what came before (a resumed conversation closing its interrupted turn)
+// is forgotten, so that WaitTurn only sees turns that end from now on, and
+// info or errors about the earlier conversation are shown after the next
+// turn_started. In JSONL it writes session_started.
+func (h *Editor) Begin(st workspace.Status, resumed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.begun, h.sessionID, h.folder = true, st.ConversationID, st.Folder
+	clear(h.ended)
+	clear(h.lastError)
+	if h.opts.Format == JSONL {
+		h.writeEvent(Event{Type: "session_started", SessionID: st.ConversationID, Folder: st.Folder, Resumed: &resumed, Turn: st.Turn})
+	}
 }
 
 // Notify implements workspace.Editor.
 func (h *Editor) Notify(n workspace.Notification) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.format == JSONL {
-		if ev, ok := eventOf(n); ok {
-			b, _ := json.Marshal(ev)
-			h.write(h.out, string(append(b, '\n')))
+	if !h.begun {
+		// Resuming: the earlier conversation's leftovers. Keep what the
+		// user should read for after the next turn_started.
+		if n.Kind == workspace.NoteInfo || n.Kind == workspace.NoteError {
+			h.early = append(h.early, n)
 		}
-	} else {
-		h.writeText(n)
+		return
+	}
+	h.track(n)
+	h.show(n)
+	if n.Kind == workspace.NoteTurnStarted && len(h.early) > 0 {
+		early := h.early
+		h.early = nil
+		for _, e := range early {
+			e.Turn = n.Turn
+			h.show(e)
+		}
 	}
 	switch n.Kind {
 	case workspace.NoteError:
@@ -108,94 +174,157 @@ func (h *Editor) Notify(n workspace.Notification) {
 	}
 }
 
-// headlessEvent maps a notification to its JSONL event.
-func eventOf(n workspace.Notification) (Event, bool) {
+// track follows what the turn is doing, for the progress reports.
+func (h *Editor) track(n workspace.Notification) {
+	now := time.Now()
+	if n.Turn != 0 {
+		h.turn = n.Turn
+	}
+	switch n.Kind {
+	case workspace.NoteState:
+		h.state, h.stateAt = n.State, now
+	case workspace.NoteTurnStarted:
+		h.messages = 0
+	case workspace.NoteRetry:
+		h.retryAt = now.Add(n.Delay)
+	case workspace.NoteTool:
+		t := n.Tool
+		switch t.Status {
+		case fsm.ToolPending:
+			var args struct {
+				Command string `json:"command"`
+			}
+			if t.Name == "bash" && json.Unmarshal([]byte(t.Arguments), &args) == nil {
+				h.commands[t.CallID] = args.Command
+			}
+		case fsm.ToolRunning:
+			if _, ok := h.running[t.CallID]; !ok {
+				h.running[t.CallID] = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
+			}
+		case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
+			delete(h.running, t.CallID)
+			delete(h.commands, t.CallID)
+		}
+	case workspace.NoteTurnEnded:
+		clear(h.running)
+		clear(h.commands)
+	}
+}
+
+// show writes a notification in the editor's format, ending the message
+// being streamed first when n is not more of its text.
+func (h *Editor) show(n workspace.Notification) {
+	if n.Kind != workspace.NoteText && n.Kind != workspace.NoteState {
+		h.endMessage(n.Turn)
+	}
+	if h.opts.Format == JSONL {
+		h.showJSON(n)
+	} else {
+		h.showText(n)
+	}
+}
+
+// endMessage completes the assistant message being streamed, if any.
+func (h *Editor) endMessage(turn uint64) {
+	if h.message.Len() == 0 {
+		return
+	}
+	text := h.message.String()
+	h.message.Reset()
+	if h.opts.Format == JSONL {
+		h.writeEvent(Event{Type: "message_completed", Turn: turn, ID: h.messageID(turn), Text: text})
+	} else {
+		h.endLine()
+	}
+	h.messages++
+}
+
+func (h *Editor) messageID(turn uint64) string {
+	return fmt.Sprintf("msg_%d_%d", turn, h.messages+1)
+}
+
+// showJSON writes the JSONL event of a notification, if it has one.
+func (h *Editor) showJSON(n workspace.Notification) {
 	ev := Event{Turn: n.Turn}
 	switch n.Kind {
 	case workspace.NoteTurnStarted:
-		ev.Type, ev.Folder, ev.Prompt = "turn_started", n.Folder, n.Text
+		ev.Type, ev.SessionID, ev.Folder, ev.Prompt = "turn_started", h.sessionID, n.Folder, n.Text
 	case workspace.NoteText:
-		ev.Type, ev.Text = "message_delta", n.Text
+		if n.Text == "" {
+			return
+		}
+		h.message.WriteString(n.Text)
+		if h.opts.NoDeltas {
+			return
+		}
+		ev.Type, ev.ID, ev.Text = "message_delta", h.messageID(n.Turn), n.Text
 	case workspace.NoteTool:
-		t := n.Tool
-		ev.ID, ev.Name = t.CallID, t.Name
-		switch t.Status {
-		case fsm.ToolPending:
-			ev.Type, ev.Arguments = "tool_started", t.Arguments
-		case fsm.ToolRunning:
-			ev.Type, ev.Message = "tool_progress", t.Detail
-		case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
-			ev.Type, ev.Status, ev.Summary, ev.Diff = "tool_completed", string(t.Status), t.Detail, t.Diff
-		default:
-			return ev, false // streaming: the call is not complete yet
+		var ok bool
+		if ev, ok = toolEvent(n); !ok {
+			return
 		}
 	case workspace.NoteCommit:
 		ev.Type, ev.SHA, ev.Files, ev.Message = "commit", n.Commit.SHA, n.Commit.Files, n.Commit.Message
 	case workspace.NoteRetry:
 		ev.Type, ev.DelayMS, ev.Reason = "retry_scheduled", n.Delay.Milliseconds(), n.Text
 	case workspace.NoteError:
-		ev.Type, ev.Message, ev.Kind = "error", n.Text, string(n.ErrorKind)
+		kind := string(n.ErrorKind)
+		if kind == "" {
+			kind = string(fsm.ErrorOther)
+		}
+		ev.Type, ev.Message, ev.Kind = "error", n.Text, kind
 	case workspace.NoteInfo:
 		ev.Type, ev.Message = "info", n.Text
 	case workspace.NoteTurnEnded:
 		usage := n.Usage
 		ev.Type, ev.Outcome, ev.Usage = "turn_completed", string(n.Outcome), &usage
 	default:
-		return ev, false
+		return
 	}
-	return ev, true
+	h.writeEvent(ev)
 }
 
-// writeText renders a notification in text mode.
-func (h *Editor) writeText(n workspace.Notification) {
-	line := ""
-	switch n.Kind {
-	case workspace.NoteText:
-		h.write(h.out, n.Text)
-		if n.Text != "" {
-			h.atLineEnd = strings.HasSuffix(n.Text, "\n")
-		}
-		return
-	case workspace.NoteTool:
-		t := n.Tool
-		switch t.Status {
-		case fsm.ToolPending:
-			line = fmt.Sprintf("▸ %s %s", t.Name, clip(t.Arguments, 120))
-		case fsm.ToolSucceeded:
-			line = fmt.Sprintf("✓ %s: %s", t.Name, clip(strings.TrimPrefix(t.Detail, t.Name+": "), 120))
-			if t.Diff != "" {
-				line += "\n" + strings.TrimRight(t.Diff, "\n")
-			}
-		case fsm.ToolFailed:
-			line = fmt.Sprintf("✗ %s: %s", t.Name, clip(strings.TrimPrefix(t.Detail, t.Name+": "), 200))
-		case fsm.ToolCancelled:
-			line = fmt.Sprintf("✗ %s: cancelled", t.Name)
-		default:
+func (h *Editor) writeEvent(ev Event) {
+	b, _ := json.Marshal(ev)
+	h.write(h.opts.Out, string(append(b, '\n')))
+}
+
+// tick sends tool_progress events (JSONL) or refreshes the progress line
+// (text on a terminal) until Close.
+func (h *Editor) tick() {
+	defer close(h.stopped)
+	t := time.NewTicker(progressEvery / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
 			return
+		case now := <-t.C:
+			h.mu.Lock()
+			if h.opts.Format == JSONL {
+				h.sendToolProgress(now)
+			} else {
+				h.showProgress(now)
+			}
+			h.mu.Unlock()
 		}
-	case workspace.NoteCommit:
-		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
-		line = fmt.Sprintf("● committed %.7s %s", n.Commit.SHA, subject)
-	case workspace.NoteRetry:
-		line = "↻ " + workspace.RetryWords(n.Delay, n.Text)
-	case workspace.NoteError:
-		line = "error: " + n.Text
-	case workspace.NoteInfo:
-		line = "· " + n.Text
-	case workspace.NoteTurnEnded:
-		if !h.atLineEnd {
-			h.write(h.out, "\n")
-			h.atLineEnd = true
+	}
+}
+
+// sendToolProgress writes a tool_progress event for each tool that has
+// run for progressEvery since it started or was last reported.
+func (h *Editor) sendToolProgress(now time.Time) {
+	for id, t := range h.running {
+		if now.Sub(t.reported) < progressEvery {
+			continue
 		}
-		return
-	default:
-		return
+		t.reported = now
+		ev := Event{Type: "tool_progress", Turn: h.turn, ID: id, Name: t.name, ElapsedMS: now.Sub(t.started).Milliseconds()}
+		if t.detail != "" {
+			ev.Message = "running " + clip(t.detail, 80)
+		}
+		h.writeEvent(ev)
 	}
-	if !h.atLineEnd && h.log == h.out {
-		h.write(h.out, "\n")
-	}
-	h.atLineEnd = true
-	h.write(h.log, line+"\n")
 }
 
 // write writes s to w; the first failure (a closed pipe) is kept and
@@ -204,6 +333,8 @@ func (h *Editor) write(w io.Writer, s string) {
 	if h.writeErr != nil {
 		return
 	}
+	h.clearProgress()
+	h.lastWrite = time.Now()
 	if _, err := io.WriteString(w, s); err != nil {
 		h.writeErr = err
 		close(h.broken)
@@ -224,16 +355,6 @@ func (h *Editor) OutputGone() {
 // Broken is closed once a write to the output failed, e.g. because the
 // reader of a pipe went away, or OutputGone was called.
 func (h *Editor) Broken() <-chan struct{} { return h.broken }
-
-// Forget drops what the editor recorded of ended turns, so that WaitTurn
-// only sees turns that end from now on (a resumed conversation closes its
-// interrupted turn before the caller asks anything).
-func (h *Editor) Forget() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	clear(h.ended)
-	clear(h.lastError)
-}
 
 func clip(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
@@ -266,8 +387,20 @@ func (h *Editor) ApplyEdit(context.Context, workspace.DocumentEdit) error {
 	return workspace.ErrUnsupported
 }
 
+// BashRefusedHint is what the user reads, once, when a command was refused
+// because nobody can approve it here.
+const BashRefusedHint = "the agent's shell command was not run: commands need approval, and exec cannot ask. " +
+	"To let the agent run commands, rerun with --approve bash=allow (or set tools.bash = \"allow\" in loom.toml)."
+
 // Approve implements workspace.Editor: headless, there is no one to ask.
-func (h *Editor) Approve(context.Context, workspace.Approval) (bool, error) {
+// The first refusal tells the user how to allow commands.
+func (h *Editor) Approve(_ context.Context, a workspace.Approval) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.told {
+		h.told = true
+		h.show(workspace.Notification{Kind: workspace.NoteInfo, Turn: a.Turn, Text: BashRefusedHint})
+	}
 	return false, workspace.ErrUnsupported
 }
 

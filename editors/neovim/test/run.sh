@@ -79,6 +79,10 @@ git -C "$proj" commit -q -m initial
 # Config and state of the run's own; no model keys.
 export XDG_CONFIG_HOME=$tmp/config XDG_STATE_HOME=$tmp/state XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache
 unset OPENAI_API_KEY || true
+# The project's .loom.toml chooses the (scripted) model, which loom-lsp
+# honours only for a folder the user trusts: trust it in the user's config.
+mkdir -p "$XDG_CONFIG_HOME/loom"
+printf '[trust]\nfolders = ["%s"]\n' "$proj" >"$XDG_CONFIG_HOME/loom/loom.toml"
 
 cd "$proj"
 LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$proj LOOM_TEST_PLUGIN=$plugin \

@@ -1,4 +1,4 @@
-package workspace
+package gitcommit
 
 import (
 	"context"
@@ -10,32 +10,34 @@ import (
 	"strings"
 )
 
-// worktreeSnapshot is the set of files that differ from HEAD (modified,
+// Snapshot is the set of files that differ from HEAD (modified,
 // staged, deleted or untracked, ignored files excepted) in a worktree, with
 // a hash of each one's content. Two snapshots taken around a tool batch
 // that ran bash tell which files bash changed: those clean before and
 // dirty after.
-type worktreeSnapshot struct {
+type Snapshot struct {
 	top string
 	// dirty maps a path relative to top (slash-separated) to a hash of its
 	// content, "-" when it does not exist.
 	dirty map[string]string
 }
 
-// takeSnapshot snapshots the worktree that contains dir; nil when dir is
+// TakeSnapshot snapshots the worktree that contains dir; nil when dir is
 // not in a git repository or git fails.
-func takeSnapshot(ctx context.Context, git gitRunner) *worktreeSnapshot {
-	top, err := git.toplevel(ctx)
+func TakeSnapshot(ctx context.Context, dir string) *Snapshot {
+	g := runner{dir: dir}
+	out, err := g.run(ctx, "", "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil
 	}
-	git.dir = top
-	out, err := git.run(ctx, "", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+	top := strings.TrimSpace(out)
+	g.dir = top
+	out, err = g.run(ctx, "", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
 	if err != nil {
 		return nil
 	}
-	snap := &worktreeSnapshot{top: top, dirty: map[string]string{}}
-	for _, rec := range nulFields(out) {
+	snap := &Snapshot{top: top, dirty: map[string]string{}}
+	for _, rec := range NulFields(out) {
 		var path string
 		switch rec[0] {
 		case '1': // 1 XY sub mH mI mW hH hI path
@@ -66,13 +68,13 @@ func contentHash(path string) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// changesSince compares the snapshot before a batch with this one (after
+// ChangedSince compares the snapshot before a batch with this one (after
 // it). changed are the files clean before and dirty after: the batch made
 // them. leftDirty are files that were already dirty before and changed
 // again: the user's changes are mixed in, so they are not committed. Paths
 // in skip (the edit tools' files) and outside prefix (the workspace
 // folder, relative to top, "" for all) are ignored.
-func (after *worktreeSnapshot) changesSince(before *worktreeSnapshot, prefix string, skip map[string]bool) (changed, leftDirty []string) {
+func (after *Snapshot) ChangedSince(before *Snapshot, prefix string, skip map[string]bool) (changed, leftDirty []string) {
 	if before == nil || after == nil || before.top != after.top {
 		return nil, nil
 	}
@@ -93,17 +95,4 @@ func (after *worktreeSnapshot) changesSince(before *worktreeSnapshot, prefix str
 	sort.Strings(changed)
 	sort.Strings(leftDirty)
 	return changed, leftDirty
-}
-
-// snapshotBeforeBash snapshots the worktree just before the batch's first
-// approved bash command, for the hook to tell which files the commands
-// changed. It runs on the batch's worker; the snapshot reaches the owner
-// goroutine before the command's result does.
-func (s *Session) snapshotBeforeBash(ctx context.Context) {
-	snap := takeSnapshot(ctx, gitRunner{dir: s.folder})
-	s.postLive(ctx, func() {
-		if s.batchSnap == nil {
-			s.batchSnap = snap
-		}
-	})
 }

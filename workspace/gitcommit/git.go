@@ -1,4 +1,4 @@
-package workspace
+package gitcommit
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// gitRunner runs the real git CLI in a folder, with an environment that
+// runner runs the real git CLI in a folder, with an environment that
 // never prompts and holds no model API key (the user's hooks run in it).
-type gitRunner struct {
+type runner struct {
 	dir   string
 	scrub []string // extra variable names to remove
 	// extraEnv is added to the environment (GIT_INDEX_FILE=…).
@@ -20,15 +20,20 @@ type gitRunner struct {
 
 // withEnv returns a copy of g that adds kv ("NAME=value") to git's
 // environment.
-func (g gitRunner) withEnv(kv ...string) gitRunner {
+func (g runner) withEnv(kv ...string) runner {
 	g.extraEnv = append(append([]string(nil), g.extraEnv...), kv...)
 	return g
 }
 
 // run runs git with args and returns its standard output. A failure's
 // error carries git's standard error.
-func (g gitRunner) run(ctx context.Context, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+func (g runner) run(ctx context.Context, stdin string, args ...string) (string, error) {
+	return g.command(ctx, stdin, "git", args...)
+}
+
+// command runs name (git, or a hook) in g.dir with g's environment.
+func (g runner) command(ctx context.Context, stdin, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env()
 	if stdin != "" {
@@ -41,12 +46,16 @@ func (g gitRunner) run(ctx context.Context, stdin string, args ...string) (strin
 		if msg == "" {
 			msg = strings.TrimSpace(stdout.String())
 		}
-		return stdout.String(), fmt.Errorf("git %s: %w: %s", args[0], err, tail(msg, 2000))
+		what := name
+		if name == "git" && len(args) > 0 {
+			what = "git " + args[0]
+		}
+		return stdout.String(), fmt.Errorf("%s: %w: %s", what, err, tail(msg, 2000))
 	}
 	return stdout.String(), nil
 }
 
-func (g gitRunner) env() []string {
+func (g runner) env() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -55,7 +64,7 @@ func (g gitRunner) env() []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=:")
 	return append(env, g.extraEnv...)
 }
 
@@ -81,19 +90,9 @@ func tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// toplevel returns the root of the worktree that contains g.dir, or an
-// error when it is not in a git repository.
-func (g gitRunner) toplevel(ctx context.Context) (string, error) {
-	out, err := g.run(ctx, "", "rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(out), nil
-}
-
 // revParse resolves rev to an object name, "" when it does not exist
 // (HEAD of a repository with no commits, a path absent from a tree).
-func (g gitRunner) revParse(ctx context.Context, rev string) string {
+func (g runner) revParse(ctx context.Context, rev string) string {
 	out, err := g.run(ctx, "", "rev-parse", "--verify", "--quiet", rev)
 	if err != nil {
 		return ""
@@ -101,8 +100,8 @@ func (g gitRunner) revParse(ctx context.Context, rev string) string {
 	return strings.TrimSpace(out)
 }
 
-// lines splits NUL-terminated output (-z).
-func nulFields(out string) []string {
+// NulFields splits NUL-terminated git output (-z) into its fields.
+func NulFields(out string) []string {
 	var fs []string
 	for _, f := range strings.Split(out, "\x00") {
 		if f != "" {
@@ -110,4 +109,21 @@ func nulFields(out string) []string {
 		}
 	}
 	return fs
+}
+
+// literal turns paths into pathspecs that match exactly those paths.
+func literal(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = ":(literal)" + p
+	}
+	return out
+}
+
+// Short abbreviates a commit's name for messages.
+func Short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// ttyRun runs the binary with stdin, stdout and stderr on a pseudo-
+// terminal, as in a user's terminal, and returns all it printed.
+func ttyRun(t *testing.T, dir string, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(loomBinary, args...)
+	cmd.Dir, cmd.Env = dir, env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	var out bytes.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }() // ends with EIO once the child is gone
+	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	cmd.Wait()
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the terminal's output never ended")
+	}
+	return strings.ReplaceAll(out.String(), "\r\n", "\n"), cmd.ProcessState.ExitCode()
+}
+
+// slowScript keeps the model silent for 2.5 s, then runs a 2.5 s command.
+const slowScript = `
+[[step]]
+match.last_role = "user"
+delay = "2500ms"
+text = ["Running ", "it."]
+  [[step.tool_call]]
+  name = "bash"
+  arguments = '{"command":"sleep 2.5; echo slept"}'
+
+[[step]]
+match.last_tool_result_contains = "slept"
+text = ["It slept."]
+`
+
+// On a terminal, text mode says what the turn waits for (the model, a
+// command) instead of staying silent, puts tool lines on their own line,
+// and uses colour unless NO_COLOR is set.
+func TestExecOnATerminalShowsProgress(t *testing.T) {
+	dir := testRepo(t)
+	script := writeScript(t, slowScript)
+	out, code := ttyRun(t, dir, isolatedEnv(t), "exec", "--approve", "bash=allow", "--verbose", "--script", script, "run it")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"waiting for the model (2s)", "running bash: sleep 2.5; echo slept (2s)", "\x1b[32m✓ bash:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the terminal did not show %q:\n%q", want, out)
+		}
+	}
+	shownOutput := false
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "it.") && strings.Contains(line, "▸") {
+			t.Errorf("a tool line sticks to the text: %q", line)
+		}
+		shownOutput = shownOutput || (strings.Contains(line, "│") && strings.HasSuffix(line, "slept"))
+	}
+	if !shownOutput {
+		t.Errorf("--verbose did not show the command's output:\n%q", out)
+	}
+
+	out, code = ttyRun(t, dir, append(isolatedEnv(t), "NO_COLOR=1"), "exec", "--approve", "bash=allow", "--script", script, "run it")
+	if code != 0 || strings.Contains(out, "\x1b[3") || !strings.Contains(out, "waiting for the model") {
+		t.Errorf("with NO_COLOR: exit %d, want progress without colour:\n%q", code, out)
+	}
+}
+
+// A bare loom-lsp on a terminal says what it is, once, and keeps serving.
+func TestBareServeOnATerminalSaysWhatItIs(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	makeRaw(t, tty)
+	cmd := exec.Command(loomBinary)
+	cmd.Env = isolatedEnv(t)
+	cmd.Stdin = tty
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "meant to be started by an editor") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no hint on stderr: %q", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the child's stderr
+	}
+	// Still serving: an LSP exit notification typed on the terminal ends it.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exitMsg := `{"jsonrpc":"2.0","method":"exit"}`
+	io.WriteString(ptmx, "Content-Length: "+strconv.Itoa(len(exitMsg))+"\r\n\r\n"+exitMsg)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the server did not read the exit notification from the terminal; stderr:\n%s", stderr.String())
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout is for protocol frames only, got %q", stdout.String())
+	}
+	if n := strings.Count(stderr.String(), "meant to be started by an editor"); n != 1 {
+		t.Errorf("the hint appears %d times", n)
+	}
+	// Not on a terminal (an editor's pipe), nothing is said.
+	r := runLoom(t, t.TempDir(), "")
+	if strings.Contains(r.stderr, "meant to be started by an editor") {
+		t.Errorf("the hint was printed without a terminal: %q", r.stderr)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// makeRaw puts the terminal in raw mode, so that LSP frames pass through
+// it byte for byte.
+func makeRaw(t *testing.T, tty *os.File) {
+	t.Helper()
+	fd := int(tty.Fd())
+	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	tio.Oflag &^= unix.OPOST
+	tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	tio.Cflag &^= unix.CSIZE | unix.PARENB
+	tio.Cflag |= unix.CS8
+	tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, tio); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,183 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultMCPTimeout is the per-call timeout of an MCP tool when
+// [MCPServer.Timeout] is not set.
+const DefaultMCPTimeout = 2 * time.Minute
+
+// MCP configures the Model Context Protocol servers whose tools the agent
+// may call.
+type MCP struct {
+	// Servers are the MCP servers, by name. A name is made of letters,
+	// digits, '-' and '_' (no "__"): the model sees each tool as
+	// "<name>__<tool>".
+	Servers map[string]MCPServer `toml:"servers"`
+}
+
+// MCPServer is one MCP server: a command speaking MCP on its stdio, or
+// the URL of a streamable HTTP endpoint (exactly one of the two).
+type MCPServer struct {
+	// Command is the program to run (looked up in PATH), started in the
+	// workspace folder with Args.
+	Command string `toml:"command"`
+	// Args are the command's arguments.
+	Args []string `toml:"args"`
+	// Env passes variables of loom's environment to the server: each key
+	// is the variable's name in the server's environment, each value the
+	// NAME of the variable to read it from, never a value. The server
+	// gets nothing else but PATH and HOME.
+	Env map[string]string `toml:"env"`
+	// URL is a streamable HTTP MCP endpoint, instead of Command.
+	URL string `toml:"url"`
+	// Approve is the approval policy of the server's tools; "" means ask.
+	Approve Policy `toml:"approve"`
+	// Timeout bounds one tool call; zero means DefaultMCPTimeout.
+	Timeout Duration `toml:"timeout"`
+
+	// fromWorkspace is set when a workspace's own .loom.toml set any of
+	// the server's keys: the repository chose what it runs.
+	fromWorkspace bool
+}
+
+// Policy returns the server's approval policy, PolicyAsk when unset.
+func (s MCPServer) Policy() Policy {
+	if s.Approve == "" {
+		return PolicyAsk
+	}
+	return s.Approve
+}
+
+// CallTimeout returns the per-call timeout, DefaultMCPTimeout when unset.
+func (s MCPServer) CallTimeout() time.Duration {
+	if s.Timeout.Duration <= 0 {
+		return DefaultMCPTimeout
+	}
+	return s.Timeout.Duration
+}
+
+// FromWorkspace reports whether a workspace folder's own config file set
+// any key of this server, so that it may start only in a trusted folder.
+func (s MCPServer) FromWorkspace() bool { return s.fromWorkspace }
+
+// Equal reports whether two server configurations start the same server
+// the same way (a change means a restart).
+func (s MCPServer) Equal(o MCPServer) bool {
+	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && mapsEqual(s.Env, o.Env) &&
+		s.URL == o.URL && s.Approve == o.Approve && s.Timeout == o.Timeout && s.fromWorkspace == o.fromWorkspace
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// markWorkspaceServers flags the servers that the workspace file at src
+// set a key of.
+func (c *Config) markWorkspaceServers(src string) {
+	for name, s := range c.MCP.Servers {
+		prefix := "mcp.servers." + name + "."
+		for key, o := range c.origins {
+			if o.src == src && strings.HasPrefix(key, prefix) {
+				s.fromWorkspace = true
+				c.MCP.Servers[name] = s
+				break
+			}
+		}
+	}
+}
+
+// validateMCP checks the [mcp] section.
+func (c Config) validateMCP(add func(*Error)) {
+	for _, name := range sortedNames(c.MCP.Servers) {
+		s := c.MCP.Servers[name]
+		key := "mcp.servers." + name
+		at := func(sub string) string {
+			if c.setBy(key + "." + sub) {
+				return key + "." + sub
+			}
+			return firstSetKey(c, key, "command", "url", "args", "env", "approve", "timeout")
+		}
+		if !serverNameRE.MatchString(name) || strings.Contains(name, "__") {
+			add(c.keyErr(at("command"), "invalid server name %q: use up to 32 letters, digits, '-' or '_' (not \"__\")", name))
+		}
+		switch {
+		case s.Command == "" && s.URL == "":
+			add(c.keyErr(at("command"), "%s needs command (a stdio server) or url (a streamable HTTP server)", key))
+		case s.Command != "" && s.URL != "":
+			add(c.keyErr(at("url"), "%s has both command and url: choose one", key))
+		case s.URL != "":
+			if err := checkURL(s.URL); err != nil {
+				add(c.keyErr(at("url"), "%v", err))
+			}
+			if len(s.Args) > 0 || len(s.Env) > 0 {
+				add(c.keyErr(at("args"), "%s: args and env apply to a command, not to a url", key))
+			}
+		}
+		switch s.Approve {
+		case "", PolicyAllow, PolicyAsk, PolicyDeny:
+		default:
+			add(c.keyErr(at("approve"), "invalid policy %q: want %q, %q or %q", s.Approve, PolicyAllow, PolicyAsk, PolicyDeny))
+		}
+		if c.setBy(key+".timeout") && s.Timeout.Duration <= 0 {
+			add(c.keyErr(key+".timeout", "must be a positive duration, got %q", s.Timeout.String()))
+		}
+		for _, k := range sortedNames(s.Env) {
+			v := s.Env[k]
+			ek := key + ".env." + k
+			switch {
+			case !envNameRE.MatchString(k):
+				add(c.keyErr(ek, "invalid variable name %q", k))
+			case !envNameRE.MatchString(v):
+				add(c.keyErr(ek, "want the NAME of a variable of loom's environment to pass, and this is not a variable name (never put a value here)"))
+			case v == c.Model.APIKeyEnv:
+				add(c.keyErr(ek, "%s is the model's API key (model.api_key_env); it is never passed to an MCP server", v))
+			}
+		}
+	}
+}
+
+// firstSetKey returns the first of key's sub-keys that a source set, or
+// key itself.
+func firstSetKey(c Config, key string, subs ...string) string {
+	for _, s := range subs {
+		if c.setBy(key + "." + s) {
+			return key + "." + s
+		}
+	}
+	return key
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// MCPServerNote explains why a server declared in the workspace file was
+// not started, and how to trust the folder.
+func MCPServerNote(name, folder string) string {
+	return fmt.Sprintf("not started: MCP server %q is declared in the .loom.toml of %s, a folder you have not trusted; "+
+		"to trust it, run the command loom.trust, trust the workspace in your editor, or add it to [trust] folders in your own loom.toml", name, folder)
+}

@@ -1,0 +1,125 @@
+package fsm
+
+import "fmt"
+
+// Reset empties the conversation: the turn in flight is cancelled (as by
+// Cancel), queued input is dropped, files pending a FilesChanged note are
+// forgotten, and the history goes back to the system prompt alone. Turn
+// and request ids keep increasing across a reset, so that a client keying
+// on them never sees one twice, and a late event of the old conversation
+// is stale in the new one. Valid in every state but ShuttingDown.
+type Reset struct{}
+
+// DropQueued drops the inputs queued behind the turn in flight, which
+// goes on. The turn ids of the dropped inputs are not reused. Valid in
+// every state but ShuttingDown.
+type DropQueued struct{}
+
+// ApprovalDecided is the user's answer to a request to approve tool call
+// CallID of turn Turn (a bash command under tools.bash = "ask"). An
+// approved call goes on running: its ToolCompleted follows. A denied call
+// is completed by the machine itself with a tool error the model reads,
+// and the caller must not run it nor send its ToolCompleted.
+type ApprovalDecided struct {
+	Turn     uint64
+	CallID   string
+	Approved bool
+}
+
+// ConversationReset tells the caller that the conversation was emptied by
+// Reset: whatever it keeps per conversation (a journal, a transcript)
+// starts anew. IDs are the last turn and request ids used; the new
+// conversation's ids come after them (see Config.ContinueFrom).
+type ConversationReset struct {
+	IDs IDs
+}
+
+// IDs are a machine's last turn and request ids.
+type IDs struct {
+	Turn    uint64
+	Request uint64
+}
+
+func (Reset) isEvent()           {}
+func (DropQueued) isEvent()      {}
+func (ApprovalDecided) isEvent() {}
+
+func (ConversationReset) isAction() {}
+
+// Describe implements [Event].
+func (Reset) Describe() string { return "Reset" }
+
+// Describe implements [Event].
+func (DropQueued) Describe() string { return "DropQueued" }
+
+// Describe implements [Event].
+func (e ApprovalDecided) Describe() string {
+	verdict := "denied"
+	if e.Approved {
+		verdict = "approved"
+	}
+	return fmt.Sprintf("ApprovalDecided turn=%d call=%s %s", e.Turn, e.CallID, verdict)
+}
+
+// Describe implements [Action].
+func (a ConversationReset) Describe() string {
+	return fmt.Sprintf("ConversationReset after turn=%d req=%d", a.IDs.Turn, a.IDs.Request)
+}
+
+// deniedResult is the tool result of a call the user did not approve.
+const deniedResult = "tool error: denied by the user; the command was not run"
+
+// IDs returns the last turn and request ids the machine used; the ids
+// promised to dropped inputs count as used.
+func (m *Machine) IDs() IDs { return IDs{Turn: m.turn + m.dropped, Request: m.request} }
+
+// dropQueue forgets the queued inputs. The turn ids they were promised
+// (a client was told which turn each would run as) are used up, never
+// given to another input.
+func (m *Machine) dropQueue() {
+	m.dropped += uint64(len(m.queue) - m.qhead)
+	clear(m.queue)
+	m.queue, m.qhead = m.queue[:0], 0
+	if !m.busy() {
+		m.turn += m.dropped
+		m.dropped = 0
+	}
+}
+
+// NextTurn returns the turn id a UserInput stepped now will run as.
+func (m *Machine) NextTurn() uint64 {
+	n := m.turn + m.dropped + 1
+	if m.busy() {
+		n += uint64(len(m.queue) - m.qhead)
+	}
+	return n
+}
+
+// onReset: any state -> WaitingForUserInput with an empty conversation.
+// The queue is dropped before the turn is closed, so that no queued input
+// starts.
+func (m *Machine) onReset() []Action {
+	m.dropQueue()
+	var acts []Action
+	if m.busy() {
+		acts = m.endTurn(m.abandonTurn(), TurnCancelled)
+	}
+	m.history = m.history[:0:0]
+	if m.cfg.SystemPrompt != "" {
+		m.history = append(m.history, Message{Role: RoleSystem, Content: m.cfg.SystemPrompt})
+	}
+	m.changed = m.changed[:0]
+	clear(m.changedSet)
+	return append(acts, ConversationReset{IDs: m.IDs()})
+}
+
+// onApprovalDecided records the user's answer: an approved call is
+// running; a denied one is completed with deniedResult.
+func (m *Machine) onApprovalDecided(e ApprovalDecided) []Action {
+	x := &m.execs[m.execByID[e.CallID]]
+	if e.Approved {
+		x.Status, x.Progress = ExecRunning, "approved"
+		return []Action{DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: "approved"}}
+	}
+	return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, Result: deniedResult, IsError: true})
+}

@@ -1,0 +1,387 @@
+// Conformance test of `loom-lsp acp` with the official ACP TypeScript SDK
+// (@agentclientprotocol/sdk 1.9.0: ClientSideConnection + ndJsonStream) as
+// the client, against the built binary over real stdio. The model is a
+// scripted OpenAI-compatible server on loopback (model.mjs), so the test
+// asserts on what the model received.
+//
+// Run: LOOM_BIN=/path/to/loom-lsp node --test conformance.test.mjs
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { EventEmitter } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { ClientSideConnection, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { ScriptedModel } from "./model.mjs";
+
+const BIN = process.env.LOOM_BIN;
+// Wall-clock bounds are loose on purpose (a shared CI machine); the
+// measured times are printed and reported in notes/acp.md.
+const BOUND_MS = Number(process.env.ACP_BOUND_MS ?? 3000);
+const WAIT_MS = 20000;
+
+let model, baseURL, home, work, notes, configFile;
+const timings = {};
+
+/** The test's ACP client: unsaved buffers, recorded updates, scripted permission answers. */
+class TestClient extends EventEmitter {
+  constructor() {
+    super();
+    this.updates = [];
+    this.buffers = new Map();
+    this.reads = [];
+    this.writes = [];
+    this.permissions = [];
+    this.pending = [];
+    /** @type {(p: any) => any} answers a permission request; default: wait (see pending) */
+    this.onPermission = null;
+  }
+  async sessionUpdate(p) {
+    this.updates.push({ ...p, at: performance.now() });
+    this.emit("change");
+  }
+  async readTextFile(p) {
+    this.reads.push(p.path);
+    this.emit("change");
+    if (this.buffers.has(p.path)) return { content: this.buffers.get(p.path) };
+    return { content: fs.readFileSync(p.path, "utf8") };
+  }
+  async writeTextFile(p) {
+    this.writes.push(p);
+    fs.writeFileSync(p.path, p.content);
+    this.buffers.set(p.path, p.content);
+    this.emit("change");
+    return {};
+  }
+  requestPermission(p) {
+    this.permissions.push(p);
+    this.emit("change");
+    if (this.onPermission) return this.onPermission(p);
+    return new Promise((resolve) => {
+      this.pending.push(resolve);
+      this.emit("change");
+    });
+  }
+  /** What a client does on session/cancel: answer pending permission requests "cancelled". */
+  cancelPending() {
+    for (const resolve of this.pending.splice(0)) resolve({ outcome: { outcome: "cancelled" } });
+  }
+  /** Resolves once pred() holds, checked on every change; rejects after WAIT_MS. */
+  waitFor(what, pred) {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const v = pred();
+        if (v) {
+          clearTimeout(timer);
+          this.off("change", check);
+          resolve(v);
+        }
+      };
+      const timer = setTimeout(() => {
+        this.off("change", check);
+        reject(new Error(`timed out waiting for ${what}; updates: ${JSON.stringify(this.updates.map((u) => u.update.sessionUpdate))}`));
+      }, WAIT_MS);
+      this.on("change", check);
+      check();
+    });
+  }
+  text(from = 0) {
+    return this.updates
+      .slice(from)
+      .filter((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text")
+      .map((u) => u.update.content.text)
+      .join("");
+  }
+}
+
+/** The agent process, with the SDK's client connection on its stdio and a copy of every line it writes. */
+class Agent {
+  constructor() {
+    this.spawnedAt = performance.now();
+    this.child = spawn(BIN, ["acp", "--base-url", baseURL, "--model", "scripted", "--config", configFile, "--log", path.join(home, "acp.log")], {
+      cwd: work,
+      env: { ...process.env, HOME: home, XDG_STATE_HOME: path.join(home, "state"), XDG_CONFIG_HOME: path.join(home, "config"), OPENAI_API_KEY: "" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.stderr = "";
+    this.child.stderr.on("data", (c) => (this.stderr += c));
+    this.lines = [];
+    let partial = "";
+    const input = new ReadableStream({
+      start: (controller) => {
+        this.child.stdout.on("data", (chunk) => {
+          partial += chunk.toString("utf8");
+          let i;
+          while ((i = partial.indexOf("\n")) >= 0) {
+            this.lines.push(partial.slice(0, i));
+            partial = partial.slice(i + 1);
+          }
+          this.client.emit("change");
+          controller.enqueue(new Uint8Array(chunk));
+        });
+        this.child.stdout.on("end", () => controller.close());
+      },
+    });
+    this.exited = new Promise((resolve) => this.child.on("exit", (code, signal) => resolve({ code, signal, at: performance.now() })));
+    this.client = new TestClient();
+    this.conn = new ClientSideConnection(() => this.client, ndJsonStream(Writable.toWeb(this.child.stdin), input));
+  }
+  initialize() {
+    return this.conn.initialize({
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+      clientInfo: { name: "acp-ts-sdk-conformance", version: "1.9.0" },
+    });
+  }
+  /** Closes stdin and returns how the process ended and how long it took. */
+  async closeStdin() {
+    const t0 = performance.now();
+    this.child.stdin.end();
+    const ended = await Promise.race([this.exited, new Promise((r) => setTimeout(() => r(null), WAIT_MS))]);
+    assert.ok(ended, "the agent did not exit after stdin closed");
+    return { ...ended, ms: ended.at - t0 };
+  }
+}
+
+function git(...args) {
+  return execFileSync("git", ["-C", work, ...args], { encoding: "utf8" });
+}
+
+function toolUpdates(client, id) {
+  return client.updates.filter((u) => (u.update.sessionUpdate === "tool_call" || u.update.sessionUpdate === "tool_call_update") && u.update.toolCallId === id).map((u) => u.update);
+}
+
+function lastUserText(body) {
+  const users = body.messages.filter((m) => m.role === "user");
+  return users.at(-1)?.content ?? "";
+}
+
+let agent, sessionId, firstPrompt;
+
+before(async () => {
+  assert.ok(BIN, "set LOOM_BIN to the loom-lsp binary");
+  model = new ScriptedModel();
+  baseURL = await model.start();
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "acp-conformance-"));
+  work = path.join(home, "work");
+  fs.mkdirSync(work);
+  fs.mkdirSync(path.join(home, "config"));
+  configFile = path.join(home, "loom.toml");
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n');
+  notes = path.join(work, "notes.txt");
+  fs.writeFileSync(notes, "title\none\ntwo\nthree\ndisk text\n");
+  git("init", "-q");
+  git("config", "user.name", "conformance");
+  git("config", "user.email", "conformance@loom-lsp.invalid");
+  git("add", ".");
+  git("commit", "-qm", "init");
+  agent = new Agent();
+});
+
+after(async () => {
+  if (agent && agent.child.exitCode === null) agent.child.kill("SIGKILL");
+  await model.stop();
+  console.log("timings (ms):", JSON.stringify(timings));
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+test("initialize", async () => {
+  const r = await agent.initialize();
+  timings.spawnToInitialize = Math.round(performance.now() - agent.spawnedAt);
+  assert.equal(r.protocolVersion, 1);
+  assert.equal(r.agentCapabilities.loadSession, true);
+  assert.equal(r.agentCapabilities.promptCapabilities.embeddedContext, true);
+  assert.ok(!r.agentCapabilities.promptCapabilities.image, "image must be false");
+  assert.ok(r.agentCapabilities.sessionCapabilities.list, "sessionCapabilities.list");
+  assert.ok(r.agentCapabilities.sessionCapabilities.resume, "sessionCapabilities.resume");
+  assert.deepEqual(r.authMethods, []);
+  assert.equal(r.agentInfo.name, "loom-lsp");
+});
+
+test("session/new", async () => {
+  await assert.rejects(agent.conn.newSession({ cwd: "relative/dir", mcpServers: [] }), (e) => e.code === -32602 && /absolute/.test(e.message));
+  const r = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  assert.match(r.sessionId, /^loom-/);
+  sessionId = r.sessionId;
+});
+
+test("prompt with streaming", async () => {
+  firstPrompt = "say hello";
+  model.respond = () => ({ text: ["Hello", " from", " loom."], paceMs: 20 });
+  const from = agent.client.updates.length;
+  const t0 = performance.now();
+  const first = agent.client.waitFor("the first chunk", () => agent.client.updates.slice(from).find((u) => u.update.sessionUpdate === "agent_message_chunk"));
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: firstPrompt }] });
+  timings.promptToFirstChunk = Math.round((await first).at - t0);
+  assert.equal(r.stopReason, "end_turn");
+  assert.equal(agent.client.text(from), "Hello from loom.");
+  assert.ok(agent.client.updates.slice(from).every((u) => u.sessionId === sessionId));
+});
+
+test("tool call lifecycle, reading the unsaved buffer through fs/read_text_file", async () => {
+  agent.client.buffers.set(notes, "title\none\ntwo\nthree\nUNSAVED buffer text\n");
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") return { text: ["Read it."] };
+    return { text: ["Looking."], toolCalls: [{ id: "read1", name: "read_file", arguments: JSON.stringify({ path: "notes.txt" }) }] };
+  };
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "what is in notes.txt?" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.ok(agent.client.reads.includes(notes), "fs/read_text_file was not used");
+  // What the model received: the client's text, not the disk's.
+  const toolMsg = model.lastMessages().findLast((m) => m.role === "tool");
+  assert.match(toolMsg.content, /UNSAVED buffer text/);
+  assert.doesNotMatch(toolMsg.content, /disk text/);
+  const ups = toolUpdates(agent.client, "read1");
+  assert.equal(ups[0].sessionUpdate, "tool_call");
+  assert.equal(ups[0].kind, "read");
+  assert.equal(ups[0].title, "Read notes.txt");
+  assert.equal(ups[0].status, "pending");
+  assert.equal(ups[0].locations[0].path, notes);
+  assert.deepEqual(ups[0].rawInput, { path: "notes.txt" });
+  assert.deepEqual(ups.slice(1).map((u) => u.status), ["in_progress", "completed"]);
+  assert.match(ups[2].content[0].content.text, /UNSAVED buffer text/);
+});
+
+test("writing through fs/write_text_file; the hook commits the agent's change, not the user's unsaved line", async () => {
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") return { text: ["Edited."] };
+    return { toolCalls: [{ id: "edit1", name: "edit_file", arguments: JSON.stringify({ path: "notes.txt", old_string: "title", new_string: "TITLE" }) }] };
+  };
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "capitalize the title in notes.txt" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const want = "TITLE\none\ntwo\nthree\nUNSAVED buffer text\n";
+  assert.deepEqual(agent.client.writes.map((w) => [w.path, w.content, w.sessionId]), [[notes, want, sessionId]]);
+  const ups = toolUpdates(agent.client, "edit1");
+  assert.equal(ups[0].kind, "edit");
+  assert.equal(ups[0].title, "Edit notes.txt");
+  assert.equal(ups.at(-1).status, "completed", JSON.stringify(ups.at(-1)));
+  const diff = ups.at(-1).content.find((c) => c.type === "diff");
+  assert.deepEqual({ path: diff.path, oldText: diff.oldText, newText: diff.newText }, { path: notes, oldText: "title\none\ntwo\nthree\nUNSAVED buffer text\n", newText: want });
+  assert.equal(git("show", "HEAD:notes.txt"), "TITLE\none\ntwo\nthree\ndisk text\n");
+  assert.match(git("log", "-1", "--format=%B"), /capitalize the title/);
+});
+
+function bashTurn(id, command) {
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") return { text: ["after bash"] };
+    return { toolCalls: [{ id, name: "bash", arguments: JSON.stringify({ command }) }] };
+  };
+}
+
+test("permission allow", async () => {
+  bashTurn("bash-allow", "echo yes > allowed.txt");
+  agent.client.onPermission = (p) => {
+    assert.deepEqual(p.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+    assert.equal(p.toolCall.toolCallId, "bash-allow");
+    return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } };
+  };
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "run it" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(path.join(work, "allowed.txt"), "utf8"), "yes\n");
+  const ups = toolUpdates(agent.client, "bash-allow");
+  assert.equal(ups[0].kind, "execute");
+  assert.equal(ups[0].title, "Run `echo yes > allowed.txt`");
+  assert.equal(ups.at(-1).status, "completed");
+});
+
+test("permission deny", async () => {
+  bashTurn("bash-deny", "echo no > denied.txt");
+  agent.client.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "reject_once").optionId } });
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "run that" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.ok(!fs.existsSync(path.join(work, "denied.txt")), "a denied command ran");
+  assert.equal(toolUpdates(agent.client, "bash-deny").at(-1).status, "failed");
+  assert.match(model.lastMessages().findLast((m) => m.role === "tool").content, /denied by the user/);
+  agent.client.onPermission = null;
+});
+
+test("cancel mid-stream, then the next prompt works", async () => {
+  model.respond = (body) =>
+    /long story/.test(lastUserText(body)) ? { text: Array.from({ length: 200 }, (_, i) => `word${i} `), paceMs: 50 } : { text: ["short"] };
+  const from = agent.client.updates.length;
+  const pending = agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "tell a long story" }] });
+  await agent.client.waitFor("streaming", () => agent.client.text(from).includes("word0"));
+  const t0 = performance.now();
+  await agent.conn.cancel({ sessionId });
+  const r = await pending;
+  timings.cancelToCancelled = Math.round(performance.now() - t0);
+  assert.equal(r.stopReason, "cancelled");
+  assert.ok(timings.cancelToCancelled < BOUND_MS, `cancelled after ${timings.cancelToCancelled} ms`);
+  assert.ok(!agent.client.text(from).includes("word199"), "the stream was not cut");
+  const after = agent.client.updates.length;
+  const r2 = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "again" }] });
+  assert.equal(r2.stopReason, "end_turn");
+  assert.equal(agent.client.text(after), "short");
+});
+
+test("cancel while a permission request is pending: the tool does not run", async () => {
+  bashTurn("bash-cancel", "echo ran > cancelled.txt");
+  const pending = agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "run the thing" }] });
+  await agent.client.waitFor("the permission request", () => agent.client.pending.length > 0);
+  const t0 = performance.now();
+  await agent.conn.cancel({ sessionId });
+  agent.client.cancelPending();
+  const r = await pending;
+  const answeredAt = performance.now();
+  timings.cancelPermissionToCancelled = Math.round(answeredAt - t0);
+  assert.equal(r.stopReason, "cancelled");
+  assert.ok(!fs.existsSync(path.join(work, "cancelled.txt")), "the tool ran after the cancel");
+  const last = agent.client.updates.filter((u) => u.update.toolCallId === "bash-cancel").at(-1);
+  assert.equal(last.update.status, "failed");
+  assert.ok(last.at <= answeredAt, "the final tool_call_update came after the response");
+});
+
+test("malformed line and unknown method: the agent goes on, stdout is only JSON-RPC", async () => {
+  agent.child.stdin.write("this is not json\n");
+  agent.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: "raw-1", method: "no/such/method", params: {} }) + "\n");
+  const answer = await agent.client.waitFor("the unknown method's answer", () =>
+    agent.lines.map((l) => JSON.parse(l)).find((m) => m.id === "raw-1"),
+  );
+  assert.equal(answer.error.code, -32601);
+  const list = await agent.conn.listSessions({ cwd: work });
+  assert.ok(list.sessions.length >= 1);
+  for (const line of agent.lines) {
+    const m = JSON.parse(line);
+    assert.equal(m.jsonrpc, "2.0", `not JSON-RPC on stdout: ${line}`);
+  }
+});
+
+test("stdin EOF: the agent exits 0", async () => {
+  const ended = await agent.closeStdin();
+  timings.stdinEOFToExit = Math.round(ended.ms);
+  assert.equal(ended.code, 0, agent.stderr);
+  assert.ok(ended.ms < BOUND_MS, `exited after ${ended.ms} ms`);
+});
+
+test("session/list and session/load in a fresh process replay the history before the response", async () => {
+  agent = new Agent();
+  await agent.initialize();
+  const list = await agent.conn.listSessions({ cwd: work });
+  const info = list.sessions.find((s) => s.sessionId === sessionId);
+  assert.ok(info, `session ${sessionId} not listed: ${JSON.stringify(list)}`);
+  assert.equal(info.cwd, fs.realpathSync(work));
+  assert.equal(info.title, firstPrompt);
+  assert.ok(!Number.isNaN(Date.parse(info.updatedAt)));
+  await agent.conn.loadSession({ sessionId, cwd: work, mcpServers: [] });
+  const replayed = agent.client.updates.map((u) => u.update);
+  const kinds = new Set(replayed.map((u) => u.sessionUpdate));
+  for (const k of ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]) assert.ok(kinds.has(k), `no ${k} replayed before the response`);
+  assert.equal(replayed[0].sessionUpdate, "user_message_chunk");
+  assert.equal(replayed[0].content.text, firstPrompt);
+  assert.ok(replayed.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "Hello from loom."));
+  const read = replayed.filter((u) => u.toolCallId === "read1");
+  assert.deepEqual(read.map((u) => u.sessionUpdate), ["tool_call", "tool_call_update"]);
+  assert.equal(read[1].status, "completed");
+  // The conversation goes on, with its history sent to the model.
+  model.respond = () => ({ text: ["welcome back"] });
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "still there?" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.ok(model.lastMessages().some((m) => m.role === "user" && m.content === firstPrompt), "the model did not get the history");
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});

@@ -1,0 +1,86 @@
+package headless
+
+import (
+	"encoding/json"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Event is one line of the JSONL output of `loom-lsp exec`. Every event
+// has a Type; the other fields depend on it (schema.json in this package
+// is the JSON Schema of every event, and is published in README.md):
+//
+//	session_started    session_id, folder, resumed, turn (turns so far)
+//	turn_started       session_id, folder, turn, prompt
+//	message_delta      turn, id, text
+//	message_completed  turn, id, text (the whole message)
+//	tool_started       turn, id, name, arguments (a string), args (an object)
+//	tool_progress      turn, id, name, elapsed_ms, message
+//	tool_completed     turn, id, name, status (succeeded|failed|cancelled),
+//	                   summary, output, exit_code (bash), diff (edits)
+//	commit             turn, sha, files, message
+//	retry_scheduled    turn, delay_ms, reason
+//	error              turn, message, kind
+//	info               turn, message
+//	turn_completed     turn, outcome (done|failed|cancelled), usage
+//
+// Fields are only ever added. Empty fields are left out.
+type Event struct {
+	Type      string          `json:"type"`
+	SessionID string          `json:"session_id,omitempty"`
+	Folder    string          `json:"folder,omitempty"`
+	Resumed   *bool           `json:"resumed,omitempty"`
+	Turn      uint64          `json:"turn,omitempty"`
+	Prompt    string          `json:"prompt,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Arguments string          `json:"arguments,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	ElapsedMS int64           `json:"elapsed_ms,omitempty"`
+	Status    string          `json:"status,omitempty"`
+	Message   string          `json:"message,omitempty"`
+	Summary   string          `json:"summary,omitempty"`
+	Output    *string         `json:"output,omitempty"`
+	ExitCode  *int            `json:"exit_code,omitempty"`
+	Diff      string          `json:"diff,omitempty"`
+	SHA       string          `json:"sha,omitempty"`
+	Files     []string        `json:"files,omitempty"`
+	DelayMS   int64           `json:"delay_ms,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	Outcome   string          `json:"outcome,omitempty"`
+	Usage     *fsm.Usage      `json:"usage,omitempty"`
+}
+
+// ErrorEvent returns the JSONL error event of a failure before any turn
+// (a usage or configuration error), kind "usage" or "config".
+func ErrorEvent(kind, message string) []byte {
+	b, _ := json.Marshal(Event{Type: "error", Kind: kind, Message: message})
+	return append(b, '\n')
+}
+
+// toolEvent maps a tool note to its JSONL event; ok is false for notes
+// that are not sent (a call still streaming, the generic "running"
+// progress: tool_progress carries the elapsed time instead).
+func toolEvent(n workspace.Notification) (ev Event, ok bool) {
+	t := n.Tool
+	ev = Event{Turn: n.Turn, ID: t.CallID, Name: t.Name}
+	switch t.Status {
+	case fsm.ToolPending:
+		ev.Type, ev.Arguments = "tool_started", t.Arguments
+		if json.Valid([]byte(t.Arguments)) {
+			ev.Args = json.RawMessage(t.Arguments)
+		}
+	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
+		ev.Type, ev.Status, ev.Summary, ev.Diff = "tool_completed", string(t.Status), t.Detail, t.Diff
+		if t.Status != fsm.ToolCancelled {
+			out := t.Output
+			ev.Output, ev.ExitCode = &out, t.ExitCode
+		}
+	default:
+		return ev, false
+	}
+	return ev, true
+}

@@ -1,0 +1,189 @@
+package headless
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// textState is what text mode remembers between writes.
+type textState struct {
+	// atLineEnd is false while the assistant's text written to Out has
+	// not ended its line.
+	atLineEnd bool
+	// progress is the progress line shown on Log, "" when none is.
+	progress string
+}
+
+// ANSI colours of text mode's side channel.
+const (
+	colorRed    = "31"
+	colorGreen  = "32"
+	colorYellow = "33"
+	colorCyan   = "36"
+	colorDim    = "2"
+)
+
+func (h *Editor) paint(code, s string) string {
+	if !h.opts.Color || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// showText renders a notification in text mode.
+func (h *Editor) showText(n workspace.Notification) {
+	var line string
+	switch n.Kind {
+	case workspace.NoteText:
+		if n.Text == "" {
+			return
+		}
+		h.message.WriteString(n.Text)
+		h.write(h.opts.Out, n.Text)
+		h.text.atLineEnd = strings.HasSuffix(n.Text, "\n")
+		return
+	case workspace.NoteTool:
+		line = h.toolLine(n.Tool)
+	case workspace.NoteCommit:
+		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
+		line = h.paint(colorYellow, fmt.Sprintf("● committed %.7s", n.Commit.SHA)) + " " + subject
+	case workspace.NoteRetry:
+		line = h.paint(colorYellow, "↻ "+workspace.RetryWords(n.Delay, n.Text))
+	case workspace.NoteError:
+		line = h.paint(colorRed, "error: ") + n.Text
+	case workspace.NoteInfo:
+		line = h.paint(colorDim, "· "+n.Text)
+	case workspace.NoteTurnEnded:
+		h.endLine()
+		return
+	}
+	if line == "" {
+		return
+	}
+	h.endLine()
+	h.write(h.opts.Log, line+"\n")
+}
+
+// toolLine is the side-channel line of a tool note, "" for none.
+func (h *Editor) toolLine(t *workspace.ToolNote) string {
+	detail := strings.TrimPrefix(t.Detail, t.Name+": ")
+	switch t.Status {
+	case fsm.ToolPending:
+		return h.paint(colorCyan, "▸ "+t.Name) + " " + clip(t.Arguments, 120)
+	case fsm.ToolSucceeded:
+		line := h.paint(colorGreen, "✓ "+t.Name+":") + " " + clip(detail, 120)
+		if t.Diff != "" {
+			line += "\n" + h.paintDiff(strings.TrimRight(t.Diff, "\n"))
+		}
+		return line + h.outputLines(t)
+	case fsm.ToolFailed:
+		return h.paint(colorRed, "✗ "+t.Name+":") + " " + clip(detail, 200) + h.outputLines(t)
+	case fsm.ToolCancelled:
+		return h.paint(colorRed, "✗ "+t.Name+": cancelled")
+	}
+	return ""
+}
+
+// outputLines is a command's output under its tool line, when asked for.
+func (h *Editor) outputLines(t *workspace.ToolNote) string {
+	if !h.opts.ShowOutput || t.ExitCode == nil || t.Output == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(t.Output, "\n"), "\n") {
+		b.WriteString("\n" + h.paint(colorDim, "  │ ") + l)
+	}
+	return b.String()
+}
+
+func (h *Editor) paintDiff(diff string) string {
+	if !h.opts.Color {
+		return diff
+	}
+	lines := strings.Split(diff, "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			lines[i] = h.paint("1", l)
+		case strings.HasPrefix(l, "+"):
+			lines[i] = h.paint(colorGreen, l)
+		case strings.HasPrefix(l, "-"):
+			lines[i] = h.paint(colorRed, l)
+		case strings.HasPrefix(l, "@@"):
+			lines[i] = h.paint(colorCyan, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// endLine ends the assistant's line on Out, if it is open: a message,
+// or a side line, starts on a line of its own.
+func (h *Editor) endLine() {
+	if !h.text.atLineEnd {
+		h.text.atLineEnd = true
+		h.write(h.opts.Out, "\n")
+	}
+}
+
+// progressQuiet is how long nothing was printed before the progress line
+// appears.
+const progressQuiet = time.Second
+
+// showProgress shows or refreshes the progress line, saying what the turn
+// waits for, once nothing was printed for progressQuiet.
+func (h *Editor) showProgress(now time.Time) {
+	if h.writeErr != nil || now.Sub(h.lastWrite) < progressQuiet {
+		return
+	}
+	status := h.waitingFor(now)
+	if status == "" || status == h.text.progress {
+		return
+	}
+	if !h.text.atLineEnd {
+		h.endLine() // the model stalled mid-line: the status goes below
+	}
+	h.text.progress = status
+	io.WriteString(h.opts.Log, "\r\x1b[K"+h.paint(colorDim, "… "+status))
+}
+
+// clearProgress erases the progress line before anything else is
+// written.
+func (h *Editor) clearProgress() {
+	if h.text.progress == "" {
+		return
+	}
+	h.text.progress = ""
+	io.WriteString(h.opts.Log, "\r\x1b[K")
+}
+
+// waitingFor says what the turn waits for, "" for nothing worth saying.
+func (h *Editor) waitingFor(now time.Time) string {
+	secs := func(since time.Time) string {
+		return fmt.Sprintf("%ds", int(now.Sub(since).Round(time.Second).Seconds()))
+	}
+	if now.Before(h.retryAt) {
+		return fmt.Sprintf("retrying in %ds", int(h.retryAt.Sub(now).Seconds()+0.999))
+	}
+	var oldest *runningTool
+	for _, t := range h.running {
+		if oldest == nil || t.started.Before(oldest.started) {
+			oldest = t
+		}
+	}
+	switch {
+	case oldest != nil && oldest.detail != "":
+		return fmt.Sprintf("running %s: %s (%s)", oldest.name, clip(oldest.detail, 60), secs(oldest.started))
+	case oldest != nil:
+		return fmt.Sprintf("running %s (%s)", oldest.name, secs(oldest.started))
+	case h.state == fsm.CallingLlm.String():
+		return fmt.Sprintf("waiting for the model (%s)", secs(h.stateAt))
+	case h.state == fsm.PostToolsHook.String():
+		return fmt.Sprintf("committing (%s)", secs(h.stateAt))
+	}
+	return ""
+}

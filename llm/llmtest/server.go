@@ -1,0 +1,287 @@
+// Package llmtest is a scripted OpenAI-compatible model server for tests:
+// a real HTTP server that speaks the Chat Completions streaming wire format
+// (server-sent events, the chunk shape OpenAI sends, usage in the last
+// chunk, "data: [DONE]") and records every request body it receives. Only
+// the model's answers are scripted, by a function of the request.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Message is one message of a recorded request, in the OpenAI wire shape.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is a tool call of a recorded assistant message, or one the
+// server streams in a Reply.
+type ToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Call returns a ToolCall of the given id, tool name and JSON arguments.
+func Call(id, name, arguments string) ToolCall {
+	var c ToolCall
+	c.ID, c.Function.Name, c.Function.Arguments = id, name, arguments
+	return c
+}
+
+// Request is one request the server received.
+type Request struct {
+	// Body is the raw request body.
+	Body []byte
+	// Model and Messages are decoded from it.
+	Model    string
+	Messages []Message
+	// MaxTokensField names the field that bounds the answer
+	// ("max_tokens", "max_completion_tokens"), "" when none was sent.
+	MaxTokensField string
+}
+
+// LastUser returns the content of the request's last user message.
+func (r Request) LastUser() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// Last returns the request's last message.
+func (r Request) Last() Message {
+	if len(r.Messages) == 0 {
+		return Message{}
+	}
+	return r.Messages[len(r.Messages)-1]
+}
+
+// Usage is the token usage a Reply reports in its last chunk.
+type Usage struct {
+	Prompt, Completion, Cached int64
+}
+
+// Reply is the scripted answer to one request.
+type Reply struct {
+	// Status, when not 0 or 200, answers with this HTTP status and
+	// ErrorBody (a JSON error object) instead of a stream.
+	Status    int
+	ErrorBody string
+	// Reasoning chunks stream first, as delta.reasoning_content.
+	Reasoning []string
+	// Text chunks stream next, as delta.content.
+	Text []string
+	// ToolCalls stream after the text, one chunk each.
+	ToolCalls []ToolCall
+	// Usage, when set, is reported in a last chunk with no choices.
+	Usage *Usage
+	// Pace is waited before each chunk. A client that goes away ends the
+	// stream.
+	Pace time.Duration
+}
+
+// Server is the scripted model server. Its URL plus "/v1" is the
+// base_url of a client.
+type Server struct {
+	*httptest.Server
+	respond func(Request) Reply
+
+	mu   sync.Mutex
+	reqs []Request
+	// Extra answers other paths (e.g. "/v1/models"), by path.
+	extra map[string]string
+}
+
+// NewServer starts a server that answers each chat completion request
+// with respond(request); it is closed when the test ends.
+func NewServer(t testing.TB, respond func(Request) Reply) *Server {
+	s := &Server{respond: respond, extra: map[string]string{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// BaseURL is the URL to configure as model.base_url.
+func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Handle makes the server answer GET path with the JSON body.
+func (s *Server) Handle(path, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.extra[path] = body
+}
+
+// Requests returns the chat completion requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	extra, ok := s.extra[r.URL.Path]
+	s.mu.Unlock()
+	if ok {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, extra)
+		return
+	}
+	if r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	req := Request{Body: body}
+	var wire struct {
+		Model               string    `json:"model"`
+		Messages            []Message `json:"messages"`
+		MaxTokens           *int64    `json:"max_tokens"`
+		MaxCompletionTokens *int64    `json:"max_completion_tokens"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		http.Error(w, `{"error":{"message":"bad JSON","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	req.Model, req.Messages = wire.Model, wire.Messages
+	switch {
+	case wire.MaxCompletionTokens != nil:
+		req.MaxTokensField = "max_completion_tokens"
+	case wire.MaxTokens != nil:
+		req.MaxTokensField = "max_tokens"
+	}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	s.mu.Unlock()
+	reply := s.respond(req)
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		io.WriteString(w, reply.ErrorBody)
+		return
+	}
+	s.stream(w, r, reply)
+}
+
+// chunk is one streamed chat.completion.chunk.
+type chunk struct {
+	ID      string   `json:"id"`
+	Object  string   `json:"object"`
+	Created int64    `json:"created"`
+	Model   string   `json:"model"`
+	Choices []choice `json:"choices"`
+	Usage   *usage   `json:"usage"`
+}
+
+type choice struct {
+	Index        int     `json:"index"`
+	Delta        delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type delta struct {
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []deltaToolCall `json:"tool_calls,omitempty"`
+}
+
+type deltaToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type usage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	send := func(c chunk) bool {
+		if reply.Pace > 0 {
+			select {
+			case <-time.After(reply.Pace):
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		c.ID, c.Object, c.Created, c.Model = "chatcmpl-llmtest", "chat.completion.chunk", 1741570283, "llmtest"
+		b, _ := json.Marshal(c)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return r.Context().Err() == nil
+	}
+	one := func(d delta) chunk { return chunk{Choices: []choice{{Delta: d}}} }
+	if !send(one(delta{Role: "assistant"})) {
+		return
+	}
+	for _, t := range reply.Reasoning {
+		if !send(one(delta{ReasoningContent: &t})) {
+			return
+		}
+	}
+	for _, t := range reply.Text {
+		if !send(one(delta{Content: &t})) {
+			return
+		}
+	}
+	for i, c := range reply.ToolCalls {
+		d := deltaToolCall{Index: i, ID: c.ID, Type: "function"}
+		d.Function.Name, d.Function.Arguments = c.Function.Name, c.Function.Arguments
+		if !send(one(delta{ToolCalls: []deltaToolCall{d}})) {
+			return
+		}
+	}
+	finish := "stop"
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	if !send(chunk{Choices: []choice{{FinishReason: &finish}}}) {
+		return
+	}
+	if u := reply.Usage; u != nil {
+		wu := &usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, TotalTokens: u.Prompt + u.Completion}
+		wu.PromptTokensDetails.CachedTokens = u.Cached
+		if !send(chunk{Choices: []choice{}, Usage: wu}) {
+			return
+		}
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}

@@ -1,0 +1,392 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// startTimeout bounds connecting and the first tools/list.
+	startTimeout = time.Minute
+	// gracefulStop is how long a stdio server may take to exit once its
+	// stdin is closed, before its process group is killed.
+	gracefulStop = 500 * time.Millisecond
+	// stderrSettle bounds the wait for the rest of a dead server's stderr.
+	stderrSettle = 2 * time.Second
+	// stderrTailBytes is how much of a server's stderr a report quotes.
+	stderrTailBytes = 2048
+)
+
+// server is one configured server and the goroutine that runs it. Its
+// state, err, tools and session are guarded by the manager's mu.
+type server struct {
+	m      *Manager
+	spec   Spec
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	state State
+	pid   int // a stdio server's process (group) id once started
+	err   string
+	tools []*Tool
+	// listings counts successful tools/list calls.
+	listings int
+	session  *sdk.ClientSession
+
+	refresh chan struct{} // tools/list_changed, coalesced
+	stderr  tail
+
+	progMu    sync.Mutex
+	progress  map[string]chan<- string // by progress token
+	nextToken int
+}
+
+func newServer(m *Manager, spec Spec) *server {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &server{m: m, spec: spec, ctx: ctx, cancel: cancel, state: StateStarting,
+		refresh: make(chan struct{}, 1), progress: map[string]chan<- string{}}
+}
+
+// stop asks the server's goroutine to shut it down.
+func (s *server) stop() { s.cancel() }
+
+// running is what a stdio server's process left to clean up.
+type running struct {
+	pid        int           // process group to kill; 0 for HTTP
+	stderrDone chan struct{} // closed when stderr reached EOF
+	stderrR    *os.File
+}
+
+// run connects, lists the tools, then follows the server until it is
+// stopped or dies.
+func (s *server) run() {
+	log := s.m.opts.Logger.With("mcp_server", s.spec.Name)
+	start := time.Now()
+	cs, proc, err := s.connect()
+	if err != nil {
+		s.finish(nil, proc)
+		if s.ctx.Err() == nil {
+			s.fail(fmt.Sprintf("MCP server %q failed to start: %v", s.spec.Name, err))
+		}
+		return
+	}
+	defer s.finish(cs, proc)
+	if err := s.listTools(cs); err != nil {
+		if s.ctx.Err() == nil {
+			s.fail(fmt.Sprintf("MCP server %q failed to list its tools: %v", s.spec.Name, err))
+		}
+		return
+	}
+	log.Info("MCP server ready", "tools", s.toolCount(), "took", time.Since(start).Round(time.Millisecond))
+	died := make(chan error, 1)
+	s.m.wg.Add(1)
+	go func() { defer s.m.wg.Done(); died <- cs.Wait() }()
+	// The process may exit while a descendant still holds its stdout, so
+	// the connection never sees EOF: watch the process itself too.
+	exited := make(chan struct{})
+	if proc.pid > 0 {
+		s.m.wg.Add(1)
+		go func() { defer s.m.wg.Done(); waitExit(proc.pid); close(exited) }()
+	}
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.refresh:
+			if err := s.listTools(cs); err != nil && s.ctx.Err() == nil {
+				log.Warn("MCP tools/list failed after list_changed", "err", err)
+			}
+		case <-exited:
+			if s.ctx.Err() != nil {
+				return
+			}
+			killGroup(proc.pid) // its descendants go with it, closing stdout
+			s.died(proc, fmt.Errorf("the process exited"))
+			return
+		case err := <-died:
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.died(proc, err)
+			return
+		}
+	}
+}
+
+// died reports a server whose connection or process ended by itself.
+func (s *server) died(proc running, err error) {
+	if proc.stderrDone != nil {
+		select {
+		case <-proc.stderrDone:
+		case <-time.After(stderrSettle):
+		}
+	}
+	why := "the connection closed"
+	if err != nil && !errors.Is(err, io.EOF) {
+		why = err.Error()
+	}
+	s.fail(fmt.Sprintf("MCP server %q stopped (%s); its tools are no longer offered", s.spec.Name, why))
+}
+
+// waitExit blocks until process pid has exited, without reaping it (the
+// transport's Wait does).
+func waitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// connect starts the server and runs the MCP initialize handshake.
+func (s *server) connect() (*sdk.ClientSession, running, error) {
+	var proc running
+	client := sdk.NewClient(&sdk.Implementation{Name: "loom-lsp", Version: s.m.opts.Version}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case s.refresh <- struct{}{}:
+			default:
+			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			s.forwardProgress(req.Params)
+		},
+	})
+	for _, dir := range s.spec.Roots {
+		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: dir}).String(), Name: filepath.Base(dir)})
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
+	defer cancel()
+	if s.spec.URL != "" {
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: &http.Client{}, MaxRetries: 2}, nil)
+		return cs, proc, err
+	}
+	cmd := exec.Command(s.spec.Command, s.spec.Args...)
+	cmd.Dir = s.spec.Dir
+	cmd.Env = append([]string{}, s.spec.Env...) // never nil: nil would inherit ours
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, proc, err
+	}
+	cmd.Stderr = w
+	proc.stderrR, proc.stderrDone = r, make(chan struct{})
+	s.m.wg.Add(1)
+	go func() { defer s.m.wg.Done(); s.readStderr(r, proc.stderrDone) }()
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: gracefulStop}, nil)
+	w.Close() // the child has its copy
+	if cmd.Process != nil {
+		proc.pid = cmd.Process.Pid
+		s.m.mu.Lock()
+		s.pid = proc.pid
+		s.m.mu.Unlock()
+	}
+	if err != nil && proc.stderrDone != nil {
+		// The server probably exited: let its last words arrive.
+		select {
+		case <-proc.stderrDone:
+		case <-time.After(stderrSettle):
+		}
+	}
+	return cs, proc, err
+}
+
+// finish closes the session, kills a stdio server's process group and
+// releases its stderr.
+func (s *server) finish(cs *sdk.ClientSession, proc running) {
+	s.m.mu.Lock()
+	s.session = nil
+	s.m.mu.Unlock()
+	if cs != nil {
+		closed := make(chan struct{})
+		s.m.wg.Add(1)
+		go func() { defer s.m.wg.Done(); cs.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(gracefulStop):
+		}
+		killGroup(proc.pid)
+		<-closed
+	}
+	killGroup(proc.pid)
+	if proc.stderrR != nil {
+		select {
+		case <-proc.stderrDone:
+		case <-time.After(stderrSettle):
+		}
+		proc.stderrR.Close()
+	}
+}
+
+// killGroup kills the process group pgid; a group already gone is fine.
+func killGroup(pgid int) {
+	if pgid > 1 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// readStderr logs the server's stderr line by line and keeps its tail.
+func (s *server) readStderr(r io.Reader, done chan struct{}) {
+	defer close(done)
+	log := s.m.opts.Logger.With("mcp_server", s.spec.Name)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	for sc.Scan() {
+		line := sc.Text()
+		log.Info("MCP server stderr", "line", line)
+		s.stderr.add(line)
+	}
+}
+
+// listTools replaces the server's tools with what tools/list says.
+func (s *server) listTools(cs *sdk.ClientSession) error {
+	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
+	defer cancel()
+	var list []*Tool
+	seen := map[string]bool{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		tool := newTool(s, t)
+		if seen[tool.name] {
+			s.m.opts.Logger.Warn("MCP tool skipped: its name clashes with another once sanitized", "mcp_server", s.spec.Name, "tool", t.Name)
+			continue
+		}
+		seen[tool.name] = true
+		list = append(list, tool)
+	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return nil
+	}
+	s.state, s.err, s.tools, s.session = StateReady, "", list, cs
+	s.listings++
+	s.m.signal()
+	return nil
+}
+
+func (s *server) toolCount() int {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	return len(s.tools)
+}
+
+// fail marks the server failed, drops its tools and reports it once.
+func (s *server) fail(msg string) {
+	if t := s.stderr.String(); t != "" {
+		msg += "\nits stderr ended with:\n" + t
+	}
+	s.m.opts.Logger.Warn("MCP server failed", "mcp_server", s.spec.Name, "err", msg)
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return
+	}
+	s.state, s.err, s.tools, s.session = StateFailed, firstLine(msg), nil, nil
+	s.m.report(Report{Server: s.spec.Name, Text: msg})
+}
+
+// currentSession returns the session while the server is ready.
+func (s *server) currentSession() (*sdk.ClientSession, State) {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	return s.session, s.state
+}
+
+// watchProgress registers a progress token for one call; the returned
+// func unregisters it.
+func (s *server) watchProgress(ch chan<- string) (token string, done func()) {
+	s.progMu.Lock()
+	defer s.progMu.Unlock()
+	s.nextToken++
+	token = fmt.Sprintf("loom-%d", s.nextToken)
+	s.progress[token] = ch
+	return token, func() {
+		s.progMu.Lock()
+		defer s.progMu.Unlock()
+		delete(s.progress, token)
+	}
+}
+
+func (s *server) forwardProgress(p *sdk.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	token, _ := p.ProgressToken.(string)
+	s.progMu.Lock()
+	ch := s.progress[token]
+	s.progMu.Unlock()
+	if ch == nil {
+		return
+	}
+	msg := fmt.Sprintf("%g", p.Progress)
+	if p.Total > 0 {
+		msg += fmt.Sprintf("/%g", p.Total)
+	}
+	if p.Message != "" {
+		msg += " " + p.Message
+	}
+	select {
+	case ch <- msg:
+	default: // the caller is behind: skip this one
+	}
+}
+
+// tail keeps the last stderrTailBytes of a server's stderr, by lines.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+	size  int
+}
+
+func (t *tail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	t.size += len(line) + 1
+	for t.size > stderrTailBytes && len(t.lines) > 1 {
+		t.size -= len(t.lines[0]) + 1
+		t.lines = t.lines[1:]
+	}
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// failed reports whether the server failed, with the manager's mu held.
+func (s *server) failed() bool { return s.state == StateFailed }
+
+// timeout is the per-call timeout.
+func (s *server) timeout() time.Duration {
+	if s.spec.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return s.spec.Timeout
+}

@@ -1,0 +1,117 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+)
+
+// commitRecord is a journal record of the auto-commit: "commit" when it
+// starts (Plan, RunHooks), "commit-end" when it ends (SHA or Error). A
+// "commit" with no "commit-end" after it was cut short by the daemon's
+// death.
+type commitRecord struct {
+	Plan     *gitcommit.Plan `json:"plan,omitempty"`
+	RunHooks bool            `json:"runHooks,omitempty"`
+	SHA      string          `json:"sha,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// ErrNoPendingCommit is returned by CommitPending when no commit was
+// interrupted.
+var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
+
+// commitJournaled makes the commit, with its start (before anything is
+// written to the branch) and its end journaled.
+func (s *Session) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool) (*gitcommit.Result, error) {
+	rec := &commitRecord{Plan: plan, RunHooks: runHooks}
+	if err := s.call(ctx, func() {
+		// One write(2): it survives the daemon's death (kill -9); the
+		// journal is fsynced at the turn's end.
+		s.writeJournal(func(j *journal) error { return j.appendCommit("commit", rec) })
+	}); err != nil {
+		plan.Discard()
+		return nil, err
+	}
+	res, err := repo.Commit(ctx, plan, gitcommit.CommitOptions{RunHooks: runHooks})
+	end := &commitRecord{}
+	if res != nil {
+		end.SHA = res.SHA
+	}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	s.post(func() { s.writeJournal(func(j *journal) error { return j.appendCommit("commit-end", end) }) })
+	return res, err
+}
+
+// reportPendingCommit tells the user about a commit the daemon's death
+// interrupted (found on resume), and keeps it for CommitPending.
+func (s *Session) reportPendingCommit(rec *commitRecord) {
+	if rec == nil || rec.Plan == nil {
+		return
+	}
+	s.git.pending = rec
+	s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf(
+		"the agent's change to %s was not committed: the daemon stopped during the commit; run loom.commit to commit it now, or leave it uncommitted",
+		strings.Join(rec.Plan.Files(), ", "))})
+}
+
+// CommitPending makes the commit the daemon's death interrupted
+// (loom.commit), and returns what it did. When the commit was in fact
+// made before the daemon died, it says so.
+func (s *Session) CommitPending(ctx context.Context) (string, error) {
+	var rec *commitRecord
+	var scrub string
+	if err := s.call(ctx, func() { rec, scrub = s.git.pending, s.cfg.Model.APIKeyEnv }); err != nil {
+		return "", err
+	}
+	if rec == nil {
+		return "", ErrNoPendingCommit
+	}
+	repo, err := gitcommit.Open(ctx, rec.Plan.Top, scrub)
+	if err != nil {
+		return "", err
+	}
+	files := strings.Join(rec.Plan.Files(), ", ")
+	var res *gitcommit.Result
+	var msg string
+	if done := repo.Committed(ctx, rec.Plan); done != "" {
+		msg = fmt.Sprintf("the agent's change to %s was committed as %s before the daemon stopped", files, gitcommit.Short(done))
+	} else {
+		res, err = s.commitJournaled(ctx, repo, rec.Plan, rec.RunHooks)
+		if err != nil {
+			return "", fmt.Errorf("the agent's change to %s could not be committed: %w", files, err)
+		}
+		subject, _, _ := strings.Cut(res.Message, "\n")
+		msg = fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject)
+	}
+	err = s.call(ctx, func() {
+		s.git.pending = nil
+		s.recordCommit(hookResult{commit: res})
+		if res != nil {
+			s.notify(Notification{Kind: NoteCommit, Commit: commitNote(res), Text: msg})
+		} else {
+			s.notify(Notification{Kind: NoteInfo, Text: msg})
+		}
+	})
+	return msg, err
+}
+
+// describeCommit is a commit record's line in DescribeJournal.
+func describeCommit(st journalStep) string {
+	switch {
+	case st.commitEnd && st.commit != nil && st.commit.Error != "":
+		return "auto-commit failed: " + st.commit.Error
+	case st.commitEnd && st.commit != nil:
+		return "auto-commit made " + st.commit.SHA
+	case st.commitEnd:
+		return "auto-commit ended"
+	case st.commit.Plan != nil:
+		return "auto-commit started: " + strings.Join(st.commit.Plan.Files(), ", ")
+	}
+	return "auto-commit started"
+}

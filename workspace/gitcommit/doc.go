@@ -1,0 +1,35 @@
+// Package gitcommit is how loom commits: it turns the texts an agent's
+// tools wrote into a commit of their own, and takes such a commit back.
+// It knows git and nothing of sessions or editors.
+//
+// The rule it keeps: an agent commit holds exactly the bytes the agent's
+// tools wrote, on top of what the commit's parent holds. Nothing the user
+// typed, saved or staged goes into it.
+//
+//   - [Repo.Prepare] builds the commit's content from the agent's own
+//     texts (each edit's old and new text, never what the disk or a buffer
+//     holds later). When the user had uncommitted changes of their own in
+//     a file, the agent's hunks are applied to the parent's version with
+//     `git merge-file`; when they overlap the user's, the file is left out
+//     and the reason said. Submodule files, git-ignored files and paths
+//     that leave the worktree are left out too. Blobs are written with
+//     `git hash-object -w --path`, so the file's filters apply.
+//   - [Repo.Commit] builds the tree in a temporary index (GIT_INDEX_FILE:
+//     read-tree of the parent, update-index of the agent's entries,
+//     write-tree), runs the user's hooks as `git commit` would
+//     (pre-commit with that index, prepare-commit-msg, commit-msg,
+//     post-commit, from core.hooksPath or the hooks directory), makes the
+//     commit with commit-tree and moves HEAD with `update-ref HEAD new old`
+//     (compare-and-swap: a branch that moved meanwhile is never
+//     overwritten). The user's index and worktree are left as they were,
+//     except that an index entry still equal to the parent's is moved to
+//     the commit's, so that `git status` does not show the agent's change
+//     as staged-reverted. Nothing is committed while a merge, rebase,
+//     cherry-pick, revert, am or bisect is in progress.
+//   - [Undo] takes the last agent commit back: HEAD moves back to the
+//     parent (compare-and-swap again) and the agent's hunks are removed
+//     from the worktree with a reverse three-way merge, so the user's later
+//     edits stay; a file where that cannot be done cleanly makes it refuse.
+//   - [Snapshot] tells which files a command changed: those clean before
+//     it and dirty after.
+package gitcommit

@@ -1,0 +1,118 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHelperCommitDaemon is the daemon TestHookKilledMidCommit kills: it
+// runs one turn whose commit blocks in the user's pre-commit hook.
+func TestHelperCommitDaemon(t *testing.T) {
+	if os.Getenv("LOOM_TEST_HELPER") != "commit-kill9" {
+		t.Skip("helper process")
+	}
+	h := newTestHostIn(t, os.Getenv("LOOM_STATE"), editAndCreate, nil)
+	s, err := h.AddFolder(os.Getenv("LOOM_FOLDER"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Ask(context.Background(), "greet the world")
+	select {} // until killed, in the hook
+}
+
+// A daemon killed with SIGKILL while its commit ran (here: in the user's
+// pre-commit hook) leaves the journal saying so: the resumed session
+// tells the user, and loom.commit makes the commit.
+func TestHookKilledMidCommit(t *testing.T) {
+	state := t.TempDir()
+	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	fifo := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+	os.WriteFile(hook, []byte("#!/bin/sh\necho started > '"+fifo+"'\nexec sleep 600\n"), 0o755)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCommitDaemon$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LOOM_TEST_HELPER=commit-kill9", "LOOM_STATE="+state, "LOOM_FOLDER="+dir)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		}
+	}()
+	started := make(chan error, 1)
+	go func() {
+		f, err := os.Open(fifo) // blocks until the hook opens it
+		if err == nil {
+			_, err = bufio.NewReader(f).ReadString('\n')
+			f.Close()
+		}
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		os.WriteFile(fifo, nil, 0) // unblock the reader
+		t.Fatal("the helper daemon never reached the pre-commit hook")
+	}
+	// The daemon and its hook, at once.
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed = true
+	if now := runGit(t, dir, "rev-parse", "HEAD"); now != head {
+		t.Fatal("something was committed")
+	}
+
+	h := newTestHostIn(t, state, editAndCreate, nil)
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.editor.waitFor(t, "the interrupted commit's report", func(n Notification) bool {
+		return n.Kind == NoteError && strings.Contains(n.Text, "the agent's change to greet.txt, new file.txt was not committed: the daemon stopped during the commit; run loom.commit")
+	})
+	os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	msg, err := s.CommitPending(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "committed") {
+		t.Fatalf("CommitPending said %q", msg)
+	}
+	if got := runGit(t, dir, "show", "HEAD:greet.txt"); got != "hello, world\n" {
+		t.Fatalf("HEAD:greet.txt = %q", got)
+	}
+	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("status:\n%s", st)
+	}
+	if _, err := s.CommitPending(context.Background()); !errors.Is(err, ErrNoPendingCommit) {
+		t.Fatalf("a second CommitPending: %v", err)
+	}
+	if _, err := s.Undo(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello\n" {
+		t.Fatalf("after undo greet.txt = %q", got)
+	}
+}

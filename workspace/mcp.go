@@ -1,0 +1,187 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
+)
+
+// The session's MCP servers: config.MCP says which; a tools/mcp Manager
+// runs them in the background. Every change of their tools reaches the
+// owner goroutine through the manager's Changed channel (see run), which
+// rebuilds the registry and reconfigures the machine. Nothing here waits
+// for a server: the first prompt never waits for MCP.
+
+// applyMCP starts, restarts or stops the MCP servers to match cfg.
+func (s *Session) applyMCP(cfg config.Config) {
+	var specs []mcp.Spec
+	for _, name := range sortedKeys(cfg.MCP.Servers) {
+		srv := cfg.MCP.Servers[name]
+		pass := map[string]string{}
+		for k, v := range srv.Env {
+			if v != cfg.Model.APIKeyEnv { // config refuses it; never pass it anyway
+				pass[k] = v
+			}
+		}
+		sp := mcp.Spec{
+			Name: name, Command: srv.Command, Args: srv.Args, Dir: s.folder,
+			Env: mcp.Environ(s.host.opts.Getenv, pass), URL: srv.URL,
+			Timeout: srv.CallTimeout(), Roots: []string{s.folder},
+		}
+		if srv.FromWorkspace() && !cfg.Trusted() {
+			// config leaves such keys out; never start one anyway.
+			sp.NotStarted = config.MCPServerNote(name, s.folder)
+		}
+		specs = append(specs, sp)
+	}
+	// Servers only an untrusted folder's .loom.toml declares: config left
+	// them out (its TrustNotice says so); list them as not started.
+	for _, name := range untrustedServers(cfg) {
+		specs = append(specs, mcp.Spec{Name: name, NotStarted: config.MCPServerNote(name, s.folder)})
+	}
+	s.mcp.Apply(specs)
+	s.mcpPolicies = map[string]config.Policy{}
+	for name, srv := range cfg.MCP.Servers {
+		s.mcpPolicies[name] = srv.Policy()
+	}
+}
+
+// untrustedServers names the MCP servers whose keys config left out of an
+// untrusted folder's .loom.toml and that no other source declares.
+func untrustedServers(cfg config.Config) []string {
+	var names []string
+	for _, key := range cfg.IgnoredKeys() {
+		rest, ok := strings.CutPrefix(key, "mcp.servers.")
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, ".")
+		if _, declared := cfg.MCP.Servers[name]; !declared && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// syncMCP runs on the owner goroutine when the manager signals a change:
+// failures are shown once, and the tool list follows the ready servers.
+func (s *Session) syncMCP() {
+	for _, r := range s.mcp.TakeReports() {
+		s.notify(Notification{Kind: NoteError, Text: r.Text})
+	}
+	ready := map[string]bool{}
+	for _, st := range s.mcp.Status() {
+		if st.State == mcp.StateReady {
+			ready[st.Name] = true
+			if !s.mcpReady[st.Name] {
+				s.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf("MCP server %q is ready: %d tools", st.Name, st.Tools)})
+			}
+		}
+	}
+	s.mcpReady = ready
+	s.rebuildTools()
+}
+
+// rebuildTools makes the registry the built-in tools plus the ready MCP
+// servers' tools, and reconfigures the machine when that changed it.
+func (s *Session) rebuildTools() {
+	all := tools.DefaultRegistry().All()
+	for _, t := range s.mcp.Tools() {
+		all = append(all, t)
+	}
+	reg := tools.NewRegistry(all...)
+	if s.schemas != nil && sameTools(s.registry, reg) {
+		return
+	}
+	s.registry = reg
+	s.schemas = toolSchemas(reg)
+	if s.m != nil {
+		s.m.Reconfigure(s.machineConfig())
+		s.journalConfig()
+	}
+}
+
+func sameTools(a, b *tools.Registry) bool {
+	return slices.EqualFunc(a.All(), b.All(), func(x, y tools.Tool) bool {
+		return x.Name() == y.Name() && x.Mutating() == y.Mutating() &&
+			x.Description() == y.Description() && string(x.Schema()) == string(y.Schema())
+	})
+}
+
+// alwaysAllowed remembers the MCP tools the user allowed for the rest of
+// the session ("Always allow"), by "<server>__<tool>". Approvals run on
+// tool workers, so it has its own lock; asking holds another, so that
+// parallel read-only calls ask one at a time and an "Always allow" spares
+// the calls waiting behind it.
+type alwaysAllowed struct {
+	asking sync.Mutex
+	mu     sync.Mutex
+	names  map[string]bool
+}
+
+func (a *alwaysAllowed) allowed(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.names[name]
+}
+
+func (a *alwaysAllowed) allow(name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.names == nil {
+		a.names = map[string]bool{}
+	}
+	a.names[name] = true
+}
+
+// approveMCP enforces the server's approve policy. It returns "" when the
+// call may run, else the tool result that explains why not.
+func (s *Session) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t *mcp.Tool) string {
+	policy, ok := b.mcpPolicies[t.Server()]
+	if !ok {
+		policy = config.PolicyAsk
+	}
+	switch policy {
+	case config.PolicyAllow:
+		return ""
+	case config.PolicyDeny:
+		return fmt.Sprintf(`tool error: the tools of MCP server %q are disabled here (mcp.servers.%s.approve = "deny"); do without them`, t.Server(), t.Server())
+	}
+	s.always.asking.Lock()
+	defer s.always.asking.Unlock()
+	if s.always.allowed(t.Name()) {
+		return ""
+	}
+	ok, err := s.host.opts.Editor.Approve(ctx, Approval{
+		Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
+		Detail: fmt.Sprintf("MCP server %s, tool %s, arguments: %s", t.Server(), t.RemoteName(), compactJSON(c.Arguments)),
+		Always: func() { s.always.allow(t.Name()) },
+	})
+	switch {
+	case errors.Is(err, ErrUnsupported):
+		return fmt.Sprintf(`tool error: MCP server %q needs the user's approval (approve = "ask") and this client cannot ask; the tool was not called`, t.Server())
+	case err != nil:
+		return "tool error: could not ask the user to approve the call: " + err.Error()
+	case !ok:
+		return "tool error: denied by the user; the tool was not called"
+	}
+	return ""
+}
+
+func compactJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return strings.TrimSpace(s)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
