@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI for the editor clients: the Neovim plugin's headless end-to-end test
 # (against a loom-lsp built from this checkout) and the VS Code extension's
-# compile and node tests. Exits non-zero on any failure.
+# unit tests and end-to-end suite in code-server. Exits non-zero on any
+# failure.
 #
 #   editors/ci.sh
 #
@@ -9,7 +10,8 @@
 #   NVIM            an nvim >= 0.9 to use (else one is found or provisioned
 #                   by editors/neovim/test/nvim.sh)
 #   LOOM_SKIP_NVIM  =1 skips the Neovim test (it is otherwise required)
-#   LOOM_LSP        a prebuilt loom-lsp for the Neovim test
+#   LOOM_LSP        a prebuilt loom-lsp for the Neovim and VS Code tests
+#   LOOM_VSCODE_E2E =1 also runs the VS Code e2e suite (code-server + Chromium)
 set -euo pipefail
 
 editors=$(cd "$(dirname "$0")" && pwd)
@@ -51,6 +53,15 @@ fi
 step "vscode: npm ci, compile, node tests"
 if ! (cd "$editors/vscode" && npm ci --no-audit --no-fund && npm run compile && npm test); then
 	failed+=(vscode)
+fi
+# The end-to-end suite inside code-server + Chromium is not yet proven on
+# a fresh CI machine (its native install is slow): run it on demand with
+# LOOM_VSCODE_E2E=1 (editors/vscode/e2e/ci.sh installs what it needs).
+if [[ ${LOOM_VSCODE_E2E:-} == 1 ]]; then
+	step "vscode: editors/vscode/e2e/ci.sh"
+	if ! LOOM_LSP=${LOOM_LSP:-} "$editors/vscode/e2e/ci.sh"; then
+		failed+=(vscode-e2e)
+	fi
 fi
 
 step "editors/ci.sh took $((SECONDS - start)) s"

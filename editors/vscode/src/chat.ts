@@ -124,6 +124,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const u = p.usage;
     const usage = u ? { prompt: u.prompt_tokens, completion: u.completion_tokens, total: u.total_tokens } : undefined;
     this.changed(t, t.turnEnded(p.turn, p.outcome, usage));
+    void this.fillToolResults(p.folder);
     for (const [id, a] of this.approvals) {
       if (a.folder === p.folder) {
         a.resolve('deny');
@@ -307,6 +308,15 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     this.onHeader.fire();
+  }
+
+  /** Puts the tools' whole results (from loom.history) into their cards. */
+  private async fillToolResults(folder: string): Promise<void> {
+    try {
+      const h = await this.server.exec<HistoryResult>(Commands.history, this.folderArgs(folder));
+      const t = this.transcript(folder);
+      this.changed(t, t.toolResults(h));
+    } catch { /* the cards keep their summaries */ }
   }
 
   /** Refreshes every folder's model and state from loom.status. */

@@ -185,7 +185,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments
         .filter((d) => d.uri.scheme === 'file')
-        .map((d) => ({ key: d.uri.fsPath, isDirty: d.isDirty, save: () => d.save() })),
+        .map((d) => ({ key: d.uri.fsPath, get isDirty() { return d.isDirty; }, save: () => saveConfirmed(d) })),
       key: (uri) => vscode.Uri.parse(uri, true).fsPath,
     });
     return { saved };
@@ -291,6 +291,36 @@ function selectionOf(ed: vscode.TextEditor | undefined): Partial<AskArgs> {
     };
   }
   return out;
+}
+
+/**
+ * Saves d and resolves whether it was saved: when VS Code reports the save
+ * (onDidSaveTextDocument), when save() says so, or, failing both within
+ * 5 s, when the document is clean.
+ */
+function saveConfirmed(d: vscode.TextDocument): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    let done = false;
+    const finish = (v: boolean) => {
+      if (!done) {
+        done = true;
+        sub.dispose();
+        clearTimeout(timer);
+        resolve(v);
+      }
+    };
+    const sub = vscode.workspace.onDidSaveTextDocument((s) => {
+      if (s.uri.toString() === d.uri.toString()) {
+        finish(true);
+      }
+    });
+    const timer = setTimeout(() => finish(!d.isDirty), 5000);
+    d.save().then((ok) => {
+      if (ok || !d.isDirty) {
+        finish(true);
+      }
+    }, () => finish(false));
+  });
 }
 
 /** loom.status in plain words. */

@@ -5,7 +5,8 @@
 export interface SavableDocument {
   /** Key of the document's file (see SaveDeps.key). */
   key: string;
-  isDirty: boolean;
+  /** Read again after save(): a getter over the live document. */
+  readonly isDirty: boolean;
   /** Saves; resolves false when the save failed or was vetoed. */
   save(): Thenable<boolean> | Promise<boolean>;
 }
@@ -42,7 +43,10 @@ export async function saveDocuments(uris: readonly string[], deps: SaveDeps): Pr
       return uri;
     }
     try {
-      return (await doc.save()) ? uri : undefined;
+      // Some hosts (code-server) resolve false for a save that happened:
+      // the document being clean afterwards is what counts.
+      const ok = await doc.save();
+      return ok || !doc.isDirty ? uri : undefined;
     } catch {
       return undefined;
     }

@@ -142,20 +142,27 @@ export class Transcript {
         title: view.title, path: view.path, status, output: '',
       });
     } else {
-      // A streaming call's arguments grow; keep the fullest.
-      if (view.title.length >= card.title.length || status !== 'streaming') {
+      // The arguments come with the pending status (and grow while
+      // streaming); later statuses carry none: keep what was said.
+      if (p.summary !== '' && view.title.length >= card.title.length) {
         card.title = view.title;
         card.path = view.path ?? card.path;
       }
       card.status = status;
     }
-    if (p.progress !== undefined) {
-      card.output = p.progress;
+    // A bare status word ("running") is no output; the last status
+    // carries a one-line summary, not the output.
+    if (p.progress !== undefined && p.progress !== p.status) {
+      if (isDone(status)) {
+        card.summary = p.progress;
+      } else {
+        card.output = p.progress;
+      }
     }
     if (p.diff) {
       card.diff = p.diff;
     }
-    if (status !== 'pending' && status !== 'streaming' && card.approval?.state === 'ask') {
+    if ((status === 'succeeded' || status === 'failed' || status === 'cancelled') && card.approval?.state === 'ask') {
       // Answered elsewhere (or the turn ended): the buttons go.
       card.approval.state = status === 'cancelled' || status === 'failed' ? 'denied' : 'allowed';
     }
@@ -252,6 +259,19 @@ export class Transcript {
   /** Whether text was lost since the last call (redraw from history). */
   takeGap(): boolean {
     return this.assembler.takeGap(this.folder);
+  }
+
+  /** Fills the tool cards' output with the results loom.history has. */
+  toolResults(h: HistoryResult): Item[] {
+    const changed: Item[] = [];
+    for (const m of h.messages ?? []) {
+      const card = m.role === 'tool' && m.toolCallId ? this.byId.get('t' + m.toolCallId) : undefined;
+      if (card?.kind === 'tool' && isDone(card.status) && card.output !== m.content) {
+        card.output = m.content ?? '';
+        changed.push(card);
+      }
+    }
+    return changed;
   }
 
   /** Replaces everything with loom.history's transcript. */

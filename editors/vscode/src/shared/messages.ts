@@ -28,7 +28,10 @@ export type Item =
     /** The tool's arguments in words: "bash: npm test", "read_file main.go:10-40". */
     title: string;
     status: ToolStatus;
+    /** The output (so far, then the tool's whole result once the turn ends). */
     output: string;
+    /** The one-line result the server sent at the end ("exit code 0 (13ms)"). */
+    summary?: string;
     diff?: string;
     /** The edited file's path (edit_file / write_file). */
     path?: string;

@@ -44,3 +44,16 @@ test('a bad uri is skipped', async () => {
   });
   assert.deepEqual(got, ['file:///w/a%20b.go']);
 });
+
+test('a save that resolves false but leaves the document clean counts as saved (code-server)', async () => {
+  let dirty = true;
+  const d: SavableDocument = {
+    key: '/w/a.go',
+    get isDirty() { return dirty; },
+    save: async () => {
+      dirty = false;
+      return false;
+    },
+  };
+  assert.deepEqual(await saveDocuments(['file:///w/a.go'], { documents: () => [d], key }), ['file:///w/a.go']);
+});

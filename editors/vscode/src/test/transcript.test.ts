@@ -38,13 +38,18 @@ test('a duplicate delta is dropped, a gap is reported once', () => {
 test('a tool card keeps its title, status, output and diff; an edit card gets the path', () => {
   const t = new Transcript(F, 'proj');
   t.tool(tool('c1', 'pending'));
-  t.tool(tool('c1', 'running', { progress: 'ok 1' }));
-  const [card] = t.tool(tool('c1', 'succeeded', { progress: 'ok 1\nok 2' }));
+  t.tool(tool('c1', 'running', { summary: '', progress: 'running' }));
+  t.tool(tool('c1', 'running', { summary: '', progress: 'ok 1' }));
+  const [card] = t.tool(tool('c1', 'succeeded', { summary: '', progress: 'ok 1\nok 2' }));
   assert.equal(card.kind, 'tool');
   if (card.kind !== 'tool') return;
   assert.equal(card.title, '$ npm test');
   assert.equal(card.status, 'succeeded');
-  assert.equal(card.output, 'ok 1\nok 2');
+  assert.equal(card.output, 'ok 1', 'the last status\'s line is a summary, not the output');
+  assert.equal(card.summary, 'ok 1\nok 2');
+  const filled = t.toolResults({ folder: F, messages: [{ role: 'tool', content: 'ok 1\nok 2\nall passed', toolCallId: 'c1' }] });
+  assert.deepEqual(filled.map((i) => i.id), ['tc1']);
+  assert.equal(card.output, 'ok 1\nok 2\nall passed');
   const [edit] = t.tool({ folder: F, turn: 1, id: 'c2', name: 'edit_file', summary: '{"path":"a.txt","old_string":"x","new_string":"y"}', status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
   assert.ok(edit.kind === 'tool' && edit.path === 'a.txt' && edit.diff?.includes('+y'));
   assert.equal(t.items.filter((i) => i.kind === 'tool').length, 2);
@@ -53,8 +58,12 @@ test('a tool card keeps its title, status, output and diff; an edit card gets th
 test('an approval attaches to the open call, and an early one is adopted by the call', () => {
   const t = new Transcript(F, 'proj');
   t.tool(tool('c1', 'pending'));
+  t.tool(tool('c1', 'running', { summary: '' }));
   const card = t.approval('ap1', 'bash', 'npm test');
   assert.equal(card.callId, 'c1');
+  assert.equal(card.title, '$ npm test');
+  t.tool(tool('c1', 'running', { summary: '', progress: 'still asking' }));
+  assert.equal(card.approval?.state, 'ask', 'running is not an answer');
   assert.equal(t.header().state, 'waiting for approval');
   assert.equal(t.answered('ap1', true)?.approval?.state, 'allowed');
   assert.notEqual(t.header().state, 'waiting for approval');

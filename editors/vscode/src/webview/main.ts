@@ -337,10 +337,11 @@ function renderTool(it: Extract<Item, { kind: 'tool' }>): HTMLElement {
     sum.append(button('Open diff', 'link open-diff', () => post({ type: 'openDiff', itemId: it.id }), 'Open in VS Code\'s diff editor'));
     det.append(sum, renderDiff(it.diff));
     d.append(det);
-  } else if (it.output) {
+  } else if (it.output || it.summary) {
     const det = el('details', 'output');
     det.open = it.status === 'running' || it.status === 'failed';
-    det.append(el('summary', undefined, it.status === 'running' ? 'Output so far' : 'Output'), el('pre', 'out', it.output));
+    const label = it.status === 'running' ? 'Output so far' : it.summary ? `Output · ${it.summary}` : 'Output';
+    det.append(el('summary', undefined, label), el('pre', 'out', it.output || it.summary || ''));
     d.append(det);
   }
   if (it.path && !it.diff) {
