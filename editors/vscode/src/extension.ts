@@ -260,11 +260,16 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
       return pick ? { title: pick } : null;
     }
-    const always = 'Always allow in this workspace';
-    const buttons = asked.always ? ['Allow', 'Deny', always] : ['Allow', 'Deny'];
-    void vscode.window.showWarningMessage(p.message, ...buttons).then((pick) => {
-      void chat.answer(asked.id, pick === always ? 'always' : pick === 'Allow' ? 'allow' : 'deny');
-    });
+    if (!chat.panel.visible) {
+      // The panel is hidden: ask in a notification too. (When it shows,
+      // the card asks alone: VS Code cannot take a notification back once
+      // the card has the answer.)
+      const always = 'Always allow in this workspace';
+      const buttons = asked.always ? ['Allow', 'Deny', always] : ['Allow', 'Deny'];
+      void vscode.window.showWarningMessage(p.message, ...buttons).then((pick) => {
+        void chat.answer(asked.id, pick === always ? 'always' : pick === 'Allow' ? 'allow' : 'deny');
+      });
+    }
     const answer: ApprovalAnswer = await asked.answer;
     return { title: answerTitle(answer, titles) };
   });
