@@ -121,6 +121,8 @@ type Status struct {
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Usage is the token usage of the last turn and of the conversation.
+	Usage UsageStatus `json:"usage"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -227,6 +229,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),
 		}
+		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
 		st.MCPServers = s.mcp.Status()
 		if st.Queued == nil {
@@ -409,5 +412,11 @@ func (s *Session) notifyState() {
 		return
 	}
 	s.lastState, s.stateShown = k, true
-	s.notify(Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()})
+	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput {
+		var total fsm.Usage
+		n.Usage, total = s.m.Usage()
+		n.TotalUsage = &total
+	}
+	s.notify(n)
 }

@@ -14,6 +14,7 @@ import (
 //	session_started    session_id, folder, resumed, turn (turns so far)
 //	turn_started       session_id, folder, turn, prompt
 //	message_delta      turn, id, text
+//	reasoning_delta    turn, text (the model's reasoning, not the answer)
 //	message_completed  turn, id, text (the whole message)
 //	tool_started       turn, id, name, arguments (a string), args (an object)
 //	tool_progress      turn, id, name, elapsed_ms, message
@@ -23,7 +24,8 @@ import (
 //	retry_scheduled    turn, delay_ms, reason
 //	error              turn, message, kind
 //	info               turn, message
-//	turn_completed     turn, outcome (done|failed|cancelled), usage
+//	turn_completed     turn, outcome (done|failed|cancelled), usage,
+//	                   conversation_usage
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
@@ -52,6 +54,8 @@ type Event struct {
 	Kind      string          `json:"kind,omitempty"`
 	Outcome   string          `json:"outcome,omitempty"`
 	Usage     *fsm.Usage      `json:"usage,omitempty"`
+	// ConversationUsage sums the usage of the whole conversation.
+	ConversationUsage *fsm.Usage `json:"conversation_usage,omitempty"`
 }
 
 // ErrorEvent returns the JSONL error event of a failure before any turn
