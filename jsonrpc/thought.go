@@ -6,12 +6,13 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
-// sendThought sends a piece of the model's reasoning to a client that
-// declares experimental.loom, as loom/displayMessage with kind "thought".
-// It is not part of the answer. A client without experimental.loom gets
-// nothing: its log would mix the reasoning with the answer.
+// sendThought sends a piece of the model's reasoning, as
+// loom/displayMessage with kind "thought", to a client that declares
+// experimental.loom.thoughts. Other clients get nothing: one that knows
+// loom/displayMessage but not its kind would show the reasoning as part
+// of the answer, and a generic client's log would mix the two.
 func (f *folderOut) sendThought(caps clientCaps, n workspace.Notification) {
-	if !caps.loom || n.Text == "" {
+	if !caps.loom || !caps.thoughts || n.Text == "" {
 		return
 	}
 	f.seq++
