@@ -222,6 +222,10 @@ func (m *Machine) check(ev Event) error {
 		if m.kind != WaitingForUserInput {
 			return m.invalid(ev, "compaction runs between turns")
 		}
+	case AdvanceIDs:
+		if m.kind != WaitingForUserInput {
+			return m.invalid(ev, "ids advance only between turns")
+		}
 	case Cancel:
 		if !m.busy() {
 			return m.invalid(ev, "nothing in flight to cancel")
@@ -315,6 +319,9 @@ func (m *Machine) apply(ev Event) []Action {
 	case DropQueued:
 		m.dropQueue()
 		return nil
+	case AdvanceIDs:
+		m.advanceIDs(e.IDs)
+		return nil
 	case ApprovalDecided:
 		return m.onApprovalDecided(e)
 	case ShutdownRequested:
@@ -324,8 +331,9 @@ func (m *Machine) apply(ev Event) []Action {
 }
 
 // Reconfigure replaces the machine's configuration (limits, retry policy,
-// tools) from the next transition on. The system prompt, being the first
-// message of a conversation already under way, is not changed.
+// tools) from the next transition on. A changed system prompt replaces the
+// conversation's system message when the next turn starts, not in the
+// middle of a turn.
 func (m *Machine) Reconfigure(cfg Config) {
 	m.cfg = cfg.withDefaults()
 }

@@ -42,6 +42,11 @@ func runScript(t *testing.T, path string) {
 			turn, conv := m.Usage()
 			return fmt.Sprintf("turn: %s\nconversation: %s\n", describeUsage(turn), describeUsage(conv))
 		}
+		if td.Cmd == "reconfigure" {
+			// The arguments of 'new', as a config change (Reconfigure).
+			m.Reconfigure(scriptConfig(t, td))
+			return "state: " + m.State().Describe() + "\n"
+		}
 		if td.Cmd == "sent" {
 			// What a request sends now (old tool results elided), and its
 			// token estimate.
@@ -200,6 +205,8 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return Compact{}
 	case "drop-queued":
 		return DropQueued{}
+	case "advance-ids":
+		return AdvanceIDs{IDs: IDs{Turn: u64("turn"), Request: u64("req")}}
 	case "approval":
 		return ApprovalDecided{Turn: u64("turn"), CallID: arg("call"), Approved: td.HasArg("approved")}
 	case "shutdown":

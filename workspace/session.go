@@ -91,6 +91,10 @@ type Session struct {
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
+	// instrPaths are where the project's AGENTS.md files are looked for
+	// (found once, at start); instr is what was read of them.
+	instrPaths []string
+	instr      instructions
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -123,6 +127,9 @@ type Status struct {
 	ConversationID string `json:"conversationId,omitempty"`
 	// Usage is the token usage of the last turn and of the conversation.
 	Usage UsageStatus `json:"usage"`
+	// Instructions lists the project's AGENTS.md files in the system
+	// prompt, repository root first.
+	Instructions []InstructionFile `json:"instructions"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -232,6 +239,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
 		st.MCPServers = s.mcp.Status()
+		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
