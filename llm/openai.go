@@ -65,6 +65,8 @@ type OpenAIConfig struct {
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client openai.Client
+	// cache keeps the encoded messages of the last request.
+	cache messageCache
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
@@ -120,7 +122,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	}
 	defer recoverStream(ctx, req.ID, &finished, emit)
 
-	params, err := p.buildParams(req)
+	reqBody, err := p.requestBody(req)
 	if err != nil {
 		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
 			Message: "cannot build the model request: " + err.Error()})
@@ -134,7 +136,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 
 	var resp *http.Response
 	wd.arm()
-	err = p.client.Post(sctx, "chat/completions", params, &resp, option.WithJSONSet("stream", true))
+	err = p.client.Post(sctx, "chat/completions", reqBody, &resp)
 	wd.disarm()
 	if resp != nil && resp.Body != nil {
 		defer resp.Body.Close()
