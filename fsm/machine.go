@@ -219,6 +219,10 @@ func (m *Machine) check(ev Event) error {
 		if m.kind != WaitingForUserInput {
 			return m.invalid(ev, "compaction runs between turns")
 		}
+	case AdvanceIDs:
+		if m.kind != WaitingForUserInput {
+			return m.invalid(ev, "ids advance only between turns")
+		}
 	case Cancel:
 		if !m.busy() {
 			return m.invalid(ev, "nothing in flight to cancel")
@@ -309,6 +313,9 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onReset()
 	case DropQueued:
 		m.dropQueue()
+		return nil
+	case AdvanceIDs:
+		m.advanceIDs(e.IDs)
 		return nil
 	case ApprovalDecided:
 		return m.onApprovalDecided(e)

@@ -185,6 +185,8 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return Compact{}
 	case "drop-queued":
 		return DropQueued{}
+	case "advance-ids":
+		return AdvanceIDs{IDs: IDs{Turn: u64("turn"), Request: u64("req")}}
 	case "approval":
 		return ApprovalDecided{Turn: u64("turn"), CallID: arg("call"), Approved: td.HasArg("approved")}
 	case "shutdown":

@@ -85,6 +85,8 @@ func (g eventGen) draw(t *rapid.T) Event {
 			return Reset{}
 		case 1, 2:
 			return Compact{}
+		case 3:
+			return AdvanceIDs{IDs: IDs{Turn: uint64(rapid.IntRange(0, 20).Draw(t, "advturn")), Request: uint64(rapid.IntRange(0, 20).Draw(t, "advreq"))}}
 		}
 		return DropQueued{}
 	default:

@@ -28,7 +28,29 @@ const (
 	MethodTurnEnded = "loom/turnEnded"
 	// MethodCommit carries CommitParams.
 	MethodCommit = "loom/commit"
+	// MethodNotice carries NoticeParams.
+	MethodNotice = "loom/notice"
 )
+
+// Kinds of NoticeParams.
+const (
+	// NoticeInfo is a plain information ("compacting the conversation
+	// (…)", "resumed the conversation: …").
+	NoticeInfo = "info"
+	// NoticeCompacted says the conversation was compacted; the summary is
+	// in loom.history.
+	NoticeCompacted = "compacted"
+)
+
+// NoticeParams is a line of information for the chat, between the
+// streamed messages: what the session did on its own (compaction,
+// resumption). Turn is the current (or last) turn.
+type NoticeParams struct {
+	Folder string `json:"folder"`
+	Turn   uint64 `json:"turn"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+}
 
 // DisplayMessageParams is a coalesced piece of streamed assistant text.
 // Seq counts the folder's displayMessage notifications from 1, so a gap
@@ -154,9 +176,16 @@ func (f *folderOut) send(n workspace.Notification) {
 			f.s.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("%s: committed %s: %s", f.label(), shortSHA(c.SHA), firstLine(c.Message)))
 		}
 	case workspace.NoteInfo:
+		if caps.loom {
+			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Turn: n.Turn, Kind: NoticeInfo, Text: n.Text})
+		}
 		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
 	case workspace.NoteCompacted:
-		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": compacted the conversation; the summary is in loom.history")
+		text := compactedWords(n.Compaction)
+		if caps.loom {
+			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Turn: n.Turn, Kind: NoticeCompacted, Text: text})
+		}
+		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+text)
 	case workspace.NoteTurnEnded:
 		f.flushLog()
 		f.endAll()
@@ -174,6 +203,14 @@ func (f *folderOut) send(n workspace.Notification) {
 	default:
 		f.s.log.Debug("unknown notification kind", "kind", n.Kind)
 	}
+}
+
+// compactedWords says what a compaction did, for people.
+func compactedWords(c *workspace.CompactionNote) string {
+	if c == nil {
+		return "compacted the conversation; the summary is in loom.history"
+	}
+	return fmt.Sprintf("compacted the conversation: %d message(s) replaced by a summary, about %d tokens now; the summary is in loom.history", c.Dropped, c.Tokens)
 }
 
 func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {

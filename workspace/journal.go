@@ -112,6 +112,8 @@ func eventTag(ev fsm.Event) string {
 		return "ApprovalDecided"
 	case fsm.Compact:
 		return "Compact"
+	case fsm.AdvanceIDs:
+		return "AdvanceIDs"
 	}
 	return ""
 }
@@ -159,6 +161,8 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.ApprovalDecided](raw)
 	case "Compact":
 		return decodeAs[fsm.Compact](raw)
+	case "AdvanceIDs":
+		return decodeAs[fsm.AdvanceIDs](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }
