@@ -67,6 +67,9 @@ type OpenAI struct {
 	client openai.Client
 	// cache keeps the encoded messages of the last request.
 	cache messageCache
+	// uncached makes every request encode all its messages: the
+	// reference the benchmarks measure the cache against.
+	uncached bool
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
