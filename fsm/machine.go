@@ -326,8 +326,9 @@ func (m *Machine) apply(ev Event) []Action {
 }
 
 // Reconfigure replaces the machine's configuration (limits, retry policy,
-// tools) from the next transition on. The system prompt, being the first
-// message of a conversation already under way, is not changed.
+// tools) from the next transition on. A changed system prompt replaces the
+// conversation's system message when the next turn starts, not in the
+// middle of a turn.
 func (m *Machine) Reconfigure(cfg Config) {
 	m.cfg = cfg.withDefaults()
 }

@@ -37,6 +37,11 @@ func runScript(t *testing.T, path string) {
 		if td.Cmd == "history" {
 			return describeHistory(m.Messages())
 		}
+		if td.Cmd == "reconfigure" {
+			// The arguments of 'new', as a config change (Reconfigure).
+			m.Reconfigure(scriptConfig(t, td))
+			return "state: " + m.State().Describe() + "\n"
+		}
 		if td.Cmd == "sent" {
 			// What a request sends now (old tool results elided), and its
 			// token estimate.

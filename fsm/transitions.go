@@ -21,6 +21,7 @@ func (m *Machine) startTurn(text string) []Action {
 	m.turnUsage = Usage{}
 	m.flushChanged()
 	m.ctxRetried = false
+	m.refreshSystemPrompt()
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
 	m.history = append(m.history, Message{Role: RoleUser, Content: text})

@@ -91,6 +91,10 @@ type Session struct {
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
+	// instrPaths are where the project's AGENTS.md files are looked for
+	// (found once, at start); instr is what was read of them.
+	instrPaths []string
+	instr      instructions
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -121,6 +125,9 @@ type Status struct {
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Instructions lists the project's AGENTS.md files in the system
+	// prompt, repository root first.
+	Instructions []InstructionFile `json:"instructions"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -229,6 +236,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		}
 		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
 		st.MCPServers = s.mcp.Status()
+		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
