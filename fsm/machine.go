@@ -45,6 +45,8 @@ type Machine struct {
 
 	// partial is the assistant text streamed for the current request.
 	partial strings.Builder
+	// texts holds the DisplayMessage actions of text deltas.
+	texts displaySlab
 	// streaming tracks tool calls being streamed, for display only.
 	streaming []streamingCall
 
@@ -282,7 +284,7 @@ func (m *Machine) apply(ev Event) []Action {
 		if m.compaction != nil {
 			return nil
 		}
-		return []Action{DisplayMessage{Turn: m.turn, Text: e.Text}}
+		return m.texts.display(m.turn, e.Text)
 	case LlmToolCallDelta:
 		if m.compaction != nil {
 			return nil

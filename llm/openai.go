@@ -77,6 +77,11 @@ type OpenAIConfig struct {
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client openai.Client
+	// cache keeps the encoded messages of the last request.
+	cache messageCache
+	// uncached makes every request encode all its messages: the
+	// reference the benchmarks measure the cache against.
+	uncached bool
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
@@ -138,7 +143,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	}
 	defer recoverStream(ctx, req.ID, &finished, emit)
 
-	params, err := p.buildParams(req)
+	reqBody, err := p.requestBody(req)
 	if err != nil {
 		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
 			Message: "cannot build the model request: " + err.Error()})
@@ -152,7 +157,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 
 	var resp *http.Response
 	wd.armFor(p.cfg.FirstByteTimeout)
-	err = p.client.Post(sctx, "chat/completions", params, &resp, option.WithJSONSet("stream", true))
+	err = p.client.Post(sctx, "chat/completions", reqBody, &resp)
 	wd.disarm()
 	if resp != nil && resp.Body != nil {
 		defer resp.Body.Close()

@@ -66,7 +66,7 @@ func (s *Session) perform(a fsm.Action) {
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
 		s.goWorker(func() { s.runHook(ctx, a, job) })
-	case fsm.DisplayMessage:
+	case *fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayToolCall:
 		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
