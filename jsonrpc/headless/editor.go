@@ -92,6 +92,7 @@ type Editor struct {
 type runningTool struct {
 	name    string
 	detail  string // what it runs (bash's command)
+	latest  string // its latest progress message (bash: its latest output line)
 	started time.Time
 	// reported is when tool_progress last reported it (at first, when it
 	// started).
@@ -202,8 +203,13 @@ func (h *Editor) track(n workspace.Notification) {
 				h.commands[t.CallID] = args.Command
 			}
 		case fsm.ToolRunning:
-			if _, ok := h.running[t.CallID]; !ok {
-				h.running[t.CallID] = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
+			r, ok := h.running[t.CallID]
+			if !ok {
+				r = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
+				h.running[t.CallID] = r
+			}
+			if t.Detail != startedDetail {
+				r.latest = t.Detail
 			}
 		case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
 			delete(h.running, t.CallID)
@@ -286,6 +292,9 @@ func (h *Editor) showJSON(n workspace.Notification) {
 		ev.Type, ev.Message = "info", n.Text
 	case workspace.NoteCompacted:
 		ev.Type, ev.Summary = "compacted", n.Text
+		if c := n.Compaction; c != nil {
+			ev.Dropped, ev.Tokens = c.Dropped, c.Tokens
+		}
 	case workspace.NoteTurnEnded:
 		usage := n.Usage
 		ev.Type, ev.Outcome, ev.Usage, ev.ConversationUsage = "turn_completed", string(n.Outcome), &usage, n.TotalUsage
@@ -322,6 +331,10 @@ func (h *Editor) tick() {
 	}
 }
 
+// startedDetail is the progress message of a call that just started (see
+// workspace's runCall); a tool's own messages come after it.
+const startedDetail = "running"
+
 // sendToolProgress writes a tool_progress event for each tool that has
 // run for progressEvery since it started or was last reported.
 func (h *Editor) sendToolProgress(now time.Time) {
@@ -333,6 +346,11 @@ func (h *Editor) sendToolProgress(now time.Time) {
 		ev := Event{Type: "tool_progress", Turn: h.turn, ID: id, Name: t.name, ElapsedMS: now.Sub(t.started).Milliseconds()}
 		if t.detail != "" {
 			ev.Message = "running " + clip(t.detail, 80)
+		}
+		if t.name == "bash" {
+			ev.OutputLine = t.latest
+		} else if t.latest != "" {
+			ev.Message = clip(t.latest, 200)
 		}
 		h.writeEvent(ev)
 	}
