@@ -135,11 +135,22 @@ local function e2e()
     return loom.states[c.config.root_dir] == 'WaitingForUserInput'
   end)
 
+  -- :LoomCompact: the chat says it compacts and that it did, and the
+  -- summary is in the transcript.
+  vim.cmd('LoomCompact')
+  wait(30000, ':LoomCompact is noticed in the chat', function()
+    local t = chat_text()
+    return t:find('> [loom: compacting', 1, true) ~= nil and t:find('> [loom: compacted the conversation', 1, true) ~= nil
+  end)
+  wait(10000, 'the session is waiting after the compaction', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput'
+  end)
+
   -- History redraws the transcript.
   vim.cmd('LoomHistory')
   wait(10000, ':LoomHistory redraws the transcript', function()
     local t = chat_text()
-    return t:find('# Loom transcript', 1, true) ~= nil and t:find('greet the world', 1, true) ~= nil
+    return t:find('# Loom transcript', 1, true) ~= nil and t:find('Goals: greet the world.', 1, true) ~= nil
   end)
 
   -- Health check runs without errors.

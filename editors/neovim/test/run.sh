@@ -56,6 +56,11 @@ cat >"$proj/model.toml" <<'TOML'
 match.last_user_contains = "hello, world"
 text = ["The selection ", "greets the world."]
 
+# :LoomCompact's summarisation request.
+[[step]]
+match.last_user_contains = "about to be compacted"
+text = ["Goals: greet the world."]
+
 # A long, slow answer, cancelled by the test.
 [[step]]
 match.last_user_contains = "tell a long story"

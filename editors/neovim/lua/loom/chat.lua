@@ -120,6 +120,13 @@ function M.turn_ended(p)
   end
 end
 
+--- Shows a loom/notice: what the session did on its own (compaction,
+--- resumption), as a quoted line between the answers.
+---@param p {folder: string, turn: integer, kind: string, text: string}
+function M.notice(p)
+  M.block({ '> [loom: ' .. (p.text or p.kind or '') .. ']' })
+end
+
 --- Appends a displayMessage delta to its folder and turn's answer.
 ---@param p {folder: string, turn: integer, seq: integer, text: string}
 function M.delta(p)

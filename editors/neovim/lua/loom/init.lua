@@ -137,6 +137,11 @@ M.handlers = {
       chat.turn_ended(p)
     end
   end,
+  ['loom/notice'] = function(_, p)
+    if p then
+      chat.notice(p)
+    end
+  end,
   ['loom/state'] = function(_, p)
     if p then
       on_state(p.folder, p.state)
@@ -307,6 +312,26 @@ function M.undo()
   end)
 end
 
+function M.compact()
+  M.execute('loom.compact', {})
+end
+
+function M.commit()
+  M.execute('loom.commit', {}, function(err, res)
+    if not err and res then
+      vim.notify('loom: ' .. (res.message or 'committed'), vim.log.levels.INFO)
+    end
+  end)
+end
+
+function M.trust()
+  M.execute('loom.trust', {}, function(err, res)
+    if not err and res then
+      vim.notify('loom: trusted ' .. (res.folder or 'the folder'), vim.log.levels.INFO)
+    end
+  end)
+end
+
 function M.open_chat()
   chat.open(M.config.chat.split)
 end
@@ -335,6 +360,9 @@ local function commands()
     M.history()
   end, { desc = 'Redraw the Loom chat from the transcript' })
   def('LoomUndo', M.undo, { desc = "Revert Loom's last auto-commit" })
+  def('LoomCompact', M.compact, { desc = 'Summarise the Loom conversation now, to free context' })
+  def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
+  def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })
   def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })
 end
 
