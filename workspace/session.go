@@ -90,6 +90,10 @@ type Session struct {
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
+	// instrPaths are where the project's AGENTS.md files are looked for
+	// (found once, at start); instr is what was read of them.
+	instrPaths []string
+	instr      instructions
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -120,6 +124,11 @@ type Status struct {
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Usage is the token usage of the last turn and of the conversation.
+	Usage UsageStatus `json:"usage"`
+	// Instructions lists the project's AGENTS.md files in the system
+	// prompt, repository root first.
+	Instructions []InstructionFile `json:"instructions"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -226,8 +235,10 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),
 		}
+		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
 		st.MCPServers = s.mcp.Status()
+		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -408,5 +419,11 @@ func (s *Session) notifyState() {
 		return
 	}
 	s.lastState, s.stateShown = k, true
-	s.notify(Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()})
+	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput {
+		var total fsm.Usage
+		n.Usage, total = s.m.Usage()
+		n.TotalUsage = &total
+	}
+	s.notify(n)
 }
