@@ -30,6 +30,9 @@ func TestCLIHelpAndVersionEverywhere(t *testing.T) {
 			if !strings.HasPrefix(r.stdout, want) {
 				t.Errorf("loom-lsp %v: stdout %q, want it to start with %q", args, r.stdout, want)
 			}
+			if n := strings.Count(r.stdout, "Flags:"); n > 1 {
+				t.Errorf("loom-lsp %v: %d \"Flags:\" headings:\n%s", args, n, r.stdout)
+			}
 		}
 	}
 	if r := runLoom(t, dir, "", "help", "exec"); r.code != 0 || !strings.Contains(r.stdout, "--approve bash=allow") {
@@ -107,7 +110,8 @@ func TestExecOneMessageEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK} // a record lock, as the daemon takes
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
 		t.Fatal(err)
 	}
 	r := runLoomEnv(t, env, dir, "", "exec", "--script", script, "greet")
