@@ -55,7 +55,10 @@ type Machine struct {
 	execByID map[string]int
 	running  int // execs not yet completed
 
-	turnUsage Usage
+	// turnUsage sums the responses of the current (or last) turn,
+	// totalUsage those of the whole conversation (see Usage).
+	turnUsage  Usage
+	totalUsage Usage
 
 	// turnStart is the index in history of the current (or last) turn's
 	// user message; turnStarts lists those of the turns since the last
@@ -196,6 +199,8 @@ func (m *Machine) check(ev Event) error {
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmToolCallDelta:
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
+	case LlmReasoningDelta:
+		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmCompleted:
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmError:
@@ -290,6 +295,8 @@ func (m *Machine) apply(ev Event) []Action {
 			return nil
 		}
 		return m.onToolCallDelta(e)
+	case LlmReasoningDelta:
+		return m.onReasoningDelta(e)
 	case Compact:
 		return m.onCompact()
 	case LlmCompleted:

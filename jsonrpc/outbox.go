@@ -8,13 +8,14 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
-// outItem is one queued notification. Consecutive text of one turn merges
-// into one item while it waits.
+// outItem is one queued notification. Consecutive text (or reasoning) of
+// one turn merges into one item while it waits.
 type outItem struct {
 	n workspace.Notification
-	// isText marks a NoteText item; text is its merged text (n.Text is
-	// unused), in a buffer the outbox recycles once it was sent.
-	isText bool
+	// merged marks a NoteText or NoteReasoning item; text is its merged
+	// text (n.Text is unused), in a buffer the outbox recycles once it
+	// was sent.
+	merged bool
 	text   []byte
 	// barrier, if set, is closed when everything queued before it was
 	// sent (see flush); the item sends nothing.
@@ -32,11 +33,11 @@ type outbox struct {
 	folder string
 	window time.Duration
 
-	mu sync.Mutex
-	q  []outItem
+	mu     sync.Mutex
+	q      []outItem
 	// spare holds emptied text buffers for the next text items, so that
 	// streaming allocates nothing once they have grown.
-	spare  [][]byte
+	spare [][]byte
 	closed bool
 	wake   chan struct{} // capacity 1: "the queue changed"
 	done   chan struct{} // closed when run returns
@@ -62,8 +63,8 @@ func (o *outbox) push(n workspace.Notification) {
 		o.s.log.Debug("dropped a notification after the folder's outbox closed", "folder", o.folder, "kind", n.Kind)
 		return
 	}
-	if n.Kind == workspace.NoteText {
-		if k := len(o.q); k > 0 && o.q[k-1].isText && o.q[k-1].n.Turn == n.Turn {
+	if n.Kind == workspace.NoteText || n.Kind == workspace.NoteReasoning {
+		if k := len(o.q); k > 0 && o.q[k-1].merged && o.q[k-1].n.Turn == n.Turn && o.q[k-1].n.Kind == n.Kind {
 			o.q[k-1].text = append(o.q[k-1].text, n.Text...)
 			o.mu.Unlock()
 			o.signal()
@@ -75,7 +76,7 @@ func (o *outbox) push(n workspace.Notification) {
 		}
 		buf = append(buf, n.Text...)
 		n.Text = ""
-		o.q = append(o.q, outItem{n: n, isText: true, text: buf})
+		o.q = append(o.q, outItem{n: n, merged: true, text: buf})
 	} else {
 		o.q = append(o.q, outItem{n: n})
 	}
@@ -160,7 +161,7 @@ func (o *outbox) run() {
 			o.mu.Lock()
 		}
 		head := o.q[0]
-		if head.isText && len(o.q) == 1 && !o.closed {
+		if head.merged && len(o.q) == 1 && !o.closed {
 			if wait := time.Until(o.lastText.Add(o.window)); wait > 0 {
 				o.mu.Unlock()
 				timer.Reset(wait)
@@ -183,12 +184,17 @@ func (o *outbox) run() {
 			close(head.barrier)
 			continue
 		}
-		if head.isText {
-			o.lastText = time.Now()
-			o.out.sendText(head.n.Turn, head.text)
-			o.recycle(head.text)
+		if !head.merged {
+			o.out.send(head.n)
 			continue
 		}
-		o.out.send(head.n)
+		o.lastText = time.Now()
+		if head.n.Kind == workspace.NoteText {
+			o.out.sendText(head.n.Turn, head.text)
+		} else {
+			head.n.Text = string(head.text)
+			o.out.send(head.n)
+		}
+		o.recycle(head.text)
 	}
 }

@@ -40,8 +40,13 @@ type OpenAIConfig struct {
 	// variable named in config). Empty sends no Authorization header, for
 	// local servers. It is never logged.
 	APIKey string
-	// MaxTokens, when positive, is sent as max_tokens.
+	// MaxTokens, when positive, bounds each completion: sent as
+	// max_tokens or max_completion_tokens, per MaxTokensField.
 	MaxTokens int
+	// MaxTokensField is "max_tokens", "max_completion_tokens", or ""
+	// (or "auto") to choose from the model's name: see
+	// [UsesMaxCompletionTokens].
+	MaxTokensField string
 	// Temperature, when set, is sent as temperature.
 	Temperature *float64
 	// Headers are extra HTTP headers sent with every request.
@@ -72,8 +77,12 @@ type OpenAIConfig struct {
 //
 // LlmToolCallDelta.Index is the call's position in LlmCompleted.ToolCalls
 // (calls are keyed by the server's index, else by id), not the raw wire
-// index. Reasoning fields some servers stream (reasoning_content) are
-// dropped: fsm has no event for them.
+// index. Reasoning that servers stream (delta.reasoning_content or
+// delta.reasoning, which openai-go's chunk type does not have) becomes
+// fsm.LlmReasoningDelta; it is shown, never sent back to the model.
+// Usage (requested with stream_options.include_usage) keeps
+// prompt_tokens_details.cached_tokens and
+// completion_tokens_details.reasoning_tokens when the server reports them.
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client openai.Client
@@ -93,6 +102,11 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai provider: model is empty")
+	}
+	switch cfg.MaxTokensField {
+	case "", "auto", "max_tokens", "max_completion_tokens":
+	default:
+		return nil, fmt.Errorf("openai provider: unknown max tokens field %q", cfg.MaxTokensField)
 	}
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("openai provider: idle timeout %s is negative", cfg.IdleTimeout)
@@ -260,13 +274,15 @@ func (p *OpenAI) decode(ctx, sctx context.Context, reqID uint64, body io.Reader,
 			return
 		}
 		if chunk.Usage != nil {
-			usage = fsm.Usage{PromptTokens: chunk.Usage.PromptTokens,
-				CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
+			usage = chunk.Usage.usage()
 		}
 		for i := range chunk.Choices {
 			ch := &chunk.Choices[i]
 			if ch.Index != 0 {
 				continue // only one choice is requested
+			}
+			if r := ch.Delta.reasoning(); r != "" {
+				emit(fsm.LlmReasoningDelta{Request: reqID, Text: r})
 			}
 			if ch.Delta.Content != "" {
 				emit(fsm.LlmTextDelta{Request: reqID, Text: ch.Delta.Content})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -192,5 +193,38 @@ func TestRequestBodyMatchesUncachedEncoder(t *testing.T) {
 	t.Logf("%d requests, %d compactions, %d elided results", requests, compactions, elided)
 	if compactions == 0 || elided == 0 {
 		t.Fatal("the conversations drew no compaction or no elided tool result: the test checks too little")
+	}
+}
+
+// TestSameMessageKnowsEveryField: sameMessage decides whether a cached
+// encoding is reused, so it must compare every field of fsm.Message and
+// fsm.ToolCall. A field added to either without a comparison here would
+// let a request reuse a stale encoding; this test fails first.
+func TestSameMessageKnowsEveryField(t *testing.T) {
+	if n := reflect.TypeFor[fsm.Message]().NumField(); n != 4 {
+		t.Errorf("fsm.Message has %d fields; sameMessage compares 4: update it, then this count", n)
+	}
+	if n := reflect.TypeFor[fsm.ToolCall]().NumField(); n != 3 {
+		t.Errorf("fsm.ToolCall has %d fields; sameMessage compares them with ==: check that still holds, then this count", n)
+	}
+	base := fsm.Message{Role: fsm.RoleAssistant, Content: "c", ToolCallID: "id", ToolCalls: []fsm.ToolCall{{ID: "1", Name: "n", Arguments: "{}"}}}
+	variants := []func(*fsm.Message){
+		func(m *fsm.Message) { m.Role = fsm.RoleUser },
+		func(m *fsm.Message) { m.Content = "d" },
+		func(m *fsm.Message) { m.ToolCallID = "other" },
+		func(m *fsm.Message) { m.ToolCalls = nil },
+		func(m *fsm.Message) { m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: `{"a":1}`}} },
+	}
+	for i, change := range variants {
+		m := base
+		m.ToolCalls = append([]fsm.ToolCall(nil), base.ToolCalls...)
+		change(&m)
+		if sameMessage(&base, &m) {
+			t.Errorf("variant %d: sameMessage(%+v, %+v) = true", i, base, m)
+		}
+	}
+	same := base
+	if !sameMessage(&base, &same) {
+		t.Error("a message is not the same as its copy")
 	}
 }

@@ -79,7 +79,9 @@ type journalRecord struct {
 
 // eventTag returns the journal type tag of ev, "" for an event that is not
 // journaled (ShutdownRequested: stopping the daemon is not part of the
-// conversation).
+// conversation; LlmReasoningDelta: the model's reasoning changes nothing
+// in the machine, is never sent back to the model, and would only make
+// the journal larger).
 func eventTag(ev fsm.Event) string {
 	switch ev.(type) {
 	case fsm.UserInput:

@@ -125,6 +125,8 @@ type Status struct {
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Usage is the token usage of the last turn and of the conversation.
+	Usage UsageStatus `json:"usage"`
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
@@ -234,6 +236,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),
 		}
+		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
@@ -417,5 +420,11 @@ func (s *Session) notifyState() {
 		return
 	}
 	s.lastState, s.stateShown = k, true
-	s.notify(Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()})
+	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput {
+		var total fsm.Usage
+		n.Usage, total = s.m.Usage()
+		n.TotalUsage = &total
+	}
+	s.notify(n)
 }

@@ -46,6 +46,9 @@ type Options struct {
 	// ShowOutput prints each command's output under its tool line in text
 	// mode.
 	ShowOutput bool
+	// ShowReasoning prints the model's reasoning in text mode, dimmed, on
+	// Log (never on Out, which holds the answer alone).
+	ShowReasoning bool
 }
 
 // progressEvery is how often tool_progress events and text mode's
@@ -221,7 +224,7 @@ func (h *Editor) track(n workspace.Notification) {
 // show writes a notification in the editor's format, ending the message
 // being streamed first when n is not more of its text.
 func (h *Editor) show(n workspace.Notification) {
-	if n.Kind != workspace.NoteText && n.Kind != workspace.NoteState {
+	if n.Kind != workspace.NoteText && n.Kind != workspace.NoteState && n.Kind != workspace.NoteReasoning {
 		h.endMessage(n.Turn)
 	}
 	if h.opts.Format == JSONL {
@@ -265,6 +268,11 @@ func (h *Editor) showJSON(n workspace.Notification) {
 			return
 		}
 		ev.Type, ev.ID, ev.Text = "message_delta", h.messageID(n.Turn), n.Text
+	case workspace.NoteReasoning:
+		if n.Text == "" || h.opts.NoDeltas {
+			return
+		}
+		ev.Type, ev.Text = "reasoning_delta", n.Text
 	case workspace.NoteTool:
 		var ok bool
 		if ev, ok = toolEvent(n); !ok {
@@ -289,7 +297,7 @@ func (h *Editor) showJSON(n workspace.Notification) {
 		}
 	case workspace.NoteTurnEnded:
 		usage := n.Usage
-		ev.Type, ev.Outcome, ev.Usage = "turn_completed", string(n.Outcome), &usage
+		ev.Type, ev.Outcome, ev.Usage, ev.ConversationUsage = "turn_completed", string(n.Outcome), &usage, n.TotalUsage
 	default:
 		return
 	}

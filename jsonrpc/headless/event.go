@@ -14,6 +14,7 @@ import (
 //	session_started    session_id, folder, resumed, turn (turns so far)
 //	turn_started       session_id, folder, turn, prompt
 //	message_delta      turn, id, text
+//	reasoning_delta    turn, text (the model's reasoning, not the answer)
 //	message_completed  turn, id, text (the whole message)
 //	tool_started       turn, id, name, arguments (a string), args (an object)
 //	tool_progress      turn, id, name, elapsed_ms, message, output_line (bash)
@@ -24,7 +25,8 @@ import (
 //	error              turn, message, kind
 //	info               turn, message
 //	compacted          turn, summary, dropped, tokens
-//	turn_completed     turn, outcome (done|failed|cancelled), usage
+//	turn_completed     turn, outcome (done|failed|cancelled), usage,
+//	                   conversation_usage
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
@@ -60,6 +62,8 @@ type Event struct {
 	Tokens  int64      `json:"tokens,omitempty"`
 	Outcome string     `json:"outcome,omitempty"`
 	Usage   *fsm.Usage `json:"usage,omitempty"`
+	// ConversationUsage sums the usage of the whole conversation.
+	ConversationUsage *fsm.Usage `json:"conversation_usage,omitempty"`
 }
 
 // ErrorEvent returns the JSONL error event of a failure before any turn
