@@ -33,11 +33,11 @@ type outbox struct {
 	folder string
 	window time.Duration
 
-	mu     sync.Mutex
-	q      []outItem
+	mu sync.Mutex
+	q  []outItem
 	// spare holds emptied text buffers for the next text items, so that
 	// streaming allocates nothing once they have grown.
-	spare [][]byte
+	spare  [][]byte
 	closed bool
 	wake   chan struct{} // capacity 1: "the queue changed"
 	done   chan struct{} // closed when run returns
