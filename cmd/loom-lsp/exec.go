@@ -119,7 +119,7 @@ func init() {
 
 // runExec implements `loom-lsp exec`; cancelling ctx interrupts it.
 func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := newCommandLine("exec", execUsage+"\nFlags:\n")
+	c := newCommandLine("exec", execUsage)
 	var f execFlags
 	f.register(c.fs)
 	// In JSONL mode a failure before the turn is also one error event.
