@@ -4,46 +4,62 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/secret"
 )
 
 // Secrets never leave through a session: every notification and approval
 // sent to the editor (whatever the front end: LSP, ACP, headless), every
 // log record and every journal line passes through the host's redactor,
-// which masks the configured API keys' values and bearer tokens.
+// which masks the configured API keys' values and bearer tokens. The
+// Editor itself is not wrapped (its optional interfaces, such as
+// DocumentStore, stay visible): the choke points are Session.notify and
+// Session.approve, the journal's writer and the logger's handler.
+//
+// The model's text arrives in deltas, and a key the model echoes (or a
+// 401 body streamed in fragments) may be cut between two of them or more:
+// a Stream per session masks across the cuts, holding back only a tail
+// that may begin a secret until the next delta, or until any other
+// notification, which ends the streamed message.
 
-// redactingEditor is the Editor the sessions use: it masks secrets in
-// what is shown to the user. Edits are passed as they are: they are the
-// file's text, not something shown.
-type redactingEditor struct {
-	Editor
-	r *secret.Redactor
-}
-
-// redactingStore is a redactingEditor whose editor is also a
-// DocumentStore, which it stays (the sessions look for it).
-type redactingStore struct {
-	redactingEditor
-	DocumentStore
-}
-
-// newRedactingEditor wraps e, keeping its optional interfaces.
-func newRedactingEditor(e Editor, r *secret.Redactor) Editor {
-	red := redactingEditor{Editor: e, r: r}
-	if store, ok := e.(DocumentStore); ok {
-		return redactingStore{red, store}
+// notify sends n to the editor, masked. Streamed text goes through the
+// session's text Stream; anything else first flushes what it held back.
+// It runs on the owner goroutine.
+func (s *Session) notify(n Notification) {
+	n.Folder = s.folder
+	if n.Kind == NoteText {
+		if n.Turn != s.shownTurn {
+			s.flushShown()
+			s.shownTurn = n.Turn
+		}
+		if n.Text = s.shown.Write(n.Text); n.Text != "" {
+			s.host.opts.Editor.Notify(n)
+		}
+		return
 	}
-	return red
+	s.flushShown()
+	s.host.opts.Editor.Notify(redactNote(s.host.redactor, n))
 }
 
-// Notify implements Editor.
-func (e redactingEditor) Notify(n Notification) {
-	r := e.r
+// flushShown sends the streamed text held back, if any, as the end of its
+// message.
+func (s *Session) flushShown() {
+	if text := s.shown.Flush(); text != "" {
+		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Turn: s.shownTurn, Kind: NoteText, Text: text})
+	}
+}
+
+// redactNote returns n with every text it shows masked. An edit's texts
+// (EditNote) are passed as they are: they are the file's text, which a
+// client may apply, not something only shown.
+func redactNote(r *secret.Redactor, n Notification) Notification {
 	n.Text = r.String(n.Text)
 	if n.Tool != nil {
 		t := *n.Tool
-		t.Detail, t.Arguments, t.Diff = r.String(t.Detail), r.String(t.Arguments), r.String(t.Diff)
+		t.Detail, t.Arguments = r.String(t.Detail), r.String(t.Arguments)
+		t.Diff, t.Output = r.String(t.Diff), r.String(t.Output)
 		n.Tool = &t
 	}
 	if n.Commit != nil {
@@ -51,13 +67,30 @@ func (e redactingEditor) Notify(n Notification) {
 		c.Message = r.String(c.Message)
 		n.Commit = &c
 	}
-	e.Editor.Notify(n)
+	return n
 }
 
-// Approve implements Editor.
-func (e redactingEditor) Approve(ctx context.Context, a Approval) (bool, error) {
-	a.Detail = e.r.String(a.Detail)
-	return e.Editor.Approve(ctx, a)
+// approve asks the editor to allow an action, its detail masked. It may
+// run on any goroutine.
+func (s *Session) approve(ctx context.Context, a Approval) (bool, error) {
+	a.Detail = s.host.redactor.String(a.Detail)
+	return s.host.opts.Editor.Approve(ctx, a)
+}
+
+// rejectedForLog is what a log record tells of err, the machine's refusal
+// of ev: a streamed fragment, which may be part of a secret the log's
+// redaction cannot recognise, is left out.
+func rejectedForLog(ev fsm.Event, err error) string {
+	var short string
+	switch e := ev.(type) {
+	case fsm.LlmTextDelta:
+		short = fmt.Sprintf("LlmTextDelta(request %d, %d bytes)", e.Request, len(e.Text))
+	case fsm.LlmToolCallDelta:
+		short = fmt.Sprintf("LlmToolCallDelta(request %d, index %d, %d bytes of arguments)", e.Request, e.Index, len(e.ArgumentsDelta))
+	default:
+		return err.Error()
+	}
+	return strings.Replace(err.Error(), ev.Describe(), short, 1)
 }
 
 // redactingHandler masks secrets in log records: their message and every

@@ -11,6 +11,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
@@ -91,6 +92,10 @@ type Session struct {
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
+	// shown masks secrets in the streamed text sent to the editor;
+	// shownTurn is the turn of the text it holds (see notify).
+	shown     *secret.Stream
+	shownTurn uint64
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -142,6 +147,7 @@ func newSession(h *Host, folder string) *Session {
 		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},
 		outputs:    map[string]toolOutput{},
+		shown:      h.redactor.Stream(),
 	}
 }
 
@@ -355,6 +361,7 @@ func (s *Session) run() {
 		}
 	}
 	s.drain()
+	s.flushShown()
 	s.mcp.Close()
 	s.closeJournal()
 }
@@ -381,9 +388,9 @@ func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
 	acts, err := s.m.Step(ev)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleEvent) {
-			s.log.Debug("dropped a stale event", "err", err)
+			s.log.Debug("dropped a stale event", "err", rejectedForLog(ev, err))
 		} else {
-			s.log.Warn("event rejected", "err", err)
+			s.log.Warn("event rejected", "err", rejectedForLog(ev, err))
 		}
 		return nil, err
 	}
@@ -396,11 +403,6 @@ func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
 	}
 	s.notifyState()
 	return acts, nil
-}
-
-func (s *Session) notify(n Notification) {
-	n.Folder = s.folder
-	s.host.opts.Editor.Notify(n)
 }
 
 func (s *Session) notifyState() {
