@@ -25,7 +25,8 @@ import (
 // notification, which ends the streamed message.
 
 // notify sends n to the editor, masked. Streamed text goes through the
-// session's text Stream; anything else first flushes what it held back.
+// session's text Stream; a notification that ends the streamed message
+// first flushes what the Stream held back.
 // It runs on the owner goroutine.
 func (s *Session) notify(n Notification) {
 	n.Folder = s.folder
@@ -39,8 +40,27 @@ func (s *Session) notify(n Notification) {
 		}
 		return
 	}
-	s.flushShown()
+	if endsMessage(n) {
+		s.flushShown()
+	}
 	s.host.opts.Editor.Notify(redactNote(s.host.redactor, n))
+}
+
+// endsMessage reports whether n ends the assistant message streaming, if
+// any. What may come in its middle does not: a state change, a tool call
+// the model is still streaming, and side notes (information, and errors
+// that are not the model's, such as an MCP server's); the text held back
+// goes on after them, so that a secret cut around them is still masked.
+func endsMessage(n Notification) bool {
+	switch n.Kind {
+	case NoteState, NoteInfo:
+		return false
+	case NoteError:
+		return n.ErrorKind != ""
+	case NoteTool:
+		return n.Tool == nil || n.Tool.Status != fsm.ToolStreaming
+	}
+	return true
 }
 
 // flushShown sends the streamed text held back, if any, as the end of its
