@@ -81,6 +81,9 @@ type Model struct {
 	APIKeyEnv string `toml:"api_key_env"`
 	// MaxTokens caps each completion; 0 leaves it to the server.
 	MaxTokens int `toml:"max_tokens"`
+	// MaxTokensField names the request field that carries MaxTokens:
+	// MaxTokensFieldAuto (""), "max_tokens" or "max_completion_tokens".
+	MaxTokensField string `toml:"max_tokens_field"`
 	// ContextWindow is the model's context window in tokens; 0 means
 	// known from the model's name, else 32,768.
 	ContextWindow int `toml:"context_window"`
@@ -89,12 +92,29 @@ type Model struct {
 	// Headers are extra HTTP headers sent with every request. Their values
 	// may be secret, so String redacts them.
 	Headers map[string]string `toml:"headers"`
-	// IdleTimeout aborts a stream that sends nothing for this long.
+	// IdleTimeout aborts a stream that sends nothing for this long, once
+	// the server has answered (its response headers arrived).
 	IdleTimeout Duration `toml:"idle_timeout"`
+	// FirstByteTimeout aborts a request whose server sends no response
+	// (not even its headers) for this long: a server that accepted the
+	// connection but never answers. Each attempt gets it anew.
+	FirstByteTimeout Duration `toml:"first_byte_timeout"`
 	// Script is the scripted-model file for ProviderScript, made absolute
 	// relative to the file that set it.
 	Script string `toml:"script"`
 }
+
+// The values of [Model.MaxTokensField].
+const (
+	// MaxTokensFieldAuto sends max_completion_tokens to OpenAI's
+	// reasoning models (o1, o3, o4-mini, gpt-5…, which refuse max_tokens)
+	// and max_tokens to every other model, as local servers expect.
+	MaxTokensFieldAuto = "auto"
+	// MaxTokensFieldClassic always sends max_tokens.
+	MaxTokensFieldClassic = "max_tokens"
+	// MaxTokensFieldCompletion always sends max_completion_tokens.
+	MaxTokensFieldCompletion = "max_completion_tokens"
+)
 
 // Agent bounds one user turn.
 type Agent struct {
@@ -209,10 +229,12 @@ func (d Duration) String() string {
 func Default() Config {
 	return Config{
 		Model: Model{
-			Provider:    ProviderOpenAI,
-			BaseURL:     DefaultBaseURL,
-			APIKeyEnv:   "OPENAI_API_KEY",
-			IdleTimeout: Duration{60 * time.Second},
+			Provider:         ProviderOpenAI,
+			BaseURL:          DefaultBaseURL,
+			APIKeyEnv:        "OPENAI_API_KEY",
+			MaxTokensField:   MaxTokensFieldAuto,
+			IdleTimeout:      Duration{60 * time.Second},
+			FirstByteTimeout: Duration{20 * time.Second},
 		},
 		Agent: Agent{
 			MaxRetries:    3,
@@ -325,6 +347,12 @@ func (c Config) Validate() error {
 	if m.MaxTokens < 0 {
 		add(c.keyErr("model.max_tokens", "must be >= 0 (0 leaves it to the server), got %d", m.MaxTokens))
 	}
+	switch m.MaxTokensField {
+	case "", MaxTokensFieldAuto, MaxTokensFieldClassic, MaxTokensFieldCompletion:
+	default:
+		add(c.keyErr("model.max_tokens_field", "unknown field %q: want %q, %q or %q", m.MaxTokensField,
+			MaxTokensFieldAuto, MaxTokensFieldClassic, MaxTokensFieldCompletion))
+	}
 	if m.Temperature != nil && *m.Temperature < 0 {
 		add(c.keyErr("model.temperature", "must be >= 0, got %v", *m.Temperature))
 	}
@@ -334,6 +362,7 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("model.idle_timeout", m.IdleTimeout)
+	positive("model.first_byte_timeout", m.FirstByteTimeout)
 
 	a := c.Agent
 	if a.MaxRetries < 0 {

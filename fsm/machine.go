@@ -45,6 +45,8 @@ type Machine struct {
 
 	// partial is the assistant text streamed for the current request.
 	partial strings.Builder
+	// texts holds the DisplayMessage actions of text deltas.
+	texts displaySlab
 	// streaming tracks tool calls being streamed, for display only.
 	streaming []streamingCall
 
@@ -53,7 +55,10 @@ type Machine struct {
 	execByID map[string]int
 	running  int // execs not yet completed
 
-	turnUsage Usage
+	// turnUsage sums the responses of the current (or last) turn,
+	// totalUsage those of the whole conversation (see Usage).
+	turnUsage  Usage
+	totalUsage Usage
 
 	// turnStart is the index in history of the current (or last) turn's
 	// user message; turnStarts lists those of the turns since the last
@@ -194,6 +199,8 @@ func (m *Machine) check(ev Event) error {
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmToolCallDelta:
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
+	case LlmReasoningDelta:
+		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmCompleted:
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmError:
@@ -216,6 +223,10 @@ func (m *Machine) check(ev Event) error {
 	case Compact:
 		if m.kind != WaitingForUserInput {
 			return m.invalid(ev, "compaction runs between turns")
+		}
+	case AdvanceIDs:
+		if m.kind != WaitingForUserInput {
+			return m.invalid(ev, "ids advance only between turns")
 		}
 	case Cancel:
 		if !m.busy() {
@@ -278,12 +289,14 @@ func (m *Machine) apply(ev Event) []Action {
 		if m.compaction != nil {
 			return nil
 		}
-		return []Action{DisplayMessage{Turn: m.turn, Text: e.Text}}
+		return m.texts.display(m.turn, e.Text)
 	case LlmToolCallDelta:
 		if m.compaction != nil {
 			return nil
 		}
 		return m.onToolCallDelta(e)
+	case LlmReasoningDelta:
+		return m.onReasoningDelta(e)
 	case Compact:
 		return m.onCompact()
 	case LlmCompleted:
@@ -308,6 +321,9 @@ func (m *Machine) apply(ev Event) []Action {
 	case DropQueued:
 		m.dropQueue()
 		return nil
+	case AdvanceIDs:
+		m.advanceIDs(e.IDs)
+		return nil
 	case ApprovalDecided:
 		return m.onApprovalDecided(e)
 	case ShutdownRequested:
@@ -317,8 +333,9 @@ func (m *Machine) apply(ev Event) []Action {
 }
 
 // Reconfigure replaces the machine's configuration (limits, retry policy,
-// tools) from the next transition on. The system prompt, being the first
-// message of a conversation already under way, is not changed.
+// tools) from the next transition on. A changed system prompt replaces the
+// conversation's system message when the next turn starts, not in the
+// middle of a turn.
 func (m *Machine) Reconfigure(cfg Config) {
 	m.cfg = cfg.withDefaults()
 }

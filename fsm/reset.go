@@ -34,6 +34,15 @@ type ConversationReset struct {
 	IDs IDs
 }
 
+// AdvanceIDs raises the machine's turn and request ids to at least IDs, so
+// that a conversation loaded into a session that already used higher ids
+// (an older conversation resumed over a newer one) goes on after them: a
+// client keying on ids never sees one twice. Ids never go back: lower
+// values change nothing. Valid only between turns (WaitingForUserInput).
+type AdvanceIDs struct {
+	IDs IDs
+}
+
 // IDs are a machine's last turn and request ids.
 type IDs struct {
 	Turn    uint64
@@ -43,6 +52,7 @@ type IDs struct {
 func (Reset) isEvent()           {}
 func (DropQueued) isEvent()      {}
 func (ApprovalDecided) isEvent() {}
+func (AdvanceIDs) isEvent()      {}
 
 func (ConversationReset) isAction() {}
 
@@ -59,6 +69,11 @@ func (e ApprovalDecided) Describe() string {
 		verdict = "approved"
 	}
 	return fmt.Sprintf("ApprovalDecided turn=%d call=%s %s", e.Turn, e.CallID, verdict)
+}
+
+// Describe implements [Event].
+func (e AdvanceIDs) Describe() string {
+	return fmt.Sprintf("AdvanceIDs turn=%d req=%d", e.IDs.Turn, e.IDs.Request)
 }
 
 // Describe implements [Action].
@@ -84,6 +99,13 @@ func (m *Machine) dropQueue() {
 		m.turn += m.dropped
 		m.dropped = 0
 	}
+}
+
+// advanceIDs raises the ids to at least ids; the machine is between
+// turns, so no promised id is pending (dropped is zero).
+func (m *Machine) advanceIDs(ids IDs) {
+	m.turn = max(m.turn, ids.Turn)
+	m.request = max(m.request, ids.Request)
 }
 
 // NextTurn returns the turn id a UserInput stepped now will run as.
@@ -114,6 +136,7 @@ func (m *Machine) onReset() []Action {
 	m.view, m.elidedTo = nil, 0
 	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0
 	m.compaction, m.compactMsgs, m.ctxRetried = nil, nil, false
+	m.turnUsage, m.totalUsage = Usage{}, Usage{}
 	return append(acts, ConversationReset{IDs: m.IDs()})
 }
 

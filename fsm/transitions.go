@@ -21,6 +21,7 @@ func (m *Machine) startTurn(text string) []Action {
 	m.turnUsage = Usage{}
 	m.flushChanged()
 	m.ctxRetried = false
+	m.refreshSystemPrompt()
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
 	m.history = append(m.history, Message{Role: RoleUser, Content: text})
@@ -99,7 +100,7 @@ func (m *Machine) onToolCallDelta(e LlmToolCallDelta) []Action {
 // turn.
 func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	m.kind = ProcessingLlmResponse
-	m.turnUsage = m.turnUsage.add(e.Usage)
+	m.addUsage(e.Usage)
 	m.retries = 0
 	if m.compaction != nil {
 		summary := m.partial.String()

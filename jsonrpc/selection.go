@@ -5,11 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 )
 
 // maxSelection bounds the selected text added to a prompt.
@@ -57,51 +58,10 @@ func (s *Server) selectionContext(folder, rawURI string, sel Selection) (string,
 	return b.String(), nil
 }
 
-// sliceRange returns the text of r in doc (LSP positions: 0-based lines,
-// UTF-16 characters). Positions past a line's end clamp to it.
+// sliceRange returns the text of r in doc (positions as package lsppos
+// defines them). Positions past a line's end clamp to it.
 func sliceRange(doc string, r protocol.Range) (string, error) {
-	start, err := offsetOf(doc, r.Start)
-	if err != nil {
-		return "", err
-	}
-	end, err := offsetOf(doc, r.End)
-	if err != nil {
-		return "", err
-	}
-	if end < start {
-		return "", fmt.Errorf("range end %d:%d is before its start %d:%d", r.End.Line, r.End.Character, r.Start.Line, r.Start.Character)
-	}
-	return doc[start:end], nil
-}
-
-// offsetOf returns the byte offset of p in doc.
-func offsetOf(doc string, p protocol.Position) (int, error) {
-	off := 0
-	for line := uint32(0); line < p.Line; line++ {
-		i := strings.IndexAny(doc[off:], "\r\n")
-		if i < 0 {
-			return 0, fmt.Errorf("line %d is past the end of the document", p.Line+1)
-		}
-		off += i
-		if doc[off] == '\r' && off+1 < len(doc) && doc[off+1] == '\n' {
-			off++
-		}
-		off++
-	}
-	lineEnd := len(doc)
-	if i := strings.IndexAny(doc[off:], "\r\n"); i >= 0 {
-		lineEnd = off + i
-	}
-	units := uint32(0)
-	for off < lineEnd && units < p.Character {
-		r, size := utf8.DecodeRuneInString(doc[off:])
-		units += uint32(utf16.RuneLen(r))
-		if r == utf8.RuneError && size <= 1 {
-			units = units - uint32(utf16.RuneLen(r)) + 1
-		}
-		off += size
-	}
-	return off, nil
+	return lsppos.Slice(doc, lspposRange(r))
 }
 
 // truncate shortens s to at most n bytes (on a rune boundary), marking

@@ -6,7 +6,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -38,7 +38,7 @@ func (s *Server) didChange(_ context.Context, raw jsonrpc2.RawMessage) error {
 	for _, c := range p.ContentChanges {
 		switch c := c.(type) {
 		case *protocol.TextDocumentContentChangePartial:
-			r := toolsRange(c.Range)
+			r := lspposRange(c.Range)
 			changes = append(changes, workspace.Change{Range: &r, Text: c.Text})
 		case *protocol.TextDocumentContentChangeWholeDocument:
 			changes = append(changes, workspace.Change{Text: c.Text})
@@ -77,14 +77,16 @@ func (s *Server) didClose(_ context.Context, raw jsonrpc2.RawMessage) error {
 	return nil
 }
 
-func toolsRange(r protocol.Range) tools.Range {
-	return tools.Range{
-		Start: tools.Position{Line: r.Start.Line, Character: r.Start.Character},
-		End:   tools.Position{Line: r.End.Line, Character: r.End.Character},
+// lspposRange converts a wire range to the project's position type.
+func lspposRange(r protocol.Range) lsppos.Range {
+	return lsppos.Range{
+		Start: lsppos.Position{Line: r.Start.Line, Character: r.Start.Character},
+		End:   lsppos.Position{Line: r.End.Line, Character: r.End.Character},
 	}
 }
 
-func lspRange(r tools.Range) protocol.Range {
+// lspRange converts a range of the project's position type to the wire's.
+func lspRange(r lsppos.Range) protocol.Range {
 	return protocol.Range{
 		Start: protocol.Position{Line: r.Start.Line, Character: r.Start.Character},
 		End:   protocol.Position{Line: r.End.Line, Character: r.End.Character},

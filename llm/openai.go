@@ -21,6 +21,14 @@ import (
 // IdleTimeout zero.
 const DefaultIdleTimeout = 60 * time.Second
 
+// DefaultFirstByteTimeout is how long a server may take to answer a request
+// (send its response headers) when OpenAIConfig leaves FirstByteTimeout
+// zero. Servers send their headers as soon as they start on a request
+// (OpenAI, vLLM, llama-server; Ollama once the model is loaded), so 20 s
+// of nothing means the server is stuck: four attempts then take at most
+// 4 × 20 s plus the backoffs, not four idle timeouts.
+const DefaultFirstByteTimeout = 20 * time.Second
+
 // OpenAIConfig configures an [OpenAI] provider.
 type OpenAIConfig struct {
 	// BaseURL is the API root, e.g. "https://api.openai.com/v1" or
@@ -32,17 +40,26 @@ type OpenAIConfig struct {
 	// variable named in config). Empty sends no Authorization header, for
 	// local servers. It is never logged.
 	APIKey string
-	// MaxTokens, when positive, is sent as max_tokens.
+	// MaxTokens, when positive, bounds each completion: sent as
+	// max_tokens or max_completion_tokens, per MaxTokensField.
 	MaxTokens int
+	// MaxTokensField is "max_tokens", "max_completion_tokens", or ""
+	// (or "auto") to choose from the model's name: see
+	// [UsesMaxCompletionTokens].
+	MaxTokensField string
 	// Temperature, when set, is sent as temperature.
 	Temperature *float64
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string
-	// IdleTimeout is how long the server may send nothing, before the
-	// response headers or between bytes of the stream, before the request
-	// fails with a retryable ErrorIdle. Zero means DefaultIdleTimeout.
-	// There is deliberately no whole-request timeout.
+	// IdleTimeout is how long the server may send nothing between bytes
+	// of the response body before the request fails with a retryable
+	// ErrorIdle. Zero means DefaultIdleTimeout. There is deliberately no
+	// whole-request timeout.
 	IdleTimeout time.Duration
+	// FirstByteTimeout is how long the server may take to send its
+	// response headers before the request fails with a retryable
+	// ErrorIdle. Zero means DefaultFirstByteTimeout.
+	FirstByteTimeout time.Duration
 	// HTTPClient, if set, sends the requests. Its Timeout should be zero:
 	// a whole-request timeout kills long, healthy streams.
 	HTTPClient *http.Client
@@ -60,11 +77,20 @@ type OpenAIConfig struct {
 //
 // LlmToolCallDelta.Index is the call's position in LlmCompleted.ToolCalls
 // (calls are keyed by the server's index, else by id), not the raw wire
-// index. Reasoning fields some servers stream (reasoning_content) are
-// dropped: fsm has no event for them.
+// index. Reasoning that servers stream (delta.reasoning_content or
+// delta.reasoning, which openai-go's chunk type does not have) becomes
+// fsm.LlmReasoningDelta; it is shown, never sent back to the model.
+// Usage (requested with stream_options.include_usage) keeps
+// prompt_tokens_details.cached_tokens and
+// completion_tokens_details.reasoning_tokens when the server reports them.
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client openai.Client
+	// cache keeps the encoded messages of the last request.
+	cache messageCache
+	// uncached makes every request encode all its messages: the
+	// reference the benchmarks measure the cache against.
+	uncached bool
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
@@ -77,11 +103,22 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai provider: model is empty")
 	}
+	switch cfg.MaxTokensField {
+	case "", "auto", "max_tokens", "max_completion_tokens":
+	default:
+		return nil, fmt.Errorf("openai provider: unknown max tokens field %q", cfg.MaxTokensField)
+	}
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("openai provider: idle timeout %s is negative", cfg.IdleTimeout)
 	}
+	if cfg.FirstByteTimeout < 0 {
+		return nil, fmt.Errorf("openai provider: first-byte timeout %s is negative", cfg.FirstByteTimeout)
+	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.FirstByteTimeout == 0 {
+		cfg.FirstByteTimeout = DefaultFirstByteTimeout
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -120,7 +157,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	}
 	defer recoverStream(ctx, req.ID, &finished, emit)
 
-	params, err := p.buildParams(req)
+	reqBody, err := p.requestBody(req)
 	if err != nil {
 		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
 			Message: "cannot build the model request: " + err.Error()})
@@ -133,8 +170,8 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	defer wd.stop()
 
 	var resp *http.Response
-	wd.arm()
-	err = p.client.Post(sctx, "chat/completions", params, &resp, option.WithJSONSet("stream", true))
+	wd.armFor(p.cfg.FirstByteTimeout)
+	err = p.client.Post(sctx, "chat/completions", reqBody, &resp)
 	wd.disarm()
 	if resp != nil && resp.Body != nil {
 		defer resp.Body.Close()
@@ -174,10 +211,11 @@ func (p *OpenAI) jsonInsteadOfStream(sctx context.Context, reqID uint64, body io
 }
 
 // responseError classifies a failed request: an HTTP error status, or a
-// transport error before any response.
+// transport error before any response (the first-byte watchdog's, when it
+// fired).
 func (p *OpenAI) responseError(sctx context.Context, reqID uint64, resp *http.Response, err error) fsm.LlmError {
 	if errors.Is(context.Cause(sctx), errIdle) {
-		return idleError(reqID, p.cfg.IdleTimeout)
+		return firstByteError(reqID, p.cfg.FirstByteTimeout)
 	}
 	if resp != nil && resp.StatusCode >= 300 {
 		var body []byte
@@ -236,13 +274,15 @@ func (p *OpenAI) decode(ctx, sctx context.Context, reqID uint64, body io.Reader,
 			return
 		}
 		if chunk.Usage != nil {
-			usage = fsm.Usage{PromptTokens: chunk.Usage.PromptTokens,
-				CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
+			usage = chunk.Usage.usage()
 		}
 		for i := range chunk.Choices {
 			ch := &chunk.Choices[i]
 			if ch.Index != 0 {
 				continue // only one choice is requested
+			}
+			if r := ch.Delta.reasoning(); r != "" {
+				emit(fsm.LlmReasoningDelta{Request: reqID, Text: r})
 			}
 			if ch.Delta.Content != "" {
 				emit(fsm.LlmTextDelta{Request: reqID, Text: ch.Delta.Content})
@@ -275,9 +315,10 @@ func newWatchdog(limit time.Duration, fire func()) *watchdog {
 	return &watchdog{limit: limit, t: t}
 }
 
-func (w *watchdog) arm()    { w.t.Reset(w.limit) }
-func (w *watchdog) disarm() { w.t.Stop() }
-func (w *watchdog) stop()   { w.once.Do(func() { w.t.Stop() }) }
+func (w *watchdog) arm()                       { w.t.Reset(w.limit) }
+func (w *watchdog) armFor(limit time.Duration) { w.t.Reset(limit) }
+func (w *watchdog) disarm()                    { w.t.Stop() }
+func (w *watchdog) stop()                      { w.once.Do(func() { w.t.Stop() }) }
 
 // watchedReader arms the watchdog around every read of the body.
 type watchedReader struct {

@@ -131,7 +131,7 @@ func checkTerminal(t *testing.T, evs []fsm.Event) {
 			if i != len(evs)-1 {
 				t.Fatalf("final event %d of %d: %#v", i, len(evs), ev)
 			}
-		case fsm.LlmTextDelta, fsm.LlmToolCallDelta:
+		case fsm.LlmTextDelta, fsm.LlmToolCallDelta, fsm.LlmReasoningDelta:
 			if i == len(evs)-1 {
 				t.Fatalf("stream did not end with LlmCompleted or LlmError: last %#v", ev)
 			}
@@ -200,8 +200,10 @@ func TestOpenAITextChunksAndUsage(t *testing.T) {
 	if c.FinishReason != "stop" || len(c.ToolCalls) != 0 {
 		t.Errorf("completed = %+v", c)
 	}
-	if want := (fsm.Usage{PromptTokens: 42, CompletionTokens: 18, TotalTokens: 60}); c.Usage != want {
-		t.Errorf("usage = %+v, want %+v", c.Usage, want)
+	// OpenAI reports cached and reasoning tokens, here 0: reported zeros
+	// are kept, unlike counts a server leaves out.
+	if got, want := fsm.Describe(c), `LlmCompleted req=7 calls=[] usage=42/18/60 cached=0 reasoning=0 finish="stop"`; got != want {
+		t.Errorf("completed = %s, want %s", got, want)
 	}
 }
 
@@ -415,7 +417,11 @@ func blockingSSE(t *testing.T, started chan<- struct{}) http.HandlerFunc {
 
 func TestOpenAIIdleWatchdog(t *testing.T) {
 	srv := newFakeServer(t, blockingSSE(t, nil))
-	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) { c.IdleTimeout = 150 * time.Millisecond })
+	// Once the headers arrived, the idle limit applies, not the first-byte one.
+	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) {
+		c.IdleTimeout = 150 * time.Millisecond
+		c.FirstByteTimeout = time.Hour
+	})
 	start := time.Now()
 	evs := run(t, p, simpleReq(4))
 	if el := time.Since(start); el < 150*time.Millisecond || el > 5*time.Second {
@@ -439,9 +445,14 @@ func TestOpenAIIdleBeforeHeaders(t *testing.T) {
 		case <-done:
 		}
 	})
-	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) { c.IdleTimeout = 100 * time.Millisecond })
+	// The first-byte limit, not the (much longer) idle one, applies until
+	// the response headers arrive.
+	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) {
+		c.IdleTimeout = time.Hour
+		c.FirstByteTimeout = 100 * time.Millisecond
+	})
 	e := lastErr(t, run(t, p, simpleReq(4)))
-	if e.Kind != fsm.ErrorIdle || !e.Retryable {
+	if e.Kind != fsm.ErrorIdle || !e.Retryable || !strings.Contains(e.Message, "did not answer within 100ms (first_byte_timeout)") {
 		t.Errorf("got %+v", e)
 	}
 }

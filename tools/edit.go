@@ -8,10 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 )
 
 // Edit is a change to one file computed by edit_file or write_file. The
@@ -37,25 +38,16 @@ type Edit struct {
 	Diff string
 }
 
-// TextEdit mirrors the LSP TextEdit.
-type TextEdit struct {
-	Range   Range  `json:"range"`
-	NewText string `json:"newText"`
-}
+// TextEdit is the LSP TextEdit (see package lsppos).
+type TextEdit = lsppos.TextEdit
 
-// Range mirrors the LSP Range: End is exclusive.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
+// Range is the LSP Range: End is exclusive.
+type Range = lsppos.Range
 
-// Position mirrors the LSP Position: a 0-based line and a 0-based offset
-// in UTF-16 code units within that line. Lines end at "\n", "\r\n" or a
+// Position is the LSP Position: a 0-based line and a 0-based offset in
+// UTF-16 code units within that line. Lines end at "\n", "\r\n" or a
 // lone "\r".
-type Position struct {
-	Line      uint32 `json:"line"`
-	Character uint32 `json:"character"`
-}
+type Position = lsppos.Position
 
 // ErrConflict is returned by WriteFileAtomic when the file on disk is not
 // the OldText the edit was computed from.
@@ -181,10 +173,10 @@ func lspEdits(a string, edits []udiff.Edit) []TextEdit {
 		}
 	}
 	merged := joinAdjacent(edits)
-	conv := positionConverter{text: a}
+	conv := lsppos.NewConverter(a)
 	out := make([]TextEdit, len(merged))
 	for i, e := range merged {
-		out[i] = TextEdit{Range: Range{Start: conv.pos(e.Start), End: conv.pos(e.End)}, NewText: e.New}
+		out[i] = TextEdit{Range: Range{Start: conv.Position(e.Start), End: conv.Position(e.End)}, NewText: e.New}
 	}
 	return out
 }
@@ -201,49 +193,6 @@ func joinAdjacent(edits []udiff.Edit) []udiff.Edit {
 		out = append(out, e)
 	}
 	return out
-}
-
-// positionConverter maps increasing byte offsets of text to LSP
-// positions in one pass over the text.
-type positionConverter struct {
-	text      string
-	off       int    // last offset converted
-	line      uint32 // line of off
-	lineStart int    // byte offset of the start of that line
-}
-
-func (c *positionConverter) pos(off int) Position {
-	seg := c.text[c.off:off]
-	if strings.IndexByte(seg, '\r') < 0 {
-		if nl := strings.Count(seg, "\n"); nl > 0 {
-			c.line += uint32(nl)
-			c.lineStart = c.off + strings.LastIndexByte(seg, '\n') + 1
-		}
-	} else {
-		for i := 0; i < len(seg); i++ {
-			switch seg[i] {
-			case '\n':
-				c.line++
-				c.lineStart = c.off + i + 1
-			case '\r':
-				if c.off+i+1 < len(c.text) && c.text[c.off+i+1] == '\n' {
-					continue // counted at the '\n'
-				}
-				c.line++
-				c.lineStart = c.off + i + 1
-			}
-		}
-	}
-	c.off = off
-	return Position{Line: c.line, Character: utf16Len(c.text[c.lineStart:off])}
-}
-
-func utf16Len(s string) uint32 {
-	n := uint32(0)
-	for _, r := range s {
-		n += uint32(utf16.RuneLen(r))
-	}
-	return n
 }
 
 // usesCRLF reports whether text's first line break is CRLF.

@@ -7,34 +7,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/loom-lsp/loom-lsp/internal/lsppos/lsppostest"
 )
 
-// applyTextEdits applies LSP edits the way an editor does: positions are
-// (line, UTF-16 offset), lines end at \n, \r\n or a lone \r.
+// applyTextEdits applies LSP edits the way an editor does, with the
+// reference model of positions; every position must name exactly one
+// place (not past a line's end, not inside a character).
 func applyTextEdits(t *testing.T, text string, edits []TextEdit) string {
 	t.Helper()
-	var lineStarts []int
-	lineStarts = append(lineStarts, 0)
-	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' || (text[i] == '\r' && (i+1 == len(text) || text[i+1] != '\n')) {
-			lineStarts = append(lineStarts, i+1)
-		}
-	}
 	offset := func(p Position) int {
-		if int(p.Line) >= len(lineStarts) {
-			t.Fatalf("line %d past the end (%d lines)", p.Line, len(lineStarts))
+		off, err := lsppostest.Offset(text, lsppostest.Position{Line: p.Line, Character: p.Character})
+		if err != nil {
+			t.Fatalf("position %v: %v", p, err)
 		}
-		start := lineStarts[p.Line]
-		units := utf16.Encode([]rune(text[start:]))
-		if int(p.Character) > len(units) {
-			t.Fatalf("character %d past the end of line %d", p.Character, p.Line)
-		}
-		off := start + len(string(utf16.Decode(units[:p.Character])))
-		if off > start && off <= len(text) && text[off-1] == '\r' && off < len(text) && text[off] == '\n' {
-			t.Fatalf("position %v splits a CRLF", p)
+		if got := lsppostest.PositionOf(text, off); got.Line != p.Line || got.Character != p.Character {
+			t.Fatalf("position %v is not exact: it names offset %d, which is %v", p, off, got)
 		}
 		return off
 	}
@@ -90,7 +80,7 @@ func TestTextEditsMinimalAndUTF16(t *testing.T) {
 	if len(edits) != 1 {
 		t.Fatalf("edits = %+v, want one", edits)
 	}
-	want := TextEdit{Range: Range{Start: Position{1, 2}, End: Position{1, 3}}, NewText: "x"}
+	want := TextEdit{Range: Range{Start: Position{Line: 1, Character: 2}, End: Position{Line: 1, Character: 3}}, NewText: "x"}
 	if edits[0] != want {
 		t.Fatalf("edit = %+v, want %+v", edits[0], want)
 	}

@@ -183,6 +183,9 @@ func (s *Session) LoadConversation(ctx context.Context, id string) error {
 		if s.busy() {
 			s.step(fsm.Cancel{})
 		}
+		// Ids never go back in a session's life: the loaded conversation
+		// goes on after the ids this session already used.
+		used := s.m.IDs()
 		if cerr := s.journal.close(); cerr != nil {
 			s.log.Warn("closing the journal", "err", cerr)
 		}
@@ -197,6 +200,10 @@ func (s *Session) LoadConversation(ctx context.Context, id string) error {
 			s.startJournal(path)
 		} else {
 			s.restore(path)
+		}
+		if ids := s.m.IDs(); ids.Turn < used.Turn || ids.Request < used.Request {
+			s.step(fsm.AdvanceIDs{IDs: used})
+			s.startedTurn = s.m.State().Turn
 		}
 		s.notifyState()
 	})

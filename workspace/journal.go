@@ -80,7 +80,9 @@ type journalRecord struct {
 
 // eventTag returns the journal type tag of ev, "" for an event that is not
 // journaled (ShutdownRequested: stopping the daemon is not part of the
-// conversation).
+// conversation; LlmReasoningDelta: the model's reasoning changes nothing
+// in the machine, is never sent back to the model, and would only make
+// the journal larger).
 func eventTag(ev fsm.Event) string {
 	switch ev.(type) {
 	case fsm.UserInput:
@@ -113,6 +115,8 @@ func eventTag(ev fsm.Event) string {
 		return "ApprovalDecided"
 	case fsm.Compact:
 		return "Compact"
+	case fsm.AdvanceIDs:
+		return "AdvanceIDs"
 	}
 	return ""
 }
@@ -129,6 +133,9 @@ func decodeAs[T fsm.Event](raw json.RawMessage) (fsm.Event, error) {
 
 // decodeEvent is the inverse of encoding an event under eventTag.
 func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
+	if ev, ok := decodeTextEvent(tag, raw); ok {
+		return ev, nil
+	}
 	switch tag {
 	case "UserInput":
 		return decodeAs[fsm.UserInput](raw)
@@ -160,6 +167,8 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.ApprovalDecided](raw)
 	case "Compact":
 		return decodeAs[fsm.Compact](raw)
+	case "AdvanceIDs":
+		return decodeAs[fsm.AdvanceIDs](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }
@@ -445,8 +454,19 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 	var sc journalScan
 	br := bufio.NewReaderSize(r, 64<<10)
 	var off int64
+	var long []byte // a line longer than br's buffer, assembled
 	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
+		// The line is read in place when it fits the buffer: every record
+		// is decoded (copied) before the next read.
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
 		if len(b) == 0 && err == io.EOF {
 			return sc, nil
 		}

@@ -211,6 +211,13 @@ func (s *Session) setJournalAside(path string) {
 
 // journalEvent records an event the machine accepted.
 func (s *Session) journalEvent(ev fsm.Event) {
+	if _, ok := ev.(fsm.Reset); ok {
+		// A reset ends this journal's conversation (ConversationReset
+		// sets the journal aside and starts a new one): the journal set
+		// aside keeps the conversation as it was, so that loading it
+		// later replays it rather than its emptying.
+		return
+	}
 	s.writeJournal(func(j *journal) error { return j.appendEvent(ev) })
 }
 

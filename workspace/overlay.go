@@ -5,10 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 
-	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 )
 
 // Overlay holds the documents open in the editor, as the user sees them,
@@ -35,10 +33,7 @@ type document struct {
 
 // Change is one content change of a didChange notification. A nil Range
 // replaces the whole text.
-type Change struct {
-	Range *tools.Range
-	Text  string
-}
+type Change = lsppos.Change
 
 // NewOverlay returns an empty overlay.
 func NewOverlay() *Overlay {
@@ -81,8 +76,9 @@ func (o *Overlay) ClientURI(path string) (string, bool) {
 	return doc.uri, true
 }
 
-// Change applies the changes of a didChange notification, in order, and
-// sets the document's version.
+// Change applies the changes of a didChange notification, in order
+// (positions as package lsppos defines them), and sets the document's
+// version. On error the document is left as it was.
 func (o *Overlay) Change(path string, version int32, changes []Change) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -90,24 +86,9 @@ func (o *Overlay) Change(path string, version int32, changes []Change) error {
 	if !ok {
 		return fmt.Errorf("didChange for %s, which is not open", path)
 	}
-	text := doc.text
-	for i, c := range changes {
-		if c.Range == nil {
-			text = c.Text
-			continue
-		}
-		start, err := offsetOf(text, c.Range.Start)
-		if err != nil {
-			return fmt.Errorf("didChange %s: change %d: start: %w", path, i, err)
-		}
-		end, err := offsetOf(text, c.Range.End)
-		if err != nil {
-			return fmt.Errorf("didChange %s: change %d: end: %w", path, i, err)
-		}
-		if end < start {
-			return fmt.Errorf("didChange %s: change %d: range ends before it starts", path, i)
-		}
-		text = text[:start] + c.Text + text[end:]
+	text, err := lsppos.ApplyChanges(doc.text, changes)
+	if err != nil {
+		return fmt.Errorf("didChange %s (version %d): %w", path, version, err)
 	}
 	doc.text, doc.version = text, version
 	o.changed.Broadcast()
@@ -221,45 +202,4 @@ func (o *Overlay) waitChanged(path string, version int32, done <-chan struct{}) 
 		}
 		o.changed.Wait()
 	}
-}
-
-// offsetOf converts an LSP position (0-based line, UTF-16 character) into
-// a byte offset in text. A character past the end of its line is clamped
-// to the line's end, as the LSP specification asks.
-func offsetOf(text string, p tools.Position) (int, error) {
-	off := 0
-	for line := uint32(0); line < p.Line; line++ {
-		i := indexNewline(text[off:])
-		if i < 0 {
-			return 0, fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line, line+1)
-		}
-		off += i + 1
-	}
-	lineEnd := len(text)
-	if i := indexNewline(text[off:]); i >= 0 {
-		lineEnd = off + i
-		if lineEnd > off && text[lineEnd-1] == '\r' {
-			lineEnd--
-		}
-	}
-	units := uint32(0)
-	for off < lineEnd && units < p.Character {
-		r, size := utf8.DecodeRuneInString(text[off:])
-		n := uint32(utf16.RuneLen(r))
-		if r == utf8.RuneError || n > 2 {
-			n = 1
-		}
-		units += n
-		off += size
-	}
-	return off, nil
-}
-
-func indexNewline(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return i
-		}
-	}
-	return -1
 }

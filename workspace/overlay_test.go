@@ -26,6 +26,10 @@ func TestOverlayIncrementalChanges(t *testing.T) {
 		{"utf-16 surrogate pair", "😀x\n", []Change{{Range: rng(0, 2, 0, 3), Text: "y"}}, "😀y\n"},
 		{"utf-16 accented", "éa\n", []Change{{Range: rng(0, 1, 0, 2), Text: "b"}}, "éb\n"},
 		{"crlf line end", "ab\r\ncd\r\n", []Change{{Range: rng(1, 0, 1, 2), Text: "CD"}}, "ab\r\nCD\r\n"},
+		// A lone "\r" ends a line, as in LSP (the editor splits there).
+		{"lone cr line end", "ab\rcd\ref", []Change{{Range: rng(2, 0, 2, 1), Text: "E"}}, "ab\rcd\rEf"},
+		{"lone cr: clamp before the break", "ab\rcd", []Change{{Range: rng(0, 9, 0, 9), Text: "!"}}, "ab!\rcd"},
+		{"mixed line ends", "a\rb\r\nc\nd", []Change{{Range: rng(3, 0, 3, 1), Text: "D"}, {Range: rng(1, 1, 2, 0), Text: "\r"}}, "a\rb\rc\nD"},
 		{"character past the line end clamps", "ab\ncd\n", []Change{{Range: rng(0, 99, 0, 99), Text: "!"}}, "ab!\ncd\n"},
 		{"insert at end of document", "ab", []Change{{Range: rng(0, 2, 0, 2), Text: "\nc"}}, "ab\nc"},
 		{"changes apply in order", "abc", []Change{{Range: rng(0, 0, 0, 1), Text: "X"}, {Range: rng(0, 2, 0, 3), Text: "Z"}}, "XbZ"},

@@ -20,37 +20,62 @@ import (
 //
 // The model's text arrives in deltas, and a key the model echoes (or a
 // 401 body streamed in fragments) may be cut between two of them or more:
-// a Stream per session masks across the cuts, holding back only a tail
-// that may begin a secret until the next delta, or until any other
-// notification, which ends the streamed message.
+// a Stream per session and streamed kind (answer, reasoning) masks
+// across the cuts, holding back only a tail that may begin a secret until
+// the next delta, or until a notification that ends the streamed message.
 
-// notify sends n to the editor, masked. Streamed text goes through the
-// session's text Stream; a notification that ends the streamed message
-// first flushes what the Stream held back.
-// It runs on the owner goroutine.
+// streamedKinds are the notifications whose Text is a piece of a text
+// the model streams, each masked by a Stream of its own, in the order
+// their held-back ends are flushed.
+var streamedKinds = []NotificationKind{NoteReasoning, NoteText}
+
+// shownText masks one streamed kind's text: mask holds back what may
+// begin a secret, of turn's text.
+type shownText struct {
+	kind NotificationKind
+	mask *secret.Stream
+	turn uint64
+}
+
+// newShownTexts returns a shownText for each streamed kind.
+func newShownTexts(r *secret.Redactor) []*shownText {
+	shown := make([]*shownText, len(streamedKinds))
+	for i, k := range streamedKinds {
+		shown[i] = &shownText{kind: k, mask: r.Stream()}
+	}
+	return shown
+}
+
+// notify sends n to the editor, masked. Streamed text goes through its
+// kind's Stream; a notification that ends the streamed message first
+// flushes what the Streams held back. It runs on the owner goroutine.
 func (s *Session) notify(n Notification) {
 	n.Folder = s.folder
-	if n.Kind == NoteText {
-		if n.Turn != s.shownTurn {
-			s.flushShown()
-			s.shownTurn = n.Turn
+	for _, st := range s.shown {
+		if st.kind != n.Kind {
+			continue
 		}
-		if n.Text = s.shown.Write(n.Text); n.Text != "" {
+		if n.Turn != st.turn {
+			s.flushShown(st)
+			st.turn = n.Turn
+		}
+		if n.Text = st.mask.Write(n.Text); n.Text != "" {
 			s.host.opts.Editor.Notify(n)
 		}
 		return
 	}
 	if endsMessage(n) {
-		s.flushShown()
+		s.flushAllShown()
 	}
 	s.host.opts.Editor.Notify(redactNote(s.host.redactor, n))
 }
 
-// endsMessage reports whether n ends the assistant message streaming, if
-// any. What may come in its middle does not: a state change, a tool call
-// the model is still streaming, and side notes (information, and errors
-// that are not the model's, such as an MCP server's); the text held back
-// goes on after them, so that a secret cut around them is still masked.
+// endsMessage reports whether n, which is no streamed text, ends the
+// message streaming, if any. What may come in its middle does not: a
+// state change, a tool call the model is still streaming, and side notes
+// (information, and errors that are not the model's, such as an MCP
+// server's); the text held back goes on after them, so that a secret cut
+// around them is still masked.
 func endsMessage(n Notification) bool {
 	switch n.Kind {
 	case NoteState, NoteInfo:
@@ -63,11 +88,18 @@ func endsMessage(n Notification) bool {
 	return true
 }
 
-// flushShown sends the streamed text held back, if any, as the end of its
-// message.
-func (s *Session) flushShown() {
-	if text := s.shown.Flush(); text != "" {
-		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Turn: s.shownTurn, Kind: NoteText, Text: text})
+// flushShown sends what st held back, if anything, as the end of its
+// text.
+func (s *Session) flushShown(st *shownText) {
+	if text := st.mask.Flush(); text != "" {
+		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Turn: st.turn, Kind: st.kind, Text: text})
+	}
+}
+
+// flushAllShown flushes every streamed kind's text.
+func (s *Session) flushAllShown() {
+	for _, st := range s.shown {
+		s.flushShown(st)
 	}
 }
 
@@ -105,6 +137,8 @@ func rejectedForLog(ev fsm.Event, err error) string {
 	switch e := ev.(type) {
 	case fsm.LlmTextDelta:
 		short = fmt.Sprintf("LlmTextDelta(request %d, %d bytes)", e.Request, len(e.Text))
+	case fsm.LlmReasoningDelta:
+		short = fmt.Sprintf("LlmReasoningDelta(request %d, %d bytes)", e.Request, len(e.Text))
 	case fsm.LlmToolCallDelta:
 		short = fmt.Sprintf("LlmToolCallDelta(request %d, index %d, %d bytes of arguments)", e.Request, e.Index, len(e.ArgumentsDelta))
 	default:

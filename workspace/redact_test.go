@@ -199,7 +199,7 @@ func BenchmarkNotifyText(b *testing.B) {
 			for _, k := range c.keys {
 				r.Add(k)
 			}
-			s := &Session{folder: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}, shown: r.Stream()}
+			s := &Session{folder: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}, shown: newShownTexts(r)}
 			n := Notification{Kind: NoteText, Turn: 1, Text: delta}
 			b.ReportAllocs()
 			b.ResetTimer()

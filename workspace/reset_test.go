@@ -46,6 +46,55 @@ func TestResetKeepsIDsAcrossARestart(t *testing.T) {
 	}
 }
 
+// Loading an older conversation never makes the ids go back: the loaded
+// conversation goes on after the ids the session already used, also
+// after a restart that replays its journal.
+func TestLoadConversationKeepsIDsIncreasing(t *testing.T) {
+	state, folder := t.TempDir(), t.TempDir()
+	h := newTestHostIn(t, state, textModel(), nil)
+	s, _ := h.AddFolder(folder)
+	ctx := context.Background()
+	s.Ask(ctx, "old conversation")
+	h.editor.turnEnded(t, 1)
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []string{"two", "three", "four"} {
+		s.Ask(ctx, p)
+		h.editor.turnEnded(t, uint64(i+2))
+	}
+	all, err := h.Conversations(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old string
+	for _, c := range all {
+		if !c.Live {
+			old = c.ID
+		}
+	}
+	if old == "" {
+		t.Fatalf("no past conversation listed: %+v", all)
+	}
+	if err := s.LoadConversation(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := transcript(t, s); !strings.Contains(got, "old conversation") || strings.Contains(got, "three") {
+		t.Fatalf("loaded transcript:\n%s\nconversations: %+v", got, all)
+	}
+	if turn, err := s.Ask(ctx, "five"); err != nil || turn != 5 {
+		t.Fatalf("Ask after loading = %d, %v; want turn 5", turn, err)
+	}
+	h.editor.turnEnded(t, 5)
+	h.Close()
+
+	h2 := newTestHostIn(t, state, textModel(), nil)
+	s2, _ := h2.AddFolder(folder)
+	if turn, err := s2.Ask(ctx, "six"); err != nil || turn != 6 {
+		t.Fatalf("Ask after the restart = %d, %v; want turn 6", turn, err)
+	}
+}
+
 // The user's approval is an event of the machine: journaled, shown, and
 // an approved command runs while a denied one does not.
 func TestApprovalIsAMachineEvent(t *testing.T) {

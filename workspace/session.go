@@ -11,7 +11,6 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
-	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
@@ -92,10 +91,13 @@ type Session struct {
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
-	// shown masks secrets in the streamed text sent to the editor;
-	// shownTurn is the turn of the text it holds (see notify).
-	shown     *secret.Stream
-	shownTurn uint64
+	// shown masks secrets in the streamed texts sent to the editor (see
+	// notify).
+	shown []*shownText
+	// instrPaths are where the project's AGENTS.md files are looked for
+	// (found once, at start); instr is what was read of them.
+	instrPaths []string
+	instr      instructions
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -126,6 +128,11 @@ type Status struct {
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Usage is the token usage of the last turn and of the conversation.
+	Usage UsageStatus `json:"usage"`
+	// Instructions lists the project's AGENTS.md files in the system
+	// prompt, repository root first.
+	Instructions []InstructionFile `json:"instructions"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -147,7 +154,7 @@ func newSession(h *Host, folder string) *Session {
 		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},
 		outputs:    map[string]toolOutput{},
-		shown:      h.redactor.Stream(),
+		shown:      newShownTexts(h.redactor),
 	}
 }
 
@@ -233,8 +240,10 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),
 		}
+		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
 		st.MCPServers = s.mcp.Status()
+		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -361,7 +370,7 @@ func (s *Session) run() {
 		}
 	}
 	s.drain()
-	s.flushShown()
+	s.flushAllShown()
 	s.mcp.Close()
 	s.closeJournal()
 }
@@ -411,5 +420,11 @@ func (s *Session) notifyState() {
 		return
 	}
 	s.lastState, s.stateShown = k, true
-	s.notify(Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()})
+	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput {
+		var total fsm.Usage
+		n.Usage, total = s.m.Usage()
+		n.TotalUsage = &total
+	}
+	s.notify(n)
 }

@@ -24,6 +24,10 @@ func (s *Session) loadConfig(reload bool) {
 	}
 	s.cfgErr = nil
 	s.cfg = cfg
+	if s.instrPaths == nil {
+		s.instrPaths = instructionPaths(s.folder)
+	}
+	s.instr = readInstructions(s.instrPaths)
 	// The key leaves the process environment before any tool runs, and its
 	// value is masked from now on.
 	secret.Take(cfg.Model.APIKeyEnv)
@@ -64,7 +68,7 @@ func (s *Session) loadConfig(reload bool) {
 // machineConfig derives the state machine's configuration.
 func (s *Session) machineConfig() fsm.Config {
 	c := fsm.Config{
-		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder),
+		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder) + s.instr.text,
 		Tools:         s.registry.Specs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,

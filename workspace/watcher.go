@@ -45,7 +45,12 @@ type watchOptions struct {
 	onFiles func(paths []string)
 	// onConfig is called once per batch of changes touching a config file.
 	onConfig func()
-	log      *slog.Logger
+	// instructionFiles (AGENTS.md) are watched like configFiles; a change
+	// to one calls onInstructions once per batch, and is reported to
+	// onFiles as well when it is inside root.
+	instructionFiles []string
+	onInstructions   func()
+	log              *slog.Logger
 	// quiet overrides watchQuiet (tests).
 	quiet time.Duration
 	// addWatch adds one directory; tests replace it to simulate the
@@ -64,7 +69,8 @@ type watcher struct {
 	watched map[string]bool
 	ignored map[string]bool // directories git ignores, absolute
 	config  map[string]bool
-	git     bool // root is in a git repository
+	instr   map[string]bool // instruction files
+	git     bool            // root is in a git repository
 
 	pending  map[string]pendingChange
 	degraded bool
@@ -91,10 +97,15 @@ func newWatcher(opts watchOptions) (*watcher, error) {
 		opts.log = slog.New(slog.DiscardHandler)
 	}
 	w := &watcher{opts: opts, fsw: fsw, watched: map[string]bool{}, ignored: map[string]bool{},
-		config: map[string]bool{}, pending: map[string]pendingChange{}, synced: time.Now()}
+		config: map[string]bool{}, instr: map[string]bool{}, pending: map[string]pendingChange{}, synced: time.Now()}
 	w.loadIgnored()
+	for _, f := range opts.instructionFiles {
+		w.instr[filepath.Clean(f)] = true
+	}
 	for _, f := range opts.configFiles {
 		w.config[filepath.Clean(f)] = true
+	}
+	for f := range w.special() {
 		if dir := filepath.Dir(f); !w.inRoot(dir) {
 			if st, err := os.Stat(dir); err == nil && st.IsDir() {
 				w.add(dir)
@@ -103,6 +114,19 @@ func newWatcher(opts watchOptions) (*watcher, error) {
 	}
 	w.addTree(opts.root, false)
 	return w, nil
+}
+
+// special returns the config and instruction files, which are watched
+// even outside root.
+func (w *watcher) special() map[string]bool {
+	all := make(map[string]bool, len(w.config)+len(w.instr))
+	for f := range w.config {
+		all[f] = true
+	}
+	for f := range w.instr {
+		all[f] = true
+	}
+	return all
 }
 
 func (w *watcher) inRoot(path string) bool {
@@ -239,10 +263,10 @@ func (w *watcher) event(ev fsnotify.Event) {
 	if ev.Op == fsnotify.Chmod {
 		return // metadata only: no content change
 	}
-	if !w.inRoot(path) && !w.config[path] {
+	if !w.inRoot(path) && !w.config[path] && !w.instr[path] {
 		return // a sibling of a config file outside the workspace
 	}
-	if ev.Has(fsnotify.Create) {
+	if ev.Has(fsnotify.Create) && w.inRoot(path) {
 		if st, err := os.Lstat(path); err == nil && st.IsDir() {
 			if !w.skipDir(path, true) {
 				w.addTree(path, true)
@@ -294,7 +318,7 @@ func (w *watcher) rescan() {
 		}
 		return nil
 	})
-	for f := range w.config {
+	for f := range w.special() {
 		if info, err := os.Stat(f); err == nil && !info.ModTime().Before(since) {
 			w.touch(f, now.Add(-w.opts.quiet))
 		}
@@ -314,15 +338,21 @@ func (w *watcher) touch(path string, at time.Time) {
 // flush reports the paths that have been quiet long enough.
 func (w *watcher) flush(now time.Time) {
 	var files []string
-	config := false
+	config, instr := false, false
 	for path, p := range w.pending {
 		if now.Sub(p.last) < w.opts.quiet && now.Sub(p.first) < watchMaxDelay {
 			continue
 		}
 		delete(w.pending, path)
-		if w.config[path] {
+		switch {
+		case w.config[path]:
 			config = true
-		} else {
+		case w.instr[path]:
+			instr = true
+			if w.inRoot(path) {
+				files = append(files, path)
+			}
+		default:
 			files = append(files, path)
 		}
 	}
@@ -331,6 +361,9 @@ func (w *watcher) flush(now time.Time) {
 	}
 	if config && w.opts.onConfig != nil {
 		w.opts.onConfig()
+	}
+	if instr && w.opts.onInstructions != nil {
+		w.opts.onInstructions()
 	}
 	if len(files) > 0 && w.opts.onFiles != nil {
 		sort.Strings(files)

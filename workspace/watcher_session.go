@@ -18,7 +18,10 @@ func (s *Session) startWatcher() {
 		configFiles: config.LoadOptions{Folder: s.folder}.Files(),
 		onFiles:     s.filesChanged,
 		onConfig:    s.ReloadConfig,
-		log:         s.log.With("component", "watcher"),
+
+		instructionFiles: s.instrPaths,
+		onInstructions:   s.ReloadInstructions,
+		log:              s.log.With("component", "watcher"),
 	}
 	s.goWorker(func() {
 		w, err := newWatcher(opts)

@@ -51,10 +51,11 @@ func splitAnswer(key string) (pieces []string, want string, masks int) {
 }
 
 // splitServer is an OpenAI-compatible server (real SSE) whose model
-// answers every prompt with pieces.
+// answers every prompt with pieces, after reasoning the same pieces
+// (delta.reasoning_content).
 func splitServer(t *testing.T, pieces []string) *llmtest.Server {
 	return llmtest.NewServer(t, func(r llmtest.Request) llmtest.Reply {
-		return llmtest.Reply{Text: pieces, Usage: &llmtest.Usage{Prompt: 10, Completion: 10}}
+		return llmtest.Reply{Reasoning: pieces, Text: pieces, Usage: &llmtest.Usage{Prompt: 10, Completion: 10}}
 	})
 }
 
@@ -139,7 +140,7 @@ func journalText(t *testing.T, dir, key string) string {
 
 // A key the model echoes, cut anywhere between two or three streamed
 // deltas, and a bearer token likewise: `exec --output jsonl` shows
-// neither in its message deltas joined, nor in message_completed, its
+// neither in its message (or reasoning) deltas joined, nor in message_completed, its
 // log (stderr) or the journal; each shows the masked answer whole.
 func TestExecNeverShowsASplitKey(t *testing.T) {
 	key := "sk-split-jsonl-0123456789abcdef"
@@ -154,7 +155,7 @@ func TestExecNeverShowsASplitKey(t *testing.T) {
 	if reqs := srv.Requests(); len(reqs) == 0 {
 		t.Fatal("the model was never asked")
 	}
-	var deltas, completed strings.Builder
+	var deltas, completed, reasoning strings.Builder
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var ev struct{ Type, Text string }
@@ -167,11 +168,14 @@ func TestExecNeverShowsASplitKey(t *testing.T) {
 			n++
 		case "message_completed":
 			completed.WriteString(ev.Text)
+		case "reasoning_delta":
+			reasoning.WriteString(ev.Text)
 		}
 	}
 	t.Logf("%d pieces streamed, %d message_delta events, %d masks", len(pieces), n, masks)
 	checkShown(t, "the message_delta events", deltas.String(), want, key)
 	checkShown(t, "message_completed", completed.String(), want, key)
+	checkShown(t, "the reasoning_delta events", reasoning.String(), want, key)
 	for _, l := range leaks(r.stdout+r.stderr, key) {
 		t.Errorf("exec's output shows a secret: %s", l)
 	}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 )
 
 // OpenFile opens path with its text on disk (version 1) and sends didOpen.
@@ -151,57 +150,20 @@ func (e *Editor) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 	return &protocol.ApplyWorkspaceEditResult{Applied: true}
 }
 
-// ApplyEdits applies non-overlapping LSP edits to text.
+// ApplyEdits applies the edits of one TextDocumentEdit to text, as an
+// editor does (package lsppos: UTF-16 characters; lines end at "\n",
+// "\r\n" or a lone "\r"; ranges must not overlap).
 func ApplyEdits(text string, edits []protocol.TextEdit) (string, error) {
-	type span struct {
-		start, end int
-		text       string
+	converted := make([]lsppos.TextEdit, len(edits))
+	for i, e := range edits {
+		converted[i] = lsppos.TextEdit{Range: lspposRange(e.Range), NewText: e.NewText}
 	}
-	spans := make([]span, 0, len(edits))
-	for _, ed := range edits {
-		s, err := Offset(text, ed.Range.Start)
-		if err != nil {
-			return "", err
-		}
-		en, err := Offset(text, ed.Range.End)
-		if err != nil {
-			return "", err
-		}
-		spans = append(spans, span{s, en, ed.NewText})
-	}
-	// Apply from the last edit backwards so offsets stay valid.
-	for i := 1; i < len(spans); i++ {
-		for j := i; j > 0 && spans[j].start > spans[j-1].start; j-- {
-			spans[j], spans[j-1] = spans[j-1], spans[j]
-		}
-	}
-	for _, sp := range spans {
-		if sp.end < sp.start {
-			return "", fmt.Errorf("edit range ends before it starts")
-		}
-		text = text[:sp.start] + sp.text + text[sp.end:]
-	}
-	return text, nil
+	return lsppos.ApplyEdits(text, converted)
 }
 
-// Offset returns the byte offset of an LSP position in text.
-func Offset(text string, p protocol.Position) (int, error) {
-	off := 0
-	for line := uint32(0); line < p.Line; line++ {
-		i := strings.IndexByte(text[off:], '\n')
-		if i < 0 {
-			return 0, fmt.Errorf("line %d is past the end", p.Line)
-		}
-		off += i + 1
+func lspposRange(r protocol.Range) lsppos.Range {
+	return lsppos.Range{
+		Start: lsppos.Position{Line: r.Start.Line, Character: r.Start.Character},
+		End:   lsppos.Position{Line: r.End.Line, Character: r.End.Character},
 	}
-	end := len(text)
-	if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
-		end = off + i
-	}
-	for units := uint32(0); off < end && units < p.Character; {
-		r, size := utf8.DecodeRuneInString(text[off:])
-		units += uint32(utf16.RuneLen(r))
-		off += size
-	}
-	return off, nil
 }

@@ -56,6 +56,11 @@ cat >"$proj/model.toml" <<'TOML'
 match.last_user_contains = "hello, world"
 text = ["The selection ", "greets the world."]
 
+# :LoomCompact's summarisation request.
+[[step]]
+match.last_user_contains = "about to be compacted"
+text = ["Goals: greet the world."]
+
 # A long, slow answer, cancelled by the test.
 [[step]]
 match.last_user_contains = "tell a long story"
@@ -64,6 +69,7 @@ text = ["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "very ", "long 
 
 [[step]]
 match.last_role = "user"
+reasoning = ["NVIM-THOUGHT: read ", "it first.\nThen edit."]
 text = ["Reading ", "the file."]
   [[step.tool_call]]
   id = "r1"
@@ -80,6 +86,7 @@ match.last_tool_result_contains = "hello"
 [[step]]
 match.last_tool_result_contains = "edited greet.txt"
 text = ["Done: ", "greet.txt ", "now greets the world."]
+usage = { prompt = 100, completion = 7, cached = 64 }
 TOML
 git -C "$proj" add -A
 git -C "$proj" commit -q -m initial

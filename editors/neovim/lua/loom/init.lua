@@ -31,6 +31,10 @@ M.config = vim.deepcopy(M.defaults)
 --- States by folder, from loom/state.
 ---@type table<string, string>
 M.states = {}
+--- The conversation's token usage by folder, from loom/state at each
+--- turn's end ({prompt_tokens, completion_tokens, total_tokens,
+--- cached_tokens?, reasoning_tokens?}).
+M.usage = {}
 
 local function has(v)
   return vim.fn.has('nvim-' .. v) == 1
@@ -75,7 +79,7 @@ function M.capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
-    loom = { saveDocuments = true },
+    loom = { saveDocuments = true, thoughts = true },
   })
   return caps
 end
@@ -137,8 +141,16 @@ M.handlers = {
       chat.turn_ended(p)
     end
   end,
+  ['loom/notice'] = function(_, p)
+    if p then
+      chat.notice(p)
+    end
+  end,
   ['loom/state'] = function(_, p)
     if p then
+      if p.totalUsage then
+        M.usage[p.folder] = p.totalUsage
+      end
       on_state(p.folder, p.state)
     end
   end,
@@ -307,6 +319,26 @@ function M.undo()
   end)
 end
 
+function M.compact()
+  M.execute('loom.compact', {})
+end
+
+function M.commit()
+  M.execute('loom.commit', {}, function(err, res)
+    if not err and res then
+      vim.notify('loom: ' .. (res.message or 'committed'), vim.log.levels.INFO)
+    end
+  end)
+end
+
+function M.trust()
+  M.execute('loom.trust', {}, function(err, res)
+    if not err and res then
+      vim.notify('loom: trusted ' .. (res.folder or 'the folder'), vim.log.levels.INFO)
+    end
+  end)
+end
+
 function M.open_chat()
   chat.open(M.config.chat.split)
 end
@@ -320,7 +352,15 @@ function M.statusline()
     return ''
   end
   local st = M.states[c.config.root_dir or ''] or vim.g.loom_state
-  return st and ('loom: ' .. st) or 'loom'
+  local line = st and ('loom: ' .. st) or 'loom'
+  local u = M.usage[c.config.root_dir or '']
+  if u and (u.total_tokens or 0) > 0 then
+    line = line .. string.format(' · %d tokens', u.total_tokens)
+    if u.cached_tokens then
+      line = line .. string.format(' (%d cached)', u.cached_tokens)
+    end
+  end
+  return line
 end
 
 local function commands()
@@ -335,6 +375,9 @@ local function commands()
     M.history()
   end, { desc = 'Redraw the Loom chat from the transcript' })
   def('LoomUndo', M.undo, { desc = "Revert Loom's last auto-commit" })
+  def('LoomCompact', M.compact, { desc = 'Summarise the Loom conversation now, to free context' })
+  def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
+  def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })
   def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })
 end
 
