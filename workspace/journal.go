@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -260,31 +259,6 @@ func appendJournal(path, folder string, size int64, id string) (*journal, error)
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	return &journal{path: path, folder: folder, f: f, id: id}, nil
-}
-
-// errJournalBusy says another process holds a folder's journal.
-var errJournalBusy = errors.New("another loom-lsp process is journaling this folder's conversation")
-
-// lockJournal takes the lock of the journal at path (an flock on
-// path+".lock", which survives the journal's renames) for as long as the
-// returned file stays open. Two processes on one folder (two editors, or
-// the daemon and exec) would otherwise interleave their writes.
-func lockJournal(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, errJournalBusy
-		}
-		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
-	}
-	return f, nil
 }
 
 func (j *journal) writeLine(v any) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -86,7 +85,7 @@ type Session struct {
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
-	journalLock *os.File
+	journalLock *journalLock
 	// trustNotice is the untrusted-folder notice last shown, "" when none.
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
