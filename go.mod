@@ -18,6 +18,7 @@ require (
 	go.lsp.dev/uri v1.0.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.48.0
+	golang.org/x/term v0.39.0
 	pgregory.net/rapid v1.3.0
 )
 

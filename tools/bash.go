@@ -96,9 +96,7 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	cmd.Env = append(scrubEnv(os.Environ(), env.ScrubEnv), reap.Env(marker))
 	both := io.MultiWriter(out, latest)
 	cmd.Stdout, cmd.Stderr = both, both
-	// Pdeathsig: the shell dies with the daemon, even of SIGKILL (the
-	// daemon's watchdog then kills the rest).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = shellProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = bashWaitDelay
 

@@ -12,18 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loom-lsp/loom-lsp/tools/reap"
 )
 
 // becomeSubreaper makes this test process adopt orphaned descendants, so
 // that the test can wait (block) for a killed background process to die
 // instead of polling for it.
-var becomeSubreaper = sync.OnceValue(func() error {
-	const prSetChildSubreaper = 36
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		return errno
-	}
-	return nil
-})
+var becomeSubreaper = sync.OnceValue(reap.BecomeSubreaper)
 
 // waitGone blocks until the orphan pid has died (it must have been
 // killed; nothing else ends a `sleep 100`), then checks that its process

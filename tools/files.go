@@ -1,9 +1,7 @@
 package tools
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os/exec"
@@ -11,8 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // walkLimit bounds the entries a plain walk visits outside a git repo.
@@ -99,37 +95,6 @@ func dropDeleted(root string, paths []string) []string {
 		}
 	}
 	return out
-}
-
-// readNames calls fn with the name of each entry of directory dir, read
-// with getdents into buf; fn must not keep name. An unreadable directory
-// has no entries.
-func readNames(dir string, buf []byte, fn func(name []byte)) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err != nil || n <= 0 {
-			return
-		}
-		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8,
-		// name NUL-terminated.
-		for off := 0; off+19 <= n; {
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			if reclen == 0 || off+reclen > n {
-				return
-			}
-			name := buf[off+19 : off+reclen]
-			if k := bytes.IndexByte(name, 0); k >= 0 {
-				name = name[:k]
-			}
-			fn(name)
-			off += reclen
-		}
-	}
 }
 
 func walkFiles(ctx context.Context, root, rel string) (fileList, error) {

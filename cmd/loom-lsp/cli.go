@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // commandLine is the flag set of one subcommand, with the conventions every
@@ -92,8 +92,7 @@ func isTerminal(f any) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(file.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(file.Fd()))
 }
 
 // colorAllowed reports whether output to w may use ANSI colour: w is a

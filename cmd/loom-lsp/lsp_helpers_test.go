@@ -190,7 +190,16 @@ text = ["Done."]
 // the garbage collector: it does not keep the child from seeing EOF.
 func blockingStdinPipe(cmd *exec.Cmd) (io.WriteCloser, error) {
 	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+	// syscall.Pipe + CloseOnExec under ForkLock, as os.Pipe does where
+	// there is no pipe2 (Pipe2 is not on every Unix).
+	syscall.ForkLock.RLock()
+	err := syscall.Pipe(fds[:])
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
 		return nil, err
 	}
 	r, w := os.NewFile(uintptr(fds[0]), "stdin-r"), os.NewFile(uintptr(fds[1]), "stdin-w")

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // ttyRun runs the binary with stdin, stdout and stderr on a pseudo-
@@ -160,18 +160,7 @@ func (l *lockedBuffer) String() string {
 // it byte for byte.
 func makeRaw(t *testing.T, tty *os.File) {
 	t.Helper()
-	fd := int(tty.Fd())
-	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-	tio.Oflag &^= unix.OPOST
-	tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	tio.Cflag &^= unix.CSIZE | unix.PARENB
-	tio.Cflag |= unix.CS8
-	tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, tio); err != nil {
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -141,18 +140,6 @@ func (s *server) died(proc running, err error) {
 		why = err.Error()
 	}
 	s.fail(fmt.Sprintf("MCP server %q stopped (%s); its tools are no longer offered", s.spec.Name, why))
-}
-
-// waitExit blocks until process pid has exited, without reaping it (the
-// transport's Wait does).
-func waitExit(pid int) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
 }
 
 // connect starts the server and runs the MCP initialize handshake.
