@@ -95,6 +95,8 @@ type Session struct {
 	// (found once, at start); instr is what was read of them.
 	instrPaths []string
 	instr      instructions
+	// window is what the model's server said of its context window.
+	window serverWindow
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -234,7 +236,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),
 		}
-		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
+		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		if st.Queued == nil {
