@@ -90,8 +90,13 @@ type Model struct {
 	// Headers are extra HTTP headers sent with every request. Their values
 	// may be secret, so String redacts them.
 	Headers map[string]string `toml:"headers"`
-	// IdleTimeout aborts a stream that sends nothing for this long.
+	// IdleTimeout aborts a stream that sends nothing for this long, once
+	// the server has answered (its response headers arrived).
 	IdleTimeout Duration `toml:"idle_timeout"`
+	// FirstByteTimeout aborts a request whose server sends no response
+	// (not even its headers) for this long: a server that accepted the
+	// connection but never answers. Each attempt gets it anew.
+	FirstByteTimeout Duration `toml:"first_byte_timeout"`
 	// Script is the scripted-model file for ProviderScript, made absolute
 	// relative to the file that set it.
 	Script string `toml:"script"`
@@ -214,10 +219,11 @@ func (d Duration) String() string {
 func Default() Config {
 	return Config{
 		Model: Model{
-			Provider:    ProviderOpenAI,
-			BaseURL:     DefaultBaseURL,
-			APIKeyEnv:   "OPENAI_API_KEY",
-			IdleTimeout: Duration{60 * time.Second},
+			Provider:         ProviderOpenAI,
+			BaseURL:          DefaultBaseURL,
+			APIKeyEnv:        "OPENAI_API_KEY",
+			IdleTimeout:      Duration{60 * time.Second},
+			FirstByteTimeout: Duration{20 * time.Second},
 		},
 		Agent: Agent{
 			MaxRetries:      3,
@@ -343,6 +349,7 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("model.idle_timeout", m.IdleTimeout)
+	positive("model.first_byte_timeout", m.FirstByteTimeout)
 
 	a := c.Agent
 	if a.MaxRetries < 0 {

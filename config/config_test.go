@@ -54,6 +54,7 @@ func TestDefaults(t *testing.T) {
 		{"name", d.Model.Name, ""},
 		{"api_key_env", d.Model.APIKeyEnv, "OPENAI_API_KEY"},
 		{"idle_timeout", d.Model.IdleTimeout.Duration, 60 * time.Second},
+		{"first_byte_timeout", d.Model.FirstByteTimeout.Duration, 20 * time.Second},
 		{"temperature", d.Model.Temperature, (*float64)(nil)},
 		{"max_retries", d.Agent.MaxRetries, 3},
 		{"max_iterations", d.Agent.MaxIterations, 25},

@@ -117,6 +117,13 @@ func idleError(reqID uint64, d time.Duration) fsm.LlmError {
 		Message: fmt.Sprintf("the provider sent nothing for %s (idle timeout)", d)}
 }
 
+// firstByteError is the error of a request whose server accepted the
+// connection but sent no response for d.
+func firstByteError(reqID uint64, d time.Duration) fsm.LlmError {
+	return fsm.LlmError{Request: reqID, Kind: fsm.ErrorIdle, Retryable: true,
+		Message: fmt.Sprintf("the provider did not answer within %s (first_byte_timeout)", d)}
+}
+
 // isContextLength recognises the many ways servers say the prompt is too
 // long for the model's context window.
 func isContextLength(code, msg string) bool {

@@ -21,6 +21,14 @@ import (
 // IdleTimeout zero.
 const DefaultIdleTimeout = 60 * time.Second
 
+// DefaultFirstByteTimeout is how long a server may take to answer a request
+// (send its response headers) when OpenAIConfig leaves FirstByteTimeout
+// zero. Servers send their headers as soon as they start on a request
+// (OpenAI, vLLM, llama-server; Ollama once the model is loaded), so 20 s
+// of nothing means the server is stuck: four attempts then take at most
+// 4 × 20 s plus the backoffs, not four idle timeouts.
+const DefaultFirstByteTimeout = 20 * time.Second
+
 // OpenAIConfig configures an [OpenAI] provider.
 type OpenAIConfig struct {
 	// BaseURL is the API root, e.g. "https://api.openai.com/v1" or
@@ -38,11 +46,15 @@ type OpenAIConfig struct {
 	Temperature *float64
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string
-	// IdleTimeout is how long the server may send nothing, before the
-	// response headers or between bytes of the stream, before the request
-	// fails with a retryable ErrorIdle. Zero means DefaultIdleTimeout.
-	// There is deliberately no whole-request timeout.
+	// IdleTimeout is how long the server may send nothing between bytes
+	// of the response body before the request fails with a retryable
+	// ErrorIdle. Zero means DefaultIdleTimeout. There is deliberately no
+	// whole-request timeout.
 	IdleTimeout time.Duration
+	// FirstByteTimeout is how long the server may take to send its
+	// response headers before the request fails with a retryable
+	// ErrorIdle. Zero means DefaultFirstByteTimeout.
+	FirstByteTimeout time.Duration
 	// HTTPClient, if set, sends the requests. Its Timeout should be zero:
 	// a whole-request timeout kills long, healthy streams.
 	HTTPClient *http.Client
@@ -80,8 +92,14 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("openai provider: idle timeout %s is negative", cfg.IdleTimeout)
 	}
+	if cfg.FirstByteTimeout < 0 {
+		return nil, fmt.Errorf("openai provider: first-byte timeout %s is negative", cfg.FirstByteTimeout)
+	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.FirstByteTimeout == 0 {
+		cfg.FirstByteTimeout = DefaultFirstByteTimeout
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -133,7 +151,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	defer wd.stop()
 
 	var resp *http.Response
-	wd.arm()
+	wd.armFor(p.cfg.FirstByteTimeout)
 	err = p.client.Post(sctx, "chat/completions", params, &resp, option.WithJSONSet("stream", true))
 	wd.disarm()
 	if resp != nil && resp.Body != nil {
@@ -174,10 +192,11 @@ func (p *OpenAI) jsonInsteadOfStream(sctx context.Context, reqID uint64, body io
 }
 
 // responseError classifies a failed request: an HTTP error status, or a
-// transport error before any response.
+// transport error before any response (the first-byte watchdog's, when it
+// fired).
 func (p *OpenAI) responseError(sctx context.Context, reqID uint64, resp *http.Response, err error) fsm.LlmError {
 	if errors.Is(context.Cause(sctx), errIdle) {
-		return idleError(reqID, p.cfg.IdleTimeout)
+		return firstByteError(reqID, p.cfg.FirstByteTimeout)
 	}
 	if resp != nil && resp.StatusCode >= 300 {
 		var body []byte
@@ -275,9 +294,10 @@ func newWatchdog(limit time.Duration, fire func()) *watchdog {
 	return &watchdog{limit: limit, t: t}
 }
 
-func (w *watchdog) arm()    { w.t.Reset(w.limit) }
-func (w *watchdog) disarm() { w.t.Stop() }
-func (w *watchdog) stop()   { w.once.Do(func() { w.t.Stop() }) }
+func (w *watchdog) arm()                       { w.t.Reset(w.limit) }
+func (w *watchdog) armFor(limit time.Duration) { w.t.Reset(limit) }
+func (w *watchdog) disarm()                    { w.t.Stop() }
+func (w *watchdog) stop()                      { w.once.Do(func() { w.t.Stop() }) }
 
 // watchedReader arms the watchdog around every read of the body.
 type watchedReader struct {

@@ -129,6 +129,7 @@ func TestNewOpenAIValidates(t *testing.T) {
 		{Model: "m"},
 		{BaseURL: "http://x"},
 		{BaseURL: "http://x", Model: "m", IdleTimeout: -1},
+		{BaseURL: "http://x", Model: "m", FirstByteTimeout: -1},
 	} {
 		if _, err := NewOpenAI(cfg); err == nil {
 			t.Errorf("NewOpenAI(%+v) accepted", cfg)

@@ -415,7 +415,11 @@ func blockingSSE(t *testing.T, started chan<- struct{}) http.HandlerFunc {
 
 func TestOpenAIIdleWatchdog(t *testing.T) {
 	srv := newFakeServer(t, blockingSSE(t, nil))
-	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) { c.IdleTimeout = 150 * time.Millisecond })
+	// Once the headers arrived, the idle limit applies, not the first-byte one.
+	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) {
+		c.IdleTimeout = 150 * time.Millisecond
+		c.FirstByteTimeout = time.Hour
+	})
 	start := time.Now()
 	evs := run(t, p, simpleReq(4))
 	if el := time.Since(start); el < 150*time.Millisecond || el > 5*time.Second {
@@ -439,9 +443,14 @@ func TestOpenAIIdleBeforeHeaders(t *testing.T) {
 		case <-done:
 		}
 	})
-	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) { c.IdleTimeout = 100 * time.Millisecond })
+	// The first-byte limit, not the (much longer) idle one, applies until
+	// the response headers arrive.
+	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) {
+		c.IdleTimeout = time.Hour
+		c.FirstByteTimeout = 100 * time.Millisecond
+	})
 	e := lastErr(t, run(t, p, simpleReq(4)))
-	if e.Kind != fsm.ErrorIdle || !e.Retryable {
+	if e.Kind != fsm.ErrorIdle || !e.Retryable || !strings.Contains(e.Message, "did not answer within 100ms (first_byte_timeout)") {
 		t.Errorf("got %+v", e)
 	}
 }

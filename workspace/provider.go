@@ -19,13 +19,14 @@ func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, e
 		return loadScript(cfg.Model.Script)
 	case config.ProviderOpenAI:
 		return llm.NewOpenAI(llm.OpenAIConfig{
-			BaseURL:     cfg.Model.BaseURL,
-			Model:       cfg.Model.Name,
-			APIKey:      getenv(cfg.Model.APIKeyEnv),
-			MaxTokens:   cfg.Model.MaxTokens,
-			Temperature: cfg.Model.Temperature,
-			Headers:     cfg.Model.Headers,
-			IdleTimeout: cfg.Model.IdleTimeout.Duration,
+			BaseURL:          cfg.Model.BaseURL,
+			Model:            cfg.Model.Name,
+			APIKey:           getenv(cfg.Model.APIKeyEnv),
+			MaxTokens:        cfg.Model.MaxTokens,
+			Temperature:      cfg.Model.Temperature,
+			Headers:          cfg.Model.Headers,
+			IdleTimeout:      cfg.Model.IdleTimeout.Duration,
+			FirstByteTimeout: cfg.Model.FirstByteTimeout.Duration,
 		})
 	}
 	return nil, fmt.Errorf("model.provider %q is not known (use %q or %q)", cfg.Model.Provider, config.ProviderOpenAI, config.ProviderScript)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -69,7 +70,18 @@ func runLoomEnv(t *testing.T, env []string, dir string, stdin string, args ...st
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("run loom-lsp: %v", err)
+	}
+	// A run that hangs is killed, and the test says so, rather than
+	// waiting for go test's own timeout.
+	var hung atomic.Bool
+	timer := time.AfterFunc(2*time.Minute, func() { hung.Store(true); cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	if hung.Load() {
+		t.Fatalf("loom-lsp %s did not end within 2 minutes\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout.String(), stderr.String())
+	}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
 		t.Fatalf("run loom-lsp: %v", err)
