@@ -81,6 +81,9 @@ type Model struct {
 	APIKeyEnv string `toml:"api_key_env"`
 	// MaxTokens caps each completion; 0 leaves it to the server.
 	MaxTokens int `toml:"max_tokens"`
+	// MaxTokensField names the request field that carries MaxTokens:
+	// MaxTokensFieldAuto (""), "max_tokens" or "max_completion_tokens".
+	MaxTokensField string `toml:"max_tokens_field"`
 	// ContextWindow is the model's context window in tokens; 0 means
 	// asked from the server, else known from the model's name, else
 	// 32,768.
@@ -101,6 +104,18 @@ type Model struct {
 	// relative to the file that set it.
 	Script string `toml:"script"`
 }
+
+// The values of [Model.MaxTokensField].
+const (
+	// MaxTokensFieldAuto sends max_completion_tokens to OpenAI's
+	// reasoning models (o1, o3, o4-mini, gpt-5…, which refuse max_tokens)
+	// and max_tokens to every other model, as local servers expect.
+	MaxTokensFieldAuto = "auto"
+	// MaxTokensFieldClassic always sends max_tokens.
+	MaxTokensFieldClassic = "max_tokens"
+	// MaxTokensFieldCompletion always sends max_completion_tokens.
+	MaxTokensFieldCompletion = "max_completion_tokens"
+)
 
 // Agent bounds one user turn.
 type Agent struct {
@@ -222,6 +237,7 @@ func Default() Config {
 			Provider:         ProviderOpenAI,
 			BaseURL:          DefaultBaseURL,
 			APIKeyEnv:        "OPENAI_API_KEY",
+			MaxTokensField:   MaxTokensFieldAuto,
 			IdleTimeout:      Duration{60 * time.Second},
 			FirstByteTimeout: Duration{20 * time.Second},
 		},
@@ -339,6 +355,12 @@ func (c Config) Validate() error {
 	}
 	if m.MaxTokens < 0 {
 		add(c.keyErr("model.max_tokens", "must be >= 0 (0 leaves it to the server), got %d", m.MaxTokens))
+	}
+	switch m.MaxTokensField {
+	case "", MaxTokensFieldAuto, MaxTokensFieldClassic, MaxTokensFieldCompletion:
+	default:
+		add(c.keyErr("model.max_tokens_field", "unknown field %q: want %q, %q or %q", m.MaxTokensField,
+			MaxTokensFieldAuto, MaxTokensFieldClassic, MaxTokensFieldCompletion))
 	}
 	if m.Temperature != nil && *m.Temperature < 0 {
 		add(c.keyErr("model.temperature", "must be >= 0, got %v", *m.Temperature))

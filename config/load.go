@@ -249,7 +249,7 @@ func (c *Config) applyJSON(o Override, folder string) (bool, error) {
 	if dec.More() {
 		return true, &Error{Source: name, Msg: "invalid JSON object: trailing data"}
 	}
-	a := applier{src: name, line: func([]string) int { return 0 }, baseDir: folder, origins: c.origins}
+	a := applier{src: name, line: func([]string) int { return 0 }, baseDir: folder, origins: c.origins, loneApprovals: true}
 	a.apply(reflect.ValueOf(c).Elem(), raw, nil)
 	slices.SortStableFunc(a.errs, func(x, y *Error) int { return strings.Compare(x.Key, y.Key) })
 	return true, joinErrors(a.errs)
@@ -276,6 +276,12 @@ type applier struct {
 	// keys left out are collected in skipped.
 	skip    func(key string, val any) bool
 	skipped []string
+	// loneApprovals, for an editor's overrides, leaves out an
+	// mcp.servers.NAME entry that sets only approve when no earlier source
+	// declares NAME: the editor remembers approvals per server for every
+	// folder ("Always allow in this workspace"), and a folder without that
+	// server is no error.
+	loneApprovals bool
 }
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -345,8 +351,11 @@ func (a *applier) applyMap(f reflect.Value, raw map[string]any, path []string) {
 			a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(raw[k]))
 			continue
 		}
-		entry := reflect.New(f.Type().Elem()).Elem()
 		old := f.MapIndex(reflect.ValueOf(k))
+		if _, ok := sub["approve"]; ok && len(sub) == 1 && !old.IsValid() && a.loneApprovals && strings.Join(path, ".") == "mcp.servers" {
+			continue
+		}
+		entry := reflect.New(f.Type().Elem()).Elem()
 		if old.IsValid() {
 			entry.Set(old)
 		}

@@ -111,3 +111,29 @@ func TestMCPOverrideJSON(t *testing.T) {
 		t.Errorf("fs = %+v", fs)
 	}
 }
+
+// The editor remembers "always allow" per MCP server for every folder; a
+// folder that does not declare that server takes it for no error, and one
+// that does gets the policy.
+func TestMCPOverrideApprovalOfAServerNotDeclared(t *testing.T) {
+	isolate(t)
+	approvals := Override{Name: "workspace/didChangeConfiguration",
+		JSON: []byte(`{"mcp":{"servers":{"fs":{"approve":"allow"},"web":{"approve":"deny"}}}}`)}
+	c, _, err := Load(LoadOptions{Folder: t.TempDir(), Overrides: []Override{{Name: "initializationOptions",
+		JSON: []byte(`{"mcp":{"servers":{"fs":{"command":"mcp-fs"}}}}`)}, approvals}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.MCP.Servers["fs"].Policy(); got != PolicyAllow {
+		t.Errorf("fs policy = %q, want allow", got)
+	}
+	if _, ok := c.MCP.Servers["web"]; ok {
+		t.Errorf("web, declared nowhere, became a server: %+v", c.MCP.Servers["web"])
+	}
+	// A workspace file declaring only approve is still a mistake said.
+	dir := t.TempDir()
+	write(t, dir, ".loom.toml", "[mcp.servers.web]\napprove = \"allow\"\n")
+	if _, _, err := Load(LoadOptions{Folder: dir, Trusted: true}); err == nil || !strings.Contains(err.Error(), "needs command") {
+		t.Errorf("a file's lone approve: err = %v, want needs command", err)
+	}
+}

@@ -48,7 +48,10 @@ type RunPostToolsHook struct {
 	Calls []ToolCall
 }
 
-// DisplayMessage asks the caller to show a piece of assistant text.
+// DisplayMessage asks the caller to show a piece of assistant text. The
+// action is a *DisplayMessage, the one pointer among the actions: the
+// streaming path hands them out without allocating (see displaySlab). It
+// is never modified after Step returns it.
 type DisplayMessage struct {
 	Turn uint64
 	Text string
@@ -131,7 +134,7 @@ type Shutdown struct{}
 func (SendLlmRequest) isAction()   {}
 func (ExecuteTools) isAction()     {}
 func (RunPostToolsHook) isAction() {}
-func (DisplayMessage) isAction()   {}
+func (*DisplayMessage) isAction()  {}
 func (DisplayToolCall) isAction()  {}
 func (DisplayError) isAction()     {}
 func (ScheduleRetry) isAction()    {}

@@ -63,19 +63,3 @@ func (c *ToolCall) UnmarshalJSON(b []byte) error {
 	c.ID, c.Name, c.Arguments = w.ID, w.Function.Name, w.Function.Arguments
 	return nil
 }
-
-// Usage counts the tokens of one model response, or of a whole turn when
-// summed by the machine.
-type Usage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-}
-
-func (u Usage) add(v Usage) Usage {
-	return Usage{
-		PromptTokens:     u.PromptTokens + v.PromptTokens,
-		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
-		TotalTokens:      u.TotalTokens + v.TotalTokens,
-	}
-}

@@ -69,10 +69,6 @@ func describeCalls(calls []ToolCall, mutating []bool) string {
 	return b.String()
 }
 
-func describeUsage(u Usage) string {
-	return fmt.Sprintf("%d/%d/%d", u.PromptTokens, u.CompletionTokens, u.TotalTokens)
-}
-
 func okOrError(isError bool) string {
 	if isError {
 		return "error"

@@ -45,6 +45,8 @@ type Machine struct {
 
 	// partial is the assistant text streamed for the current request.
 	partial strings.Builder
+	// texts holds the DisplayMessage actions of text deltas.
+	texts displaySlab
 	// streaming tracks tool calls being streamed, for display only.
 	streaming []streamingCall
 
@@ -53,7 +55,10 @@ type Machine struct {
 	execByID map[string]int
 	running  int // execs not yet completed
 
-	turnUsage Usage
+	// turnUsage sums the responses of the current (or last) turn,
+	// totalUsage those of the whole conversation (see Usage).
+	turnUsage  Usage
+	totalUsage Usage
 
 	// turnStart is the index in history of the current (or last) turn's
 	// user message; turnStarts lists those of the turns since the last
@@ -194,6 +199,8 @@ func (m *Machine) check(ev Event) error {
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmToolCallDelta:
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
+	case LlmReasoningDelta:
+		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmCompleted:
 		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
 	case LlmError:
@@ -282,12 +289,14 @@ func (m *Machine) apply(ev Event) []Action {
 		if m.compaction != nil {
 			return nil
 		}
-		return []Action{DisplayMessage{Turn: m.turn, Text: e.Text}}
+		return m.texts.display(m.turn, e.Text)
 	case LlmToolCallDelta:
 		if m.compaction != nil {
 			return nil
 		}
 		return m.onToolCallDelta(e)
+	case LlmReasoningDelta:
+		return m.onReasoningDelta(e)
 	case Compact:
 		return m.onCompact()
 	case LlmCompleted:

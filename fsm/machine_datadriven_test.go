@@ -37,6 +37,11 @@ func runScript(t *testing.T, path string) {
 		if td.Cmd == "history" {
 			return describeHistory(m.Messages())
 		}
+		if td.Cmd == "usage" {
+			// The token usage of the last turn and of the conversation.
+			turn, conv := m.Usage()
+			return fmt.Sprintf("turn: %s\nconversation: %s\n", describeUsage(turn), describeUsage(conv))
+		}
 		if td.Cmd == "reconfigure" {
 			// The arguments of 'new', as a config change (Reconfigure).
 			m.Reconfigure(scriptConfig(t, td))
@@ -126,6 +131,8 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return UserInput{Text: td.Input}
 	case "text":
 		return LlmTextDelta{Request: u64("req"), Text: td.Input}
+	case "reasoning":
+		return LlmReasoningDelta{Request: u64("req"), Text: td.Input}
 	case "call-delta":
 		return LlmToolCallDelta{Request: u64("req"), Index: atoi(t, td, arg("index")),
 			ID: optional("id"), Name: optional("name"), ArgumentsDelta: td.Input}
@@ -137,6 +144,14 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		}
 		if v := optional("prompt-tokens"); v != "" {
 			ev.Usage = Usage{PromptTokens: int64(atoi(t, td, v))}
+		}
+		if v := optional("cached"); v != "" {
+			n := int64(atoi(t, td, v))
+			ev.Usage.CachedTokens = &n
+		}
+		if v := optional("reasoning-tokens"); v != "" {
+			n := int64(atoi(t, td, v))
+			ev.Usage.ReasoningTokens = &n
 		}
 		// Each input line is a call: "<id> <name> <arguments…>".
 		for _, line := range strings.Split(td.Input, "\n") {

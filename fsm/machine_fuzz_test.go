@@ -38,7 +38,11 @@ func FuzzStep(f *testing.F) {
 			case 0:
 				ev = UserInput{Text: string(rune('a' + next()%26))}
 			case 1:
-				ev = LlmTextDelta{Request: req, Text: "t"}
+				if next()%2 == 0 {
+					ev = LlmReasoningDelta{Request: req, Text: "r"}
+				} else {
+					ev = LlmTextDelta{Request: req, Text: "t"}
+				}
 			case 2:
 				ev = LlmToolCallDelta{Request: req, Index: int(next()) - 128, Name: "grep"}
 			case 3, 4:

@@ -55,12 +55,20 @@ func (g eventGen) draw(t *rapid.T) Event {
 	case 0:
 		return UserInput{Text: rapid.SampledFrom([]string{"hi", "fix it", "", "  ", "again"}).Draw(t, "text")}
 	case 1, 2:
+		if rapid.IntRange(0, 3).Draw(t, "reasoning") == 0 {
+			return LlmReasoningDelta{Request: g.request(t), Text: reasoningMark + rapid.StringN(0, 3, -1).Draw(t, "thought")}
+		}
 		return LlmTextDelta{Request: g.request(t), Text: rapid.StringN(0, 5, -1).Draw(t, "delta")}
 	case 3:
 		return LlmToolCallDelta{Request: g.request(t), Index: rapid.IntRange(-1, 3).Draw(t, "index"),
 			ID: rapid.SampledFrom([]string{"", "x"}).Draw(t, "id"), Name: rapid.SampledFrom([]string{"", "grep"}).Draw(t, "name")}
 	case 4, 5:
-		return LlmCompleted{Request: g.request(t), ToolCalls: g.toolCalls(t), Usage: Usage{TotalTokens: 3}}
+		u := Usage{PromptTokens: 2, CompletionTokens: 1, TotalTokens: 3}
+		if rapid.Bool().Draw(t, "cached") {
+			n := int64(rapid.IntRange(0, 2).Draw(t, "ncached"))
+			u.CachedTokens = &n
+		}
+		return LlmCompleted{Request: g.request(t), ToolCalls: g.toolCalls(t), Usage: u}
 	case 6:
 		return LlmError{Request: g.request(t),
 			Kind:       rapid.SampledFrom([]ErrorKind{ErrorRateLimited, ErrorServer, ErrorAuth, ErrorContextLength}).Draw(t, "ekind"),
@@ -94,6 +102,19 @@ func (g eventGen) draw(t *rapid.T) Event {
 			return ShutdownRequested{}
 		}
 		return Cancel{}
+	}
+}
+
+// reasoningMark starts every reasoning delta the generator draws: no
+// message of the conversation may ever contain it.
+const reasoningMark = "‹thought›"
+
+// checkNoReasoning fails when a message carries reasoning.
+func checkNoReasoning(t *rapid.T, what string, msgs []Message) {
+	for i, msg := range msgs {
+		if strings.Contains(msg.Content, reasoningMark) {
+			t.Fatalf("%s: message %d (%s) carries reasoning: %q", what, i, msg.Role, msg.Content)
+		}
 	}
 }
 
@@ -143,6 +164,7 @@ func TestMachineProperties(t *testing.T) {
 			started  []string // inputs that started a turn, in order
 			lastTurn uint64
 			promised []uint64 // the NextTurn of each accepted input
+			spent    Usage    // the usage of the accepted LlmCompleted since the last Reset
 		)
 		t.Repeat(map[string]func(*rapid.T){
 			"step": func(t *rapid.T) {
@@ -168,6 +190,8 @@ func TestMachineProperties(t *testing.T) {
 					t.Fatalf("%s made the ids go back: %+v -> %+v", ev.Describe(), beforeIDs, ids)
 				}
 				switch e := ev.(type) {
+				case LlmCompleted:
+					spent = spent.add(e.Usage)
 				case UserInput:
 					accepted = append(accepted, e.Text)
 					promised = append(promised, next)
@@ -181,6 +205,7 @@ func TestMachineProperties(t *testing.T) {
 						if err := CheckPairing(a.Messages); err != nil {
 							t.Fatalf("request %d breaks tool-call pairing: %v", a.Request, err)
 						}
+						checkNoReasoning(t, fmt.Sprintf("request %d", a.Request), a.Messages)
 						if _, onDemand := ev.(Compact); onDemand && a.Compaction && a.Turn != lastTurn {
 							// loom.compact's own turn: no input started it.
 							lastTurn = a.Turn
@@ -205,6 +230,7 @@ func TestMachineProperties(t *testing.T) {
 					}
 				}
 				if _, ok := ev.(Reset); ok {
+					spent = Usage{}
 					if s := m.State(); s.Kind != WaitingForUserInput || s.Queued != 0 || len(m.Messages()) != len(New(cfg).Messages()) {
 						t.Fatalf("after Reset: %s with %d messages, want an empty conversation", s.Describe(), len(m.Messages()))
 					}
@@ -215,6 +241,10 @@ func TestMachineProperties(t *testing.T) {
 			},
 			"": func(t *rapid.T) {
 				s := m.State()
+				checkNoReasoning(t, "the conversation", m.Messages())
+				if _, conv := m.Usage(); describeUsage(conv) != describeUsage(spent) {
+					t.Fatalf("conversation usage %s, want the sum of the responses %s", describeUsage(conv), describeUsage(spent))
+				}
 				if err := CheckPairing(m.Messages()); err != nil && s.Kind == WaitingForUserInput {
 					t.Fatalf("the conversation breaks pairing while waiting: %v", err)
 				}

@@ -136,6 +136,7 @@ func (m *Machine) onReset() []Action {
 	m.view, m.elidedTo = nil, 0
 	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0
 	m.compaction, m.compactMsgs, m.ctxRetried = nil, nil, false
+	m.turnUsage, m.totalUsage = Usage{}, Usage{}
 	return append(acts, ConversationReset{IDs: m.IDs()})
 }
 

@@ -100,7 +100,7 @@ func (m *Machine) onToolCallDelta(e LlmToolCallDelta) []Action {
 // turn.
 func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	m.kind = ProcessingLlmResponse
-	m.turnUsage = m.turnUsage.add(e.Usage)
+	m.addUsage(e.Usage)
 	m.retries = 0
 	if m.compaction != nil {
 		summary := m.partial.String()

@@ -180,7 +180,7 @@ func displayed(t *testing.T, msgs []fakeeditor.Message, folder string, turn uint
 		if p.Seq != seq {
 			t.Errorf("displayMessage seq %d, want %d", p.Seq, seq)
 		}
-		if p.Turn == turn {
+		if p.Turn == turn && p.Kind != KindThought {
 			b.WriteString(p.Text)
 		}
 	}
@@ -195,7 +195,7 @@ func containsText(folder, text string) func([]fakeeditor.Message) bool {
 				continue
 			}
 			var p DisplayMessageParams
-			if json.Unmarshal(m.Params, &p) == nil && p.Folder == folder {
+			if json.Unmarshal(m.Params, &p) == nil && p.Folder == folder && p.Kind != KindThought {
 				b.WriteString(p.Text)
 			}
 		}

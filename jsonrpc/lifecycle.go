@@ -17,6 +17,9 @@ type clientCaps struct {
 	loom bool
 	// saveDocuments: it declared experimental.loom.saveDocuments.
 	saveDocuments bool
+	// thoughts: it declared experimental.loom.thoughts and shows
+	// loom/displayMessage of kind "thought" apart from the answer.
+	thoughts bool
 	// applyEdit: it applies workspace edits (workspace.applyEdit).
 	applyEdit bool
 	// versionedEdits: it applies versioned TextDocumentEdits
@@ -40,11 +43,13 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 		var exp struct {
 			Loom *struct {
 				SaveDocuments bool `json:"saveDocuments"`
+				Thoughts      bool `json:"thoughts"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
 			caps.loom = true
 			caps.saveDocuments = exp.Loom.SaveDocuments
+			caps.thoughts = exp.Loom.Thoughts
 		}
 	}
 	return caps

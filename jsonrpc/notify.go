@@ -52,15 +52,23 @@ type NoticeParams struct {
 	Text   string `json:"text"`
 }
 
-// DisplayMessageParams is a coalesced piece of streamed assistant text.
-// Seq counts the folder's displayMessage notifications from 1, so a gap
+// DisplayMessageParams is a coalesced piece of streamed assistant text,
+// or, with Kind "thought", of the model's reasoning. Seq counts the
+// folder's displayMessage notifications (of both kinds) from 1, so a gap
 // or reordering is detectable.
 type DisplayMessageParams struct {
 	Folder string `json:"folder"`
 	Turn   uint64 `json:"turn"`
 	Seq    uint64 `json:"seq"`
 	Text   string `json:"text"`
+	// Kind is absent for the answer's text and KindThought for the
+	// model's reasoning, which a client shows apart (collapsed) and which
+	// is not part of the answer.
+	Kind string `json:"kind,omitempty"`
 }
+
+// KindThought is the DisplayMessageParams.Kind of the model's reasoning.
+const KindThought = "thought"
 
 // ToolCallParams is a tool call's new status.
 type ToolCallParams struct {
@@ -85,6 +93,10 @@ type StateParams struct {
 	Folder string `json:"folder"`
 	State  string `json:"state"`
 	Turn   uint64 `json:"turn"`
+	// Usage and TotalUsage are the token usage of the turn that ended
+	// and of the conversation; set when the state is WaitingForUserInput.
+	Usage      *fsm.Usage `json:"usage,omitempty"`
+	TotalUsage *fsm.Usage `json:"totalUsage,omitempty"`
 }
 
 // TurnEndedParams says how a turn ended (done, failed or cancelled) and
@@ -94,6 +106,8 @@ type TurnEndedParams struct {
 	Turn    uint64    `json:"turn"`
 	Outcome string    `json:"outcome"`
 	Usage   fsm.Usage `json:"usage"`
+	// TotalUsage is the conversation's usage so far.
+	TotalUsage *fsm.Usage `json:"totalUsage,omitempty"`
 }
 
 // CommitParams is the auto-commit of a turn's edits.
@@ -156,11 +170,13 @@ func (f *folderOut) send(n workspace.Notification) {
 		if f.answer.Len() < maxAnswer {
 			f.answer.WriteString(n.Text)
 		}
+	case workspace.NoteReasoning:
+		f.sendThought(caps, n)
 	case workspace.NoteTool:
 		f.sendTool(caps, n)
 	case workspace.NoteState:
 		if caps.loom {
-			f.s.notify(ctx, MethodState, &StateParams{Folder: f.folder, State: n.State, Turn: n.Turn})
+			f.s.notify(ctx, MethodState, stateParams(f.folder, n))
 		}
 	case workspace.NoteError:
 		f.s.showMessage(protocol.MessageTypeError, f.label()+": "+n.Text)
@@ -190,7 +206,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.flushLog()
 		f.endAll()
 		if caps.loom {
-			f.s.notify(ctx, MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage})
+			f.s.notify(ctx, MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage, TotalUsage: n.TotalUsage})
 		}
 		if !caps.loom && f.answer.Len() > 0 {
 			answer := f.answer.String()

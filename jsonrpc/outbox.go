@@ -9,11 +9,11 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
-// outItem is one queued notification. Consecutive text of one turn merges
-// into one item while it waits.
+// outItem is one queued notification. Consecutive text (or reasoning) of
+// one turn merges into one item while it waits.
 type outItem struct {
 	n    workspace.Notification
-	text *strings.Builder // for NoteText: the merged text
+	text *strings.Builder // for NoteText and NoteReasoning: the merged text
 	// barrier, if set, is closed when everything queued before it was
 	// sent (see flush); the item sends nothing.
 	barrier chan struct{}
@@ -57,8 +57,8 @@ func (o *outbox) push(n workspace.Notification) {
 		o.s.log.Debug("dropped a notification after the folder's outbox closed", "folder", o.folder, "kind", n.Kind)
 		return
 	}
-	if n.Kind == workspace.NoteText {
-		if k := len(o.q); k > 0 && o.q[k-1].text != nil && o.q[k-1].n.Turn == n.Turn {
+	if n.Kind == workspace.NoteText || n.Kind == workspace.NoteReasoning {
+		if k := len(o.q); k > 0 && o.q[k-1].text != nil && o.q[k-1].n.Turn == n.Turn && o.q[k-1].n.Kind == n.Kind {
 			o.q[k-1].text.WriteString(n.Text)
 			o.mu.Unlock()
 			o.signal()

@@ -26,6 +26,34 @@ type wireChoice struct {
 type wireDelta struct {
 	Content   string         `json:"content"`
 	ToolCalls []wireToolCall `json:"tool_calls"`
+	// ReasoningContent is the reasoning as vLLM, llama.cpp and DeepSeek
+	// stream it; Reasoning as OpenRouter and Ollama do (newer vLLM sends
+	// both, with the same text).
+	ReasoningContent lenientText `json:"reasoning_content"`
+	Reasoning        lenientText `json:"reasoning"`
+}
+
+// reasoning returns the delta's reasoning text, from whichever field the
+// server uses, counting it once when it uses both.
+func (d *wireDelta) reasoning() string {
+	if d.ReasoningContent != "" {
+		return string(d.ReasoningContent)
+	}
+	return string(d.Reasoning)
+}
+
+// lenientText is a string field that some servers may fill with another
+// JSON type: anything but a string reads as "", so that an unexpected
+// shape of an optional field never fails the whole response.
+type lenientText string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *lenientText) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*t = lenientText(s)
+	}
+	return nil
 }
 
 type wireToolCall struct {
@@ -39,9 +67,34 @@ type wireToolCall struct {
 }
 
 type wireUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	// PromptCacheHitTokens is DeepSeek's name for the cached prompt
+	// tokens.
+	PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+}
+
+// usage converts the wire usage. Cached and reasoning tokens stay nil
+// unless the server reported them.
+func (u *wireUsage) usage() fsm.Usage {
+	out := fsm.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	switch {
+	case u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens != nil:
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	case u.PromptCacheHitTokens != nil:
+		out.CachedTokens = u.PromptCacheHitTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	return out
 }
 
 // toolAccumulator assembles streamed tool-call fragments into complete

@@ -40,8 +40,13 @@ type OpenAIConfig struct {
 	// variable named in config). Empty sends no Authorization header, for
 	// local servers. It is never logged.
 	APIKey string
-	// MaxTokens, when positive, is sent as max_tokens.
+	// MaxTokens, when positive, bounds each completion: sent as
+	// max_tokens or max_completion_tokens, per MaxTokensField.
 	MaxTokens int
+	// MaxTokensField is "max_tokens", "max_completion_tokens", or ""
+	// (or "auto") to choose from the model's name: see
+	// [UsesMaxCompletionTokens].
+	MaxTokensField string
 	// Temperature, when set, is sent as temperature.
 	Temperature *float64
 	// Headers are extra HTTP headers sent with every request.
@@ -72,11 +77,20 @@ type OpenAIConfig struct {
 //
 // LlmToolCallDelta.Index is the call's position in LlmCompleted.ToolCalls
 // (calls are keyed by the server's index, else by id), not the raw wire
-// index. Reasoning fields some servers stream (reasoning_content) are
-// dropped: fsm has no event for them.
+// index. Reasoning that servers stream (delta.reasoning_content or
+// delta.reasoning, which openai-go's chunk type does not have) becomes
+// fsm.LlmReasoningDelta; it is shown, never sent back to the model.
+// Usage (requested with stream_options.include_usage) keeps
+// prompt_tokens_details.cached_tokens and
+// completion_tokens_details.reasoning_tokens when the server reports them.
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client openai.Client
+	// cache keeps the encoded messages of the last request.
+	cache messageCache
+	// uncached makes every request encode all its messages: the
+	// reference the benchmarks measure the cache against.
+	uncached bool
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
@@ -88,6 +102,11 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai provider: model is empty")
+	}
+	switch cfg.MaxTokensField {
+	case "", "auto", "max_tokens", "max_completion_tokens":
+	default:
+		return nil, fmt.Errorf("openai provider: unknown max tokens field %q", cfg.MaxTokensField)
 	}
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("openai provider: idle timeout %s is negative", cfg.IdleTimeout)
@@ -138,7 +157,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	}
 	defer recoverStream(ctx, req.ID, &finished, emit)
 
-	params, err := p.buildParams(req)
+	reqBody, err := p.requestBody(req)
 	if err != nil {
 		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
 			Message: "cannot build the model request: " + err.Error()})
@@ -152,7 +171,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 
 	var resp *http.Response
 	wd.armFor(p.cfg.FirstByteTimeout)
-	err = p.client.Post(sctx, "chat/completions", params, &resp, option.WithJSONSet("stream", true))
+	err = p.client.Post(sctx, "chat/completions", reqBody, &resp)
 	wd.disarm()
 	if resp != nil && resp.Body != nil {
 		defer resp.Body.Close()
@@ -255,13 +274,15 @@ func (p *OpenAI) decode(ctx, sctx context.Context, reqID uint64, body io.Reader,
 			return
 		}
 		if chunk.Usage != nil {
-			usage = fsm.Usage{PromptTokens: chunk.Usage.PromptTokens,
-				CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
+			usage = chunk.Usage.usage()
 		}
 		for i := range chunk.Choices {
 			ch := &chunk.Choices[i]
 			if ch.Index != 0 {
 				continue // only one choice is requested
+			}
+			if r := ch.Delta.reasoning(); r != "" {
+				emit(fsm.LlmReasoningDelta{Request: reqID, Text: r})
 			}
 			if ch.Delta.Content != "" {
 				emit(fsm.LlmTextDelta{Request: reqID, Text: ch.Delta.Content})

@@ -20,12 +20,7 @@ func (p *OpenAI) buildParams(req Request) (openai.ChatCompletionNewParams, error
 		Model:         shared.ChatModel(p.cfg.Model),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
-	if p.cfg.MaxTokens > 0 {
-		// max_tokens, not max_completion_tokens: every OpenAI-compatible
-		// local server understands it, and OpenAI still accepts it for
-		// chat models.
-		params.MaxTokens = openai.Int(int64(p.cfg.MaxTokens))
-	}
+	p.setMaxTokens(&params)
 	if p.cfg.Temperature != nil {
 		params.Temperature = openai.Float(*p.cfg.Temperature)
 	}

@@ -42,6 +42,8 @@ type Step struct {
 	Pace time.Duration `toml:"pace"`
 	// Text is streamed first, one LlmTextDelta per element.
 	Text []string `toml:"text"`
+	// Reasoning is streamed first, as LlmReasoningDelta chunks.
+	Reasoning []string `toml:"reasoning"`
 	// ToolCalls are streamed after the text.
 	ToolCalls []ScriptToolCall `toml:"tool_call"`
 	// Usage is reported in LlmCompleted.
@@ -90,6 +92,10 @@ type ScriptUsage struct {
 	Prompt     int64 `toml:"prompt"`
 	Completion int64 `toml:"completion"`
 	Total      int64 `toml:"total"`
+	// Cached and Reasoning, when set, are reported as cached prompt
+	// tokens and reasoning tokens.
+	Cached    *int64 `toml:"cached"`
+	Reasoning *int64 `toml:"reasoning"`
 }
 
 // ScriptError is a scripted model error.
@@ -141,8 +147,9 @@ func NewScript(name string, steps ...Step) (*Script, error) {
 //	name = "look first"            # optional
 //	match.last_user_contains = "what is in go.mod"
 //	pace = "20ms"                  # optional, between events (delay: before)
+//	reasoning = ["The user wants go.mod."]  # optional, streamed first
 //	text = ["Let me ", "look."]    # one text delta each
-//	usage = { prompt = 50, completion = 12 }
+//	usage = { prompt = 50, completion = 12 }  # also cached, reasoning
 //	[[step.tool_call]]
 //	id = "call_1"                  # optional
 //	name = "read_file"

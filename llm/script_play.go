@@ -28,6 +28,11 @@ func (s *Script) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	if !p.wait(st.Delay) {
 		return
 	}
+	for _, t := range st.Reasoning {
+		if !p.send(fsm.LlmReasoningDelta{Request: req.ID, Text: t}) {
+			return
+		}
+	}
 	for _, t := range st.Text {
 		if !p.send(fsm.LlmTextDelta{Request: req.ID, Text: t}) {
 			return
@@ -65,7 +70,8 @@ func (s *Script) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 			reason = "tool_calls"
 		}
 	}
-	u := fsm.Usage{PromptTokens: st.Usage.Prompt, CompletionTokens: st.Usage.Completion, TotalTokens: st.Usage.Total}
+	u := fsm.Usage{PromptTokens: st.Usage.Prompt, CompletionTokens: st.Usage.Completion, TotalTokens: st.Usage.Total,
+		CachedTokens: st.Usage.Cached, ReasoningTokens: st.Usage.Reasoning}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}

@@ -243,3 +243,37 @@ func TestScriptPacing(t *testing.T) {
 		t.Errorf("text %q", text(evs))
 	}
 }
+
+// TestScriptReasoningAndUsage: a step's reasoning streams first, as
+// LlmReasoningDelta, and its usage reports cached and reasoning tokens
+// only when the script gives them.
+func TestScriptReasoningAndUsage(t *testing.T) {
+	s, err := ParseScript([]byte(`
+[[step]]
+match.last_user_contains = "think"
+reasoning = ["Hmm, ", "easy."]
+text = ["42"]
+usage = { prompt = 9, completion = 4, cached = 8, reasoning = 3 }
+
+[[step]]
+text = ["plain"]
+usage = { prompt = 2, completion = 1 }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, prompt := range []string{"think", "other"} {
+		for _, ev := range run(t, s, Request{ID: 1, Messages: []fsm.Message{{Role: fsm.RoleUser, Content: prompt}}}) {
+			got = append(got, ev.Describe())
+		}
+	}
+	want := []string{
+		`LlmReasoningDelta req=1 "Hmm, "`, `LlmReasoningDelta req=1 "easy."`, `LlmTextDelta req=1 "42"`,
+		`LlmCompleted req=1 calls=[] usage=9/4/13 cached=8 reasoning=3 finish="stop"`,
+		`LlmTextDelta req=1 "plain"`, `LlmCompleted req=1 calls=[] usage=2/1/3 finish="stop"`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

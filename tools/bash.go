@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -86,26 +87,27 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	defer cancel()
 
 	out := newHeadTail(env.maxOutput())
+	latest := &lastLine{}
 	cmd := exec.CommandContext(runCtx, "bash", "-c", p.Command)
 	cmd.Dir = env.Root
 	// The marker, inherited by every descendant, finds those that leave
 	// the process group (setsid, double fork) when the call ends.
 	marker := reap.NewMarker()
 	cmd.Env = append(scrubEnv(os.Environ(), env.ScrubEnv), reap.Env(marker))
-	cmd.Stdout, cmd.Stderr = out, out
+	both := io.MultiWriter(out, latest)
+	cmd.Stdout, cmd.Stderr = both, both
 	// Pdeathsig: the shell dies with the daemon, even of SIGKILL (the
 	// daemon's watchdog then kills the rest).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = bashWaitDelay
 
-	env.progress("running…")
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("bash: start: %w", err)
 	}
 	pgid := cmd.Process.Pid
-	waitErr := cmd.Wait()
+	waitErr := waitReporting(cmd, env, latest)
 	// Leftovers of the group (background jobs) do not outlive the call.
 	// The leader was just reaped, so pgid cannot have been reused yet by
 	// anything but an improbable wrap-around of the pid space.
@@ -151,6 +153,32 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 		res.ExitCode = &code
 	}
 	return res, nil
+}
+
+// bashProgressEvery is how often a running command's latest output line
+// is reported, when it changed.
+const bashProgressEvery = 500 * time.Millisecond
+
+// waitReporting waits for cmd, reporting its latest output line as the
+// call's progress whenever it changed (from this goroutine, so that no
+// report can come after the result).
+func waitReporting(cmd *exec.Cmd, env *Env, latest *lastLine) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(bashProgressEvery)
+	defer tick.Stop()
+	shown := ""
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if line := latest.String(); line != shown {
+				shown = line
+				env.progress(line)
+			}
+		}
+	}
 }
 
 // killGroup sends SIGKILL to the process group pgid; a group already

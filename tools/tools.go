@@ -97,8 +97,10 @@ type Env struct {
 	// MaxOutputBytes caps the text of one result; zero means
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
-	// Progress, when not nil, receives short progress messages. It may be
-	// called from the tool's goroutine only.
+	// Progress, when not nil, receives short progress messages, only ever
+	// from the tool's goroutine: bash's is the latest line its command
+	// printed (one line, at most ProgressLineMax bytes), sent when it
+	// changed, at most every half second.
 	Progress func(msg string)
 }
 

@@ -66,8 +66,10 @@ func (s *Session) perform(a fsm.Action) {
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
 		s.goWorker(func() { s.runHook(ctx, a, job) })
-	case fsm.DisplayMessage:
+	case *fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
+	case fsm.DisplayReasoning:
+		s.notify(Notification{Kind: NoteReasoning, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayToolCall:
 		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
 		if a.Status == fsm.ToolPending {
@@ -103,7 +105,8 @@ func (s *Session) perform(a fsm.Action) {
 		clear(s.edits)
 		clear(s.summaries)
 		clear(s.outputs)
-		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage})
+		_, total := s.m.Usage()
+		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage, TotalUsage: &total})
 	case fsm.CompactionStarted:
 		s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: a.Message()})
 	case fsm.Compacted:

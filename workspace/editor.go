@@ -94,6 +94,10 @@ const (
 	NoteTurnStarted NotificationKind = "turn_started"
 	// NoteText: Text is a piece of streamed assistant text.
 	NoteText NotificationKind = "text"
+	// NoteReasoning: Text is a piece of the model's streamed reasoning,
+	// to show apart from the answer (it is not part of it, and is never
+	// sent back to the model).
+	NoteReasoning NotificationKind = "reasoning"
 	// NoteTool: Tool is a tool call's new status.
 	NoteTool NotificationKind = "tool"
 	// NoteState: State is the machine's new state name.
@@ -109,7 +113,8 @@ const (
 	// NoteInfo: Text is something worth telling that is not an error
 	// (the hook did nothing, the config was reloaded, …).
 	NoteInfo NotificationKind = "info"
-	// NoteTurnEnded: Outcome and Usage of the turn.
+	// NoteTurnEnded: Outcome and Usage of the turn, and TotalUsage of
+	// the conversation so far.
 	NoteTurnEnded NotificationKind = "turn_ended"
 	// NoteCompacted: the conversation was compacted; Text is the
 	// summary, Compaction what it replaced.
@@ -136,10 +141,23 @@ type Notification struct {
 	Commit  *CommitNote
 	Outcome fsm.TurnOutcome
 	Usage   fsm.Usage
+	// TotalUsage is the conversation's usage (NoteTurnEnded, and
+	// NoteState when the session is back to waiting), since it began or
+	// was last reset.
+	TotalUsage *fsm.Usage
 	// ErrorKind classifies a NoteError that came from the model.
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+}
+
+// UsageStatus is the token usage a status reports: of the last (or
+// current) turn, and of the whole conversation since it began or was last
+// reset (compactions included). Cached and reasoning tokens are left out
+// when the server never reported them.
+type UsageStatus struct {
+	Turn         fsm.Usage `json:"turn"`
+	Conversation fsm.Usage `json:"conversation"`
 }
 
 // ToolNote is the status of one tool call.

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -79,7 +78,9 @@ type journalRecord struct {
 
 // eventTag returns the journal type tag of ev, "" for an event that is not
 // journaled (ShutdownRequested: stopping the daemon is not part of the
-// conversation).
+// conversation; LlmReasoningDelta: the model's reasoning changes nothing
+// in the machine, is never sent back to the model, and would only make
+// the journal larger).
 func eventTag(ev fsm.Event) string {
 	switch ev.(type) {
 	case fsm.UserInput:
@@ -130,6 +131,9 @@ func decodeAs[T fsm.Event](raw json.RawMessage) (fsm.Event, error) {
 
 // decodeEvent is the inverse of encoding an event under eventTag.
 func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
+	if ev, ok := decodeTextEvent(tag, raw); ok {
+		return ev, nil
+	}
 	switch tag {
 	case "UserInput":
 		return decodeAs[fsm.UserInput](raw)
@@ -246,31 +250,6 @@ func appendJournal(path, folder string, size int64, id string) (*journal, error)
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	return &journal{path: path, folder: folder, f: f, id: id}, nil
-}
-
-// errJournalBusy says another process holds a folder's journal.
-var errJournalBusy = errors.New("another loom-lsp process is journaling this folder's conversation")
-
-// lockJournal takes the lock of the journal at path (an flock on
-// path+".lock", which survives the journal's renames) for as long as the
-// returned file stays open. Two processes on one folder (two editors, or
-// the daemon and exec) would otherwise interleave their writes.
-func lockJournal(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, errJournalBusy
-		}
-		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
-	}
-	return f, nil
 }
 
 func (j *journal) writeLine(v any) error {
@@ -407,8 +386,19 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 	var sc journalScan
 	br := bufio.NewReaderSize(r, 64<<10)
 	var off int64
+	var long []byte // a line longer than br's buffer, assembled
 	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
+		// The line is read in place when it fits the buffer: every record
+		// is decoded (copied) before the next read.
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
 		if len(b) == 0 && err == io.EOF {
 			return sc, nil
 		}

@@ -259,7 +259,7 @@ func (s *Session) closeJournal() {
 		s.journal = nil
 	}
 	if s.journalLock != nil {
-		s.journalLock.Close()
+		s.journalLock.release()
 		s.journalLock = nil
 	}
 }

@@ -23,6 +23,7 @@ func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, e
 			Model:            cfg.Model.Name,
 			APIKey:           getenv(cfg.Model.APIKeyEnv),
 			MaxTokens:        cfg.Model.MaxTokens,
+			MaxTokensField:   cfg.Model.MaxTokensField,
 			Temperature:      cfg.Model.Temperature,
 			Headers:          cfg.Model.Headers,
 			IdleTimeout:      cfg.Model.IdleTimeout.Duration,

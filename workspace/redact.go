@@ -44,6 +44,7 @@ func (e redactingEditor) Notify(n Notification) {
 	if n.Tool != nil {
 		t := *n.Tool
 		t.Detail, t.Arguments, t.Diff = r.String(t.Detail), r.String(t.Arguments), r.String(t.Diff)
+		t.Output = r.String(t.Output) // exec's JSONL and --verbose show it
 		n.Tool = &t
 	}
 	if n.Commit != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -86,7 +85,7 @@ type Session struct {
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this session owns it.
-	journalLock *os.File
+	journalLock *journalLock
 	// trustNotice is the untrusted-folder notice last shown, "" when none.
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
@@ -127,6 +126,8 @@ type Status struct {
 	// ConversationID names the conversation: stable across restarts that
 	// resume it, new after a reset.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Usage is the token usage of the last turn and of the conversation.
+	Usage UsageStatus `json:"usage"`
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
@@ -236,6 +237,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),
 		}
+		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
@@ -419,5 +421,11 @@ func (s *Session) notifyState() {
 		return
 	}
 	s.lastState, s.stateShown = k, true
-	s.notify(Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()})
+	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput {
+		var total fsm.Usage
+		n.Usage, total = s.m.Usage()
+		n.TotalUsage = &total
+	}
+	s.notify(n)
 }

@@ -107,7 +107,8 @@ func TestExecOneMessageEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK} // a record lock, as the daemon takes
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
 		t.Fatal(err)
 	}
 	r := runLoomEnv(t, env, dir, "", "exec", "--script", script, "greet")

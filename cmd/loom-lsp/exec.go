@@ -195,7 +195,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	editor := headless.New(headless.Options{
 		Format: format, Out: stdout, Log: stderr, NoDeltas: f.noDeltas,
 		Color: colorAllowed(stderr), Progress: format == headless.Text && isTerminal(stderr),
-		ShowOutput: f.verbose,
+		ShowOutput: f.verbose, ShowReasoning: f.verbose || (format == headless.Text && isTerminal(stderr)),
 	})
 	host := workspace.NewHost(workspace.HostOptions{
 		Editor:          editor,

@@ -40,7 +40,7 @@ text = ["Waiting for the slow part."]
   [[step.tool_call]]
   id = "b2"
   name = "bash"
-  arguments = '{"command":"sleep 1.6; echo slow done"}'
+  arguments = '{"command":"echo compiling; cat token.txt; sleep 2.2; echo slow done"}'
 
 [[step]]
 match.last_tool_result_contains = "slow done"
@@ -128,9 +128,20 @@ func sequence(events []map[string]any) string {
 func TestExecJSONLMatchesSchemaAndCarriesResults(t *testing.T) {
 	schema := eventSchema(t)
 	dir, env, script := testRepo(t), isolatedEnv(t), writeScript(t, jsonlSession)
+	// A key in the environment is a secret: the command prints it (from a
+	// file, since bash's environment has no *_API_KEY), and it must show
+	// masked, in the progress line and in the output alike.
+	const key = "sk-progress-0123456789abcdef"
+	env = append(env, "FOO_API_KEY="+key)
+	if err := os.WriteFile(filepath.Join(dir, "token.txt"), []byte("token="+key+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := runLoomEnv(t, env, dir, "", "exec", "--output", "jsonl", "--approve", "bash=allow", "--script", script, "greet the world")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, key) {
+		t.Errorf("stdout shows the key:\n%s", r.stdout)
 	}
 	events := validEvents(t, schema, r.stdout)
 	want := "session_started turn_started retry_scheduled message_delta message_completed tool_started tool_completed " +
@@ -166,14 +177,30 @@ func TestExecJSONLMatchesSchemaAndCarriesResults(t *testing.T) {
 	if args := ofType(events, "tool_started")[0]["args"]; !reflect.DeepEqual(args, map[string]any{"command": "echo FAIL; exit 3"}) {
 		t.Errorf("tool_started args %#v, want the arguments as an object", args)
 	}
+	if b2 := tools[1]; !strings.Contains(b2["output"].(string), "token=[REDACTED]\nslow done") {
+		t.Errorf("bash result %v: want its output, the key masked", b2)
+	}
 	progress := ofType(events, "tool_progress")
 	if len(progress) == 0 {
-		t.Errorf("a 1.6 s command reported no tool_progress")
+		t.Errorf("a 2.2 s command reported no tool_progress")
 	}
+	withLine := 0
 	for _, p := range progress {
-		if p["id"] != "b2" || p["message"] != "running sleep 1.6; echo slow done" {
+		if p["id"] != "b2" || p["message"] != "running echo compiling; cat token.txt; sleep 2.2; echo slow done" || p["elapsed_ms"].(float64) < 1000 {
 			t.Errorf("tool_progress %v", p)
 		}
+		// The latest output line: the command printed its two lines at once,
+		// so the first report may still show the first one.
+		switch p["output_line"] {
+		case "token=[REDACTED]":
+			withLine++
+		case nil, "compiling":
+		default:
+			t.Errorf("tool_progress output_line %q, want the command's latest line, masked", p["output_line"])
+		}
+	}
+	if withLine == 0 {
+		t.Errorf("no tool_progress carried the command's latest output line:\n%s", r.stdout)
 	}
 
 	// --resume continues the conversation: same id, the next turn number,

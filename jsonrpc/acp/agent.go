@@ -121,6 +121,8 @@ type turnKey struct {
 type turnWait struct {
 	done    chan struct{}
 	outcome fsm.TurnOutcome
+	// usage is the turn's token usage.
+	usage fsm.Usage
 	// err is the turn's last error from the model or the state machine.
 	err *workspace.Notification
 }

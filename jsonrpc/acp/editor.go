@@ -26,6 +26,12 @@ func (a *agent) Notify(n workspace.Notification) {
 		if n.Text != "" {
 			a.out.update(s.id, acpsdk.UpdateAgentMessageText(n.Text))
 		}
+	case workspace.NoteReasoning:
+		// The model's own reasoning: agent_thought_chunk, apart from the
+		// answer.
+		if n.Text != "" {
+			a.out.update(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
+		}
 	case workspace.NoteTool:
 		a.toolNote(s, n.Tool)
 	case workspace.NoteError:
@@ -45,10 +51,10 @@ func (a *agent) Notify(n workspace.Notification) {
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)))
 	case workspace.NoteTurnEnded:
 		k := turnKey{s.id, n.Turn}
-		outcome := n.Outcome
+		outcome, usage := n.Outcome, n.Usage
 		a.out.mark(func() {
 			w := a.waitFor(k)
-			w.outcome = outcome
+			w.outcome, w.usage = outcome, usage
 			close(w.done)
 		})
 	default:

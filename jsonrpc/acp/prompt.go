@@ -48,12 +48,12 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	a.mu.Unlock()
 	switch w.outcome {
 	case fsm.TurnDone:
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn, Usage: promptUsage(w.usage)}, nil
 	case fsm.TurnCancelled:
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled, Usage: promptUsage(w.usage)}, nil
 	}
 	if isIterationGuard(w.err) {
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTurnRequests}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTurnRequests, Usage: promptUsage(w.usage)}, nil
 	}
 	msg := "the turn failed"
 	var data map[string]any
@@ -62,6 +62,27 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		data = map[string]any{"kind": string(w.err.ErrorKind)}
 	}
 	return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: msg, Data: data}
+}
+
+// promptUsage is a turn's token usage in ACP's (unstable) PromptResponse
+// usage: input, output and total tokens, and the cached and thought
+// tokens when the server reported them. nil when the turn reported no
+// usage at all.
+func promptUsage(u fsm.Usage) *acpsdk.Usage {
+	if u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return nil
+	}
+	optional := func(n *int64) *int {
+		if n == nil {
+			return nil
+		}
+		v := int(*n)
+		return &v
+	}
+	return &acpsdk.Usage{
+		InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens), TotalTokens: int(u.TotalTokens),
+		CachedReadTokens: optional(u.CachedTokens), ThoughtTokens: optional(u.ReasoningTokens),
+	}
 }
 
 // isIterationGuard tells the state machine's iteration guard (the turn

@@ -23,6 +23,9 @@ import (
 type Config struct {
 	// Loom declares experimental.loom (with saveDocuments).
 	Loom bool
+	// Thoughts also declares experimental.loom.thoughts: the client shows
+	// the model's reasoning (loom/displayMessage of kind "thought").
+	Thoughts bool
 	// ApplyEdit declares workspace.applyEdit with documentChanges.
 	ApplyEdit bool
 	// Unversioned, with ApplyEdit, leaves documentChanges out, as Neovim's
@@ -190,6 +193,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 	}
 	if e.cfg.Loom {
 		caps.Experimental = []byte(`{"loom":{"saveDocuments":true}}`)
+		if e.cfg.Thoughts {
+			caps.Experimental = []byte(`{"loom":{"saveDocuments":true,"thoughts":true}}`)
+		}
 	}
 	params := protocol.InitializeParams{Capabilities: caps}
 	params.ClientInfo = protocol.ClientInfo{Name: "fakeeditor"}

@@ -46,6 +46,9 @@ type Options struct {
 	// ShowOutput prints each command's output under its tool line in text
 	// mode.
 	ShowOutput bool
+	// ShowReasoning prints the model's reasoning in text mode, dimmed, on
+	// Log (never on Out, which holds the answer alone).
+	ShowReasoning bool
 }
 
 // progressEvery is how often tool_progress events and text mode's
@@ -89,6 +92,7 @@ type Editor struct {
 type runningTool struct {
 	name    string
 	detail  string // what it runs (bash's command)
+	latest  string // its latest progress message (bash: its latest output line)
 	started time.Time
 	// reported is when tool_progress last reported it (at first, when it
 	// started).
@@ -199,8 +203,13 @@ func (h *Editor) track(n workspace.Notification) {
 				h.commands[t.CallID] = args.Command
 			}
 		case fsm.ToolRunning:
-			if _, ok := h.running[t.CallID]; !ok {
-				h.running[t.CallID] = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
+			r, ok := h.running[t.CallID]
+			if !ok {
+				r = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
+				h.running[t.CallID] = r
+			}
+			if t.Detail != startedDetail {
+				r.latest = t.Detail
 			}
 		case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
 			delete(h.running, t.CallID)
@@ -215,7 +224,7 @@ func (h *Editor) track(n workspace.Notification) {
 // show writes a notification in the editor's format, ending the message
 // being streamed first when n is not more of its text.
 func (h *Editor) show(n workspace.Notification) {
-	if n.Kind != workspace.NoteText && n.Kind != workspace.NoteState {
+	if n.Kind != workspace.NoteText && n.Kind != workspace.NoteState && n.Kind != workspace.NoteReasoning {
 		h.endMessage(n.Turn)
 	}
 	if h.opts.Format == JSONL {
@@ -259,6 +268,11 @@ func (h *Editor) showJSON(n workspace.Notification) {
 			return
 		}
 		ev.Type, ev.ID, ev.Text = "message_delta", h.messageID(n.Turn), n.Text
+	case workspace.NoteReasoning:
+		if n.Text == "" || h.opts.NoDeltas {
+			return
+		}
+		ev.Type, ev.Text = "reasoning_delta", n.Text
 	case workspace.NoteTool:
 		var ok bool
 		if ev, ok = toolEvent(n); !ok {
@@ -278,9 +292,12 @@ func (h *Editor) showJSON(n workspace.Notification) {
 		ev.Type, ev.Message = "info", n.Text
 	case workspace.NoteCompacted:
 		ev.Type, ev.Summary = "compacted", n.Text
+		if c := n.Compaction; c != nil {
+			ev.Dropped, ev.Tokens = c.Dropped, c.Tokens
+		}
 	case workspace.NoteTurnEnded:
 		usage := n.Usage
-		ev.Type, ev.Outcome, ev.Usage = "turn_completed", string(n.Outcome), &usage
+		ev.Type, ev.Outcome, ev.Usage, ev.ConversationUsage = "turn_completed", string(n.Outcome), &usage, n.TotalUsage
 	default:
 		return
 	}
@@ -314,6 +331,10 @@ func (h *Editor) tick() {
 	}
 }
 
+// startedDetail is the progress message of a call that just started (see
+// workspace's runCall); a tool's own messages come after it.
+const startedDetail = "running"
+
 // sendToolProgress writes a tool_progress event for each tool that has
 // run for progressEvery since it started or was last reported.
 func (h *Editor) sendToolProgress(now time.Time) {
@@ -325,6 +346,11 @@ func (h *Editor) sendToolProgress(now time.Time) {
 		ev := Event{Type: "tool_progress", Turn: h.turn, ID: id, Name: t.name, ElapsedMS: now.Sub(t.started).Milliseconds()}
 		if t.detail != "" {
 			ev.Message = "running " + clip(t.detail, 80)
+		}
+		if t.name == "bash" {
+			ev.OutputLine = t.latest
+		} else if t.latest != "" {
+			ev.Message = clip(t.latest, 200)
 		}
 		h.writeEvent(ev)
 	}

@@ -14,16 +14,19 @@ import (
 //	session_started    session_id, folder, resumed, turn (turns so far)
 //	turn_started       session_id, folder, turn, prompt
 //	message_delta      turn, id, text
+//	reasoning_delta    turn, text (the model's reasoning, not the answer)
 //	message_completed  turn, id, text (the whole message)
 //	tool_started       turn, id, name, arguments (a string), args (an object)
-//	tool_progress      turn, id, name, elapsed_ms, message
+//	tool_progress      turn, id, name, elapsed_ms, message, output_line (bash)
 //	tool_completed     turn, id, name, status (succeeded|failed|cancelled),
 //	                   summary, output, exit_code (bash), diff (edits)
 //	commit             turn, sha, files, message
 //	retry_scheduled    turn, delay_ms, reason
 //	error              turn, message, kind
 //	info               turn, message
-//	turn_completed     turn, outcome (done|failed|cancelled), usage
+//	compacted          turn, summary, dropped, tokens
+//	turn_completed     turn, outcome (done|failed|cancelled), usage,
+//	                   conversation_usage
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
@@ -39,19 +42,28 @@ type Event struct {
 	Arguments string          `json:"arguments,omitempty"`
 	Args      json.RawMessage `json:"args,omitempty"`
 	ElapsedMS int64           `json:"elapsed_ms,omitempty"`
-	Status    string          `json:"status,omitempty"`
-	Message   string          `json:"message,omitempty"`
-	Summary   string          `json:"summary,omitempty"`
-	Output    *string         `json:"output,omitempty"`
-	ExitCode  *int            `json:"exit_code,omitempty"`
-	Diff      string          `json:"diff,omitempty"`
-	SHA       string          `json:"sha,omitempty"`
-	Files     []string        `json:"files,omitempty"`
-	DelayMS   int64           `json:"delay_ms,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	Kind      string          `json:"kind,omitempty"`
-	Outcome   string          `json:"outcome,omitempty"`
-	Usage     *fsm.Usage      `json:"usage,omitempty"`
+	// OutputLine is a running bash command's latest output line (capped
+	// at tools.ProgressLineMax bytes, secrets masked).
+	OutputLine string   `json:"output_line,omitempty"`
+	Status     string   `json:"status,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+	Output     *string  `json:"output,omitempty"`
+	ExitCode   *int     `json:"exit_code,omitempty"`
+	Diff       string   `json:"diff,omitempty"`
+	SHA        string   `json:"sha,omitempty"`
+	Files      []string `json:"files,omitempty"`
+	DelayMS    int64    `json:"delay_ms,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Kind       string   `json:"kind,omitempty"`
+	// Dropped and Tokens tell what a compaction replaced and the
+	// conversation's estimated size after it.
+	Dropped int        `json:"dropped,omitempty"`
+	Tokens  int64      `json:"tokens,omitempty"`
+	Outcome string     `json:"outcome,omitempty"`
+	Usage   *fsm.Usage `json:"usage,omitempty"`
+	// ConversationUsage sums the usage of the whole conversation.
+	ConversationUsage *fsm.Usage `json:"conversation_usage,omitempty"`
 }
 
 // ErrorEvent returns the JSONL error event of a failure before any turn

@@ -17,6 +17,9 @@ type textState struct {
 	atLineEnd bool
 	// progress is the progress line shown on Log, "" when none is.
 	progress string
+	// reasoning is set while the model's reasoning is being shown on
+	// Log; reasoningAtLineEnd when its last piece ended its line.
+	reasoning, reasoningAtLineEnd bool
 }
 
 // ANSI colours of text mode's side channel.
@@ -37,6 +40,13 @@ func (h *Editor) paint(code, s string) string {
 
 // showText renders a notification in text mode.
 func (h *Editor) showText(n workspace.Notification) {
+	if n.Kind == workspace.NoteReasoning {
+		h.showReasoning(n.Text)
+		return
+	}
+	if n.Kind != workspace.NoteState {
+		h.endReasoning()
+	}
 	var line string
 	switch n.Kind {
 	case workspace.NoteText:
@@ -147,6 +157,7 @@ func (h *Editor) showProgress(now time.Time) {
 	if !h.text.atLineEnd {
 		h.endLine() // the model stalled mid-line: the status goes below
 	}
+	h.endReasoningLine()
 	h.text.progress = status
 	io.WriteString(h.opts.Log, "\r\x1b[K"+h.paint(colorDim, "… "+status))
 }

@@ -71,10 +71,18 @@ func (r Request) Last() Message {
 	return r.Messages[len(r.Messages)-1]
 }
 
-// Usage is the token usage a Reply reports in its last chunk.
+// Usage is the token usage a Reply reports in its last chunk. Cached
+// and Reasoning, when not nil, are sent as
+// prompt_tokens_details.cached_tokens and
+// completion_tokens_details.reasoning_tokens; nil leaves the details
+// out, as servers that do not count them do.
 type Usage struct {
-	Prompt, Completion, Cached int64
+	Prompt, Completion int64
+	Cached, Reasoning  *int64
 }
+
+// Int returns a pointer to n, for Usage's optional counts.
+func Int(n int64) *int64 { return &n }
 
 // Reply is the scripted answer to one request.
 type Reply struct {
@@ -82,8 +90,11 @@ type Reply struct {
 	// ErrorBody (a JSON error object) instead of a stream.
 	Status    int
 	ErrorBody string
-	// Reasoning chunks stream first, as delta.reasoning_content.
-	Reasoning []string
+	// Reasoning chunks stream first, as delta.reasoning_content (vLLM,
+	// llama.cpp, DeepSeek) or, with ReasoningField "reasoning", as
+	// delta.reasoning (OpenRouter, Ollama).
+	Reasoning      []string
+	ReasoningField string
 	// Text chunks stream next, as delta.content.
 	Text []string
 	// ToolCalls stream after the text, one chunk each.
@@ -201,6 +212,7 @@ type delta struct {
 	Role             string          `json:"role,omitempty"`
 	Content          *string         `json:"content,omitempty"`
 	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	Reasoning        *string         `json:"reasoning,omitempty"`
 	ToolCalls        []deltaToolCall `json:"tool_calls,omitempty"`
 }
 
@@ -218,9 +230,12 @@ type usage struct {
 	PromptTokens        int64 `json:"prompt_tokens"`
 	CompletionTokens    int64 `json:"completion_tokens"`
 	TotalTokens         int64 `json:"total_tokens"`
-	PromptTokensDetails struct {
+	PromptTokensDetails *struct {
 		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
+	} `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details,omitempty"`
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
@@ -250,7 +265,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
 		return
 	}
 	for _, t := range reply.Reasoning {
-		if !send(one(delta{ReasoningContent: &t})) {
+		d := delta{ReasoningContent: &t}
+		if reply.ReasoningField == "reasoning" {
+			d = delta{Reasoning: &t}
+		}
+		if !send(one(d)) {
 			return
 		}
 	}
@@ -275,7 +294,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
 	}
 	if u := reply.Usage; u != nil {
 		wu := &usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, TotalTokens: u.Prompt + u.Completion}
-		wu.PromptTokensDetails.CachedTokens = u.Cached
+		if u.Cached != nil {
+			wu.PromptTokensDetails = &struct {
+				CachedTokens int64 `json:"cached_tokens"`
+			}{*u.Cached}
+		}
+		if u.Reasoning != nil {
+			wu.CompletionTokensDetails = &struct {
+				ReasoningTokens int64 `json:"reasoning_tokens"`
+			}{*u.Reasoning}
+		}
 		if !send(chunk{Choices: []choice{}, Usage: wu}) {
 			return
 		}

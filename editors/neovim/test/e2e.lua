@@ -64,6 +64,7 @@ local function e2e()
   local c = clients()[1]
   check(c.config.root_dir == proj or vim.fn.resolve(c.config.root_dir) == vim.fn.resolve(proj), 'root is the git repo', c.config.root_dir)
   check(vim.tbl_get(c.config.capabilities, 'experimental', 'loom', 'saveDocuments') == true, 'declares experimental.loom.saveDocuments')
+  check(vim.tbl_get(c.config.capabilities, 'experimental', 'loom', 'thoughts') == true, 'declares experimental.loom.thoughts')
   -- The session starts at initialized; give it a status round trip.
   local status
   loom.execute('loom.status', {}, function(err, st)
@@ -90,10 +91,34 @@ local function e2e()
   end)
   local text = chat_text()
   check(text:find('Reading the file.', 1, true) ~= nil, 'first delta streamed', text)
+  -- The model's thinking: under "> thinking", its lines prefixed, apart
+  -- from the answer, and folded (closed) in the chat window.
+  local all = chat.lines()
+  local think_at
+  for i, l in ipairs(all) do
+    if l == '> thinking' then
+      think_at = i
+      break
+    end
+  end
+  check(think_at ~= nil and all[think_at + 1] == chat.THOUGHT_PREFIX .. 'NVIM-THOUGHT: read it first.'
+    and all[think_at + 2] == chat.THOUGHT_PREFIX .. 'Then edit.' and all[think_at + 3] == 'Reading the file.',
+    'the thinking is shown apart, before the answer', vim.inspect(all))
+  local chat_win
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(w) == chat.buf() then
+      chat_win = w
+    end
+  end
+  local closed = chat_win and think_at and vim.api.nvim_win_call(chat_win, function()
+    return vim.fn.foldclosed(think_at + 1)
+  end)
+  check(think_at ~= nil and closed == think_at + 1, 'the thinking is folded in the chat window', tostring(closed))
   check(text:find('%[succeeded%] read_file') ~= nil, 'read_file tool call line', text)
   check(text:find('%[succeeded%] edit_file') ~= nil, 'edit_file tool call line', text)
   check(vim.g.loom_state == 'WaitingForUserInput', 'g:loom_state follows loom/state', tostring(vim.g.loom_state))
   check(loom.statusline():find('WaitingForUserInput', 1, true) ~= nil, 'statusline component', loom.statusline())
+  check(loom.statusline():find('107 tokens (64 cached)', 1, true) ~= nil, 'statusline shows the conversation\'s tokens', loom.statusline())
 
   local lines = vim.api.nvim_buf_get_lines(file_buf, 0, -1, false)
   check(vim.deep_equal(lines, { 'hello, world' }), 'the buffer holds the edit (applyEdit)', vim.inspect(lines))

@@ -69,6 +69,7 @@ text = ["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "very ", "long 
 
 [[step]]
 match.last_role = "user"
+reasoning = ["NVIM-THOUGHT: read ", "it first.\nThen edit."]
 text = ["Reading ", "the file."]
   [[step.tool_call]]
   id = "r1"
@@ -85,6 +86,7 @@ match.last_tool_result_contains = "hello"
 [[step]]
 match.last_tool_result_contains = "edited greet.txt"
 text = ["Done: ", "greet.txt ", "now greets the world."]
+usage = { prompt = 100, completion = 7, cached = 64 }
 TOML
 git -C "$proj" add -A
 git -C "$proj" commit -q -m initial

@@ -3,6 +3,7 @@
 // does in the panel (send, stop, approve, open a diff, undo, …).
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { AlwaysRule, alwaysWords, parseApproval } from './approval';
 import { explainAskError } from './askargs';
 import { beforeText } from './diff';
 import { ChatPanel, PanelHost } from './panel';
@@ -32,7 +33,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   readonly panel: ChatPanel;
   private readonly transcripts = new Map<string, Transcript>();
   private selected: string | undefined;
-  private readonly approvals = new Map<string, { folder: string; resolve: (a: ApprovalAnswer) => void }>();
+  private readonly approvals = new Map<string, { folder: string; resolve: (a: ApprovalAnswer) => void; always?: AlwaysRule }>();
   private approvalSeq = 0;
   private readonly befores = new Map<string, string>();
   private readonly onHeader = new vscode.EventEmitter<void>();
@@ -181,28 +182,40 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * in its tool card. Resolves with the first answer, from the card or
    * from answer() (the notification); undefined if it is not an approval.
    */
-  approval(message: string): { id: string; answer: Promise<ApprovalAnswer> } | undefined {
-    const m = /^Loom \(([^)]*)\) wants to run (\S+):\n?([\s\S]*)$/.exec(message);
-    const t = m ? this.byName(m[1]) : undefined;
-    if (!m || !t) {
+  approval(message: string): { id: string; answer: Promise<ApprovalAnswer>; always?: AlwaysRule } | undefined {
+    const req = parseApproval(message);
+    const t = req ? this.byName(req.folderName) : undefined;
+    if (!req || !t) {
       return undefined;
     }
     const id = `approval-${++this.approvalSeq}`;
-    const card = t.approval(id, m[2], m[3]);
+    const card = t.approval(id, req.tool, req.detail, req.always ? alwaysWords(req.always) : undefined);
     this.changed(t, [card]);
     const answer = new Promise<ApprovalAnswer>((resolve) => {
-      this.approvals.set(id, { folder: t.folder, resolve });
+      this.approvals.set(id, { folder: t.folder, resolve, always: req.always });
     });
-    return { id, answer };
+    return { id, answer, always: req.always };
   }
 
-  /** Answers approval id (the first answer wins; later ones are ignored). */
-  answer(id: string, a: ApprovalAnswer): void {
+  /**
+   * Answers approval id (the first answer wins; later ones are ignored).
+   * "always" first writes the setting that allows this kind of call in
+   * the workspace's settings, then answers the pending call as allowed.
+   */
+  async answer(id: string, a: ApprovalAnswer): Promise<void> {
     const p = this.approvals.get(id);
     if (!p) {
       return;
     }
     this.approvals.delete(id);
+    if (a === 'always') {
+      if (p.always) {
+        await rememberAlways(p.always).catch((e) =>
+          this.notice('error', `Could not save "always allow" in the workspace settings: ${errorText(e)}`, undefined, p.folder));
+      } else {
+        a = 'allow';
+      }
+    }
     const t = this.transcript(p.folder);
     this.changed(t, [t.answered(id, a !== 'deny')]);
     p.resolve(a);
@@ -356,10 +369,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.onHeader.fire();
         break;
       case 'approve':
-        if (msg.answer === 'always') {
-          await vscode.workspace.getConfiguration('loom').update('tools.bash', 'allow', vscode.ConfigurationTarget.Workspace);
-        }
-        this.answer(msg.id, msg.answer);
+        await this.answer(msg.id, msg.answer);
         break;
       case 'copy':
         await vscode.env.clipboard.writeText(msg.text);
@@ -422,6 +432,18 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.befores.get(uri.toString()) ?? '';
   }
+}
+
+/** Writes the workspace setting that allows this kind of call from now on. */
+async function rememberAlways(rule: AlwaysRule): Promise<void> {
+  const loom = vscode.workspace.getConfiguration('loom');
+  if (rule.kind === 'bash') {
+    await loom.update('tools.bash', 'allow', vscode.ConfigurationTarget.Workspace);
+    return;
+  }
+  const key = 'mcp.approve';
+  const current = loom.inspect<Record<string, string>>(key)?.workspaceValue ?? {};
+  await loom.update(key, { ...current, [rule.server]: 'allow' }, vscode.ConfigurationTarget.Workspace);
 }
 
 /** Opens the Settings editor on Loom's settings. */

@@ -7,6 +7,7 @@ import {
   ExecuteCommandRequest, LanguageClient, LanguageClientOptions, LogMessageNotification, MessageType,
   ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
 } from 'vscode-languageclient/node';
+import { answerTitle } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalAnswer, beforeScheme, Chat, errorText, openSettings } from './chat';
 import { LoomFeature } from './feature';
@@ -17,7 +18,7 @@ import {
   Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
-import { LoomSettings, toServerConfig } from './settings';
+import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
 
 let client: LanguageClient | undefined;
@@ -35,6 +36,7 @@ function settings(): LoomSettings {
       apiKeyEnv: c.get<string>('model.apiKeyEnv'),
     },
     tools: { bash: c.get<string>('tools.bash') },
+    mcp: { approve: c.get<Record<string, unknown>>('mcp.approve') },
   };
 }
 
@@ -42,10 +44,10 @@ function settings(): LoomSettings {
  * The settings layer sent with workspace/didChangeConfiguration. It
  * replaces the previous one on the server, so a cleared setting is
  * dropped there too; initializationOptions carry nothing that a setting
- * could later clear.
+ * could later clear but the workspace's trust, which this layer repeats.
  */
 function serverSettings(): object {
-  return toServerConfig(settings());
+  return toServerConfig(settings(), vscode.workspace.isTrusted);
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -166,7 +168,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const clientOptions: LanguageClientOptions = {
     // Every file: the server needs the open buffers to edit what you see.
     documentSelector: [{ scheme: 'file' }],
-    initializationOptions: {},
+    // The workspace's trust from the first moment: the server reads the
+    // folder's .loom.toml before the first didChangeConfiguration.
+    initializationOptions: trustLayer(vscode.workspace.isTrusted),
     outputChannelName: 'Loom',
   };
   c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
@@ -202,6 +206,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void vscode.window.showInformationMessage('Loom: reload the window to use the new loom.path.', 'Reload Window')
         .then((b) => b && vscode.commands.executeCommand('workbench.action.reloadWindow'));
     } else if (e.affectsConfiguration('loom') && lc.isRunning()) {
+      void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
+        .then(() => chat.refreshStatus());
+    }
+  }));
+  context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
+    if (lc.isRunning()) {
       void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
         .then(() => chat.refreshStatus());
     }
@@ -250,15 +260,18 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
       return pick ? { title: pick } : null;
     }
-    const always = 'Always allow in this workspace';
-    void vscode.window.showWarningMessage(p.message, 'Allow', 'Deny', always).then(async (pick) => {
-      if (pick === always) {
-        await vscode.workspace.getConfiguration('loom').update('tools.bash', 'allow', vscode.ConfigurationTarget.Workspace);
-      }
-      chat.answer(asked.id, pick === 'Allow' || pick === always ? (pick === always ? 'always' : 'allow') : 'deny');
-    });
+    if (!chat.panel.visible) {
+      // The panel is hidden: ask in a notification too. (When it shows,
+      // the card asks alone: VS Code cannot take a notification back once
+      // the card has the answer.)
+      const always = 'Always allow in this workspace';
+      const buttons = asked.always ? ['Allow', 'Deny', always] : ['Allow', 'Deny'];
+      void vscode.window.showWarningMessage(p.message, ...buttons).then((pick) => {
+        void chat.answer(asked.id, pick === always ? 'always' : pick === 'Allow' ? 'allow' : 'deny');
+      });
+    }
     const answer: ApprovalAnswer = await asked.answer;
-    return { title: answer === 'deny' ? 'Deny' : 'Allow' };
+    return { title: answerTitle(answer, titles) };
   });
 }
 

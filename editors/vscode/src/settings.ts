@@ -1,12 +1,17 @@
-// The "loom" settings section -> loom.toml keys (snake_case), sent as
-// initializationOptions and workspace/didChangeConfiguration. No vscode
+// The "loom" settings section -> loom.toml keys (snake_case), sent with
+// workspace/didChangeConfiguration, and the editor's word on the
+// workspace's trust, sent there and in initializationOptions. No vscode
 // imports: tested under node.
 
 /** The settings this extension reads (loom.path is the client's own). */
 export interface LoomSettings {
   model?: { provider?: string; baseUrl?: string; name?: string; apiKeyEnv?: string };
   tools?: { bash?: string };
+  /** loom.mcp.approve: an MCP server's name -> allow, ask or deny. */
+  mcp?: { approve?: Record<string, unknown> };
 }
+
+const policies: readonly string[] = ['allow', 'ask', 'deny'];
 
 const modelKeys: Record<string, string> = {
   provider: 'provider',
@@ -20,8 +25,8 @@ const modelKeys: Record<string, string> = {
  * left out, so loom.toml keeps its say; unknown keys are dropped rather
  * than sent (the server rejects unknown keys).
  */
-export function toServerConfig(s: LoomSettings | undefined): Record<string, Record<string, string>> {
-  const out: Record<string, Record<string, string>> = {};
+export function toServerConfig(s: LoomSettings | undefined, trusted?: boolean): Record<string, object> {
+  const out: Record<string, object> = {};
   const model: Record<string, string> = {};
   for (const [k, v] of Object.entries(s?.model ?? {})) {
     const key = modelKeys[k];
@@ -36,5 +41,28 @@ export function toServerConfig(s: LoomSettings | undefined): Record<string, Reco
   if (typeof bash === 'string' && bash !== '') {
     out.tools = { bash };
   }
+  const servers: Record<string, { approve: string }> = {};
+  for (const [name, policy] of Object.entries(s?.mcp?.approve ?? {})) {
+    // The server's rules for a name: up to 32 letters, digits, - or _, no "__".
+    if (/^[A-Za-z0-9_-]{1,32}$/.test(name) && !name.includes('__') && typeof policy === 'string' && policies.includes(policy)) {
+      servers[name] = { approve: policy };
+    }
+  }
+  if (Object.keys(servers).length > 0) {
+    out.mcp = { servers };
+  }
+  if (trusted !== undefined) {
+    out.trust = trustLayer(trusted).trust;
+  }
   return out;
+}
+
+/**
+ * The editor's word on the workspace's trust (the agreed key; VS Code's
+ * vscode.workspace.isTrusted): the server honours the restricted keys of
+ * the folder's own .loom.toml (model server, tools.bash = "allow", hooks,
+ * MCP servers) only when it is true.
+ */
+export function trustLayer(trusted: boolean): { trust: { workspace: boolean } } {
+  return { trust: { workspace: trusted } };
 }

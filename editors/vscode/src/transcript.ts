@@ -174,7 +174,7 @@ export class Transcript {
    * An approval request for tool with detail (the command): attached to
    * the open call of that tool with that command, or to a card of its own.
    */
-  approval(id: string, tool: string, detail: string): ToolItem {
+  approval(id: string, tool: string, detail: string, always?: string): ToolItem {
     let card: ToolItem | undefined;
     for (let i = this.items.length - 1; i >= 0 && !card; i--) {
       const it = this.items[i];
@@ -188,7 +188,7 @@ export class Transcript {
         title: tool === 'bash' ? '$ ' + detail : detail, status: 'pending', output: '',
       });
     }
-    card.approval = { id, detail, state: 'ask' } satisfies Approval;
+    card.approval = { id, detail, state: 'ask', always } satisfies Approval;
     return card;
   }
 

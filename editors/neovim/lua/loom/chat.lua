@@ -15,6 +15,13 @@ local open_key
 local tool_lines = {}
 -- the last line is a tool call's: the next text starts a new line
 local after_tool = false
+-- the last lines are the model's thinking: more thinking continues them,
+-- the answer starts on a line of its own
+local thinking = false
+
+--- The prefix of the lines of the model's thinking ("thought" deltas).
+--- Chat windows fold them (closed): zo opens them.
+M.THOUGHT_PREFIX = '┊ '
 
 M.tracker = stream.new()
 
@@ -33,7 +40,17 @@ function M.buf()
   vim.bo[buf].modifiable = false
   open_key = nil
   tool_lines = {}
+  thinking = false
   return buf
+end
+
+--- The fold level of a chat line: 1 for the model's thinking, so that
+--- it is shown collapsed under its "> thinking" line.
+---@param lnum integer
+---@return string
+function M.foldexpr(lnum)
+  local line = vim.fn.getline(lnum)
+  return line:sub(1, #M.THOUGHT_PREFIX) == M.THOUGHT_PREFIX and '1' or '0'
 end
 
 --- Opens the chat buffer in a split (or focuses its window).
@@ -51,6 +68,10 @@ function M.open(split)
   vim.api.nvim_win_set_buf(0, b)
   vim.wo.wrap = true
   vim.wo.linebreak = true
+  vim.wo.foldmethod = 'expr'
+  vim.wo.foldexpr = "v:lua.require'loom.chat'.foldexpr(v:lnum)"
+  vim.wo.foldlevel = 0
+  vim.wo.foldenable = true
 end
 
 --- Returns the lines of the chat buffer.
@@ -95,6 +116,7 @@ function M.block(lines)
   end)
   open_key = nil
   after_tool = false
+  thinking = false
 end
 
 local function label(folder)
@@ -127,12 +149,12 @@ function M.notice(p)
   M.block({ '> [loom: ' .. (p.text or p.kind or '') .. ']' })
 end
 
---- Appends a displayMessage delta to its folder and turn's answer.
----@param p {folder: string, turn: integer, seq: integer, text: string}
-function M.delta(p)
+-- open_turn checks a displayMessage's seq and starts its turn's block
+-- when needed; false means the message is stale and is dropped.
+local function open_turn(p)
   local verdict, missing = M.tracker:check(p.folder, p.seq)
   if verdict == stream.STALE then
-    return
+    return false
   end
   if verdict == stream.GAP then
     M.block({ string.format('> [loom: %d message(s) lost; the answer is redrawn when the turn ends, or run :LoomHistory]', missing) })
@@ -143,16 +165,56 @@ function M.delta(p)
     open_key = key
     after_tool = false
   end
+  return true
+end
+
+--- Appends a displayMessage delta to its folder and turn's answer; a
+--- delta of kind "thought" is the model's thinking, shown apart.
+---@param p {folder: string, turn: integer, seq: integer, text: string, kind: string|nil}
+function M.delta(p)
+  if p.kind == 'thought' then
+    return M.thought(p)
+  end
+  if not open_turn(p) then
+    return
+  end
   modify(function(b)
-    if after_tool then
+    if after_tool or thinking then
       vim.api.nvim_buf_set_lines(b, -1, -1, false, { '' })
-      after_tool = false
+      after_tool, thinking = false, false
     end
     local n = vim.api.nvim_buf_line_count(b)
     local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)
     local first = stream.append(last, p.text)
     vim.api.nvim_buf_set_lines(b, n - 1, n, false, last)
     return first
+  end)
+end
+
+--- Appends the model's thinking (a displayMessage of kind "thought") under
+--- a "> thinking" line, each of its lines prefixed with THOUGHT_PREFIX,
+--- which chat windows fold. It is never part of the answer.
+---@param p {folder: string, turn: integer, seq: integer, text: string}
+function M.thought(p)
+  if not open_turn(p) then
+    return
+  end
+  modify(function(b)
+    if not thinking then
+      local n = vim.api.nvim_buf_line_count(b)
+      local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1]
+      local start = (last == '' and not after_tool) and n - 1 or n
+      vim.api.nvim_buf_set_lines(b, start, -1, false, { '> thinking', M.THOUGHT_PREFIX })
+      after_tool, thinking = false, true
+    end
+    local n = vim.api.nvim_buf_line_count(b)
+    local lines = vim.api.nvim_buf_get_lines(b, n - 1, n, false)
+    local pieces = vim.split(p.text, '\n', { plain = true })
+    lines[1] = lines[1] .. pieces[1]
+    for i = 2, #pieces do
+      lines[#lines + 1] = M.THOUGHT_PREFIX .. pieces[i]
+    end
+    vim.api.nvim_buf_set_lines(b, n - 1, n, false, lines)
   end)
 end
 
@@ -190,7 +252,7 @@ function M.tool(p)
   end)
   tool_lines[key] = vim.api.nvim_buf_line_count(b)
   -- Text after a tool call starts on a new line of the same answer.
-  after_tool = true
+  after_tool, thinking = true, false
 end
 
 --- Replaces a folder's part of the chat with its transcript

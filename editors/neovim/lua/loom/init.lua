@@ -31,6 +31,10 @@ M.config = vim.deepcopy(M.defaults)
 --- States by folder, from loom/state.
 ---@type table<string, string>
 M.states = {}
+--- The conversation's token usage by folder, from loom/state at each
+--- turn's end ({prompt_tokens, completion_tokens, total_tokens,
+--- cached_tokens?, reasoning_tokens?}).
+M.usage = {}
 
 local function has(v)
   return vim.fn.has('nvim-' .. v) == 1
@@ -75,7 +79,7 @@ function M.capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
-    loom = { saveDocuments = true },
+    loom = { saveDocuments = true, thoughts = true },
   })
   return caps
 end
@@ -144,6 +148,9 @@ M.handlers = {
   end,
   ['loom/state'] = function(_, p)
     if p then
+      if p.totalUsage then
+        M.usage[p.folder] = p.totalUsage
+      end
       on_state(p.folder, p.state)
     end
   end,
@@ -345,7 +352,15 @@ function M.statusline()
     return ''
   end
   local st = M.states[c.config.root_dir or ''] or vim.g.loom_state
-  return st and ('loom: ' .. st) or 'loom'
+  local line = st and ('loom: ' .. st) or 'loom'
+  local u = M.usage[c.config.root_dir or '']
+  if u and (u.total_tokens or 0) > 0 then
+    line = line .. string.format(' · %d tokens', u.total_tokens)
+    if u.cached_tokens then
+      line = line .. string.format(' (%d cached)', u.cached_tokens)
+    end
+  end
+  return line
 end
 
 local function commands()

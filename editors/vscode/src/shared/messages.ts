@@ -14,6 +14,8 @@ export interface Approval {
   detail: string;
   /** ask while open; then the answer given (here or in the notification). */
   state: 'ask' | 'allowed' | 'denied';
+  /** What "Always allow in this workspace" sets, in words; none when it is not offered. */
+  always?: string;
 }
 
 /** Token counts of a turn, as the model reported them. */

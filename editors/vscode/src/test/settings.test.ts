@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { toServerConfig } from '../settings';
+import { toServerConfig, trustLayer } from '../settings';
 import { LoomFeature } from '../feature';
 import { isBusy, stateWords } from '../status';
 
@@ -14,6 +14,12 @@ test('settings become snake_case loom.toml keys, empty ones left out', () => {
   });
   assert.deepEqual(toServerConfig({ model: { name: '' }, tools: { bash: '' } }), {});
   assert.deepEqual(toServerConfig(undefined), {});
+});
+
+test('the workspace trust goes with the settings, as the agreed trust.workspace key', () => {
+  assert.deepEqual(toServerConfig({ tools: { bash: 'ask' } }, true), { tools: { bash: 'ask' }, trust: { workspace: true } });
+  assert.deepEqual(toServerConfig({}, false), { trust: { workspace: false } });
+  assert.deepEqual(trustLayer(false), { trust: { workspace: false } });
 });
 
 test('LoomFeature declares experimental.loom and keeps other experimental keys', () => {

@@ -321,9 +321,10 @@ function renderTool(it: Extract<Item, { kind: 'tool' }>): HTMLElement {
     if (a.state === 'ask') {
       row.append(el('span', 'ask', `Run this ${it.name === 'bash' ? 'command' : 'tool'}?`),
         button('Allow', 'primary allow', () => post({ type: 'approve', id: a.id, answer: 'allow' })),
-        button('Deny', 'secondary deny', () => post({ type: 'approve', id: a.id, answer: 'deny' })),
-        button('Always allow in this workspace', 'link always', () => post({ type: 'approve', id: a.id, answer: 'always' }),
-          'Sets loom.tools.bash to allow in this workspace\'s settings'));
+        button('Deny', 'secondary deny', () => post({ type: 'approve', id: a.id, answer: 'deny' })));
+      if (a.always) {
+        row.append(button('Always allow in this workspace', 'link always', () => post({ type: 'approve', id: a.id, answer: 'always' }), a.always));
+      }
     } else {
       row.append(el('span', `answer ${a.state}`, a.state === 'allowed' ? 'Allowed' : 'Denied'));
     }

@@ -1,0 +1,65 @@
+// The server's approval requests ("Loom (name) wants to run bash:\n<cmd>"),
+// and what "Always allow in this workspace" remembers for each kind: bash
+// through loom.tools.bash, an MCP server's tools through loom.mcp.approve
+// (the server's mcp.servers.<name>.approve). No vscode imports: tested
+// under node.
+
+/** The setting "Always allow in this workspace" writes for an approval. */
+export type AlwaysRule =
+  /** loom.tools.bash = "allow". */
+  | { kind: 'bash' }
+  /** loom.mcp.approve[server] = "allow": every tool of that MCP server. */
+  | { kind: 'mcp'; server: string };
+
+/** An approval request, parsed from window/showMessageRequest. */
+export interface ApprovalRequest {
+  /** The workspace folder's name, as the server said it. */
+  folderName: string;
+  /** The tool: bash, an MCP tool ("server__tool"), "git hooks", … */
+  tool: string;
+  /** What would run: the command, or the MCP server, tool and arguments. */
+  detail: string;
+  /** What "Always allow in this workspace" means here; none for a one-off (git hooks). */
+  always?: AlwaysRule;
+}
+
+/** The title of the server's own "Always allow" action (an MCP tool, this session). */
+export const serverAlwaysTitle = 'Always allow';
+
+/** Parses an approval request; undefined for any other message. */
+export function parseApproval(message: string): ApprovalRequest | undefined {
+  const m = /^Loom \(([^)]*)\) wants to run ([^:\n]+):\n?([\s\S]*)$/.exec(message);
+  if (!m) {
+    return undefined;
+  }
+  const [, folderName, tool, detail] = m;
+  const req: ApprovalRequest = { folderName, tool, detail };
+  if (tool === 'bash') {
+    req.always = { kind: 'bash' };
+  } else {
+    const mcp = /^MCP server ([A-Za-z0-9_-]+), tool /.exec(detail);
+    if (mcp && tool.startsWith(mcp[1] + '__')) {
+      req.always = { kind: 'mcp', server: mcp[1] };
+    }
+  }
+  return req;
+}
+
+/** The setting a rule writes, in words (the button's tooltip, the notice). */
+export function alwaysWords(rule: AlwaysRule): string {
+  return rule.kind === 'bash'
+    ? 'Sets loom.tools.bash to "allow" in this workspace\'s settings: commands run without asking'
+    : `Sets loom.mcp.approve["${rule.server}"] to "allow" in this workspace's settings: the tools of MCP server ${rule.server} run without asking`;
+}
+
+/**
+ * The action to answer the server with: Allow or Deny, and for "always"
+ * the server's own "Always allow" when it offered one (so that the calls
+ * already waiting behind this one are spared too).
+ */
+export function answerTitle(answer: 'allow' | 'deny' | 'always', offered: readonly string[]): string {
+  if (answer === 'deny') {
+    return 'Deny';
+  }
+  return answer === 'always' && offered.includes(serverAlwaysTitle) ? serverAlwaysTitle : 'Allow';
+}

@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import { alwaysWords, answerTitle, parseApproval } from '../approval';
+import { toServerConfig } from '../settings';
+
+test('a bash approval: "always" means loom.tools.bash', () => {
+  const r = parseApproval('Loom (greeting) wants to run bash:\nnpm test');
+  assert.deepEqual(r, { folderName: 'greeting', tool: 'bash', detail: 'npm test', always: { kind: 'bash' } });
+  assert.match(alwaysWords(r!.always!), /loom\.tools\.bash/);
+});
+
+test('an MCP approval: "always" means its server\'s approve policy', () => {
+  const r = parseApproval('Loom (greeting) wants to run files__read:\nMCP server files, tool read, arguments: {"path":"a"}');
+  assert.equal(r?.tool, 'files__read');
+  assert.deepEqual(r?.always, { kind: 'mcp', server: 'files' });
+  assert.match(alwaysWords(r!.always!), /loom\.mcp\.approve\["files"\]/);
+  // A detail naming another server than the tool's is not trusted to say which.
+  assert.equal(parseApproval('Loom (g) wants to run a__x:\nMCP server b, tool x, arguments: {}')?.always, undefined);
+});
+
+test('git hooks are asked once: no "always"', () => {
+  const r = parseApproval('Loom (greeting) wants to run git hooks:\ncommit the agent\'s change, running your git hooks');
+  assert.equal(r?.tool, 'git hooks');
+  assert.equal(r?.always, undefined);
+  assert.equal(parseApproval('Loom (greeting): rate limited'), undefined);
+});
+
+test('the answer: the server\'s own "Always allow" when offered, else Allow', () => {
+  assert.equal(answerTitle('always', ['Allow', 'Deny', 'Always allow']), 'Always allow');
+  assert.equal(answerTitle('always', ['Allow', 'Deny']), 'Allow');
+  assert.equal(answerTitle('allow', ['Allow', 'Deny', 'Always allow']), 'Allow');
+  assert.equal(answerTitle('deny', ['Allow', 'Deny', 'Always allow']), 'Deny');
+});
+
+test('loom.mcp.approve becomes mcp.servers.NAME.approve; bad names and policies are dropped', () => {
+  assert.deepEqual(toServerConfig({ mcp: { approve: { files: 'allow', 'a__b': 'allow', web: 'sometimes', 'bad name': 'deny', git: 'deny' } } }),
+    { mcp: { servers: { files: { approve: 'allow' }, git: { approve: 'deny' } } } });
+  assert.deepEqual(toServerConfig({ mcp: { approve: {} } }), {});
+});

@@ -1,0 +1,106 @@
+package workspace
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// TestFastEventDecodingMatchesJSON checks the journal's fast path for
+// prompts and answers against encoding/json: on what json.Marshal writes
+// it must decode the same value, and on anything it does not take it must
+// step aside (ok false), never decode something else.
+func TestFastEventDecodingMatchesJSON(t *testing.T) {
+	check := func(t interface {
+		Fatalf(string, ...any)
+	}, tag string, raw []byte, want fsm.Event) {
+		got, ok := decodeTextEvent(tag, raw)
+		if !ok {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s %s: fast path decoded %#v, encoding/json %#v", tag, raw, got, want)
+		}
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		text := rapid.OneOf(rapid.String(), rapid.StringMatching(`[a-z "\\<>&\n\t]{0,30}`),
+			rapid.Custom(func(rt *rapid.T) string { return string(rapid.SliceOf(rapid.Byte()).Draw(rt, "bytes")) })).Draw(rt, "text")
+		req := rapid.Uint64().Draw(rt, "request")
+		for _, ev := range []fsm.Event{fsm.UserInput{Text: text}, fsm.LlmTextDelta{Request: req, Text: text}} {
+			raw, err := json.Marshal(ev)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			tag := eventTag(ev)
+			want, err := decodeAs[fsm.UserInput](raw)
+			if tag == "LlmTextDelta" {
+				want, err = decodeAs[fsm.LlmTextDelta](raw)
+			}
+			if err != nil {
+				rt.Fatal(err)
+			}
+			got, ok := decodeTextEvent(tag, raw)
+			if !ok {
+				rt.Fatalf("%s: the fast path refused what json.Marshal wrote: %s", tag, raw)
+			}
+			if !reflect.DeepEqual(got, want) {
+				rt.Fatalf("%s %s: fast path decoded %#v, encoding/json %#v", tag, raw, got, want)
+			}
+		}
+	})
+	// Records json.Marshal never writes: the fast path must refuse them
+	// or agree with encoding/json.
+	for _, c := range []struct{ tag, raw string }{
+		{"UserInput", `{"Text":"a"} `},
+		{"UserInput", `{"Text":"a"b"}`},
+		{"UserInput", `{"Text":"a\"}`},
+		{"UserInput", `{"Text":"tab	in"}`},
+		{"UserInput", "{\"Text\":\"\xff\"}"},
+		{"UserInput", `{"Text":"\ud83d\ude00"}`},
+		{"UserInput", `{"Text":"\u00e9\/"}`},
+		{"UserInput", `{"Text":null}`},
+		{"UserInput", `{"Text":"x","Extra":1}`},
+		{"LlmTextDelta", `{"Request":007,"Text":"x"}`},
+		{"LlmTextDelta", `{"Request":-1,"Text":"x"}`},
+		{"LlmTextDelta", `{"Request":18446744073709551616,"Text":"x"}`},
+		{"LlmTextDelta", `{"Request":1.5,"Text":"x"}`},
+		{"LlmTextDelta", `{"Request":+1,"Text":"x"}`},
+		{"LlmTextDelta", `{"Text":"x","Request":1}`},
+		{"LlmTextDelta", `{"Request":12,"Text":"a\nb"}`},
+	} {
+		var want fsm.Event
+		var err error
+		if c.tag == "UserInput" {
+			want, err = decodeAs[fsm.UserInput](json.RawMessage(c.raw))
+		} else {
+			want, err = decodeAs[fsm.LlmTextDelta](json.RawMessage(c.raw))
+		}
+		if err != nil {
+			if _, ok := decodeTextEvent(c.tag, []byte(c.raw)); ok {
+				t.Fatalf("%s: fast path accepted what encoding/json refuses: %v", c.raw, err)
+			}
+			continue
+		}
+		check(t, c.tag, []byte(c.raw), want)
+	}
+}
+
+// BenchmarkReplay200Turns replays a 200-turn journal (each answer
+// streamed in 200 chunks, journaled coalesced) through a fresh machine:
+// the part of a resume that grows with the conversation.
+func BenchmarkReplay200Turns(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "j.jsonl")
+	writeConversation(b, path, "/w", 200, 200)
+	b.ReportAllocs()
+	for b.Loop() {
+		rp, err := replayJournal(path, fsm.Config{})
+		if err != nil || len(rp.m.Messages()) != 400 {
+			b.Fatalf("replayed %d messages: %v", len(rp.m.Messages()), err)
+		}
+	}
+}
