@@ -30,6 +30,9 @@ func TestCLIHelpAndVersionEverywhere(t *testing.T) {
 			if !strings.HasPrefix(r.stdout, want) {
 				t.Errorf("loom-lsp %v: stdout %q, want it to start with %q", args, r.stdout, want)
 			}
+			if n := strings.Count(r.stdout, "Flags:"); n > 1 {
+				t.Errorf("loom-lsp %v: %d \"Flags:\" headings:\n%s", args, n, r.stdout)
+			}
 		}
 	}
 	if r := runLoom(t, dir, "", "help", "exec"); r.code != 0 || !strings.Contains(r.stdout, "--approve bash=allow") {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,10 +29,7 @@ func TestExecJSONLCompactedEvent(t *testing.T) {
 			return llmtest.Reply{Text: []string{fmt.Sprintf("Answer %d.", n)}}
 		}
 	})
-	cfg := filepath.Join(t.TempDir(), "loom.toml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[model]\nbase_url = %q\nname = \"m\"\n", srv.BaseURL())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeFile(t, t.TempDir(), "loom.toml", fmt.Sprintf("[model]\nbase_url = %q\nname = \"m\"\n", srv.BaseURL()))
 	dir, env := testRepo(t), isolatedEnv(t)
 	if r := runLoomEnv(t, env, dir, "", "exec", "--output", "jsonl", "--config", cfg, "first question"); r.code != 0 {
 		t.Fatalf("first run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -37,7 +37,8 @@ Examples:
 
 Output: --output text prints the assistant's messages on stdout, each on
 lines of its own (tool calls, commits and errors go to stderr; on a
-terminal, stderr also says what the turn is waiting for); --output jsonl
+terminal, stderr also says what the turn is waiting for and shows the
+model's thinking, dimmed); --output jsonl
 prints one JSON event per line on stdout (see README.md, "exec JSONL
 events"). Logs (--debug) go to stderr.
 
@@ -65,7 +66,7 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.resume, "resume", false, "continue the workspace's conversation")
 	fs.BoolVar(&f.fresh, "new", false, "start a new conversation (the default)")
 	fs.StringVar(&f.script, "script", "", "use the scripted model in this TOML file (offline; see llm/testdata/README.md)")
-	fs.BoolVar(&f.verbose, "verbose", false, "text output: show each command's output under its line")
+	fs.BoolVar(&f.verbose, "verbose", false, "text output: show each command's output under its line, and the model's thinking (shown on a terminal anyway)")
 	fs.BoolVar(&f.debug, "debug", false, "log debug details to stderr")
 	fs.BoolVar(&f.noDeltas, "no-deltas", false, "jsonl output: leave out message_delta events (message_completed has each whole message)")
 }
@@ -118,7 +119,7 @@ func init() {
 
 // runExec implements `loom-lsp exec`; cancelling ctx interrupts it.
 func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := newCommandLine("exec", execUsage+"\nFlags:\n")
+	c := newCommandLine("exec", execUsage)
 	var f execFlags
 	f.register(c.fs)
 	// In JSONL mode a failure before the turn is also one error event.

@@ -89,19 +89,17 @@ func runLoomEnv(t *testing.T, env []string, dir string, stdin string, args ...st
 	return execRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
-func writeScript(t *testing.T, body string) string {
+// writeScript writes a scripted model (see llm/testdata/README.md) and
+// returns its path.
+func writeScript(t testing.TB, body string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "model.toml")
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeFile(t, t.TempDir(), "model.toml", body)
 }
 
-const editScript = `
-[[step]]
-match.last_role = "user"
-text = ["Reading."]
+// readEditGreet continues a scripted model's step with a read of
+// greet.txt, edits it once it read "hello", and opens the step that
+// follows the edit (the caller adds its text).
+const readEditGreet = `
   [[step.tool_call]]
   id = "r1"
   name = "read_file"
@@ -116,7 +114,13 @@ match.last_tool_result_contains = "hello"
 
 [[step]]
 match.last_tool_result_contains = "edited greet.txt"
-text = ["Done."]
+`
+
+// editScript reads greet.txt, edits it and says Done.
+const editScript = `
+[[step]]
+match.last_role = "user"
+text = ["Reading."]` + readEditGreet + `text = ["Done."]
 usage = { prompt = 100, completion = 7 }
 `
 

@@ -43,22 +43,7 @@ text = ["Waiting for the slow part."]
   arguments = '{"command":"echo compiling; cat token.txt; sleep 2.2; echo slow done"}'
 
 [[step]]
-match.last_tool_result_contains = "slow done"
-  [[step.tool_call]]
-  id = "r1"
-  name = "read_file"
-  arguments = '{"path":"greet.txt"}'
-
-[[step]]
-match.last_tool_result_contains = "hello"
-  [[step.tool_call]]
-  id = "e1"
-  name = "edit_file"
-  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
-
-[[step]]
-match.last_tool_result_contains = "edited greet.txt"
-text = ["Done: ", "greet.txt greets the world."]
+match.last_tool_result_contains = "slow done"` + readEditGreet + `text = ["Done: ", "greet.txt greets the world."]
 usage = { prompt = 100, completion = 7 }
 `
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,26 +17,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/internal/proctest"
 	"github.com/loom-lsp/loom-lsp/jsonrpc"
-	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
 )
-
-// blockingStdinPipe gives cmd a stdin pipe in blocking mode, as Node,
-// Python and Neovim clients create it. (exec.Cmd.StdinPipe hands the
-// child a non-blocking pipe, which Go's poller can interrupt anyway and
-// which hid the 5 s exit.) The parent's copy of the read end is left to
-// the garbage collector: it does not keep the child from seeing EOF.
-func blockingStdinPipe(cmd *exec.Cmd) (io.WriteCloser, error) {
-	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
-		return nil, err
-	}
-	r, w := os.NewFile(uintptr(fds[0]), "stdin-r"), os.NewFile(uintptr(fds[1]), "stdin-w")
-	cmd.Stdin = r
-	return w, nil
-}
-
-// lspFrame frames one JSON-RPC message.
-func lspFrame(msg string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(msg), msg) }
 
 // exitTime starts the binary, initializes it with a folder, sends
 // shutdown, then exit, keeping stdin open as real clients do, and returns
@@ -68,45 +48,6 @@ func exitTime(t testing.TB) time.Duration {
 		t.Fatalf("exit code %d, want 0", code)
 	}
 	return time.Since(start)
-}
-
-// awaitResponse reads frames until the response with the given id.
-func awaitResponse(t testing.TB, in *bufio.Reader, id int) {
-	t.Helper()
-	for {
-		length := -1
-		for {
-			line, err := in.ReadString('\n')
-			if err != nil {
-				t.Fatalf("waiting for response %d: %v", id, err)
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-				length, _ = strconv.Atoi(v)
-			}
-		}
-		body := make([]byte, length)
-		if _, err := io.ReadFull(in, body); err != nil {
-			t.Fatal(err)
-		}
-		var m struct {
-			ID     *int            `json:"id"`
-			Method string          `json:"method"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if err := json.Unmarshal(body, &m); err != nil {
-			t.Fatal(err)
-		}
-		if m.Method == "" && m.ID != nil && *m.ID == id {
-			if len(m.Error) > 0 && string(m.Error) != "null" {
-				t.Fatalf("response %d: error %s", id, m.Error)
-			}
-			return
-		}
-	}
 }
 
 // After shutdown and exit the process ends at once although the client
@@ -210,15 +151,8 @@ func TestBinarySIGTERMAtEveryLifecyclePoint(t *testing.T) {
 			defer cancel()
 			folder, _ := filepath.EvalSymlinks(t.TempDir())
 			pidFile := filepath.Join(t.TempDir(), "pid")
-			c := startServer(t, loomBinary)
-			ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{
-				Loom: true, ApplyEdit: true, WorkDoneProgress: true, Folders: []string{folder},
-				InitializationOptions: map[string]any{
-					"model": map[string]any{"provider": "script", "script": sigtermScript(t, pidFile)},
-					"tools": map[string]any{"bash": "allow"},
-					"hooks": map[string]any{"auto_commit": false},
-				},
-			})
+			c, ed := startEditor(t, ctx, loomEditor([]string{folder},
+				scriptedOptions(sigtermScript(t, pidFile), map[string]any{"tools": map[string]any{"bash": "allow"}})))
 			pid := 0
 			if point == "before initialize" {
 				// A request refused before initialize: the server is up and

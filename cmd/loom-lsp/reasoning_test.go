@@ -93,6 +93,9 @@ func TestExecReasoningAndUsage(t *testing.T) {
 	if !strings.Contains(r.stderr, "thinking") || !strings.Contains(r.stderr, "SECRET-THOUGHT: I should read the file.") {
 		t.Errorf("--verbose stderr does not show the reasoning:\n%s", r.stderr)
 	}
+	if !strings.Contains(r.stderr, "· tokens: 200 in (100 cached), 50 out (21 reasoning)") {
+		t.Errorf("text mode does not end with the turn's tokens on stderr:\n%s", r.stderr)
+	}
 	r = runLoomEnv(t, env, dir, "", append([]string{"exec"}, append(model, "last one?")...)...)
 	if strings.Contains(r.stdout+r.stderr, "SECRET-THOUGHT") {
 		t.Errorf("reasoning shown without --verbose off a terminal:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)

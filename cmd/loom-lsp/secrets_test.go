@@ -114,14 +114,10 @@ func TestServeRedactsAnEchoedKey(t *testing.T) {
 	folder, _ := filepath.EvalSymlinks(t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := startServer(t, loomBinary)
-	ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{
+	c, ed := startInitialized(t, ctx, fakeeditor.Config{
 		Loom: true, Folders: []string{folder},
 		InitializationOptions: map[string]any{"model": map[string]any{"base_url": srv.URL + "/v1", "name": "m"}},
 	})
-	if _, err := ed.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdAsk, jsonrpc.AskArgs{Prompt: "hi"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -283,17 +279,11 @@ func TestServeLeavesNoOrphanAtStdinEOF(t *testing.T) {
 	folder, _ := filepath.EvalSymlinks(t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := startServer(t, loomBinary)
-	ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{
+	c, ed := startInitialized(t, ctx, fakeeditor.Config{
 		Loom: true, Folders: []string{folder},
-		InitializationOptions: map[string]any{
-			"model": map[string]any{"provider": "script", "script": bashScript(t, proctest.OrphanCommand(tag, ready, "sleep 1000"))},
-			"tools": map[string]any{"bash": "allow"}, "hooks": map[string]any{"auto_commit": false},
-		},
+		InitializationOptions: scriptedOptions(bashScript(t, proctest.OrphanCommand(tag, ready, "sleep 1000")),
+			map[string]any{"tools": map[string]any{"bash": "allow"}}),
 	})
-	if _, err := ed.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdAsk, jsonrpc.AskArgs{Prompt: "leave orphans"}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,131 +16,14 @@ import (
 	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
 )
 
-// buildBinary builds loom-lsp into a temporary directory.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "loom-lsp")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// pipeConn joins the child's stdout and stdin.
-type pipeConn struct {
-	io.ReadCloser
-	io.WriteCloser
-}
-
-func (p pipeConn) Close() error {
-	_ = p.WriteCloser.Close()
-	return p.ReadCloser.Close()
-}
-
-type child struct {
-	cmd  *exec.Cmd
-	conn pipeConn
-	done chan error
-}
-
-// startServer starts the binary with isolated config and state.
-func startServer(t testing.TB, bin string, args ...string) *child {
-	t.Helper()
-	home := t.TempDir()
-	if len(args) == 0 {
-		args = []string{"serve"}
-	}
-	cmd := exec.Command(bin, append(args, "--log", filepath.Join(home, "log.txt"))...)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"), "HOME="+home)
-	stdin, err := blockingStdinPipe(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &child{cmd: cmd, conn: pipeConn{stdout, stdin}, done: make(chan error, 1)}
-	go func() { c.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Error("loom-lsp did not exit after stdin closed")
-		}
-	})
-	return c
-}
-
-func (c *child) wait(t testing.TB) int {
-	t.Helper()
-	select {
-	case err := <-c.done:
-		c.done <- err
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(10 * time.Second):
-		t.Fatal("loom-lsp did not exit")
-		return -1
-	}
-}
-
-const coreScript = `
-[[step]]
-match.last_role = "user"
-text = ["Let me ", "read it."]
-  [[step.tool_call]]
-  name = "read_file"
-  arguments = '{"path":"a.txt"}'
-
-[[step]]
-match.last_tool_result_contains = "hello"
-  [[step.tool_call]]
-  name = "edit_file"
-  arguments = '{"path":"a.txt","old_string":"hello","new_string":"goodbye"}'
-
-[[step]]
-match.last_role = "tool"
-text = ["Done."]
-`
-
 // The core scenario against the built binary over real stdio pipes.
 func TestBinaryCoreScenario(t *testing.T) {
-	bin := buildBinary(t)
 	folder, _ := filepath.EvalSymlinks(t.TempDir())
-	script := filepath.Join(t.TempDir(), "model.toml")
-	if err := os.WriteFile(script, []byte(coreScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(folder, "a.txt")
-	if err := os.WriteFile(path, []byte("hello world\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, coreScript)
+	path := writeFile(t, folder, "a.txt", "hello world\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := startServer(t, bin)
-	ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{
-		Loom: true, ApplyEdit: true, WorkDoneProgress: true, Folders: []string{folder},
-		InitializationOptions: map[string]any{
-			"model": map[string]any{"provider": "script", "script": script},
-			"hooks": map[string]any{"auto_commit": false},
-		},
-	})
-	if _, err := ed.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, ed := startInitialized(t, ctx, loomEditor([]string{folder}, scriptedOptions(script, nil)))
 	if err := ed.OpenFile(ctx, path); err != nil {
 		t.Fatal(err)
 	}
@@ -150,19 +31,7 @@ func TestBinaryCoreScenario(t *testing.T) {
 	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdAsk, jsonrpc.AskArgs{Prompt: "change hello"}, &res); err != nil {
 		t.Fatal(err)
 	}
-	err := ed.Await(ctx, "answer", func(msgs []fakeeditor.Message) bool {
-		var text strings.Builder
-		for _, m := range msgs {
-			var p jsonrpc.DisplayMessageParams
-			if m.Method == jsonrpc.MethodDisplayMessage && json.Unmarshal(m.Params, &p) == nil {
-				text.WriteString(p.Text)
-			}
-		}
-		return text.String() == "Let me read it.Done."
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	awaitText(t, ctx, ed, "answer", func(text string) bool { return text == "Let me read it.Done." })
 	if text, _, _ := ed.BufferText(path); text != "goodbye world\n" {
 		t.Errorf("buffer = %q", text)
 	}
@@ -189,11 +58,7 @@ func TestBinaryAcceptsClientTransportFlags(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			c := startServer(t, loomBinary, args...)
-			ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{Folders: []string{t.TempDir()}})
-			if _, err := ed.Initialize(ctx); err != nil {
-				t.Fatalf("initialize: %v", err)
-			}
+			c, ed := startInitialized(t, ctx, fakeeditor.Config{Folders: []string{t.TempDir()}}, args...)
 			if err := ed.Shutdown(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -220,14 +85,9 @@ func TestBinaryRefusesOtherTransports(t *testing.T) {
 }
 
 func TestBinaryExitWithoutShutdown(t *testing.T) {
-	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := startServer(t, bin)
-	ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{Folders: []string{t.TempDir()}})
-	if _, err := ed.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, ed := startInitialized(t, ctx, fakeeditor.Config{Folders: []string{t.TempDir()}})
 	_ = ed.Exit(ctx)
 	if code := c.wait(t); code != 1 {
 		t.Fatalf("exit code %d, want 1", code)
@@ -237,7 +97,7 @@ func TestBinaryExitWithoutShutdown(t *testing.T) {
 // BenchmarkStartToInitialize measures process start to the initialize
 // response.
 func BenchmarkStartToInitialize(b *testing.B) {
-	bin := buildBinary(b)
+	bin := loomBinary
 	b.ResetTimer()
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -257,7 +117,7 @@ func BenchmarkStartToInitialize(b *testing.B) {
 // BenchmarkRSS reports the server's resident memory when idle (one
 // folder) and with 20 workspace folders open.
 func BenchmarkRSS(b *testing.B) {
-	bin := buildBinary(b)
+	bin := loomBinary
 	rss := map[int]int{}
 	for _, n := range []int{1, 20} {
 		var folders []string

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,8 +34,7 @@ func silentServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // a request; two fast retries.
 func silentConfig(t *testing.T, url, firstByte string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "loom.toml")
-	body := fmt.Sprintf(`[model]
+	return writeFile(t, t.TempDir(), "loom.toml", fmt.Sprintf(`[model]
 base_url = %q
 name = "silent-model"
 first_byte_timeout = %q
@@ -47,11 +44,7 @@ idle_timeout = "1h"
 max_retries = 2
 retry_base = "100ms"
 retry_max = "200ms"
-`, url+"/v1", firstByte)
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+`, url+"/v1", firstByte))
 }
 
 // A server that accepts the connection and never answers fails the turn

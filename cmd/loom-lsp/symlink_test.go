@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/jsonrpc"
-	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
 )
 
 // The built binary, with the workspace folder opened through an
@@ -22,26 +20,11 @@ func TestBinarySymlinkedFolderEditsTheOpenBuffer(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(t.TempDir(), "model.toml")
-	if err := os.WriteFile(script, []byte(coreScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(real, "a.txt"), []byte("hello world\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, coreScript)
+	writeFile(t, real, "a.txt", "hello world\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := startServer(t, loomBinary)
-	ed := fakeeditor.Connect(ctx, c.conn, fakeeditor.Config{
-		Loom: true, ApplyEdit: true, WorkDoneProgress: true, Folders: []string{link},
-		InitializationOptions: map[string]any{
-			"model": map[string]any{"provider": "script", "script": script},
-			"hooks": map[string]any{"auto_commit": false},
-		},
-	})
-	if _, err := ed.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, ed := startInitialized(t, ctx, loomEditor([]string{link}, scriptedOptions(script, nil)))
 	path := filepath.Join(link, "a.txt")
 	if err := ed.OpenFile(ctx, path); err != nil {
 		t.Fatal(err)
@@ -49,19 +32,7 @@ func TestBinarySymlinkedFolderEditsTheOpenBuffer(t *testing.T) {
 	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdAsk, jsonrpc.AskArgs{Prompt: "change hello"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	err := ed.Await(ctx, "answer", func(msgs []fakeeditor.Message) bool {
-		var text strings.Builder
-		for _, m := range msgs {
-			var p jsonrpc.DisplayMessageParams
-			if m.Method == jsonrpc.MethodDisplayMessage && json.Unmarshal(m.Params, &p) == nil {
-				text.WriteString(p.Text)
-			}
-		}
-		return strings.HasSuffix(text.String(), "Done.")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	awaitText(t, ctx, ed, "answer", func(text string) bool { return strings.HasSuffix(text, "Done.") })
 	if text, _, _ := ed.BufferText(path); text != "goodbye world\n" {
 		t.Errorf("buffer opened through the link = %q, want the edit applied", text)
 	}

@@ -160,6 +160,12 @@ func (h *Editor) Notify(n workspace.Notification) {
 		}
 		return
 	}
+	if n.Turn == 0 && (n.Kind == workspace.NoteInfo || n.Kind == workspace.NoteError) {
+		// Said by the session, not the machine (a file changed on disk, an
+		// MCP server is ready): it belongs to the turn under way, or to
+		// the last one.
+		n.Turn = h.turn
+	}
 	h.track(n)
 	h.show(n)
 	if n.Kind == workspace.NoteTurnStarted && len(h.early) > 0 {

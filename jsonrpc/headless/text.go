@@ -70,6 +70,9 @@ func (h *Editor) showText(n workspace.Notification) {
 		line = h.paint(colorDim, "· "+n.Text)
 	case workspace.NoteTurnEnded:
 		h.endLine()
+		if line := h.usageLine(n.Usage); line != "" {
+			h.write(h.opts.Log, line+"\n")
+		}
 		return
 	}
 	if line == "" {

@@ -220,6 +220,29 @@ test("prompt with streaming", async () => {
   assert.ok(agent.client.updates.slice(from).every((u) => u.sessionId === sessionId));
 });
 
+test("reasoning streams as agent_thought_chunk, apart from the answer; the response carries the turn's usage", async () => {
+  model.respond = () => ({
+    reasoning: ["CONF-THOUGHT: ", "be brief."],
+    text: ["Brief."],
+    usage: { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39, prompt_tokens_details: { cached_tokens: 24 }, completion_tokens_details: { reasoning_tokens: 5 } },
+  });
+  const from = agent.client.updates.length;
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "think first" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const thought = agent.client.updates
+    .slice(from)
+    .filter((u) => u.update.sessionUpdate === "agent_thought_chunk" && u.update.content.type === "text")
+    .map((u) => u.update.content.text)
+    .join("");
+  assert.equal(thought, "CONF-THOUGHT: be brief.");
+  assert.equal(agent.client.text(from), "Brief.");
+  assert.deepEqual(r.usage, { inputTokens: 30, outputTokens: 9, totalTokens: 39, cachedReadTokens: 24, thoughtTokens: 5 });
+  // The reasoning is never sent back to the model.
+  model.respond = () => ({ text: ["ok"] });
+  await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "and now?" }] });
+  assert.ok(!model.requests.some((b) => JSON.stringify(b).includes("CONF-THOUGHT")), "a request carries the reasoning");
+});
+
 test("tool call lifecycle, reading the unsaved buffer through fs/read_text_file", async () => {
   agent.client.buffers.set(notes, "title\none\ntwo\nthree\nUNSAVED buffer text\n");
   model.respond = (body) => {

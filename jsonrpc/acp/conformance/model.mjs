@@ -5,7 +5,9 @@
 import http from "node:http";
 
 /**
- * @typedef {{text?: string[], toolCalls?: {id: string, name: string, arguments: string}[], paceMs?: number}} Reply
+ * @typedef {{reasoning?: string[], text?: string[], toolCalls?: {id: string, name: string, arguments: string}[], usage?: object, paceMs?: number}} Reply
+ * reasoning streams first, as delta.reasoning_content; usage, when set, is
+ * sent in a last chunk with no choices, as OpenAI does.
  */
 
 export class ScriptedModel {
@@ -57,6 +59,9 @@ export class ScriptedModel {
     const base = { id: "chatcmpl-test", object: "chat.completion.chunk", created: 0, model: "scripted" };
     const chunks = [];
     chunks.push({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
+    for (const t of reply.reasoning ?? []) {
+      chunks.push({ ...base, choices: [{ index: 0, delta: { reasoning_content: t }, finish_reason: null }] });
+    }
     for (const t of reply.text ?? []) {
       chunks.push({ ...base, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] });
     }
@@ -68,6 +73,7 @@ export class ScriptedModel {
     });
     const finish = reply.toolCalls?.length ? "tool_calls" : "stop";
     chunks.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+    if (reply.usage) chunks.push({ ...base, choices: [], usage: reply.usage });
     let closed = false;
     res.on("close", () => (closed = true));
     const pace = reply.paceMs ?? 0;
