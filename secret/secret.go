@@ -8,15 +8,14 @@
 // /proc/PID/environ shows) are overwritten. [Getenv] reads a variable
 // through that memory, taking it on first use, so that configuration
 // reloads still find the key. [Redactor] replaces known secret values and
-// "Bearer …" tokens with [Mask].
+// "Bearer …" tokens with [Mask] in whole texts; its [Stream] does it for a
+// text that arrives in pieces (the model's streamed answer), where a
+// secret may be cut between two pieces: it holds back only a tail that
+// could be the beginning of one, until the next piece or the end.
 package secret
 
 import (
-	"encoding/json"
-	"io"
 	"os"
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -97,90 +96,4 @@ func TakeKeys(names ...string) {
 	for _, n := range names {
 		Take(n)
 	}
-}
-
-// bearer matches an HTTP bearer token ("Bearer sk-…", any case).
-var bearer = regexp.MustCompile(`(?i)\bbearer(\s+|%20)[A-Za-z0-9\-._~+/]+=*`)
-
-// Redactor masks secret values, and bearer tokens, in text. Its methods
-// are safe for concurrent use. The zero value masks bearer tokens only.
-type Redactor struct {
-	mu     sync.RWMutex
-	values []string // longest first, so a secret containing another is masked whole
-	parent *Redactor
-}
-
-// Default holds the values of the variables taken by Take.
-var Default = &Redactor{}
-
-// NewRedactor returns a Redactor that masks its own values and those of
-// parent (nil for none).
-func NewRedactor(parent *Redactor) *Redactor { return &Redactor{parent: parent} }
-
-// Add makes r mask value, and its JSON-escaped form. Values shorter than
-// 6 bytes are not masked.
-func (r *Redactor) Add(value string) {
-	if len(value) < minSecretLen {
-		return
-	}
-	forms := []string{value}
-	if b, err := json.Marshal(value); err == nil {
-		if esc := string(b[1 : len(b)-1]); esc != value {
-			forms = append(forms, esc)
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, f := range forms {
-		if !slices.Contains(r.values, f) {
-			r.values = append(r.values, f)
-		}
-	}
-	slices.SortFunc(r.values, func(a, b string) int { return len(b) - len(a) })
-}
-
-// String returns s with every secret masked.
-func (r *Redactor) String(s string) string {
-	if r == nil {
-		return s
-	}
-	r.mu.RLock()
-	for _, v := range r.values {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, Mask)
-		}
-	}
-	r.mu.RUnlock()
-	if r.parent != nil {
-		s = r.parent.String(s)
-	} else if bearer.MatchString(s) {
-		s = bearer.ReplaceAllString(s, "Bearer "+Mask)
-	}
-	return s
-}
-
-// Bytes returns b with every secret masked; b itself when there is none.
-func (r *Redactor) Bytes(b []byte) []byte {
-	s := string(b)
-	if out := r.String(s); out != s {
-		return []byte(out)
-	}
-	return b
-}
-
-// Writer returns an io.Writer that masks secrets in each Write before
-// passing it to w. Each Write must hold whole lines (a log record), so
-// that no secret is split between two writes.
-func (r *Redactor) Writer(w io.Writer) io.Writer { return redactWriter{r, w} }
-
-type redactWriter struct {
-	r *Redactor
-	w io.Writer
-}
-
-func (rw redactWriter) Write(p []byte) (int, error) {
-	if _, err := rw.w.Write(rw.r.Bytes(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

@@ -61,6 +61,7 @@ func runTurns(t *testing.T, srv *llmtest.Server, n int, tweak func(*config.Confi
 	}
 	h := newTestHost(t, provider, tweak)
 	s, _ := h.AddFolder(folder)
+	waitWindow(t, s)
 	for i := 1; i <= n; i++ {
 		turn, err := s.Ask(context.Background(), fmt.Sprintf("question %d: what is in big.txt?", i))
 		if err != nil {

@@ -304,7 +304,7 @@ func (s *Session) approveHooks(ctx context.Context, repo *gitcommit.Repo, job ho
 	if job.cfg.Tools.Bash == config.PolicyDeny {
 		return false, notRun
 	}
-	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Tool: "git hooks",
+	ok, err := s.approve(ctx, Approval{Folder: s.folder, Tool: "git hooks",
 		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"})
 	if err != nil || !ok {
 		return false, notRun

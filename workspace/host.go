@@ -81,7 +81,6 @@ func NewHost(opts HostOptions) *Host {
 	}
 	r := secret.NewRedactor(secret.Default)
 	r.Add(opts.Getenv(config.Default().Model.APIKeyEnv))
-	opts.Editor = newRedactingEditor(opts.Editor, r)
 	opts.Logger = slog.New(redactingHandler{Handler: opts.Logger.Handler(), r: r})
 	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}, redactor: r}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/secret"
 )
 
 // The journal is a JSONL file per workspace folder, in the user's state
@@ -213,12 +214,20 @@ type journal struct {
 	f      *os.File
 	dirty  bool   // written since the last sync
 	id     string // the conversation's id (see journalHeader)
-	// redact, when set, masks secrets in each line before it is written.
-	redact func([]byte) []byte
+	// redactor, when set, masks secrets in each line before it is
+	// written; textMask masks them in the streamed text, which a secret
+	// may cross from one record to the next (see setRedactor).
+	redactor *secret.Redactor
+	textMask *secret.Stream
 	// text holds the text deltas of the message streaming, not written
 	// yet; textRequest is their request.
 	text        strings.Builder
 	textRequest uint64
+}
+
+// setRedactor makes j mask what r masks.
+func (j *journal) setRedactor(r *secret.Redactor) {
+	j.redactor, j.textMask = r, r.Stream()
 }
 
 // createJournal starts a new journal at path, with its header.
@@ -257,8 +266,8 @@ func (j *journal) writeLine(v any) error {
 	if err != nil {
 		return fmt.Errorf("journal: encode: %w", err)
 	}
-	if j.redact != nil {
-		b = j.redact(b)
+	if j.redactor != nil {
+		b = j.redactor.Bytes(b)
 	}
 	b = append(b, '\n')
 	if _, err := j.f.Write(b); err != nil {
@@ -275,30 +284,63 @@ func (j *journal) appendEvent(ev fsm.Event) error {
 	if tag == "" {
 		return nil
 	}
-	if d, ok := ev.(fsm.LlmTextDelta); ok {
-		if j.text.Len() > 0 && d.Request != j.textRequest {
-			if err := j.flushText(); err != nil {
+	switch e := ev.(type) {
+	case fsm.LlmTextDelta:
+		if j.textPending() && e.Request != j.textRequest {
+			if err := j.flushText(true); err != nil {
 				return err
 			}
 		}
-		j.textRequest = d.Request
-		j.text.WriteString(d.Text)
+		j.textRequest = e.Request
+		j.text.WriteString(e.Text)
 		return nil
+	case fsm.LlmToolCallDelta:
+		// The machine ignores the arguments' fragments: LlmCompleted
+		// carries each call's whole arguments, journaled (and masked)
+		// whole. A fragment of a secret is not journaled.
+		e.ArgumentsDelta = ""
+		ev = e
 	}
-	if err := j.flushText(); err != nil {
+	if err := j.flushText(endsText(ev, j.textRequest)); err != nil {
 		return err
 	}
 	return j.writeEvent(tag, ev)
 }
 
-// flushText writes the coalesced text deltas, if any, as one record.
-func (j *journal) flushText() error {
-	if j.text.Len() == 0 {
+// textPending reports whether text of j.textRequest is not all written.
+func (j *journal) textPending() bool {
+	return j.text.Len() > 0 || j.textMask != nil && j.textMask.Holding()
+}
+
+// endsText reports whether ev, journaled while the text of request
+// streams, may end that text; the events that may come in the middle of
+// a message do not, so that a secret the message holds across them is
+// masked whole.
+func endsText(ev fsm.Event, request uint64) bool {
+	switch e := ev.(type) {
+	case fsm.LlmToolCallDelta:
+		return e.Request != request
+	case fsm.FilesChanged, fsm.UserInput, fsm.DropQueued:
+		return false
+	}
+	return true
+}
+
+// flushText writes the coalesced text deltas, if any, as one record,
+// masked; with end, also what the mask held back of the message.
+func (j *journal) flushText(end bool) error {
+	text := j.text.String()
+	j.text.Reset()
+	if j.textMask != nil {
+		text = j.textMask.Write(text)
+		if end {
+			text += j.textMask.Flush()
+		}
+	}
+	if text == "" {
 		return nil
 	}
-	d := fsm.LlmTextDelta{Request: j.textRequest, Text: j.text.String()}
-	j.text.Reset()
-	return j.writeEvent("LlmTextDelta", d)
+	return j.writeEvent("LlmTextDelta", fsm.LlmTextDelta{Request: j.textRequest, Text: text})
 }
 
 func (j *journal) writeEvent(tag string, ev fsm.Event) error {
@@ -318,7 +360,7 @@ func (j *journal) appendCommit(tag string, rec *commitRecord) error {
 // appendConfig records the configuration the next events are stepped
 // under.
 func (j *journal) appendConfig(cfg fsm.Config) error {
-	if err := j.flushText(); err != nil {
+	if err := j.flushText(false); err != nil {
 		return err
 	}
 	return j.writeLine(journalRecord{Type: "config", Config: &cfg})
@@ -326,7 +368,7 @@ func (j *journal) appendConfig(cfg fsm.Config) error {
 
 // sync makes what was written durable.
 func (j *journal) sync() error {
-	if err := j.flushText(); err != nil {
+	if err := j.flushText(true); err != nil {
 		return err
 	}
 	if !j.dirty {

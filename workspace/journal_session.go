@@ -93,7 +93,7 @@ func (s *Session) restore(path string) {
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})
 	} else {
-		j.redact = s.host.redactor.Bytes
+		j.setRedactor(s.host.redactor)
 		s.journal = j
 		s.writeJournal(func(j *journal) error { return j.appendConfig(cfg) })
 	}
@@ -125,7 +125,7 @@ func (s *Session) startJournal(path string) {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})
 		return
 	}
-	j.redact = s.host.redactor.Bytes
+	j.setRedactor(s.host.redactor)
 	s.journal = j
 	s.conversationID = j.id
 	cfg := s.machineConfig()

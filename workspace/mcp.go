@@ -161,7 +161,7 @@ func (s *Session) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t
 	if s.always.allowed(t.Name()) {
 		return ""
 	}
-	ok, err := s.host.opts.Editor.Approve(ctx, Approval{
+	ok, err := s.approve(ctx, Approval{
 		Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
 		Detail: fmt.Sprintf("MCP server %s, tool %s, arguments: %s", t.Server(), t.RemoteName(), compactJSON(c.Arguments)),
 		Always: func() { s.always.allow(t.Name()) },

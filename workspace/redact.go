@@ -4,47 +4,114 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/secret"
 )
 
 // Secrets never leave through a session: every notification and approval
 // sent to the editor (whatever the front end: LSP, ACP, headless), every
 // log record and every journal line passes through the host's redactor,
-// which masks the configured API keys' values and bearer tokens.
+// which masks the configured API keys' values and bearer tokens. The
+// Editor itself is not wrapped (its optional interfaces, such as
+// DocumentStore, stay visible): the choke points are Session.notify and
+// Session.approve, the journal's writer and the logger's handler.
+//
+// The model's text arrives in deltas, and a key the model echoes (or a
+// 401 body streamed in fragments) may be cut between two of them or more:
+// a Stream per session and streamed kind (answer, reasoning) masks
+// across the cuts, holding back only a tail that may begin a secret until
+// the next delta, or until a notification that ends the streamed message.
 
-// redactingEditor is the Editor the sessions use: it masks secrets in
-// what is shown to the user. Edits are passed as they are: they are the
-// file's text, not something shown.
-type redactingEditor struct {
-	Editor
-	r *secret.Redactor
+// streamedKinds are the notifications whose Text is a piece of a text
+// the model streams, each masked by a Stream of its own, in the order
+// their held-back ends are flushed.
+var streamedKinds = []NotificationKind{NoteReasoning, NoteText}
+
+// shownText masks one streamed kind's text: mask holds back what may
+// begin a secret, of turn's text.
+type shownText struct {
+	kind NotificationKind
+	mask *secret.Stream
+	turn uint64
 }
 
-// redactingStore is a redactingEditor whose editor is also a
-// DocumentStore, which it stays (the sessions look for it).
-type redactingStore struct {
-	redactingEditor
-	DocumentStore
-}
-
-// newRedactingEditor wraps e, keeping its optional interfaces.
-func newRedactingEditor(e Editor, r *secret.Redactor) Editor {
-	red := redactingEditor{Editor: e, r: r}
-	if store, ok := e.(DocumentStore); ok {
-		return redactingStore{red, store}
+// newShownTexts returns a shownText for each streamed kind.
+func newShownTexts(r *secret.Redactor) []*shownText {
+	shown := make([]*shownText, len(streamedKinds))
+	for i, k := range streamedKinds {
+		shown[i] = &shownText{kind: k, mask: r.Stream()}
 	}
-	return red
+	return shown
 }
 
-// Notify implements Editor.
-func (e redactingEditor) Notify(n Notification) {
-	r := e.r
+// notify sends n to the editor, masked. Streamed text goes through its
+// kind's Stream; a notification that ends the streamed message first
+// flushes what the Streams held back. It runs on the owner goroutine.
+func (s *Session) notify(n Notification) {
+	n.Folder = s.folder
+	for _, st := range s.shown {
+		if st.kind != n.Kind {
+			continue
+		}
+		if n.Turn != st.turn {
+			s.flushShown(st)
+			st.turn = n.Turn
+		}
+		if n.Text = st.mask.Write(n.Text); n.Text != "" {
+			s.host.opts.Editor.Notify(n)
+		}
+		return
+	}
+	if endsMessage(n) {
+		s.flushAllShown()
+	}
+	s.host.opts.Editor.Notify(redactNote(s.host.redactor, n))
+}
+
+// endsMessage reports whether n, which is no streamed text, ends the
+// message streaming, if any. What may come in its middle does not: a
+// state change, a tool call the model is still streaming, and side notes
+// (information, and errors that are not the model's, such as an MCP
+// server's); the text held back goes on after them, so that a secret cut
+// around them is still masked.
+func endsMessage(n Notification) bool {
+	switch n.Kind {
+	case NoteState, NoteInfo:
+		return false
+	case NoteError:
+		return n.ErrorKind != ""
+	case NoteTool:
+		return n.Tool == nil || n.Tool.Status != fsm.ToolStreaming
+	}
+	return true
+}
+
+// flushShown sends what st held back, if anything, as the end of its
+// text.
+func (s *Session) flushShown(st *shownText) {
+	if text := st.mask.Flush(); text != "" {
+		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Turn: st.turn, Kind: st.kind, Text: text})
+	}
+}
+
+// flushAllShown flushes every streamed kind's text.
+func (s *Session) flushAllShown() {
+	for _, st := range s.shown {
+		s.flushShown(st)
+	}
+}
+
+// redactNote returns n with every text it shows masked. An edit's texts
+// (EditNote) are passed as they are: they are the file's text, which a
+// client may apply, not something only shown.
+func redactNote(r *secret.Redactor, n Notification) Notification {
 	n.Text = r.String(n.Text)
 	if n.Tool != nil {
 		t := *n.Tool
-		t.Detail, t.Arguments, t.Diff = r.String(t.Detail), r.String(t.Arguments), r.String(t.Diff)
-		t.Output = r.String(t.Output) // exec's JSONL and --verbose show it
+		t.Detail, t.Arguments = r.String(t.Detail), r.String(t.Arguments)
+		t.Diff, t.Output = r.String(t.Diff), r.String(t.Output)
 		n.Tool = &t
 	}
 	if n.Commit != nil {
@@ -52,13 +119,32 @@ func (e redactingEditor) Notify(n Notification) {
 		c.Message = r.String(c.Message)
 		n.Commit = &c
 	}
-	e.Editor.Notify(n)
+	return n
 }
 
-// Approve implements Editor.
-func (e redactingEditor) Approve(ctx context.Context, a Approval) (bool, error) {
-	a.Detail = e.r.String(a.Detail)
-	return e.Editor.Approve(ctx, a)
+// approve asks the editor to allow an action, its detail masked. It may
+// run on any goroutine.
+func (s *Session) approve(ctx context.Context, a Approval) (bool, error) {
+	a.Detail = s.host.redactor.String(a.Detail)
+	return s.host.opts.Editor.Approve(ctx, a)
+}
+
+// rejectedForLog is what a log record tells of err, the machine's refusal
+// of ev: a streamed fragment, which may be part of a secret the log's
+// redaction cannot recognise, is left out.
+func rejectedForLog(ev fsm.Event, err error) string {
+	var short string
+	switch e := ev.(type) {
+	case fsm.LlmTextDelta:
+		short = fmt.Sprintf("LlmTextDelta(request %d, %d bytes)", e.Request, len(e.Text))
+	case fsm.LlmReasoningDelta:
+		short = fmt.Sprintf("LlmReasoningDelta(request %d, %d bytes)", e.Request, len(e.Text))
+	case fsm.LlmToolCallDelta:
+		short = fmt.Sprintf("LlmToolCallDelta(request %d, index %d, %d bytes of arguments)", e.Request, e.Index, len(e.ArgumentsDelta))
+	default:
+		return err.Error()
+	}
+	return strings.Replace(err.Error(), ev.Describe(), short, 1)
 }
 
 // redactingHandler masks secrets in log records: their message and every

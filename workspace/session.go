@@ -90,10 +90,15 @@ type Session struct {
 	trustNotice string
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
+	// shown masks secrets in the streamed texts sent to the editor (see
+	// notify).
+	shown []*shownText
 	// instrPaths are where the project's AGENTS.md files are looked for
 	// (found once, at start); instr is what was read of them.
 	instrPaths []string
 	instr      instructions
+	// window is what the model's server said of its context window.
+	window serverWindow
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -150,6 +155,7 @@ func newSession(h *Host, folder string) *Session {
 		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},
 		outputs:    map[string]toolOutput{},
+		shown:      newShownTexts(h.redactor),
 	}
 }
 
@@ -236,7 +242,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Tokens: s.m.Tokens(),
 		}
 		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
-		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
+		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		if st.Queued == nil {
@@ -365,6 +371,7 @@ func (s *Session) run() {
 		}
 	}
 	s.drain()
+	s.flushAllShown()
 	s.mcp.Close()
 	s.closeJournal()
 }
@@ -391,9 +398,9 @@ func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
 	acts, err := s.m.Step(ev)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleEvent) {
-			s.log.Debug("dropped a stale event", "err", err)
+			s.log.Debug("dropped a stale event", "err", rejectedForLog(ev, err))
 		} else {
-			s.log.Warn("event rejected", "err", err)
+			s.log.Warn("event rejected", "err", rejectedForLog(ev, err))
 		}
 		return nil, err
 	}
@@ -406,11 +413,6 @@ func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
 	}
 	s.notifyState()
 	return acts, nil
-}
-
-func (s *Session) notify(n Notification) {
-	n.Folder = s.folder
-	s.host.opts.Editor.Notify(n)
 }
 
 func (s *Session) notifyState() {

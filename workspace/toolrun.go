@@ -185,7 +185,7 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	ok, err := s.host.opts.Editor.Approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command})
+	ok, err := s.approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command})
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`, false
