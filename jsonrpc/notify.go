@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/protocol"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -137,6 +139,8 @@ type folderOut struct {
 	logLine strings.Builder
 	turn    *progress            // the turn's work-done progress, or nil
 	tools   map[string]*progress // by call id
+	// frame is reused to encode each loom/displayMessage.
+	frame []byte
 }
 
 func newFolderOut(s *Server, folder string) *folderOut {
@@ -161,15 +165,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.endAll()
 		f.turn = f.s.beginProgress(f.folder, f.label(), truncate(firstLine(n.Text), 80), true)
 	case workspace.NoteText:
-		f.seq++
-		if caps.loom {
-			f.s.notify(ctx, MethodDisplayMessage, &DisplayMessageParams{Folder: f.folder, Turn: n.Turn, Seq: f.seq, Text: n.Text})
-		} else {
-			f.logText(n.Text)
-		}
-		if f.answer.Len() < maxAnswer {
-			f.answer.WriteString(n.Text)
-		}
+		f.sendText(n.Turn, []byte(n.Text))
 	case workspace.NoteReasoning:
 		f.sendThought(caps, n)
 	case workspace.NoteTool:
@@ -227,6 +223,43 @@ func compactedWords(c *workspace.CompactionNote) string {
 		return "compacted the conversation; the summary is in loom.history"
 	}
 	return fmt.Sprintf("compacted the conversation: %d message(s) replaced by a summary, about %d tokens now; the summary is in loom.history", c.Dropped, c.Tokens)
+}
+
+// sendText sends a coalesced piece of streamed text. For a loom client
+// it encodes the loom/displayMessage itself, into a reused buffer, and
+// writes it to the stream directly: a streamed notification costs no
+// allocation (issue 16 item 3). text is not kept.
+func (f *folderOut) sendText(turn uint64, text []byte) {
+	f.seq++
+	if f.caps().loom {
+		f.frame = appendDisplayMessage(f.frame[:0], f.folder, turn, f.seq, text)
+		if err := f.s.stream.writeBody(f.frame); err != nil {
+			f.s.log.Debug("notify failed", "method", MethodDisplayMessage, "err", err)
+		}
+		if cap(f.frame) > 1<<20 {
+			f.frame = nil
+		}
+	} else {
+		f.logText(string(text))
+	}
+	if f.answer.Len() < maxAnswer {
+		f.answer.Write(text)
+	}
+}
+
+// appendDisplayMessage appends the JSON-RPC notification
+// loom/displayMessage with DisplayMessageParams{folder, turn, seq, text}.
+// Invalid UTF-8 is replaced by U+FFFD, as encoding/json does.
+func appendDisplayMessage(b []byte, folder string, turn, seq uint64, text []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":"`+MethodDisplayMessage+`","params":{"folder":`...)
+	b, _ = jsontext.AppendQuote(b, folder)
+	b = append(b, `,"turn":`...)
+	b = strconv.AppendUint(b, turn, 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"text":`...)
+	b, _ = jsontext.AppendQuote(b, text)
+	return append(b, "}}"...)
 }
 
 func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {

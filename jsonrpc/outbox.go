@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,8 +11,12 @@ import (
 // outItem is one queued notification. Consecutive text (or reasoning) of
 // one turn merges into one item while it waits.
 type outItem struct {
-	n    workspace.Notification
-	text *strings.Builder // for NoteText and NoteReasoning: the merged text
+	n workspace.Notification
+	// merged marks a NoteText or NoteReasoning item; text is its merged
+	// text (n.Text is unused), in a buffer the outbox recycles once it
+	// was sent.
+	merged bool
+	text   []byte
 	// barrier, if set, is closed when everything queued before it was
 	// sent (see flush); the item sends nothing.
 	barrier chan struct{}
@@ -30,8 +33,11 @@ type outbox struct {
 	folder string
 	window time.Duration
 
-	mu     sync.Mutex
-	q      []outItem
+	mu sync.Mutex
+	q  []outItem
+	// spare holds emptied text buffers for the next text items, so that
+	// streaming allocates nothing once they have grown.
+	spare  [][]byte
 	closed bool
 	wake   chan struct{} // capacity 1: "the queue changed"
 	done   chan struct{} // closed when run returns
@@ -58,16 +64,19 @@ func (o *outbox) push(n workspace.Notification) {
 		return
 	}
 	if n.Kind == workspace.NoteText || n.Kind == workspace.NoteReasoning {
-		if k := len(o.q); k > 0 && o.q[k-1].text != nil && o.q[k-1].n.Turn == n.Turn && o.q[k-1].n.Kind == n.Kind {
-			o.q[k-1].text.WriteString(n.Text)
+		if k := len(o.q); k > 0 && o.q[k-1].merged && o.q[k-1].n.Turn == n.Turn && o.q[k-1].n.Kind == n.Kind {
+			o.q[k-1].text = append(o.q[k-1].text, n.Text...)
 			o.mu.Unlock()
 			o.signal()
 			return
 		}
-		b := &strings.Builder{}
-		b.WriteString(n.Text)
+		var buf []byte
+		if k := len(o.spare); k > 0 {
+			buf, o.spare = o.spare[k-1], o.spare[:k-1]
+		}
+		buf = append(buf, n.Text...)
 		n.Text = ""
-		o.q = append(o.q, outItem{n: n, text: b})
+		o.q = append(o.q, outItem{n: n, merged: true, text: buf})
 	} else {
 		o.q = append(o.q, outItem{n: n})
 	}
@@ -121,6 +130,19 @@ func (o *outbox) close(wait time.Duration) {
 	}
 }
 
+// recycle keeps a sent text buffer for a next text item, unless enough
+// are kept or it grew large.
+func (o *outbox) recycle(buf []byte) {
+	if cap(buf) > 64<<10 {
+		return
+	}
+	o.mu.Lock()
+	if len(o.spare) < 4 {
+		o.spare = append(o.spare, buf[:0])
+	}
+	o.mu.Unlock()
+}
+
 // run sends the queue until the outbox is closed and empty.
 func (o *outbox) run() {
 	defer close(o.done)
@@ -139,7 +161,7 @@ func (o *outbox) run() {
 			o.mu.Lock()
 		}
 		head := o.q[0]
-		if head.text != nil && len(o.q) == 1 && !o.closed {
+		if head.merged && len(o.q) == 1 && !o.closed {
 			if wait := time.Until(o.lastText.Add(o.window)); wait > 0 {
 				o.mu.Unlock()
 				timer.Reset(wait)
@@ -152,16 +174,27 @@ func (o *outbox) run() {
 			}
 		}
 		o.q[0] = outItem{}
-		o.q = o.q[1:]
+		if len(o.q) == 1 {
+			o.q = o.q[:0] // reuse the array from its start
+		} else {
+			o.q = o.q[1:]
+		}
 		o.mu.Unlock()
 		if head.barrier != nil {
 			close(head.barrier)
 			continue
 		}
-		if head.text != nil {
-			head.n.Text = head.text.String()
-			o.lastText = time.Now()
+		if !head.merged {
+			o.out.send(head.n)
+			continue
 		}
-		o.out.send(head.n)
+		o.lastText = time.Now()
+		if head.n.Kind == workspace.NoteText {
+			o.out.sendText(head.n.Turn, head.text)
+		} else {
+			head.n.Text = string(head.text)
+			o.out.send(head.n)
+		}
+		o.recycle(head.text)
 	}
 }

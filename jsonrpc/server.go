@@ -55,6 +55,9 @@ type Server struct {
 	log  *slog.Logger
 	host *workspace.Host
 	conn jsonrpc2.Conn
+	// stream is conn's stream: streamed text is written to it directly,
+	// pre-encoded (see folderOut.sendText).
+	stream *frameStream
 
 	// ctx is cancelled at teardown: every request handler and every call
 	// to the client is cancelled with it.
@@ -110,6 +113,7 @@ func (s *Server) serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 			s.finish(0)
 		}
 	}
+	s.stream = stream
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(lspCodec{}))
 	s.conn.Go(s.ctx, s.handle)
 	select {

@@ -55,7 +55,8 @@ type frameStream struct {
 	log     *slog.Logger
 
 	writeMu sync.Mutex
-	wbuf    []byte
+	wbuf    []byte // the last body, reused
+	fbuf    []byte // the last frame, reused
 	// writeErr is set by the first failed write (a broken pipe); onBroken
 	// is called once then.
 	writeErr error
@@ -254,16 +255,39 @@ func (s *frameStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, e
 		return 0, s.writeErr
 	}
 	body := jsonrpc2.AppendMessage(s.wbuf[:0], msg)
-	// Compose header and body into one buffer: the header goes first, so
-	// build it after the body is known and shift.
-	header := strconv.AppendInt([]byte("Content-Length: "), int64(len(body)), 10)
-	header = append(header, "\r\n\r\n"...)
-	frame := make([]byte, 0, len(header)+len(body))
-	frame = append(append(frame, header...), body...)
+	n, err := s.writeFrameLocked(body)
 	if cap(body) <= 1<<20 {
 		s.wbuf = body[:0]
 	} else {
 		s.wbuf = nil
+	}
+	return n, err
+}
+
+// writeBody writes one frame whose body is already encoded. Like Write it
+// is safe for concurrent use; unlike it, it allocates nothing once its
+// buffer has grown to the frames' size (issue 16 item 3).
+func (s *frameStream) writeBody(body []byte) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.writeErr != nil {
+		return s.writeErr
+	}
+	_, err := s.writeFrameLocked(body)
+	return err
+}
+
+// writeFrameLocked writes the header and body as one write, composing
+// them in a buffer kept for the next frame. The caller holds writeMu.
+func (s *frameStream) writeFrameLocked(body []byte) (int64, error) {
+	frame := append(s.fbuf[:0], "Content-Length: "...)
+	frame = strconv.AppendInt(frame, int64(len(body)), 10)
+	frame = append(frame, "\r\n\r\n"...)
+	frame = append(frame, body...)
+	if cap(frame) <= 1<<20 {
+		s.fbuf = frame[:0]
+	} else {
+		s.fbuf = nil
 	}
 	n, err := s.rwc.Write(frame)
 	if err != nil {

@@ -63,6 +63,10 @@ type OpenAIConfig struct {
 	// HTTPClient, if set, sends the requests. Its Timeout should be zero:
 	// a whole-request timeout kills long, healthy streams.
 	HTTPClient *http.Client
+	// EncodeEveryMessage makes each request encode all of its messages
+	// instead of reusing their encodings from earlier requests: the
+	// reference the benchmarks measure the cache against.
+	EncodeEveryMessage bool
 }
 
 // OpenAI is a [Provider] for the OpenAI Chat Completions streaming API and
@@ -88,9 +92,6 @@ type OpenAI struct {
 	client openai.Client
 	// cache keeps the encoded messages of the last request.
 	cache messageCache
-	// uncached makes every request encode all its messages: the
-	// reference the benchmarks measure the cache against.
-	uncached bool
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment

@@ -52,7 +52,7 @@ func (p *OpenAI) requestBody(req Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.uncached || !p.cache.mu.TryLock() {
+	if p.cfg.EncodeEveryMessage || !p.cache.mu.TryLock() {
 		// Another request of this provider is being built (a provider
 		// shared by sessions): build this one without the cache.
 		var c messageCache

@@ -93,7 +93,7 @@ func BenchmarkTurnCPU(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p.uncached = mode == "uncached"
+				p.cfg.EncodeEveryMessage = mode == "uncached"
 				req := Request{ID: firsts[turn-1].Request, Messages: firsts[turn-1].Messages, Tools: tools}
 				var prev []fsm.Message
 				if turn > 1 {
