@@ -11,7 +11,8 @@
 #                   by editors/neovim/test/nvim.sh)
 #   LOOM_SKIP_NVIM  =1 skips the Neovim test (it is otherwise required)
 #   LOOM_LSP        a prebuilt loom-lsp for the Neovim and VS Code tests
-#   LOOM_VSCODE_E2E =1 also runs the VS Code e2e suite (code-server + Chromium)
+#   LOOM_SKIP_VSCODE_E2E =1 skips the VS Code e2e suite (code-server +
+#                   Chromium); its unit tests and .vsix still run
 set -euo pipefail
 
 editors=$(cd "$(dirname "$0")" && pwd)
@@ -50,18 +51,13 @@ else
 fi
 
 # --- VS Code --------------------------------------------------------------
-step "vscode: npm ci, compile, node tests"
-if ! (cd "$editors/vscode" && npm ci --no-audit --no-fund && npm run compile && npm test); then
+# Unit tests on Node 20 and 24, the .vsix, and the end-to-end suite inside
+# real VS Code (code-server + Chromium); editors/vscode/e2e/ci.sh installs
+# what it needs. LOOM_SKIP_VSCODE_E2E=1 stops after the unit tests and the
+# .vsix.
+step "vscode: editors/vscode/e2e/ci.sh"
+if ! LOOM_LSP=${LOOM_LSP:-} "$editors/vscode/e2e/ci.sh"; then
 	failed+=(vscode)
-fi
-# The end-to-end suite inside code-server + Chromium is not yet proven on
-# a fresh CI machine (its native install is slow): run it on demand with
-# LOOM_VSCODE_E2E=1 (editors/vscode/e2e/ci.sh installs what it needs).
-if [[ ${LOOM_VSCODE_E2E:-} == 1 ]]; then
-	step "vscode: editors/vscode/e2e/ci.sh"
-	if ! LOOM_LSP=${LOOM_LSP:-} "$editors/vscode/e2e/ci.sh"; then
-		failed+=(vscode-e2e)
-	fi
 fi
 
 step "editors/ci.sh took $((SECONDS - start)) s"

