@@ -85,7 +85,8 @@ type Model struct {
 	// MaxTokensFieldAuto (""), "max_tokens" or "max_completion_tokens".
 	MaxTokensField string `toml:"max_tokens_field"`
 	// ContextWindow is the model's context window in tokens; 0 means
-	// known from the model's name, else 32,768.
+	// asked from the server, else known from the model's name, else
+	// 32,768.
 	ContextWindow int `toml:"context_window"`
 	// Temperature is the sampling temperature; nil leaves it to the server.
 	Temperature *float64 `toml:"temperature"`
@@ -131,6 +132,10 @@ type Agent struct {
 	// CompactAt is the fraction of the context window past which the
 	// conversation is compacted; in (0, 1], default 0.8.
 	CompactAt float64 `toml:"compact_at"`
+	// ElideAfterTurns is how many of the last user turns keep their tool
+	// results whole in what is sent; older results over 1 KB are elided
+	// (the history keeps them). 0 never elides; default 3.
+	ElideAfterTurns int `toml:"elide_after_turns"`
 }
 
 // Tools configures the agent's tools.
@@ -237,11 +242,12 @@ func Default() Config {
 			FirstByteTimeout: Duration{20 * time.Second},
 		},
 		Agent: Agent{
-			MaxRetries:    3,
-			MaxIterations: 25,
-			RetryBase:     Duration{time.Second},
-			RetryMax:      Duration{30 * time.Second},
-			CompactAt:     0.8,
+			MaxRetries:      3,
+			MaxIterations:   25,
+			RetryBase:       Duration{time.Second},
+			RetryMax:        Duration{30 * time.Second},
+			CompactAt:       0.8,
+			ElideAfterTurns: 3,
 		},
 		Tools: Tools{
 			Bash:           PolicyAsk,
@@ -339,7 +345,10 @@ func (c Config) Validate() error {
 		}
 	}
 	if m.ContextWindow < 0 {
-		add(c.keyErr("model.context_window", "must be >= 0 (0: known from the model's name, else 32768), got %d", m.ContextWindow))
+		add(c.keyErr("model.context_window", "must be >= 0 (0: asked from the server, else known from the model's name, else 32768), got %d", m.ContextWindow))
+	}
+	if c.Agent.ElideAfterTurns < 0 {
+		add(c.keyErr("agent.elide_after_turns", "must be >= 0 (0 never elides old tool results), got %d", c.Agent.ElideAfterTurns))
 	}
 	if a := c.Agent.CompactAt; a <= 0 || a > 1 {
 		add(c.keyErr("agent.compact_at", "must be in (0, 1], a fraction of the context window, got %v", a))

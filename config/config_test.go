@@ -62,6 +62,7 @@ func TestDefaults(t *testing.T) {
 		{"bash_timeout", d.Tools.BashTimeout.Duration, 2 * time.Minute},
 		{"bash_max_timeout", d.Tools.BashMaxTimeout.Duration, 10 * time.Minute},
 		{"max_output_bytes", d.Tools.MaxOutputBytes, 64 * 1024},
+		{"elide_after_turns", d.Agent.ElideAfterTurns, 3},
 		{"auto_commit", d.Hooks.AutoCommit, true},
 		{"attribution", d.Hooks.Attribution, true},
 	}
@@ -301,6 +302,7 @@ func TestValidate(t *testing.T) {
 		{"retries", "[agent]\nmax_retries = -1\n", []string{`:2: agent.max_retries: must be >= 0`}},
 		{"script without path", "[model]\nprovider = \"script\"\n", []string{`:2: model.provider: provider "script" requires model.script`}},
 		{"output bytes", "[tools]\nmax_output_bytes = 0\n", []string{`:2: tools.max_output_bytes: must be > 0`}},
+		{"elision", "[agent]\nelide_after_turns = -1\n", []string{`:2: agent.elide_after_turns: must be >= 0`}},
 		{"several at once", "[agent]\nmax_iterations = 0\nmax_retries = -2\n", []string{"max_iterations", "max_retries"}},
 	}
 	for _, tt := range tests {

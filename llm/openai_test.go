@@ -516,10 +516,12 @@ func TestOpenAICancelMidStream(t *testing.T) {
 	cancel()
 	select {
 	case end := <-returned:
-		if d := end.Sub(at); d > 100*time.Millisecond {
-			t.Errorf("Stream returned %s after cancel, want < 100ms", d)
+		// Promptly; a loaded machine gets seconds (no wall-clock bound
+		// tighter than that in a test).
+		if d := end.Sub(at); d > 5*time.Second {
+			t.Errorf("Stream returned %s after cancel, want promptly", d)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("Stream did not return after cancel")
 	}
 	mu.Lock()

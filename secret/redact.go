@@ -262,7 +262,15 @@ func bearerAt(s string, i int) (end int, ok bool, open tokenEnd) {
 // prevWord says whether the byte before s is a word byte.
 func nextBearer(s string, from int, prevWord bool) (start, end int, open tokenEnd, ok bool) {
 	for i := from; i+len(bearerScheme) <= len(s); i++ {
-		if lower(s[i]) != 'b' || !boundaryAt(s, i, prevWord) {
+		// Skip to the next b or B (IndexByte is vectorised).
+		j := strings.IndexByte(s[i:], 'b')
+		if k := strings.IndexByte(s[i:], 'B'); k >= 0 && (j < 0 || k < j) {
+			j = k
+		}
+		if j < 0 {
+			break
+		}
+		if i += j; i+len(bearerScheme) > len(s) || !boundaryAt(s, i, prevWord) {
 			continue
 		}
 		if end, ok, open := bearerAt(s, i); ok {

@@ -61,6 +61,7 @@ func runTurns(t *testing.T, srv *llmtest.Server, n int, tweak func(*config.Confi
 	}
 	h := newTestHost(t, provider, tweak)
 	s, _ := h.AddFolder(folder)
+	waitWindow(t, s)
 	for i := 1; i <= n; i++ {
 		turn, err := s.Ask(context.Background(), fmt.Sprintf("question %d: what is in big.txt?", i))
 		if err != nil {
@@ -137,9 +138,17 @@ func TestRequestSizeFigures(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		window int
-	}{{"compaction (window 32768)", 32768}, {"no compaction (window 10M)", 10000000}} {
+		elide  int
+	}{
+		{"elision + compaction (window 8192)", 8192, 3},
+		{"elision + compaction (window 32768)", 32768, 3},
+		{"elision, no compaction (window 10M)", 10000000, 3},
+		{"neither (window 10M, elide_after_turns 0)", 10000000, 0},
+	} {
 		srv, _ := limitedServer(t, 0)
-		runTurns(t, srv, 200, func(cfg *config.Config) { cfg.Model.ContextWindow = c.window })
+		runTurns(t, srv, 200, func(cfg *config.Config) {
+			cfg.Model.ContextWindow, cfg.Agent.ElideAfterTurns = c.window, c.elide
+		})
 		var sizes []string
 		turn := 0
 		for _, r := range srv.Requests() {

@@ -97,6 +97,8 @@ type Session struct {
 	// (found once, at start); instr is what was read of them.
 	instrPaths []string
 	instr      instructions
+	// window is what the model's server said of its context window.
+	window serverWindow
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -240,7 +242,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			Tokens: s.m.Tokens(),
 		}
 		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
-		st.ContextWindow, st.ContextSource = contextWindow(s.cfg)
+		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		if st.Queued == nil {

@@ -45,6 +45,7 @@ func (s *Session) loadConfig(reload bool) {
 		s.provider = nil
 		s.log.Info("no usable model", "err", s.modelErr)
 	}
+	s.probeWindow()
 	s.applyMCP(cfg)
 	s.rebuildTools()
 	s.env = tools.Env{
@@ -75,8 +76,12 @@ func (s *Session) machineConfig() fsm.Config {
 		RetryBase:     s.cfg.Agent.RetryBase.Duration,
 		RetryMax:      s.cfg.Agent.RetryMax.Duration,
 		CompactAt:     s.cfg.Agent.CompactAt,
+		KeepToolTurns: s.cfg.Agent.ElideAfterTurns,
 	}
-	c.ContextWindow, _ = contextWindow(s.cfg)
+	if c.KeepToolTurns == 0 {
+		c.KeepToolTurns = -1 // config's 0 never elides; fsm's 0 means default
+	}
+	c.ContextWindow, _ = s.contextWindow()
 	if c.MaxRetries == 0 {
 		c.MaxRetries = -1 // config's 0 means no retry; fsm's 0 means default
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -86,6 +87,31 @@ func checkShown(t *testing.T, what, got, want, key string) {
 		t.Errorf("%s (%d bytes) differs from the masked answer (%d bytes) at byte %d:\n got …%q…\nwant …%q…", what, len(got), len(want), i,
 			got[max(0, i-60):min(len(got), i+60)], want[max(0, i-60):min(len(want), i+60)])
 	}
+}
+
+// askAndStop asks prompt over LSP, waits for a message that until
+// accepts, reads loom.history, then shuts the server down and waits for
+// it to exit.
+func askAndStop(t *testing.T, ctx context.Context, c *child, ed *fakeeditor.Editor, prompt, what string, until func(fakeeditor.Message) bool) jsonrpc.HistoryResult {
+	t.Helper()
+	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdAsk, jsonrpc.AskArgs{Prompt: prompt}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ed.Await(ctx, what, func(msgs []fakeeditor.Message) bool {
+		return slices.ContainsFunc(msgs, until)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var history jsonrpc.HistoryResult
+	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdHistory, jsonrpc.FolderArgs{}, &history); err != nil {
+		t.Fatal(err)
+	}
+	if err := ed.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ed.Exit(ctx)
+	c.wait(t)
+	return history
 }
 
 // journalText joins the text of every LlmTextDelta record of the journals
@@ -204,32 +230,11 @@ func TestServeNeverShowsASplitKey(t *testing.T) {
 			if _, err := ed.Initialize(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if err := ed.ExecuteCommand(ctx, jsonrpc.CmdAsk, jsonrpc.AskArgs{Prompt: "echo it"}, nil); err != nil {
-				t.Fatal(err)
-			}
 			ended := "loom/turnEnded"
 			if !loom {
 				ended = "window/showMessage"
 			}
-			if err := ed.Await(ctx, "the end of the turn", func(msgs []fakeeditor.Message) bool {
-				for _, m := range msgs {
-					if m.Method == ended {
-						return true
-					}
-				}
-				return false
-			}); err != nil {
-				t.Fatal(err)
-			}
-			var history jsonrpc.HistoryResult
-			if err := ed.ExecuteCommand(ctx, jsonrpc.CmdHistory, jsonrpc.FolderArgs{}, &history); err != nil {
-				t.Fatal(err)
-			}
-			if err := ed.Shutdown(ctx); err != nil {
-				t.Fatal(err)
-			}
-			ed.Exit(ctx)
-			c.wait(t)
+			history := askAndStop(t, ctx, c, ed, "echo it", "the end of the turn", func(m fakeeditor.Message) bool { return m.Method == ended })
 			var shown strings.Builder
 			for _, m := range ed.Messages("") {
 				for _, l := range leaks(string(m.Params), key) {

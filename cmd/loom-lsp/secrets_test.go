@@ -118,28 +118,9 @@ func TestServeRedactsAnEchoedKey(t *testing.T) {
 		Loom: true, Folders: []string{folder},
 		InitializationOptions: map[string]any{"model": map[string]any{"base_url": srv.URL + "/v1", "name": "m"}},
 	})
-	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdAsk, jsonrpc.AskArgs{Prompt: "hi"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := ed.Await(ctx, "the 401", func(msgs []fakeeditor.Message) bool {
-		for _, m := range msgs {
-			if strings.Contains(string(m.Params), "Incorrect API key provided") {
-				return true
-			}
-		}
-		return false
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var history jsonrpc.HistoryResult
-	if err := ed.ExecuteCommand(ctx, jsonrpc.CmdHistory, jsonrpc.FolderArgs{}, &history); err != nil {
-		t.Fatal(err)
-	}
-	if err := ed.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ed.Exit(ctx)
-	c.wait(t)
+	history := askAndStop(t, ctx, c, ed, "hi", "the 401", func(m fakeeditor.Message) bool {
+		return strings.Contains(string(m.Params), "Incorrect API key provided")
+	})
 	if got.Load() == 0 {
 		t.Fatal("the server never received the key")
 	}

@@ -11,13 +11,15 @@ import (
 
 // silentServer is a real HTTP server that accepts every request and never
 // answers it (no status, no headers, no byte), until the client gives up.
-// It counts the requests it received.
+// It counts the chat completion requests it received.
 func silentServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var requests atomic.Int32
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
+		if r.URL.Path == "/v1/chat/completions" {
+			requests.Add(1) // not the session's question about the context window
+		}
 		select {
 		case <-r.Context().Done():
 		case <-done:

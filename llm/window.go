@@ -1,0 +1,186 @@
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Window is a model's context window in tokens, and where it was learned.
+type Window struct {
+	// Tokens is the window; positive.
+	Tokens int
+	// Source says where Tokens comes from, for loom.status, e.g.
+	// "server: vLLM /v1/models max_model_len".
+	Source string
+}
+
+// WindowProber is a [Provider] that can ask its server for the model's
+// context window.
+type WindowProber interface {
+	// ContextWindow asks the server once. It returns ErrNoWindow when the
+	// server does not say; ctx bounds how long it may take.
+	ContextWindow(ctx context.Context) (Window, error)
+}
+
+// ErrNoWindow is wrapped by ContextWindow's error when the server does not
+// tell the model's context window.
+var ErrNoWindow = errors.New("the server does not tell the model's context window")
+
+// maxProbeBody caps what is read of one probe answer (a /v1/models list
+// of a server with many models is large).
+const maxProbeBody = 8 << 20
+
+// ContextWindow asks the server for the context window of the configured
+// model, trying in turn what each OpenAI-compatible server answers:
+//   - GET {base_url}/models: vLLM's max_model_len (OpenRouter's
+//     context_length) of the model's entry;
+//   - GET {root}/props, root being base_url without "/v1": llama.cpp's
+//     default_generation_settings.n_ctx, the window of one slot;
+//   - POST {root}/api/show: Ollama's num_ctx parameter when the model sets
+//     one, else the model's "<architecture>.context_length".
+//
+// OpenAI's own API (api.openai.com) tells none of these: there the
+// window comes from a small table of known models, without a request.
+// Every request carries the configured key and headers.
+func (p *OpenAI) ContextWindow(ctx context.Context) (Window, error) {
+	base := strings.TrimRight(p.cfg.BaseURL, "/")
+	if u, err := url.Parse(base); err == nil && u.Hostname() == "api.openai.com" {
+		if n, ok := KnownContextWindow(p.cfg.Model); ok {
+			return Window{Tokens: n, Source: "known window of " + p.cfg.Model}, nil
+		}
+		return Window{}, fmt.Errorf("%w: %s is not in the table of known OpenAI models", ErrNoWindow, p.cfg.Model)
+	}
+	root := strings.TrimSuffix(base, "/v1")
+	var tried []string
+	for _, probe := range []func(context.Context, string, string) (Window, error){p.probeModels, p.probeLlamaCpp, p.probeOllama} {
+		w, err := probe(ctx, base, root)
+		if err == nil {
+			return w, nil
+		}
+		if ctx.Err() != nil {
+			return Window{}, fmt.Errorf("%w: no answer in time (%w)", ErrNoWindow, ctx.Err())
+		}
+		tried = append(tried, err.Error())
+	}
+	return Window{}, fmt.Errorf("%w: %s", ErrNoWindow, strings.Join(tried, "; "))
+}
+
+// probeModels reads the model's entry of GET {base}/models.
+func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error) {
+	var list struct {
+		Data []struct {
+			ID            string `json:"id"`
+			MaxModelLen   int    `json:"max_model_len"`  // vLLM
+			ContextLength int    `json:"context_length"` // OpenRouter
+		} `json:"data"`
+	}
+	if err := p.probeJSON(ctx, http.MethodGet, base+"/models", nil, &list); err != nil {
+		return Window{}, err
+	}
+	for _, m := range list.Data {
+		if m.ID != p.cfg.Model && len(list.Data) > 1 {
+			continue
+		}
+		switch {
+		case m.MaxModelLen > 0:
+			return Window{Tokens: m.MaxModelLen, Source: "server: /v1/models max_model_len (vLLM)"}, nil
+		case m.ContextLength > 0:
+			return Window{Tokens: m.ContextLength, Source: "server: /v1/models context_length"}, nil
+		}
+	}
+	return Window{}, errors.New("/models: no max_model_len for " + p.cfg.Model)
+}
+
+// probeLlamaCpp reads llama.cpp's GET {root}/props.
+func (p *OpenAI) probeLlamaCpp(ctx context.Context, _, root string) (Window, error) {
+	var props struct {
+		Settings struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	if err := p.probeJSON(ctx, http.MethodGet, root+"/props", nil, &props); err != nil {
+		return Window{}, err
+	}
+	if props.Settings.NCtx <= 0 {
+		return Window{}, errors.New("/props: no default_generation_settings.n_ctx")
+	}
+	return Window{Tokens: props.Settings.NCtx, Source: "server: /props n_ctx (llama.cpp)"}, nil
+}
+
+// probeOllama reads Ollama's POST {root}/api/show.
+func (p *OpenAI) probeOllama(ctx context.Context, _, root string) (Window, error) {
+	var show struct {
+		Parameters string                     `json:"parameters"`
+		ModelInfo  map[string]json.RawMessage `json:"model_info"`
+	}
+	body, _ := json.Marshal(map[string]string{"model": p.cfg.Model})
+	if err := p.probeJSON(ctx, http.MethodPost, root+"/api/show", body, &show); err != nil {
+		return Window{}, err
+	}
+	// parameters is the Modelfile's PARAMETER lines: "num_ctx 8192\n…".
+	sc := bufio.NewScanner(strings.NewReader(show.Parameters))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "num_ctx" {
+			if n, err := strconv.Atoi(f[1]); err == nil && n > 0 {
+				return Window{Tokens: n, Source: "server: /api/show num_ctx (Ollama)"}, nil
+			}
+		}
+	}
+	var arch string
+	if raw, ok := show.ModelInfo["general.architecture"]; ok {
+		json.Unmarshal(raw, &arch)
+	}
+	key := arch + ".context_length"
+	var n int
+	if raw, ok := show.ModelInfo[key]; ok && json.Unmarshal(raw, &n) == nil && n > 0 {
+		return Window{Tokens: n, Source: "server: /api/show " + key + " (Ollama)"}, nil
+	}
+	return Window{}, errors.New("/api/show: no num_ctx nor context_length")
+}
+
+// probeJSON sends one probe request and decodes its JSON answer into v.
+func (p *OpenAI) probeJSON(ctx context.Context, method, url string, body []byte, v any) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, val := range p.cfg.Headers {
+		req.Header.Set(k, val)
+	}
+	if p.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
+	}
+	resp, err := p.httpClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return fmt.Errorf("%s %s: %s", method, req.URL.Path, resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxProbeBody)).Decode(v); err != nil {
+		return fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
+	}
+	return nil
+}
+
+func (p *OpenAI) httpClient() *http.Client {
+	if p.cfg.HTTPClient != nil {
+		return p.cfg.HTTPClient
+	}
+	return http.DefaultClient
+}
