@@ -64,6 +64,9 @@ fi
 export PATH=$node24dir/bin:$PATH
 # Native modules are built against Node 24's own headers, with no download.
 export npm_config_nodedir=$node24dir
+# And never from a prebuilt binary on GitHub (kerberos' prebuild-install
+# tries that first): CI reaches the package registries only.
+export npm_config_build_from_source=true
 echo "node $(node --version) for code-server"
 
 step "extension: unit tests on Node $(node --version)"
