@@ -69,6 +69,7 @@ const rules = [
     ],
   },
   { when: /tell me a long story/i, reply: { delayMs: 80, text: story } },
+  { when: /about to be compacted/i, reply: { text: ['Goals: greet the world. Decisions: Goodbye in hello.txt.'] } },
   { when: /say ok/i, reply: { text: ['ok, ready for more'] } },
   { when: /are you there/i, reply: { text: ['yes'] } },
   {
@@ -503,4 +504,18 @@ step('8. the code action "Ask Loom to fix" sends the diagnostic', async () => {
   assert.ok(sent.includes('Diagnostic there: ' + diag.slice(0, 20)), `the model saw the diagnostic "${diag}"`);
   assert.match((await prompt.locator('.context').textContent()) ?? '', /Problem: /);
   await shot('08', 'code-action-fix');
+});
+
+step('9. "Loom: Compact the Conversation" says in the chat that it compacts and that it did', async () => {
+  const from = model.requests.length;
+  await runCommand('Loom: Compact the Conversation');
+  const notices = chat().locator('.notice');
+  await until('the compaction notices', async () => {
+    const all = (await notices.allTextContents()).join('\n');
+    return /compacting the conversation/.test(all) && /compacted the conversation/.test(all);
+  });
+  await waitIdle();
+  const asked = model.requests.slice(from).map((r) => JSON.stringify(r.messages)).join('\n');
+  assert.match(asked, /about to be compacted/, 'the model was asked for the summary');
+  await shot('09', 'compacted');
 });

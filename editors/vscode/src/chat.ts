@@ -294,6 +294,14 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
   }
 
+  /**
+   * Compacts the conversation now (loom.compact). The server's loom/notice
+   * messages say in the conversation when it starts and ends.
+   */
+  async compact(): Promise<void> {
+    await this.run(Commands.compact);
+  }
+
   /** Runs a folder command; says a failure in the conversation. */
   private async run<T>(cmd: string): Promise<T | null | undefined> {
     try {

@@ -14,7 +14,7 @@ import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
 import {
-  AskArgs, CommitParams, DisplayMessageParams, Methods, SaveDocumentsParams, SaveDocumentsResult, StateParams,
+  AskArgs, CommitParams, NoticeParams, DisplayMessageParams, Methods, SaveDocumentsParams, SaveDocumentsResult, StateParams,
   Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
@@ -122,6 +122,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   reg('loom.cancel', () => chat.cancel());
   reg('loom.reset', () => chat.reset());
   reg('loom.undo', () => chat.undo());
+  reg('loom.compact', () => chat.compact());
   reg('loom.history', async () => {
     const f = chat.current();
     if (f) {
@@ -185,6 +186,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void chat.refreshStatus();
   });
   c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
+  c.onNotification(Methods.notice, (p: NoticeParams) => chat.notice('info', p.text, undefined, p.folder));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments

@@ -9,6 +9,7 @@ export const Commands = {
   status: 'loom.status',
   history: 'loom.history',
   undo: 'loom.undo',
+  compact: 'loom.compact',
 } as const;
 
 /** The server's notification and request methods. */
@@ -19,6 +20,7 @@ export const Methods = {
   saveDocuments: 'loom/saveDocuments',
   turnEnded: 'loom/turnEnded',
   commit: 'loom/commit',
+  notice: 'loom/notice',
 } as const;
 
 export interface Position { line: number; character: number }
@@ -62,6 +64,13 @@ export interface TurnEndedParams {
 
 /** The auto-commit of a turn's edits. */
 export interface CommitParams { folder: string; turn: number; sha: string; message: string; files?: string[] }
+
+/**
+ * What the session did on its own, for the conversation: kind "info"
+ * ("compacting the conversation (…)", "resumed the conversation: …") or
+ * "compacted" (the summary is in loom.history).
+ */
+export interface NoticeParams { folder: string; turn: number; kind: string; text: string }
 
 export interface SaveDocumentsParams { uris: string[] }
 export interface SaveDocumentsResult { saved: string[] }
