@@ -7,7 +7,7 @@
 import http from 'node:http';
 
 /**
- * @typedef {{ text?: string[], delayMs?: number, tool?: { name: string, args: object }, usage?: object }} Reply
+ * @typedef {{ reasoning?: string[], text?: string[], delayMs?: number, tool?: { name: string, args: object }, usage?: object }} Reply
  * @typedef {{ when: RegExp, reply?: Reply, afterTool?: Reply, replies?: Reply[] }} Rule
  */
 
@@ -63,6 +63,9 @@ export async function startModel(rules, port = 0) {
       let closed = false;
       res.on('close', () => { closed = true; });
       send({ role: 'assistant', content: '' });
+      for (const piece of reply.reasoning ?? []) { // as vLLM / llama.cpp / DeepSeek stream thinking
+        send({ reasoning_content: piece });
+      }
       for (const piece of reply.text ?? []) {
         if (closed) {
           return;

@@ -69,6 +69,7 @@ const rules = [
     ],
   },
   { when: /tell me a long story/i, reply: { delayMs: 80, text: story } },
+  { when: /think it over/i, reply: { reasoning: ['The user wants ', 'a considered answer.'], text: ['Considered: yes.'] } },
   { when: /about to be compacted/i, reply: { text: ['Goals: greet the world. Decisions: Goodbye in hello.txt.'] } },
   { when: /say ok/i, reply: { text: ['ok, ready for more'] } },
   { when: /are you there/i, reply: { text: ['yes'] } },
@@ -518,4 +519,17 @@ step('9. "Loom: Compact the Conversation" says in the chat that it compacts and 
   const asked = model.requests.slice(from).map((r) => JSON.stringify(r.messages)).join('\n');
   assert.match(asked, /about to be compacted/, 'the model was asked for the summary');
   await shot('09', 'compacted');
+});
+
+step('10. the model\'s thinking shows folded above the answer, never in it', async () => {
+  await ask('Think it over');
+  const answer = chat().locator('.msg.assistant').last();
+  await until('the answer', async () => /Considered: yes\./.test((await answer.textContent()) ?? ''));
+  await waitIdle();
+  const thought = chat().locator('details.thought').last();
+  assert.equal(await thought.getAttribute('open'), null, 'the thinking starts folded');
+  assert.doesNotMatch((await answer.textContent()) ?? '', /considered answer/);
+  await thought.locator('summary').click();
+  await until('the thinking unfolded', async () => /The user wants a considered answer\./.test((await thought.textContent()) ?? ''));
+  await shot('10', 'thinking');
 });

@@ -36,8 +36,10 @@ export class DeltaAssembler {
       this.gaps.add(p.folder);
     }
     this.last.set(p.folder, p.seq);
-    const key = turnKey(p.folder, p.turn);
-    this.texts.set(key, (this.texts.get(key) ?? '') + p.text);
+    if (p.kind !== 'thought') { // thinking shares the seq, not the answer's text
+      const key = turnKey(p.folder, p.turn);
+      this.texts.set(key, (this.texts.get(key) ?? '') + p.text);
+    }
     return v;
   }
 

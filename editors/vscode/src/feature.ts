@@ -4,8 +4,9 @@ import type { ClientCapabilities, FeatureState, ServerCapabilities, StaticFeatur
 import { Commands, experimentalCapability } from './protocol';
 
 /**
- * LoomFeature declares experimental.loom = {saveDocuments: true}, which
- * makes loom-lsp send loom/* notifications and loom/saveDocuments, and
+ * LoomFeature declares experimental.loom = {saveDocuments: true, thoughts:
+ * true}, which makes loom-lsp send loom/* notifications (the model's
+ * thinking included) and loom/saveDocuments, and
  * takes the server's loom.* commands out of vscode-languageclient's
  * automatic command registration: the extension registers those command
  * IDs itself (they need a prompt, the selection and the folder), and two

@@ -36,8 +36,12 @@ export interface AskArgs {
 /** loom.ask's reply. */
 export interface AskResult { folder: string; turn: number }
 
-/** A coalesced delta of streamed text; seq counts a folder's deltas from 1. */
-export interface DisplayMessageParams { folder: string; turn: number; seq: number; text: string }
+/**
+ * A coalesced delta of streamed text; seq counts a folder's deltas from 1.
+ * kind "thought" is the model's thinking (sent because the extension
+ * declares experimental.loom.thoughts), never part of the answer.
+ */
+export interface DisplayMessageParams { folder: string; turn: number; seq: number; text: string; kind?: string }
 
 /** A tool call's new status. */
 export interface ToolCallParams {
@@ -97,4 +101,4 @@ export interface HistoryResult { folder: string; messages: HistoryMessage[] }
 export interface UndoResult { folder: string; message: string }
 
 /** The experimental client capability that turns on loom/* messages. */
-export const experimentalCapability = { loom: { saveDocuments: true } };
+export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true } };

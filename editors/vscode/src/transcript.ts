@@ -21,6 +21,8 @@ export class Transcript {
   private next = 0;
   /** The assistant item text of a turn goes to, while it is the last item. */
   private openText: Extract<Item, { kind: 'assistant' }> | undefined;
+  /** The thought item thinking goes to, while it is the last item. */
+  private openThought: Extract<Item, { kind: 'thought' }> | undefined;
   private state = '';
   private turn = 0;
   model = '';
@@ -33,6 +35,7 @@ export class Transcript {
     this.items.push(item);
     this.byId.set(item.id, item);
     this.openText = undefined;
+    this.openThought = undefined;
     return item;
   }
 
@@ -97,6 +100,16 @@ export class Transcript {
       return { changed: [], gap: false };
     }
     const changed = this.startTurn(p.turn);
+    if (p.kind === 'thought') {
+      let thought = this.openThought;
+      if (!thought || thought.turn !== p.turn) {
+        thought = this.add({ kind: 'thought', id: this.id('r'), turn: p.turn, text: '' });
+        this.openThought = thought;
+      }
+      thought.text += p.text;
+      changed.push(thought);
+      return { changed, gap: v.kind === 'gap' };
+    }
     let item = this.openText;
     if (!item || item.turn !== p.turn) {
       item = this.add({ kind: 'assistant', id: this.id('a'), turn: p.turn, text: '' });

@@ -25,6 +25,8 @@ export interface Usage { prompt: number; completion: number; total: number }
 export type Item =
   | { kind: 'user'; id: string; text: string; turn?: number; queued?: boolean; context?: string }
   | { kind: 'assistant'; id: string; turn: number; text: string }
+  /** The model's thinking, shown folded; never part of the answer. */
+  | { kind: 'thought'; id: string; turn: number; text: string }
   | {
     kind: 'tool'; id: string; turn: number; callId: string; name: string;
     /** The tool's arguments in words: "bash: npm test", "read_file main.go:10-40". */

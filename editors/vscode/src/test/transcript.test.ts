@@ -25,6 +25,18 @@ test('deltas of a turn stream into one assistant item; a tool call starts a new 
   assert.equal(t.header().busy, true);
 });
 
+test('thinking (kind thought) goes to a thought item of its own, never into the answer; seq is shared', () => {
+  const t = new Transcript(F, 'proj');
+  t.prompt('hi');
+  t.delta({ folder: F, turn: 1, seq: 1, text: 'Let me ', kind: 'thought' });
+  t.delta({ folder: F, turn: 1, seq: 2, text: 'think.', kind: 'thought' });
+  const r = t.delta({ folder: F, turn: 1, seq: 3, text: 'Answer.' });
+  assert.equal(r.gap, false);
+  assert.deepEqual(t.items.map((i) => i.kind), ['user', 'thought', 'assistant']);
+  assert.equal((t.items[1] as { text: string }).text, 'Let me think.');
+  assert.equal((t.items[2] as { text: string }).text, 'Answer.');
+});
+
 test('a duplicate delta is dropped, a gap is reported once', () => {
   const t = new Transcript(F, 'proj');
   t.delta({ folder: F, turn: 1, seq: 1, text: 'a' });

@@ -207,8 +207,9 @@ function upsert(item: Item): void {
   const old = nodes.get(item.id);
   if (old) {
     // Keep a card's output open or closed as the user left it.
-    const wasOpen = old.querySelector('details')?.open;
-    const det = n.querySelector('details');
+    const details = (e: Element) => e instanceof HTMLDetailsElement ? e : e.querySelector('details');
+    const wasOpen = details(old)?.open;
+    const det = details(n);
     if (det && wasOpen !== undefined) {
       det.open = wasOpen;
     }
@@ -252,6 +253,13 @@ function render(it: Item): HTMLElement {
       const body = el('div', 'markdown');
       body.innerHTML = md.render(it.text);
       d.append(body);
+      return d;
+    }
+    case 'thought': {
+      // Folded, like the thinking of other agents: a click opens it.
+      const d = el('details', 'thought');
+      d.dataset.id = it.id;
+      d.append(el('summary', '', 'Thinking'), el('div', 'text', it.text));
       return d;
     }
     case 'tool':
