@@ -10,6 +10,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/loom-lsp/loom-lsp/config"
 )
 
 //go:embed edit_file.md
@@ -126,7 +128,8 @@ func (EditFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 }
 
 // resolveForWrite confines a path the tool will change; paths inside a
-// .git directory are refused.
+// .git directory and loom's own configuration (config.IsProtected) are
+// refused.
 func resolveForWrite(env *Env, tool, p string) (abs, rel string, res Result, ok bool) {
 	abs, err := Resolve(env.Root, p)
 	if err != nil {
@@ -137,6 +140,9 @@ func resolveForWrite(env *Env, tool, p string) (abs, rel string, res Result, ok 
 		return "", "", toolError("%s: %q is the workspace root, not a file", tool, p), false
 	}
 	if err := checkGitDir(env.Root, abs); err != nil {
+		return "", "", toolError("%s: %v", tool, err), false
+	}
+	if err := config.CheckProtected(env.Root, abs); err != nil {
 		return "", "", toolError("%s: %v", tool, err), false
 	}
 	return abs, rel, Result{}, true

@@ -225,6 +225,11 @@ func (s *Session) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bo
 // there (a versioned edit, refused if the user typed meanwhile), else
 // atomically on disk.
 func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
+	// The tools refuse these already; whatever else computes an edit
+	// (a review applying a proposal later) meets the same wall.
+	if err := config.CheckProtected(s.folder, e.Path); err != nil {
+		return err
+	}
 	overlay := s.host.overlay
 	if text, version, open := overlay.Document(e.Path); open {
 		if text != e.OldText {
