@@ -176,10 +176,18 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 // workspace file's trust keys, and its restricted keys when the folder is
 // not trusted, are left out and recorded in c.trust.
 func (c *Config) applyFile(path string, required, workspace bool) (bool, error) {
-	data, err := os.ReadFile(path)
+	var within []string
+	if workspace {
+		within = []string{filepath.Dir(path), UserConfigDir()}
+	}
+	data, err := readLimited(path, within)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && !required {
+		var ce *Error
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !required:
 			return false, nil
+		case errors.As(err, &ce):
+			return true, ce // there, but not readable as configuration
 		}
 		return false, &Error{Source: path, Msg: readErrMsg(err)}
 	}

@@ -151,12 +151,12 @@ func ReadTrustFile(path string) ([]string, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Error{Source: path, Msg: readErrMsg(err)}
+		return nil, err
 	}
 	var folders []string
 	sc := bufio.NewScanner(bytes.NewReader(data))

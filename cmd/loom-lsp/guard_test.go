@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/jsonrpc"
+	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
 // The attacks of issue 21 on loom's own configuration, run through the
@@ -56,5 +61,52 @@ text = ["Refused."]
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, ".vscode/settings.json")); string(got) != "{}\n" {
 		t.Errorf(".vscode/settings.json is now %q", got)
+	}
+}
+
+// TestBinaryHostileConfigFiles: a cloned repository whose .loom.toml
+// links to /dev/zero or /dev/stdin, or is 2 MB, makes exec fail at once
+// with an error naming the file (exit 3), instead of growing to gigabytes
+// or hanging; the LSP daemon reports it and keeps answering.
+func TestBinaryHostileConfigFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, p string)
+		want string
+	}{
+		{"dev zero", func(t *testing.T, p string) { os.Symlink("/dev/zero", p) }, "a symlink to /dev/zero, outside"},
+		{"dev stdin", func(t *testing.T, p string) { os.Symlink("/dev/stdin", p) }, "not read"},
+		{"2 MB", func(t *testing.T, p string) {
+			os.WriteFile(p, []byte("# "+strings.Repeat("x", 2<<20)+"\n"), 0o644)
+		}, "larger than 1024 KiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testRepo(t)
+			p := filepath.Join(dir, ".loom.toml")
+			tc.make(t, p)
+			// stdin stays open and silent, as a terminal would be.
+			r := runLoom(t, dir, "", "exec", "--script", writeScript(t, "[[step]]\ntext = [\"hi\"]\n"), "hi")
+			if r.code != 3 || !strings.Contains(r.stderr, p+": ") || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exec: exit %d (want 3), stderr (want %q about %s):\n%s", r.code, tc.want, p, r.stderr)
+			}
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, ed := startInitialized(t, ctx, loomEditor([]string{dir}, nil))
+			var st workspace.Status
+			if err := ed.ExecuteCommand(ctx, jsonrpc.CmdStatus, jsonrpc.FolderArgs{}, &st); err != nil {
+				t.Fatalf("loom.status: %v", err)
+			}
+			if !strings.Contains(st.ConfigError, tc.want) {
+				t.Errorf("loom.status configError %q, want %q", st.ConfigError, tc.want)
+			}
+			if err := ed.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			_ = ed.Exit(ctx)
+			if code := c.wait(t); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+		})
 	}
 }
