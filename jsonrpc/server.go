@@ -74,7 +74,11 @@ type Server struct {
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	initOpts    []byte    // initializationOptions, raw JSON
 	initFolders []uri.URI // from initialize, started at initialized
-	settings    []byte    // the last workspace/didChangeConfiguration settings
+	settings    []byte    // the loom settings last pulled (or pushed, for a client that cannot be asked)
+	// settingsPending: the settings were asked for and have not arrived.
+	settingsPending bool
+	// settingsGen numbers the pulls, so that only the latest one applies.
+	settingsGen uint64
 	outboxes    map[string]*outbox
 	tornDown    bool              // the teardown has collected the outboxes; no new ones
 	progress    map[string]string // progress token -> folder, for cancel
@@ -148,6 +152,9 @@ func newServer(opts Options) *Server {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	hopts := opts.Host
 	hopts.Editor = &editor{s: s}
+	if hopts.TrustHow == nil {
+		hopts.TrustHow = s.trustHow
+	}
 	if hopts.Logger == nil {
 		hopts.Logger = s.log
 	}

@@ -81,18 +81,25 @@ func TestUntrustedFolderThenLoomTrust(t *testing.T) {
 	}
 }
 
-// TestEditorVouchesForTrust: {"trust": {"workspace": true}} from the
-// editor trusts the folder; sent later by didChangeConfiguration too.
+// TestEditorVouchesForTrust: {"trust": {"workspace": true}} in the
+// initializationOptions of a client that declares
+// experimental.loom.workspaceTrust (VS Code's extension) trusts the
+// folder; from any other client, or pushed with didChangeConfiguration,
+// it counts for nothing.
 func TestEditorVouchesForTrust(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".loom.toml"), []byte(untrustedToml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}},
-		options: map[string]any{"trust": map[string]any{"workspace": true}}})
+	vouch := map[string]any{"trust": map[string]any{"workspace": true}}
+	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, WorkspaceTrust: true, Folders: []string{dir}}, options: vouch})
 	if st := e.status(); !st.Trusted || st.TrustNotice != "" {
-		t.Errorf("initializationOptions trust: trusted=%v notice=%q", st.Trusted, st.TrustNotice)
+		t.Errorf("initializationOptions trust of a vouching client: trusted=%v notice=%q", st.Trusted, st.TrustNotice)
+	}
+	e1 := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}}, options: vouch})
+	if st := e1.status(); st.Trusted {
+		t.Errorf("initializationOptions trust of a client that does not declare workspaceTrust was honoured")
 	}
 
 	e2 := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}}})
@@ -101,15 +108,15 @@ func TestEditorVouchesForTrust(t *testing.T) {
 	}
 	from := len(e2.ed.Messages(""))
 	if err := e2.ed.Notify(e2.ctx, protocol.MethodWorkspaceDidChangeConfiguration,
-		map[string]any{"settings": map[string]any{"loom": map[string]any{"trust": map[string]any{"workspace": true}}}}); err != nil {
+		map[string]any{"settings": map[string]any{"loom": vouch}}); err != nil {
 		t.Fatal(err)
 	}
 	e2.await("the reload", func(msgs []fakeeditor.Message) bool {
 		return slices.ContainsFunc(msgs[from:], func(m fakeeditor.Message) bool {
-			return strings.Contains(string(m.Params), "configuration reloaded")
+			return strings.Contains(string(m.Params), "trust.workspace (from workspace/didChangeConfiguration)")
 		})
 	})
-	if st := e2.status(); !st.Trusted {
-		t.Errorf("didChangeConfiguration trust: trusted=%v notice=%q", st.Trusted, st.TrustNotice)
+	if st := e2.status(); st.Trusted {
+		t.Errorf("pushed trust.workspace was honoured: notice=%q", st.TrustNotice)
 	}
 }

@@ -32,7 +32,11 @@ func (s *Conversation) loadConfig(reload bool) {
 	// value is masked from now on.
 	secret.Take(cfg.Model.APIKeyEnv)
 	s.host.redactor.Add(s.host.opts.Getenv(cfg.Model.APIKeyEnv))
-	if notice := cfg.TrustNotice(); notice != s.trustNotice {
+	how := ""
+	if s.host.opts.TrustHow != nil {
+		how = s.host.opts.TrustHow()
+	}
+	if notice := cfg.TrustNotice(how); notice != s.trustNotice {
 		// Once per change, not on every reload.
 		s.trustNotice = notice
 		if notice != "" {
