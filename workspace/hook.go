@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -185,7 +186,11 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0}
 	}
 	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
-	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, job.prompt, trailer) })
+	repo.MaxFileBytes = cfg.Hooks.FileLimit()
+	// The prompt is masked as everything shown is: a key the user pasted
+	// into it never reaches the history.
+	prompt := s.host.redactor.String(job.prompt)
+	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, prompt, trailer) })
 	if errors.Is(err, gitcommit.ErrInProgress) {
 		return hookResult{action: joinNotes("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), notes), warn: true}
 	}
@@ -376,9 +381,7 @@ func commitMessage(files []string, prompt, trailer string) string {
 	b.WriteString(subject)
 	request, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
 	if request != "" {
-		if len(request) > 200 {
-			request = request[:200] + "…"
-		}
+		request = cutRunes(request, 200)
 		b.WriteString("\n\nRequested: " + request)
 	}
 	if len(files) > 1 {
@@ -391,6 +394,19 @@ func commitMessage(files []string, prompt, trailer string) string {
 		b.WriteString("\n\n" + trailer)
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// cutRunes shortens s to at most n bytes of whole runes, marking a cut
+// with "…".
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func relPaths(top string, paths []string) []string {

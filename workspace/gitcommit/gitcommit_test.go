@@ -290,3 +290,33 @@ func TestCommitWithEachIndexFormat(t *testing.T) {
 		})
 	}
 }
+
+// The message hooks get a private temporary file as $1, never
+// .git/COMMIT_EDITMSG: a `git commit` the user has open keeps its message.
+func TestCommitMessageHooksUseAPrivateFile(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"a.txt": "a\n"})
+	editmsg := filepath.Join(dir, ".git", "COMMIT_EDITMSG")
+	write(t, dir, ".git/COMMIT_EDITMSG", "the user's half-written message\n")
+	log := filepath.Join(t.TempDir(), "log")
+	hooks := filepath.Join(dir, ".git", "hooks")
+	for _, h := range []string{"prepare-commit-msg", "commit-msg"} {
+		os.WriteFile(filepath.Join(hooks, h), []byte("#!/bin/sh\necho \"$1\" >> '"+log+"'\nprintf 'by "+h+"\\n' >> \"$1\"\n"), 0o755)
+	}
+	if _, _, err := commitSteps(t, dir, CommitOptions{RunHooks: true}, "a.txt", "a\n", "agent\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(editmsg); string(got) != "the user's half-written message\n" {
+		t.Fatalf("COMMIT_EDITMSG is now %q", got)
+	}
+	b, _ := os.ReadFile(log)
+	paths := strings.Fields(string(b))
+	if len(paths) != 2 || paths[0] != paths[1] || strings.HasPrefix(paths[0], dir) {
+		t.Fatalf("the hooks got %q", paths)
+	}
+	if _, err := os.Stat(paths[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the message file was left behind: %v", err)
+	}
+	if msg := gittest.Run(t, dir, "log", "-1", "--format=%B"); !strings.Contains(msg, "by prepare-commit-msg\nby commit-msg") {
+		t.Fatalf("message %q", msg)
+	}
+}
