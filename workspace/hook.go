@@ -122,6 +122,10 @@ type hookResult struct {
 	bashFiles []string
 	// quiet marks a hook that found nothing to do and nothing to tell.
 	quiet bool
+	// notes are what the user must know besides the action (also joined
+	// into action); modelNote what the model should know to act on it.
+	notes     []string
+	modelNote string
 }
 
 // runHook runs the post-tool hook on a worker goroutine and reports
@@ -135,7 +139,9 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJ
 		if res.commit != nil {
 			// Even for a cancelled turn: the commit exists, the user must
 			// know (and loom.undo can take it back).
-			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: commitNote(res.commit), Text: res.action})
+			note := commitNote(res.commit)
+			note.Notes = res.notes
+			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: note, Text: res.action})
 		}
 		if ctx.Err() != nil {
 			return
@@ -146,9 +152,9 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJ
 			s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.action})
 		case res.quiet:
 		default:
-			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.action})
+			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.action, Visible: len(res.notes) > 0})
 		}
-		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.action, Failed: res.failed})
+		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.action, Failed: res.failed, Note: res.modelNote})
 	})
 }
 
@@ -183,7 +189,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	changes, notes, bashFiles := s.batchChanges(ctx, repo, job)
 	if len(changes) == 0 {
 		// A batch whose commands changed nothing is not worth a word.
-		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0}
+		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0, notes: notes}
 	}
 	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
 	repo.MaxFileBytes = cfg.Hooks.FileLimit()
@@ -201,7 +207,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		notes = append(notes, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
 	}
 	if len(plan.Entries) == 0 {
-		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0}
+		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0, notes: notes}
 	}
 	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
 	if hookNote != "" {
@@ -221,6 +227,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		commit:    res,
 		bashFiles: bashFiles,
 		warn:      len(plan.Skipped) > 0,
+		notes:     notes,
 	}
 }
 
