@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -50,6 +51,12 @@ type gitState struct {
 	// pending is a commit the daemon's death interrupted, found in the
 	// journal on resume; loom.commit makes it.
 	pending *commitRecord
+	// lock serialises what writes the worktree for the session (used
+	// from any goroutine): a batch's mutating calls and its hook, and an
+	// undo, so that an undo never races the agent's next edit.
+	lock sync.Mutex
+	// idle are undos waiting for the turn in flight to end.
+	idle []chan bool
 }
 
 // batchFile is what the agent's edit tools did to one file in a batch.
@@ -133,7 +140,9 @@ type hookResult struct {
 func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJob) {
 	// A cancelled turn does not cut a commit short (that could leave the
 	// repository locked); only the session's shutdown does.
+	s.git.lock.Lock()
 	res := s.commitBatch(s.life, job)
+	s.git.lock.Unlock()
 	s.post(func() {
 		s.recordCommit(res)
 		if res.commit != nil {

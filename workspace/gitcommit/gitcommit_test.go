@@ -320,3 +320,60 @@ func TestCommitMessageHooksUseAPrivateFile(t *testing.T) {
 		t.Fatalf("message %q", msg)
 	}
 }
+
+// Revert of several agent commits, in any order, with a user's commit
+// between them: one revert commit takes the agents' hunks back and keeps
+// the user's commit and the user's uncommitted edit.
+func TestRevertSeveralCommits(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"a.txt": tenLines("1", "5", "7", "10")})
+	write(t, dir, "a.txt", tenLines("ONE", "5", "7", "10"))
+	a, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", tenLines("1", "5", "7", "10"), tenLines("ONE", "5", "7", "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", tenLines("ONE", "user", "7", "10"))
+	gittest.Run(t, dir, "commit", "-qam", "user")
+	write(t, dir, "a.txt", tenLines("ONE", "user", "7", "TEN"))
+	c, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", tenLines("ONE", "user", "7", "10"), tenLines("ONE", "user", "7", "TEN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", tenLines("ONE", "user", "mine", "TEN"))
+	r, _ := Open(ctx, dir)
+	rv, err := Revert(ctx, r, []*Result{a, c}, RevertOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.Dropped || len(rv.Reverted) != 2 || rv.Reverted[0] != c.SHA {
+		t.Fatalf("reverted %+v", rv)
+	}
+	if got := gittest.Run(t, dir, "show", "HEAD:a.txt"); got != tenLines("1", "user", "7", "10") {
+		t.Fatalf("HEAD's a.txt = %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != tenLines("1", "user", "mine", "10") {
+		t.Fatalf("a.txt = %q", got)
+	}
+	if st := gittest.Run(t, dir, "status", "--porcelain"); st != " M a.txt\n" {
+		t.Fatalf("status:\n%s", st)
+	}
+	// Both newest and consecutive: the branch moves back.
+	dir = gittest.Repo(t, map[string]string{"a.txt": "a\n"})
+	write(t, dir, "a.txt", "b\n")
+	x, _, _ := commitSteps(t, dir, CommitOptions{}, "a.txt", "a\n", "b\n")
+	write(t, dir, "a.txt", "c\n")
+	y, _, _ := commitSteps(t, dir, CommitOptions{}, "a.txt", "b\n", "c\n")
+	r, _ = Open(ctx, dir)
+	if rv, err = Revert(ctx, r, []*Result{x, y}, RevertOptions{}); err != nil || !rv.Dropped || rv.Head != x.Parent {
+		t.Fatalf("Revert: %+v %v", rv, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "a\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+}
+
+// tenLines makes a ten-line text with lines 1, 5, 7 and 10 given, the others
+// their numbers.
+func tenLines(one, five, seven, ten string) string {
+	lines := []string{one, "2", "3", "4", five, "6", seven, "8", "9", ten}
+	return strings.Join(lines, "\n") + "\n"
+}
