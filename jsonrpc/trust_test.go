@@ -120,3 +120,109 @@ func TestEditorVouchesForTrust(t *testing.T) {
 		t.Errorf("pushed trust.workspace was honoured: notice=%q", st.TrustNotice)
 	}
 }
+
+// TestPulledSettingsAndEglotPayload: a client that answers
+// workspace/configuration is asked for the loom section (the pushed
+// payload is ignored); eglot's payload with other servers' sections is no
+// error, its loom section's narrowing keys apply, its trust counts for
+// nothing; a Neovim user is told :LoomTrust, not VS Code's command.
+func TestPulledSettingsAndEglotPayload(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ".loom.toml"), []byte(untrustedToml), 0o644)
+	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}, ClientName: "Neovim",
+		Settings: map[string]any{"loom": map[string]any{"tools": map[string]any{"bash": "deny"}}}}})
+	e.statusUntil("the pulled settings", func(st workspace.Status) bool { return st.Bash == "deny" })
+	st := e.status()
+	if !strings.Contains(st.TrustNotice, ":LoomTrust") || strings.Contains(st.TrustNotice, "Command Palette") {
+		t.Errorf("a Neovim user's notice: %q", st.TrustNotice)
+	}
+	// A pushed payload is not read: the settings are asked for again.
+	e.ed.SetSettings(map[string]any{"loom": map[string]any{"tools": map[string]any{"bash": "ask"}}})
+	if err := e.ed.Notify(e.ctx, protocol.MethodWorkspaceDidChangeConfiguration,
+		map[string]any{"settings": map[string]any{"loom": map[string]any{"tools": map[string]any{"bash": "allow"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.statusUntil("the pulled settings", func(st workspace.Status) bool { return st.Bash == "ask" })
+
+	// eglot without workspace/configuration: {"gopls":…,"loom":…}.
+	e2 := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}}})
+	from := len(e2.ed.Messages(""))
+	if err := e2.ed.Notify(e2.ctx, protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{
+		"gopls": map[string]any{"staticcheck": true},
+		"loom":  map[string]any{"tools": map[string]any{"bash": "deny"}, "trust": map[string]any{"workspace": true}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	e2.await("the reload", func(msgs []fakeeditor.Message) bool {
+		return slices.ContainsFunc(msgs[from:], func(m fakeeditor.Message) bool {
+			return strings.Contains(string(m.Params), "configuration reloaded")
+		})
+	})
+	st = e2.status()
+	if st.Bash != "deny" || st.Trusted || strings.Contains(st.ConfigError, "gopls") {
+		t.Errorf("eglot payload: bash=%q trusted=%v configError=%q", st.Bash, st.Trusted, st.ConfigError)
+	}
+	for _, m := range e2.ed.Messages(protocol.MethodWindowShowMessage)[0:] {
+		if strings.Contains(string(m.Params), "gopls") {
+			t.Errorf("another server's section was reported: %s", m.Params)
+		}
+	}
+}
+
+// TestChangedConfigNeedsLoomTrustAgain: in a folder trusted with
+// loom.trust, a command (here: a write to disk, as bash would) that
+// changes the widening keys of .loom.toml is not honoured: one notice
+// names them, until the user runs loom.trust again.
+func TestChangedConfigNeedsLoomTrustAgain(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, ".loom.toml")
+	os.WriteFile(cfg, []byte("[model]\nname = \"mine\"\n"), 0o644)
+	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}},
+		options: map[string]any{"tools": map[string]any{}}})
+	if err := e.ed.ExecuteCommand(e.ctx, CmdTrust, FolderArgs{}, &TrustResult{}); err != nil {
+		t.Fatal(err)
+	}
+	e.statusUntil("trusted", func(st workspace.Status) bool { return st.Model == "mine" })
+	// The agent's command.
+	os.WriteFile(cfg, []byte("[model]\nname = \"o1-pro\"\n[tools]\nbash = \"allow\"\n"), 0o644)
+	// The watcher reloads; so does any settings change (the watcher may
+	// not watch yet this early).
+	if err := e.ed.Notify(e.ctx, protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	e.await("the notice", hasMethod(protocol.MethodWindowShowMessage, "since you trusted"))
+	if st := e.status(); st.Trusted || st.Bash == "allow" || st.Model == "o1-pro" || !strings.Contains(st.TrustNotice, "tools.bash") {
+		t.Fatalf("changed settings honoured: %+v", st)
+	}
+	n := 0
+	for _, m := range e.ed.Messages(protocol.MethodWindowShowMessage) {
+		if strings.Contains(string(m.Params), "since you trusted") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d notices, want 1", n)
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdTrust, FolderArgs{}, &TrustResult{}); err != nil {
+		t.Fatal(err)
+	}
+	e.statusUntil("trusted again", func(st workspace.Status) bool {
+		return st.Trusted && st.Bash == "allow" && st.Model == "o1-pro"
+	})
+}
+
+// statusUntil runs loom.status until ok holds, again after each message
+// the server sends (a reload says "configuration reloaded").
+func (e *env) statusUntil(what string, ok func(workspace.Status) bool) workspace.Status {
+	e.t.Helper()
+	for {
+		n := len(e.ed.Messages(""))
+		st := e.status()
+		if ok(st) {
+			return st
+		}
+		e.await(what, func(msgs []fakeeditor.Message) bool { return len(msgs) > n })
+	}
+}

@@ -19,8 +19,10 @@ import (
 // /dev/zero, a FIFO or a 2 MB file reports it, keeps the previous
 // configuration and keeps answering; a good file is honoured again.
 func TestConfigReloadRefusesDevicesAndFIFOs(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	dir := t.TempDir()
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	trustIn(t, xdg, dir)
 	cfgFile := filepath.Join(dir, ".loom.toml")
 	os.WriteFile(cfgFile, []byte("[model]\nname = \"first\"\n"), 0o644)
 	ed := newRecordingEditor()
@@ -102,5 +104,14 @@ func (e *recordingEditor) waitSince(t testing.TB, from int, what string, ok func
 			t.Fatalf("timed out waiting for %s; got:\n%s", what, b.String())
 		}
 		e.cond.Wait()
+	}
+}
+
+// trustIn lists folder in [trust] folders of the user file under xdg.
+func trustIn(t testing.TB, xdg, folder string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(xdg, "loom"), 0o700)
+	if err := os.WriteFile(filepath.Join(xdg, "loom", "loom.toml"), []byte(fmt.Sprintf("[trust]\nfolders = [%q]\n", folder)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,7 +41,7 @@ func (s *Conversation) loadConfig(reload bool) {
 		s.trustNotice = notice
 		if notice != "" {
 			s.log.Warn("untrusted workspace settings ignored", "keys", cfg.IgnoredKeys())
-			s.notify(Notification{Kind: NoteError, Text: notice})
+			s.notify(Notification{Kind: NoteError, Text: notice, Trust: true})
 		}
 	}
 	s.provider, s.modelErr = s.host.opts.Provider(cfg, s.host.opts.Getenv)

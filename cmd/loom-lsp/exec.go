@@ -203,6 +203,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Config:          load,
 		Logger:          logger,
 		NewConversation: !f.resume,
+		TrustHow:        func() string { return execTrustHow },
 	})
 	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl}.run(ctx)
 }

@@ -43,6 +43,11 @@ func (a *agent) Notify(n workspace.Notification) {
 			a.out.mark(func() { a.waitFor(k).err = &note })
 			return
 		}
+		if n.Trust {
+			// The user must read it, and answer it with /trust.
+			a.out.update(s.id, acpsdk.UpdateAgentMessageText("⚠ "+n.Text+"\n\n"))
+			return
+		}
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
 	case workspace.NoteRetry:
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))

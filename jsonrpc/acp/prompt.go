@@ -31,6 +31,10 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	if resp, handled := a.slashTrust(ctx, s, text); handled {
+		return resp, nil
+	}
+	a.announceOnce(ctx, s)
 	turn, err := s.ws.Ask(context.WithoutCancel(ctx), text)
 	if err != nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
