@@ -149,6 +149,15 @@ type Tools struct {
 	BashMaxTimeout Duration `toml:"bash_max_timeout"`
 	// MaxOutputBytes caps a tool result (head and tail are kept); > 0.
 	MaxOutputBytes int `toml:"max_output_bytes"`
+	// Sandbox is SandboxWorkspace (commands run under Landlock) or
+	// SandboxOff; see config/sandbox.go for these four keys.
+	Sandbox string `toml:"sandbox"`
+	// SandboxWrite adds writable directories to the sandbox's.
+	SandboxWrite []string `toml:"sandbox_write"`
+	// SandboxHide adds unreadable directories to the sandbox's.
+	SandboxHide []string `toml:"sandbox_hide"`
+	// Network is what network commands reach.
+	Network Network `toml:"network"`
 }
 
 // Journal configures how long the journals of past conversations (set
@@ -254,6 +263,8 @@ func Default() Config {
 			BashTimeout:    Duration{2 * time.Minute},
 			BashMaxTimeout: Duration{10 * time.Minute},
 			MaxOutputBytes: 64 << 10,
+			Sandbox:        SandboxWorkspace,
+			Network:        Network{Mode: NetworkOn},
 		},
 		Hooks: Hooks{
 			AutoCommit:  true,
@@ -412,6 +423,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateMCP(add)
+	c.validateSandbox(add)
 	return errors.Join(errs...)
 }
 
