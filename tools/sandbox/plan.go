@@ -3,9 +3,9 @@ package sandbox
 import (
 	"net"
 	"os"
-	"strconv"
 	"path/filepath"
 	"slices"
+	"strconv"
 )
 
 // HelperArg is the first argument of the hidden entry point that sets

@@ -89,7 +89,7 @@ func testConfinesWrites(t *testing.T, userns bool) {
 	s.sys.userns = userns
 	for _, tc := range []struct {
 		name, script, path string
-		allowed         bool
+		allowed            bool
 	}{
 		{"workspace file", "echo new > x", w.ws + "/x", userns},
 		{"workspace file in a folder", "echo new > src/b.go", w.ws + "/src/b.go", true},
