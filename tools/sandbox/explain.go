@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Blocked is what the sandbox kept a command from doing, as far as its
@@ -64,7 +66,7 @@ func (s *Sandbox) Explain(output, dir string) (b Blocked, ok bool) {
 			case pl.hides(abs):
 				return Blocked{What: "read of " + abs, Hint: "The sandbox hides the secret directories (" +
 					strings.Join(shortAll(pl.Hide, home), ", ") + ") from commands."}, true
-			case pl.blocksWrite(abs):
+			case pl.blocksWrite(abs) && userMayWrite(abs):
 				return Blocked{What: "write to " + abs, Hint: "Commands may write only in the workspace folder, the temp directory " +
 					"and the tools' caches; .git and loom's configuration files are read-only."}, true
 			}
@@ -98,6 +100,19 @@ func candidates(line string) []string {
 		}
 	}
 	return out
+}
+
+// userMayWrite reports whether this process (not sandboxed) may write p,
+// or create it: if it may not either, the sandbox is not what denied it.
+func userMayWrite(p string) bool {
+	for q := p; ; q = filepath.Dir(q) {
+		if _, err := os.Lstat(q); err == nil {
+			return unix.Access(q, unix.W_OK) == nil
+		}
+		if q == filepath.Dir(q) {
+			return false
+		}
+	}
 }
 
 // resolveExisting resolves the symlinks of the longest existing prefix

@@ -134,7 +134,10 @@ func (s *Sandbox) Policy() Policy { return s.p }
 // Unavailable says why there is no sandbox on this machine; "" when
 // there is one.
 func (s *Sandbox) Unavailable() string {
-	if s.Active() {
+	switch {
+	case s == nil:
+		return `the sandbox is off (tools.sandbox = "off"): commands run with your full permissions`
+	case s.Active():
 		return ""
 	}
 	return "no sandbox: " + s.sys.why + "; commands run with your full permissions"
