@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -49,6 +50,9 @@ type Session struct {
 	schemas  []llm.ToolSchema
 	// mcp runs the configured MCP servers; their tools join registry.
 	mcp *mcp.Manager
+	// sandbox confines commands and stdio MCP servers; nil when
+	// tools.sandbox = "off".
+	sandbox *sandbox.Sandbox
 	// mcpPolicies is each MCP server's approve policy, by server name.
 	mcpPolicies map[string]config.Policy
 	// mcpReady names the servers last seen ready.
@@ -134,6 +138,9 @@ type Status struct {
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
+	// Sandbox says how commands are confined: "landlock ABI 7, writes:
+	// …, network: on", or why they are not.
+	Sandbox string `json:"sandbox"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -245,6 +252,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
+		st.Sandbox = s.sandboxStatus()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
