@@ -158,7 +158,22 @@ type Tools struct {
 	SandboxHide []string `toml:"sandbox_hide"`
 	// Network is what network commands reach.
 	Network Network `toml:"network"`
+	// Edits says whether the agent's file changes land at once
+	// (EditsAuto) or wait for the user's review (EditsReview).
+	Edits EditMode `toml:"edits"`
 }
+
+// EditMode says when the agent's file changes land.
+type EditMode string
+
+// The edit modes.
+const (
+	// EditsAuto applies each change as the tool makes it.
+	EditsAuto EditMode = "auto"
+	// EditsReview proposes each change; only the hunks the user accepts
+	// are applied.
+	EditsReview EditMode = "review"
+)
 
 // Journal configures how long the journals of past conversations (set
 // aside by a reset or a new exec) are kept in the state directory.
@@ -265,6 +280,7 @@ func Default() Config {
 			MaxOutputBytes: 64 << 10,
 			Sandbox:        SandboxWorkspace,
 			Network:        Network{Mode: NetworkOn},
+			Edits:          EditsAuto,
 		},
 		Hooks: Hooks{
 			AutoCommit:  true,
@@ -403,6 +419,11 @@ func (c Config) Validate() error {
 	case PolicyAllow, PolicyAsk, PolicyDeny:
 	default:
 		add(c.keyErr("tools.bash", "invalid policy %q: want %q, %q or %q", t.Bash, PolicyAllow, PolicyAsk, PolicyDeny))
+	}
+	switch t.Edits {
+	case EditsAuto, EditsReview:
+	default:
+		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
 	}
 	positive("tools.bash_timeout", t.BashTimeout)
 	positive("tools.bash_max_timeout", t.BashMaxTimeout)
