@@ -40,15 +40,10 @@ func WideningKey(key string, val any) bool {
 	case "tools.edits":
 		s, _ := val.(string)
 		return s == "auto"
+	}
 	// The sandbox: turned off, more places to write, the network on.
-	case "tools.sandbox":
-		s, _ := val.(string)
-		return s == "off"
-	case "tools.sandbox_write":
+	if SandboxKeyWidens(key, val) {
 		return true
-	case "tools.network":
-		s, isString := val.(string)
-		return !isString || s != "off"
 	}
 	for _, table := range []string{"model.headers", "hooks", "mcp", "trust"} {
 		if key == table || strings.HasPrefix(key, table+".") {
@@ -65,7 +60,7 @@ func WideningKeys() []string {
 		"model.name", "model.max_tokens", "model.context_window", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
-		`tools.network (other than "off")`, "hooks.*", "mcp.*"}
+		`tools.network (other than "off")`, "tools.sandbox_hide", "hooks.*", "mcp.*"}
 }
 
 // RestrictedKeys is WideningKeys, under its former name.
