@@ -110,3 +110,41 @@ func TestBinaryHostileConfigFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestExecTrustBindsToContent: `loom-lsp exec` in an untrusted clone names
+// its own way to trust (`loom-lsp trust`); after it, the settings apply;
+// when a command changes them, they are ignored again with a notice until
+// the user trusts the folder again.
+func TestExecTrustBindsToContent(t *testing.T) {
+	dir := testRepo(t)
+	env := isolatedEnv(t)
+	script := writeScript(t, "[[step]]\ntext = [\"Hi.\"]\n")
+	writeFile(t, dir, ".loom.toml", "[agent]\nmax_iterations = 3\n")
+	exec := func() execRun {
+		t.Helper()
+		r := runLoomEnv(t, env, dir, "", "exec", "--script", script, "hi")
+		if r.code != 0 {
+			t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+		}
+		return r
+	}
+	if r := exec(); !strings.Contains(r.stderr, "not trusted") || !strings.Contains(r.stderr, "agent.max_iterations") ||
+		!strings.Contains(r.stderr, "run `loom-lsp trust` in this folder") || strings.Contains(r.stderr, "Command Palette") {
+		t.Fatalf("untrusted: stderr:\n%s", r.stderr)
+	}
+	if r := runLoomEnv(t, env, dir, "", "trust"); r.code != 0 || !strings.Contains(r.stdout, "trusted "+dir) {
+		t.Fatalf("loom-lsp trust: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := exec(); strings.Contains(r.stderr, "trust") {
+		t.Fatalf("trusted: stderr:\n%s", r.stderr)
+	}
+	// A command run by the agent rewrites it.
+	writeFile(t, dir, ".loom.toml", "[agent]\nmax_iterations = 500\n")
+	if r := exec(); !strings.Contains(r.stderr, "since you trusted") || !strings.Contains(r.stderr, "agent.max_iterations") {
+		t.Fatalf("changed: stderr:\n%s", r.stderr)
+	}
+	runLoomEnv(t, env, dir, "", "trust")
+	if r := exec(); strings.Contains(r.stderr, "trust") {
+		t.Fatalf("trusted again: stderr:\n%s", r.stderr)
+	}
+}

@@ -5,8 +5,9 @@ import { Commands, experimentalCapability } from './protocol';
 
 /**
  * LoomFeature declares experimental.loom = {saveDocuments: true, thoughts:
- * true}, which makes loom-lsp send loom/* notifications (the model's
- * thinking included) and loom/saveDocuments, and
+ * true, workspaceTrust: true}, which makes loom-lsp send loom/* notifications
+ * (the model's thinking included) and loom/saveDocuments, and take VS
+ * Code's workspace trust from initializationOptions, and
  * takes the server's loom.* commands out of vscode-languageclient's
  * automatic command registration: the extension registers those command
  * IDs itself (they need a prompt, the selection and the folder), and two
