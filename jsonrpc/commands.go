@@ -32,6 +32,12 @@ const (
 	// .loom.toml may choose the model server, allow commands and change
 	// hooks (see config.Trust): FolderArgs -> TrustResult.
 	CmdTrust = "loom.trust"
+	// CmdReview decides a proposal (tools.edits = "review"): ReviewArgs
+	// -> workspace.ReviewResult, once the accepted hunks are applied.
+	CmdReview = "loom.review"
+	// CmdProposals lists the proposals waiting for a review: FolderArgs
+	// -> ProposalsResult.
+	CmdProposals = "loom.proposals"
 )
 
 // FolderArgs selects a session. URI is a file or folder inside the

@@ -37,6 +37,8 @@ var commandList = []command{
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdReview, typed(CmdReview, (*Server).runReview)},
+	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
 }
 
 // commands indexes commandList by name.

@@ -60,7 +60,7 @@ func (s *Session) perform(a fsm.Action) {
 		// A snapshot left by an earlier batch whose bash never led to the
 		// hook must not make this batch commit the user's files.
 		s.git.bash = nil
-		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, registry: s.registry, mcpPolicies: s.mcpPolicies}
+		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
@@ -99,8 +99,14 @@ func (s *Session) perform(a fsm.Action) {
 			Text: a.Reason})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
+		s.dropProposals()
+	case fsm.ProposeChanges:
+		s.onProposeChanges(a)
+	case fsm.ApplyChanges:
+		s.onApplyChanges(a)
 	case fsm.WaitForInput:
 		s.cancelInFlight()
+		s.dropProposals()
 		clear(s.diffs)
 		clear(s.edits)
 		clear(s.summaries)

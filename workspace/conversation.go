@@ -70,6 +70,11 @@ type Conversation struct {
 	summaries map[string]string
 	// outputs holds each finished call's result, until shown.
 	outputs map[string]toolOutput
+	// proposed holds edits proposed under review, by call id, until the
+	// machine names them; proposals those it named, by proposal id, until
+	// decided (review.go).
+	proposed  map[string]*proposal
+	proposals map[string]*proposal
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one.
 	conversationID string
@@ -129,6 +134,8 @@ func newConversation(f *Folder) *Conversation {
 		diffs:     map[string]string{},
 		edits:     map[string]*EditNote{},
 		summaries: map[string]string{},
+		proposed:  map[string]*proposal{},
+		proposals: map[string]*proposal{},
 		outputs:   map[string]toolOutput{},
 		shown:     newShownTexts(f.host.redactor),
 	}

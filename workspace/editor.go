@@ -119,6 +119,9 @@ const (
 	// NoteCompacted: the conversation was compacted; Text is the
 	// summary, Compaction what it replaced.
 	NoteCompacted NotificationKind = "compacted"
+	// NoteProposal: Proposal is a change waiting for the user's review
+	// (tools.edits = "review"); answer it with Session.Review.
+	NoteProposal NotificationKind = "proposal"
 )
 
 // CompactionNote tells what a compaction did.
@@ -149,6 +152,8 @@ type Notification struct {
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+	// Proposal is set on NoteProposal.
+	Proposal *ProposalNote
 }
 
 // UsageStatus is the token usage a status reports: of the last (or
