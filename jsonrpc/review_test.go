@@ -48,7 +48,6 @@ func reviewEnv(t *testing.T, cfg fakeeditor.Config) (*env, string) {
 	return e, filepath.Join(e.folder, "r.txt")
 }
 
-
 // proposals decodes the loom/proposedChanges received.
 func proposals(t *testing.T, msgs []fakeeditor.Message) []ProposedChangesParams {
 	var out []ProposedChangesParams
