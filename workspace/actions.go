@@ -107,6 +107,7 @@ func (s *Session) perform(a fsm.Action) {
 	case fsm.WaitForInput:
 		s.cancelInFlight()
 		s.dropProposals()
+		s.git.turnEnded()
 		clear(s.diffs)
 		clear(s.edits)
 		clear(s.summaries)
