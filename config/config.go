@@ -149,6 +149,15 @@ type Tools struct {
 	BashMaxTimeout Duration `toml:"bash_max_timeout"`
 	// MaxOutputBytes caps a tool result (head and tail are kept); > 0.
 	MaxOutputBytes int `toml:"max_output_bytes"`
+	// Sandbox is SandboxWorkspace (commands run under Landlock) or
+	// SandboxOff; see config/sandbox.go for these four keys.
+	Sandbox string `toml:"sandbox"`
+	// SandboxWrite adds writable directories to the sandbox's.
+	SandboxWrite []string `toml:"sandbox_write"`
+	// SandboxHide adds unreadable directories to the sandbox's.
+	SandboxHide []string `toml:"sandbox_hide"`
+	// Network is what network commands reach.
+	Network Network `toml:"network"`
 	// Edits says whether the agent's file changes land at once
 	// (EditsAuto) or wait for the user's review (EditsReview).
 	Edits EditMode `toml:"edits"`
@@ -284,6 +293,8 @@ func Default() Config {
 			BashTimeout:    Duration{2 * time.Minute},
 			BashMaxTimeout: Duration{10 * time.Minute},
 			MaxOutputBytes: 64 << 10,
+			Sandbox:        SandboxWorkspace,
+			Network:        Network{Mode: NetworkOn},
 			Edits:          EditsAuto,
 		},
 		Hooks: Hooks{
@@ -449,6 +460,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateMCP(add)
+	c.validateSandbox(add)
 	return errors.Join(errs...)
 }
 

@@ -121,6 +121,9 @@ type Status struct {
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
+	// Sandbox says how commands are confined: "landlock ABI 7, writes:
+	// …, network: on", or why they are not.
+	Sandbox string `json:"sandbox"`
 }
 
 func newConversation(f *Folder) *Conversation {
@@ -224,6 +227,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
+		st.Sandbox = s.sandboxStatus()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}

@@ -47,6 +47,7 @@ func (s *Conversation) loadConfig(reload bool) {
 		s.log.Info("no usable model", "err", s.modelErr)
 	}
 	s.probeWindow()
+	s.sandbox = s.sandboxFor(cfg)
 	s.applyMCP(cfg)
 	s.rebuildTools()
 	s.env = tools.Env{
@@ -57,6 +58,7 @@ func (s *Conversation) loadConfig(reload bool) {
 		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
 		ScrubEnv:       []string{cfg.Model.APIKeyEnv},
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
+		Sandbox:        s.sandbox,
 	}
 	if s.m != nil {
 		s.m.Reconfigure(s.machineConfig())
