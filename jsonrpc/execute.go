@@ -39,6 +39,9 @@ var commandList = []command{
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
+	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
+	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
+	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
 }
 
 // commands indexes commandList by name.

@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
@@ -160,6 +161,13 @@ func (f *folderOut) sendProposal(caps clientCaps, n workspace.Notification) {
 	go f.s.confirmProposal(f.folder, *p)
 }
 
+// sendRewound tells a loom client that the conversation was rewound.
+func (f *folderOut) sendRewound(caps clientCaps, n workspace.Notification) {
+	if caps.loom {
+		f.s.notify(context.Background(), MethodRewound, &RewoundParams{Folder: f.folder, Turn: n.Turn, Prompt: n.Text, Redone: n.Redone})
+	}
+}
+
 // confirmProposal asks a generic client to confirm a proposal with an
 // annotated workspace/applyEdit and tells the session the answer. A
 // client that cannot apply edits cannot review: the change is rejected
@@ -218,4 +226,83 @@ func (s *Server) confirmProposal(folder string, p workspace.ProposalNote) {
 	if _, err := sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, ""); err != nil && !strings.Contains(err.Error(), "no such proposal") {
 		s.log.Info("review after a confirmed edit", "err", err)
 	}
+}
+
+// MethodRewound carries RewoundParams: the conversation was cut back to
+// before Turn, whose Prompt goes back to the input (or, Redone, made
+// whole again by a redo).
+const MethodRewound = "loom/rewound"
+
+// RewoundParams is a conversation rewind or its redo.
+type RewoundParams struct {
+	Folder string `json:"folder"`
+	Turn   uint64 `json:"turn"`
+	Prompt string `json:"prompt,omitempty"`
+	Redone bool   `json:"redone,omitempty"`
+}
+
+// RewindArgs are loom.rewind's arguments. Restore is "files",
+// "conversation" or "both" (default "both").
+type RewindArgs struct {
+	URI     string `json:"uri,omitempty"`
+	Turn    uint64 `json:"turn"`
+	Restore string `json:"restore,omitempty"`
+}
+
+// CheckpointsResult is loom.checkpoints' reply.
+type CheckpointsResult struct {
+	Folder      string                 `json:"folder"`
+	Checkpoints []workspace.Checkpoint `json:"checkpoints"`
+	// CanRedo says whether loom.redo would undo a rewind now.
+	CanRedo bool `json:"canRedo"`
+}
+
+func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCheckpoints, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := sess.Checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cps == nil {
+		cps = []workspace.Checkpoint{}
+	}
+	return &CheckpointsResult{Folder: sess.Path(), Checkpoints: cps, CanRedo: sess.CanRedo(ctx)}, nil
+}
+
+func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
+	restore := fsm.Restore(a.Restore)
+	switch restore {
+	case "":
+		restore = fsm.RestoreBoth
+	case fsm.RestoreFiles, fsm.RestoreConversation, fsm.RestoreBoth:
+	default:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: restore must be \"files\", \"conversation\" or \"both\", got %q", CmdRewind, a.Restore)
+	}
+	if a.Turn == 0 {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: turn is required (a turn of loom.checkpoints)", CmdRewind)
+	}
+	sess, err := s.session(CmdRewind, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sess.Rewind(ctx, a.Turn, restore)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (s *Server) runRedo(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdRedo, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sess.Redo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
 }

@@ -52,6 +52,8 @@ func (s *Session) perform(a fsm.Action) {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
+			s.rewinds = nil
+			s.turnTimes[a.Turn] = time.Now()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 		}
 		s.sendRequest(a)
@@ -102,6 +104,13 @@ func (s *Session) perform(a fsm.Action) {
 		s.dropProposals()
 	case fsm.ProposeChanges:
 		s.onProposeChanges(a)
+	case fsm.RewindFiles, fsm.RedoFiles:
+		// Done by Rewind and Redo before they stepped the event, so that
+		// a refused one changes nothing.
+	case fsm.ConversationRewound:
+		s.notify(Notification{Kind: NoteRewound, Turn: a.Turn, Text: a.Prompt})
+	case fsm.ConversationRedone:
+		s.notify(Notification{Kind: NoteRewound, Turn: a.Turn, Redone: true})
 	case fsm.ApplyChanges:
 		s.onApplyChanges(a)
 	case fsm.WaitForInput:
@@ -123,6 +132,7 @@ func (s *Session) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
+		s.rewinds = nil
 		s.cancelInFlight()
 		s.restartJournal()
 	case fsm.Shutdown:

@@ -75,6 +75,10 @@ type Conversation struct {
 	// decided (review.go).
 	proposed  map[string]*proposal
 	proposals map[string]*proposal
+	// rewinds are the files rewinds a Redo can undo, newest last; cleared
+	// when a turn starts. turnTimes is when each turn started.
+	rewinds   []*rewindRecord
+	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one.
 	conversationID string
@@ -139,6 +143,7 @@ func newConversation(f *Folder) *Conversation {
 		summaries: map[string]string{},
 		proposed:  map[string]*proposal{},
 		proposals: map[string]*proposal{},
+		turnTimes: map[uint64]time.Time{},
 		outputs:   map[string]toolOutput{},
 		shown:     newShownTexts(f.host.redactor),
 	}
