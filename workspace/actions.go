@@ -55,6 +55,7 @@ func (s *Session) perform(a fsm.Action) {
 			s.rewinds = nil
 			s.turnTimes[a.Turn] = time.Now()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+			s.retryIndex(a.Turn)
 		}
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
