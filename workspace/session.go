@@ -11,6 +11,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
@@ -134,6 +135,12 @@ type Status struct {
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
+	// AllowCommands are the folder's approval rules: the commands that
+	// run without asking under tools.bash = "ask".
+	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+	// ApprovalTimeout is how long an approval waits for the user
+	// (tools.approval_timeout), e.g. "10m0s".
+	ApprovalTimeout string `json:"approvalTimeout"`
 }
 
 func newSession(h *Host, folder string) *Session {
@@ -245,6 +252,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
+		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -254,6 +262,13 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 			st.ConfigError = s.host.redactor.String(s.modelErr.Error())
 		}
 	})
+	if err == nil {
+		rules, rerr := s.host.ApprovalRules(s.folder)
+		if rerr != nil {
+			s.log.Warn("approval rules unreadable", "err", rerr)
+		}
+		st.AllowCommands = nonNil(rules)
+	}
 	return st, err
 }
 
