@@ -93,4 +93,7 @@ type settings struct {
 	env         tools.Env
 	// instr is what was read of the project's AGENTS.md files.
 	instr instructions
+	// toolsNote is the notice about MCP tools left out (name collisions,
+	// past MaxTools) last shown, "" when none.
+	toolsNote string
 }

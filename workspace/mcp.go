@@ -95,9 +95,13 @@ func (s *Session) syncMCP() {
 // rebuildTools makes the registry the built-in tools plus the ready MCP
 // servers' tools, and reconfigures the machine when that changed it.
 func (s *Session) rebuildTools() {
-	all := tools.DefaultRegistry().All()
-	for _, t := range s.mcp.Tools() {
-		all = append(all, t)
+	all, notes := offeredTools(tools.DefaultRegistry().All(), s.mcp.Tools(), MaxTools)
+	if note := strings.Join(notes, "\n"); note != s.toolsNote {
+		s.toolsNote = note // once per change
+		if note != "" {
+			s.log.Warn("MCP tools left out", "why", note)
+			s.notify(Notification{Kind: NoteError, Text: note})
+		}
 	}
 	reg := tools.NewRegistry(all...)
 	if s.schemas != nil && sameTools(s.registry, reg) {

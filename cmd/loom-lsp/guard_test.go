@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loom-lsp/loom-lsp/internal/proctest"
 	"github.com/loom-lsp/loom-lsp/jsonrpc"
+	"github.com/loom-lsp/loom-lsp/tools/mcp/mcptest"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -146,5 +149,51 @@ func TestExecTrustBindsToContent(t *testing.T) {
 	runLoomEnv(t, env, dir, "", "trust")
 	if r := exec(); strings.Contains(r.stderr, "trust") {
 		t.Fatalf("trusted again: stderr:\n%s", r.stderr)
+	}
+}
+
+// TestMCPServersReaped: an MCP server that leaves processes outside its
+// process group (setsid -f, a daemonised one ignoring SIGTERM and SIGHUP)
+// leaves none behind, whether the daemon is killed with SIGKILL (the
+// watchdog kills them) or shuts down normally.
+func TestMCPServersReaped(t *testing.T) {
+	everything := mcptest.Find(t).Everything
+	for _, how := range []string{"SIGKILL", "shutdown"} {
+		t.Run(how, func(t *testing.T) {
+			tag := "LOOM_ORPHAN_TEST=" + strconv.Itoa(os.Getpid()) + "-mcp-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			script := writeFile(t, t.TempDir(), "server.sh", "#!/bin/sh\nexport "+tag+"\n"+
+				"setsid -f sleep 1000 >/dev/null 2>&1\n"+
+				"(trap '' TERM HUP; setsid sleep 1000 >/dev/null 2>&1 &)\n"+
+				"exec "+everything+"\n")
+			os.Chmod(script, 0o755)
+			dir := testRepo(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			c, ed := startInitialized(t, ctx, loomEditor([]string{dir}, map[string]any{
+				"mcp": map[string]any{"servers": map[string]any{"orph": map[string]any{"command": script}}},
+				// The sandbox's own tests cover it; here, only the reaping.
+				"tools": map[string]any{"sandbox": "off"}}))
+			// The server itself (node, after exec) and its two helpers.
+			proctest.AwaitWithEnv(t, tag, 3)
+			if how == "SIGKILL" {
+				watchdog := watchdogOf(c.cmd.Process.Pid)
+				if watchdog == 0 {
+					t.Fatal("no watchdog process")
+				}
+				c.cmd.Process.Kill()
+				<-c.done
+				c.done <- nil // for the cleanup
+				awaitGone(t, watchdog, "the watchdog")
+			} else {
+				if err := ed.Shutdown(ctx); err != nil {
+					t.Fatal(err)
+				}
+				_ = ed.Exit(ctx)
+				if code := c.wait(t); code != 0 {
+					t.Fatalf("exit code %d", code)
+				}
+			}
+			proctest.AssertNoneWithEnv(t, tag, how+" of loom-lsp serve")
+		})
 	}
 }
