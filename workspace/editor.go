@@ -110,6 +110,10 @@ const (
 	NoteRetry NotificationKind = "retry"
 	// NoteCommit: Commit is what the post-tool hook committed.
 	NoteCommit NotificationKind = "commit"
+	// NoteCommandChanges: Changes are files the agent's commands
+	// changed, reported and not committed: the user keeps (commits) or
+	// discards them.
+	NoteCommandChanges NotificationKind = "command_changes"
 	// NoteInfo: Text is something worth telling that is not an error
 	// (the hook did nothing, the config was reloaded, …).
 	NoteInfo NotificationKind = "info"
@@ -149,6 +153,8 @@ type Notification struct {
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+	// Changes is set on NoteCommandChanges.
+	Changes []CommandChange
 	// Visible marks a NoteInfo the user must see (the auto-commit's
 	// notes): a client that shows information only in a log shows this
 	// one as a message.

@@ -40,6 +40,8 @@ type toolOutcome struct {
 	settled bool
 	// exitCode is bash's exit status, nil for the other tools.
 	exitCode *int
+	// command is what a bash command changed, nil for the other tools.
+	command *commandRun
 }
 
 // toolOutput is what a finished call shows besides its summary.
@@ -59,9 +61,6 @@ type batchRun struct {
 	// come and go); mcpPolicies the MCP servers' approve policies.
 	registry    *tools.Registry
 	mcpPolicies map[string]config.Policy
-	// snapped is set once the worktree was snapshotted before the batch's
-	// first bash command (bash calls are mutating, so run one at a time).
-	snapped bool
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
@@ -108,6 +107,9 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 		if out.changed != "" {
 			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}
+		if out.command != nil {
+			s.git.cmds = append(s.git.cmds, *out.command)
+		}
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
 		}
@@ -124,7 +126,7 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 
 // execute runs the tool, asks for approval where policy says so, and
 // applies the edit it computed.
-func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) toolOutcome {
+func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (outcome toolOutcome) {
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
@@ -137,10 +139,10 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		if refusal != "" {
 			return toolOutcome{result: refusal, isError: true}
 		}
-		if !b.snapped {
-			b.snapped = true
-			s.snapshotBeforeBash(ctx)
-		}
+		// The files the command changes: those the watcher sees change
+		// until it ends, less those the editor reports meanwhile.
+		mark, win := s.host.overlay.EditorMark(), s.cmds.openWindow()
+		defer func() { outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments)) }()
 	}
 	if t, isMCP := tool.(*mcp.Tool); isMCP {
 		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {

@@ -56,6 +56,9 @@ type Event struct {
 	// Notes are a commit's notes for the user (hooks not run, files left
 	// uncommitted and why, …).
 	Notes   []string `json:"notes,omitempty"`
+	// Changes are the files the agent's commands changed, reported and
+	// not committed (command_changes).
+	Changes []workspace.CommandChange `json:"changes,omitempty"`
 	DelayMS int64    `json:"delay_ms,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
 	Kind    string   `json:"kind,omitempty"`
