@@ -91,6 +91,40 @@ func (s *Session) closeCommand(win *commandWindow, mark uint64, command string) 
 	return run
 }
 
+// commandResultNote is what the model reads at the end of a command's
+// result: the files it changed (git-ignored ones left out), which loom
+// does not commit; "" when it changed none.
+func (s *Session) commandResultNote(ctx context.Context, run *commandRun) string {
+	var rels []string
+	for _, p := range run.paths {
+		rel, err := filepath.Rel(s.folder, p)
+		if err != nil || strings.HasPrefix(rel, "..") || rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
+			continue
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	if len(rels) == 0 {
+		return ""
+	}
+	if repo, err := gitcommit.Open(ctx, s.folder); err == nil {
+		ignored := repo.Ignored(ctx, relPaths(repo.Top, run.paths))
+		kept := rels[:0]
+		for i, rel := range rels {
+			if r, ok := repo.Rel(filepath.Join(s.folder, filepath.FromSlash(rels[i]))); !ok || !ignored[r] {
+				kept = append(kept, rel)
+			}
+		}
+		rels = kept
+	}
+	if len(rels) == 0 {
+		return ""
+	}
+	if len(rels) > 20 {
+		rels = append(rels[:20], fmt.Sprintf("and %d more", len(rels)-20))
+	}
+	return "\n[loom] this command changed " + strings.Join(rels, ", ") + "; loom does not commit what commands change: the user decides whether to keep or discard it."
+}
+
 // reportCommands works out the batch's command changes (on the hook's
 // worker): each file once, with the first command that changed it, left
 // out the edit tools' files, git-ignored ones, those inside .git or a
@@ -215,8 +249,8 @@ func currentHash(c CommandChange, limit int64) string {
 }
 
 // commandNotes says the command changes and the user's files, for
-// people and for the model.
-func commandNotes(changes []CommandChange, yours []string) (notes []string, model string) {
+// people. (The model read them in the command's result.)
+func commandNotes(changes []CommandChange, yours []string) (notes []string) {
 	byCmd := map[string][]string{}
 	var cmds []string
 	for _, c := range changes {
@@ -225,19 +259,14 @@ func commandNotes(changes []CommandChange, yours []string) (notes []string, mode
 		}
 		byCmd[c.Command] = append(byCmd[c.Command], c.Rel)
 	}
-	var forModel []string
 	for _, cmd := range cmds {
 		files := strings.Join(byCmd[cmd], ", ")
 		notes = append(notes, fmt.Sprintf("changed by `%s` — not committed: %s; keep them (commit: loom.commit with their paths) or discard them (restore the last commit's version: loom.discard with their paths)", cutRunes(cmd, 80), files))
-		forModel = append(forModel, fmt.Sprintf("the command `%s` changed %s", cutRunes(cmd, 80), files))
 	}
 	if len(yours) > 0 {
 		notes = append(notes, "changed while the commands ran but also changed in your editor meanwhile, so left to you, not reported as the commands': "+strings.Join(yours, ", "))
 	}
-	if len(forModel) > 0 {
-		model = strings.Join(forModel, "; ") + ". loom does not commit what commands change: the user decides whether to keep or discard these changes."
-	}
-	return notes, model
+	return notes
 }
 
 // CommandChanges returns the commands' changes reported and not yet kept
@@ -435,7 +464,6 @@ func joinDone(done []string) string {
 	}
 	return "discarded " + strings.Join(done, ", ")
 }
-
 
 // cfgSnapshot returns the session's configuration (the zero one when the
 // session is gone).

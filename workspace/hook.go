@@ -205,12 +205,12 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		return hookResult{action: "not a git repository: changes left uncommitted"}
 	}
 	reported, yours := s.reportCommands(ctx, repo, job, job.turn)
-	notes, modelNote := commandNotes(reported, yours)
+	notes := commandNotes(reported, yours)
 	notes = append(notes, s.editedAgain(repo, job)...)
-	base := hookResult{changes: reported, modelNote: modelNote, notes: notes}
+	base := hookResult{changes: reported, notes: notes}
 	// done finishes a result that commits nothing.
 	done := func(action string, r hookResult) hookResult {
-		r.changes, r.modelNote = base.changes, base.modelNote
+		r.changes = base.changes
 		r.notes = append(append([]string(nil), notes...), r.notes...)
 		r.action = joinNotes(action, r.notes)
 		r.quiet = r.quiet && len(r.notes) == 0
@@ -245,7 +245,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		skipped = append(skipped, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
 	}
 	if len(plan.Entries) == 0 {
-		return done("nothing committed", hookResult{warn: len(skipped) > 0, quiet: true, notes: skipped})
+		return done("nothing committed", hookResult{warn: len(skipped) > 0, quiet: true, notes: skipped, modelNote: strings.Join(skipped, "; ")})
 	}
 	notes = append(notes, skipped...)
 	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
@@ -259,11 +259,8 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	notes = append(notes, indexNotes(res.Index)...)
 	notes = append(notes, s.saveCommittedBuffers(ctx, job)...)
 	subject, _, _ := strings.Cut(res.Message, "\n")
-	if len(skipped) > 0 && modelNote == "" {
-		modelNote = strings.Join(skipped, "; ")
-	} else if len(skipped) > 0 {
-		modelNote += " " + strings.Join(skipped, "; ")
-	}
+	// The model should know an edit it made is not in the commit.
+	modelNote := strings.Join(skipped, "; ")
 	return hookResult{
 		action:    joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes),
 		commit:    res,
@@ -274,7 +271,6 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		indexLeft: res.Index.Locked,
 	}
 }
-
 
 // editedAgain says which files an edit tool wrote and a command then
 // changed again (a formatter): the commit holds the edit tool's text, the
@@ -376,7 +372,6 @@ func (s *Session) saveCommittedBuffers(ctx context.Context, job hookJob) []strin
 	}
 	return []string{"saved in git, not yet on disk: save the file (" + strings.Join(relPaths(s.folder, unsaved), ", ") + "); until then git diff shows the agent's change reversed"}
 }
-
 
 // indexNotes says how the user's index followed the commit, when it did
 // not simply move to it.

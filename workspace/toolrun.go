@@ -142,7 +142,12 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (out
 		// The files the command changes: those the watcher sees change
 		// until it ends, less those the editor reports meanwhile.
 		mark, win := s.host.overlay.EditorMark(), s.cmds.openWindow()
-		defer func() { outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments)) }()
+		defer func() {
+			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments))
+			if !outcome.settled {
+				outcome.result += s.commandResultNote(ctx, outcome.command)
+			}
+		}()
 	}
 	if t, isMCP := tool.(*mcp.Tool); isMCP {
 		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {
