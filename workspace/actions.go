@@ -53,6 +53,7 @@ func (s *Session) perform(a fsm.Action) {
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+			s.retryIndex(a.Turn)
 		}
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
