@@ -61,7 +61,8 @@ func (s *Session) perform(a fsm.Action) {
 		// A snapshot left by an earlier batch whose bash never led to the
 		// hook must not make this batch commit the user's files.
 		s.git.bash = nil
-		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, registry: s.registry, mcpPolicies: s.mcpPolicies}
+		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
+			registry: s.registry, mcpPolicies: s.mcpPolicies}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()

@@ -342,7 +342,8 @@ func (s *Session) approveHooks(ctx context.Context, repo *gitcommit.Repo, job ho
 		return false, notRun
 	}
 	ok, err := s.approve(ctx, Approval{Folder: s.folder, Tool: "git hooks",
-		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"})
+		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"},
+		job.cfg.Tools.ApprovalTimeout.Duration)
 	if err != nil || !ok {
 		return false, notRun
 	}
