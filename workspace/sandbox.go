@@ -54,12 +54,14 @@ func (s *Session) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall, too
 	ok, err := s.approve(ctx, Approval{
 		Folder: s.folder, Turn: b.turn, Tool: "bash outside the sandbox", CallID: c.ID,
 		Detail: args.Command + "\n\nThe sandbox blocked it: " + res.Blocked + ". Run it again with your full permissions?",
-	})
+	}, b.approvalTimeout)
 	switch {
 	case ctx.Err() != nil:
 		return res, ctx.Err()
 	case err != nil:
-		return res, nil // the blocked result stands
+		// No answer (timeout) or no way to ask: the blocked result stands.
+		res.Text += "Nobody approved running it outside the sandbox (" + err.Error() + ").\n"
+		return res, nil
 	case !ok:
 		res.Text += "The user declined to run it outside the sandbox.\n"
 		return res, nil
