@@ -39,6 +39,11 @@ var commandList = []command{
 	{CmdDiscard, typed(CmdDiscard, (*Server).runDiscard)},
 	{CmdCommandChanges, typed(CmdCommandChanges, (*Server).runCommandChanges)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdReview, typed(CmdReview, (*Server).runReview)},
+	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
+	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
+	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
+	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
 }
 
 // commands indexes commandList by name.
