@@ -36,7 +36,6 @@ text = ["I see your unsaved line. "]
 
 [[step]]
 match.last_tool_result_contains = "notes.txt"
-match.last_role = "tool"
 text = ["Done."]
 `
 
