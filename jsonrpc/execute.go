@@ -38,6 +38,9 @@ var commandList = []command{
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdRules, typed(CmdRules, (*Server).runRules)},
+	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
+	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},
 }
 
 // commands indexes commandList by name.
