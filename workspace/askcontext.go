@@ -221,7 +221,6 @@ func orDefault(s, d string) string {
 	return s
 }
 
-
 var (
 	contextStart = regexp.MustCompile(`\n\n<loom-context ((?:[a-z]+="[^"]*" ?)+)>\n`)
 	contextAttr  = regexp.MustCompile(`([a-z]+)="([^"]*)"`)
