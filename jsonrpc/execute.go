@@ -41,6 +41,11 @@ var commandList = []command{
 	{CmdRules, typed(CmdRules, (*Server).runRules)},
 	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
 	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},
+	{CmdReview, typed(CmdReview, (*Server).runReview)},
+	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
+	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
+	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
+	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
 }
 
 // commands indexes commandList by name.
