@@ -144,7 +144,7 @@ func (h *Editor) Begin(st workspace.Status, resumed bool) {
 	clear(h.ended)
 	clear(h.lastError)
 	if h.opts.Format == JSONL {
-		h.writeEvent(Event{Type: "session_started", SessionID: st.ConversationID, Folder: st.Folder, Resumed: &resumed, Turn: st.Turn})
+		h.writeEvent(Event{Type: "session_started", SessionID: st.ConversationID, Folder: st.Folder, Resumed: &resumed, Turn: st.Turn, Sandbox: st.Sandbox})
 	}
 }
 
@@ -294,6 +294,8 @@ func (h *Editor) showJSON(n workspace.Notification) {
 			kind = string(fsm.ErrorOther)
 		}
 		ev.Type, ev.Message, ev.Kind = "error", n.Text, kind
+	case workspace.NoteCommandChanges:
+		ev.Type, ev.Changes = "command_changes", n.Changes
 	case workspace.NoteInfo:
 		ev.Type, ev.Message = "info", n.Text
 	case workspace.NoteCompacted:
