@@ -54,9 +54,7 @@ func (s *Server) pullSettings() {
 	s.settingsGen++
 	gen := s.settingsGen
 	s.mu.Unlock()
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
+	s.goBackground(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, s.opts.ClientCallTimeout)
 		defer cancel()
 		section := loomSection
@@ -81,7 +79,7 @@ func (s *Server) pullSettings() {
 		if s.ctx.Err() == nil {
 			s.applyOverrides()
 		}
-	}()
+	})
 }
 
 // applyOverrides hands the client's configuration layers to the host:
