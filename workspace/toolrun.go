@@ -166,6 +166,9 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
+	if err == nil && res.Blocked != "" {
+		res, err = s.escalate(ctx, b, c, tool, env, res)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return toolOutcome{result: "tool error: cancelled", isError: true}
