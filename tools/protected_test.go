@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 )
@@ -68,5 +70,33 @@ func TestWriteFileAtomicRefusesProtected(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(env.Root, ".loom.toml")); string(got) != "a\n" {
 		t.Errorf(".loom.toml is now %q", got)
+	}
+}
+
+// TestReadRegularNeverBlocks: a FIFO in the workspace (a command made it)
+// never hangs read_file, nor the file watcher that reads through the same
+// function; /dev/zero is not read without end.
+func TestReadRegularNeverBlocks(t *testing.T) {
+	env := newEnv(t)
+	fifo := filepath.Join(env.Root, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadRegular(fifo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotRegular) {
+			t.Errorf("ReadRegular(fifo) = %v, want ErrNotRegular", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadRegular blocked on a FIFO")
+	}
+	mustToolError(t, run(t, ReadFile{}, env, map[string]any{"path": "pipe"}), "pipe")
+	if _, err := ReadRegular("/dev/zero"); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadRegular(/dev/zero) = %v", err)
 	}
 }
