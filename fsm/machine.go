@@ -238,7 +238,7 @@ func (m *Machine) check(ev Event) error {
 		}
 	case ApprovalDecided:
 		return m.checkTool(ev, e.Turn, e.CallID)
-	case Reset, DropQueued, ShutdownRequested:
+	case Reset, DropQueued, ShutdownRequested, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
 	}
@@ -318,6 +318,8 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onFilesChanged(e)
 	case Reset:
 		return m.onReset()
+	case Load:
+		return m.onLoad(e)
 	case DropQueued:
 		m.dropQueue()
 		return nil

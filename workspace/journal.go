@@ -116,6 +116,8 @@ func eventTag(ev fsm.Event) string {
 		return "Compact"
 	case fsm.AdvanceIDs:
 		return "AdvanceIDs"
+	case fsm.Load:
+		return "Load"
 	}
 	return ""
 }
@@ -168,6 +170,8 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":
 		return decodeAs[fsm.AdvanceIDs](raw)
+	case "Load":
+		return decodeAs[fsm.Load](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }
