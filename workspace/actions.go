@@ -53,6 +53,7 @@ func (s *Session) perform(a fsm.Action) {
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+			s.retryIndex(a.Turn)
 		}
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
@@ -101,6 +102,7 @@ func (s *Session) perform(a fsm.Action) {
 		s.cancelInFlight()
 	case fsm.WaitForInput:
 		s.cancelInFlight()
+		s.git.turnEnded()
 		clear(s.diffs)
 		clear(s.edits)
 		clear(s.summaries)

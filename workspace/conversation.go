@@ -2,9 +2,9 @@ package workspace
 
 import (
 	"context"
-	"sync"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -131,6 +131,9 @@ type Status struct {
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
+	// Sandbox says how commands are confined: "landlock ABI 7, writes:
+	// …, network: on", or why they are not.
+	Sandbox string `json:"sandbox"`
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
@@ -139,15 +142,15 @@ func newConversation(f *Folder, o opening) *Conversation {
 		opening:    o,
 		sharedID:   o.id,
 		sharedPath: o.path,
-		inbox:     make(chan func(), 64),
-		quit:      make(chan struct{}),
-		done:      make(chan struct{}),
-		reads:     tools.NewReadTracker(),
-		diffs:     map[string]string{},
-		edits:     map[string]*EditNote{},
-		summaries: map[string]string{},
-		outputs:   map[string]toolOutput{},
-		shown:     newShownTexts(f.host.redactor),
+		inbox:      make(chan func(), 64),
+		quit:       make(chan struct{}),
+		done:       make(chan struct{}),
+		reads:      tools.NewReadTracker(),
+		diffs:      map[string]string{},
+		edits:      map[string]*EditNote{},
+		summaries:  map[string]string{},
+		outputs:    map[string]toolOutput{},
+		shown:      newShownTexts(f.host.redactor),
 	}
 }
 
@@ -234,6 +237,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
+		st.Sandbox = s.sandboxStatus()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}

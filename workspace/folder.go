@@ -11,6 +11,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
 // Folder is one workspace folder: its conversations and the parts they
@@ -48,6 +49,10 @@ type Folder struct {
 	// mcp runs the configured MCP servers; their tools join the
 	// conversations' registries.
 	mcp *mcp.Manager
+	// sandbox confines commands and stdio MCP servers; nil when
+	// tools.sandbox = "off". Set on the owner goroutine with the
+	// configuration.
+	sandbox *sandbox.Sandbox
 	// mcpReady names the servers last seen ready.
 	mcpReady map[string]bool
 	// instrPaths are where the project's AGENTS.md files are looked for

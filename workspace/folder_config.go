@@ -48,6 +48,7 @@ func (f *Folder) loadConfig(reload bool) {
 		f.log.Info("no usable model", "err", st.modelErr)
 	}
 	f.probeWindow()
+	f.sandbox = f.sandboxFor(cfg)
 	f.applyMCP(cfg)
 	f.rebuildTools()
 	st.env = tools.Env{
@@ -57,6 +58,7 @@ func (f *Folder) loadConfig(reload bool) {
 		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
 		ScrubEnv:       []string{cfg.Model.APIKeyEnv},
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
+		Sandbox:        f.sandbox,
 	}
 	if reload {
 		f.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})

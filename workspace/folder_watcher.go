@@ -1,8 +1,8 @@
 package workspace
 
 import (
-	"slices"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"

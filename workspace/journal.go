@@ -118,6 +118,14 @@ func eventTag(ev fsm.Event) string {
 		return "AdvanceIDs"
 	case fsm.Load:
 		return "Load"
+	case fsm.ChangesProposed:
+		return "ChangesProposed"
+	case fsm.ChangesDecided:
+		return "ChangesDecided"
+	case fsm.Rewind:
+		return "Rewind"
+	case fsm.Redo:
+		return "Redo"
 	}
 	return ""
 }
@@ -172,6 +180,14 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.AdvanceIDs](raw)
 	case "Load":
 		return decodeAs[fsm.Load](raw)
+	case "ChangesProposed":
+		return decodeAs[fsm.ChangesProposed](raw)
+	case "ChangesDecided":
+		return decodeAs[fsm.ChangesDecided](raw)
+	case "Rewind":
+		return decodeAs[fsm.Rewind](raw)
+	case "Redo":
+		return decodeAs[fsm.Redo](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }

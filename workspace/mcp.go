@@ -37,6 +37,7 @@ func (s *Folder) applyMCP(cfg config.Config) {
 			Name: name, Command: srv.Command, Args: srv.Args, Dir: s.folder,
 			Env: mcp.Environ(s.host.opts.Getenv, pass), URL: srv.URL,
 			Timeout: srv.CallTimeout(), Roots: []string{s.folder},
+			Sandbox: s.sandbox,
 		}
 		if srv.FromWorkspace() && !cfg.Trusted() {
 			// config leaves such keys out; never start one anyway.
