@@ -146,6 +146,7 @@ func newConversation(f *Folder, o opening) *Conversation {
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 		reads:      tools.NewReadTracker(),
+		git:        gitState{lock: &f.worktreeMu},
 		diffs:      map[string]string{},
 		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},

@@ -63,10 +63,18 @@ type Folder struct {
 	// next is the settings being built, published by publish.
 	next settings
 
-	// commitMu makes the conversations' commits one at a time.
-	commitMu sync.Mutex
+	// worktreeMu serialises what writes the worktree for the
+	// conversations: their commits and undos (gitState.lock).
+	worktreeMu sync.Mutex
 	// currentMu makes Current open one conversation at a time.
 	currentMu sync.Mutex
+
+	// writesMu guards writes and writeSeq: the last edit-tool write of
+	// each file, by conversation, so that a conversation's command batch
+	// does not commit another conversation's edits as its commands'.
+	writesMu sync.Mutex
+	writes   map[string]agentWrite
+	writeSeq uint64
 
 	mu sync.Mutex
 	// current is the settings last published.
@@ -244,6 +252,40 @@ func (f *Folder) Close() {
 		close(f.quit)
 	}
 	<-f.done
+}
+
+// agentWrite is the last edit-tool write of a file: its number in the
+// folder's count, and the conversation that made it.
+type agentWrite struct {
+	seq uint64
+	by  *Conversation
+}
+
+// noteWrite records that c's edit tool writes path.
+func (f *Folder) noteWrite(path string, c *Conversation) {
+	f.writesMu.Lock()
+	defer f.writesMu.Unlock()
+	f.writeSeq++
+	if f.writes == nil {
+		f.writes = map[string]agentWrite{}
+	}
+	f.writes[path] = agentWrite{seq: f.writeSeq, by: c}
+}
+
+// writeCount returns the number of edit-tool writes so far.
+func (f *Folder) writeCount() uint64 {
+	f.writesMu.Lock()
+	defer f.writesMu.Unlock()
+	return f.writeSeq
+}
+
+// writtenByOther reports whether a conversation other than c wrote path
+// with an edit tool after the since-th write.
+func (f *Folder) writtenByOther(path string, since uint64, c *Conversation) bool {
+	f.writesMu.Lock()
+	defer f.writesMu.Unlock()
+	w, ok := f.writes[path]
+	return ok && w.seq > since && w.by != c
 }
 
 // errFolderClosed is returned for a conversation of a folder closing.

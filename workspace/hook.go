@@ -55,7 +55,7 @@ type gitState struct {
 	// lock serialises what writes the worktree for the session (used
 	// from any goroutine): a batch's mutating calls and its hook, and an
 	// undo, so that an undo never races the agent's next edit.
-	lock sync.Mutex
+	lock *sync.Mutex // the folder's: its conversations write one worktree
 	// idle are undos waiting for the turn in flight to end.
 	idle []chan bool
 	// indexLeft is the index update a held index.lock stopped, retried
@@ -84,6 +84,9 @@ type bashBaseline struct {
 	snap  *gitcommit.Snapshot
 	saves uint64
 	dirty map[string]bool
+	// writes is the folder's count of edit-tool writes (Folder.noteWrite)
+	// at the baseline.
+	writes uint64
 }
 
 // hookJob is what the hook's worker needs, copied on the owner goroutine.
@@ -282,9 +285,13 @@ func (s *Session) batchChanges(ctx context.Context, repo *gitcommit.Repo, job ho
 	}
 	changed, leftDirty := gitcommit.TakeSnapshot(ctx, repo.Top).ChangedSince(job.bash.snap, prefix, skip)
 	overlay := s.host.overlay
-	var yours []string
+	var yours, others []string
 	for _, rel := range changed {
 		abs := filepath.Join(repo.Top, filepath.FromSlash(rel))
+		if s.Folder.writtenByOther(abs, job.bash.writes, s) {
+			others = append(others, rel)
+			continue
+		}
 		if overlay.SavedSince(abs, job.bash.saves) || job.bash.dirty[overlayKey(abs)] || overlay.Dirty(abs) {
 			yours = append(yours, rel)
 			continue
@@ -294,6 +301,9 @@ func (s *Session) batchChanges(ctx context.Context, repo *gitcommit.Repo, job ho
 	}
 	if len(yours) > 0 {
 		notes = append(notes, "changed during the commands but saved or edited in your editor meanwhile, so left to you, uncommitted: "+strings.Join(yours, ", "))
+	}
+	if len(others) > 0 {
+		notes = append(notes, "changed during the commands by another conversation's edits too, so left out of this commit: "+strings.Join(others, ", "))
 	}
 	// An edited file a command changed again (a formatter): the commit
 	// holds the edit tool's text; the command's change is left and said.
@@ -386,7 +396,7 @@ func (s *Session) saveCommittedBuffers(ctx context.Context, job hookJob, repo *g
 // changed. It runs on the batch's worker; the baseline reaches the owner
 // goroutine before the command's result does.
 func (s *Session) snapshotBeforeBash(ctx context.Context) {
-	base := &bashBaseline{saves: s.host.overlay.SaveCount(), dirty: s.host.overlay.DirtyDocuments()}
+	base := &bashBaseline{saves: s.host.overlay.SaveCount(), dirty: s.host.overlay.DirtyDocuments(), writes: s.Folder.writeCount()}
 	base.snap = gitcommit.TakeSnapshot(ctx, s.folder)
 	s.postLive(ctx, func() {
 		if s.git.bash == nil {

@@ -229,6 +229,9 @@ func (s *Session) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bo
 // atomically on disk.
 func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 	overlay := s.host.overlay
+	// Another conversation's command batch must not take this write for
+	// its own (hook.go, batchChanges).
+	s.Folder.noteWrite(e.Path, s)
 	if text, version, open := overlay.Document(e.Path); open {
 		if text != e.OldText {
 			return fmt.Errorf("%s changed in the editor while the edit was computed; read it again", e.RelPath)
