@@ -19,7 +19,8 @@ require (
 	go.lsp.dev/uri v1.0.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.48.0
-	golang.org/x/term v0.39.0
+	golang.org/x/term v0.45.0
+	mvdan.cc/sh/v3 v3.14.1
 	pgregory.net/rapid v1.3.0
 )
 

@@ -174,6 +174,10 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.sendThought(caps, n)
 	case workspace.NoteTool:
 		f.sendTool(caps, n)
+	case workspace.NoteProposal:
+		f.sendProposal(caps, n)
+	case workspace.NoteRewound:
+		f.sendRewound(caps, n)
 	case workspace.NoteState:
 		if caps.loom {
 			f.s.notify(ctx, MethodState, stateParams(f.folder, n))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
@@ -71,6 +72,15 @@ type Conversation struct {
 	summaries map[string]string
 	// outputs holds each finished call's result, until shown.
 	outputs map[string]toolOutput
+	// proposed holds edits proposed under review, by call id, until the
+	// machine names them; proposals those it named, by proposal id, until
+	// decided (review.go).
+	proposed  map[string]*proposal
+	proposals map[string]*proposal
+	// rewinds are the files rewinds a Redo can undo, newest last; cleared
+	// when a turn starts. turnTimes is when each turn started.
+	rewinds   []*rewindRecord
+	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one. ID
 	// reads it from other goroutines (see setID).
@@ -131,6 +141,12 @@ type Status struct {
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
+	// AllowCommands are the folder's approval rules: the commands that
+	// run without asking under tools.bash = "ask".
+	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+	// ApprovalTimeout is how long an approval waits for the user
+	// (tools.approval_timeout), e.g. "10m0s".
+	ApprovalTimeout string `json:"approvalTimeout"`
 	// Sandbox says how commands are confined: "landlock ABI 7, writes:
 	// …, network: on", or why they are not.
 	Sandbox string `json:"sandbox"`
@@ -150,6 +166,9 @@ func newConversation(f *Folder, o opening) *Conversation {
 		diffs:      map[string]string{},
 		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},
+		proposed:   map[string]*proposal{},
+		proposals:  map[string]*proposal{},
+		turnTimes:  map[uint64]time.Time{},
 		outputs:    map[string]toolOutput{},
 		shown:      newShownTexts(f.host.redactor),
 	}
@@ -238,6 +257,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
+		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		if st.Queued == nil {
 			st.Queued = []string{}
@@ -248,6 +268,13 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			st.ConfigError = s.host.redactor.String(s.modelErr.Error())
 		}
 	})
+	if err == nil {
+		rules, rerr := s.host.ApprovalRules(s.folder)
+		if rerr != nil {
+			s.log.Warn("approval rules unreadable", "err", rerr)
+		}
+		st.AllowCommands = nonNil(rules)
+	}
 	return st, err
 }
 
