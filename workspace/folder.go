@@ -62,19 +62,17 @@ type Folder struct {
 	window serverWindow
 	// next is the settings being built, published by publish.
 	next settings
+	// cmds tells which files the commands the agent runs change, from the
+	// watcher's events (cmdwindow.go).
+	cmds *commandWindows
 
 	// worktreeMu serialises what writes the worktree for the
-	// conversations: their commits and undos (gitState.lock).
+	// conversations (gitState.lock): their mutating tool calls, commits
+	// and undos. So a command's window (cmdwindow.go) never sees another
+	// conversation's edit.
 	worktreeMu sync.Mutex
 	// currentMu makes Current open one conversation at a time.
 	currentMu sync.Mutex
-
-	// writesMu guards writes and writeSeq: the last edit-tool write of
-	// each file, by conversation, so that a conversation's command batch
-	// does not commit another conversation's edits as its commands'.
-	writesMu sync.Mutex
-	writes   map[string]agentWrite
-	writeSeq uint64
 
 	mu sync.Mutex
 	// current is the settings last published.
@@ -124,6 +122,7 @@ func newFolder(h *Host, folder string) *Folder {
 		configured: make(chan struct{}),
 		watchReady: make(chan struct{}),
 		mcp:        mcp.NewManager(mcp.Options{Logger: log}),
+		cmds:       newCommandWindows(),
 		next:       settings{registry: tools.DefaultRegistry()},
 	}
 }
@@ -252,40 +251,6 @@ func (f *Folder) Close() {
 		close(f.quit)
 	}
 	<-f.done
-}
-
-// agentWrite is the last edit-tool write of a file: its number in the
-// folder's count, and the conversation that made it.
-type agentWrite struct {
-	seq uint64
-	by  *Conversation
-}
-
-// noteWrite records that c's edit tool writes path.
-func (f *Folder) noteWrite(path string, c *Conversation) {
-	f.writesMu.Lock()
-	defer f.writesMu.Unlock()
-	f.writeSeq++
-	if f.writes == nil {
-		f.writes = map[string]agentWrite{}
-	}
-	f.writes[path] = agentWrite{seq: f.writeSeq, by: c}
-}
-
-// writeCount returns the number of edit-tool writes so far.
-func (f *Folder) writeCount() uint64 {
-	f.writesMu.Lock()
-	defer f.writesMu.Unlock()
-	return f.writeSeq
-}
-
-// writtenByOther reports whether a conversation other than c wrote path
-// with an edit tool after the since-th write.
-func (f *Folder) writtenByOther(path string, since uint64, c *Conversation) bool {
-	f.writesMu.Lock()
-	defer f.writesMu.Unlock()
-	w, ok := f.writes[path]
-	return ok && w.seq > since && w.by != c
 }
 
 // errFolderClosed is returned for a conversation of a folder closing.

@@ -23,6 +23,7 @@ func (s *Folder) startWatcher() {
 		instructionFiles: s.instrPaths,
 		onInstructions:   s.ReloadInstructions,
 		log:              s.log.With("component", "watcher"),
+		events:           s.cmds,
 	}
 	s.goWorker(func() {
 		w, err := newWatcher(opts)
