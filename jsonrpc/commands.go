@@ -76,6 +76,10 @@ type AskArgs struct {
 	// Selection, if set, is added to the prompt as context: the text of
 	// Range in URI (read from the open buffer, or disk), or Text when set.
 	Selection *Selection `json:"selection,omitempty"`
+	// Context are items attached to the prompt (files, ranges, folders,
+	// diagnostics, labelled texts); the server writes them into the
+	// message, and loom.history returns them as chips.
+	Context []AskContextItem `json:"context,omitempty"`
 }
 
 // Selection is a range of a document given to the model as context.
@@ -110,6 +114,9 @@ type HistoryMessage struct {
 	Content    string            `json:"content"`
 	ToolCalls  []HistoryToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string            `json:"toolCallId,omitempty"`
+	// Context (user messages) are the items attached to the prompt;
+	// Content is then the prompt as typed.
+	Context []HistoryChip `json:"context,omitempty"`
 }
 
 // HistoryToolCall is one tool call of an assistant message.

@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -37,6 +38,9 @@ var commandList = []command{
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdRules, typed(CmdRules, (*Server).runRules)},
+	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
+	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
 	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
@@ -159,6 +163,15 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 		}
 		prompt += "\n\n" + ctxText
 	}
+	if len(a.Context) > 0 {
+		items, err := contextItems(a.Context)
+		if err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
+		}
+		if prompt, err = s.host.PromptWithContext(sess.Path(), prompt, items); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
+		}
+	}
 	turn, err := sess.Ask(ctx, prompt)
 	if err != nil {
 		return nil, err
@@ -214,6 +227,11 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	out := &HistoryResult{Folder: sess.Path(), Messages: make([]HistoryMessage, 0, len(msgs))}
 	for _, m := range msgs {
 		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		if m.Role == fsm.RoleUser {
+			var chips []workspace.ContextChip
+			hm.Content, chips = workspace.SplitPrompt(m.Content)
+			hm.Context = historyChips(chips)
+		}
 		for _, c := range m.ToolCalls {
 			hm.ToolCalls = append(hm.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
