@@ -294,6 +294,8 @@ func (h *Editor) showJSON(n workspace.Notification) {
 			kind = string(fsm.ErrorOther)
 		}
 		ev.Type, ev.Message, ev.Kind = "error", n.Text, kind
+	case workspace.NoteCommandChanges:
+		ev.Type, ev.Changes = "command_changes", n.Changes
 	case workspace.NoteInfo:
 		ev.Type, ev.Message = "info", n.Text
 	case workspace.NoteCompacted:

@@ -58,10 +58,13 @@ type Event struct {
 	Files      []string `json:"files,omitempty"`
 	// Notes are a commit's notes for the user (hooks not run, files left
 	// uncommitted and why, …).
-	Notes   []string `json:"notes,omitempty"`
-	DelayMS int64    `json:"delay_ms,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-	Kind    string   `json:"kind,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Changes are the files the agent's commands changed, reported and
+	// not committed (command_changes).
+	Changes []workspace.CommandChange `json:"changes,omitempty"`
+	DelayMS int64                     `json:"delay_ms,omitempty"`
+	Reason  string                    `json:"reason,omitempty"`
+	Kind    string                    `json:"kind,omitempty"`
 	// Dropped and Tokens tell what a compaction replaced and the
 	// conversation's estimated size after it.
 	Dropped int        `json:"dropped,omitempty"`
