@@ -83,6 +83,14 @@ func (h *Editor) showText(n workspace.Notification) {
 		line = b.String()
 	case workspace.NoteInfo:
 		line = h.paint(colorDim, "· "+n.Text)
+	case workspace.NoteProposal:
+		// The patch goes to the output, where a script collects it.
+		h.endLine()
+		for _, c := range n.Proposal.Changes {
+			h.write(h.opts.Log, h.paint(colorYellow, "◆ proposed (not written): "+c.Path)+"\n")
+			h.write(h.opts.Out, c.Diff)
+		}
+		return
 	case workspace.NoteTurnEnded:
 		h.endLine()
 		if line := h.usageLine(n.Usage); line != "" {
