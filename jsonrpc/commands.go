@@ -27,9 +27,18 @@ const (
 	// edits, or refuses saying why: UndoArgs -> UndoResult. It waits for
 	// the turn in flight to end.
 	CmdUndo = "loom.undo"
-	// CmdCommit makes the auto-commit the daemon's death interrupted
-	// (reported on resume): FolderArgs -> UndoResult (what it did).
+	// CmdCommit commits the agent's commands' changes to paths (keep;
+	// they are never auto-committed), or, without paths, makes the
+	// auto-commit the daemon's death interrupted (reported on resume):
+	// PathsArgs -> UndoResult (what it did).
 	CmdCommit = "loom.commit"
+	// CmdDiscard restores the last commit's version of the commands'
+	// changes to paths, refusing a file changed since it was reported:
+	// PathsArgs -> UndoResult (what it did).
+	CmdDiscard = "loom.discard"
+	// CmdCommandChanges lists the commands' changes reported and not yet
+	// kept or discarded: FolderArgs -> CommandChangesResult.
+	CmdCommandChanges = "loom.commandChanges"
 	// CmdTrust trusts the workspace folder, persistently, so that its
 	// .loom.toml may choose the model server, allow commands and change
 	// hooks (see config.Trust): FolderArgs -> TrustResult.
@@ -55,6 +64,21 @@ const (
 // workspace folder; empty selects the only folder.
 type FolderArgs struct {
 	URI string `json:"uri,omitempty"`
+}
+
+// PathsArgs name files of a folder: loom.commit's and loom.discard's
+// arguments.
+type PathsArgs struct {
+	// URI selects the folder (see FolderArgs).
+	URI string `json:"uri,omitempty"`
+	// Paths are absolute, or relative to the folder.
+	Paths []string `json:"paths,omitempty"`
+}
+
+// CommandChangesResult is loom.commandChanges' reply.
+type CommandChangesResult struct {
+	Folder  string          `json:"folder"`
+	Changes []CommandChange `json:"changes"`
 }
 
 // UndoArgs are loom.undo's arguments.

@@ -37,6 +37,8 @@ var commandList = []command{
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
+	{CmdDiscard, typed(CmdDiscard, (*Server).runDiscard)},
+	{CmdCommandChanges, typed(CmdCommandChanges, (*Server).runCommandChanges)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
 	{CmdRules, typed(CmdRules, (*Server).runRules)},
 	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
@@ -242,16 +244,45 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	return out, nil
 }
 
-func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
+func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
 	sess, err := s.session(CmdCommit, a.URI)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := sess.CommitPending(ctx)
+	var msg string
+	if len(a.Paths) > 0 {
+		msg, err = sess.KeepCommandChanges(ctx, a.Paths)
+	} else {
+		msg, err = sess.CommitPending(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+}
+
+func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
+	sess, err := s.session(CmdDiscard, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := sess.DiscardCommandChanges(ctx, a.Paths)
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+}
+
+func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCommandChanges, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := sess.CommandChanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &CommandChangesResult{Folder: sess.Path(), Changes: commandChanges(cs)}, nil
 }
 
 func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {

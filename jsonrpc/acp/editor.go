@@ -54,6 +54,15 @@ func (a *agent) Notify(n workspace.Notification) {
 			text += "\n· " + note
 		}
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(text))
+	case workspace.NoteCommandChanges:
+		var b strings.Builder
+		for _, c := range n.Changes {
+			fmt.Fprintf(&b, "changed by `%s` — not committed: %s (keep: loom.commit, discard: loom.discard)\n", c.Command, c.Rel)
+			if c.Diff != "" {
+				b.WriteString("```diff\n" + c.Diff + "```\n")
+			}
+		}
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(b.String()))
 	case workspace.NoteInfo:
 		if n.Visible {
 			// The auto-commit's notes: the user must see them.

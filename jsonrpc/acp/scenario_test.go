@@ -39,7 +39,6 @@ text = ["I see your unsaved line. "]
 
 [[step]]
 match.last_tool_result_contains = "notes.txt"
-match.last_role = "tool"
 text = ["Done."]
 `
 
