@@ -275,7 +275,7 @@ func (m *Machine) check(ev Event) error {
 		return m.checkRewind(e)
 	case Redo:
 		return m.checkRedo(e)
-	case Reset, DropQueued, ShutdownRequested, SelectModel:
+	case Reset, DropQueued, ShutdownRequested, SelectModel, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
 	}
@@ -357,6 +357,8 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onReset()
 	case SelectModel:
 		return m.onSelectModel(e)
+	case Load:
+		return m.onLoad(e)
 	case DropQueued:
 		m.dropQueue()
 		return nil
