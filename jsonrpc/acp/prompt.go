@@ -30,6 +30,13 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	if answer, ok := a.slashCommand(context.WithoutCancel(ctx), s, text); ok {
+		a.out.update(s.id, acpsdk.UpdateAgentMessageText(answer))
+		if err := a.out.flush(ctx); err != nil {
+			return acpsdk.PromptResponse{}, err
+		}
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+	}
 	turn, err := s.ws.Ask(context.WithoutCancel(ctx), text)
 	if err != nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
