@@ -226,3 +226,29 @@ func (e *env) statusUntil(what string, ok func(workspace.Status) bool) workspace
 		e.await(what, func(msgs []fakeeditor.Message) bool { return len(msgs) > n })
 	}
 }
+
+// TestVSCodeFlow: as the VS Code extension does it — workspaceTrust
+// declared, trust in initializationOptions, the model in the pulled
+// settings — the pulled widening keys apply (the folder's values are
+// recorded once the settings are in), and a later change of them needs the
+// user again.
+func TestVSCodeFlow(t *testing.T) {
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	dir := t.TempDir()
+	settings := func(name string) map[string]any {
+		return map[string]any{"loom": map[string]any{"model": map[string]any{
+			"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "name": name}, "tools": map[string]any{"bash": "ask"}}}
+	}
+	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, WorkspaceTrust: true, Folders: []string{dir}, Settings: settings("scripted-coder")},
+		options: map[string]any{"trust": map[string]any{"workspace": true}, "model": map[string]any{}, "tools": map[string]any{}}})
+	e.statusUntil("the pulled model", func(st workspace.Status) bool { return st.Model == "scripted-coder" && st.Trusted })
+	e.ed.SetSettings(settings("o1-pro"))
+	if err := e.ed.Notify(e.ctx, protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": nil}); err != nil {
+		t.Fatal(err)
+	}
+	st := e.statusUntil("the change held back", func(st workspace.Status) bool { return !st.Trusted })
+	if st.Model == "o1-pro" || !strings.Contains(st.TrustNotice, "Loom: Trust this Folder") {
+		t.Errorf("changed pulled settings: model %q notice %q", st.Model, st.TrustNotice)
+	}
+}

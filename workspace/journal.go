@@ -116,6 +116,8 @@ func eventTag(ev fsm.Event) string {
 		return "Compact"
 	case fsm.AdvanceIDs:
 		return "AdvanceIDs"
+	case fsm.Load:
+		return "Load"
 	case fsm.ChangesProposed:
 		return "ChangesProposed"
 	case fsm.ChangesDecided:
@@ -124,6 +126,8 @@ func eventTag(ev fsm.Event) string {
 		return "Rewind"
 	case fsm.Redo:
 		return "Redo"
+	case fsm.SelectModel:
+		return "SelectModel"
 	}
 	return ""
 }
@@ -172,10 +176,14 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.DropQueued](raw)
 	case "ApprovalDecided":
 		return decodeAs[fsm.ApprovalDecided](raw)
+	case "SelectModel":
+		return decodeAs[fsm.SelectModel](raw)
 	case "Compact":
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":
 		return decodeAs[fsm.AdvanceIDs](raw)
+	case "Load":
+		return decodeAs[fsm.Load](raw)
 	case "ChangesProposed":
 		return decodeAs[fsm.ChangesProposed](raw)
 	case "ChangesDecided":

@@ -33,6 +33,13 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if resp, handled := a.slashTrust(ctx, s, text); handled {
 		return resp, nil
 	}
+	if answer, ok := a.slashCommand(context.WithoutCancel(ctx), s, text); ok {
+		a.out.update(s.id, acpsdk.UpdateAgentMessageText(answer))
+		if err := a.out.flush(ctx); err != nil {
+			return acpsdk.PromptResponse{}, err
+		}
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+	}
 	a.announceOnce(ctx, s)
 	turn, err := s.ws.Ask(context.WithoutCancel(ctx), text)
 	if err != nil {

@@ -19,26 +19,20 @@ const trustCommand = "trust"
 // TrustHow is how an ACP user trusts a folder, for the trust notice.
 const TrustHow = "type /trust in this conversation"
 
-// trustCommands is the available_commands_update of every session.
-func trustCommands() acpsdk.SessionUpdate {
-	return acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
-		SessionUpdate: "available_commands_update",
-		AvailableCommands: []acpsdk.AvailableCommand{{
-			Name: trustCommand,
-			Description: "Trust this folder with its current settings: its .loom.toml (and the editor's settings) may then " +
-				"choose the model server and its key, allow commands, start MCP servers and raise what a turn may cost",
-		}},
-	}}
+// trustAvailable is /trust as advertised with the other slash commands.
+var trustAvailable = acpsdk.AvailableCommand{
+	Name: trustCommand,
+	Description: "Trust this folder with its current settings: its .loom.toml (and the editor's settings) may then " +
+		"choose the model server and its key, allow commands, start MCP servers and raise what a turn may cost",
 }
 
 // announceOnce sends, the first time a session prompts (the client knows
-// the session id by then), the slash commands and the trust notice of its
-// folder when settings were ignored.
+// the session id by then), the trust notice of its folder when settings
+// were ignored. /trust is advertised with the other slash commands.
 func (a *agent) announceOnce(ctx context.Context, s *session) {
 	if _, seen := a.announced.LoadOrStore(s.id, true); seen {
 		return
 	}
-	a.out.update(s.id, trustCommands())
 	if st, err := s.ws.Status(ctx); err == nil && st.TrustNotice != "" {
 		a.out.update(s.id, acpsdk.UpdateAgentMessageText(st.TrustNotice+"\n\n"))
 	}
