@@ -67,10 +67,7 @@ func TestUntrustedFolderThenLoomTrust(t *testing.T) {
 	if res.Folder != e.folder {
 		t.Errorf("loom.trust trusted %q, want %q", res.Folder, e.folder)
 	}
-	e.await("the reload after loom.trust", hasMethod(protocol.MethodWindowLogMessage, "configuration reloaded"))
-	if st := e.status(); !st.Trusted || st.TrustNotice != "" {
-		t.Errorf("after loom.trust: trusted=%v notice=%q", st.Trusted, st.TrustNotice)
-	}
+	e.statusUntil("the reload after loom.trust", func(st workspace.Status) bool { return st.Trusted && st.TrustNotice == "" })
 	// It persists: a later load (a new daemon) trusts the folder.
 	c, _, err := config.Load(config.LoadOptions{UserFile: filepath.Join(xdg, "none.toml"), Folder: dir})
 	if err != nil {
