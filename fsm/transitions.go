@@ -59,7 +59,7 @@ func (m *Machine) retryRequest() []Action {
 		m.request++
 		m.partial.Reset()
 		msgs := m.compactMsgs
-		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], Compaction: true}}
+		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], TurnStart: len(msgs), Compaction: true}}
 	}
 	return []Action{m.sendRequest()}
 }
@@ -71,7 +71,7 @@ func (m *Machine) sendRequest() Action {
 	m.streaming = m.streaming[:0]
 	msgs := m.outgoing()
 	m.sentMsgs = len(msgs)
-	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs}
+	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, TurnStart: m.turnStart}
 }
 
 // onToolCallDelta shows a tool call the model is still writing.
@@ -117,7 +117,11 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	if text != "" || len(calls) > 0 {
-		m.history = append(m.history, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
+		msg := Message{Role: RoleAssistant, Content: text, ToolCalls: calls}
+		if len(calls) > 0 {
+			msg.Reasoning = e.Reasoning
+		}
+		m.history = append(m.history, msg)
 	}
 	if len(calls) == 0 {
 		return m.endTurn(nil, TurnDone)

@@ -79,6 +79,7 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 	var list struct {
 		Data []struct {
 			ID            string `json:"id"`
+			OwnedBy       string `json:"owned_by"`
 			MaxModelLen   int    `json:"max_model_len"`  // vLLM
 			ContextLength int    `json:"context_length"` // OpenRouter
 		} `json:"data"`
@@ -86,6 +87,11 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 	if err := p.probeJSON(ctx, http.MethodGet, base+"/models", nil, &list); err != nil {
 		return Window{}, err
 	}
+	owners := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		owners = append(owners, m.OwnedBy)
+	}
+	p.noteOwners(owners)
 	for _, m := range list.Data {
 		if m.ID != p.cfg.Model && len(list.Data) > 1 {
 			continue
