@@ -15,6 +15,9 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	// Object is "error" in vLLM's stream errors, which are its
+	// ErrorResponse itself: {"object":"error","message",…}.
+	Object string `json:"object"`
 }
 
 type wireChoice struct {

@@ -322,7 +322,7 @@ func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, bod
 				Message: fmt.Sprintf("the provider sent a malformed chunk (%v): %s", err, capText(string(data)))})
 			return
 		}
-		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+		if (len(chunk.Error) > 0 && string(chunk.Error) != "null") || chunk.Object == "error" {
 			finish(streamErrorEvent(d, reqID, data))
 			return
 		}

@@ -215,7 +215,9 @@ func TestSameMessageKnowsEveryField(t *testing.T) {
 		func(m *fsm.Message) { m.ToolCalls = nil },
 		func(m *fsm.Message) { m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: `{"a":1}`}} },
 		func(m *fsm.Message) { m.Reasoning = "r" },
-		func(m *fsm.Message) { m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: "{}", Signature: "s"}} },
+		func(m *fsm.Message) {
+			m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: "{}", Signature: "s"}}
+		},
 	}
 	for i, change := range variants {
 		m := base

@@ -141,7 +141,7 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas}
 	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
 	s.goWorker(func() { provider.Stream(ctx, req, emit) })
 }
