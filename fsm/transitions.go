@@ -289,6 +289,17 @@ func (m *Machine) onHookCompleted(e PostToolsHookCompleted) []Action {
 // onLlmError: CallingLlm -> Error + ScheduleRetry while retries are left,
 // else DisplayError and the turn ends, its conversation still valid.
 func (m *Machine) onLlmError(e LlmError) []Action {
+	shown := 0
+	if m.compaction == nil {
+		shown = m.partial.Len()
+	}
+	request := m.request
+	return m.retractIfReplaced(m.failRequest(e), request, shown)
+}
+
+// failRequest decides what follows a failed request: a retry, a
+// compaction, or the end of the turn.
+func (m *Machine) failRequest(e LlmError) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	if e.Kind == ErrorContextLength {
