@@ -70,6 +70,8 @@ func (s *Session) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayReasoning:
 		s.notify(Notification{Kind: NoteReasoning, Turn: a.Turn, Text: a.Text})
+	case fsm.RetractMessage:
+		s.notify(Notification{Kind: NoteRetract, Turn: a.Turn})
 	case fsm.DisplayToolCall:
 		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
 		if a.Status == fsm.ToolPending {

@@ -44,8 +44,10 @@ func (o *outbox) update(id acpsdk.SessionId, u acpsdk.SessionUpdate) {
 	}
 	if n := len(o.queue); n > 0 && u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
 		last := &o.queue[n-1]
-		if last.mark == nil && last.note.SessionId == id && last.note.Update.AgentMessageChunk != nil && last.note.Update.AgentMessageChunk.Content.Text != nil {
+		if last.mark == nil && last.note.SessionId == id && last.note.Update.AgentMessageChunk != nil && last.note.Update.AgentMessageChunk.Content.Text != nil &&
+			sameID(last.note.Update.AgentMessageChunk.MessageId, u.AgentMessageChunk.MessageId) {
 			merged := acpsdk.UpdateAgentMessageText(last.note.Update.AgentMessageChunk.Content.Text.Text + u.AgentMessageChunk.Content.Text.Text)
+			merged.AgentMessageChunk.MessageId = u.AgentMessageChunk.MessageId
 			last.note.Update = merged
 			return
 		}
@@ -115,4 +117,8 @@ func (o *outbox) run() {
 		// sent under a cancelled context).
 		_ = o.send(context.Background(), item.note)
 	}
+}
+
+func sameID(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
