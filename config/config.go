@@ -157,7 +157,22 @@ type Tools struct {
 	BashMaxTimeout Duration `toml:"bash_max_timeout"`
 	// MaxOutputBytes caps a tool result (head and tail are kept); > 0.
 	MaxOutputBytes int `toml:"max_output_bytes"`
+	// Edits says whether the agent's file changes land at once
+	// (EditsAuto) or wait for the user's review (EditsReview).
+	Edits EditMode `toml:"edits"`
 }
+
+// EditMode says when the agent's file changes land.
+type EditMode string
+
+// The edit modes.
+const (
+	// EditsAuto applies each change as the tool makes it.
+	EditsAuto EditMode = "auto"
+	// EditsReview proposes each change; only the hunks the user accepts
+	// are applied.
+	EditsReview EditMode = "review"
+)
 
 // Journal configures how long the journals of past conversations (set
 // aside by a reset or a new exec) are kept in the state directory.
@@ -263,6 +278,7 @@ func Default() Config {
 			BashTimeout:    Duration{2 * time.Minute},
 			BashMaxTimeout: Duration{10 * time.Minute},
 			MaxOutputBytes: 64 << 10,
+			Edits:          EditsAuto,
 		},
 		Hooks: Hooks{
 			AutoCommit:  true,
@@ -409,6 +425,11 @@ func (c Config) Validate() error {
 	case PolicyAllow, PolicyAsk, PolicyDeny:
 	default:
 		add(c.keyErr("tools.bash", "invalid policy %q: want %q, %q or %q", t.Bash, PolicyAllow, PolicyAsk, PolicyDeny))
+	}
+	switch t.Edits {
+	case EditsAuto, EditsReview:
+	default:
+		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
 	}
 	positive("tools.bash_timeout", t.BashTimeout)
 	positive("tools.bash_max_timeout", t.BashMaxTimeout)

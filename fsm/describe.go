@@ -154,7 +154,11 @@ func (a SendLlmRequest) Describe() string {
 
 // Describe implements [Action].
 func (a ExecuteTools) Describe() string {
-	return fmt.Sprintf("ExecuteTools turn=%d calls=%s", a.Turn, describeCalls(a.Calls, a.Mutating))
+	s := fmt.Sprintf("ExecuteTools turn=%d calls=%s", a.Turn, describeCalls(a.Calls, a.Mutating))
+	if a.Review {
+		s += " review"
+	}
+	return s
 }
 
 // Describe implements [Action].
@@ -204,6 +208,9 @@ func (s State) Describe() string {
 		s.Kind, s.Turn, s.Request, s.Iteration, s.Retries, s.Queued, s.Messages)
 	if s.Compacting {
 		b.WriteString(" compacting")
+	}
+	if s.Redo > 0 {
+		fmt.Fprintf(&b, " redo=%d", s.Redo)
 	}
 	if s.LastError != nil {
 		fmt.Fprintf(&b, " error=%s", s.LastError.Kind)

@@ -132,6 +132,7 @@ func (m *Machine) onReset() []Action {
 	}
 	m.changed = m.changed[:0]
 	clear(m.changedSet)
+	m.notes, m.checkpoints, m.redo = nil, nil, nil
 	m.turnStart, m.turnStarts = 0, nil
 	m.view, m.elidedTo = nil, 0
 	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0

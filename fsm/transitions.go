@@ -24,6 +24,7 @@ func (m *Machine) startTurn(text string) []Action {
 	m.refreshSystemPrompt()
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
+	m.addCheckpoint(text, m.turnStart)
 	m.history = append(m.history, Message{Role: RoleUser, Content: text})
 	m.refreshElision()
 	return m.becomeCallingLlm(nil)
@@ -167,7 +168,7 @@ func (m *Machine) becomeExecutingTools(calls []ToolCall, problems []string) []Ac
 	m.execByID = make(map[string]int, len(calls))
 	m.running = 0
 	var acts []Action
-	run := ExecuteTools{Turn: m.turn}
+	run := ExecuteTools{Turn: m.turn, Review: m.cfg.ReviewEdits}
 	for i, c := range calls {
 		spec := m.cfg.Tools[c.Name]
 		x := ToolExecution{Call: c, Mutating: spec.Mutating, Status: ExecPending}
@@ -270,6 +271,7 @@ func (m *Machine) finishBatch(acts []Action) []Action {
 		}
 	}
 	m.execs, m.execByID = nil, nil
+	clear(m.proposals)
 	if len(changed) > 0 {
 		m.kind = PostToolsHook
 		return append(acts, RunPostToolsHook{Turn: m.turn, Calls: changed})
@@ -351,7 +353,11 @@ func (m *Machine) abandonTurn() []Action {
 		for i := range m.execs {
 			x := &m.execs[i]
 			if x.Status != ExecCompleted {
-				x.Status, x.Result, x.IsError = ExecCompleted, cancelledResult, true
+				result := cancelledResult
+				if x.Status == ExecReviewing {
+					result = rejectedByCancel
+				}
+				x.Status, x.Result, x.IsError = ExecCompleted, result, true
 				acts = append(acts, DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolCancelled})
 			}
 		}
@@ -370,6 +376,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.retries = 0
 	m.lastErr = nil
 	m.execs, m.execByID, m.running = nil, nil, 0
+	clear(m.proposals)
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	m.compaction, m.compactMsgs = nil, nil
@@ -402,6 +409,7 @@ func (m *Machine) becomeShuttingDown() []Action {
 	m.kind = ShuttingDown
 	m.retries, m.lastErr = 0, nil
 	m.execs, m.execByID, m.running = nil, nil, 0
+	clear(m.proposals)
 	return append(acts, Shutdown{})
 }
 
