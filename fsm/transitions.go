@@ -72,6 +72,7 @@ func (m *Machine) sendRequest() Action {
 	m.streaming = m.streaming[:0]
 	msgs := m.outgoing()
 	m.sentMsgs = len(msgs)
+	m.sentEstimate = m.estimate(msgs)
 	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, TurnStart: m.turnStart}
 }
 
@@ -108,6 +109,9 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 		m.partial.Reset()
 		m.streaming = m.streaming[:0]
 		return m.finishCompaction(summary)
+	}
+	if m.promptWasCut(e.Usage) {
+		return m.onPromptCut(e)
 	}
 	if e.Usage.PromptTokens > 0 {
 		m.lastPrompt, m.lastPromptMsgs = e.Usage.PromptTokens, m.sentMsgs
