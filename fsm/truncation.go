@@ -26,10 +26,12 @@ func (m *Machine) window() int64 {
 }
 
 // promptWasCut reports whether the server read far less than it was sent:
-// under half of the estimate, and by more than cutMinTokens.
+// under three quarters of the estimate, and by more than cutMinTokens.
+// (The estimate, bytes/4, is within some 20% of real tokenizers' counts,
+// and leaves out the tool schemas, which the server counts.)
 func (m *Machine) promptWasCut(u Usage) bool {
 	p := u.PromptTokens
-	return p > 0 && m.compaction == nil && p*2 < m.sentEstimate && m.sentEstimate-p > cutMinTokens
+	return p > 0 && m.compaction == nil && p*4 < m.sentEstimate*3 && m.sentEstimate-p > cutMinTokens
 }
 
 // onPromptCut handles a response made from a cut prompt: the window is

@@ -144,8 +144,24 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 		schemas = nil // a summary, not tool calls
 	}
 	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas}
-	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
-	s.goWorker(func() { provider.Stream(ctx, req, emit) })
+	prober, askRunning := s.askRunningWindow()
+	completed := false
+	emit := func(ev fsm.Event) {
+		if _, ok := ev.(fsm.LlmCompleted); ok {
+			completed = true
+		}
+		s.postEventLive(ctx, ev)
+	}
+	s.goWorker(func() {
+		provider.Stream(ctx, req, emit)
+		if askRunning {
+			if completed {
+				s.learnRunningWindow(ctx, prober)
+			} else {
+				s.post(func() { s.window.runningAsked = false }) // ask after the next one
+			}
+		}
+	})
 }
 
 // RetryWords says a scheduled retry in words: "retrying in 4s (rate

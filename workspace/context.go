@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -24,6 +25,14 @@ type serverWindow struct {
 	window llm.Window
 	// answered is closed once the answer (or its absence) is applied.
 	answered chan struct{}
+	// running is the window the server runs the model with now (Ollama's
+	// num_ctx), asked once after the first response loaded the model;
+	// runningAsked is set when that question was sent.
+	running      llm.Window
+	runningAsked bool
+	// warnedConfigured marks the warning that model.context_window is
+	// larger than the running window, said once.
+	warnedConfigured bool
 }
 
 // contextWindow returns the model's context window in tokens and where it
@@ -31,8 +40,15 @@ type serverWindow struct {
 // known window of the model's name, else llm.DefaultContextWindow.
 func (s *Session) contextWindow() (int, string) {
 	cfg := s.cfg
+	run := s.window.running
 	if cfg.Model.ContextWindow > 0 {
+		if run.Tokens > 0 && run.Tokens < cfg.Model.ContextWindow {
+			return run.Tokens, run.Source + ", below model.context_window"
+		}
 		return cfg.Model.ContextWindow, "model.context_window"
+	}
+	if run.Tokens > 0 && (s.window.window.Tokens <= 0 || run.Tokens < s.window.window.Tokens) {
+		return run.Tokens, run.Source
 	}
 	if s.window.window.Tokens > 0 {
 		return s.window.window.Tokens, s.window.window.Source
@@ -84,6 +100,46 @@ func (s *Session) probeWindow() {
 				s.journalConfig()
 			}
 		})
+	})
+}
+
+// askRunningWindow tells whether the request being sent should be
+// followed, once it succeeded, by the question of the model's running
+// window; it marks the question as asked.
+func (s *Session) askRunningWindow() (llm.RunningWindowProber, bool) {
+	prober, ok := s.provider.(llm.RunningWindowProber)
+	if !ok || s.window.runningAsked {
+		return nil, false
+	}
+	s.window.runningAsked = true
+	return prober, true
+}
+
+// learnRunningWindow asks the server for the window the model runs with,
+// after a response loaded it, and applies the answer: the smaller of it
+// and the trained window is the one the conversation is budgeted with.
+// Called on a worker goroutine.
+func (s *Session) learnRunningWindow(ctx context.Context, prober llm.RunningWindowProber) {
+	ctx, cancel := context.WithTimeout(ctx, windowProbeTimeout)
+	w, err := prober.RunningWindow(ctx)
+	cancel()
+	if err != nil {
+		s.log.Debug("no running window", "err", err)
+		return
+	}
+	s.post(func() {
+		s.window.running = w
+		s.log.Info("the model's running context window", "tokens", w.Tokens, "source", w.Source)
+		if c := s.cfg.Model.ContextWindow; c > w.Tokens && !s.window.warnedConfigured {
+			s.window.warnedConfigured = true
+			s.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
+				"model.context_window is %d but the server runs %s with %d tokens (%s): loom keeps to %d; to get %d, start Ollama with OLLAMA_CONTEXT_LENGTH=%d (see \"Configure a model\" in the README)",
+				c, s.cfg.Model.Name, w.Tokens, w.Source, w.Tokens, c, c)})
+		}
+		if s.m != nil {
+			s.m.Reconfigure(s.machineConfig())
+			s.journalConfig()
+		}
 	})
 }
 
