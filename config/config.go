@@ -193,6 +193,21 @@ type Hooks struct {
 	// Trailer is the attribution template; {model} is the model name.
 	// "" means DefaultTrailer.
 	Trailer string `toml:"trailer"`
+	// MaxFileBytes is the largest file the auto-commit takes; a bigger
+	// one is only reported (commit it with git). 0 means the default,
+	// DefaultMaxFileBytes.
+	MaxFileBytes int `toml:"max_file_bytes"`
+}
+
+// DefaultMaxFileBytes is [Hooks.MaxFileBytes]' default: 10 MiB.
+const DefaultMaxFileBytes = 10 << 20
+
+// FileLimit returns the largest file size the auto-commit takes.
+func (h Hooks) FileLimit() int64 {
+	if h.MaxFileBytes <= 0 {
+		return DefaultMaxFileBytes
+	}
+	return int64(h.MaxFileBytes)
 }
 
 // TrailerFor returns the attribution trailer for a commit made with model,
@@ -281,9 +296,10 @@ func Default() Config {
 			Edits:          EditsAuto,
 		},
 		Hooks: Hooks{
-			AutoCommit:  true,
-			Attribution: true,
-			Trailer:     DefaultTrailer,
+			AutoCommit:   true,
+			Attribution:  true,
+			Trailer:      DefaultTrailer,
+			MaxFileBytes: DefaultMaxFileBytes,
 		},
 		Journal: Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
 	}

@@ -120,6 +120,9 @@ func (e ToolCompleted) Describe() string {
 
 // Describe implements [Event].
 func (e PostToolsHookCompleted) Describe() string {
+	if e.Note != "" {
+		return fmt.Sprintf("PostToolsHookCompleted turn=%d %s %s note=%s", e.Turn, okOrError(e.Failed), quote(e.ActionTaken), quote(e.Note))
+	}
 	return fmt.Sprintf("PostToolsHookCompleted turn=%d %s %s", e.Turn, okOrError(e.Failed), quote(e.ActionTaken))
 }
 

@@ -214,7 +214,13 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		}
 		return ToolCompleted{Turn: u64("turn"), CallID: arg("call"), Result: result, IsError: td.HasArg("error")}
 	case "hook-done":
-		return PostToolsHookCompleted{Turn: u64("turn"), ActionTaken: td.Input, Failed: td.HasArg("failed")}
+		// With note, the input's first line is the action, the rest the
+		// note for the model.
+		action, note := td.Input, ""
+		if td.HasArg("note") {
+			action, note, _ = strings.Cut(td.Input, "\n")
+		}
+		return PostToolsHookCompleted{Turn: u64("turn"), ActionTaken: action, Failed: td.HasArg("failed"), Note: note}
 	case "retry-fired":
 		return RetryTimeoutFired{Request: u64("req")}
 	case "files-changed":

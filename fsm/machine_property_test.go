@@ -106,7 +106,7 @@ func (g eventGen) draw(t *rapid.T) Event {
 	case 8, 9:
 		return ToolCompleted{Turn: g.turn(t), CallID: g.callID(t), Result: "result", IsError: rapid.Bool().Draw(t, "iserr")}
 	case 10:
-		return PostToolsHookCompleted{Turn: g.turn(t), ActionTaken: "committed", Failed: rapid.Bool().Draw(t, "failed")}
+		return PostToolsHookCompleted{Turn: g.turn(t), ActionTaken: "committed", Failed: rapid.Bool().Draw(t, "failed"), Note: rapid.SampledFrom([]string{"", "x.go left uncommitted"}).Draw(t, "note")}
 	case 11:
 		return RetryTimeoutFired{Request: g.request(t)}
 	case 12:

@@ -284,10 +284,14 @@ func (m *Machine) finishBatch(acts []Action) []Action {
 }
 
 // onHookCompleted: PostToolsHook -> CallingLlm + SendLlmRequest. A failed
-// hook is told to the model in a message of its own.
+// hook, or a hook's note for the model, is told to the model in a message
+// of its own.
 func (m *Machine) onHookCompleted(e PostToolsHookCompleted) []Action {
-	if e.Failed {
+	switch {
+	case e.Failed:
 		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] the post-tool hook failed: " + e.ActionTaken})
+	case e.Note != "":
+		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] " + e.Note})
 	}
 	return m.becomeCallingLlm(nil)
 }

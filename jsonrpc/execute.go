@@ -229,12 +229,12 @@ func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
 	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
 }
 
-func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
+func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
 	sess, err := s.session(CmdUndo, a.URI)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := sess.Undo(ctx)
+	msg, err := sess.Undo(ctx, a.SHA)
 	if err != nil {
 		return nil, err
 	}

@@ -103,6 +103,7 @@ func (s *Session) perform(a fsm.Action) {
 		s.cancelInFlight()
 	case fsm.WaitForInput:
 		s.cancelInFlight()
+		s.git.turnEnded()
 		clear(s.diffs)
 		clear(s.edits)
 		clear(s.summaries)

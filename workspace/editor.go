@@ -158,6 +158,10 @@ type Notification struct {
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+	// Visible marks a NoteInfo the user must see (the auto-commit's
+	// notes): a client that shows information only in a log shows this
+	// one as a message.
+	Visible bool
 }
 
 // UsageStatus is the token usage a status reports: of the last (or
@@ -201,4 +205,8 @@ type CommitNote struct {
 	SHA     string
 	Files   []string
 	Message string
+	// Notes are what the user must know besides: hooks not run and why,
+	// staged changes kept or merged, files left uncommitted and why,
+	// what is left to do. Each is a sentence for people.
+	Notes []string
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -49,6 +51,12 @@ type gitState struct {
 	// pending is a commit the daemon's death interrupted, found in the
 	// journal on resume; loom.commit makes it.
 	pending *commitRecord
+	// lock serialises what writes the worktree for the session (used
+	// from any goroutine): a batch's mutating calls and its hook, and an
+	// undo, so that an undo never races the agent's next edit.
+	lock sync.Mutex
+	// idle are undos waiting for the turn in flight to end.
+	idle []chan bool
 }
 
 // batchFile is what the agent's edit tools did to one file in a batch.
@@ -121,6 +129,10 @@ type hookResult struct {
 	bashFiles []string
 	// quiet marks a hook that found nothing to do and nothing to tell.
 	quiet bool
+	// notes are what the user must know besides the action (also joined
+	// into action); modelNote what the model should know to act on it.
+	notes     []string
+	modelNote string
 }
 
 // runHook runs the post-tool hook on a worker goroutine and reports
@@ -128,13 +140,17 @@ type hookResult struct {
 func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJob) {
 	// A cancelled turn does not cut a commit short (that could leave the
 	// repository locked); only the session's shutdown does.
+	s.git.lock.Lock()
 	res := s.commitBatch(s.life, job)
+	s.git.lock.Unlock()
 	s.post(func() {
 		s.recordCommit(res)
 		if res.commit != nil {
 			// Even for a cancelled turn: the commit exists, the user must
 			// know (and loom.undo can take it back).
-			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: commitNote(res.commit), Text: res.action})
+			note := commitNote(res.commit)
+			note.Notes = res.notes
+			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: note, Text: res.action})
 		}
 		if ctx.Err() != nil {
 			return
@@ -145,9 +161,9 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJ
 			s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.action})
 		case res.quiet:
 		default:
-			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.action})
+			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.action, Visible: len(res.notes) > 0})
 		}
-		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.action, Failed: res.failed})
+		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.action, Failed: res.failed, Note: res.modelNote})
 	})
 }
 
@@ -182,10 +198,14 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	changes, notes, bashFiles := s.batchChanges(ctx, repo, job)
 	if len(changes) == 0 {
 		// A batch whose commands changed nothing is not worth a word.
-		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0}
+		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0, notes: notes}
 	}
 	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
-	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, job.prompt, trailer) })
+	repo.MaxFileBytes = cfg.Hooks.FileLimit()
+	// The prompt is masked as everything shown is: a key the user pasted
+	// into it never reaches the history.
+	prompt := s.host.redactor.String(job.prompt)
+	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, prompt, trailer) })
 	if errors.Is(err, gitcommit.ErrInProgress) {
 		return hookResult{action: joinNotes("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), notes), warn: true}
 	}
@@ -196,7 +216,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		notes = append(notes, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
 	}
 	if len(plan.Entries) == 0 {
-		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0}
+		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0, notes: notes}
 	}
 	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
 	if hookNote != "" {
@@ -216,6 +236,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		commit:    res,
 		bashFiles: bashFiles,
 		warn:      len(plan.Skipped) > 0,
+		notes:     notes,
 	}
 }
 
@@ -376,9 +397,7 @@ func commitMessage(files []string, prompt, trailer string) string {
 	b.WriteString(subject)
 	request, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
 	if request != "" {
-		if len(request) > 200 {
-			request = request[:200] + "…"
-		}
+		request = cutRunes(request, 200)
 		b.WriteString("\n\nRequested: " + request)
 	}
 	if len(files) > 1 {
@@ -391,6 +410,19 @@ func commitMessage(files []string, prompt, trailer string) string {
 		b.WriteString("\n\n" + trailer)
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// cutRunes shortens s to at most n bytes of whole runes, marking a cut
+// with "…".
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func relPaths(top string, paths []string) []string {

@@ -117,6 +117,10 @@ func redactNote(r *secret.Redactor, n Notification) Notification {
 	if n.Commit != nil {
 		c := *n.Commit
 		c.Message = r.String(c.Message)
+		c.Notes = make([]string, len(n.Commit.Notes))
+		for i, note := range n.Commit.Notes {
+			c.Notes[i] = r.String(note)
+		}
 		n.Commit = &c
 	}
 	return n

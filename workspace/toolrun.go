@@ -69,7 +69,10 @@ type batchRun struct {
 func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
+			// An undo in progress finishes first (Session.Undo).
+			s.git.lock.Lock()
 			s.runCall(ctx, b, a.Calls[i])
+			s.git.lock.Unlock()
 			i++
 			continue
 		}

@@ -26,10 +26,13 @@
 //     the commit's, so that `git status` does not show the agent's change
 //     as staged-reverted. Nothing is committed while a merge, rebase,
 //     cherry-pick, revert, am or bisect is in progress.
-//   - [Undo] takes the last agent commit back: HEAD moves back to the
-//     parent (compare-and-swap again) and the agent's hunks are removed
-//     from the worktree with a reverse three-way merge, so the user's later
-//     edits stay; a file where that cannot be done cleanly makes it refuse.
+//   - [Revert] takes one or several agent commits back: their agent
+//     hunks leave the worktree by a reverse three-way merge (`git
+//     merge-file`), so that the user's later edits stay; the branch moves
+//     back (compare-and-swap) when they are its newest unpushed commits,
+//     else a revert commit takes them back keeping later commits'
+//     changes. A file where that cannot be done cleanly makes it refuse,
+//     naming the file.
 //   - [Snapshot] tells which files a command changed: those clean before
 //     it and dirty after.
 package gitcommit

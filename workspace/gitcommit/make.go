@@ -78,7 +78,7 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 	if err != nil {
 		return nil, err
 	}
-	msg, err := hooks.message(ctx, r.GitDir, plan.Message)
+	msg, err := hooks.message(ctx, plan.Message)
 	if err != nil {
 		return nil, err
 	}
@@ -224,13 +224,25 @@ func (h hookRunner) run(ctx context.Context, name string, args ...string) error 
 }
 
 // message runs prepare-commit-msg and commit-msg on msg, as git does
-// with a message given by -m, and returns the message they leave.
-func (h hookRunner) message(ctx context.Context, gitDir, msg string) (string, error) {
+// with a message given by -m, and returns the message they leave. The
+// hooks get the path of a private temporary file as $1.
+func (h hookRunner) message(ctx context.Context, msg string) (string, error) {
 	if h.path("prepare-commit-msg") == "" && h.path("commit-msg") == "" {
 		return msg, nil
 	}
-	file := filepath.Join(gitDir, "COMMIT_EDITMSG")
-	if err := os.WriteFile(file, []byte(msg), 0o644); err != nil {
+	// A private file of our own, never .git/COMMIT_EDITMSG: that one may
+	// be the message of a `git commit` the user has open in an editor.
+	f, err := os.CreateTemp("", "loom-commit-msg-")
+	if err != nil {
+		return "", err
+	}
+	file := f.Name()
+	defer os.Remove(file)
+	_, err = f.WriteString(msg)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return "", err
 	}
 	if err := h.run(ctx, "prepare-commit-msg", file, "message"); err != nil {
