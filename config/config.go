@@ -157,6 +157,18 @@ type Tools struct {
 	BashMaxTimeout Duration `toml:"bash_max_timeout"`
 	// MaxOutputBytes caps a tool result (head and tail are kept); > 0.
 	MaxOutputBytes int `toml:"max_output_bytes"`
+	// ApprovalTimeout is how long an approval waits for the user's
+	// answer before the call is denied; > 0.
+	ApprovalTimeout Duration `toml:"approval_timeout"`
+	// Sandbox is SandboxWorkspace (commands run under Landlock) or
+	// SandboxOff; see config/sandbox.go for these four keys.
+	Sandbox string `toml:"sandbox"`
+	// SandboxWrite adds writable directories to the sandbox's.
+	SandboxWrite []string `toml:"sandbox_write"`
+	// SandboxHide adds unreadable directories to the sandbox's.
+	SandboxHide []string `toml:"sandbox_hide"`
+	// Network is what network commands reach.
+	Network Network `toml:"network"`
 	// Edits says whether the agent's file changes land at once
 	// (EditsAuto) or wait for the user's review (EditsReview).
 	Edits EditMode `toml:"edits"`
@@ -289,11 +301,14 @@ func Default() Config {
 			ElideAfterTurns: 3,
 		},
 		Tools: Tools{
-			Bash:           PolicyAsk,
-			BashTimeout:    Duration{2 * time.Minute},
-			BashMaxTimeout: Duration{10 * time.Minute},
-			MaxOutputBytes: 64 << 10,
-			Edits:          EditsAuto,
+			Bash:            PolicyAsk,
+			BashTimeout:     Duration{2 * time.Minute},
+			BashMaxTimeout:  Duration{10 * time.Minute},
+			MaxOutputBytes:  64 << 10,
+			ApprovalTimeout: Duration{10 * time.Minute},
+			Sandbox:         SandboxWorkspace,
+			Network:         Network{Mode: NetworkOn},
+			Edits:           EditsAuto,
 		},
 		Hooks: Hooks{
 			AutoCommit:   true,
@@ -449,6 +464,7 @@ func (c Config) Validate() error {
 	}
 	positive("tools.bash_timeout", t.BashTimeout)
 	positive("tools.bash_max_timeout", t.BashMaxTimeout)
+	positive("tools.approval_timeout", t.ApprovalTimeout)
 	if t.BashTimeout.Duration > 0 && t.BashMaxTimeout.Duration > 0 && t.BashMaxTimeout.Duration < t.BashTimeout.Duration {
 		add(c.keyErr(c.blame("tools.bash_max_timeout", "tools.bash_timeout"),
 			"tools.bash_max_timeout (%v) must be >= tools.bash_timeout (%v)", t.BashMaxTimeout, t.BashTimeout))
@@ -466,6 +482,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateMCP(add)
+	c.validateSandbox(add)
 	return errors.Join(errs...)
 }
 

@@ -237,7 +237,11 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	case "advance-ids":
 		return AdvanceIDs{IDs: IDs{Turn: u64("turn"), Request: u64("req")}}
 	case "approval":
-		return ApprovalDecided{Turn: u64("turn"), CallID: arg("call"), Approved: td.HasArg("approved")}
+		ev := ApprovalDecided{Turn: u64("turn"), CallID: arg("call"), Approved: td.HasArg("approved")}
+		if a, ok := td.Arg("why"); ok {
+			ev.Why = strings.Join(a.Vals, ", ")
+		}
+		return ev
 	case "propose":
 		// Each input line is a file: "<kind> <path> <hunk>@<start>-<end>…".
 		ev := ChangesProposed{Turn: u64("turn"), CallID: arg("call")}

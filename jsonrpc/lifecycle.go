@@ -28,6 +28,14 @@ type clientCaps struct {
 	versionedEdits bool
 	// workDoneProgress: window.workDoneProgress.
 	workDoneProgress bool
+	// showMessageRequest: it declared window.showMessage, so it answers
+	// window/showMessageRequest (approvals); a client that did not (Vim's
+	// ALE) is never asked, and commands are denied with how to allow them.
+	showMessageRequest bool
+	// actionProperties: window.showMessage.messageActionItem
+	// .additionalPropertiesSupport: the answer carries back the properties
+	// of the action item picked (an edited rule).
+	actionProperties bool
 }
 
 func parseCaps(c protocol.ClientCapabilities) clientCaps {
@@ -38,6 +46,12 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	}
 	if w := c.Window; w != nil && w.WorkDoneProgress != nil {
 		caps.workDoneProgress = *w.WorkDoneProgress
+	}
+	if w := c.Window; w != nil && w.ShowMessage != nil {
+		caps.showMessageRequest = true
+		if a := w.ShowMessage.MessageActionItem; a != nil && a.AdditionalPropertiesSupport != nil {
+			caps.actionProperties = *a.AdditionalPropertiesSupport
+		}
 	}
 	if len(c.Experimental) > 0 {
 		var exp struct {

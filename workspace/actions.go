@@ -53,6 +53,7 @@ func (s *Session) perform(a fsm.Action) {
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+			s.retryIndex(a.Turn)
 		}
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
@@ -60,7 +61,8 @@ func (s *Session) perform(a fsm.Action) {
 		// A snapshot left by an earlier batch whose bash never led to the
 		// hook must not make this batch commit the user's files.
 		s.git.bash = nil
-		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, registry: s.registry, mcpPolicies: s.mcpPolicies}
+		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
+			registry: s.registry, mcpPolicies: s.mcpPolicies}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 )
 
 // ErrUnsupported is returned by an Editor method the client cannot do
@@ -83,6 +84,17 @@ type Approval struct {
 	// tool, for the rest of the session): it calls Always when the user
 	// picks it, and returns true.
 	Always func()
+	// Exact and Prefix are the approval rules the editor may offer for a
+	// bash command ("Always allow `npm test`", "Always allow commands
+	// starting with `go test`"); nil when no rule could ever match the
+	// command ($(…), eval, sh -c, …) or, for Prefix, when its commands
+	// share no prefix.
+	Exact, Prefix *cmdrules.Rule
+	// Remember, set with Exact, saves the rule the user picked (Exact,
+	// Prefix, or Prefix as the user edited it) for the folder, and says
+	// so. It returns an error for a rule that could never match; the
+	// command itself still runs once, as the user allowed it.
+	Remember func(cmdrules.Rule) error
 }
 
 // NotificationKind says what a Notification reports.

@@ -46,6 +46,7 @@ func (s *Conversation) loadConfig(reload bool) {
 		s.log.Info("no usable model", "err", s.modelErr)
 	}
 	s.probeWindow()
+	s.sandbox = s.sandboxFor(cfg)
 	s.applyMCP(cfg)
 	s.rebuildTools()
 	s.env = tools.Env{
@@ -56,6 +57,7 @@ func (s *Conversation) loadConfig(reload bool) {
 		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
 		ScrubEnv:       []string{cfg.Model.APIKeyEnv},
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
+		Sandbox:        s.sandbox,
 	}
 	if s.m != nil {
 		s.m.Reconfigure(s.machineConfig())

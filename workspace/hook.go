@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -57,6 +58,16 @@ type gitState struct {
 	lock sync.Mutex
 	// idle are undos waiting for the turn in flight to end.
 	idle []chan bool
+	// indexLeft is the index update a held index.lock stopped, retried
+	// once at the next turn.
+	indexLeft *indexRetry
+}
+
+// indexRetry is an index update to retry: the commit's entries in the
+// repository that holds dir.
+type indexRetry struct {
+	top     string
+	entries []gitcommit.Entry
 }
 
 // batchFile is what the agent's edit tools did to one file in a batch.
@@ -133,6 +144,9 @@ type hookResult struct {
 	// into action); modelNote what the model should know to act on it.
 	notes     []string
 	modelNote string
+	// indexLeft are the commit's index entries another git process kept
+	// locked, retried once at the next turn.
+	indexLeft []gitcommit.Entry
 }
 
 // runHook runs the post-tool hook on a worker goroutine and reports
@@ -174,6 +188,9 @@ func (s *Session) recordCommit(res hookResult) {
 	}
 	s.git.commits = append(s.git.commits, res.commit)
 	s.git.last = res.commit.SHA
+	if len(res.indexLeft) > 0 {
+		s.git.indexLeft = &indexRetry{top: s.folder, entries: res.indexLeft}
+	}
 	if s.git.agentFiles == nil {
 		s.git.agentFiles = map[string]bool{}
 	}
@@ -226,9 +243,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	if err != nil {
 		return hookResult{action: joinNotes("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), notes), failed: true}
 	}
-	if len(res.IndexKept) > 0 {
-		notes = append(notes, "your staged changes to "+strings.Join(res.IndexKept, ", ")+" are still staged")
-	}
+	notes = append(notes, indexNotes(res.Index)...)
 	s.saveCommittedBuffers(ctx, job, repo)
 	subject, _, _ := strings.Cut(res.Message, "\n")
 	return hookResult{
@@ -237,6 +252,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		bashFiles: bashFiles,
 		warn:      len(plan.Skipped) > 0,
 		notes:     notes,
+		indexLeft: res.Index.Locked,
 	}
 }
 
@@ -326,7 +342,8 @@ func (s *Session) approveHooks(ctx context.Context, repo *gitcommit.Repo, job ho
 		return false, notRun
 	}
 	ok, err := s.approve(ctx, Approval{Folder: s.folder, Tool: "git hooks",
-		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"})
+		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"},
+		job.cfg.Tools.ApprovalTimeout.Duration)
 	if err != nil || !ok {
 		return false, notRun
 	}
@@ -376,6 +393,62 @@ func (s *Session) snapshotBeforeBash(ctx context.Context) {
 		if s.git.bash == nil {
 			s.git.bash = base
 		}
+	})
+}
+
+// indexNotes says how the user's index followed the commit, when it did
+// not simply move to it.
+func indexNotes(rep gitcommit.IndexReport) []string {
+	var notes []string
+	if len(rep.Merged) > 0 {
+		notes = append(notes, fmt.Sprintf("you had staged changes to %s: the agent's change was merged into your staged version, so that your next git commit keeps both", strings.Join(rep.Merged, ", ")))
+	}
+	for _, p := range rep.Conflicts {
+		notes = append(notes, fmt.Sprintf("your staged version of %[1]s overlaps the agent's change, so it was left as you staged it: committing it as staged would revert the agent's change to %[1]s; to keep both, unstage it (git restore --staged %[1]s) and stage your change again (git add -p %[1]s)", p))
+	}
+	if len(rep.Locked) > 0 {
+		files := make([]string, len(rep.Locked))
+		for i, e := range rep.Locked {
+			files[i] = e.Path
+		}
+		list := strings.Join(files, " ")
+		notes = append(notes, fmt.Sprintf("the commit is made, but another git process holds the index lock (.git/index.lock), so git's index still has the old %s: git status shows the agent's change there as staged-reverted, and a plain git commit now would revert it; loom retries at the next turn, or run git reset -q -- %s once the other git command is done", strings.Join(files, ", "), list))
+	}
+	return notes
+}
+
+// retryIndex retries, once, the index update a held index.lock stopped,
+// and says how it went; on the owner goroutine, when a turn starts.
+func (s *Session) retryIndex(turn uint64) {
+	left := s.git.indexLeft
+	if left == nil {
+		return
+	}
+	s.git.indexLeft = nil
+	scrub := s.cfg.Model.APIKeyEnv
+	s.goWorker(func() {
+		var text string
+		kind := NoteInfo
+		repo, err := gitcommit.Open(s.life, left.top, scrub)
+		if err != nil {
+			return
+		}
+		rep := repo.SyncIndex(s.life, left.entries, 500*time.Millisecond)
+		files := make([]string, len(left.entries))
+		for i, e := range left.entries {
+			files[i] = e.Path
+		}
+		if len(rep.Locked) > 0 {
+			kind = NoteError
+			text = "retried: the index is still locked by another git process, so git's index still has the old " + strings.Join(files, ", ") + " (staged-reverted); once that git command is done, run git reset -q -- " + strings.Join(files, " ")
+		} else {
+			notes := indexNotes(rep)
+			text = "the index lock is free now: git's index follows the agent's commit for " + strings.Join(files, ", ")
+			if len(notes) > 0 {
+				text += "; " + strings.Join(notes, "; ")
+			}
+		}
+		s.post(func() { s.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
 	})
 }
 

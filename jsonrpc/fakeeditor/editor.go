@@ -33,6 +33,10 @@ type Config struct {
 	Unversioned bool
 	// WorkDoneProgress declares window.workDoneProgress.
 	WorkDoneProgress bool
+	// NoShowMessage leaves window.showMessage out of the capabilities, as
+	// Vim's ALE does: the client cannot answer window/showMessageRequest
+	// (it never answers one it gets).
+	NoShowMessage bool
 	// Folders are the workspace folders (absolute paths).
 	Folders []string
 	// InitializationOptions is marshalled as initializationOptions.
@@ -73,6 +77,10 @@ type Hooks struct {
 	BeforeApplyEdit func(e *Editor, p *protocol.ApplyWorkspaceEditParams)
 	// ShowMessageRequest picks an action; default: the first action.
 	ShowMessageRequest func(p *protocol.ShowMessageRequestParams) *protocol.MessageActionItem
+	// RawShowMessageRequest, when set, answers window/showMessageRequest
+	// from its raw params (to read and send back Loom's extra properties),
+	// instead of ShowMessageRequest.
+	RawShowMessageRequest func(params json.RawMessage) any
 	// WorkDoneProgressCreate runs before window/workDoneProgress/create is
 	// answered, e.g. to hold the answer back like a slow client.
 	WorkDoneProgressCreate func(ctx context.Context)
@@ -142,6 +150,13 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return e.applyEdit(ctx, &p), nil
 	case protocol.MethodWindowShowMessageRequest:
+		if e.cfg.NoShowMessage {
+			<-ctx.Done() // like ALE: never answered
+			return nil, ctx.Err()
+		}
+		if h := e.Hooks.RawShowMessageRequest; h != nil {
+			return h(append(json.RawMessage(nil), req.Params()...)), nil
+		}
 		var p protocol.ShowMessageRequestParams
 		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
@@ -190,6 +205,13 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 	}
 	if e.cfg.WorkDoneProgress {
 		caps.Window.WorkDoneProgress = &yes
+	}
+	if !e.cfg.NoShowMessage {
+		caps.Window.ShowMessage = &protocol.ShowMessageRequestClientCapabilities{
+			MessageActionItem: &protocol.ClientShowMessageActionItemOptions{AdditionalPropertiesSupport: &yes},
+		}
+	} else if !e.cfg.WorkDoneProgress {
+		caps.Window = nil
 	}
 	if e.cfg.Loom {
 		caps.Experimental = []byte(`{"loom":{"saveDocuments":true}}`)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestCommitKeepsTheUsersIndexAndWorktree(t *testing.T) {
 	if got := gittest.Run(t, dir, "log", "-1", "--format=%s%n%gs", "-g"); got != "loom: edit a.txt\ncommit (loom): loom: edit a.txt\n" {
 		t.Fatalf("log/reflog: %q", got)
 	}
-	if res.Parent == "" || len(res.IndexKept) != 0 {
+	if res.Parent == "" || len(res.Index.Merged)+len(res.Index.Conflicts)+len(res.Index.Locked) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -376,4 +377,60 @@ func TestRevertSeveralCommits(t *testing.T) {
 func tenLines(one, five, seven, ten string) string {
 	lines := []string{one, "2", "3", "4", five, "6", seven, "8", "9", ten}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// The user staged a change (git add -p) of a file the agent then edits
+// elsewhere: the agent's hunk is merged into the staged version, so that
+// the user's own next `git commit` keeps both; an overlapping staged
+// change is left and reported.
+func TestCommitMergesTheAgentsHunkIntoTheStagedVersion(t *testing.T) {
+	base := tenLines("1", "5", "7", "10")
+	dir := gittest.Repo(t, map[string]string{"a.txt": base, "b.txt": base})
+	write(t, dir, "a.txt", tenLines("ONE", "5", "7", "10"))
+	write(t, dir, "b.txt", tenLines("1", "5", "USER", "10"))
+	gittest.Run(t, dir, "add", "a.txt", "b.txt")
+	// The agent's edits, from HEAD's texts: a's line 10, b's line 7.
+	write(t, dir, "a.txt", tenLines("ONE", "5", "7", "TEN"))
+	write(t, dir, "b.txt", tenLines("1", "5", "AGENT", "10"))
+	res, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", base, tenLines("1", "5", "7", "TEN"), "b.txt", base, tenLines("1", "5", "AGENT", "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Index.Merged, []string{"a.txt"}) || !slices.Equal(res.Index.Conflicts, []string{"b.txt"}) {
+		t.Fatalf("index report %+v", res.Index)
+	}
+	if got := gittest.Run(t, dir, "show", ":a.txt"); got != tenLines("ONE", "5", "7", "TEN") {
+		t.Fatalf("staged a.txt = %q", got)
+	}
+	gittest.Run(t, dir, "commit", "-q", "-m", "the user's commit", "--", "a.txt")
+	if got := gittest.Run(t, dir, "show", "HEAD:a.txt"); got != tenLines("ONE", "5", "7", "TEN") {
+		t.Fatalf("the user's commit reverted the agent's hunk: %q", got)
+	}
+}
+
+// A held index.lock: the commit is made and reported, the entries are
+// left for a retry, which moves them once the lock is gone.
+func TestCommitWithTheIndexLocked(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"a.txt": "a\n"})
+	lock := filepath.Join(dir, ".git", "index.lock")
+	write(t, dir, ".git/index.lock", "")
+	write(t, dir, "a.txt", "agent\n")
+	res, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", "a\n", "agent\n")
+	if err != nil || res == nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if len(res.Index.Locked) != 1 || gittest.Run(t, dir, "show", "HEAD:a.txt") != "agent\n" {
+		t.Fatalf("index report %+v", res.Index)
+	}
+	os.Remove(lock)
+	if st := gittest.Run(t, dir, "status", "--porcelain"); st != "MM a.txt\n" {
+		t.Fatalf("status before the retry:\n%s", st)
+	}
+	r, _ := Open(ctx, dir)
+	if rep := r.SyncIndex(ctx, res.Index.Locked, 0); len(rep.Locked)+len(rep.Conflicts) != 0 {
+		t.Fatalf("retry %+v", rep)
+	}
+	if st := gittest.Run(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("status after the retry:\n%s", st)
+	}
 }

@@ -284,12 +284,13 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
   }
 
-  async undo(): Promise<void> {
+  /** Takes back the commit sha (loom.undo {sha}), or the newest. */
+  async undo(sha?: string): Promise<void> {
     const folder = this.current();
-    const r = await this.run<UndoResult>(Commands.undo);
+    const r = await this.run<UndoResult>(Commands.undo, sha ? { sha } : {});
     if (folder && r) {
       const t = this.transcript(folder);
-      const item = t.undone(r.message) ?? t.notice('info', r.message);
+      const item = t.undone(r.message, sha) ?? t.notice('info', r.message);
       this.changed(t, [item]);
     }
   }
@@ -303,9 +304,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   }
 
   /** Runs a folder command; says a failure in the conversation. */
-  private async run<T>(cmd: string): Promise<T | null | undefined> {
+  private async run<T>(cmd: string, extra: object = {}): Promise<T | null | undefined> {
     try {
-      return (await this.server.exec<T>(cmd, this.folderArgs())) ?? null;
+      return (await this.server.exec<T>(cmd, { ...this.folderArgs(), ...extra })) ?? null;
     } catch (e) {
       this.notice('error', errorText(e));
       return undefined;
@@ -406,7 +407,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         break;
       }
       case 'undo':
-        await this.undo();
+        await this.undo(msg.sha);
         break;
       case 'action':
         await vscode.commands.executeCommand(msg.action === 'openSettings' ? 'loom.openSettings' : 'loom.installServer');

@@ -239,11 +239,11 @@ export class Transcript {
     return this.add({ kind: 'commit', id: this.id('c'), turn, sha, message });
   }
 
-  /** Marks the newest commit as undone with the server's words. */
-  undone(message: string): Item | undefined {
+  /** Marks the commit sha (else the newest) as undone with the server's words. */
+  undone(message: string, sha?: string): Item | undefined {
     for (let i = this.items.length - 1; i >= 0; i--) {
       const it = this.items[i];
-      if (it.kind === 'commit' && !it.undone) {
+      if (it.kind === 'commit' && !it.undone && (!sha || it.sha === sha)) {
         it.undone = message;
         return it;
       }

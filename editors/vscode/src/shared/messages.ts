@@ -84,5 +84,5 @@ export type FromWebview =
   | { type: 'insert'; text: string }
   | { type: 'openDiff'; itemId: string }
   | { type: 'openFile'; path: string }
-  | { type: 'undo' }
+  | { type: 'undo'; sha?: string }
   | { type: 'action'; action: NoticeAction };

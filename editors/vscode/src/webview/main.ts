@@ -272,7 +272,7 @@ function render(it: Item): HTMLElement {
         d.append(el('span', 'undone', it.undone));
         d.classList.add('is-undone');
       } else {
-        d.append(button('Undo', 'link undo', () => post({ type: 'undo' }), 'Revert this commit and its edits (loom.undo)'));
+        d.append(button('Undo', 'link undo', () => post({ type: 'undo', sha: it.sha }), 'Revert this commit and its edits (loom.undo)'));
       }
       return d;
     }
