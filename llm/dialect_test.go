@@ -197,3 +197,41 @@ func TestDialectValidationBites(t *testing.T) {
 		})
 	}
 }
+
+// The dialect is told by the base URL's host, else by the models list's
+// owned_by (TestOllamaRunningWindow), else by the Server header.
+func TestDialectDetection(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://api.deepseek.com/v1":                             "deepseek",
+		"https://generativelanguage.googleapis.com/v1beta/openai": "gemini",
+		"https://api.mistral.ai/v1":                               "mistral",
+		"https://openrouter.ai/api/v1":                            "openrouter",
+		"https://api.anthropic.com/v1":                            "anthropic",
+		"https://api.openai.com/v1":                               "openai",
+		"http://localhost:11434/v1":                               "ollama",
+		"http://127.0.0.1:1234/v1":                                "lmstudio",
+		"http://gpu-box:8000/v1":                                  "openai",
+	} {
+		p, err := NewOpenAI(OpenAIConfig{BaseURL: url, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Dialect().Name; got != want {
+			t.Errorf("%s: dialect %s, want %s", url, got, want)
+		}
+	}
+	if _, err := NewOpenAI(OpenAIConfig{BaseURL: "http://x/v1", Model: "m", Server: "ollma"}); err == nil || !strings.Contains(err.Error(), "ollama") {
+		t.Errorf("an unknown server name: %v", err)
+	}
+
+	// llama-server says "Server: llama.cpp" on every response.
+	srv := llmtest.NewDialectServer(t, "llamacpp", func(int, llmtest.Request) string { return "answer" })
+	p := dialectProvider(t, srv, "")
+	if p.Dialect().Name != "openai" {
+		t.Fatalf("before any response: %s", p.Dialect().Name)
+	}
+	streamOnce(t, p, Request{ID: 1, Messages: []fsm.Message{{Role: fsm.RoleUser, Content: "hi"}}})
+	if p.Dialect().Name != "llamacpp" {
+		t.Errorf("after a response with Server: llama.cpp: %s", p.Dialect().Name)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/internal/gittest"
 	"github.com/loom-lsp/loom-lsp/llm/llmtest"
@@ -115,6 +116,23 @@ func TestExecDialects(t *testing.T) {
 			}
 			if n := srv.Rejected(); n != 0 {
 				t.Errorf("the %s server's validation refused %d requests", name, n)
+			}
+
+			// Rate limited (or, for llama.cpp, still loading): retried
+			// after the delay the server asked for, then answered.
+			setPlan("rate_limit", "answer")
+			rl := fx.Error(t, "rate_limit")
+			r = runLoomEnv(t, env, dir, "", append([]string{"exec", "--resume", "--output", "jsonl"}, append(model, "and now?")...)...)
+			events = validEvents(t, schema, r.stdout)
+			retries := ofType(events, "retry_scheduled")
+			if r.code != 0 || len(retries) != 1 {
+				t.Fatalf("rate limited: exit %d, %d retries; want one retry, then done\n%s", r.code, len(retries), r.stdout)
+			}
+			if rl.RetryAfter != "" {
+				want, _ := time.ParseDuration(rl.RetryAfter)
+				if got := time.Duration(retries[0]["delay_ms"].(float64)) * time.Millisecond; got < want {
+					t.Errorf("retried after %s; the server asked for %s", got, want)
+				}
 			}
 
 			// A bad key: one request, no retry, the error kind the
