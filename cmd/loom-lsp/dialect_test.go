@@ -86,11 +86,19 @@ func TestExecDialects(t *testing.T) {
 				t.Errorf("messages %q; want %q (not doubled)", texts, want)
 			}
 			var ids []string
-			for _, ev := range ofType(events, "tool_completed") {
+			for _, ev := range ofType(events, "tool_started") {
 				ids = append(ids, ev["id"].(string))
-				if ev["status"] != "succeeded" {
+			}
+			done := 0
+			for _, ev := range ofType(events, "tool_completed") {
+				if ev["status"] == "succeeded" {
+					done++
+				} else {
 					t.Errorf("tool %v %v: %v", ev["name"], ev["status"], ev["summary"])
 				}
+			}
+			if done != 2 {
+				t.Errorf("%d tools succeeded; want 2", done)
 			}
 			if strings.Join(ids, " ") != strings.Join(fx.Expect.CallIDs, " ") {
 				t.Errorf("tool calls %v; want the server's %v", ids, fx.Expect.CallIDs)
@@ -108,8 +116,8 @@ func TestExecDialects(t *testing.T) {
 			if strings.Join(paired, " ") != strings.Join(fx.Expect.CallIDs, " ") {
 				t.Errorf("tool results answer %v; want %v", paired, fx.Expect.CallIDs)
 			}
-			done := ofType(events, "turn_completed")[0]
-			usage, _ := done["usage"].(map[string]any)
+			ended := ofType(events, "turn_completed")[0]
+			usage, _ := ended["usage"].(map[string]any)
 			if usage["prompt_tokens"] != float64(fx.Expect.Prompt+fx.Expect.AnswerPrompt) ||
 				usage["completion_tokens"] != float64(fx.Expect.Completion+fx.Expect.AnswerCompletion) {
 				t.Errorf("usage %v", usage)
