@@ -38,10 +38,11 @@ type Rewind struct {
 // and only until the next prompt (or Reset, or compaction).
 type Redo struct{}
 
-// RewindFiles asks the caller to take back every change the agent made
-// to the files at or after turn Turn (its own hunks only, so that the
-// user's later edits stay) and to record it, so that RedoFiles can undo
-// it.
+// RewindFiles tells the caller that every change the agent made to the
+// files at or after turn Turn is to be taken back (its own hunks only, so
+// that the user's later edits stay) and recorded, so that RedoFiles can
+// undo it. A caller may do that work before it steps the Rewind, so that
+// a refused files rewind changes nothing; the action then confirms it.
 type RewindFiles struct {
 	Turn uint64
 }
@@ -54,7 +55,8 @@ type ConversationRewound struct {
 	Prompt string
 }
 
-// RedoFiles asks the caller to undo its last RewindFiles (to turn Turn).
+// RedoFiles tells the caller to undo its last RewindFiles (to turn
+// Turn); like RewindFiles, the work may be done before Redo is stepped.
 type RedoFiles struct {
 	Turn uint64
 }

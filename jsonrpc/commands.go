@@ -34,6 +34,21 @@ const (
 	// .loom.toml may choose the model server, allow commands and change
 	// hooks (see config.Trust): FolderArgs -> TrustResult.
 	CmdTrust = "loom.trust"
+	// CmdReview decides a proposal (tools.edits = "review"): ReviewArgs
+	// -> workspace.ReviewResult, once the accepted hunks are applied.
+	CmdReview = "loom.review"
+	// CmdProposals lists the proposals waiting for a review: FolderArgs
+	// -> ProposalsResult.
+	CmdProposals = "loom.proposals"
+	// CmdCheckpoints lists the turns one can rewind to: FolderArgs ->
+	// CheckpointsResult.
+	CmdCheckpoints = "loom.checkpoints"
+	// CmdRewind goes back to before a turn: RewindArgs ->
+	// workspace.RewindResult {restored, kept, conflicts, commit, prompt}.
+	CmdRewind = "loom.rewind"
+	// CmdRedo undoes the last rewind, until the next prompt: FolderArgs
+	// -> workspace.RewindResult.
+	CmdRedo = "loom.redo"
 )
 
 // FolderArgs selects a session. URI is a file or folder inside the

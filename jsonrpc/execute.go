@@ -37,6 +37,11 @@ var commandList = []command{
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdReview, typed(CmdReview, (*Server).runReview)},
+	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
+	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
+	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
+	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
 }
 
 // commands indexes commandList by name.

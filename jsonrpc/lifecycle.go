@@ -28,6 +28,9 @@ type clientCaps struct {
 	versionedEdits bool
 	// workDoneProgress: window.workDoneProgress.
 	workDoneProgress bool
+	// review: it declared experimental.loom.review and answers
+	// loom/proposedChanges with loom.review.
+	review bool
 	// showMessageRequest: it declared window.showMessage, so it answers
 	// window/showMessageRequest (approvals); a client that did not (Vim's
 	// ALE) is never asked, and commands are denied with how to allow them.
@@ -58,12 +61,14 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 			Loom *struct {
 				SaveDocuments bool `json:"saveDocuments"`
 				Thoughts      bool `json:"thoughts"`
+				Review        bool `json:"review"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
 			caps.loom = true
 			caps.saveDocuments = exp.Loom.SaveDocuments
 			caps.thoughts = exp.Loom.Thoughts
+			caps.review = exp.Loom.Review
 		}
 	}
 	return caps

@@ -182,6 +182,10 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.sendRetract(caps, n.Turn)
 	case workspace.NoteTool:
 		f.sendTool(caps, n)
+	case workspace.NoteProposal:
+		f.sendProposal(caps, n)
+	case workspace.NoteRewound:
+		f.sendRewound(caps, n)
 	case workspace.NoteState:
 		if caps.loom {
 			f.s.notify(ctx, MethodState, stateParams(f.folder, n))

@@ -71,6 +71,15 @@ type Conversation struct {
 	summaries map[string]string
 	// outputs holds each finished call's result, until shown.
 	outputs map[string]toolOutput
+	// proposed holds edits proposed under review, by call id, until the
+	// machine names them; proposals those it named, by proposal id, until
+	// decided (review.go).
+	proposed  map[string]*proposal
+	proposals map[string]*proposal
+	// rewinds are the files rewinds a Redo can undo, newest last; cleared
+	// when a turn starts. turnTimes is when each turn started.
+	rewinds   []*rewindRecord
+	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one.
 	conversationID string
@@ -139,6 +148,9 @@ func newConversation(f *Folder) *Conversation {
 		diffs:     map[string]string{},
 		edits:     map[string]*EditNote{},
 		summaries: map[string]string{},
+		proposed:  map[string]*proposal{},
+		proposals: map[string]*proposal{},
+		turnTimes: map[uint64]time.Time{},
 		outputs:   map[string]toolOutput{},
 		shown:     newShownTexts(f.host.redactor),
 	}

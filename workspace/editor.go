@@ -136,6 +136,13 @@ const (
 	// NoteCompacted: the conversation was compacted; Text is the
 	// summary, Compaction what it replaced.
 	NoteCompacted NotificationKind = "compacted"
+	// NoteProposal: Proposal is a change waiting for the user's review
+	// (tools.edits = "review"); answer it with Session.Review.
+	NoteProposal NotificationKind = "proposal"
+	// NoteRewound: the conversation was cut back to before turn Turn,
+	// whose prompt is Text (back to the input for editing); with Redone,
+	// a redo made it whole again.
+	NoteRewound NotificationKind = "rewound"
 )
 
 // RetractWords is how front ends without a way to drop text say that
@@ -170,6 +177,10 @@ type Notification struct {
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+	// Proposal is set on NoteProposal.
+	Proposal *ProposalNote
+	// Redone is set on a NoteRewound that a redo undid.
+	Redone bool
 	// Visible marks a NoteInfo the user must see (the auto-commit's
 	// notes): a client that shows information only in a log shows this
 	// one as a message.

@@ -47,6 +47,8 @@ type gitState struct {
 	commits []*gitcommit.Result
 	// last is the last commit's name, for loom.status.
 	last string
+	// turnOf is the turn of each of commits, by SHA (rewind.go).
+	turnOf map[string]uint64
 	// agentFiles are the files the agent's tools changed in this session.
 	agentFiles map[string]bool
 	// pending is a commit the daemon's death interrupted, found in the
@@ -188,6 +190,10 @@ func (s *Session) recordCommit(res hookResult) {
 	}
 	s.git.commits = append(s.git.commits, res.commit)
 	s.git.last = res.commit.SHA
+	if s.git.turnOf == nil {
+		s.git.turnOf = map[string]uint64{}
+	}
+	s.git.turnOf[res.commit.SHA] = s.m.State().Turn
 	if len(res.indexLeft) > 0 {
 		s.git.indexLeft = &indexRetry{top: s.folder, entries: res.indexLeft}
 	}

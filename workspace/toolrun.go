@@ -42,6 +42,9 @@ type toolOutcome struct {
 	settled bool
 	// exitCode is bash's exit status, nil for the other tools.
 	exitCode *int
+	// propose is the edit computed under review, not applied: it becomes
+	// a proposal.
+	propose *tools.Edit
 }
 
 // toolOutput is what a finished call shows besides its summary.
@@ -66,6 +69,8 @@ type batchRun struct {
 	// snapped is set once the worktree was snapshotted before the batch's
 	// first bash command (bash calls are mutating, so run one at a time).
 	snapped bool
+	// review proposes edits instead of applying them (tools.edits).
+	review bool
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
@@ -106,6 +111,10 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 	s.postEventLive(ctx, fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
 	out := s.execute(ctx, b, c)
 	if out.settled {
+		return
+	}
+	if out.propose != nil {
+		s.awaitReview(ctx, turn, c, out)
 		return
 	}
 	s.postLive(ctx, func() {
@@ -157,6 +166,9 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
+	if err == nil && res.Blocked != "" {
+		res, err = s.escalate(ctx, b, c, tool, env, res)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return toolOutcome{result: "tool error: cancelled", isError: true}
@@ -165,6 +177,10 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
 	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode}
+	if res.Edit != nil && !res.IsError && b.review && res.Edit.OldText != res.Edit.NewText {
+		out.propose = res.Edit
+		return out
+	}
 	if res.Edit != nil && !res.IsError {
 		if err := s.applyEdit(ctx, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}

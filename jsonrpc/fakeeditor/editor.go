@@ -26,6 +26,9 @@ type Config struct {
 	// Thoughts also declares experimental.loom.thoughts: the client shows
 	// the model's reasoning (loom/displayMessage of kind "thought").
 	Thoughts bool
+	// Review also declares experimental.loom.review: the client shows
+	// loom/proposedChanges and answers with loom.review.
+	Review bool
 	// ApplyEdit declares workspace.applyEdit with documentChanges.
 	ApplyEdit bool
 	// Unversioned, with ApplyEdit, leaves documentChanges out, as Neovim's
@@ -217,6 +220,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		caps.Experimental = []byte(`{"loom":{"saveDocuments":true}}`)
 		if e.cfg.Thoughts {
 			caps.Experimental = []byte(`{"loom":{"saveDocuments":true,"thoughts":true}}`)
+		}
+		if e.cfg.Review {
+			caps.Experimental = []byte(`{"loom":{"saveDocuments":true,"review":true}}`)
 		}
 	}
 	params := protocol.InitializeParams{Capabilities: caps}

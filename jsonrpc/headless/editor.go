@@ -144,7 +144,7 @@ func (h *Editor) Begin(st workspace.Status, resumed bool) {
 	clear(h.ended)
 	clear(h.lastError)
 	if h.opts.Format == JSONL {
-		h.writeEvent(Event{Type: "session_started", SessionID: st.ConversationID, Folder: st.Folder, Resumed: &resumed, Turn: st.Turn})
+		h.writeEvent(Event{Type: "session_started", SessionID: st.ConversationID, Folder: st.Folder, Resumed: &resumed, Turn: st.Turn, Sandbox: st.Sandbox})
 	}
 }
 

@@ -33,10 +33,13 @@ import (
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
-	Type      string          `json:"type"`
-	SessionID string          `json:"session_id,omitempty"`
-	Folder    string          `json:"folder,omitempty"`
-	Resumed   *bool           `json:"resumed,omitempty"`
+	Type      string `json:"type"`
+	SessionID string `json:"session_id,omitempty"`
+	Folder    string `json:"folder,omitempty"`
+	Resumed   *bool  `json:"resumed,omitempty"`
+	// Sandbox, in session_started, says how commands are confined
+	// (loom.status's sandbox line).
+	Sandbox   string          `json:"sandbox,omitempty"`
 	Turn      uint64          `json:"turn,omitempty"`
 	Prompt    string          `json:"prompt,omitempty"`
 	Text      string          `json:"text,omitempty"`

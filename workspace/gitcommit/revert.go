@@ -20,6 +20,10 @@ type RevertOptions struct {
 	// Message is the revert commit's message, when one is made; "" gives
 	// "loom: undo <commits>".
 	Message string
+	// KeepHistory always makes a revert commit, even when the commits
+	// could leave the branch, so that git log tells what happened and the
+	// revert commit can itself be reverted (a rewind and its redo).
+	KeepHistory bool
 }
 
 // Reverted is what Revert did.
@@ -36,6 +40,9 @@ type Reverted struct {
 	// Files are the files changed back; Kept those in which later
 	// changes (the user's, or later commits') were kept.
 	Files, Kept []string
+	// Commit is the revert commit, when one was made, as a Result that
+	// Revert can take back in turn.
+	Commit *Result
 }
 
 // Message says what r did, for people.
@@ -122,7 +129,7 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 	if err != nil {
 		return nil, err
 	}
-	drop := ordered[0].SHA == r.Head
+	drop := !opts.KeepHistory && ordered[0].SHA == r.Head
 	for i := 0; drop && i+1 < len(ordered); i++ {
 		drop = ordered[i].Parent == ordered[i+1].SHA
 	}
@@ -162,6 +169,7 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 			return refuse("%s has changes staged since the commit; unstage them (git restore --staged %s) first", f.path, f.path)
 		}
 	}
+	var revert *Result
 	if drop {
 		for _, f := range files {
 			if reason := r.revertDisk(ctx, f); reason != "" {
@@ -181,13 +189,19 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 				return refuse("%s", reason)
 			}
 		}
+		parent := r.Head
 		head, err := r.revertCommit(ctx, ordered, files, opts.Message)
 		if err != nil {
 			return nil, err
 		}
 		r.Head = head
+		revert = &Result{SHA: head, Parent: parent, Message: opts.Message}
+		for _, f := range files {
+			revert.Files = append(revert.Files, f.path)
+			revert.Entries = append(revert.Entries, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid, BaseMode: f.head.mode, Base: f.head.oid})
+		}
 	}
-	rv := &Reverted{Dropped: drop, Head: r.Head}
+	rv := &Reverted{Dropped: drop, Head: r.Head, Commit: revert}
 	for _, c := range ordered {
 		rv.Reverted = append(rv.Reverted, c.SHA)
 	}
