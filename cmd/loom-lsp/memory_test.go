@@ -161,7 +161,7 @@ func TestMemoryStalledClient(t *testing.T) {
 		"hooks": map[string]any{"auto_commit": false},
 	})
 	uri := "file://" + dir
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":"` + uri + `","capabilities":{"experimental":{"loom":true}},"workspaceFolders":[{"uri":"` + uri + `","name":"w"}],"initializationOptions":` + string(opts) + `}}`)
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":"` + uri + `","capabilities":{"experimental":{"loom":{}}},"workspaceFolders":[{"uri":"` + uri + `","name":"w"}],"initializationOptions":` + string(opts) + `}}`)
 	awaitResponse(t, in, 1)
 	send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 	send(`{"jsonrpc":"2.0","id":2,"method":"workspace/executeCommand","params":{"command":"loom.ask","arguments":[{"prompt":"write a lot"}]}}`)
@@ -175,7 +175,7 @@ func TestMemoryStalledClient(t *testing.T) {
 	}
 	// Then it reads on, until the answer's error.
 	var seen bytes.Buffer
-	var marker, cut atomic.Bool
+	var marker, cut, shown atomic.Bool
 	gotCut := make(chan struct{})
 	go func() {
 		buf := make([]byte, 64<<10)
@@ -185,6 +185,9 @@ func TestMemoryStalledClient(t *testing.T) {
 			s := seen.String()
 			if strings.Contains(s, "not shown (the editor was not reading") {
 				marker.Store(true)
+			}
+			if strings.Contains(s, "loom/displayMessage") {
+				shown.Store(true)
 			}
 			if strings.Contains(s, "max_answer_bytes") && !cut.Swap(true) {
 				close(gotCut)
@@ -208,6 +211,9 @@ func TestMemoryStalledClient(t *testing.T) {
 	}
 	if !cut.Load() {
 		t.Error("the client never got the max_answer_bytes error")
+	}
+	if !shown.Load() {
+		t.Error("no loom/displayMessage: the client was not taken for a loom client")
 	}
 	if !marker.Load() {
 		t.Error("the client was not told what it did not get while it was not reading")
