@@ -127,6 +127,10 @@ const (
 	NoteRetry NotificationKind = "retry"
 	// NoteCommit: Commit is what the post-tool hook committed.
 	NoteCommit NotificationKind = "commit"
+	// NoteCommandChanges: Changes are files the agent's commands
+	// changed, reported and not committed: the user keeps (commits) or
+	// discards them.
+	NoteCommandChanges NotificationKind = "command_changes"
 	// NoteInfo: Text is something worth telling that is not an error
 	// (the hook did nothing, the config was reloaded, …).
 	NoteInfo NotificationKind = "info"
@@ -177,6 +181,8 @@ type Notification struct {
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+	// Changes is set on NoteCommandChanges.
+	Changes []CommandChange
 	// Proposal is set on NoteProposal.
 	Proposal *ProposalNote
 	// Redone is set on a NoteRewound that a redo undid.

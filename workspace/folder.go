@@ -48,6 +48,9 @@ type Folder struct {
 	instrPaths []string
 	// window is what the model's server said of its context window.
 	window serverWindow
+	// cmds tells which files the commands the agent runs change, from the
+	// watcher's events (cmdwindow.go).
+	cmds *commandWindows
 
 	// conv is the folder's conversation.
 	conv *Conversation
@@ -64,6 +67,7 @@ func newFolder(h *Host, folder string) *Folder {
 		endLife:    endLife,
 		mcp:        mcp.NewManager(mcp.Options{Logger: log}),
 		watchReady: make(chan struct{}),
+		cmds:       newCommandWindows(),
 	}
 	f.conv = newConversation(f)
 	return f

@@ -22,6 +22,7 @@ func (s *Conversation) startWatcher() {
 		instructionFiles: s.instrPaths,
 		onInstructions:   s.ReloadInstructions,
 		log:              s.log.With("component", "watcher"),
+		events:           s.cmds,
 	}
 	s.goWorker(func() {
 		w, err := newWatcher(opts)

@@ -543,6 +543,9 @@ type replayed struct {
 	rejected []string
 	// pendingCommit is an auto-commit that started and never ended.
 	pendingCommit *commitRecord
+	// commits are the auto-commits the conversation made and did not
+	// rewind, with their turns, for a rewind after a restart.
+	commits commitLog
 }
 
 // replayJournal reads the journal at path and steps its events through a
@@ -556,12 +559,20 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 	}
 	defer f.Close()
 	var rp replayed
+	var pendingTurn uint64
 	sc, err := scanJournal(f, func(st journalStep) {
 		if st.commit != nil || st.commitEnd {
-			rp.pendingCommit = st.commit
-			if st.commitEnd {
-				rp.pendingCommit = nil
+			if !st.commitEnd {
+				rp.pendingCommit = st.commit
+				if rp.m != nil {
+					pendingTurn = rp.m.State().Turn
+				}
+				return
 			}
+			if st.commit != nil && st.commit.SHA != "" {
+				rp.commits.made(rp.pendingCommit, st.commit.SHA, pendingTurn)
+			}
+			rp.pendingCommit = nil
 			return
 		}
 		if st.config != nil {
@@ -579,6 +590,7 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 			rp.rejected = append(rp.rejected, fmt.Sprintf("line %d: %v", st.line, err))
 			return
 		}
+		rp.commits.stepped(st.event)
 		rp.steps++
 	})
 	rp.scan = sc

@@ -116,6 +116,14 @@ func redactNote(r *secret.Redactor, n Notification) Notification {
 		t.Diff, t.Output = r.String(t.Diff), r.String(t.Output)
 		n.Tool = &t
 	}
+	if n.Changes != nil {
+		changes := make([]CommandChange, len(n.Changes))
+		for i, c := range n.Changes {
+			c.Command, c.Diff = r.String(c.Command), r.String(c.Diff)
+			changes[i] = c
+		}
+		n.Changes = changes
+	}
 	if n.Commit != nil {
 		c := *n.Commit
 		c.Message = r.String(c.Message)
