@@ -46,6 +46,14 @@ func (a *agent) Notify(n workspace.Notification) {
 		}
 	case workspace.NoteTool:
 		a.toolNote(s, n.Tool)
+	case workspace.NoteProposal:
+		if n.Proposal != nil {
+			go a.reviewProposal(s, *n.Proposal)
+		}
+	case workspace.NoteRewound:
+		if !n.Redone {
+			a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn)))
+		}
 	case workspace.NoteError:
 		if n.ErrorKind != "" {
 			// The model's or the machine's: the turn's error, which
