@@ -279,7 +279,7 @@ func (m *Machine) check(ev Event) error {
 		return m.checkRewind(e)
 	case Redo:
 		return m.checkRedo(e)
-	case Reset, DropQueued, ShutdownRequested:
+	case Reset, DropQueued, ShutdownRequested, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
 	}
@@ -359,6 +359,8 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onFilesChanged(e)
 	case Reset:
 		return m.onReset()
+	case Load:
+		return m.onLoad(e)
 	case DropQueued:
 		m.dropQueue()
 		return nil

@@ -230,6 +230,8 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return Cancel{}
 	case "reset":
 		return Reset{}
+	case "load":
+		return Load{ID: arg("id")}
 	case "compact":
 		return Compact{}
 	case "drop-queued":

@@ -161,7 +161,8 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 		schemas = nil // a summary, not tool calls
 	}
 	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas}
-	prober, askRunning := s.askRunningWindow()
+	prober, askRunning := provider.(llm.RunningWindowProber)
+	askRunning = askRunning && s.runningWindow.Tokens == 0
 	completed := false
 	emit := func(ev fsm.Event) {
 		if _, ok := ev.(fsm.LlmCompleted); ok {
@@ -171,12 +172,9 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if askRunning {
-			if completed {
-				s.learnRunningWindow(ctx, prober)
-			} else {
-				s.post(func() { s.window.runningAsked = false }) // ask after the next one
-			}
+		if askRunning && completed {
+			// The response loaded the model: its running window is known.
+			s.Folder.learnRunningWindow(prober)
 		}
 	})
 }

@@ -25,10 +25,8 @@ type serverWindow struct {
 	window llm.Window
 	// answered is closed once the answer (or its absence) is applied.
 	answered chan struct{}
-	// running is the window the server runs the model with now (Ollama's
-	// num_ctx), asked once after the first response loaded the model;
-	// runningAsked is set when that question was sent.
-	running      llm.Window
+	// runningAsked is set when the server was asked for the window it
+	// runs the model with (after a first response loaded the model).
 	runningAsked bool
 	// warnedConfigured marks the warning that model.context_window is
 	// larger than the running window, said once.
@@ -38,23 +36,23 @@ type serverWindow struct {
 // contextWindow returns the model's context window in tokens and where it
 // comes from: model.context_window, else what the server said, else the
 // known window of the model's name, else llm.DefaultContextWindow.
-func (s *Session) contextWindow() (int, string) {
+func (s *settings) contextWindow() (int, string) {
 	cfg := s.cfg
-	run := s.window.running
+	run := s.runningWindow
 	if cfg.Model.ContextWindow > 0 {
 		if run.Tokens > 0 && run.Tokens < cfg.Model.ContextWindow {
 			return run.Tokens, run.Source + ", below model.context_window"
 		}
 		return cfg.Model.ContextWindow, "model.context_window"
 	}
-	if run.Tokens > 0 && (s.window.window.Tokens <= 0 || run.Tokens < s.window.window.Tokens) {
+	if run.Tokens > 0 && (s.serverWindow.Tokens <= 0 || run.Tokens < s.serverWindow.Tokens) {
 		return run.Tokens, run.Source
 	}
-	if s.window.window.Tokens > 0 {
-		return s.window.window.Tokens, s.window.window.Source
+	if s.serverWindow.Tokens > 0 {
+		return s.serverWindow.Tokens, s.serverWindow.Source
 	}
 	asking := ""
-	if s.window.asking {
+	if s.windowAsking {
 		asking = " (asking the server)"
 	}
 	if n, ok := llm.KnownContextWindow(cfg.Model.Name); ok {
@@ -65,81 +63,80 @@ func (s *Session) contextWindow() (int, string) {
 
 // probeWindow asks the model's server once for its context window, when
 // model.context_window is unset and the provider can ask. The answer
-// reaches the state machine as a configuration change, journaled like a
-// reload of loom.toml.
-func (s *Session) probeWindow() {
-	cfg := s.cfg
-	prober, ok := s.provider.(llm.WindowProber)
+// reaches the conversations' state machines as a configuration change,
+// journaled like a reload of loom.toml. It runs on the folder's goroutine,
+// within loadConfig.
+func (f *Folder) probeWindow() {
+	cfg := f.next.cfg
+	prober, ok := f.next.provider.(llm.WindowProber)
 	if cfg.Model.ContextWindow > 0 || !ok {
 		return
 	}
 	key := cfg.Model.BaseURL + "\x00" + cfg.Model.Name
-	if s.window.key == key {
+	if f.window.key == key {
 		return // asked already
 	}
-	s.window = serverWindow{key: key, asking: true, answered: make(chan struct{})}
-	answered, life := s.window.answered, s.life
-	s.goWorker(func() {
+	f.window = serverWindow{key: key, asking: true, answered: make(chan struct{})}
+	f.next.serverWindow, f.next.windowAsking = llm.Window{}, true
+	answered, life := f.window.answered, f.life
+	f.goWorker(func() {
 		ctx, cancel := context.WithTimeout(life, windowProbeTimeout)
 		w, err := prober.ContextWindow(ctx)
 		cancel()
-		s.post(func() {
+		f.post(func() {
 			defer close(answered)
-			if s.window.key != key {
+			if f.window.key != key {
 				return // the configuration changed meanwhile
 			}
-			s.window.asking = false
+			f.window.asking = false
+			f.next.windowAsking = false
+			defer f.publish()
 			if err != nil {
-				s.log.Info("the model's context window is not known from the server", "err", err)
+				f.log.Info("the model's context window is not known from the server", "err", err)
 				return
 			}
-			s.window.window = w
-			s.log.Info("the model's context window", "tokens", w.Tokens, "source", w.Source)
-			if s.m != nil && s.cfg.Model.ContextWindow <= 0 {
-				s.m.Reconfigure(s.machineConfig())
-				s.journalConfig()
-			}
+			f.window.window = w
+			f.next.serverWindow = w
+			f.log.Info("the model's context window", "tokens", w.Tokens, "source", w.Source)
 		})
 	})
 }
 
-// askRunningWindow tells whether the request being sent should be
-// followed, once it succeeded, by the question of the model's running
-// window; it marks the question as asked.
-func (s *Session) askRunningWindow() (llm.RunningWindowProber, bool) {
-	prober, ok := s.provider.(llm.RunningWindowProber)
-	if !ok || s.window.runningAsked {
-		return nil, false
-	}
-	s.window.runningAsked = true
-	return prober, true
-}
-
-// learnRunningWindow asks the server for the window the model runs with,
-// after a response loaded it, and applies the answer: the smaller of it
-// and the trained window is the one the conversation is budgeted with.
-// Called on a worker goroutine.
-func (s *Session) learnRunningWindow(ctx context.Context, prober llm.RunningWindowProber) {
-	ctx, cancel := context.WithTimeout(ctx, windowProbeTimeout)
-	w, err := prober.RunningWindow(ctx)
-	cancel()
-	if err != nil {
-		s.log.Debug("no running window", "err", err)
-		return
-	}
-	s.post(func() {
-		s.window.running = w
-		s.log.Info("the model's running context window", "tokens", w.Tokens, "source", w.Source)
-		if c := s.cfg.Model.ContextWindow; c > w.Tokens && !s.window.warnedConfigured {
-			s.window.warnedConfigured = true
-			s.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
-				"model.context_window is %d but the server runs %s with %d tokens (%s): loom keeps to %d; to get %d, start Ollama with OLLAMA_CONTEXT_LENGTH=%d (see \"Configure a model\" in the README)",
-				c, s.cfg.Model.Name, w.Tokens, w.Source, w.Tokens, c, c)})
+// learnRunningWindow asks the server, once per server and model, for the
+// window it runs the model with (Ollama's num_ctx, known once a response
+// loaded the model), and publishes it: the conversations budget with the
+// smaller of it and the trained window. A conversation calls it after a
+// response completed; it returns at once.
+func (f *Folder) learnRunningWindow(prober llm.RunningWindowProber) {
+	f.post(func() {
+		if f.window.runningAsked {
+			return
 		}
-		if s.m != nil {
-			s.m.Reconfigure(s.machineConfig())
-			s.journalConfig()
-		}
+		f.window.runningAsked = true
+		key, life := f.window.key, f.life
+		f.goWorker(func() {
+			ctx, cancel := context.WithTimeout(life, windowProbeTimeout)
+			w, err := prober.RunningWindow(ctx)
+			cancel()
+			if err != nil {
+				f.log.Debug("no running window", "err", err)
+				return
+			}
+			f.post(func() {
+				if f.window.key != key {
+					return // the configuration changed meanwhile
+				}
+				f.next.runningWindow = w
+				f.log.Info("the model's running context window", "tokens", w.Tokens, "source", w.Source)
+				if c := f.next.cfg.Model.ContextWindow; c > w.Tokens && !f.window.warnedConfigured {
+					f.window.warnedConfigured = true
+					f.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
+						"model.context_window is %d but the server runs %s with %d tokens (%s): loom keeps to %d; to get %d, start Ollama with OLLAMA_CONTEXT_LENGTH=%d (see \"Configure a model\" in the README)",
+						c, f.next.cfg.Model.Name, w.Tokens, w.Source, w.Tokens, c, c)})
+				}
+				f.publish()
+			})
+		})
 	})
 }
 

@@ -71,8 +71,10 @@ type DocumentEdit struct {
 // Approval is a question to the user.
 type Approval struct {
 	Folder string
-	Turn   uint64
-	Tool   string
+	// Conversation is the id of the conversation that asks.
+	Conversation string
+	Turn         uint64
+	Tool         string
 	// CallID is the tool call that asks.
 	CallID string
 	// Detail is what would run, e.g. the bash command, or an MCP tool's
@@ -161,18 +163,23 @@ type CompactionNote struct {
 	Tokens int64
 }
 
-// Notification is one thing a session reports to the editor.
+// Notification is one thing a conversation, or a folder, reports to the
+// editor.
 type Notification struct {
-	Folder  string
-	Turn    uint64
-	Kind    NotificationKind
-	Text    string
-	Tool    *ToolNote
-	State   string
-	Delay   time.Duration
-	Commit  *CommitNote
-	Outcome fsm.TurnOutcome
-	Usage   fsm.Usage
+	Folder string
+	// Conversation is the id of the conversation that reports it; "" for
+	// a notice of the folder (its configuration, its MCP servers), which
+	// concerns all of its conversations.
+	Conversation string
+	Turn         uint64
+	Kind         NotificationKind
+	Text         string
+	Tool         *ToolNote
+	State        string
+	Delay        time.Duration
+	Commit       *CommitNote
+	Outcome      fsm.TurnOutcome
+	Usage        fsm.Usage
 	// TotalUsage is the conversation's usage (NoteTurnEnded, and
 	// NoteState when the session is back to waiting), since it began or
 	// was last reset.

@@ -60,7 +60,7 @@ type gitState struct {
 	// lock serialises what writes the worktree for the session (used
 	// from any goroutine): a batch's mutating calls and its hook, and an
 	// undo, so that an undo never races the agent's next edit.
-	lock sync.Mutex
+	lock *sync.Mutex // the folder's: its conversations write one worktree
 	// idle are undos waiting for the turn in flight to end.
 	idle []chan bool
 	// indexLeft is the index update a held index.lock stopped, retried

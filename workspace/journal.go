@@ -116,6 +116,8 @@ func eventTag(ev fsm.Event) string {
 		return "Compact"
 	case fsm.AdvanceIDs:
 		return "AdvanceIDs"
+	case fsm.Load:
+		return "Load"
 	case fsm.ChangesProposed:
 		return "ChangesProposed"
 	case fsm.ChangesDecided:
@@ -176,6 +178,8 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":
 		return decodeAs[fsm.AdvanceIDs](raw)
+	case "Load":
+		return decodeAs[fsm.Load](raw)
 	case "ChangesProposed":
 		return decodeAs[fsm.ChangesProposed](raw)
 	case "ChangesDecided":

@@ -21,19 +21,19 @@ const mcpPoll = 20 * time.Millisecond
 // the LSP daemon never calls it (its later prompts see the tools once the
 // servers are ready).
 func (s *Session) WaitMCP(ctx context.Context) ([]string, error) {
-	var timeout time.Duration
-	if err := s.call(ctx, func() { timeout = s.cfg.MCP.WaitTimeout() }); err != nil {
-		return nil, err
-	}
+	timeout := s.Folder.settingsNow().cfg.MCP.WaitTimeout()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(mcpPoll)
 	defer tick.Stop()
 	for {
+		// The folder takes the ready servers' tools in and publishes them
+		// to its conversations before this returns: a prompt asked next
+		// is queued behind them.
 		var starting []string
-		if err := s.call(ctx, func() {
+		if err := s.Folder.call(ctx, func() {
 			starting = startingServers(s.mcp.Status())
-			s.syncMCP()
+			s.Folder.syncMCP()
 		}); err != nil {
 			return nil, err
 		}
@@ -47,8 +47,8 @@ func (s *Session) WaitMCP(ctx context.Context) ([]string, error) {
 			return starting, ctx.Err()
 		case <-deadline.C:
 		}
-		err := s.call(ctx, func() {
-			s.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
+		err := s.Folder.call(ctx, func() {
+			s.Folder.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
 				"MCP server(s) %s did not come up within %s (mcp.startup_timeout): going on without their tools",
 				quoteNames(starting), timeout)})
 		})

@@ -16,7 +16,7 @@ import (
 // tools.sandbox = "off". The session's current sandbox is kept when the
 // policy did not change, so that what it says once (no Landlock here)
 // is said once, and MCP servers are not restarted by a reload.
-func (s *Session) sandboxFor(cfg config.Config) *sandbox.Sandbox {
+func (s *Folder) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 	if cfg.Tools.Sandbox == config.SandboxOff {
 		return nil
 	}
@@ -33,9 +33,10 @@ func (s *Session) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 	return sandbox.New(p)
 }
 
-// sandboxStatus is loom.status's line about the sandbox.
+// sandboxStatus is loom.status's line about the sandbox the
+// conversation's commands run in.
 func (s *Session) sandboxStatus() string {
-	return s.sandbox.Describe()
+	return s.env.Sandbox.Describe()
 }
 
 // escalate offers to rerun a command the sandbox blocked outside it,
