@@ -31,6 +31,9 @@ type Request struct {
 	TurnStart int
 	// Tools are the functions the model may call.
 	Tools []ToolSchema
+	// Model, when set, is the model to ask instead of the configured one
+	// (the conversation switched models: fsm.SelectModel).
+	Model string
 }
 
 // Provider streams a model response.

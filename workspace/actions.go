@@ -140,6 +140,8 @@ func (s *Session) perform(a fsm.Action) {
 	case fsm.Shutdown:
 		s.cancelInFlight()
 		s.stopping = true
+	case fsm.ModelSelected:
+		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + s.modelName() + "."})
 	}
 }
 
@@ -160,7 +162,7 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model}
 	prober, askRunning := provider.(llm.RunningWindowProber)
 	askRunning = askRunning && s.runningWindow.Tokens == 0
 	completed := false
