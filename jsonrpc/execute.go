@@ -43,6 +43,8 @@ var commandList = []command{
 	{CmdRules, typed(CmdRules, (*Server).runRules)},
 	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
 	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},
+	{CmdModels, typed(CmdModels, (*Server).runModels)},
+	{CmdSetModel, typed(CmdSetModel, (*Server).runSetModel)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
 	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},

@@ -138,6 +138,8 @@ func (s *Session) perform(a fsm.Action) {
 	case fsm.Shutdown:
 		s.cancelInFlight()
 		s.stopping = true
+	case fsm.ModelSelected:
+		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + s.modelName() + "."})
 	}
 }
 
@@ -158,7 +160,7 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas, Model: a.Model}
 	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
 	s.goWorker(func() { provider.Stream(ctx, req, emit) })
 }

@@ -248,7 +248,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
+			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),

@@ -126,6 +126,8 @@ func eventTag(ev fsm.Event) string {
 		return "Rewind"
 	case fsm.Redo:
 		return "Redo"
+	case fsm.SelectModel:
+		return "SelectModel"
 	}
 	return ""
 }
@@ -174,6 +176,8 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.DropQueued](raw)
 	case "ApprovalDecided":
 		return decodeAs[fsm.ApprovalDecided](raw)
+	case "SelectModel":
+		return decodeAs[fsm.SelectModel](raw)
 	case "Compact":
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":
