@@ -89,7 +89,7 @@ type agent struct {
 	sessions map[acpsdk.SessionId]*session
 	// recent maps a workspace folder to its ACP session last used.
 	recent map[string]*session
-	turns map[turnKey]*turnWait
+	turns  map[turnKey]*turnWait
 	// announce records the tool calls announced with a tool_call, by
 	// session id and call id, until they finish.
 	announce map[string]int
