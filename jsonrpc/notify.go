@@ -379,8 +379,9 @@ func (f *folderOut) sendText(turn uint64, text []byte) {
 func (f *folderOut) sendRetract(caps clientCaps, turn uint64) {
 	f.answer.Reset()
 	if caps.loom {
-		f.seq++
-		f.s.notify(context.Background(), MethodDisplayMessage, &DisplayMessageParams{Folder: f.folder, Turn: turn, Seq: f.seq, Replace: true})
+		f.s.notify(context.Background(), MethodDisplayMessage, &DisplayMessageParams{
+			Folder: f.folder, Conversation: f.conversation, Turn: turn, Seq: f.seq.Add(1), Replace: true,
+		})
 		return
 	}
 	f.flushLog()
