@@ -156,7 +156,7 @@ func TestPulledSettingsAndEglotPayload(t *testing.T) {
 			return strings.Contains(string(m.Params), "configuration reloaded")
 		})
 	})
-	st = e2.status()
+	st = e2.statusUntil("the payload's loom section", func(st workspace.Status) bool { return st.Bash == "deny" })
 	if st.Bash != "deny" || st.Trusted || strings.Contains(st.ConfigError, "gopls") {
 		t.Errorf("eglot payload: bash=%q trusted=%v configError=%q", st.Bash, st.Trusted, st.ConfigError)
 	}
@@ -190,7 +190,10 @@ func TestChangedConfigNeedsLoomTrustAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.await("the notice", hasMethod(protocol.MethodWindowShowMessage, "since you trusted"))
-	if st := e.status(); st.Trusted || st.Bash == "allow" || st.Model == "o1-pro" || !strings.Contains(st.TrustNotice, "tools.bash") {
+	// The notice comes from the folder; its conversation gets the new
+	// settings just after.
+	if st := e.statusUntil("the held-back settings", func(st workspace.Status) bool { return !st.Trusted }); st.Bash == "allow" ||
+		st.Model == "o1-pro" || !strings.Contains(st.TrustNotice, "tools.bash") {
 		t.Fatalf("changed settings honoured: %+v", st)
 	}
 	n := 0
