@@ -74,6 +74,8 @@ local function e2e()
     return status ~= nil
   end)
   check(status and status.state == 'WaitingForUserInput', 'session is waiting for input', vim.inspect(status))
+  check(status and type(status.sandbox) == 'string' and (status.sandbox:find('landlock ABI', 1, true) or status.sandbox:find('no sandbox', 1, true)),
+    'loom.status says how commands are confined', vim.inspect(status and status.sandbox))
 
   local head0 = git('rev-parse', 'HEAD')
   vim.cmd('LoomAsk greet the world')

@@ -18,6 +18,8 @@ import {
   Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
+import { ReviewController } from './review';
+import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
 
@@ -35,7 +37,7 @@ function settings(): LoomSettings {
       name: c.get<string>('model.name'),
       apiKeyEnv: c.get<string>('model.apiKeyEnv'),
     },
-    tools: { bash: c.get<string>('tools.bash') },
+    tools: { bash: c.get<string>('tools.bash'), edits: c.get<string>('tools.edits') },
     mcp: { approve: c.get<Record<string, unknown>>('mcp.approve') },
   };
 }
@@ -67,6 +69,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
     },
+  });
+  const review = new ReviewController(async (cmd, args) => {
+    if (!c?.isRunning()) {
+      throw new Error('loom-lsp is not running (see the Loom output).');
+    }
+    return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] });
   });
   context.subscriptions.push(
     chat.panel,
@@ -123,6 +131,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   reg('loom.reset', () => chat.reset());
   reg('loom.undo', () => chat.undo());
   reg('loom.compact', () => chat.compact());
+  reg('loom.reviewChange', () => review.review());
+  reg('loom.restoreCheckpoint', () => review.restoreCheckpoint());
+  reg('loom.redo', () => review.redo());
+  reg('loom.toggleReview', async () => {
+    const cfg = vscode.workspace.getConfiguration('loom');
+    const on = cfg.get<string>('tools.edits') === 'review';
+    await cfg.update('tools.edits', on ? 'auto' : 'review', vscode.ConfigurationTarget.Workspace);
+    void vscode.window.showInformationMessage(on ? 'Loom: edits now apply at once.' : 'Loom: edits now wait for your review.');
+  });
   reg('loom.history', async () => {
     const f = chat.current();
     if (f) {
@@ -186,6 +203,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void chat.refreshStatus();
   });
   c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
+  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => void review.proposed(p));
+  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => {
+    void chat.redraw(p.folder);
+    void review.rewound(p, (prompt) => chat.ask({ prompt }));
+  });
   c.onNotification(Methods.notice, (p: NoticeParams) => chat.notice('info', p.text, undefined, p.folder));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
