@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/workspace"
@@ -22,7 +23,8 @@ type outItem struct {
 	barrier chan struct{}
 }
 
-// outbox serialises one folder's notifications to the client. push never
+// outbox serialises the notifications of one conversation of a folder
+// (or the folder's own notices) to the client. push never
 // blocks (the session's owner goroutine calls it); one goroutine sends,
 // in order. Streamed text is coalesced: a text item is held until the
 // coalescing window since the last text notification has passed, unless
@@ -47,11 +49,11 @@ type outbox struct {
 	out      *folderOut
 }
 
-func newOutbox(s *Server, folder string) *outbox {
+func newOutbox(s *Server, folder, conversation string, seq *atomic.Uint64) *outbox {
 	return &outbox{
 		s: s, folder: folder, window: s.opts.CoalesceWindow,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		out: newFolderOut(s, folder),
+		out: newFolderOut(s, folder, conversation, seq),
 	}
 }
 

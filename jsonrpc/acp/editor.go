@@ -17,11 +17,18 @@ import (
 // model's text is the agent message, exactly; what loom-lsp itself has to
 // say (a commit, a retry, a failed hook) goes out as agent thought.
 func (a *agent) Notify(n workspace.Notification) {
-	s := a.liveIn(n.Folder)
-	if s == nil {
+	sessions := a.sessionsOf(n.Folder, n.Conversation)
+	if len(sessions) == 0 {
 		a.log.Debug("no ACP session for a notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
 		return
 	}
+	for _, s := range sessions {
+		a.notifySession(s, n)
+	}
+}
+
+// notifySession sends n to the ACP session s.
+func (a *agent) notifySession(s *session, n workspace.Notification) {
 	switch n.Kind {
 	case workspace.NoteText:
 		if n.Text != "" {
@@ -158,7 +165,12 @@ const (
 // "always" answer holds for the tool for the rest of the ACP session, and
 // the client is not asked again; a cancelled request is a denial.
 func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error) {
-	s := a.liveIn(ap.Folder)
+	var s *session
+	if all := a.sessionsOf(ap.Folder, ap.Conversation); len(all) > 0 && ap.Conversation != "" {
+		s = all[0]
+	} else {
+		s = a.liveIn(ap.Folder)
+	}
 	if s == nil {
 		return false, fmt.Errorf("%w: %s", errNoSession, ap.Folder)
 	}
