@@ -10,7 +10,7 @@ export const Commands = {
   history: 'loom.history',
   undo: 'loom.undo',
   compact: 'loom.compact',
-  // Registered by the extension (review.ts), so never by the client too.
+  /** Registered by the extension itself (review.ts), like the others. */
   redo: 'loom.redo',
 } as const;
 
