@@ -76,6 +76,12 @@ type DisplayMessageParams struct {
 	// model's reasoning, which a client shows apart (collapsed) and which
 	// is not part of the answer.
 	Kind string `json:"kind,omitempty"`
+	// Replace, when true, replaces the turn's last block of answer text
+	// (what streamed since the current model request began) by Text
+	// instead of appending: the request failed partway and a retry
+	// answers in its place. Text is then "", and a client drops the
+	// abandoned text.
+	Replace bool `json:"replace,omitempty"`
 }
 
 // KindThought is the DisplayMessageParams.Kind of the model's reasoning.
@@ -252,6 +258,8 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.sendText(n.Turn, []byte(n.Text))
 	case workspace.NoteReasoning:
 		f.sendThought(caps, n)
+	case workspace.NoteRetract:
+		f.sendRetract(caps, n.Turn)
 	case workspace.NoteTool:
 		f.sendTool(caps, n)
 	case workspace.NoteProposal:
@@ -363,6 +371,21 @@ func (f *folderOut) sendText(turn uint64, text []byte) {
 	if f.answer.Len() < maxAnswer {
 		f.answer.Write(text)
 	}
+}
+
+// sendRetract tells the client to drop the answer text of the failed
+// request: loom/displayMessage with replace: true for a loom client; a
+// line in the log for others, which cannot take back what they logged.
+func (f *folderOut) sendRetract(caps clientCaps, turn uint64) {
+	f.answer.Reset()
+	if caps.loom {
+		f.s.notify(context.Background(), MethodDisplayMessage, &DisplayMessageParams{
+			Folder: f.folder, Conversation: f.conversation, Turn: turn, Seq: f.seq.Add(1), Replace: true,
+		})
+		return
+	}
+	f.flushLog()
+	f.s.logMessage(protocol.MessageTypeLog, workspace.RetractWords)
 }
 
 // appendDisplayMessage appends the JSON-RPC notification

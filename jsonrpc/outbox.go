@@ -2,9 +2,11 @@ package jsonrpc
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
@@ -18,6 +20,9 @@ type outItem struct {
 	// was sent.
 	merged bool
 	text   []byte
+	// dropped counts the bytes of text cut from its head while the
+	// client was not reading (see capPending); a marker says so.
+	dropped int
 	// barrier, if set, is closed when everything queued before it was
 	// sent (see flush); the item sends nothing.
 	barrier chan struct{}
@@ -68,6 +73,7 @@ func (o *outbox) push(n workspace.Notification) {
 	if n.Kind == workspace.NoteText || n.Kind == workspace.NoteReasoning {
 		if k := len(o.q); k > 0 && o.q[k-1].merged && o.q[k-1].n.Turn == n.Turn && o.q[k-1].n.Kind == n.Kind {
 			o.q[k-1].text = append(o.q[k-1].text, n.Text...)
+			o.q[k-1].capPending()
 			o.mu.Unlock()
 			o.signal()
 			return
@@ -145,6 +151,36 @@ func (o *outbox) recycle(buf []byte) {
 	o.mu.Unlock()
 }
 
+// MaxPendingText bounds the text of one queued notification: a client
+// that stops reading while a model streams would otherwise make the
+// daemon hold everything streamed since. Past it, the oldest text is
+// dropped, keeping the last keepPendingText bytes, and a marker says how
+// much the client did not get (the journal and loom.history have it all).
+const (
+	MaxPendingText  = 1 << 20
+	keepPendingText = 256 << 10
+)
+
+// capPending drops the head of the item's text past MaxPendingText.
+func (it *outItem) capPending() {
+	if len(it.text) <= MaxPendingText {
+		return
+	}
+	cut := len(it.text) - keepPendingText
+	for cut < len(it.text) && !utf8.RuneStart(it.text[cut]) {
+		cut++
+	}
+	it.dropped += cut
+	n := copy(it.text, it.text[cut:])
+	it.text = it.text[:n]
+}
+
+// notShown is the marker of text dropped for a client that was not
+// reading.
+func notShown(dropped int) string {
+	return fmt.Sprintf("… %d KB not shown (the editor was not reading; loom.history has it all) …\n", (dropped+1023)/1024)
+}
+
 // run sends the queue until the outbox is closed and empty.
 func (o *outbox) run() {
 	defer close(o.done)
@@ -191,6 +227,9 @@ func (o *outbox) run() {
 			continue
 		}
 		o.lastText = time.Now()
+		if head.dropped > 0 {
+			head.text = append([]byte(notShown(head.dropped)), head.text...)
+		}
 		if head.n.Kind == workspace.NoteText {
 			o.out.sendText(head.n.Turn, head.text)
 		} else {

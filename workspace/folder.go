@@ -105,6 +105,10 @@ type settings struct {
 	// in flight.
 	serverWindow llm.Window
 	windowAsking bool
+	// runningWindow is the window the server runs the model with now
+	// (Ollama's /api/ps), zero until known: it bounds serverWindow and
+	// model.context_window.
+	runningWindow llm.Window
 }
 
 func newFolder(h *Host, folder string) *Folder {

@@ -119,6 +119,11 @@ func (r headlessTurn) run(ctx context.Context) int {
 		}
 	}()
 	go watchReaderGone(ctx, r.stdout, r.editor.OutputGone)
+	// A one-shot run's first request must offer the MCP servers' tools:
+	// wait for the servers still starting (mcp.startup_timeout).
+	if _, err := s.WaitMCP(ctx); err != nil && ctx.Err() == nil {
+		return r.fail(exitFailed, err)
+	}
 	turn, err := s.Ask(ctx, r.prompt)
 	if err != nil {
 		if errors.Is(err, config.ErrNoModel) || errors.Is(err, workspace.ErrConfig) {

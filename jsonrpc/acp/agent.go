@@ -106,6 +106,9 @@ type session struct {
 	// always holds the "always" answers to permission requests, by tool;
 	// guarded by agent.mu.
 	always map[string]bool
+	// retracted counts the session's retracted messages; it makes the
+	// messageId of the agent's text. Guarded by agent.mu.
+	retracted int
 }
 
 // turnKey names a turn of an ACP session.

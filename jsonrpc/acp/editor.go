@@ -32,8 +32,19 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 	switch n.Kind {
 	case workspace.NoteText:
 		if n.Text != "" {
-			a.out.update(s.id, acpsdk.UpdateAgentMessageText(n.Text))
+			u := acpsdk.UpdateAgentMessageText(n.Text)
+			id := a.messageID(s, n.Turn)
+			u.AgentMessageChunk.MessageId = &id
+			a.out.update(s.id, u)
 		}
+	case workspace.NoteRetract:
+		// The text of the failed request is abandoned: what follows is a
+		// new message (a new messageId), and clients that do not follow
+		// message ids are told in words.
+		a.mu.Lock()
+		s.retracted++
+		a.mu.Unlock()
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetractWords))
 	case workspace.NoteReasoning:
 		// The model's own reasoning: agent_thought_chunk, apart from the
 		// answer.
@@ -96,6 +107,14 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 	default:
 		a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
 	}
+}
+
+// messageID names the agent message the session's text belongs to: one
+// per turn, and a new one after each retraction.
+func (a *agent) messageID(s *session, turn uint64) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return fmt.Sprintf("%s-%d-%d", s.id, turn, s.retracted)
 }
 
 // toolNote shows a tool call's new status: tool_call when its arguments

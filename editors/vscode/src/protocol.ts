@@ -41,7 +41,11 @@ export interface AskResult { folder: string; turn: number }
  * kind "thought" is the model's thinking (sent because the extension
  * declares experimental.loom.thoughts), never part of the answer.
  */
-export interface DisplayMessageParams { folder: string; turn: number; seq: number; text: string; kind?: string }
+export interface DisplayMessageParams {
+  folder: string; turn: number; seq: number; text: string; kind?: string;
+  /** Replace the turn's last block of answer text by text (a retry after a partial answer): drop the abandoned text. */
+  replace?: boolean;
+}
 
 /** A tool call's new status. */
 export interface ToolCallParams {
