@@ -119,7 +119,11 @@ func TestTwoConversationsStreamAtOnceWithoutCrossTalk(t *testing.T) {
 	if err := e.ed.ExecuteCommand(e.ctx, CmdConversations, FolderArgs{}, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || list[0].ID != second.ID || list[1].Title != "first conversation" || !list[1].Live || list[1].Turns != 1 {
+	byID := map[string]ConversationItem{}
+	for _, c := range list {
+		byID[c.ID] = c
+	}
+	if c := byID[first.Conversation]; len(list) != 2 || c.Title != "first conversation" || !c.Live || c.Turns != 1 || byID[second.ID].Title != "second conversation" {
 		t.Fatalf("loom.conversations = %+v", list)
 	}
 	// An old client, sending no id, works on the most recent: the second.

@@ -10,6 +10,8 @@ export const Commands = {
   history: 'loom.history',
   undo: 'loom.undo',
   compact: 'loom.compact',
+  /** Registered by the extension itself (review.ts), like the others. */
+  redo: 'loom.redo',
 } as const;
 
 /** The server's notification and request methods. */
