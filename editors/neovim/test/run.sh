@@ -61,6 +61,11 @@ text = ["The selection ", "greets the world."]
 match.last_user_contains = "about to be compacted"
 text = ["Goals: greet the world."]
 
+# :LoomNew's conversation.
+[[step]]
+match.last_user_contains = "second thread"
+text = ["Second ", "thread ", "answer."]
+
 # A long, slow answer, cancelled by the test.
 [[step]]
 match.last_user_contains = "tell a long story"

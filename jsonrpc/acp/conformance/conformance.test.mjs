@@ -359,6 +359,72 @@ test("cancel while a permission request is pending: the tool does not run", asyn
   assert.ok(last.at <= answeredAt, "the final tool_call_update came after the response");
 });
 
+// The four same-cwd checks (several threads on one project, as Zed,
+// JetBrains, acpx and agent-shell open them): a second session/new while
+// the first streams, the earlier session usable after the later one, a
+// session/load while another streams, and both usable after.
+const sameCwdModel = (body) => {
+  const last = lastUserText(body);
+  if (/stream slowly/.test(last)) return { text: Array.from({ length: 30 }, (_, i) => `slow${i} `), paceMs: 40 };
+  return { text: [`answer to ${last}`] };
+};
+
+test("same cwd: session/new during a prompt starts another session and leaves the prompt running", async () => {
+  model.respond = sameCwdModel;
+  const from = agent.client.updates.length;
+  const running = agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "stream slowly please" }] });
+  await agent.client.waitFor("the first session streaming", () => agent.client.text(from).includes("slow0"));
+  const other = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  assert.notEqual(other.sessionId, sessionId);
+  const third = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  assert.notEqual(third.sessionId, other.sessionId, "two session/new with no prompt between gave the same id");
+  const r = await running;
+  assert.equal(r.stopReason, "end_turn");
+  const own = agent.client.updates
+    .slice(from)
+    .filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.update.content.text)
+    .join("");
+  assert.ok(own.includes("slow29"), `the first session's answer was cut: ${own}`);
+  globalThis.sameCwdOther = other.sessionId;
+});
+
+test("same cwd: the earlier session is usable after a later one, and both at once", async () => {
+  const other = globalThis.sameCwdOther;
+  const [a, b] = await Promise.all([
+    agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "earlier session" }] }),
+    agent.conn.prompt({ sessionId: other, prompt: [{ type: "text", text: "later session" }] }),
+  ]);
+  assert.equal(a.stopReason, "end_turn");
+  assert.equal(b.stopReason, "end_turn");
+  const textOf = (id) =>
+    agent.client.updates
+      .filter((u) => u.sessionId === id && u.update.sessionUpdate === "agent_message_chunk")
+      .map((u) => u.update.content.text)
+      .join("");
+  assert.ok(textOf(sessionId).includes("answer to earlier session") && !textOf(sessionId).includes("answer to later session"));
+  assert.ok(textOf(other).includes("answer to later session") && !textOf(other).includes("answer to earlier session"));
+});
+
+test("same cwd: session/load during a prompt leaves the prompt running; both usable after", async () => {
+  const other = globalThis.sameCwdOther;
+  const list = await agent.conn.listSessions({ cwd: work });
+  assert.ok(list.sessions.some((x) => x.sessionId === other && x.title === "later session"), JSON.stringify(list.sessions));
+  const from = agent.client.updates.length;
+  const running = agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "stream slowly again" }] });
+  await agent.client.waitFor("streaming", () => agent.client.text(from).includes("slow0"));
+  await agent.conn.loadSession({ sessionId: other, cwd: work, mcpServers: [] });
+  await agent.conn.resumeSession({ sessionId: other, cwd: work });
+  const r = await running;
+  assert.equal(r.stopReason, "end_turn");
+  const [a, b] = await Promise.all([
+    agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "first after load" }] }),
+    agent.conn.prompt({ sessionId: other, prompt: [{ type: "text", text: "loaded after load" }] }),
+  ]);
+  assert.equal(a.stopReason, "end_turn");
+  assert.equal(b.stopReason, "end_turn");
+});
+
 test("malformed line and unknown method: the agent goes on, stdout is only JSON-RPC", async () => {
   agent.child.stdin.write("this is not json\n");
   agent.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: "raw-1", method: "no/such/method", params: {} }) + "\n");

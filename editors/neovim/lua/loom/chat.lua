@@ -48,6 +48,16 @@ function M.buf()
   return buf
 end
 
+--- Names the chat buffer after the conversation it shows.
+---@param title string|nil
+function M.set_title(title)
+  local name = NAME
+  if title and title ~= '' then
+    name = NAME .. ' [' .. title:gsub('[%c]', ' ') .. ']'
+  end
+  pcall(vim.api.nvim_buf_set_name, M.buf(), name)
+end
+
 --- The fold level of a chat line: 1 for the model's thinking, so that
 --- it is shown collapsed under its "> thinking" line.
 ---@param lnum integer

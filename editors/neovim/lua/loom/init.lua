@@ -127,27 +127,27 @@ end
 --- The handlers of the server's loom/* messages.
 M.handlers = {
   ['loom/displayMessage'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.delta(p)
     end
   end,
   ['loom/toolCall'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.tool(p)
     end
   end,
   ['loom/turnEnded'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.turn_ended(p)
     end
   end,
   ['loom/notice'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.notice(p)
     end
   end,
   ['loom/commit'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.commit(p)
     end
   end,
@@ -226,6 +226,7 @@ function M.execute(command, args, on_result)
   if args.uri == nil then
     args.uri = current_uri(client)
   end
+  args = require('loom.conversations').with(command, args)
   call(client, 'request', 'workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
     if err then
       vim.notify('loom: ' .. command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
@@ -276,7 +277,16 @@ function M.ask(prompt, opts)
     chat.open(M.config.chat.split)
     vim.api.nvim_set_current_win(win)
   end
-  M.execute('loom.ask', args)
+  M.execute('loom.ask', args, function(err, res)
+    local conv = require('loom.conversations')
+    if not err and res and res.conversation then
+      local fresh = conv.current ~= res.conversation or not conv.title or conv.title == ''
+      if fresh then
+        -- The first prompt of a conversation is its title.
+        conv.use(res.conversation, prompt:match('[^\n]*'))
+      end
+    end
+  end)
 end
 
 function M.cancel()
@@ -397,6 +407,8 @@ local function commands()
   def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
   def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })
   def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })
+  def('LoomNew', require('loom.conversations').new, { desc = 'Start a new Loom conversation (the others go on)' })
+  def('LoomConversations', require('loom.conversations').pick, { desc = 'List Loom conversations: open, rename, delete' })
   require('loom.review').commands()
 end
 
