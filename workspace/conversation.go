@@ -35,6 +35,8 @@ type Session = Conversation
 // MCP servers, configuration) its conversations share, and its settings,
 // the configuration it runs with.
 type Conversation struct {
+	// own are files loom rewrites itself (undo): no news for the user.
+	own ownChanges
 	*Folder
 	settings
 

@@ -474,3 +474,50 @@ test("session/list and session/load in a fresh process replay the history before
   const ended = await agent.closeStdin();
   assert.equal(ended.code, 0);
 });
+
+test("review: request_permission carries the diff before any write; /checkpoints and /rewind take the change back", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\nedits = "review"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  await agent.client.waitFor("the slash commands", () =>
+    agent.client.updates.find((u) => u.update.sessionUpdate === "available_commands_update" && u.update.availableCommands.some((c) => c.name === "rewind")));
+  const before = fs.readFileSync(notes, "utf8");
+  const head = git("rev-parse", "HEAD").trim();
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool" && /applied/.test(last.content)) return { text: ["Done."] };
+    if (last.role === "tool") return { toolCalls: [{ id: "rev-edit", name: "edit_file", arguments: JSON.stringify({ path: "notes.txt", old_string: "one", new_string: "ONE" }) }] };
+    return { toolCalls: [{ id: "rev-read", name: "read_file", arguments: JSON.stringify({ path: "notes.txt" }) }] };
+  };
+  let writesAtPermission = -1;
+  agent.client.onPermission = (p) => {
+    writesAtPermission = agent.client.writes.length;
+    return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } };
+  };
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "uppercase one" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const p = agent.client.permissions.at(-1);
+  assert.equal(p.toolCall.toolCallId, "rev-edit");
+  const diff = p.toolCall.content.find((c) => c.type === "diff");
+  assert.equal(diff.path, notes);
+  assert.equal(diff.oldText, before);
+  assert.equal(diff.newText, before.replace("one", "ONE"));
+  assert.equal(writesAtPermission, 0, "written before the permission was answered");
+  assert.equal(fs.readFileSync(notes, "utf8"), before.replace("one", "ONE"));
+  assert.notEqual(git("rev-parse", "HEAD").trim(), head, "the accepted change is committed");
+  agent.client.onPermission = null;
+
+  const from = agent.client.updates.length;
+  await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "/checkpoints" }] });
+  const turn = agent.client.text(from).match(/turn (\d+): uppercase one/)?.[1];
+  assert.ok(turn, agent.client.text(from));
+  const from2 = agent.client.updates.length;
+  const rw = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: `/rewind ${turn} files` }] });
+  assert.equal(rw.stopReason, "end_turn");
+  assert.match(agent.client.text(from2), /Rewound \(files\) to before turn \d+\. Restored: notes\.txt\./);
+  assert.equal(fs.readFileSync(notes, "utf8"), before);
+  assert.equal(git("log", "-1", "--format=%s").trim(), `loom: rewind to turn ${turn}`);
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});

@@ -124,8 +124,30 @@ local function on_state(folder, state)
   vim.cmd('redrawstatus')
 end
 
+--- The server names every client's way to trust a folder; Neovim's own
+--- is :LoomTrust.
+---@param text string
+---@return string
+function M.own_trust_words(text)
+  if type(text) ~= 'string' then
+    return text
+  end
+  local server = 'run the command loom.trust ("Loom: Trust this folder"), trust the workspace in your editor,'
+  local s, e = text:find(server, 1, true)
+  if s then
+    text = text:sub(1, s - 1) .. 'run :LoomTrust' .. text:sub(e + 1)
+  end
+  return text
+end
+
 --- The handlers of the server's loom/* messages.
 M.handlers = {
+  ['window/showMessage'] = function(err, p, ctx, config)
+    if p and p.message then
+      p.message = M.own_trust_words(p.message)
+    end
+    return vim.lsp.handlers['window/showMessage'](err, p, ctx, config)
+  end,
   ['loom/displayMessage'] = function(_, p)
     if p and require('loom.conversations').shown(p) then
       chat.delta(p)
@@ -143,6 +165,7 @@ M.handlers = {
   end,
   ['loom/notice'] = function(_, p)
     if p and require('loom.conversations').shown(p) then
+      p.text = M.own_trust_words(p.text)
       chat.notice(p)
     end
   end,
@@ -229,7 +252,10 @@ function M.execute(command, args, on_result)
   args = require('loom.conversations').with(command, args)
   call(client, 'request', 'workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
     if err then
-      vim.notify('loom: ' .. command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      local msg = err.message or vim.inspect(err)
+      -- "nothing to commit", "nothing to compact": news, not a failure.
+      local level = msg:find('nothing to ', 1, true) and vim.log.levels.INFO or vim.log.levels.ERROR
+      vim.notify('loom: ' .. command .. ': ' .. msg, level)
     end
     if on_result then
       on_result(err, result)

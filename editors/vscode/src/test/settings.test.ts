@@ -29,9 +29,9 @@ test('LoomFeature declares experimental.loom and keeps other experimental keys',
 });
 
 test('LoomFeature takes the loom.* commands out of automatic registration', () => {
-  const caps = { executeCommandProvider: { commands: ['loom.ask', 'loom.cancel', 'loom.reset', 'loom.status', 'loom.history', 'loom.undo', 'loom.other'] } };
+  const caps = { executeCommandProvider: { commands: ['loom.ask', 'loom.cancel', 'loom.reset', 'loom.status', 'loom.history', 'loom.undo', 'loom.redo', 'loom.newConversation', 'other.command'] } };
   new LoomFeature().preInitialize(caps as never);
-  assert.deepEqual(caps.executeCommandProvider.commands, ['loom.other']);
+  assert.deepEqual(caps.executeCommandProvider.commands, ['other.command']);
 });
 
 test('states in plain words', () => {
