@@ -335,12 +335,15 @@ func (m *Machine) becomeError(e LlmError) []Action {
 	m.retries++
 	m.lastErr = &e
 	delay := retryDelay(m.cfg, m.retries, m.request, e.RetryAfter)
-	reason := string(e.Kind)
-	if e.StatusCode != 0 {
-		reason = fmt.Sprintf("%s, HTTP %d", reason, e.StatusCode)
-	}
-	if e.Message != "" {
-		reason += ": " + e.Message
+	// The message already says what failed and the HTTP status ("rate
+	// limited by the provider (HTTP 429): …"): said once, not after the
+	// kind and status again.
+	reason := e.Message
+	if reason == "" {
+		reason = string(e.Kind)
+		if e.StatusCode != 0 {
+			reason = fmt.Sprintf("%s, HTTP %d", reason, e.StatusCode)
+		}
 	}
 	return []Action{ScheduleRetry{Turn: m.turn, Request: m.request, Attempt: m.retries, Delay: delay, Reason: reason}}
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,6 +186,10 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 // limited)". Front ends show a NoteRetry with it, so the words are the
 // same everywhere and said once.
 func RetryWords(delay time.Duration, reason string) string {
+	// The server's own "; retry in 2s" would say the delay twice.
+	if i := strings.LastIndex(reason, "; retry in "); i >= 0 {
+		reason = reason[:i]
+	}
 	if reason == "" {
 		return "retrying in " + formatDelay(delay)
 	}

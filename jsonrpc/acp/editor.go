@@ -101,6 +101,8 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		} else {
 			a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
 		}
+	case workspace.NoteCompacted:
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
 	case workspace.NoteTurnEnded:
 		k := turnKey{s.id, n.Turn}
 		outcome, usage := n.Outcome, n.Usage
