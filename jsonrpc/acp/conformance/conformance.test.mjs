@@ -299,7 +299,15 @@ function bashTurn(id, command) {
 test("permission allow", async () => {
   bashTurn("bash-allow", "echo yes > allowed.txt");
   agent.client.onPermission = (p) => {
-    assert.deepEqual(p.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+    // Allow once first; the folder's approval rules (this exact command)
+    // and the session-wide choices after it.
+    const ids = p.options.map((o) => o.optionId);
+    assert.equal(ids[0], "allow_once");
+    for (const id of ["allow_rule_exact", "allow_always", "reject_once", "reject_always"]) {
+      assert.ok(ids.includes(id), `option ${id} offered: ${ids}`);
+    }
+    assert.match(p.options.find((o) => o.optionId === "allow_rule_exact").name, /`echo yes ?> ?allowed\.txt`/);
+    assert.ok(p.options.every((o) => ["allow_once", "allow_always", "reject_once", "reject_always"].includes(o.kind)), "every option has an ACP kind");
     assert.equal(p.toolCall.toolCallId, "bash-allow");
     return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } };
   };
