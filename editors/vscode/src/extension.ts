@@ -4,12 +4,13 @@
 // auto-commit.
 import * as vscode from 'vscode';
 import {
-  ExecuteCommandRequest, LanguageClient, LanguageClientOptions, LogMessageNotification, MessageType,
+  ExecuteCommandRequest, LanguageClient, LanguageClientOptions, LogMessageNotification, MessageActionItem, MessageType,
   ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
 } from 'vscode-languageclient/node';
-import { answerTitle } from './approval';
+import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
-import { ApprovalAnswer, beforeScheme, Chat, errorText, openSettings } from './chat';
+import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
+import { Composer } from './composer';
 import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
@@ -61,13 +62,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let c: LanguageClient | undefined;
   const chat = new Chat(context.extensionUri, {
     running: () => c?.isRunning() ?? false,
+    has: (cmd: string) => c?.initializeResult?.capabilities.executeCommandProvider?.commands.includes(cmd) ?? false,
     exec: async <T>(cmd: string, args: object): Promise<T> => {
       if (!c?.isRunning()) {
         throw new Error('loom-lsp is not running (see the Loom output).');
       }
       return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
     },
-  });
+  }, context.workspaceState);
+  const composer = new Composer(chat);
+  chat.composer = (m) => composer.handle(m);
   context.subscriptions.push(
     chat.panel,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),
@@ -88,7 +92,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(chat.onDidChangeHeader(drawStatus));
 
   const reg = (id: string, fn: (...a: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
-  reg('loom.chat', () => chat.panel.reveal());
+  // Ctrl+Alt+L: the panel, with the focus (and the keystrokes) in its input.
+  reg('loom.chat', () => chat.panel.reveal(true));
   reg('loom.openSettings', () => openSettings());
   reg('loom.installServer', () => {
     const term = vscode.window.createTerminal('Loom: install loom-lsp');
@@ -255,25 +260,41 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
     const tag = ['', 'Error', 'Warn', 'Info', 'Log'][p.type] ?? 'Log';
     c.outputChannel.appendLine(`[${tag}] ${p.message}`);
   });
-  c.onRequest(ShowMessageRequest.type, async (p) => {
-    const titles = (p.actions ?? []).map((a) => a.title);
-    const asked = titles.includes('Allow') && titles.includes('Deny') ? chat.approval(p.message) : undefined;
+  c.onRequest(ShowMessageRequest.type, async (p, token) => {
+    const actions = (p.actions ?? []) as ActionItem[];
+    const titles = actions.map((a) => a.title);
+    // The whole command, when the server says it (params.loom.command).
+    const command = (p as { loom?: { command?: unknown } }).loom?.command;
+    const asked = titles.includes('Allow') && titles.includes('Deny')
+      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined) : undefined;
     if (!asked) {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
-      return pick ? { title: pick } : null;
+      return pick ? (actions.find((a) => a.title === pick) ?? { title: pick }) as MessageActionItem : null;
     }
+    // The server takes the request back when it times out.
+    const sub = token.onCancellationRequested(() => chat.withdrawn(asked.id));
     if (!chat.panel.visible) {
-      // The panel is hidden: ask in a notification too. (When it shows,
-      // the card asks alone: VS Code cannot take a notification back once
-      // the card has the answer.)
-      const always = 'Always allow in this workspace';
-      const buttons = asked.always ? ['Allow', 'Deny', always] : ['Allow', 'Deny'];
+      // The panel is hidden: ask in a notification too (Allow, Deny and
+      // the exact rule; "every command" needs the card's confirmation).
+      // When it shows, the card asks alone: VS Code cannot take a
+      // notification back once the card has the answer.
+      const exact = asked.offers.exact?.title;
+      const buttons = exact ? ['Allow', 'Deny', exact] : ['Allow', 'Deny'];
       void vscode.window.showWarningMessage(p.message, ...buttons).then((pick) => {
-        void chat.answer(asked.id, pick === always ? 'always' : pick === 'Allow' ? 'allow' : 'deny');
+        void chat.answer(asked.id, pick === exact && exact ? 'exact' : pick === 'Allow' ? 'allow' : 'deny');
       });
     }
-    const answer: ApprovalAnswer = await asked.answer;
-    return { title: answerTitle(answer, titles) };
+    const reply: ApprovalReply = await asked.answer;
+    sub.dispose();
+    // A rule answer is the server's own action item (with the rule).
+    if (reply.answer === 'exact' && asked.offers.exact) {
+      return asked.offers.exact as MessageActionItem;
+    }
+    if (reply.answer === 'prefix' && asked.offers.prefix) {
+      return ruleAnswer(asked.offers.prefix, reply.prefix) as MessageActionItem;
+    }
+    const a = reply.answer === 'always' ? 'always' : reply.answer === 'deny' ? 'deny' : 'allow';
+    return { title: answerTitle(a, titles) };
   });
 }
 
