@@ -310,12 +310,14 @@ func (m *Machine) becomeError(e LlmError) []Action {
 	m.retries++
 	m.lastErr = &e
 	delay := retryDelay(m.cfg, m.retries, m.request, e.RetryAfter)
-	reason := string(e.Kind)
-	if e.StatusCode != 0 {
-		reason = fmt.Sprintf("%s, HTTP %d", reason, e.StatusCode)
-	}
-	if e.Message != "" {
-		reason += ": " + e.Message
+	// The message already names the kind and the HTTP status in words:
+	// the kind is the reason only when there is no message.
+	reason := e.Message
+	if reason == "" {
+		reason = string(e.Kind)
+		if e.StatusCode != 0 {
+			reason = fmt.Sprintf("%s, HTTP %d", reason, e.StatusCode)
+		}
 	}
 	return []Action{ScheduleRetry{Turn: m.turn, Request: m.request, Attempt: m.retries, Delay: delay, Reason: reason}}
 }
