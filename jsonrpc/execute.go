@@ -148,7 +148,7 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 	}
 	prompt := a.Prompt
 	if a.Selection != nil {
-		ctxText, err := s.selectionContext(sess.Folder(), a.URI, *a.Selection)
+		ctxText, err := s.selectionContext(sess.Path(), a.URI, *a.Selection)
 		if err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: selection: %v", CmdAsk, err)
 		}
@@ -158,7 +158,7 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AskResult{Folder: sess.Folder(), Turn: turn}, nil
+	return &AskResult{Folder: sess.Path(), Turn: turn}, nil
 }
 
 func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
@@ -206,7 +206,7 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &HistoryResult{Folder: sess.Folder(), Messages: make([]HistoryMessage, 0, len(msgs))}
+	out := &HistoryResult{Folder: sess.Path(), Messages: make([]HistoryMessage, 0, len(msgs))}
 	for _, m := range msgs {
 		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
@@ -226,7 +226,7 @@ func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
+	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
 }
 
 func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
@@ -238,7 +238,7 @@ func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &UndoResult{Folder: sess.Folder(), Message: msg}, nil
+	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
 }
 
 func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
@@ -246,7 +246,7 @@ func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	folder, err := s.host.TrustFolder(sess.Folder())
+	folder, err := s.host.TrustFolder(sess.Path())
 	if err != nil {
 		return nil, err
 	}

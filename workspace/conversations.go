@@ -21,9 +21,10 @@ import (
 // is none of the folder's journaled conversations.
 var ErrUnknownConversation = errors.New("no such conversation")
 
-// Conversation is one journaled conversation of a workspace folder: the
-// folder's live journal, or one set aside by a reset or a switch.
-type Conversation struct {
+// ConversationInfo describes one journaled conversation of a workspace
+// folder: the folder's live journal, or one set aside by a reset or a
+// switch.
+type ConversationInfo struct {
 	// ID is stable for the conversation's whole life, across restarts of
 	// the process: it is derived from the journal's header (its folder
 	// and creation time), which renames do not change. It is "" for a
@@ -58,7 +59,7 @@ func (h *Host) stateDir() (string, error) {
 // Conversations lists the journaled conversations of folder (an absolute
 // path), or of every folder when folder is "", most recently updated
 // first. Journals that cannot be read are left out.
-func (h *Host) Conversations(folder string) ([]Conversation, error) {
+func (h *Host) Conversations(folder string) ([]ConversationInfo, error) {
 	dir, err := h.stateDir()
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func (h *Host) Conversations(folder string) ([]Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Conversation
+	var out []ConversationInfo
 	for _, p := range paths {
 		c, err := readConversation(p)
 		if err != nil || (folder != "" && c.Folder != folder) {
@@ -89,26 +90,26 @@ func (h *Host) Conversations(folder string) ([]Conversation, error) {
 }
 
 // readConversation reads a journal's header and its first prompt.
-func readConversation(path string) (Conversation, error) {
+func readConversation(path string) (ConversationInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Conversation{}, err
+		return ConversationInfo{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return Conversation{}, err
+		return ConversationInfo{}, err
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	line, err := br.ReadBytes('\n')
 	if err != nil {
-		return Conversation{}, fmt.Errorf("%s: no header: %w", path, err)
+		return ConversationInfo{}, fmt.Errorf("%s: no header: %w", path, err)
 	}
 	var h journalHeader
 	if err := json.Unmarshal(line, &h); err != nil || h.Journal != journalMagic || h.Version != journalVersion {
-		return Conversation{}, fmt.Errorf("%s: %w", path, errIncompatible)
+		return ConversationInfo{}, fmt.Errorf("%s: %w", path, errIncompatible)
 	}
-	c := Conversation{ID: conversationID(h.Folder, h.Created), Folder: h.Folder, Created: h.Created, Updated: st.ModTime(), path: path}
+	c := ConversationInfo{ID: conversationID(h.Folder, h.Created), Folder: h.Folder, Created: h.Created, Updated: st.ModTime(), path: path}
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
@@ -136,19 +137,19 @@ func conversationTitle(prompt string) string {
 
 // Conversation describes the session's live conversation; its ID is ""
 // when the session does not journal it.
-func (s *Session) Conversation(ctx context.Context) (Conversation, error) {
-	var c Conversation
+func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, error) {
+	var c ConversationInfo
 	var err error
 	callErr := s.call(ctx, func() {
 		if s.journal == nil {
-			c = Conversation{Folder: s.folder, Live: true}
+			c = ConversationInfo{Folder: s.folder, Live: true}
 			return
 		}
 		c, err = readConversation(s.journal.path)
 		c.Live = true
 	})
 	if callErr != nil {
-		return Conversation{}, callErr
+		return ConversationInfo{}, callErr
 	}
 	return c, err
 }
@@ -157,12 +158,12 @@ func (s *Session) Conversation(ctx context.Context) (Conversation, error) {
 // one: the turn in flight is cancelled, the current journal is set aside
 // (it stays listed and loadable) and the conversation is replayed from
 // its journal. Loading the live conversation does nothing.
-func (s *Session) LoadConversation(ctx context.Context, id string) error {
+func (s *Conversation) LoadConversation(ctx context.Context, id string) error {
 	all, err := s.host.Conversations(s.folder)
 	if err != nil {
 		return err
 	}
-	var target *Conversation
+	var target *ConversationInfo
 	for i := range all {
 		if all[i].ID == id {
 			target = &all[i]

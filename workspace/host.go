@@ -41,8 +41,8 @@ type HostOptions struct {
 	NewConversation bool
 }
 
-// Host holds one Session per workspace folder and the overlay of open
-// documents they share. Its methods are safe for concurrent use.
+// Host holds the workspace folders, their conversations and the overlay
+// of open documents they share. Its methods are safe for concurrent use.
 type Host struct {
 	opts    HostOptions
 	overlay *Overlay
@@ -53,7 +53,7 @@ type Host struct {
 	closeOnce sync.Once
 
 	mu        sync.Mutex
-	sessions  map[string]*Session // by folder path
+	folders   map[string]*Folder // by path
 	overrides []config.Override
 	closed    bool
 }
@@ -82,7 +82,7 @@ func NewHost(opts HostOptions) *Host {
 	r := secret.NewRedactor(secret.Default)
 	r.Add(opts.Getenv(config.Default().Model.APIKeyEnv))
 	opts.Logger = slog.New(redactingHandler{Handler: opts.Logger.Handler(), r: r})
-	return &Host{opts: opts, overlay: NewOverlay(), sessions: map[string]*Session{}, redactor: r}
+	return &Host{opts: opts, overlay: NewOverlay(), folders: map[string]*Folder{}, redactor: r}
 }
 
 // Overlay returns the open documents shared by the host's sessions.
@@ -94,10 +94,10 @@ func (h *Host) Overlay() *Overlay { return h.overlay }
 func (h *Host) SetOverrides(overrides []config.Override) {
 	h.mu.Lock()
 	h.overrides = append([]config.Override(nil), overrides...)
-	sessions := h.sortedSessions()
+	folders := h.sortedFolders()
 	h.mu.Unlock()
-	for _, s := range sessions {
-		s.ReloadConfig()
+	for _, f := range folders {
+		f.conv.ReloadConfig()
 	}
 }
 
@@ -114,17 +114,18 @@ func (h *Host) TrustFolder(path string) (string, error) {
 		return "", err
 	}
 	h.mu.Lock()
-	sessions := h.sortedSessions()
+	folders := h.sortedFolders()
 	h.mu.Unlock()
-	for _, s := range sessions {
-		s.ReloadConfig()
+	for _, f := range folders {
+		f.conv.ReloadConfig()
 	}
 	return s.folder, nil
 }
 
-// AddFolder starts a session for folder (an absolute path). Adding a
-// folder twice is a no-op. A configuration error does not prevent the
-// session from starting: it is reported, and asking fails with it.
+// AddFolder opens folder (an absolute path) and starts its conversation,
+// which it returns. Adding a folder twice is a no-op. A configuration
+// error does not prevent the conversation from starting: it is reported,
+// and asking fails with it.
 func (h *Host) AddFolder(folder string) (*Session, error) {
 	folder, err := canonicalFolder(folder)
 	if err != nil {
@@ -135,68 +136,78 @@ func (h *Host) AddFolder(folder string) (*Session, error) {
 	if h.closed {
 		return nil, fmt.Errorf("add folder %s: the host is shut down", folder)
 	}
-	if s, ok := h.sessions[folder]; ok {
-		return s, nil
+	if f, ok := h.folders[folder]; ok {
+		return f.conv, nil
 	}
-	s := newSession(h, folder)
-	h.sessions[folder] = s
-	go s.run()
-	return s, nil
+	f := newFolder(h, folder)
+	h.folders[folder] = f
+	f.start()
+	return f.conv, nil
 }
 
-// RemoveFolder stops the folder's session and waits for it.
+// RemoveFolder closes the folder and waits for its conversations.
 func (h *Host) RemoveFolder(folder string) {
 	folder, err := canonicalFolder(folder)
 	if err != nil {
 		return
 	}
 	h.mu.Lock()
-	s := h.sessions[folder]
-	delete(h.sessions, folder)
+	f := h.folders[folder]
+	delete(h.folders, folder)
 	h.mu.Unlock()
-	if s != nil {
-		s.Close()
+	if f != nil {
+		f.Close()
 	}
 }
 
-// Folders returns the folders with a session, sorted.
+// Folders returns the paths of the open folders, sorted.
 func (h *Host) Folders() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	folders := make([]string, 0, len(h.sessions))
-	for f := range h.sessions {
+	folders := make([]string, 0, len(h.folders))
+	for f := range h.folders {
 		folders = append(folders, f)
 	}
 	sort.Strings(folders)
 	return folders
 }
 
-// Session returns the session of the folder that contains path (a file or
-// folder path), the innermost one when folders nest. An empty path
-// selects the only folder; it is an error when there are several.
+// Session returns the conversation of the folder that contains path (see
+// Folder).
 func (h *Host) Session(path string) (*Session, error) {
+	f, err := h.Folder(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.conv, nil
+}
+
+// Folder returns the folder that contains path (a file or folder path),
+// the innermost one when folders nest. An empty path selects the only
+// folder; it is an error when there are several.
+func (h *Host) Folder(path string) (*Folder, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.sessions) == 0 {
+	if len(h.folders) == 0 {
 		return nil, fmt.Errorf("no workspace folder is open")
 	}
 	if path == "" {
-		if len(h.sessions) == 1 {
-			for _, s := range h.sessions {
-				return s, nil
+		if len(h.folders) == 1 {
+			for _, f := range h.folders {
+				return f, nil
 			}
 		}
-		return nil, fmt.Errorf("%d workspace folders are open: say which one with a uri", len(h.sessions))
+		return nil, fmt.Errorf("%d workspace folders are open: say which one with a uri", len(h.folders))
 	}
 	path = filepath.Clean(path)
 	if abs, err := filepath.EvalSymlinks(path); err == nil {
 		path = abs
 	}
-	var best *Session
-	for folder, s := range h.sessions {
+	var best *Folder
+	for folder, f := range h.folders {
 		if path == folder || strings.HasPrefix(path, folder+string(filepath.Separator)) {
 			if best == nil || len(folder) > len(best.folder) {
-				best = s
+				best = f
 			}
 		}
 	}
@@ -206,29 +217,29 @@ func (h *Host) Session(path string) (*Session, error) {
 	return best, nil
 }
 
-// Close shuts every session down: in-flight turns are cancelled, child
+// Close shuts every folder down: in-flight turns are cancelled, child
 // processes killed, journals flushed. It waits for all of them, also when
 // another Close (LSP shutdown, then the teardown) got there first.
-func (h *Host) Close() { h.closeOnce.Do(h.closeSessions) }
+func (h *Host) Close() { h.closeOnce.Do(h.closeFolders) }
 
-func (h *Host) closeSessions() {
+func (h *Host) closeFolders() {
 	h.mu.Lock()
 	h.closed = true
-	sessions := h.sortedSessions()
-	h.sessions = map[string]*Session{}
+	folders := h.sortedFolders()
+	h.folders = map[string]*Folder{}
 	h.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, s := range sessions {
+	for _, f := range folders {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.Close() }()
+		go func() { defer wg.Done(); f.Close() }()
 	}
 	wg.Wait()
 }
 
-func (h *Host) sortedSessions() []*Session {
-	out := make([]*Session, 0, len(h.sessions))
-	for _, f := range sortedKeys(h.sessions) {
-		out = append(out, h.sessions[f])
+func (h *Host) sortedFolders() []*Folder {
+	out := make([]*Folder, 0, len(h.folders))
+	for _, p := range sortedKeys(h.folders) {
+		out = append(out, h.folders[p])
 	}
 	return out
 }

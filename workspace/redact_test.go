@@ -114,7 +114,7 @@ func TestSplitKeyAcrossInterleavedEvents(t *testing.T) {
 	if strings.Contains(log.String(), key) {
 		t.Errorf("the log shows the key:\n%s", log.String())
 	}
-	b, err := os.ReadFile(journalPath(state, s.Folder()))
+	b, err := os.ReadFile(journalPath(state, s.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func BenchmarkNotifyText(b *testing.B) {
 			for _, k := range c.keys {
 				r.Add(k)
 			}
-			s := &Session{folder: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}, shown: newShownTexts(r)}
+			s := &Conversation{Folder: &Folder{folder: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}}, shown: newShownTexts(r)}
 			n := Notification{Kind: NoteText, Turn: 1, Text: delta}
 			b.ReportAllocs()
 			b.ResetTimer()

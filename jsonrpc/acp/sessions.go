@@ -33,10 +33,10 @@ func (a *agent) makeLive(id acpsdk.SessionId, ws *workspace.Session) *session {
 	defer a.mu.Unlock()
 	s, ok := a.sessions[id]
 	if !ok || s.ws != ws {
-		s = &session{id: id, folder: ws.Folder(), ws: ws, always: map[string]bool{}}
+		s = &session{id: id, folder: ws.Path(), ws: ws, always: map[string]bool{}}
 		a.sessions[id] = s
 	}
-	a.live[ws.Folder()] = s
+	a.live[ws.Path()] = s
 	return s
 }
 
@@ -52,7 +52,7 @@ func (a *agent) conversationID(ctx context.Context, ws *workspace.Session) (acps
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s := a.live[ws.Folder()]; s != nil && s.ws == ws {
+	if s := a.live[ws.Path()]; s != nil && s.ws == ws {
 		return s.id, nil
 	}
 	a.unjournaled++
@@ -71,8 +71,8 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, err
 	}
 	a.mu.Lock()
-	if old := a.live[ws.Folder()]; old != nil && old.ws == ws {
-		delete(a.live, ws.Folder()) // an unjournaled conversation gets a new id
+	if old := a.live[ws.Path()]; old != nil && old.ws == ws {
+		delete(a.live, ws.Path()) // an unjournaled conversation gets a new id
 	}
 	a.mu.Unlock()
 	id, err := a.conversationID(ctx, ws)
@@ -80,7 +80,7 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, err
 	}
 	a.makeLive(id, ws)
-	a.log.Info("session/new", "session", id, "cwd", ws.Folder())
+	a.log.Info("session/new", "session", id, "cwd", ws.Path())
 	return acpsdk.NewSessionResponse{SessionId: id}, nil
 }
 

@@ -12,7 +12,7 @@ import (
 // startWatcher watches the folder and its configuration files on a worker
 // goroutine, which stops with the session. watchReady is closed once the
 // initial watches are set up.
-func (s *Session) startWatcher() {
+func (s *Conversation) startWatcher() {
 	opts := watchOptions{
 		root:        s.folder,
 		configFiles: config.LoadOptions{Folder: s.folder}.Files(),
@@ -38,7 +38,7 @@ func (s *Session) startWatcher() {
 // a file the model read whose content is no longer what it read, and that
 // our own edit did not write, is marked stale, so that edit_file refuses it
 // until it is read again, and the model is told at its next request.
-func (s *Session) filesChanged(paths []string) {
+func (s *Conversation) filesChanged(paths []string) {
 	var stale []string
 	for _, p := range paths {
 		content, err := s.host.overlay.ReadFile(p)

@@ -14,7 +14,7 @@ import (
 
 // journalFile returns where the session's journal lives, "" when there is
 // no usable state directory.
-func (s *Session) journalFile() string {
+func (s *Conversation) journalFile() string {
 	dir := s.host.opts.StateDir
 	if dir == "" {
 		d, err := defaultStateDir()
@@ -35,7 +35,7 @@ func (s *Session) journalFile() string {
 //
 // With HostOptions.NewConversation, an existing journal is set aside (as a
 // reset does) instead of being resumed.
-func (s *Session) resume() {
+func (s *Conversation) resume() {
 	cfg := s.machineConfig()
 	s.conversationID = unjournaledConversationID() // replaced by the journal's
 	path := s.journalFile()
@@ -62,7 +62,7 @@ func (s *Session) resume() {
 
 // restore builds the session's machine from the journal at path, whose
 // lock the session holds, and journals on into it.
-func (s *Session) restore(path string) {
+func (s *Conversation) restore(path string) {
 	cfg := s.machineConfig()
 	rp, err := replayJournal(path, cfg)
 	switch {
@@ -119,7 +119,7 @@ func (s *Session) restore(path string) {
 }
 
 // startJournal starts a new journal at path for the current machine.
-func (s *Session) startJournal(path string) {
+func (s *Conversation) startJournal(path string) {
 	j, err := createJournal(path, s.folder, time.Now())
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})
@@ -139,7 +139,7 @@ func (s *Session) startJournal(path string) {
 
 // restartJournal sets the current journal aside (kept, renamed with a
 // timestamp) and starts a new one: loom.reset.
-func (s *Session) restartJournal() {
+func (s *Conversation) restartJournal() {
 	path := s.journalFile()
 	if path == "" || s.journalLock == nil {
 		return // not journaling (no state directory, or another process has it)
@@ -157,7 +157,7 @@ func (s *Session) restartJournal() {
 
 // pruneJournals applies the retention ([journal] keep and max_age) to the
 // past conversations of the folder whose live journal is at live.
-func (s *Session) pruneJournals(live string) {
+func (s *Conversation) pruneJournals(live string) {
 	for _, p := range pruneJournals(live, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration, time.Now()) {
 		s.log.Info("old journal pruned", "path", p)
 	}
@@ -198,7 +198,7 @@ func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) [
 // setJournalAside keeps the journal at path under a timestamped name, for
 // the retention to prune (see README.md, "Conversation journals"), so that a new conversation
 // can start at path. A missing journal is not an error.
-func (s *Session) setJournalAside(path string) {
+func (s *Conversation) setJournalAside(path string) {
 	aside := asideName(path, "reset", time.Now())
 	if err := os.Rename(path, aside); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -210,7 +210,7 @@ func (s *Session) setJournalAside(path string) {
 }
 
 // journalEvent records an event the machine accepted.
-func (s *Session) journalEvent(ev fsm.Event) {
+func (s *Conversation) journalEvent(ev fsm.Event) {
 	if _, ok := ev.(fsm.Reset); ok {
 		// A reset ends this journal's conversation (ConversationReset
 		// sets the journal aside and starts a new one): the journal set
@@ -222,13 +222,13 @@ func (s *Session) journalEvent(ev fsm.Event) {
 }
 
 // journalConfig records a new machine configuration.
-func (s *Session) journalConfig() {
+func (s *Conversation) journalConfig() {
 	s.writeJournal(func(j *journal) error { return j.appendConfig(s.machineConfig()) })
 }
 
 // writeJournal runs one write; a failure is reported once and ends the
 // journaling of this session, rather than failing every step.
-func (s *Session) writeJournal(write func(*journal) error) {
+func (s *Conversation) writeJournal(write func(*journal) error) {
 	if s.journal == nil {
 		return
 	}
@@ -240,7 +240,7 @@ func (s *Session) writeJournal(write func(*journal) error) {
 }
 
 // syncJournal makes the journal durable (at turn boundaries).
-func (s *Session) syncJournal() {
+func (s *Conversation) syncJournal() {
 	if s.journal == nil {
 		return
 	}
@@ -251,7 +251,7 @@ func (s *Session) syncJournal() {
 
 // closeJournal flushes and closes the journal when the session stops, and
 // releases its lock.
-func (s *Session) closeJournal() {
+func (s *Conversation) closeJournal() {
 	if s.journal != nil {
 		if err := s.journal.close(); err != nil {
 			s.log.Warn("closing the journal", "err", err)

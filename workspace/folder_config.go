@@ -10,7 +10,7 @@ import (
 // loadConfig (re)loads the folder's configuration on the owner goroutine.
 // On a reload, a broken configuration keeps the current one and is
 // reported.
-func (s *Session) loadConfig(reload bool) {
+func (s *Conversation) loadConfig(reload bool) {
 	cfg, err := s.host.loadConfig(s.folder)
 	if err != nil {
 		s.log.Warn("configuration error", "err", err)
@@ -67,7 +67,7 @@ func (s *Session) loadConfig(reload bool) {
 }
 
 // machineConfig derives the state machine's configuration.
-func (s *Session) machineConfig() fsm.Config {
+func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
 		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder) + s.instr.text,
 		Tools:         s.registry.Specs(),

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
-	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
@@ -21,55 +18,49 @@ var ErrConfig = errors.New("configuration error")
 // ErrClosed is returned by the methods of a Session that has shut down.
 var ErrClosed = errors.New("the session is closed")
 
-// Session is the agent of one workspace folder. One goroutine (run) owns
-// its state machine and performs its actions; model streams, tool runs,
-// timers and editor replies come back to it only through its inbox. The
-// exported methods are safe for concurrent use: they hand work to that
-// goroutine and wait for it.
-type Session struct {
-	host   *Host
-	folder string
-	log    *slog.Logger
+// Session is the former name of Conversation, kept so that code written
+// against it goes on compiling.
+type Session = Conversation
+
+// Conversation is one conversation of a workspace folder: its state
+// machine, its queue of prompts, its journal and its turn in flight. One
+// goroutine (run) owns the machine and performs its actions; model
+// streams, tool runs, timers and editor replies come back to it only
+// through its inbox. The exported methods are safe for concurrent use:
+// they hand work to that goroutine and wait for it.
+//
+// It embeds the Folder it belongs to, whose parts (overlay, watcher, git,
+// MCP servers, configuration) its conversations share, and its settings,
+// the configuration it runs with.
+type Conversation struct {
+	*Folder
+	settings
 
 	inbox chan func()
 	quit  chan struct{} // closed by Close
-	// life is cancelled when the session shuts down; work that must not be
-	// cut short by a cancelled turn (a git commit) runs under it.
-	life    context.Context
-	endLife context.CancelFunc
-	done    chan struct{} // closed when run has returned
+	done  chan struct{} // closed when run has returned
 
 	// Everything below is owned by the run goroutine.
-	m        *fsm.Machine
-	cfg      config.Config
-	cfgErr   error        // the configuration could not be loaded
-	modelErr error        // no usable model (nil when provider is set)
-	provider llm.Provider // nil when modelErr is set
-	registry *tools.Registry
-	schemas  []llm.ToolSchema
-	// mcp runs the configured MCP servers; their tools join registry.
-	mcp *mcp.Manager
-	// mcpPolicies is each MCP server's approve policy, by server name.
-	mcpPolicies map[string]config.Policy
-	// mcpReady names the servers last seen ready.
-	mcpReady map[string]bool
-	// always is what the user allowed for the session (any goroutine).
-	always   alwaysAllowed
-	env      tools.Env
+	m *fsm.Machine
+	// always is what the user allowed for the conversation (any
+	// goroutine).
+	always alwaysAllowed
+	// reads are the files the conversation's model read, for edit_file to
+	// refuse one that changed since.
 	reads    *tools.ReadTracker
 	stopping bool
+	workers  workerGroup
 
 	turnCtx    context.Context
 	turnCancel context.CancelFunc
 	retryTimer *time.Timer
-	workers    workerGroup
 
 	startedTurn uint64
 	turnPrompt  string
 	lastState   fsm.StateKind
 	stateShown  bool
 	// git is the auto-commit's state: the batch's agent texts, the
-	// session's commits (hook.go).
+	// conversation's commits (hook.go).
 	git gitState
 	// diffs holds the diff of each applied edit, by call id, until shown.
 	diffs map[string]string
@@ -84,21 +75,12 @@ type Session struct {
 	conversationID string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
-	// journalLock holds the journal's lock while this session owns it.
+	// journalLock holds the journal's lock while this conversation owns
+	// it.
 	journalLock *journalLock
-	// trustNotice is the untrusted-folder notice last shown, "" when none.
-	trustNotice string
-	// watchReady is closed once the file watcher is set up.
-	watchReady chan struct{}
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
-	// instrPaths are where the project's AGENTS.md files are looked for
-	// (found once, at start); instr is what was read of them.
-	instrPaths []string
-	instr      instructions
-	// window is what the model's server said of its context window.
-	window serverWindow
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -136,39 +118,29 @@ type Status struct {
 	Instructions []InstructionFile `json:"instructions"`
 }
 
-func newSession(h *Host, folder string) *Session {
-	life, endLife := context.WithCancel(context.Background())
-	return &Session{
-		life:       life,
-		endLife:    endLife,
-		host:       h,
-		folder:     folder,
-		log:        h.opts.Logger.With("folder", folder),
-		inbox:      make(chan func(), 64),
-		quit:       make(chan struct{}),
-		done:       make(chan struct{}),
-		watchReady: make(chan struct{}),
-		registry:   tools.DefaultRegistry(),
-		mcp:        mcp.NewManager(mcp.Options{Logger: h.opts.Logger.With("folder", folder)}),
-		reads:      tools.NewReadTracker(),
-		diffs:      map[string]string{},
-		edits:      map[string]*EditNote{},
-		summaries:  map[string]string{},
-		outputs:    map[string]toolOutput{},
-		shown:      newShownTexts(h.redactor),
+func newConversation(f *Folder) *Conversation {
+	return &Conversation{
+		Folder:    f,
+		settings:  settings{registry: tools.DefaultRegistry()},
+		inbox:     make(chan func(), 64),
+		quit:      make(chan struct{}),
+		done:      make(chan struct{}),
+		reads:     tools.NewReadTracker(),
+		diffs:     map[string]string{},
+		edits:     map[string]*EditNote{},
+		summaries: map[string]string{},
+		outputs:   map[string]toolOutput{},
+		shown:     newShownTexts(f.host.redactor),
 	}
 }
 
-// Folder returns the session's workspace folder (absolute, resolved).
-func (s *Session) Folder() string { return s.folder }
-
 // Done is closed when the session has shut down.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Conversation) Done() <-chan struct{} { return s.done }
 
 // Ask submits a prompt. It returns at once with the turn the prompt runs
 // as: the next turn when the session is idle, a later one when it is
 // queued behind a turn in flight. The turn streams through the Editor.
-func (s *Session) Ask(ctx context.Context, prompt string) (uint64, error) {
+func (s *Conversation) Ask(ctx context.Context, prompt string) (uint64, error) {
 	var turn uint64
 	var err error
 	callErr := s.call(ctx, func() {
@@ -193,7 +165,7 @@ func (s *Session) Ask(ctx context.Context, prompt string) (uint64, error) {
 
 // Cancel stops the turn in flight, if any: the model stream is cancelled
 // and tool processes are killed. Queued prompts start afterwards.
-func (s *Session) Cancel(ctx context.Context) error {
+func (s *Conversation) Cancel(ctx context.Context) error {
 	return s.call(ctx, func() {
 		if s.busy() {
 			s.step(fsm.Cancel{})
@@ -203,7 +175,7 @@ func (s *Session) Cancel(ctx context.Context) error {
 
 // Reset cancels the turn in flight, drops the queued prompts and starts a
 // new, empty conversation (fsm.Reset). Turn ids go on increasing.
-func (s *Session) Reset(ctx context.Context) error {
+func (s *Conversation) Reset(ctx context.Context) error {
 	return s.call(ctx, func() {
 		if !s.busy() && len(s.m.Queued()) == 0 && !hasExchange(s.m.Messages()) {
 			return // a new conversation already: keep its journal
@@ -225,12 +197,12 @@ func hasExchange(msgs []fsm.Message) bool {
 
 // DropQueued forgets the prompts queued behind the turn in flight
 // (fsm.DropQueued); the turn goes on.
-func (s *Session) DropQueued(ctx context.Context) error {
+func (s *Conversation) DropQueued(ctx context.Context) error {
 	return s.call(ctx, func() { s.step(fsm.DropQueued{}) })
 }
 
 // Status returns a snapshot of the session.
-func (s *Session) Status(ctx context.Context) (Status, error) {
+func (s *Conversation) Status(ctx context.Context) (Status, error) {
 	var st Status
 	err := s.call(ctx, func() {
 		ms := s.m.State()
@@ -258,7 +230,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 }
 
 // History returns the conversation, for a client that redraws it.
-func (s *Session) History(ctx context.Context) ([]fsm.Message, error) {
+func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 	var msgs []fsm.Message
 	err := s.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
 	r := s.host.redactor
@@ -277,13 +249,13 @@ func (s *Session) History(ctx context.Context) ([]fsm.Message, error) {
 
 // ReloadConfig reloads the folder's configuration. A broken one keeps the
 // current configuration and is reported.
-func (s *Session) ReloadConfig() {
+func (s *Conversation) ReloadConfig() {
 	s.post(func() { s.loadConfig(true) })
 }
 
 // Close shuts the session down: the turn in flight is cancelled, child
 // processes are killed, and Close waits until every worker has returned.
-func (s *Session) Close() {
+func (s *Conversation) Close() {
 	select {
 	case <-s.quit:
 	default:
@@ -293,7 +265,7 @@ func (s *Session) Close() {
 }
 
 // call runs fn on the owner goroutine and waits for it.
-func (s *Session) call(ctx context.Context, fn func()) error {
+func (s *Conversation) call(ctx context.Context, fn func()) error {
 	finished := make(chan struct{})
 	wrapped := func() { defer close(finished); fn() }
 	select {
@@ -315,7 +287,7 @@ func (s *Session) call(ctx context.Context, fn func()) error {
 
 // post hands fn to the owner goroutine without waiting for it to run. It
 // gives up once the session is done.
-func (s *Session) post(fn func()) {
+func (s *Conversation) post(fn func()) {
 	select {
 	case s.inbox <- fn:
 	case <-s.done:
@@ -323,7 +295,7 @@ func (s *Session) post(fn func()) {
 }
 
 // postEvent steps ev on the owner goroutine.
-func (s *Session) postEvent(ev fsm.Event) {
+func (s *Conversation) postEvent(ev fsm.Event) {
 	s.post(func() { s.step(ev) })
 }
 
@@ -331,7 +303,7 @@ func (s *Session) postEvent(ev fsm.Event) {
 // work that produced it, was cancelled by then. The owner goroutine is the
 // one that cancels, so nothing from a cancelled turn gets through: not to
 // a later turn, nor to a new conversation whose ids start again.
-func (s *Session) postLive(ctx context.Context, fn func()) {
+func (s *Conversation) postLive(ctx context.Context, fn func()) {
 	s.post(func() {
 		if ctx.Err() == nil {
 			fn()
@@ -340,11 +312,11 @@ func (s *Session) postLive(ctx context.Context, fn func()) {
 }
 
 // postEventLive steps ev on the owner goroutine unless ctx was cancelled.
-func (s *Session) postEventLive(ctx context.Context, ev fsm.Event) {
+func (s *Conversation) postEventLive(ctx context.Context, ev fsm.Event) {
 	s.postLive(ctx, func() { s.step(ev) })
 }
 
-func (s *Session) busy() bool {
+func (s *Conversation) busy() bool {
 	switch s.m.State().Kind {
 	case fsm.CallingLlm, fsm.ExecutingTools, fsm.PostToolsHook, fsm.Error:
 		return true
@@ -353,7 +325,7 @@ func (s *Session) busy() bool {
 }
 
 // run is the owner goroutine.
-func (s *Session) run() {
+func (s *Conversation) run() {
 	defer close(s.done)
 	s.loadConfig(false)
 	s.resume()
@@ -378,7 +350,7 @@ func (s *Session) run() {
 
 // drain runs what workers still post until all of them have returned;
 // the machine, shutting down, rejects their events.
-func (s *Session) drain() {
+func (s *Conversation) drain() {
 	s.cancelInFlight()
 	s.endLife()
 	finished := make(chan struct{})
@@ -394,7 +366,7 @@ func (s *Session) drain() {
 }
 
 // step applies ev to the machine and performs the resulting actions.
-func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
+func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 	acts, err := s.m.Step(ev)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleEvent) {
@@ -415,7 +387,7 @@ func (s *Session) step(ev fsm.Event) ([]fsm.Action, error) {
 	return acts, nil
 }
 
-func (s *Session) notifyState() {
+func (s *Conversation) notifyState() {
 	k := s.m.State().Kind
 	if k == s.lastState && s.stateShown {
 		return
