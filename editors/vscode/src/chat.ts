@@ -400,14 +400,21 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const t = this.transcript(folder);
     let r: UndoResult | undefined;
     try {
-      r = await this.server.exec<UndoResult>(Commands.undo, { ...this.folderArgs(folder), ...(sha ? { sha } : {}) });
-    } catch (e) {
-      const msg = errorText(e);
-      if (sha && /unknown field "sha"/.test(msg)) {
-        this.notice('error', 'This loom-lsp undoes only its last commit; update it to undo an older one.', undefined, folder);
-      } else {
-        this.notice('error', msg, undefined, folder);
+      try {
+        r = await this.server.exec<UndoResult>(Commands.undo, { ...this.folderArgs(folder), ...(sha ? { sha } : {}) });
+      } catch (e) {
+        // An older loom-lsp undoes its last commit only: the same thing
+        // when sha is the newest commit not undone yet.
+        if (!sha || !/unknown field "sha"/.test(errorText(e))) {
+          throw e;
+        }
+        if (t.newestCommit() !== sha) {
+          throw new Error('This loom-lsp undoes only its last commit; update it to undo an older one.');
+        }
+        r = await this.server.exec<UndoResult>(Commands.undo, this.folderArgs(folder));
       }
+    } catch (e) {
+      this.notice('error', errorText(e), undefined, folder);
       return;
     }
     if (r) {
@@ -483,7 +490,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.server.exec<HistoryResult>(Commands.history, this.folderArgs(folder)),
         this.server.exec<Status>(Commands.status, this.folderArgs(folder)),
       ]);
-      const before = t.items.length > 0 ? t.saved() : this.store?.get<SavedTranscript>(this.storeKey(folder));
+      // What is drawn now, unless it has no prompt yet (just after a
+      // reload, only the server's first notices): then what was kept.
+      const drawn = t.saved();
+      const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.store?.get<SavedTranscript>(this.storeKey(folder));
       if (!(keep && t.restore(before, h))) {
         t.redraw(h);
       }

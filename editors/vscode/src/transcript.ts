@@ -280,6 +280,17 @@ export class Transcript {
     return this.add({ kind: 'commit', id: this.id('c'), turn, sha, message });
   }
 
+  /** The sha of the newest commit not undone, if any. */
+  newestCommit(): string | undefined {
+    for (let i = this.main.length - 1; i >= 0; i--) {
+      const it = this.main[i];
+      if (it.kind === 'commit' && !it.undone) {
+        return it.sha;
+      }
+    }
+    return undefined;
+  }
+
   /** Marks the commit sha (the newest when absent) as undone with the server's words. */
   undone(message: string, sha?: string): Item | undefined {
     for (let i = this.main.length - 1; i >= 0; i--) {
