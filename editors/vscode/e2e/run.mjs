@@ -131,6 +131,38 @@ function writeSettings(changes) {
   fs.writeFileSync(settingsFile, JSON.stringify(s, null, 2));
 }
 
+/**
+ * Edits the user's settings as a user does: Preferences: Open User
+ * Settings (JSON), the whole text replaced (pasted) and saved. (A write
+ * to the file behind VS Code's back is not always seen by code-server.)
+ */
+async function editUserSettings(changes) {
+  const s = { ...userSettings, ...changes };
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === undefined) {
+      delete s[k];
+    }
+  }
+  const text = JSON.stringify(s, null, 2);
+  await page.evaluate((t) => navigator.clipboard.writeText(t), text);
+  await runCommand('Preferences: Open User Settings (JSON)');
+  // A tab, or a modal editor in newer VS Code: either way it has the focus.
+  await page.getByText('settings.json').first().waitFor();
+  await until('the settings editor to have the focus', async () =>
+    page.evaluate(() => !!document.activeElement?.closest('.monaco-editor')), 10_000, 50);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Control+V');
+  await page.keyboard.press('Control+S');
+  await until('settings.json saved', async () => {
+    try {
+      return JSON.stringify(JSON.parse(fs.readFileSync(settingsFile, 'utf8'))) === JSON.stringify(s);
+    } catch {
+      return false;
+    }
+  });
+  await page.keyboard.press('Control+W');
+}
+
 /** Whether the loom-lsp source this suite runs against has text in one of its Go files (a feature landed). */
 function serverHas(text, ...files) {
   return files.some((f) => {
@@ -231,7 +263,7 @@ before(async () => {
     'update.mode': 'none',
     'git.enabled': false,
     'window.zoomLevel': 0,
-    'workbench.colorTheme': 'Default Dark Modern',
+    'workbench.colorTheme': 'Dark Modern',
   };
   writeSettings({});
 
@@ -317,8 +349,9 @@ async function openFile(name) {
   const box = page.locator('.quick-input-widget input');
   await box.waitFor({ state: 'visible' });
   await box.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: name }).first().waitFor();
-  await box.press('Enter');
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: name }).first();
+  await row.waitFor();
+  await row.click(); // not Enter: the first row may still be a recently opened file
   await page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor();
 }
 
@@ -769,8 +802,8 @@ step('13. queueing: a prompt typed during a turn is drawn after the running answ
     /ok, ready for more/.test((await chat().locator('.log .items').textContent()) ?? ''));
   await waitIdle();
   assert.equal(await input.inputValue(), 'a draft I keep');
-  const order = await chat().locator('.log .items').evaluate((l) => [...l.children].slice(-4).map((n) => n.className.split(' ').slice(0, 2).join('.')));
-  assert.deepEqual(order, ['msg.assistant', 'turn-end.cancelled', 'msg.user', 'msg.assistant'], 'story, Stopped, then the queued prompt and its answer');
+  const order = await chat().locator('.log .items').evaluate((l) => [...l.children].slice(-5).map((n) => n.className.split(' ').slice(0, 2).join('.')));
+  assert.deepEqual(order, ['msg.assistant', 'turn-end.cancelled', 'msg.user', 'msg.assistant', 'turn-end.done'], 'story, Stopped, then the queued prompt and its answer');
   await shot('13', 'stop-with-text');
   // Escape stops.
   await input.fill('');
@@ -789,6 +822,8 @@ step('14. composer: Ctrl+Alt+L focuses the input; @ attaches the selection, the 
   await openFile('bad.json');
   await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30_000 });
   await openFile('hello.txt');
+  await until('hello.txt to be the active editor', async () =>
+    /hello\.txt/.test((await page.locator('.tabs-container .tab.active').first().getAttribute('aria-label')) ?? ''));
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+Home');
   await page.keyboard.press('Shift+End');
@@ -816,8 +851,9 @@ step('14. composer: Ctrl+Alt+L focuses the input; @ attaches the selection, the 
   await box.fill('package.json');
   const fileRow = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'package.json' }).first();
   await fileRow.waitFor();
-  await fileRow.locator('.monaco-checkbox, input[type="checkbox"]').first().click();
-  await page.keyboard.press('Enter');
+  await fileRow.click(); // in a multi-select pick, a click checks the row
+  await page.locator('.quick-input-widget').filter({ hasText: '1 Selected' }).waitFor({ timeout: 10_000 });
+  await page.locator('.quick-input-widget .monaco-button').filter({ hasText: 'OK' }).first().click();
   await until('the file chip', async () => (await chips.count()) === 3);
   assert.match((await input.inputValue()), /^$/, 'the @ typed is not left in the input');
   await shot('14', 'chips');
@@ -861,14 +897,14 @@ step('14. composer: Ctrl+Alt+L focuses the input; @ attaches the selection, the 
 step('15. axe-core: no serious violations in the panel in Dark, Light, High Contrast and High Contrast Light', async () => {
   const axeSource = fs.readFileSync(path.join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
   const themes = [
-    ['Default Dark Modern', 'vscode-dark'],
-    ['Default Light Modern', 'vscode-light'],
-    ['Default High Contrast', 'vscode-high-contrast'],
-    ['Default High Contrast Light', 'vscode-high-contrast-light'],
+    ['Dark Modern', 'vscode-dark'],
+    ['Light Modern', 'vscode-light'],
+    ['Dark High Contrast', 'vscode-high-contrast'],
+    ['Light High Contrast', 'vscode-high-contrast-light'],
   ];
   const found = {};
   for (const [theme, cls] of themes) {
-    writeSettings({ 'workbench.colorTheme': theme });
+    await editUserSettings({ 'workbench.colorTheme': theme });
     await until(`the panel in ${theme}`, async () => chat().locator('body').evaluate((b, c) => b.classList.contains(c), cls), 30_000, 100);
     const frame = await (await chat().locator('body').elementHandle()).ownerFrame();
     await frame.evaluate(axeSource);
@@ -877,7 +913,7 @@ step('15. axe-core: no serious violations in the panel in Dark, Light, High Cont
     found[theme] = serious.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
     await shot('15', cls);
   }
-  writeSettings({});
+  await editUserSettings({});
   const all = Object.entries(found).filter(([, v]) => v.length > 0);
   assert.equal(all.length, 0, `serious axe violations:\n${all.map(([t, v]) => `${t}:\n  ${v.join('\n  ')}`).join('\n')}`);
 });
@@ -913,7 +949,7 @@ step('16. a reload keeps the commits with their Undo, the quick-fix prompt as sh
 });
 
 step('17. first run without a model: a setup card in the panel leads to a working prompt, with no toast', async () => {
-  writeSettings({ 'loom.model.provider': undefined, 'loom.model.baseUrl': undefined, 'loom.model.name': undefined });
+  await editUserSettings({ 'loom.model.provider': undefined, 'loom.model.baseUrl': undefined, 'loom.model.name': undefined });
   const card = chat().locator('section.setup');
   await until('the setup card', async () => card.isVisible(), 30_000, 100);
   assert.equal(await chat().locator('.bar .model').textContent(), 'no model');
@@ -940,5 +976,5 @@ step('17. first run without a model: a setup card in the panel leads to a workin
   await waitIdle();
   assert.equal(await page.locator('.notifications-toasts .notification-toast').filter({ hasText: /model/i }).count(), 0, 'no toast outlives the fix');
   await shot('17', 'working-prompt');
-  writeSettings({});
+  await editUserSettings({});
 });
