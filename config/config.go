@@ -149,7 +149,34 @@ type Tools struct {
 	BashMaxTimeout Duration `toml:"bash_max_timeout"`
 	// MaxOutputBytes caps a tool result (head and tail are kept); > 0.
 	MaxOutputBytes int `toml:"max_output_bytes"`
+	// ApprovalTimeout is how long an approval waits for the user's
+	// answer before the call is denied; > 0.
+	ApprovalTimeout Duration `toml:"approval_timeout"`
+	// Sandbox is SandboxWorkspace (commands run under Landlock) or
+	// SandboxOff; see config/sandbox.go for these four keys.
+	Sandbox string `toml:"sandbox"`
+	// SandboxWrite adds writable directories to the sandbox's.
+	SandboxWrite []string `toml:"sandbox_write"`
+	// SandboxHide adds unreadable directories to the sandbox's.
+	SandboxHide []string `toml:"sandbox_hide"`
+	// Network is what network commands reach.
+	Network Network `toml:"network"`
+	// Edits says whether the agent's file changes land at once
+	// (EditsAuto) or wait for the user's review (EditsReview).
+	Edits EditMode `toml:"edits"`
 }
+
+// EditMode says when the agent's file changes land.
+type EditMode string
+
+// The edit modes.
+const (
+	// EditsAuto applies each change as the tool makes it.
+	EditsAuto EditMode = "auto"
+	// EditsReview proposes each change; only the hunks the user accepts
+	// are applied.
+	EditsReview EditMode = "review"
+)
 
 // Journal configures how long the journals of past conversations (set
 // aside by a reset or a new exec) are kept in the state directory.
@@ -170,6 +197,21 @@ type Hooks struct {
 	// Trailer is the attribution template; {model} is the model name.
 	// "" means DefaultTrailer.
 	Trailer string `toml:"trailer"`
+	// MaxFileBytes is the largest file the auto-commit takes; a bigger
+	// one is only reported (commit it with git). 0 means the default,
+	// DefaultMaxFileBytes.
+	MaxFileBytes int `toml:"max_file_bytes"`
+}
+
+// DefaultMaxFileBytes is [Hooks.MaxFileBytes]' default: 10 MiB.
+const DefaultMaxFileBytes = 10 << 20
+
+// FileLimit returns the largest file size the auto-commit takes.
+func (h Hooks) FileLimit() int64 {
+	if h.MaxFileBytes <= 0 {
+		return DefaultMaxFileBytes
+	}
+	return int64(h.MaxFileBytes)
 }
 
 // TrailerFor returns the attribution trailer for a commit made with model,
@@ -250,15 +292,20 @@ func Default() Config {
 			ElideAfterTurns: 3,
 		},
 		Tools: Tools{
-			Bash:           PolicyAsk,
-			BashTimeout:    Duration{2 * time.Minute},
-			BashMaxTimeout: Duration{10 * time.Minute},
-			MaxOutputBytes: 64 << 10,
+			Bash:            PolicyAsk,
+			BashTimeout:     Duration{2 * time.Minute},
+			BashMaxTimeout:  Duration{10 * time.Minute},
+			MaxOutputBytes:  64 << 10,
+			ApprovalTimeout: Duration{10 * time.Minute},
+			Sandbox:         SandboxWorkspace,
+			Network:         Network{Mode: NetworkOn},
+			Edits:           EditsAuto,
 		},
 		Hooks: Hooks{
-			AutoCommit:  true,
-			Attribution: true,
-			Trailer:     DefaultTrailer,
+			AutoCommit:   true,
+			Attribution:  true,
+			Trailer:      DefaultTrailer,
+			MaxFileBytes: DefaultMaxFileBytes,
 		},
 		Journal: Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
 	}
@@ -393,8 +440,14 @@ func (c Config) Validate() error {
 	default:
 		add(c.keyErr("tools.bash", "invalid policy %q: want %q, %q or %q", t.Bash, PolicyAllow, PolicyAsk, PolicyDeny))
 	}
+	switch t.Edits {
+	case EditsAuto, EditsReview:
+	default:
+		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
+	}
 	positive("tools.bash_timeout", t.BashTimeout)
 	positive("tools.bash_max_timeout", t.BashMaxTimeout)
+	positive("tools.approval_timeout", t.ApprovalTimeout)
 	if t.BashTimeout.Duration > 0 && t.BashMaxTimeout.Duration > 0 && t.BashMaxTimeout.Duration < t.BashTimeout.Duration {
 		add(c.keyErr(c.blame("tools.bash_max_timeout", "tools.bash_timeout"),
 			"tools.bash_max_timeout (%v) must be >= tools.bash_timeout (%v)", t.BashMaxTimeout, t.BashTimeout))
@@ -412,6 +465,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateMCP(add)
+	c.validateSandbox(add)
 	return errors.Join(errs...)
 }
 

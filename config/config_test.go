@@ -59,6 +59,7 @@ func TestDefaults(t *testing.T) {
 		{"max_retries", d.Agent.MaxRetries, 3},
 		{"max_iterations", d.Agent.MaxIterations, 25},
 		{"bash", d.Tools.Bash, PolicyAsk},
+		{"edits", d.Tools.Edits, EditsAuto},
 		{"bash_timeout", d.Tools.BashTimeout.Duration, 2 * time.Minute},
 		{"bash_max_timeout", d.Tools.BashMaxTimeout.Duration, 10 * time.Minute},
 		{"max_output_bytes", d.Tools.MaxOutputBytes, 64 * 1024},
@@ -291,6 +292,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", "[model]\nbase_url = \"http://localhost:11434/v1\"\nname = \"q\"\n", nil},
 		{"policy", "[tools]\nbash = \"sometimes\"\n", []string{`:2: tools.bash: invalid policy "sometimes"`}},
+		{"edit mode", "[tools]\nedits = \"propose\"\n", []string{`:2: tools.edits: invalid edit mode "propose": want "auto" or "review"`}},
 		{"negative duration", "[model]\nidle_timeout = \"-1s\"\n", []string{`:2: model.idle_timeout: must be a positive duration`}},
 		{"zero duration", "[agent]\nretry_base = \"0s\"\n", []string{`:2: agent.retry_base: must be a positive duration`}},
 		{"max below timeout", "[tools]\nbash_timeout = \"20m\"\n", []string{`:2: tools.bash_timeout: tools.bash_max_timeout (10m) must be >= tools.bash_timeout (20m)`}},

@@ -284,7 +284,19 @@ type applier struct {
 	loneApprovals bool
 }
 
-var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	configValueType = reflect.TypeFor[configValue]()
+)
+
+// addrOf returns a pointer to f as an interface, nil when f is not
+// addressable.
+func addrOf(f reflect.Value) any {
+	if !f.CanAddr() {
+		return nil
+	}
+	return f.Addr().Interface()
+}
 
 func (a *applier) fail(key []string, format string, args ...any) {
 	a.errs = append(a.errs, &Error{Source: a.src, Line: a.line(key), Key: strings.Join(key, "."), Msg: fmt.Sprintf(format, args...)})
@@ -312,7 +324,7 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 			a.applyMap(f, sub, key)
 			continue
 		}
-		if f.Kind() == reflect.Struct && !reflect.PointerTo(f.Type()).Implements(textUnmarshaler) {
+		if f.Kind() == reflect.Struct && !reflect.PointerTo(f.Type()).Implements(textUnmarshaler) && !reflect.PointerTo(f.Type()).Implements(configValueType) {
 			sub, ok := val.(map[string]any)
 			if !ok {
 				a.fail(key, "%s: want a table, got %s", strings.Join(key, "."), describe(val))
@@ -371,6 +383,14 @@ func (a *applier) applyMap(f reflect.Value, raw map[string]any, path []string) {
 func (a *applier) set(f reflect.Value, val any, key []string) {
 	name := strings.Join(key, ".")
 	bad := func(want string) { a.fail(key, "%s: want %s, got %s", name, want, describe(val)) }
+	if cv, ok := addrOf(f).(configValue); ok {
+		if err := cv.setConfigValue(val); err != nil {
+			a.fail(key, "%s: %v", name, err)
+			return
+		}
+		a.record(name, key)
+		return
+	}
 	if f.CanAddr() && f.Addr().Type().Implements(textUnmarshaler) {
 		s, ok := val.(string)
 		if !ok {

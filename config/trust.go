@@ -61,6 +61,9 @@ func restrictedKey(key string, val any) bool {
 		s, _ := val.(string)
 		return s == string(PolicyAllow)
 	}
+	if SandboxKeyWidens(key, val) {
+		return true
+	}
 	for _, table := range []string{"hooks", "mcp", "trust"} {
 		if key == table || strings.HasPrefix(key, table+".") {
 			return true
@@ -73,7 +76,8 @@ func restrictedKey(key string, val any) bool {
 // for a trusted folder, for documentation and messages.
 func RestrictedKeys() []string {
 	return []string{"model.base_url", "model.api_key_env", "model.headers", "model.provider",
-		"model.script", `tools.bash = "allow"`, "hooks.*", "mcp.*"}
+		"model.script", `tools.bash = "allow"`, "hooks.*", "mcp.*",
+		`tools.sandbox = "off"`, `tools.network other than "off"`, "tools.sandbox_write", "tools.sandbox_hide"}
 }
 
 // Trusted reports whether the workspace folder c was loaded for is

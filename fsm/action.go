@@ -37,6 +37,9 @@ type ExecuteTools struct {
 	Calls []ToolCall
 	// Mutating[i] tells whether Calls[i] is a mutating tool, per Config.
 	Mutating []bool
+	// Review (Config.ReviewEdits) asks that a mutating call that would
+	// change files write nothing and report ChangesProposed instead.
+	Review bool
 }
 
 // RunPostToolsHook asks the caller to run the post-tool hook (save the

@@ -51,6 +51,9 @@ type Config struct {
 	// results whole in what is sent; older results over 1 KB are elided.
 	// Default 3; negative keeps every result.
 	KeepToolTurns int `json:",omitempty"`
+	// ReviewEdits (tools.edits = "review") makes mutating calls propose
+	// their file changes for the user's review instead of writing them.
+	ReviewEdits bool `json:",omitempty"`
 }
 
 func (c Config) withDefaults() Config {

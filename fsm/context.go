@@ -216,6 +216,7 @@ func (m *Machine) finishCompaction(summary string) []Action {
 	h = append(h, Message{Role: RoleUser, Content: summaryLead + summary})
 	h = append(h, m.history[to:]...)
 	dropped := to - from
+	m.compactCheckpoints(from, to)
 	m.history = h
 	m.turnStart = from + 1
 	m.turnStarts = append(m.turnStarts[:0], m.turnStart)

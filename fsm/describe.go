@@ -120,6 +120,9 @@ func (e ToolCompleted) Describe() string {
 
 // Describe implements [Event].
 func (e PostToolsHookCompleted) Describe() string {
+	if e.Note != "" {
+		return fmt.Sprintf("PostToolsHookCompleted turn=%d %s %s note=%s", e.Turn, okOrError(e.Failed), quote(e.ActionTaken), quote(e.Note))
+	}
 	return fmt.Sprintf("PostToolsHookCompleted turn=%d %s %s", e.Turn, okOrError(e.Failed), quote(e.ActionTaken))
 }
 
@@ -154,7 +157,11 @@ func (a SendLlmRequest) Describe() string {
 
 // Describe implements [Action].
 func (a ExecuteTools) Describe() string {
-	return fmt.Sprintf("ExecuteTools turn=%d calls=%s", a.Turn, describeCalls(a.Calls, a.Mutating))
+	s := fmt.Sprintf("ExecuteTools turn=%d calls=%s", a.Turn, describeCalls(a.Calls, a.Mutating))
+	if a.Review {
+		s += " review"
+	}
+	return s
 }
 
 // Describe implements [Action].
@@ -204,6 +211,9 @@ func (s State) Describe() string {
 		s.Kind, s.Turn, s.Request, s.Iteration, s.Retries, s.Queued, s.Messages)
 	if s.Compacting {
 		b.WriteString(" compacting")
+	}
+	if s.Redo > 0 {
+		fmt.Fprintf(&b, " redo=%d", s.Redo)
 	}
 	if s.LastError != nil {
 		fmt.Fprintf(&b, " error=%s", s.LastError.Kind)

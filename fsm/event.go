@@ -100,6 +100,11 @@ type PostToolsHookCompleted struct {
 	Turn        uint64
 	ActionTaken string
 	Failed      bool
+	// Note, when set (and the hook did not fail), is what the model
+	// should know of the hook's outcome to act on it (files left
+	// uncommitted, a command's changes waiting for the user's decision);
+	// it is told in a message of its own.
+	Note string `json:",omitempty"`
 }
 
 // RetryTimeoutFired tells the machine that the delay of the [ScheduleRetry]

@@ -49,6 +49,7 @@ func (m *Machine) onFilesChanged(e FilesChanged) []Action {
 // flushChanged appends the note of pending changed files, if any, to the
 // conversation.
 func (m *Machine) flushChanged() {
+	m.flushNotes()
 	if len(m.changed) == 0 {
 		return
 	}

@@ -86,6 +86,17 @@ type Machine struct {
 	// model, in arrival order; changedSet indexes it.
 	changed    []string
 	changedSet map[string]bool
+	// notes are other messages for the model, appended before its next
+	// request (a files rewind).
+	notes []string
+
+	// proposals are the batch's proposals waiting for the user's review,
+	// by id.
+	proposals map[string]*pendingProposal
+	// checkpoints are the turns one can rewind to, oldest first; redo is
+	// the stack of rewinds since the last prompt.
+	checkpoints []checkpoint
+	redo        []rewound
 }
 
 type streamingCall struct {
@@ -115,6 +126,7 @@ func (m *Machine) State() State {
 		Queued:     len(m.queue) - m.qhead,
 		Messages:   len(m.history),
 		Compacting: m.compaction != nil,
+		Redo:       len(m.redo),
 	}
 	if m.lastErr != nil {
 		e := *m.lastErr
@@ -208,9 +220,19 @@ func (m *Machine) check(ev Event) error {
 	case RetryTimeoutFired:
 		return m.checkRequest(ev, e.Request, m.kind == Error)
 	case ToolProgress:
-		return m.checkTool(ev, e.Turn, e.CallID)
+		if err := m.checkTool(ev, e.Turn, e.CallID); err != nil {
+			return err
+		}
+		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
+			return m.invalid(ev, "the call waits for the user's review")
+		}
 	case ToolCompleted:
-		return m.checkTool(ev, e.Turn, e.CallID)
+		if err := m.checkTool(ev, e.Turn, e.CallID); err != nil {
+			return err
+		}
+		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
+			return m.invalid(ev, "the call waits for the user's review")
+		}
 	case PostToolsHookCompleted:
 		switch {
 		case m.kind == PostToolsHook && e.Turn == m.turn:
@@ -237,7 +259,20 @@ func (m *Machine) check(ev Event) error {
 			return m.invalid(ev, "no paths")
 		}
 	case ApprovalDecided:
-		return m.checkTool(ev, e.Turn, e.CallID)
+		if err := m.checkTool(ev, e.Turn, e.CallID); err != nil {
+			return err
+		}
+		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
+			return m.invalid(ev, "the call waits for a review, not an approval")
+		}
+	case ChangesProposed:
+		return m.checkProposed(e)
+	case ChangesDecided:
+		return m.checkDecided(e)
+	case Rewind:
+		return m.checkRewind(e)
+	case Redo:
+		return m.checkRedo(e)
 	case Reset, DropQueued, ShutdownRequested:
 	default:
 		return m.invalid(ev, "unknown event type")
@@ -326,6 +361,14 @@ func (m *Machine) apply(ev Event) []Action {
 		return nil
 	case ApprovalDecided:
 		return m.onApprovalDecided(e)
+	case ChangesProposed:
+		return m.onChangesProposed(e)
+	case ChangesDecided:
+		return m.onChangesDecided(e)
+	case Rewind:
+		return m.onRewind(e)
+	case Redo:
+		return m.onRedo()
 	case ShutdownRequested:
 		return m.becomeShuttingDown()
 	}

@@ -47,6 +47,18 @@ func runScript(t *testing.T, path string) {
 			m.Reconfigure(scriptConfig(t, td))
 			return "state: " + m.State().Describe() + "\n"
 		}
+		if td.Cmd == "checkpoints" {
+			var b strings.Builder
+			for _, c := range m.Checkpoints() {
+				fmt.Fprintf(&b, "turn=%d %s", c.Turn, quote(c.Prompt))
+				if c.Compacted {
+					b.WriteString(" compacted")
+				}
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "pending=%v can-redo=%v\n", m.PendingProposals(), m.CanRedo())
+			return b.String()
+		}
 		if td.Cmd == "sent" {
 			// What a request sends now (old tool results elided), and its
 			// token estimate.
@@ -93,6 +105,8 @@ func scriptConfig(t *testing.T, td *datadriven.TestData) Config {
 			cfg.ContextWindow = atoi(t, td, arg.Vals[0])
 		case "keep-tool-turns":
 			cfg.KeepToolTurns = atoi(t, td, arg.Vals[0])
+		case "review":
+			cfg.ReviewEdits = true
 		case "continue-from":
 			// continue-from=(turn, request)
 			cfg.ContinueFrom = IDs{Turn: uint64(atoi(t, td, arg.Vals[0])), Request: uint64(atoi(t, td, arg.Vals[1]))}
@@ -191,7 +205,13 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		}
 		return ToolCompleted{Turn: u64("turn"), CallID: arg("call"), Result: result, IsError: td.HasArg("error")}
 	case "hook-done":
-		return PostToolsHookCompleted{Turn: u64("turn"), ActionTaken: td.Input, Failed: td.HasArg("failed")}
+		// With note, the input's first line is the action, the rest the
+		// note for the model.
+		action, note := td.Input, ""
+		if td.HasArg("note") {
+			action, note, _ = strings.Cut(td.Input, "\n")
+		}
+		return PostToolsHookCompleted{Turn: u64("turn"), ActionTaken: action, Failed: td.HasArg("failed"), Note: note}
 	case "retry-fired":
 		return RetryTimeoutFired{Request: u64("req")}
 	case "files-changed":
@@ -208,7 +228,42 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	case "advance-ids":
 		return AdvanceIDs{IDs: IDs{Turn: u64("turn"), Request: u64("req")}}
 	case "approval":
-		return ApprovalDecided{Turn: u64("turn"), CallID: arg("call"), Approved: td.HasArg("approved")}
+		ev := ApprovalDecided{Turn: u64("turn"), CallID: arg("call"), Approved: td.HasArg("approved")}
+		if a, ok := td.Arg("why"); ok {
+			ev.Why = strings.Join(a.Vals, ", ")
+		}
+		return ev
+	case "propose":
+		// Each input line is a file: "<kind> <path> <hunk>@<start>-<end>…".
+		ev := ChangesProposed{Turn: u64("turn"), CallID: arg("call")}
+		for _, line := range strings.Split(td.Input, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			c := FileChange{Kind: ChangeKind(f[0]), Path: f[1], Diff: "diff " + f[1]}
+			for _, h := range f[2:] {
+				id, span, _ := strings.Cut(h, "@")
+				a, b, _ := strings.Cut(span, "-")
+				c.Hunks = append(c.Hunks, Hunk{ID: id, Diff: "@@ " + id, StartLine: atoi(t, td, a), EndLine: atoi(t, td, b)})
+			}
+			ev.Changes = append(ev.Changes, c)
+		}
+		return ev
+	case "decide":
+		// decide id=… accept=(1,2) reject=(3); the input is the comment.
+		ev := ChangesDecided{ID: arg("id"), Comment: td.Input}
+		if a, ok := td.Arg("accept"); ok {
+			ev.Accepted = a.Vals
+		}
+		if a, ok := td.Arg("reject"); ok {
+			ev.Rejected = a.Vals
+		}
+		return ev
+	case "rewind":
+		return Rewind{Turn: u64("turn"), Restore: Restore(arg("restore"))}
+	case "redo":
+		return Redo{}
 	case "shutdown":
 		return ShutdownRequested{}
 	}

@@ -51,7 +51,33 @@ func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
 }
 
 func (g eventGen) draw(t *rapid.T) Event {
-	switch rapid.IntRange(0, 16).Draw(t, "kind") {
+	switch rapid.IntRange(0, 21).Draw(t, "kind") {
+	case 17, 20:
+		n := rapid.SampledFrom([]int{0, 1, 1, 2, 3}).Draw(t, "nhunks")
+		c := FileChange{Path: rapid.SampledFrom([]string{"a.go", "a.go", "a.go", ""}).Draw(t, "cpath"), Kind: ChangeEdit}
+		for i := 1; i <= n; i++ {
+			c.Hunks = append(c.Hunks, Hunk{ID: fmt.Sprint(rapid.IntRange(1, i).Draw(t, "hid")), StartLine: i, EndLine: i + 1})
+		}
+		return ChangesProposed{Turn: g.turn(t), CallID: g.callID(t), Changes: []FileChange{c}}
+	case 18, 21:
+		pending := g.m.PendingProposals()
+		ids := append(append(pending, pending...), "1.bogus", "99.x")
+		hunks := rapid.SliceOfN(rapid.SampledFrom([]string{"1", "1", "2", "9"}), 0, 2)
+		ev := ChangesDecided{ID: rapid.SampledFrom(ids).Draw(t, "pid"), Accepted: hunks.Draw(t, "acc"), Comment: "c"}
+		if rapid.IntRange(0, 3).Draw(t, "withrej") == 0 {
+			ev.Rejected = hunks.Draw(t, "rej")
+		}
+		return ev
+	case 19:
+		if rapid.IntRange(0, 2).Draw(t, "redo") == 0 {
+			return Redo{}
+		}
+		turns := []uint64{0, 1, 2, 3}
+		for _, c := range g.m.Checkpoints() {
+			turns = append(turns, c.Turn)
+		}
+		return Rewind{Turn: rapid.SampledFrom(turns).Draw(t, "rturn"),
+			Restore: rapid.SampledFrom([]Restore{RestoreFiles, RestoreConversation, RestoreBoth, "nope"}).Draw(t, "restore")}
 	case 0:
 		return UserInput{Text: rapid.SampledFrom([]string{"hi", "fix it", "", "  ", "again"}).Draw(t, "text")}
 	case 1, 2:
@@ -80,7 +106,7 @@ func (g eventGen) draw(t *rapid.T) Event {
 	case 8, 9:
 		return ToolCompleted{Turn: g.turn(t), CallID: g.callID(t), Result: "result", IsError: rapid.Bool().Draw(t, "iserr")}
 	case 10:
-		return PostToolsHookCompleted{Turn: g.turn(t), ActionTaken: "committed", Failed: rapid.Bool().Draw(t, "failed")}
+		return PostToolsHookCompleted{Turn: g.turn(t), ActionTaken: "committed", Failed: rapid.Bool().Draw(t, "failed"), Note: rapid.SampledFrom([]string{"", "x.go left uncommitted"}).Draw(t, "note")}
 	case 11:
 		return RetryTimeoutFired{Request: g.request(t)}
 	case 12:
@@ -152,6 +178,7 @@ func TestMachineProperties(t *testing.T) {
 			ContextWindow: rapid.SampledFrom([]int{0, 40, 200}).Draw(t, "window"),
 			KeepToolTurns: rapid.IntRange(-1, 2).Draw(t, "keepToolTurns"),
 			JitterSeed:    rapid.Uint64().Draw(t, "seed"),
+			ReviewEdits:   rapid.Bool().Draw(t, "review"),
 		}
 		cfg.SystemPrompt = rapid.SampledFrom([]string{"", "sys"}).Draw(t, "system")
 		m := New(cfg)
@@ -247,6 +274,20 @@ func TestMachineProperties(t *testing.T) {
 				}
 				if err := CheckPairing(m.Messages()); err != nil && s.Kind == WaitingForUserInput {
 					t.Fatalf("the conversation breaks pairing while waiting: %v", err)
+				}
+				for _, id := range m.PendingProposals() {
+					if s.Kind != ExecutingTools {
+						t.Fatalf("proposal %s pending in %s", id, s.Kind)
+					}
+				}
+				reviewing := 0
+				for _, x := range s.Executions {
+					if x.Status == ExecReviewing {
+						reviewing++
+					}
+				}
+				if reviewing != len(m.PendingProposals()) {
+					t.Fatalf("%d calls wait for a review but %d proposals are pending", reviewing, len(m.PendingProposals()))
 				}
 				if s.Kind == ProcessingLlmResponse {
 					t.Fatalf("the transient state is observable")

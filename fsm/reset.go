@@ -24,6 +24,11 @@ type ApprovalDecided struct {
 	Turn     uint64
 	CallID   string
 	Approved bool
+	// Why, when set, says how the decision was made: the approval rule
+	// that allowed the command, or why it was denied without the user
+	// (no answer in time, no way to ask). It is shown with the tool call
+	// and, for a denial, told to the model.
+	Why string
 }
 
 // ConversationReset tells the caller that the conversation was emptied by
@@ -67,6 +72,9 @@ func (e ApprovalDecided) Describe() string {
 	verdict := "denied"
 	if e.Approved {
 		verdict = "approved"
+	}
+	if e.Why != "" {
+		verdict += fmt.Sprintf(" why=%q", e.Why)
 	}
 	return fmt.Sprintf("ApprovalDecided turn=%d call=%s %s", e.Turn, e.CallID, verdict)
 }
@@ -132,6 +140,7 @@ func (m *Machine) onReset() []Action {
 	}
 	m.changed = m.changed[:0]
 	clear(m.changedSet)
+	m.notes, m.checkpoints, m.redo = nil, nil, nil
 	m.turnStart, m.turnStarts = 0, nil
 	m.view, m.elidedTo = nil, 0
 	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0
@@ -145,8 +154,16 @@ func (m *Machine) onReset() []Action {
 func (m *Machine) onApprovalDecided(e ApprovalDecided) []Action {
 	x := &m.execs[m.execByID[e.CallID]]
 	if e.Approved {
-		x.Status, x.Progress = ExecRunning, "approved"
-		return []Action{DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: "approved"}}
+		detail := "approved"
+		if e.Why != "" {
+			detail = "approved: " + e.Why
+		}
+		x.Status, x.Progress = ExecRunning, detail
+		return []Action{DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: detail}}
 	}
-	return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, Result: deniedResult, IsError: true})
+	result := deniedResult
+	if e.Why != "" {
+		result = "tool error: denied: " + e.Why + "; the command was not run"
+	}
+	return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, Result: result, IsError: true})
 }

@@ -36,10 +36,14 @@ func (k StateKind) String() string {
 // ExecStatus is the progress of one tool execution.
 type ExecStatus string
 
-// An execution moves Pending -> Running -> Completed, never back.
+// An execution moves Pending -> Running -> Completed. Under review a
+// mutating call goes Running -> Reviewing when it proposes its changes,
+// then Running again while the accepted hunks are applied (or Completed
+// at once when all were rejected).
 const (
 	ExecPending   ExecStatus = "pending"
 	ExecRunning   ExecStatus = "running"
+	ExecReviewing ExecStatus = "reviewing"
 	ExecCompleted ExecStatus = "completed"
 )
 
@@ -77,4 +81,6 @@ type State struct {
 	Messages int
 	// Compacting is set while a compaction request is in flight.
 	Compacting bool
+	// Redo counts the rewinds a Redo can still undo.
+	Redo int
 }

@@ -24,6 +24,7 @@ func (m *Machine) startTurn(text string) []Action {
 	m.refreshSystemPrompt()
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
+	m.addCheckpoint(text, m.turnStart)
 	m.history = append(m.history, Message{Role: RoleUser, Content: text})
 	m.refreshElision()
 	return m.becomeCallingLlm(nil)
@@ -163,7 +164,7 @@ func (m *Machine) becomeExecutingTools(calls []ToolCall, problems []string) []Ac
 	m.execByID = make(map[string]int, len(calls))
 	m.running = 0
 	var acts []Action
-	run := ExecuteTools{Turn: m.turn}
+	run := ExecuteTools{Turn: m.turn, Review: m.cfg.ReviewEdits}
 	for i, c := range calls {
 		spec := m.cfg.Tools[c.Name]
 		x := ToolExecution{Call: c, Mutating: spec.Mutating, Status: ExecPending}
@@ -266,6 +267,7 @@ func (m *Machine) finishBatch(acts []Action) []Action {
 		}
 	}
 	m.execs, m.execByID = nil, nil
+	clear(m.proposals)
 	if len(changed) > 0 {
 		m.kind = PostToolsHook
 		return append(acts, RunPostToolsHook{Turn: m.turn, Calls: changed})
@@ -274,10 +276,14 @@ func (m *Machine) finishBatch(acts []Action) []Action {
 }
 
 // onHookCompleted: PostToolsHook -> CallingLlm + SendLlmRequest. A failed
-// hook is told to the model in a message of its own.
+// hook, or a hook's note for the model, is told to the model in a message
+// of its own.
 func (m *Machine) onHookCompleted(e PostToolsHookCompleted) []Action {
-	if e.Failed {
+	switch {
+	case e.Failed:
 		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] the post-tool hook failed: " + e.ActionTaken})
+	case e.Note != "":
+		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] " + e.Note})
 	}
 	return m.becomeCallingLlm(nil)
 }
@@ -338,7 +344,11 @@ func (m *Machine) abandonTurn() []Action {
 		for i := range m.execs {
 			x := &m.execs[i]
 			if x.Status != ExecCompleted {
-				x.Status, x.Result, x.IsError = ExecCompleted, cancelledResult, true
+				result := cancelledResult
+				if x.Status == ExecReviewing {
+					result = rejectedByCancel
+				}
+				x.Status, x.Result, x.IsError = ExecCompleted, result, true
 				acts = append(acts, DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolCancelled})
 			}
 		}
@@ -357,6 +367,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.retries = 0
 	m.lastErr = nil
 	m.execs, m.execByID, m.running = nil, nil, 0
+	clear(m.proposals)
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	m.compaction, m.compactMsgs = nil, nil
@@ -389,6 +400,7 @@ func (m *Machine) becomeShuttingDown() []Action {
 	m.kind = ShuttingDown
 	m.retries, m.lastErr = 0, nil
 	m.execs, m.execByID, m.running = nil, nil, 0
+	clear(m.proposals)
 	return append(acts, Shutdown{})
 }
 

@@ -22,8 +22,10 @@ const (
 	// CmdCompact summarises the conversation now, to free the model's
 	// context window: FolderArgs -> null.
 	CmdCompact = "loom.compact"
-	// CmdUndo reverts the session's last auto-commit, with guards:
-	// FolderArgs -> UndoResult.
+	// CmdUndo takes back one of the session's auto-commits (the newest,
+	// or the one named by sha), keeping the user's and later commits'
+	// edits, or refuses saying why: UndoArgs -> UndoResult. It waits for
+	// the turn in flight to end.
 	CmdUndo = "loom.undo"
 	// CmdCommit makes the auto-commit the daemon's death interrupted
 	// (reported on resume): FolderArgs -> UndoResult (what it did).
@@ -32,12 +34,36 @@ const (
 	// .loom.toml may choose the model server, allow commands and change
 	// hooks (see config.Trust): FolderArgs -> TrustResult.
 	CmdTrust = "loom.trust"
+	// CmdReview decides a proposal (tools.edits = "review"): ReviewArgs
+	// -> workspace.ReviewResult, once the accepted hunks are applied.
+	CmdReview = "loom.review"
+	// CmdProposals lists the proposals waiting for a review: FolderArgs
+	// -> ProposalsResult.
+	CmdProposals = "loom.proposals"
+	// CmdCheckpoints lists the turns one can rewind to: FolderArgs ->
+	// CheckpointsResult.
+	CmdCheckpoints = "loom.checkpoints"
+	// CmdRewind goes back to before a turn: RewindArgs ->
+	// workspace.RewindResult {restored, kept, conflicts, commit, prompt}.
+	CmdRewind = "loom.rewind"
+	// CmdRedo undoes the last rewind, until the next prompt: FolderArgs
+	// -> workspace.RewindResult.
+	CmdRedo = "loom.redo"
 )
 
 // FolderArgs selects a session. URI is a file or folder inside the
 // workspace folder; empty selects the only folder.
 type FolderArgs struct {
 	URI string `json:"uri,omitempty"`
+}
+
+// UndoArgs are loom.undo's arguments.
+type UndoArgs struct {
+	// URI selects the folder (see FolderArgs).
+	URI string `json:"uri,omitempty"`
+	// SHA names the auto-commit to take back (full or abbreviated, at
+	// least 4 hex digits); "" takes back the newest.
+	SHA string `json:"sha,omitempty"`
 }
 
 // AskArgs are loom.ask's arguments.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -131,34 +133,121 @@ const (
 	approveAlways = "Always allow"
 )
 
-// Approve asks with window/showMessageRequest (Allow / Deny, and "Always
-// allow" when the session can remember it). Dismissing
-// the message denies.
+// ApprovalRequestParams are window/showMessageRequest's params for an
+// approval: LSP's, plus Loom, which our clients read instead of parsing
+// the message.
+type ApprovalRequestParams struct {
+	Type    protocol.MessageType `json:"type"`
+	Message string               `json:"message"`
+	Actions []ApprovalAction     `json:"actions"`
+	Loom    ApprovalInfo         `json:"loom"`
+}
+
+// ApprovalInfo says what an approval is about.
+type ApprovalInfo struct {
+	Folder string `json:"folder"`
+	Turn   uint64 `json:"turn"`
+	CallID string `json:"callId,omitempty"`
+	Tool   string `json:"tool"`
+	// Command is the whole bash command (Tool "bash"), untruncated.
+	Command string `json:"command,omitempty"`
+	// Detail is what would run, for any tool.
+	Detail string `json:"detail"`
+}
+
+// ApprovalAction is one answer of an approval: a MessageActionItem whose
+// Rule, when set, is the approval rule the answer saves. A client that
+// preserves additional properties may answer with Rule.Prefix edited.
+type ApprovalAction struct {
+	Title string         `json:"title"`
+	Rule  *cmdrules.Rule `json:"rule,omitempty"`
+}
+
+// ruleTitle is the action title of a rule, shown by generic clients.
+func ruleTitle(r cmdrules.Rule) string {
+	if r.Prefix != "" {
+		return "Always allow commands starting with `" + clip(r.Prefix, 60) + "`"
+	}
+	return "Always allow `" + clip(r.Exact, 60) + "`"
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Approve asks with window/showMessageRequest (Allow / Deny, the rules
+// the session offers for a bash command, and "Always allow" when the
+// session can remember it) when the client declared window.showMessage;
+// otherwise it returns workspace.ErrUnsupported without asking.
+// Dismissing the message denies.
 func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error) {
+	e.s.mu.Lock()
+	canAsk := e.s.caps.showMessageRequest
+	e.s.mu.Unlock()
+	if !canAsk {
+		return false, workspace.ErrUnsupported
+	}
 	// The text and tool call before the approval go out first.
 	if b := e.s.outboxFor(a.Folder); b != nil {
 		b.flush(ctx)
 	}
 	msg := fmt.Sprintf("Loom (%s) wants to run %s:\n%s", filepath.Base(a.Folder), a.Tool, a.Detail)
-	params := &protocol.ShowMessageRequestParams{
+	params := &ApprovalRequestParams{
 		Type: protocol.MessageTypeWarning, Message: msg,
-		Actions: []protocol.MessageActionItem{{Title: approveAllow}, {Title: approveDeny}},
+		Actions: []ApprovalAction{{Title: approveAllow}, {Title: approveDeny}},
+		Loom:    ApprovalInfo{Folder: a.Folder, Turn: a.Turn, CallID: a.CallID, Tool: a.Tool, Detail: a.Detail},
+	}
+	if a.Tool == "bash" {
+		params.Loom.Command = a.Detail
+	}
+	if a.Remember != nil {
+		for _, r := range []*cmdrules.Rule{a.Exact, a.Prefix} {
+			if r != nil {
+				params.Actions = append(params.Actions, ApprovalAction{Title: ruleTitle(*r), Rule: r})
+			}
+		}
 	}
 	if a.Always != nil {
-		params.Actions = append(params.Actions, protocol.MessageActionItem{Title: approveAlways})
+		params.Actions = append(params.Actions, ApprovalAction{Title: approveAlways})
 	}
-	var item *protocol.MessageActionItem
+	var item *ApprovalAction
 	if err := e.s.callClient(ctx, protocol.MethodWindowShowMessageRequest, params, &item); err != nil {
 		if errors.Is(err, jsonrpc2.ErrMethodNotFound) {
 			return false, workspace.ErrUnsupported
 		}
 		return false, fmt.Errorf("window/showMessageRequest: %w", err)
 	}
-	if item != nil && item.Title == approveAlways && a.Always != nil {
-		a.Always()
+	if item == nil {
+		return false, nil
+	}
+	switch item.Title {
+	case approveAllow:
+		return true, nil
+	case approveAlways:
+		if a.Always != nil {
+			a.Always()
+			return true, nil
+		}
+		return false, nil
+	}
+	for _, offered := range params.Actions {
+		if offered.Rule == nil || offered.Title != item.Title {
+			continue
+		}
+		rule := *offered.Rule
+		// An edited prefix comes back in the item; anything else the
+		// client sends back is ignored.
+		if item.Rule != nil && offered.Rule.Prefix != "" && item.Rule.Prefix != "" {
+			rule = cmdrules.Rule{Prefix: item.Rule.Prefix}
+		}
+		_ = a.Remember(rule) // a bad rule is reported; the command runs once
 		return true, nil
 	}
-	return item != nil && item.Title == approveAllow, nil
+	return false, nil
 }
 
 // SaveDocumentsParams are loom/saveDocuments' params.

@@ -37,6 +37,11 @@ var commandList = []command{
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdReview, typed(CmdReview, (*Server).runReview)},
+	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
+	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
+	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
+	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
 }
 
 // commands indexes commandList by name.
@@ -229,12 +234,12 @@ func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
 	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
 }
 
-func (s *Server) runUndo(ctx context.Context, a FolderArgs) (any, error) {
+func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
 	sess, err := s.session(CmdUndo, a.URI)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := sess.Undo(ctx)
+	msg, err := sess.Undo(ctx, a.SHA)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,17 @@ type clientCaps struct {
 	versionedEdits bool
 	// workDoneProgress: window.workDoneProgress.
 	workDoneProgress bool
+	// review: it declared experimental.loom.review and answers
+	// loom/proposedChanges with loom.review.
+	review bool
+	// showMessageRequest: it declared window.showMessage, so it answers
+	// window/showMessageRequest (approvals); a client that did not (Vim's
+	// ALE) is never asked, and commands are denied with how to allow them.
+	showMessageRequest bool
+	// actionProperties: window.showMessage.messageActionItem
+	// .additionalPropertiesSupport: the answer carries back the properties
+	// of the action item picked (an edited rule).
+	actionProperties bool
 }
 
 func parseCaps(c protocol.ClientCapabilities) clientCaps {
@@ -39,17 +50,25 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	if w := c.Window; w != nil && w.WorkDoneProgress != nil {
 		caps.workDoneProgress = *w.WorkDoneProgress
 	}
+	if w := c.Window; w != nil && w.ShowMessage != nil {
+		caps.showMessageRequest = true
+		if a := w.ShowMessage.MessageActionItem; a != nil && a.AdditionalPropertiesSupport != nil {
+			caps.actionProperties = *a.AdditionalPropertiesSupport
+		}
+	}
 	if len(c.Experimental) > 0 {
 		var exp struct {
 			Loom *struct {
 				SaveDocuments bool `json:"saveDocuments"`
 				Thoughts      bool `json:"thoughts"`
+				Review        bool `json:"review"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
 			caps.loom = true
 			caps.saveDocuments = exp.Loom.SaveDocuments
 			caps.thoughts = exp.Loom.Thoughts
+			caps.review = exp.Loom.Review
 		}
 	}
 	return caps

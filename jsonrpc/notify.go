@@ -119,6 +119,10 @@ type CommitParams struct {
 	SHA     string   `json:"sha"`
 	Message string   `json:"message"`
 	Files   []string `json:"files"`
+	// Notes are what the user must know besides (hooks not run and why,
+	// staged changes kept or merged, files left uncommitted and why);
+	// never null.
+	Notes []string `json:"notes"`
 }
 
 // maxAnswer bounds the final answer shown to a client without
@@ -170,6 +174,10 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.sendThought(caps, n)
 	case workspace.NoteTool:
 		f.sendTool(caps, n)
+	case workspace.NoteProposal:
+		f.sendProposal(caps, n)
+	case workspace.NoteRewound:
+		f.sendRewound(caps, n)
 	case workspace.NoteState:
 		if caps.loom {
 			f.s.notify(ctx, MethodState, stateParams(f.folder, n))
@@ -182,16 +190,32 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.s.showMessage(protocol.MessageTypeWarning, f.label()+": "+msg)
 	case workspace.NoteCommit:
 		if c := n.Commit; c != nil {
-			if caps.loom {
-				f.s.notify(ctx, MethodCommit, &CommitParams{Folder: f.folder, Turn: n.Turn, SHA: c.SHA, Message: c.Message, Files: c.Files})
+			notes := c.Notes
+			if notes == nil {
+				notes = []string{}
 			}
-			f.s.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("%s: committed %s: %s", f.label(), shortSHA(c.SHA), firstLine(c.Message)))
+			line := fmt.Sprintf("%s: committed %s: %s", f.label(), shortSHA(c.SHA), firstLine(c.Message))
+			if len(notes) > 0 {
+				line += "; " + strings.Join(notes, "; ")
+			}
+			if caps.loom {
+				f.s.notify(ctx, MethodCommit, &CommitParams{Folder: f.folder, Turn: n.Turn, SHA: c.SHA, Message: c.Message, Files: c.Files, Notes: notes})
+				f.s.logMessage(protocol.MessageTypeInfo, line)
+			} else {
+				// A generic client hides log lines: the commit and its
+				// notes are something the user must see.
+				f.s.showMessage(protocol.MessageTypeInfo, line)
+			}
 		}
 	case workspace.NoteInfo:
 		if caps.loom {
 			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Turn: n.Turn, Kind: NoticeInfo, Text: n.Text})
 		}
-		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+		if n.Visible && !caps.loom {
+			f.s.showMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+		} else {
+			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+		}
 	case workspace.NoteCompacted:
 		text := compactedWords(n.Compaction)
 		if caps.loom {

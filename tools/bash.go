@@ -99,6 +99,10 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	cmd.SysProcAttr = shellProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = bashWaitDelay
+	if err := env.Sandbox.Wrap(cmd); err != nil {
+		return Result{}, fmt.Errorf("bash: %w", err)
+	}
+	note += env.Sandbox.FirstNotice()
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -146,6 +150,11 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	res := Result{
 		Text:    fmt.Sprintf("%s(%s, %v)\n", text, status, elapsed),
 		Summary: fmt.Sprintf("bash: %s (%v)", status, elapsed),
+	}
+	if b, ok := env.Sandbox.Explain(out.String(), cmd.Dir); ok {
+		res.Blocked = b.What
+		res.Text += b.String() + "\n"
+		res.Summary = fmt.Sprintf("bash: %s, blocked by the sandbox (%v)", status, elapsed)
 	}
 	if code >= 0 {
 		res.ExitCode = &code

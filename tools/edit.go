@@ -320,3 +320,10 @@ func WriteFileAtomic(e *Edit) error {
 	ok = true
 	return nil
 }
+
+// NewEdit returns the Edit turning oldText into newText in the file at
+// abs (absolute, resolved, inside root): its TextEdits and display diff.
+// created marks a file that does not exist yet.
+func NewEdit(root, abs string, created bool, oldText, newText string, mode fs.FileMode) *Edit {
+	return newEdit(root, abs, created, oldText, newText, mode)
+}

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
 // Tool is one function the model may call.
@@ -54,6 +55,10 @@ type Result struct {
 	// ExitCode is the exit status of a command that ran to its end (bash);
 	// nil for the other tools and for a command killed or not run.
 	ExitCode *int
+	// Blocked, for bash, says what the sandbox kept the command from
+	// doing, as far as its output tells ("write to /home/u/.bashrc");
+	// "" when nothing points at the sandbox.
+	Blocked string
 }
 
 // FileSource is where tools read text: the editor overlay when the file
@@ -97,6 +102,10 @@ type Env struct {
 	// MaxOutputBytes caps the text of one result; zero means
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// Sandbox, when not nil, confines bash's commands (package sandbox);
+	// nil runs them with the user's full permissions (tools.sandbox =
+	// "off", or a command the user approved to rerun outside it).
+	Sandbox *sandbox.Sandbox
 	// Progress, when not nil, receives short progress messages, only ever
 	// from the tool's goroutine: bash's is the latest line its command
 	// printed (one line, at most ProgressLineMax bytes), sent when it

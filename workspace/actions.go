@@ -54,7 +54,10 @@ func (s *Session) perform(a fsm.Action) {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
+			s.rewinds = nil
+			s.turnTimes[a.Turn] = time.Now()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+			s.retryIndex(a.Turn)
 		}
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
@@ -62,7 +65,8 @@ func (s *Session) perform(a fsm.Action) {
 		// A snapshot left by an earlier batch whose bash never led to the
 		// hook must not make this batch commit the user's files.
 		s.git.bash = nil
-		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, registry: s.registry, mcpPolicies: s.mcpPolicies}
+		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
+			registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
@@ -101,8 +105,22 @@ func (s *Session) perform(a fsm.Action) {
 			Text: a.Reason})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
+		s.dropProposals()
+	case fsm.ProposeChanges:
+		s.onProposeChanges(a)
+	case fsm.RewindFiles, fsm.RedoFiles:
+		// Done by Rewind and Redo before they stepped the event, so that
+		// a refused one changes nothing.
+	case fsm.ConversationRewound:
+		s.notify(Notification{Kind: NoteRewound, Turn: a.Turn, Text: a.Prompt})
+	case fsm.ConversationRedone:
+		s.notify(Notification{Kind: NoteRewound, Turn: a.Turn, Redone: true})
+	case fsm.ApplyChanges:
+		s.onApplyChanges(a)
 	case fsm.WaitForInput:
 		s.cancelInFlight()
+		s.dropProposals()
+		s.git.turnEnded()
 		clear(s.diffs)
 		clear(s.edits)
 		clear(s.summaries)
@@ -118,6 +136,7 @@ func (s *Session) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
+		s.rewinds = nil
 		s.cancelInFlight()
 		s.restartJournal()
 	case fsm.Shutdown:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
@@ -70,6 +71,15 @@ type Conversation struct {
 	summaries map[string]string
 	// outputs holds each finished call's result, until shown.
 	outputs map[string]toolOutput
+	// proposed holds edits proposed under review, by call id, until the
+	// machine names them; proposals those it named, by proposal id, until
+	// decided (review.go).
+	proposed  map[string]*proposal
+	proposals map[string]*proposal
+	// rewinds are the files rewinds a Redo can undo, newest last; cleared
+	// when a turn starts. turnTimes is when each turn started.
+	rewinds   []*rewindRecord
+	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one.
 	conversationID string
@@ -116,6 +126,15 @@ type Status struct {
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
+	// AllowCommands are the folder's approval rules: the commands that
+	// run without asking under tools.bash = "ask".
+	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+	// ApprovalTimeout is how long an approval waits for the user
+	// (tools.approval_timeout), e.g. "10m0s".
+	ApprovalTimeout string `json:"approvalTimeout"`
+	// Sandbox says how commands are confined: "landlock ABI 7, writes:
+	// …, network: on", or why they are not.
+	Sandbox string `json:"sandbox"`
 }
 
 func newConversation(f *Folder) *Conversation {
@@ -129,6 +148,9 @@ func newConversation(f *Folder) *Conversation {
 		diffs:     map[string]string{},
 		edits:     map[string]*EditNote{},
 		summaries: map[string]string{},
+		proposed:  map[string]*proposal{},
+		proposals: map[string]*proposal{},
+		turnTimes: map[uint64]time.Time{},
 		outputs:   map[string]toolOutput{},
 		shown:     newShownTexts(f.host.redactor),
 	}
@@ -217,6 +239,8 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ContextWindow, st.ContextSource = s.contextWindow()
 		st.MCPServers = s.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
+		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
+		st.Sandbox = s.sandboxStatus()
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -226,6 +250,13 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			st.ConfigError = s.host.redactor.String(s.modelErr.Error())
 		}
 	})
+	if err == nil {
+		rules, rerr := s.host.ApprovalRules(s.folder)
+		if rerr != nil {
+			s.log.Warn("approval rules unreadable", "err", rerr)
+		}
+		st.AllowCommands = nonNil(rules)
+	}
 	return st, err
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 )
 
 // ErrUnsupported is returned by an Editor method the client cannot do
@@ -83,6 +84,17 @@ type Approval struct {
 	// tool, for the rest of the session): it calls Always when the user
 	// picks it, and returns true.
 	Always func()
+	// Exact and Prefix are the approval rules the editor may offer for a
+	// bash command ("Always allow `npm test`", "Always allow commands
+	// starting with `go test`"); nil when no rule could ever match the
+	// command ($(…), eval, sh -c, …) or, for Prefix, when its commands
+	// share no prefix.
+	Exact, Prefix *cmdrules.Rule
+	// Remember, set with Exact, saves the rule the user picked (Exact,
+	// Prefix, or Prefix as the user edited it) for the folder, and says
+	// so. It returns an error for a rule that could never match; the
+	// command itself still runs once, as the user allowed it.
+	Remember func(cmdrules.Rule) error
 }
 
 // NotificationKind says what a Notification reports.
@@ -119,6 +131,13 @@ const (
 	// NoteCompacted: the conversation was compacted; Text is the
 	// summary, Compaction what it replaced.
 	NoteCompacted NotificationKind = "compacted"
+	// NoteProposal: Proposal is a change waiting for the user's review
+	// (tools.edits = "review"); answer it with Session.Review.
+	NoteProposal NotificationKind = "proposal"
+	// NoteRewound: the conversation was cut back to before turn Turn,
+	// whose prompt is Text (back to the input for editing); with Redone,
+	// a redo made it whole again.
+	NoteRewound NotificationKind = "rewound"
 )
 
 // CompactionNote tells what a compaction did.
@@ -149,6 +168,14 @@ type Notification struct {
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+	// Proposal is set on NoteProposal.
+	Proposal *ProposalNote
+	// Redone is set on a NoteRewound that a redo undid.
+	Redone bool
+	// Visible marks a NoteInfo the user must see (the auto-commit's
+	// notes): a client that shows information only in a log shows this
+	// one as a message.
+	Visible bool
 }
 
 // UsageStatus is the token usage a status reports: of the last (or
@@ -192,4 +219,8 @@ type CommitNote struct {
 	SHA     string
 	Files   []string
 	Message string
+	// Notes are what the user must know besides: hooks not run and why,
+	// staged changes kept or merged, files left uncommitted and why,
+	// what is left to do. Each is a sentence for people.
+	Notes []string
 }

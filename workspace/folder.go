@@ -8,6 +8,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
 // Folder is one workspace folder: the parts its conversations share. The
@@ -32,6 +33,10 @@ type Folder struct {
 	// mcp runs the configured MCP servers; their tools join the
 	// conversations' registries.
 	mcp *mcp.Manager
+	// sandbox confines commands and stdio MCP servers; nil when
+	// tools.sandbox = "off". Set on the owner goroutine with the
+	// configuration.
+	sandbox *sandbox.Sandbox
 	// mcpReady names the servers last seen ready.
 	mcpReady map[string]bool
 	// watchReady is closed once the file watcher is set up.

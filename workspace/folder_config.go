@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/secret"
@@ -46,6 +47,7 @@ func (s *Conversation) loadConfig(reload bool) {
 		s.log.Info("no usable model", "err", s.modelErr)
 	}
 	s.probeWindow()
+	s.sandbox = s.sandboxFor(cfg)
 	s.applyMCP(cfg)
 	s.rebuildTools()
 	s.env = tools.Env{
@@ -56,6 +58,7 @@ func (s *Conversation) loadConfig(reload bool) {
 		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
 		ScrubEnv:       []string{cfg.Model.APIKeyEnv},
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
+		Sandbox:        s.sandbox,
 	}
 	if s.m != nil {
 		s.m.Reconfigure(s.machineConfig())
@@ -77,6 +80,7 @@ func (s *Conversation) machineConfig() fsm.Config {
 		RetryMax:      s.cfg.Agent.RetryMax.Duration,
 		CompactAt:     s.cfg.Agent.CompactAt,
 		KeepToolTurns: s.cfg.Agent.ElideAfterTurns,
+		ReviewEdits:   s.cfg.Tools.Edits == config.EditsReview,
 	}
 	if c.KeepToolTurns == 0 {
 		c.KeepToolTurns = -1 // config's 0 never elides; fsm's 0 means default

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -44,11 +47,29 @@ type gitState struct {
 	commits []*gitcommit.Result
 	// last is the last commit's name, for loom.status.
 	last string
+	// turnOf is the turn of each of commits, by SHA (rewind.go).
+	turnOf map[string]uint64
 	// agentFiles are the files the agent's tools changed in this session.
 	agentFiles map[string]bool
 	// pending is a commit the daemon's death interrupted, found in the
 	// journal on resume; loom.commit makes it.
 	pending *commitRecord
+	// lock serialises what writes the worktree for the session (used
+	// from any goroutine): a batch's mutating calls and its hook, and an
+	// undo, so that an undo never races the agent's next edit.
+	lock sync.Mutex
+	// idle are undos waiting for the turn in flight to end.
+	idle []chan bool
+	// indexLeft is the index update a held index.lock stopped, retried
+	// once at the next turn.
+	indexLeft *indexRetry
+}
+
+// indexRetry is an index update to retry: the commit's entries in the
+// repository that holds dir.
+type indexRetry struct {
+	top     string
+	entries []gitcommit.Entry
 }
 
 // batchFile is what the agent's edit tools did to one file in a batch.
@@ -121,6 +142,13 @@ type hookResult struct {
 	bashFiles []string
 	// quiet marks a hook that found nothing to do and nothing to tell.
 	quiet bool
+	// notes are what the user must know besides the action (also joined
+	// into action); modelNote what the model should know to act on it.
+	notes     []string
+	modelNote string
+	// indexLeft are the commit's index entries another git process kept
+	// locked, retried once at the next turn.
+	indexLeft []gitcommit.Entry
 }
 
 // runHook runs the post-tool hook on a worker goroutine and reports
@@ -128,13 +156,17 @@ type hookResult struct {
 func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJob) {
 	// A cancelled turn does not cut a commit short (that could leave the
 	// repository locked); only the session's shutdown does.
+	s.git.lock.Lock()
 	res := s.commitBatch(s.life, job)
+	s.git.lock.Unlock()
 	s.post(func() {
 		s.recordCommit(res)
 		if res.commit != nil {
 			// Even for a cancelled turn: the commit exists, the user must
 			// know (and loom.undo can take it back).
-			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: commitNote(res.commit), Text: res.action})
+			note := commitNote(res.commit)
+			note.Notes = res.notes
+			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: note, Text: res.action})
 		}
 		if ctx.Err() != nil {
 			return
@@ -145,9 +177,9 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJ
 			s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.action})
 		case res.quiet:
 		default:
-			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.action})
+			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.action, Visible: len(res.notes) > 0})
 		}
-		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.action, Failed: res.failed})
+		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.action, Failed: res.failed, Note: res.modelNote})
 	})
 }
 
@@ -158,6 +190,13 @@ func (s *Session) recordCommit(res hookResult) {
 	}
 	s.git.commits = append(s.git.commits, res.commit)
 	s.git.last = res.commit.SHA
+	if s.git.turnOf == nil {
+		s.git.turnOf = map[string]uint64{}
+	}
+	s.git.turnOf[res.commit.SHA] = s.m.State().Turn
+	if len(res.indexLeft) > 0 {
+		s.git.indexLeft = &indexRetry{top: s.folder, entries: res.indexLeft}
+	}
 	if s.git.agentFiles == nil {
 		s.git.agentFiles = map[string]bool{}
 	}
@@ -182,10 +221,14 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	changes, notes, bashFiles := s.batchChanges(ctx, repo, job)
 	if len(changes) == 0 {
 		// A batch whose commands changed nothing is not worth a word.
-		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0}
+		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0, notes: notes}
 	}
 	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
-	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, job.prompt, trailer) })
+	repo.MaxFileBytes = cfg.Hooks.FileLimit()
+	// The prompt is masked as everything shown is: a key the user pasted
+	// into it never reaches the history.
+	prompt := s.host.redactor.String(job.prompt)
+	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, prompt, trailer) })
 	if errors.Is(err, gitcommit.ErrInProgress) {
 		return hookResult{action: joinNotes("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), notes), warn: true}
 	}
@@ -196,7 +239,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		notes = append(notes, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
 	}
 	if len(plan.Entries) == 0 {
-		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0}
+		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0, notes: notes}
 	}
 	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
 	if hookNote != "" {
@@ -206,9 +249,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	if err != nil {
 		return hookResult{action: joinNotes("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), notes), failed: true}
 	}
-	if len(res.IndexKept) > 0 {
-		notes = append(notes, "your staged changes to "+strings.Join(res.IndexKept, ", ")+" are still staged")
-	}
+	notes = append(notes, indexNotes(res.Index)...)
 	s.saveCommittedBuffers(ctx, job, repo)
 	subject, _, _ := strings.Cut(res.Message, "\n")
 	return hookResult{
@@ -216,6 +257,8 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		commit:    res,
 		bashFiles: bashFiles,
 		warn:      len(plan.Skipped) > 0,
+		notes:     notes,
+		indexLeft: res.Index.Locked,
 	}
 }
 
@@ -305,7 +348,8 @@ func (s *Session) approveHooks(ctx context.Context, repo *gitcommit.Repo, job ho
 		return false, notRun
 	}
 	ok, err := s.approve(ctx, Approval{Folder: s.folder, Tool: "git hooks",
-		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"})
+		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"},
+		job.cfg.Tools.ApprovalTimeout.Duration)
 	if err != nil || !ok {
 		return false, notRun
 	}
@@ -358,6 +402,62 @@ func (s *Session) snapshotBeforeBash(ctx context.Context) {
 	})
 }
 
+// indexNotes says how the user's index followed the commit, when it did
+// not simply move to it.
+func indexNotes(rep gitcommit.IndexReport) []string {
+	var notes []string
+	if len(rep.Merged) > 0 {
+		notes = append(notes, fmt.Sprintf("you had staged changes to %s: the agent's change was merged into your staged version, so that your next git commit keeps both", strings.Join(rep.Merged, ", ")))
+	}
+	for _, p := range rep.Conflicts {
+		notes = append(notes, fmt.Sprintf("your staged version of %[1]s overlaps the agent's change, so it was left as you staged it: committing it as staged would revert the agent's change to %[1]s; to keep both, unstage it (git restore --staged %[1]s) and stage your change again (git add -p %[1]s)", p))
+	}
+	if len(rep.Locked) > 0 {
+		files := make([]string, len(rep.Locked))
+		for i, e := range rep.Locked {
+			files[i] = e.Path
+		}
+		list := strings.Join(files, " ")
+		notes = append(notes, fmt.Sprintf("the commit is made, but another git process holds the index lock (.git/index.lock), so git's index still has the old %s: git status shows the agent's change there as staged-reverted, and a plain git commit now would revert it; loom retries at the next turn, or run git reset -q -- %s once the other git command is done", strings.Join(files, ", "), list))
+	}
+	return notes
+}
+
+// retryIndex retries, once, the index update a held index.lock stopped,
+// and says how it went; on the owner goroutine, when a turn starts.
+func (s *Session) retryIndex(turn uint64) {
+	left := s.git.indexLeft
+	if left == nil {
+		return
+	}
+	s.git.indexLeft = nil
+	scrub := s.cfg.Model.APIKeyEnv
+	s.goWorker(func() {
+		var text string
+		kind := NoteInfo
+		repo, err := gitcommit.Open(s.life, left.top, scrub)
+		if err != nil {
+			return
+		}
+		rep := repo.SyncIndex(s.life, left.entries, 500*time.Millisecond)
+		files := make([]string, len(left.entries))
+		for i, e := range left.entries {
+			files[i] = e.Path
+		}
+		if len(rep.Locked) > 0 {
+			kind = NoteError
+			text = "retried: the index is still locked by another git process, so git's index still has the old " + strings.Join(files, ", ") + " (staged-reverted); once that git command is done, run git reset -q -- " + strings.Join(files, " ")
+		} else {
+			notes := indexNotes(rep)
+			text = "the index lock is free now: git's index follows the agent's commit for " + strings.Join(files, ", ")
+			if len(notes) > 0 {
+				text += "; " + strings.Join(notes, "; ")
+			}
+		}
+		s.post(func() { s.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
+	})
+}
+
 func joinNotes(action string, notes []string) string {
 	if len(notes) == 0 {
 		return action
@@ -376,9 +476,7 @@ func commitMessage(files []string, prompt, trailer string) string {
 	b.WriteString(subject)
 	request, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
 	if request != "" {
-		if len(request) > 200 {
-			request = request[:200] + "…"
-		}
+		request = cutRunes(request, 200)
 		b.WriteString("\n\nRequested: " + request)
 	}
 	if len(files) > 1 {
@@ -391,6 +489,19 @@ func commitMessage(files []string, prompt, trailer string) string {
 		b.WriteString("\n\n" + trailer)
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// cutRunes shortens s to at most n bytes of whole runes, marking a cut
+// with "…".
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func relPaths(top string, paths []string) []string {

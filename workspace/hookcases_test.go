@@ -80,7 +80,7 @@ func TestHookLeavesAFileSavedDuringBashToTheUser(t *testing.T) {
 	if st := runGit(t, dir, "status", "--porcelain"); st != " M user.txt\n" {
 		t.Fatalf("status:\n%s", st)
 	}
-	if _, err := s.Undo(context.Background()); err != nil {
+	if _, err := s.Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(userFile); string(got) != "the user's work\n" {
@@ -168,7 +168,7 @@ func TestHookSavesABufferHoldingOnlyTheAgentsText(t *testing.T) {
 		t.Fatalf("status:\n%s", st)
 	}
 	s, _ := h.Session(dir)
-	if _, err := s.Undo(context.Background()); err == nil || !strings.Contains(err.Error(), "unsaved changes in the editor") {
+	if _, err := s.Undo(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "unsaved changes in the editor") {
 		// The buffer still holds the agent's text while the disk is back:
 		// undo writes the disk only, so it must refuse while the buffer
 		// differs from it. Here the buffer equals the disk: undo works.

@@ -109,7 +109,7 @@ func TestHookKilledMidCommit(t *testing.T) {
 	if _, err := s.CommitPending(context.Background()); !errors.Is(err, ErrNoPendingCommit) {
 		t.Fatalf("a second CommitPending: %v", err)
 	}
-	if _, err := s.Undo(context.Background()); err != nil {
+	if _, err := s.Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello\n" {

@@ -51,6 +51,8 @@ type Host struct {
 	redactor *secret.Redactor
 
 	closeOnce sync.Once
+	// rules are the folders' approval rules (approvalrules.go).
+	rules ruleStore
 
 	mu        sync.Mutex
 	folders   map[string]*Folder // by path

@@ -116,6 +116,14 @@ func eventTag(ev fsm.Event) string {
 		return "Compact"
 	case fsm.AdvanceIDs:
 		return "AdvanceIDs"
+	case fsm.ChangesProposed:
+		return "ChangesProposed"
+	case fsm.ChangesDecided:
+		return "ChangesDecided"
+	case fsm.Rewind:
+		return "Rewind"
+	case fsm.Redo:
+		return "Redo"
 	}
 	return ""
 }
@@ -168,6 +176,14 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":
 		return decodeAs[fsm.AdvanceIDs](raw)
+	case "ChangesProposed":
+		return decodeAs[fsm.ChangesProposed](raw)
+	case "ChangesDecided":
+		return decodeAs[fsm.ChangesDecided](raw)
+	case "Rewind":
+		return decodeAs[fsm.Rewind](raw)
+	case "Redo":
+		return decodeAs[fsm.Redo](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }

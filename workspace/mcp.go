@@ -36,6 +36,7 @@ func (s *Session) applyMCP(cfg config.Config) {
 			Name: name, Command: srv.Command, Args: srv.Args, Dir: s.folder,
 			Env: mcp.Environ(s.host.opts.Getenv, pass), URL: srv.URL,
 			Timeout: srv.CallTimeout(), Roots: []string{s.folder},
+			Sandbox: s.sandbox,
 		}
 		if srv.FromWorkspace() && !cfg.Trusted() {
 			// config leaves such keys out; never start one anyway.
@@ -165,10 +166,12 @@ func (s *Session) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t
 		Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
 		Detail: fmt.Sprintf("MCP server %s, tool %s, arguments: %s", t.Server(), t.RemoteName(), compactJSON(c.Arguments)),
 		Always: func() { s.always.allow(t.Name()) },
-	})
+	}, b.approvalTimeout)
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		return fmt.Sprintf(`tool error: MCP server %q needs the user's approval (approve = "ask") and this client cannot ask; the tool was not called`, t.Server())
+	case errors.Is(err, errApprovalTimeout):
+		return fmt.Sprintf("tool error: denied: no answer within %s (tools.approval_timeout); the tool was not called", b.approvalTimeout)
 	case err != nil:
 		return "tool error: could not ask the user to approve the call: " + err.Error()
 	case !ok:

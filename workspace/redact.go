@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/secret"
@@ -117,16 +119,34 @@ func redactNote(r *secret.Redactor, n Notification) Notification {
 	if n.Commit != nil {
 		c := *n.Commit
 		c.Message = r.String(c.Message)
+		c.Notes = make([]string, len(n.Commit.Notes))
+		for i, note := range n.Commit.Notes {
+			c.Notes[i] = r.String(note)
+		}
 		n.Commit = &c
 	}
 	return n
 }
 
-// approve asks the editor to allow an action, its detail masked. It may
-// run on any goroutine.
-func (s *Session) approve(ctx context.Context, a Approval) (bool, error) {
+// errApprovalTimeout is approve's error when the user did not answer in
+// time.
+var errApprovalTimeout = errors.New("no answer in time")
+
+// approve asks the editor to allow an action, its detail masked, waiting
+// at most timeout (none when 0) for the answer. It may run on any
+// goroutine.
+func (s *Session) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
 	a.Detail = s.host.redactor.String(a.Detail)
-	return s.host.opts.Editor.Approve(ctx, a)
+	if timeout <= 0 {
+		return s.host.opts.Editor.Approve(ctx, a)
+	}
+	asking, cancel := context.WithTimeoutCause(ctx, timeout, errApprovalTimeout)
+	defer cancel()
+	ok, err := s.host.opts.Editor.Approve(asking, a)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(asking), errApprovalTimeout) {
+		return false, errApprovalTimeout
+	}
+	return ok, err
 }
 
 // rejectedForLog is what a log record tells of err, the machine's refusal

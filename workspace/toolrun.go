@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
@@ -40,6 +42,9 @@ type toolOutcome struct {
 	settled bool
 	// exitCode is bash's exit status, nil for the other tools.
 	exitCode *int
+	// propose is the edit computed under review, not applied: it becomes
+	// a proposal.
+	propose *tools.Edit
 }
 
 // toolOutput is what a finished call shows besides its summary.
@@ -59,9 +64,13 @@ type batchRun struct {
 	// come and go); mcpPolicies the MCP servers' approve policies.
 	registry    *tools.Registry
 	mcpPolicies map[string]config.Policy
+	// approvalTimeout bounds the wait for the user's answer.
+	approvalTimeout time.Duration
 	// snapped is set once the worktree was snapshotted before the batch's
 	// first bash command (bash calls are mutating, so run one at a time).
 	snapped bool
+	// review proposes edits instead of applying them (tools.edits).
+	review bool
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
@@ -69,7 +78,10 @@ type batchRun struct {
 func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
+			// An undo in progress finishes first (Session.Undo).
+			s.git.lock.Lock()
 			s.runCall(ctx, b, a.Calls[i])
+			s.git.lock.Unlock()
 			i++
 			continue
 		}
@@ -99,6 +111,10 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 	s.postEventLive(ctx, fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
 	out := s.execute(ctx, b, c)
 	if out.settled {
+		return
+	}
+	if out.propose != nil {
+		s.awaitReview(ctx, turn, c, out)
 		return
 	}
 	s.postLive(ctx, func() {
@@ -158,6 +174,10 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
 	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode}
+	if res.Edit != nil && !res.IsError && b.review && res.Edit.OldText != res.Edit.NewText {
+		out.propose = res.Edit
+		return out
+	}
 	if res.Edit != nil && !res.IsError {
 		if err := s.applyEdit(ctx, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
@@ -169,11 +189,13 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 }
 
 // approveBash enforces the tools.bash policy. It returns "" when the
-// command may run, else the tool result that explains why not. The
-// user's answer is an event of the machine (fsm.ApprovalDecided): the
-// command runs only once the machine took an approval; settled reports
-// that the machine completed the call itself (denied), or that the turn
-// is gone, so that nothing more must be reported for it.
+// command may run, else the tool result that explains why not. Under
+// "ask", a command the folder's approval rules cover runs unasked;
+// otherwise the user is asked. The decision is an event of the machine
+// (fsm.ApprovalDecided): the command runs only once the machine took an
+// approval; settled reports that the machine completed the call itself
+// (denied), or that the turn is gone, so that nothing more must be
+// reported for it.
 func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) (refusal string, settled bool) {
 	switch b.bash {
 	case config.PolicyAllow:
@@ -185,17 +207,82 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	ok, err := s.approve(ctx, Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command})
+	cmd := cmdrules.Parse(args.Command, s.folder)
+	rules, err := s.host.ApprovalRules(s.folder)
+	if err != nil {
+		s.log.Warn("approval rules unreadable; asking", "err", err)
+	}
+	decide := func(ok bool, why string) (string, bool) {
+		if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
+			return "", true
+		}
+		return "", false
+	}
+	if ok, by := cmdrules.Match(rules, cmd, s.folder); ok {
+		return decide(true, "allowed by the rule "+ruleWords(by))
+	}
+	a := Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command}
+	a.Exact, a.Prefix = cmdrules.Suggest(rules, cmd, s.folder)
+	if a.Exact != nil {
+		a.Remember = func(r cmdrules.Rule) error { return s.rememberRule(b.turn, r) }
+	}
+	ok, err := s.approve(ctx, a, b.approvalTimeout)
 	switch {
 	case errors.Is(err, ErrUnsupported):
-		return `tool error: bash needs the user's approval (tools.bash = "ask") and this client cannot ask; the command was not run`, false
+		why := noAskWords
+		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(args.Command) + "`: " + why + "."})
+		return decide(false, why)
+	case errors.Is(err, errApprovalTimeout):
+		why := fmt.Sprintf("no answer within %s (tools.approval_timeout)", b.approvalTimeout)
+		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(args.Command) + "`: " + why + "."})
+		return decide(false, why)
 	case err != nil:
+		if ctx.Err() != nil {
+			return "", true
+		}
 		return "tool error: could not ask the user to approve the command: " + err.Error(), false
 	}
-	if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok}) || !ok {
-		return "", true
+	return decide(ok, "")
+}
+
+// noAskWords says why a client that cannot ask gets commands denied, and
+// how to allow them.
+const noAskWords = `commands need the user's approval (tools.bash = "ask") and this editor cannot ask; ` +
+	`set tools.bash = "allow" in loom.toml to let the agent run commands, or use a client that can ask (VS Code, Neovim, an ACP client)`
+
+// ruleWords names the rules that allowed a command.
+func ruleWords(rs []cmdrules.Rule) string {
+	words := make([]string, len(rs))
+	for i, r := range rs {
+		words[i] = r.String()
 	}
-	return "", false
+	return strings.Join(words, " and ")
+}
+
+// rememberRule saves a rule the user picked in an approval and tells so.
+func (s *Session) rememberRule(turn uint64, r cmdrules.Rule) error {
+	saved, err := s.host.AddApprovalRule(s.folder, r)
+	if err != nil {
+		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom allowed the command once, but did not save the rule: " + err.Error()})
+		return err
+	}
+	s.notifyFromWorker(Notification{Kind: NoteInfo, Turn: turn, Text: "Loom now runs " + saved.String() + " without asking in this folder (loom.removeRule undoes it)."})
+	return nil
+}
+
+// notifyFromWorker sends n from a tool worker, through the owner
+// goroutine.
+func (s *Session) notifyFromWorker(n Notification) {
+	s.post(func() { s.notify(n) })
+}
+
+// oneLine shortens a command for a one-line message.
+func oneLine(cmd string) string {
+	cmd = strings.Join(strings.Fields(cmd), " ")
+	if len(cmd) > 120 {
+		cmd = cmd[:117] + "…"
+	}
+	return cmd
 }
 
 // decideApproval steps the user's decision on the owner goroutine and

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
@@ -11,50 +12,132 @@ import (
 // the error says why.
 var ErrUndoRefused = gitcommit.ErrUndoRefused
 
-// Undo reverts the session's last auto-commit (loom.undo) and returns what
-// it did: the commit leaves the branch (it must be HEAD, not pushed) and
-// its files lose the agent's change and nothing else; the user's later
-// edits stay (see gitcommit.Undo). It refuses, with an error wrapping
-// ErrUndoRefused that says why, when the session made no commit, when a
-// guard of gitcommit.Undo refuses, or when one of the commit's files is
-// open in the editor with unsaved changes. Undoing again undoes the
-// session's previous commit.
-func (s *Session) Undo(ctx context.Context) (string, error) {
-	var last *gitcommit.Result
+// Undo takes back one of the session's auto-commits (loom.undo) and
+// returns what it did: the one named by sha (a full or abbreviated
+// name), or the newest when sha is "". Its agent hunks leave the branch
+// and the worktree, and nothing else does: the user's later edits and
+// later commits' changes are kept by a three-way merge (see
+// gitcommit.Revert; the newest unpushed commit simply leaves the branch,
+// an older or pushed one is taken back by a revert commit). It refuses,
+// with an error wrapping ErrUndoRefused that says why (naming the file),
+// when the session made no such commit, when Revert refuses, or when one
+// of the commit's files is open in the editor with unsaved changes.
+//
+// Undo waits for the turn in flight to end (as a prompt would), and the
+// next turn's edits wait for it: it never races the agent.
+func (s *Session) Undo(ctx context.Context, sha string) (string, error) {
+	held, err := s.waitTurnEnd(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !held {
+		s.git.lock.Lock()
+	}
+	defer s.git.lock.Unlock()
+	var target *gitcommit.Result
 	var scrub string
+	var known []string
 	if err := s.call(ctx, func() {
-		if n := len(s.git.commits); n > 0 {
-			last = s.git.commits[n-1]
-		}
 		scrub = s.cfg.Model.APIKeyEnv
+		for i := len(s.git.commits) - 1; i >= 0; i-- {
+			c := s.git.commits[i]
+			known = append(known, gitcommit.Short(c.SHA))
+			if target == nil && (sha == "" || (len(sha) >= 4 && strings.HasPrefix(c.SHA, strings.ToLower(sha)))) {
+				target = c
+			}
+		}
 	}); err != nil {
 		return "", err
 	}
-	if last == nil {
+	switch {
+	case target == nil && len(known) == 0:
 		return "", fmt.Errorf("%w: this session has made no commit", ErrUndoRefused)
+	case target == nil:
+		return "", fmt.Errorf("%w: %s is not an auto-commit of this session (its commits: %s)", ErrUndoRefused, sha, strings.Join(known, ", "))
 	}
 	repo, err := gitcommit.Open(ctx, s.folder, scrub)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrUndoRefused, err)
 	}
-	for _, rel := range last.Files {
+	for _, rel := range target.Files {
 		if abs := repo.Top + "/" + rel; s.host.overlay.Dirty(abs) {
 			return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 		}
 	}
-	msg, err := gitcommit.Undo(ctx, repo, last)
+	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{})
 	if err != nil {
 		return "", err
 	}
+	msg := rv.Message()
 	s.call(ctx, func() {
-		if n := len(s.git.commits); n > 0 && s.git.commits[n-1].SHA == last.SHA {
-			s.git.commits = s.git.commits[:n-1]
-		}
-		s.git.last = ""
-		if n := len(s.git.commits); n > 0 {
-			s.git.last = s.git.commits[n-1].SHA
-		}
-		s.notify(Notification{Kind: NoteInfo, Text: msg})
+		s.git.forget(rv.Reverted)
+		s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
 	})
 	return msg, nil
+}
+
+// forget drops commits taken back from the session's list.
+func (g *gitState) forget(shas []string) {
+	gone := map[string]bool{}
+	for _, s := range shas {
+		gone[s] = true
+	}
+	kept := g.commits[:0]
+	for _, c := range g.commits {
+		if !gone[c.SHA] {
+			kept = append(kept, c)
+		}
+	}
+	g.commits = kept
+	g.last = ""
+	if n := len(g.commits); n > 0 {
+		g.last = g.commits[n-1].SHA
+	}
+}
+
+// waitTurnEnd returns once the session has no turn in flight: at once
+// when idle, else when the turn in flight ends. held reports that the
+// worktree lock was taken for the caller at the turn's end, before a
+// queued prompt's turn could take it.
+func (s *Session) waitTurnEnd(ctx context.Context) (held bool, err error) {
+	var wait chan bool
+	if err := s.call(ctx, func() {
+		if s.busy() {
+			wait = make(chan bool, 1)
+			s.git.idle = append(s.git.idle, wait)
+		}
+	}); err != nil {
+		return false, err
+	}
+	if wait == nil {
+		return false, nil
+	}
+	select {
+	case held = <-wait:
+		return held, nil
+	case <-ctx.Done():
+		// The lock may have been handed over meanwhile: give it back.
+		go func() {
+			select {
+			case held := <-wait:
+				if held {
+					s.git.lock.Unlock()
+				}
+			case <-s.done:
+			}
+		}()
+		return false, ctx.Err()
+	case <-s.done:
+		return false, ErrClosed
+	}
+}
+
+// turnEnded hands the worktree lock to the first undo waiting for the
+// turn to end, when it is free, and releases the others; on the owner
+// goroutine, when the turn ends.
+func (g *gitState) turnEnded() {
+	for _, w := range g.idle {
+		w <- g.lock.TryLock()
+	}
+	g.idle = nil
 }

@@ -48,7 +48,18 @@ func (a *agent) Notify(n workspace.Notification) {
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
 	case workspace.NoteCommit:
 		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)))
+		text := fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)
+		for _, note := range n.Commit.Notes {
+			text += "\n· " + note
+		}
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(text))
+	case workspace.NoteInfo:
+		if n.Visible {
+			// The auto-commit's notes: the user must see them.
+			a.out.update(s.id, acpsdk.UpdateAgentThoughtText("· "+n.Text))
+		} else {
+			a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+		}
 	case workspace.NoteTurnEnded:
 		k := turnKey{s.id, n.Turn}
 		outcome, usage := n.Outcome, n.Usage

@@ -26,6 +26,9 @@ type Config struct {
 	// Thoughts also declares experimental.loom.thoughts: the client shows
 	// the model's reasoning (loom/displayMessage of kind "thought").
 	Thoughts bool
+	// Review also declares experimental.loom.review: the client shows
+	// loom/proposedChanges and answers with loom.review.
+	Review bool
 	// ApplyEdit declares workspace.applyEdit with documentChanges.
 	ApplyEdit bool
 	// Unversioned, with ApplyEdit, leaves documentChanges out, as Neovim's
@@ -33,6 +36,10 @@ type Config struct {
 	Unversioned bool
 	// WorkDoneProgress declares window.workDoneProgress.
 	WorkDoneProgress bool
+	// NoShowMessage leaves window.showMessage out of the capabilities, as
+	// Vim's ALE does: the client cannot answer window/showMessageRequest
+	// (it never answers one it gets).
+	NoShowMessage bool
 	// Folders are the workspace folders (absolute paths).
 	Folders []string
 	// InitializationOptions is marshalled as initializationOptions.
@@ -73,6 +80,10 @@ type Hooks struct {
 	BeforeApplyEdit func(e *Editor, p *protocol.ApplyWorkspaceEditParams)
 	// ShowMessageRequest picks an action; default: the first action.
 	ShowMessageRequest func(p *protocol.ShowMessageRequestParams) *protocol.MessageActionItem
+	// RawShowMessageRequest, when set, answers window/showMessageRequest
+	// from its raw params (to read and send back Loom's extra properties),
+	// instead of ShowMessageRequest.
+	RawShowMessageRequest func(params json.RawMessage) any
 	// WorkDoneProgressCreate runs before window/workDoneProgress/create is
 	// answered, e.g. to hold the answer back like a slow client.
 	WorkDoneProgressCreate func(ctx context.Context)
@@ -142,6 +153,13 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return e.applyEdit(ctx, &p), nil
 	case protocol.MethodWindowShowMessageRequest:
+		if e.cfg.NoShowMessage {
+			<-ctx.Done() // like ALE: never answered
+			return nil, ctx.Err()
+		}
+		if h := e.Hooks.RawShowMessageRequest; h != nil {
+			return h(append(json.RawMessage(nil), req.Params()...)), nil
+		}
 		var p protocol.ShowMessageRequestParams
 		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
@@ -191,10 +209,20 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 	if e.cfg.WorkDoneProgress {
 		caps.Window.WorkDoneProgress = &yes
 	}
+	if !e.cfg.NoShowMessage {
+		caps.Window.ShowMessage = &protocol.ShowMessageRequestClientCapabilities{
+			MessageActionItem: &protocol.ClientShowMessageActionItemOptions{AdditionalPropertiesSupport: &yes},
+		}
+	} else if !e.cfg.WorkDoneProgress {
+		caps.Window = nil
+	}
 	if e.cfg.Loom {
 		caps.Experimental = []byte(`{"loom":{"saveDocuments":true}}`)
 		if e.cfg.Thoughts {
 			caps.Experimental = []byte(`{"loom":{"saveDocuments":true,"thoughts":true}}`)
+		}
+		if e.cfg.Review {
+			caps.Experimental = []byte(`{"loom":{"saveDocuments":true,"review":true}}`)
 		}
 	}
 	params := protocol.InitializeParams{Capabilities: caps}

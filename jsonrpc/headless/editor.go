@@ -285,7 +285,7 @@ func (h *Editor) showJSON(n workspace.Notification) {
 			return
 		}
 	case workspace.NoteCommit:
-		ev.Type, ev.SHA, ev.Files, ev.Message = "commit", n.Commit.SHA, n.Commit.Files, n.Commit.Message
+		ev.Type, ev.SHA, ev.Files, ev.Message, ev.Notes = "commit", n.Commit.SHA, n.Commit.Files, n.Commit.Message, n.Commit.Notes
 	case workspace.NoteRetry:
 		ev.Type, ev.DelayMS, ev.Reason = "retry_scheduled", n.Delay.Milliseconds(), n.Text
 	case workspace.NoteError:

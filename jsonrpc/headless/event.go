@@ -53,9 +53,12 @@ type Event struct {
 	Diff       string   `json:"diff,omitempty"`
 	SHA        string   `json:"sha,omitempty"`
 	Files      []string `json:"files,omitempty"`
-	DelayMS    int64    `json:"delay_ms,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
-	Kind       string   `json:"kind,omitempty"`
+	// Notes are a commit's notes for the user (hooks not run, files left
+	// uncommitted and why, …).
+	Notes   []string `json:"notes,omitempty"`
+	DelayMS int64    `json:"delay_ms,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Kind    string   `json:"kind,omitempty"`
 	// Dropped and Tokens tell what a compaction replaced and the
 	// conversation's estimated size after it.
 	Dropped int        `json:"dropped,omitempty"`

@@ -62,6 +62,9 @@ func (h *Editor) showText(n workspace.Notification) {
 	case workspace.NoteCommit:
 		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
 		line = h.paint(colorYellow, fmt.Sprintf("● committed %.7s", n.Commit.SHA)) + " " + subject
+		for _, note := range n.Commit.Notes {
+			line += "\n  " + h.paint(colorDim, "· "+note)
+		}
 	case workspace.NoteRetry:
 		line = h.paint(colorYellow, "↻ "+workspace.RetryWords(n.Delay, n.Text))
 	case workspace.NoteError:

@@ -19,6 +19,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
 // Spec says how to start one server.
@@ -41,6 +43,9 @@ type Spec struct {
 	// NotStarted, when not "", says why the server must not start (an
 	// untrusted folder's server): it is listed with this reason.
 	NotStarted string
+	// Sandbox, when not nil, confines a stdio server's process like a
+	// bash command (package sandbox).
+	Sandbox *sandbox.Sandbox
 }
 
 // DefaultTimeout bounds a tool call when Spec.Timeout is zero.
@@ -49,7 +54,7 @@ const DefaultTimeout = 2 * time.Minute
 func (s Spec) same(o Spec) bool {
 	return s.Name == o.Name && s.Command == o.Command && slices.Equal(s.Args, o.Args) &&
 		slices.Equal(s.Env, o.Env) && s.Dir == o.Dir && s.URL == o.URL && slices.Equal(s.Roots, o.Roots) && s.Timeout == o.Timeout &&
-		s.NotStarted == o.NotStarted
+		s.NotStarted == o.NotStarted && s.Sandbox == o.Sandbox
 }
 
 // State is where a server is in its life.

@@ -169,6 +169,9 @@ func (s *server) connect() (*sdk.ClientSession, running, error) {
 	cmd.Dir = s.spec.Dir
 	cmd.Env = append([]string{}, s.spec.Env...) // never nil: nil would inherit ours
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.spec.Sandbox.Wrap(cmd); err != nil {
+		return nil, proc, err
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, proc, err

@@ -166,6 +166,9 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", it.rel, err)
 		}
+		if reason == "" {
+			reason = r.tooBig(pb)
+		}
 		if reason != "" {
 			plan.Skipped = append(plan.Skipped, Skipped{it.rel, reason})
 			continue
@@ -294,6 +297,38 @@ func (r *Repo) contentFor(ctx context.Context, rel string, c Change, base treeEn
 		pb.text = merged
 	}
 	return pb, "", nil
+}
+
+// tooBig says why pb is over r.MaxFileBytes, "" when it is not.
+func (r *Repo) tooBig(pb pendingBlob) string {
+	if r.MaxFileBytes <= 0 || pb.remove || pb.link {
+		return ""
+	}
+	size := int64(len(pb.text))
+	if pb.fromDisk {
+		st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(pb.entry.Path)))
+		if err != nil {
+			return ""
+		}
+		size = st.Size()
+	}
+	if size <= r.MaxFileBytes {
+		return ""
+	}
+	return fmt.Sprintf("it is %s, over hooks.max_file_bytes (%s); commit it yourself with git if it belongs in the repository", Size(size), Size(r.MaxFileBytes))
+}
+
+// Size says n bytes in words ("300.0 MB").
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // diskContent is the content of a file as it is on disk (a command wrote

@@ -21,15 +21,21 @@
 //     post-commit, from core.hooksPath or the hooks directory), makes the
 //     commit with commit-tree and moves HEAD with `update-ref HEAD new old`
 //     (compare-and-swap: a branch that moved meanwhile is never
-//     overwritten). The user's index and worktree are left as they were,
-//     except that an index entry still equal to the parent's is moved to
-//     the commit's, so that `git status` does not show the agent's change
-//     as staged-reverted. Nothing is committed while a merge, rebase,
+//     overwritten). The user's worktree is left as it was; the index
+//     follows the commit file by file ([Repo.SyncIndex]): an entry still
+//     at the parent's version moves to the commit's, one where the user
+//     staged something else gets the agent's hunks merged in (`git
+//     merge-file`), so that the user's next `git commit` keeps both, or
+//     is left and reported when they overlap; a held index.lock is waited
+//     for briefly, then reported for a retry. Nothing is committed while a merge, rebase,
 //     cherry-pick, revert, am or bisect is in progress.
-//   - [Undo] takes the last agent commit back: HEAD moves back to the
-//     parent (compare-and-swap again) and the agent's hunks are removed
-//     from the worktree with a reverse three-way merge, so the user's later
-//     edits stay; a file where that cannot be done cleanly makes it refuse.
+//   - [Revert] takes one or several agent commits back: their agent
+//     hunks leave the worktree by a reverse three-way merge (`git
+//     merge-file`), so that the user's later edits stay; the branch moves
+//     back (compare-and-swap) when they are its newest unpushed commits,
+//     else a revert commit takes them back keeping later commits'
+//     changes. A file where that cannot be done cleanly makes it refuse,
+//     naming the file.
 //   - [Snapshot] tells which files a command changed: those clean before
 //     it and dirty after.
 package gitcommit

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestCommitKeepsTheUsersIndexAndWorktree(t *testing.T) {
 	if got := gittest.Run(t, dir, "log", "-1", "--format=%s%n%gs", "-g"); got != "loom: edit a.txt\ncommit (loom): loom: edit a.txt\n" {
 		t.Fatalf("log/reflog: %q", got)
 	}
-	if res.Parent == "" || len(res.IndexKept) != 0 {
+	if res.Parent == "" || len(res.Index.Merged)+len(res.Index.Conflicts)+len(res.Index.Locked) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -288,5 +289,148 @@ func TestCommitWithEachIndexFormat(t *testing.T) {
 				t.Fatalf("readIndex: %v, git: %v", got, want)
 			}
 		})
+	}
+}
+
+// The message hooks get a private temporary file as $1, never
+// .git/COMMIT_EDITMSG: a `git commit` the user has open keeps its message.
+func TestCommitMessageHooksUseAPrivateFile(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"a.txt": "a\n"})
+	editmsg := filepath.Join(dir, ".git", "COMMIT_EDITMSG")
+	write(t, dir, ".git/COMMIT_EDITMSG", "the user's half-written message\n")
+	log := filepath.Join(t.TempDir(), "log")
+	hooks := filepath.Join(dir, ".git", "hooks")
+	for _, h := range []string{"prepare-commit-msg", "commit-msg"} {
+		os.WriteFile(filepath.Join(hooks, h), []byte("#!/bin/sh\necho \"$1\" >> '"+log+"'\nprintf 'by "+h+"\\n' >> \"$1\"\n"), 0o755)
+	}
+	if _, _, err := commitSteps(t, dir, CommitOptions{RunHooks: true}, "a.txt", "a\n", "agent\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(editmsg); string(got) != "the user's half-written message\n" {
+		t.Fatalf("COMMIT_EDITMSG is now %q", got)
+	}
+	b, _ := os.ReadFile(log)
+	paths := strings.Fields(string(b))
+	if len(paths) != 2 || paths[0] != paths[1] || strings.HasPrefix(paths[0], dir) {
+		t.Fatalf("the hooks got %q", paths)
+	}
+	if _, err := os.Stat(paths[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the message file was left behind: %v", err)
+	}
+	if msg := gittest.Run(t, dir, "log", "-1", "--format=%B"); !strings.Contains(msg, "by prepare-commit-msg\nby commit-msg") {
+		t.Fatalf("message %q", msg)
+	}
+}
+
+// Revert of several agent commits, in any order, with a user's commit
+// between them: one revert commit takes the agents' hunks back and keeps
+// the user's commit and the user's uncommitted edit.
+func TestRevertSeveralCommits(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"a.txt": tenLines("1", "5", "7", "10")})
+	write(t, dir, "a.txt", tenLines("ONE", "5", "7", "10"))
+	a, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", tenLines("1", "5", "7", "10"), tenLines("ONE", "5", "7", "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", tenLines("ONE", "user", "7", "10"))
+	gittest.Run(t, dir, "commit", "-qam", "user")
+	write(t, dir, "a.txt", tenLines("ONE", "user", "7", "TEN"))
+	c, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", tenLines("ONE", "user", "7", "10"), tenLines("ONE", "user", "7", "TEN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", tenLines("ONE", "user", "mine", "TEN"))
+	r, _ := Open(ctx, dir)
+	rv, err := Revert(ctx, r, []*Result{a, c}, RevertOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.Dropped || len(rv.Reverted) != 2 || rv.Reverted[0] != c.SHA {
+		t.Fatalf("reverted %+v", rv)
+	}
+	if got := gittest.Run(t, dir, "show", "HEAD:a.txt"); got != tenLines("1", "user", "7", "10") {
+		t.Fatalf("HEAD's a.txt = %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != tenLines("1", "user", "mine", "10") {
+		t.Fatalf("a.txt = %q", got)
+	}
+	if st := gittest.Run(t, dir, "status", "--porcelain"); st != " M a.txt\n" {
+		t.Fatalf("status:\n%s", st)
+	}
+	// Both newest and consecutive: the branch moves back.
+	dir = gittest.Repo(t, map[string]string{"a.txt": "a\n"})
+	write(t, dir, "a.txt", "b\n")
+	x, _, _ := commitSteps(t, dir, CommitOptions{}, "a.txt", "a\n", "b\n")
+	write(t, dir, "a.txt", "c\n")
+	y, _, _ := commitSteps(t, dir, CommitOptions{}, "a.txt", "b\n", "c\n")
+	r, _ = Open(ctx, dir)
+	if rv, err = Revert(ctx, r, []*Result{x, y}, RevertOptions{}); err != nil || !rv.Dropped || rv.Head != x.Parent {
+		t.Fatalf("Revert: %+v %v", rv, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "a\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+}
+
+// tenLines makes a ten-line text with lines 1, 5, 7 and 10 given, the others
+// their numbers.
+func tenLines(one, five, seven, ten string) string {
+	lines := []string{one, "2", "3", "4", five, "6", seven, "8", "9", ten}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// The user staged a change (git add -p) of a file the agent then edits
+// elsewhere: the agent's hunk is merged into the staged version, so that
+// the user's own next `git commit` keeps both; an overlapping staged
+// change is left and reported.
+func TestCommitMergesTheAgentsHunkIntoTheStagedVersion(t *testing.T) {
+	base := tenLines("1", "5", "7", "10")
+	dir := gittest.Repo(t, map[string]string{"a.txt": base, "b.txt": base})
+	write(t, dir, "a.txt", tenLines("ONE", "5", "7", "10"))
+	write(t, dir, "b.txt", tenLines("1", "5", "USER", "10"))
+	gittest.Run(t, dir, "add", "a.txt", "b.txt")
+	// The agent's edits, from HEAD's texts: a's line 10, b's line 7.
+	write(t, dir, "a.txt", tenLines("ONE", "5", "7", "TEN"))
+	write(t, dir, "b.txt", tenLines("1", "5", "AGENT", "10"))
+	res, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", base, tenLines("1", "5", "7", "TEN"), "b.txt", base, tenLines("1", "5", "AGENT", "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Index.Merged, []string{"a.txt"}) || !slices.Equal(res.Index.Conflicts, []string{"b.txt"}) {
+		t.Fatalf("index report %+v", res.Index)
+	}
+	if got := gittest.Run(t, dir, "show", ":a.txt"); got != tenLines("ONE", "5", "7", "TEN") {
+		t.Fatalf("staged a.txt = %q", got)
+	}
+	gittest.Run(t, dir, "commit", "-q", "-m", "the user's commit", "--", "a.txt")
+	if got := gittest.Run(t, dir, "show", "HEAD:a.txt"); got != tenLines("ONE", "5", "7", "TEN") {
+		t.Fatalf("the user's commit reverted the agent's hunk: %q", got)
+	}
+}
+
+// A held index.lock: the commit is made and reported, the entries are
+// left for a retry, which moves them once the lock is gone.
+func TestCommitWithTheIndexLocked(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"a.txt": "a\n"})
+	lock := filepath.Join(dir, ".git", "index.lock")
+	write(t, dir, ".git/index.lock", "")
+	write(t, dir, "a.txt", "agent\n")
+	res, _, err := commitSteps(t, dir, CommitOptions{}, "a.txt", "a\n", "agent\n")
+	if err != nil || res == nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if len(res.Index.Locked) != 1 || gittest.Run(t, dir, "show", "HEAD:a.txt") != "agent\n" {
+		t.Fatalf("index report %+v", res.Index)
+	}
+	os.Remove(lock)
+	if st := gittest.Run(t, dir, "status", "--porcelain"); st != "MM a.txt\n" {
+		t.Fatalf("status before the retry:\n%s", st)
+	}
+	r, _ := Open(ctx, dir)
+	if rep := r.SyncIndex(ctx, res.Index.Locked, 0); len(rep.Locked)+len(rep.Conflicts) != 0 {
+		t.Fatalf("retry %+v", rep)
+	}
+	if st := gittest.Run(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("status after the retry:\n%s", st)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // ErrMoved is wrapped by Commit's error when the branch moved under the
@@ -30,17 +32,34 @@ type Result struct {
 	Message string
 	// Entries are the commit's files, with their parent's versions.
 	Entries []Entry
-	// IndexKept lists the files whose index entry the user had changed
-	// (staged something): it was left as it was.
-	IndexKept []string
+	// Index says how the user's index followed the commit.
+	Index IndexReport
+}
+
+// IndexReport says how the user's index followed a commit, file by file.
+// A file in none of its lists had its entry moved from the parent's
+// version to the commit's (or had the commit's already).
+type IndexReport struct {
+	// Merged are files where the user had staged something else: the
+	// agent's hunks were merged into the staged version, so that the
+	// user's next `git commit` keeps both.
+	Merged []string
+	// Conflicts are files where that merge did not go cleanly (or the
+	// user staged the file's removal): the staged version was left as it
+	// was, and committing it as staged would revert the agent's change.
+	Conflicts []string
+	// Locked are the entries left at the parent's version because another
+	// git process held the index lock; SyncIndex can retry them.
+	Locked []Entry
 }
 
 // Commit makes the commit plan describes and moves HEAD to it, only if
 // HEAD has not moved since (else, when the moves did not touch the plan's
-// files, on top of the new HEAD). The user's index and worktree are left
-// as they were, but for index entries still equal to the parent's, moved
-// to the commit's. A failing pre-commit or commit-msg hook commits
-// nothing; its output is in the error.
+// files, on top of the new HEAD). The user's worktree is left as it
+// was; the index follows the commit file by file (see SyncIndex and
+// Result.Index). A failing pre-commit or commit-msg hook commits
+// nothing; its output is in the error. Once HEAD has moved, Commit
+// returns the result and no error: what did not work after is in it.
 func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Result, error) {
 	if err := r.checkState(); err != nil {
 		return nil, err
@@ -78,7 +97,7 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 	if err != nil {
 		return nil, err
 	}
-	msg, err := hooks.message(ctx, r.GitDir, plan.Message)
+	msg, err := hooks.message(ctx, plan.Message)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +120,102 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 	}
 	r.Head = sha
 	res := &Result{SHA: sha, Parent: parent, Files: plan.Files(), Message: msg, Entries: plan.Entries}
+	// From here on the commit is made: whatever fails is reported in the
+	// result, never as an error that would hide the commit.
 	_ = hooks.run(ctx, "post-commit") // as with git commit, its failure changes nothing
-	kept, err := r.syncIndex(ctx, plan.Entries)
-	res.IndexKept = kept
-	if err != nil {
-		return res, fmt.Errorf("committed %s, but updating the index failed: %w", Short(sha), err)
-	}
+	res.Index = r.SyncIndex(ctx, plan.Entries, indexLockWait)
 	return res, nil
+}
+
+// indexLockWait is how long SyncIndex waits for another git process to
+// release the index lock before it gives up for now.
+const indexLockWait = 500 * time.Millisecond
+
+// SyncIndex makes the user's index follow a commit of entries (from
+// their base to their blob), file by file: an entry still at the base
+// moves to the commit's blob; an entry where the user staged something
+// else gets the agent's hunks merged into it (`git merge-file`), or is
+// left as it was when they overlap (Conflicts). When another git
+// process holds the index lock, it waits up to wait, then leaves the
+// entries (Locked) for a later call.
+func (r *Repo) SyncIndex(ctx context.Context, entries []Entry, wait time.Duration) IndexReport {
+	var rep IndexReport
+	lock := filepath.Join(r.GitDir, "index.lock")
+	for deadline := time.Now().Add(wait); ; {
+		if _, err := os.Lstat(lock); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			rep.Locked = entries
+			return rep
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = e.Path
+	}
+	idx, err := r.realIndex(ctx, paths)
+	if err != nil {
+		rep.Locked = entries
+		return rep
+	}
+	var update []Entry
+	for _, e := range entries {
+		cur, has := idx[e.Path]
+		switch {
+		case (!has && e.Base == "") || (has && cur.oid == e.Base && cur.mode == e.BaseMode):
+			update = append(update, e)
+		case (!has && e.Blob == "") || (has && cur.oid == e.Blob && cur.mode == e.Mode):
+			// already the commit's
+		case !has || e.Blob == "" || e.Base == "":
+			rep.Conflicts = append(rep.Conflicts, e.Path)
+		default:
+			merged, ok := r.mergeStaged(ctx, cur.oid, e)
+			if !ok {
+				rep.Conflicts = append(rep.Conflicts, e.Path)
+				continue
+			}
+			update = append(update, Entry{Path: e.Path, Mode: cur.mode, Blob: merged})
+			rep.Merged = append(rep.Merged, e.Path)
+		}
+	}
+	if len(update) == 0 {
+		return rep
+	}
+	if _, err := r.git.run(ctx, indexInfo(update, false, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
+		// The lock was taken meanwhile (or git failed): nothing changed.
+		rep.Merged = nil
+		for _, e := range entries {
+			if !slices.Contains(rep.Conflicts, e.Path) {
+				rep.Locked = append(rep.Locked, e)
+			}
+		}
+	}
+	return rep
+}
+
+// mergeStaged merges the agent's change of e (base to blob) into the
+// user's staged blob and writes the result; ok is false when the hunks
+// overlap.
+func (r *Repo) mergeStaged(ctx context.Context, staged string, e Entry) (string, bool) {
+	var texts [3]string
+	for i, oid := range []string{staged, e.Base, e.Blob} {
+		out, err := r.git.run(ctx, "", "cat-file", "blob", oid)
+		if err != nil {
+			return "", false
+		}
+		texts[i] = out
+	}
+	merged, clean, err := r.merge3(ctx, texts[0], texts[1], texts[2])
+	if err != nil || !clean {
+		return "", false
+	}
+	blob, err := r.git.run(ctx, merged, "hash-object", "-w", "--no-filters", "--stdin")
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(blob), true
 }
 
 // rebase moves plan onto the current HEAD when none of its files changed
@@ -149,46 +257,6 @@ func (r *Repo) realIndex(ctx context.Context, paths []string) (map[string]treeEn
 	return indexEntries(ctx, r.git, filepath.Join(r.GitDir, "index"), paths, r.oidLen)
 }
 
-// syncIndex moves the real index entries of entries from their base to
-// their new content where the user has not staged anything else, and
-// returns the paths left alone.
-func (r *Repo) syncIndex(ctx context.Context, entries []Entry) ([]string, error) {
-	return r.moveIndex(ctx, entries, false)
-}
-
-// moveIndex sets the index entries still at one side of entries (base,
-// or with back the new content) to the other side, and returns the paths
-// whose entry was elsewhere (left alone).
-func (r *Repo) moveIndex(ctx context.Context, entries []Entry, back bool) ([]string, error) {
-	paths := make([]string, len(entries))
-	for i, e := range entries {
-		paths[i] = e.Path
-	}
-	idx, err := r.realIndex(ctx, paths)
-	if err != nil {
-		return nil, err
-	}
-	var move []Entry
-	var kept []string
-	for _, e := range entries {
-		fromMode, from := e.BaseMode, e.Base
-		if back {
-			fromMode, from = e.Mode, e.Blob
-		}
-		cur, has := idx[e.Path]
-		if (!has && from == "") || (has && cur.oid == from && cur.mode == fromMode) {
-			move = append(move, e)
-		} else {
-			kept = append(kept, e.Path)
-		}
-	}
-	if len(move) == 0 {
-		return kept, nil
-	}
-	_, err = r.git.run(ctx, indexInfo(move, back, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info")
-	return kept, err
-}
-
 // hookRunner runs the user's git hooks the way `git commit` does.
 type hookRunner struct {
 	dir     string
@@ -224,13 +292,25 @@ func (h hookRunner) run(ctx context.Context, name string, args ...string) error 
 }
 
 // message runs prepare-commit-msg and commit-msg on msg, as git does
-// with a message given by -m, and returns the message they leave.
-func (h hookRunner) message(ctx context.Context, gitDir, msg string) (string, error) {
+// with a message given by -m, and returns the message they leave. The
+// hooks get the path of a private temporary file as $1.
+func (h hookRunner) message(ctx context.Context, msg string) (string, error) {
 	if h.path("prepare-commit-msg") == "" && h.path("commit-msg") == "" {
 		return msg, nil
 	}
-	file := filepath.Join(gitDir, "COMMIT_EDITMSG")
-	if err := os.WriteFile(file, []byte(msg), 0o644); err != nil {
+	// A private file of our own, never .git/COMMIT_EDITMSG: that one may
+	// be the message of a `git commit` the user has open in an editor.
+	f, err := os.CreateTemp("", "loom-commit-msg-")
+	if err != nil {
+		return "", err
+	}
+	file := f.Name()
+	defer os.Remove(file)
+	_, err = f.WriteString(msg)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return "", err
 	}
 	if err := h.run(ctx, "prepare-commit-msg", file, "message"); err != nil {

@@ -31,6 +31,9 @@ type Repo struct {
 	HooksDir string
 	// Head is HEAD's commit when opened, "" on an unborn branch.
 	Head string
+	// MaxFileBytes, when > 0, is the largest file Prepare takes: a
+	// bigger one is left out (Plan.Skipped).
+	MaxFileBytes int64
 	// oidLen is the length of the repository's object names in hex.
 	oidLen int
 }

@@ -149,6 +149,21 @@ function M.notice(p)
   M.block({ '> [loom: ' .. (p.text or p.kind or '') .. ']' })
 end
 
+--- Shows a loom/commit: the auto-commit and its notes (files left
+--- uncommitted and why, hooks not run, …), which the user must see.
+---@param p {folder: string, turn: integer, sha: string, message: string, files: string[], notes: string[]|nil}
+function M.commit(p)
+  local subject = (p.message or ''):match('^[^\n]*') or ''
+  local lines = { string.format('> [loom: committed %s %s — :LoomUndo %s takes it back]', (p.sha or ''):sub(1, 7), subject, (p.sha or ''):sub(1, 12)) }
+  for _, note in ipairs(p.notes or {}) do
+    table.insert(lines, '> [loom: ' .. note .. ']')
+  end
+  M.block(lines)
+  if #(p.notes or {}) > 0 then
+    vim.notify('loom: ' .. table.concat(p.notes, '; '), vim.log.levels.WARN)
+  end
+end
+
 -- open_turn checks a displayMessage's seq and starts its turn's block
 -- when needed; false means the message is stale and is dropped.
 local function open_turn(p)

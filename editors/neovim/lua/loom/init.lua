@@ -146,6 +146,11 @@ M.handlers = {
       chat.notice(p)
     end
   end,
+  ['loom/commit'] = function(_, p)
+    if p then
+      chat.commit(p)
+    end
+  end,
   ['loom/state'] = function(_, p)
     if p then
       if p.totalUsage then
@@ -310,8 +315,10 @@ function M.history(args)
   end)
 end
 
-function M.undo()
-  M.execute('loom.undo', {}, function(err, res)
+--- Takes back an auto-commit: the one named by sha, else the newest.
+---@param sha string|nil
+function M.undo(sha)
+  M.execute('loom.undo', { sha = sha }, function(err, res)
     if not err and res then
       vim.notify('loom: ' .. (res.message or 'undone'), vim.log.levels.INFO)
       vim.cmd('checktime')
@@ -374,7 +381,9 @@ local function commands()
   def('LoomHistory', function()
     M.history()
   end, { desc = 'Redraw the Loom chat from the transcript' })
-  def('LoomUndo', M.undo, { desc = "Revert Loom's last auto-commit" })
+  def('LoomUndo', function(o)
+    M.undo(o.args ~= '' and o.args or nil)
+  end, { nargs = '?', desc = "Take back Loom's last auto-commit, or the one named by a sha" })
   def('LoomCompact', M.compact, { desc = 'Summarise the Loom conversation now, to free context' })
   def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
   def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })

@@ -1,0 +1,264 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+)
+
+// bashScript is a model that, for the prompt "run N", runs commands[N]
+// with bash, then says "done N".
+func bashScript(commands ...string) string {
+	var b strings.Builder
+	for i, c := range commands {
+		arg, _ := json.Marshal(map[string]string{"command": c})
+		fmt.Fprintf(&b, "[[step]]\nmatch.last_user_contains = %q\n  [[step.tool_call]]\n  name = \"bash\"\n  arguments = '%s'\n\n", fmt.Sprintf("run %d.", i), arg)
+		fmt.Fprintf(&b, "[[step]]\nmatch.last_role = \"tool\"\ntext = [%q]\n\n", fmt.Sprintf("done %d", i))
+	}
+	return b.String()
+}
+
+// approvalAsked is what the fake editor saw of one approval request.
+type approvalAsked struct {
+	Message string           `json:"message"`
+	Actions []ApprovalAction `json:"actions"`
+	Loom    ApprovalInfo     `json:"loom"`
+}
+
+// answerer answers approval requests with a scripted choice per request.
+type answerer struct {
+	mu     sync.Mutex
+	asked  []approvalAsked
+	choose func(a approvalAsked) any
+}
+
+func (an *answerer) hook(raw json.RawMessage) any {
+	var a approvalAsked
+	_ = json.Unmarshal(raw, &a)
+	an.mu.Lock()
+	an.asked = append(an.asked, a)
+	choose := an.choose
+	an.mu.Unlock()
+	return choose(a)
+}
+
+func (an *answerer) count() int {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	return len(an.asked)
+}
+
+func (an *answerer) last() approvalAsked {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	return an.asked[len(an.asked)-1]
+}
+
+func ruleAction(a approvalAsked, kind string) *ApprovalAction {
+	for _, x := range a.Actions {
+		if x.Rule != nil && (kind == "exact") == (x.Rule.Exact != "") {
+			return &x
+		}
+	}
+	return nil
+}
+
+// runTurn asks "run N." and waits for the turn's end; it returns the last
+// status and detail of the turn's bash call.
+func (e *env) runTurn(n int) ToolCallParams {
+	e.t.Helper()
+	from := len(e.ed.Messages(""))
+	res := e.ask(fmt.Sprintf("run %d.", n))
+	e.await(fmt.Sprintf("turn %d ended", n), turnEnded(e.folder, from))
+	var last ToolCallParams
+	for _, c := range toolCalls(e.t, e.ed.Messages("")[from:], "bash") {
+		if c.Turn == res.Turn {
+			last = c
+		}
+	}
+	return last
+}
+
+func TestApprovalRules(t *testing.T) {
+	commands := []string{
+		"echo hello",                  // 0: asked, "always allow `echo hello`"
+		"echo hello",                  // 1: runs unasked
+		"echo bye",                    // 2: asked (not the exact command), denied
+		"ls -a",                       // 3: asked, prefix edited to `ls`
+		"ls -la . | wc -l",            // 4: asked: wc is not allowed; allowed once
+		"ls -l",                       // 5: runs unasked
+		"ls; touch pwned",             // 6: asked, denied
+		"echo hello $(touch pwned2)",  // 7: asked, no rule offered, denied
+		"echo hello > ../outside.txt", // 8: asked, no rule offered, denied
+	}
+	an := &answerer{}
+	e := newEnv(t, envOptions{
+		script:  bashScript(commands...),
+		cfg:     loomClient,
+		options: map[string]any{"tools": map[string]any{"bash": "ask"}},
+		hooks:   fakeeditor.Hooks{RawShowMessageRequest: an.hook},
+	})
+	deny := map[string]any{"title": approveDeny}
+	allow := map[string]any{"title": approveAllow}
+
+	// 0: the exact rule, as offered.
+	an.choose = func(a approvalAsked) any { return ruleAction(a, "exact") }
+	if c := e.runTurn(0); c.Status != "succeeded" {
+		t.Fatalf("turn 0: bash %s, want succeeded", c.Status)
+	}
+	first := an.last()
+	if first.Loom.Command != "echo hello" || first.Loom.Tool != "bash" || first.Loom.CallID == "" {
+		t.Errorf("approval info %+v, want the command echo hello", first.Loom)
+	}
+	if a := ruleAction(first, "exact"); a == nil || a.Rule.Exact != "echo hello" || a.Title != "Always allow `echo hello`" {
+		t.Errorf("exact action %+v", a)
+	}
+	if a := ruleAction(first, "prefix"); a == nil || a.Rule.Prefix != "echo hello" {
+		t.Errorf("prefix action %+v, want echo hello", a)
+	}
+	e.await("rule saved notice", hasMethod("loom/notice", "without asking"))
+
+	// 1: runs without asking.
+	asked := an.count()
+	an.choose = func(approvalAsked) any { t.Error("asked for an allowed command"); return deny }
+	c := e.runTurn(1)
+	if c.Status != "succeeded" || an.count() != asked {
+		t.Fatalf("turn 1: bash %s after %d approvals, want succeeded unasked", c.Status, an.count()-asked)
+	}
+	if !hasDetail(t, e.ed.Messages(MethodToolCall), "allowed by the rule `echo hello`") {
+		t.Errorf("no tool call says which rule allowed it")
+	}
+
+	// 2: another command is asked.
+	an.choose = func(approvalAsked) any { return deny }
+	if c := e.runTurn(2); c.Status != "failed" || an.count() != asked+1 {
+		t.Fatalf("turn 2: bash %s, asked %d times, want failed after one question", c.Status, an.count()-asked)
+	}
+
+	// 3: the prefix, edited by the user from `ls` (the suggestion) to... `ls` still, sent back with spaces.
+	an.choose = func(a approvalAsked) any {
+		p := ruleAction(a, "prefix")
+		if p == nil {
+			t.Errorf("no prefix action for ls -a: %+v", a.Actions)
+			return deny
+		}
+		return map[string]any{"title": p.Title, "rule": map[string]string{"prefix": "  ls  "}}
+	}
+	if c := e.runTurn(3); c.Status != "succeeded" {
+		t.Fatalf("turn 3: bash %s", c.Status)
+	}
+
+	// 4: a pipeline with an unallowed piece asks; its prefix action names wc.
+	an.choose = func(a approvalAsked) any {
+		if p := ruleAction(a, "prefix"); p == nil || p.Rule.Prefix != "wc" {
+			t.Errorf("prefix action for ls | wc: %+v, want wc (ls is allowed already)", p)
+		}
+		return allow
+	}
+	if c := e.runTurn(4); c.Status != "succeeded" {
+		t.Fatalf("turn 4: bash %s", c.Status)
+	}
+
+	// 5: covered by the edited prefix.
+	asked = an.count()
+	an.choose = func(approvalAsked) any { t.Error("asked for ls -l"); return deny }
+	if c := e.runTurn(5); c.Status != "succeeded" || an.count() != asked {
+		t.Fatalf("turn 5: bash %s, want succeeded unasked", c.Status)
+	}
+
+	// 6-8: attacks are asked, and 7-8 get no rule to pick.
+	for n, rules := range map[int]bool{6: true, 7: false, 8: false} {
+		an.choose = func(a approvalAsked) any {
+			if got := ruleAction(a, "exact") != nil; got != rules {
+				t.Errorf("turn %d (%q): rule actions offered %v, want %v", n, commands[n], got, rules)
+			}
+			return deny
+		}
+		before := an.count()
+		if c := e.runTurn(n); c.Status != "failed" || an.count() != before+1 {
+			t.Errorf("turn %d (%q): bash %s after %d questions, want failed after one", n, commands[n], c.Status, an.count()-before)
+		}
+	}
+	for _, f := range []string{"pwned", "pwned2", "../outside.txt"} {
+		if _, err := os.Stat(filepath.Join(e.folder, f)); err == nil {
+			t.Errorf("%s exists: a denied command ran", f)
+		}
+	}
+
+	var st struct {
+		AllowCommands []cmdrules.Rule `json:"allowCommands"`
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdStatus, FolderArgs{}, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := []cmdrules.Rule{{Exact: "echo hello"}, {Prefix: "ls"}}
+	if fmt.Sprint(st.AllowCommands) != fmt.Sprint(want) {
+		t.Errorf("loom.status allowCommands = %v, want %v", st.AllowCommands, want)
+	}
+	// The rules are the user's, kept outside the repository.
+	entries, _ := os.ReadDir(e.folder)
+	for _, en := range entries {
+		t.Errorf("the workspace holds %s: rules must live in the user's state directory", en.Name())
+	}
+}
+
+func hasDetail(t *testing.T, msgs []fakeeditor.Message, detail string) bool {
+	for _, c := range toolCalls(t, msgs, "bash") {
+		if strings.Contains(c.Summary, detail) || strings.Contains(c.Progress, detail) {
+			return true
+		}
+	}
+	return false
+}
+
+// A client that declares no window capability (Vim's ALE) is never sent
+// a request it cannot answer: bash is denied at once, with how to allow
+// it, and the turn ends.
+func TestApprovalClientCannotAsk(t *testing.T) {
+	e := newEnv(t, envOptions{
+		script:  bashScript("touch ran"),
+		cfg:     fakeeditor.Config{NoShowMessage: true},
+		options: map[string]any{"tools": map[string]any{"bash": "ask"}},
+	})
+	e.ask("run 0.")
+	e.await("the turn ended with the model's answer", hasMethod("window/showMessage", "done 0"))
+	if n := len(e.ed.Messages("window/showMessageRequest")); n != 0 {
+		t.Errorf("%d window/showMessageRequest sent to a client that cannot answer them", n)
+	}
+	e.await("the user is told how to allow commands", hasMethod("window/showMessage", `tools.bash = \"allow\"`))
+	if _, err := os.Stat(filepath.Join(e.folder, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+}
+
+// An approval nobody answers is denied after tools.approval_timeout, said
+// plainly, and the request is cancelled.
+func TestApprovalTimeout(t *testing.T) {
+	release := make(chan struct{})
+	e := newEnv(t, envOptions{
+		script:  bashScript("touch ran"),
+		cfg:     loomClient,
+		options: map[string]any{"tools": map[string]any{"bash": "ask", "approval_timeout": "300ms"}},
+		hooks: fakeeditor.Hooks{RawShowMessageRequest: func(json.RawMessage) any {
+			<-release // the user walked away, until the test ends
+			return nil
+		}},
+	})
+	defer close(release)
+	c := e.runTurn(0)
+	if c.Status != "failed" {
+		t.Fatalf("bash %s, want failed", c.Status)
+	}
+	e.await("the denial is said", hasMethod("window/showMessage", "no answer within 300ms (tools.approval_timeout)"))
+	e.await("the request is cancelled", hasMethod("$/cancelRequest", `"id"`))
+	if _, err := os.Stat(filepath.Join(e.folder, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+}

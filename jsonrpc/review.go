@@ -1,0 +1,308 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// MethodProposedChanges carries ProposedChangesParams, to clients that
+// declare experimental.loom.review.
+const MethodProposedChanges = "loom/proposedChanges"
+
+// ProposedChangesParams is a proposal waiting for the user's review
+// (tools.edits = "review"): answer it with loom.review.
+type ProposedChangesParams struct {
+	Folder  string           `json:"folder"`
+	Turn    uint64           `json:"turn"`
+	ID      string           `json:"id"`
+	CallID  string           `json:"callId"`
+	Changes []ProposedChange `json:"changes"`
+}
+
+// ProposedChange is one file of a proposal.
+type ProposedChange struct {
+	URI  string `json:"uri"`
+	Path string `json:"path"`
+	// Kind is edit, create, delete or command.
+	Kind  string         `json:"kind"`
+	Diff  string         `json:"diff"`
+	Hunks []ProposedHunk `json:"hunks"`
+}
+
+// ProposedHunk is a part of a change the user accepts or rejects alone.
+// Range is the lines of the current text it replaces (whole lines: the
+// end is the start of the line after).
+type ProposedHunk struct {
+	ID    string         `json:"id"`
+	Diff  string         `json:"diff"`
+	Range protocol.Range `json:"range"`
+}
+
+// ReviewArgs are loom.review's arguments. Accept and Reject are lists of
+// hunk ids or the string "all"; a hunk in neither is rejected.
+type ReviewArgs struct {
+	URI     string          `json:"uri,omitempty"`
+	ID      string          `json:"id"`
+	Accept  json.RawMessage `json:"accept,omitempty"`
+	Reject  json.RawMessage `json:"reject,omitempty"`
+	Comment string          `json:"comment,omitempty"`
+}
+
+// ProposalsResult is loom.proposals' reply: the proposals waiting for a
+// review, for a client that (re)connects.
+type ProposalsResult struct {
+	Folder    string                  `json:"folder"`
+	Proposals []ProposedChangesParams `json:"proposals"`
+}
+
+// hunkList decodes a list of hunk ids or "all".
+func hunkList(field string, raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var all string
+	if json.Unmarshal(raw, &all) == nil {
+		if all != workspace.AllHunks {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %s must be a list of hunk ids or \"all\", got %q", CmdReview, field, all)
+		}
+		return []string{workspace.AllHunks}, nil
+	}
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %s must be a list of hunk ids or \"all\": %v", CmdReview, field, err)
+	}
+	return ids, nil
+}
+
+func (s *Server) runReview(ctx context.Context, a ReviewArgs) (any, error) {
+	if a.ID == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: id is required (the proposal's id from loom/proposedChanges)", CmdReview)
+	}
+	accept, err := hunkList("accept", a.Accept)
+	if err != nil {
+		return nil, err
+	}
+	reject, err := hunkList("reject", a.Reject)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := s.session(CmdReview, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sess.Review(ctx, a.ID, accept, reject, a.Comment)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdProposals, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	notes, err := sess.Proposals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &ProposalsResult{Folder: sess.Path(), Proposals: []ProposedChangesParams{}}
+	for i := range notes {
+		out.Proposals = append(out.Proposals, s.proposedParams(sess.Path(), 0, &notes[i]))
+	}
+	return out, nil
+}
+
+// proposedParams is the wire form of a proposal.
+func (s *Server) proposedParams(folder string, turn uint64, p *workspace.ProposalNote) ProposedChangesParams {
+	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID}
+	for i, c := range p.Changes {
+		pc := ProposedChange{Path: c.Path, Kind: string(c.Kind), Diff: c.Diff, Hunks: []ProposedHunk{}}
+		if i < len(p.Abs) {
+			pc.URI = string(s.clientURI(p.Abs[i]))
+		}
+		for _, h := range c.Hunks {
+			pc.Hunks = append(pc.Hunks, ProposedHunk{ID: h.ID, Diff: h.Diff, Range: protocol.Range{
+				Start: protocol.Position{Line: uint32(h.StartLine)},
+				End:   protocol.Position{Line: uint32(h.EndLine)},
+			}})
+		}
+		out.Changes = append(out.Changes, pc)
+	}
+	return out
+}
+
+// sendProposal shows a proposal: as loom/proposedChanges to a client
+// that reviews, else as a workspace/applyEdit whose change annotation
+// needs the user's confirmation (LSP 3.16): applied means accepted whole,
+// refused means rejected whole. It runs on the folder's outbox goroutine
+// and must not block: the generic path answers on a goroutine of its own.
+func (f *folderOut) sendProposal(caps clientCaps, n workspace.Notification) {
+	p := n.Proposal
+	if p == nil {
+		return
+	}
+	if caps.review {
+		params := f.s.proposedParams(f.folder, n.Turn, p)
+		f.s.notify(context.Background(), MethodProposedChanges, &params)
+		return
+	}
+	go f.s.confirmProposal(f.folder, *p)
+}
+
+// sendRewound tells a loom client that the conversation was rewound.
+func (f *folderOut) sendRewound(caps clientCaps, n workspace.Notification) {
+	if caps.loom {
+		f.s.notify(context.Background(), MethodRewound, &RewoundParams{Folder: f.folder, Turn: n.Turn, Prompt: n.Text, Redone: n.Redone})
+	}
+}
+
+// confirmProposal asks a generic client to confirm a proposal with an
+// annotated workspace/applyEdit and tells the session the answer. A
+// client that cannot apply edits cannot review: the change is rejected
+// with a comment saying so, and nothing is written.
+func (s *Server) confirmProposal(folder string, p workspace.ProposalNote) {
+	ctx := s.ctx
+	sess, err := s.host.Session(folder)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	ok, versioned := s.caps.applyEdit, s.caps.versionedEdits
+	s.mu.Unlock()
+	if !ok || len(p.Abs) == 0 {
+		sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, "this editor cannot show a change for review (no workspace/applyEdit); nothing was written")
+		return
+	}
+	path := p.Abs[0]
+	e := tools.NewEdit(folder, path, p.Created, p.OldText, p.NewText, 0)
+	label := "Loom: " + filepath.Base(path)
+	desc := fmt.Sprintf("the agent proposes %d change(s) to %s (tools.edits = \"review\")", len(p.Changes[0].Hunks), p.Changes[0].Path)
+	yes := true
+	params := &protocol.ApplyWorkspaceEditParams{Label: &label}
+	if versioned {
+		const annotation = "loom.review"
+		params.Edit.ChangeAnnotations = map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{
+			annotation: {Label: label, NeedsConfirmation: &yes, Description: &desc},
+		}
+		edits := make([]protocol.TextDocumentEditElement, 0, len(e.TextEdits))
+		for _, te := range e.TextEdits {
+			edits = append(edits, &protocol.AnnotatedTextEdit{TextEdit: protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText}, AnnotationID: annotation})
+		}
+		doc := protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: s.clientURI(path)}}
+		if _, version, open := s.host.Overlay().Document(path); open {
+			doc.Version = &version
+		}
+		params.Edit.DocumentChanges = []protocol.DocumentChange{&protocol.TextDocumentEdit{TextDocument: doc, Edits: edits}}
+	} else {
+		edits := make([]protocol.TextEdit, 0, len(e.TextEdits))
+		for _, te := range e.TextEdits {
+			edits = append(edits, protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText})
+		}
+		params.Edit.Changes = map[uri.URI][]protocol.TextEdit{s.clientURI(path): edits}
+	}
+	var res protocol.ApplyWorkspaceEditResult
+	if err := s.callClient(ctx, protocol.MethodWorkspaceApplyEdit, params, &res); err != nil || !res.Applied {
+		why := "the user declined the change"
+		if res.FailureReason != nil && *res.FailureReason != "" {
+			why += ": " + *res.FailureReason
+		}
+		sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
+		return
+	}
+	// The editor applied it: the session's three-way apply finds the
+	// agent's text already there and only commits it.
+	if _, err := sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, ""); err != nil && !strings.Contains(err.Error(), "no such proposal") {
+		s.log.Info("review after a confirmed edit", "err", err)
+	}
+}
+
+// MethodRewound carries RewoundParams: the conversation was cut back to
+// before Turn, whose Prompt goes back to the input (or, Redone, made
+// whole again by a redo).
+const MethodRewound = "loom/rewound"
+
+// RewoundParams is a conversation rewind or its redo.
+type RewoundParams struct {
+	Folder string `json:"folder"`
+	Turn   uint64 `json:"turn"`
+	Prompt string `json:"prompt,omitempty"`
+	Redone bool   `json:"redone,omitempty"`
+}
+
+// RewindArgs are loom.rewind's arguments. Restore is "files",
+// "conversation" or "both" (default "both").
+type RewindArgs struct {
+	URI     string `json:"uri,omitempty"`
+	Turn    uint64 `json:"turn"`
+	Restore string `json:"restore,omitempty"`
+}
+
+// CheckpointsResult is loom.checkpoints' reply.
+type CheckpointsResult struct {
+	Folder      string                 `json:"folder"`
+	Checkpoints []workspace.Checkpoint `json:"checkpoints"`
+	// CanRedo says whether loom.redo would undo a rewind now.
+	CanRedo bool `json:"canRedo"`
+}
+
+func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCheckpoints, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := sess.Checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cps == nil {
+		cps = []workspace.Checkpoint{}
+	}
+	return &CheckpointsResult{Folder: sess.Path(), Checkpoints: cps, CanRedo: sess.CanRedo(ctx)}, nil
+}
+
+func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
+	restore := fsm.Restore(a.Restore)
+	switch restore {
+	case "":
+		restore = fsm.RestoreBoth
+	case fsm.RestoreFiles, fsm.RestoreConversation, fsm.RestoreBoth:
+	default:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: restore must be \"files\", \"conversation\" or \"both\", got %q", CmdRewind, a.Restore)
+	}
+	if a.Turn == 0 {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: turn is required (a turn of loom.checkpoints)", CmdRewind)
+	}
+	sess, err := s.session(CmdRewind, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sess.Rewind(ctx, a.Turn, restore)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (s *Server) runRedo(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdRedo, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sess.Redo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

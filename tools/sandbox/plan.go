@@ -1,0 +1,133 @@
+package sandbox
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+)
+
+// HelperArg is the first argument of the hidden entry point that sets
+// the sandbox up and execs the command: argv is
+// [loom-lsp, HelperArg, command path, command argv...], with the plan in
+// the environment ([planVar]).
+const HelperArg = "__loom-lsp-sandbox"
+
+// planVar carries the JSON plan to the helper; the helper removes it
+// before the command runs.
+const planVar = "LOOM_SANDBOX_PLAN"
+
+// plan is the Policy resolved into absolute paths, as the helper gets it.
+type plan struct {
+	ABI int `json:"abi"`
+	// Mounts says the helper runs in its own user and mount namespace,
+	// with the capabilities to bind-mount ReadOnly read-only.
+	Mounts bool `json:"mounts"`
+	// NetNS says the helper runs in its own network namespace (network
+	// off): it brings its loopback up.
+	NetNS bool     `json:"netns"`
+	Root  string   `json:"root"`
+	Write []string `json:"write"`
+	// ReadOnly are paths under Root kept read-only; Hide are unreadable.
+	ReadOnly []string `json:"readOnly"`
+	Hide     []string `json:"hide"`
+	// Network is "on", "off" or "allow" (then Ports).
+	Network string   `json:"network"`
+	Ports   []uint16 `json:"ports,omitempty"`
+}
+
+// plan resolves the policy for one command.
+func (s *Sandbox) plan() plan {
+	home, _ := os.UserHomeDir()
+	return plan{
+		ABI:      s.sys.abi,
+		Mounts:   s.sys.userns,
+		NetNS:    s.netnsOff(),
+		Root:     s.p.Root,
+		Write:    s.writable(home),
+		ReadOnly: s.readOnly(),
+		Hide:     s.hidden(home),
+		Network:  s.p.Network,
+		Ports:    ports(s.p.Allow),
+	}
+}
+
+// ports returns the ports of "host:port" entries, without repeats.
+func ports(allow []string) []uint16 {
+	var out []uint16
+	for _, a := range allow {
+		_, p, _ := net.SplitHostPort(a)
+		if x, err := strconv.ParseUint(p, 10, 16); err == nil && x > 0 && !slices.Contains(out, uint16(x)) {
+			out = append(out, uint16(x))
+		}
+	}
+	return out
+}
+
+// grant is one Landlock rule: a path and whether the whole hierarchy
+// under it is granted (else only the directory's own listing).
+type grant struct {
+	path  string
+	whole bool
+}
+
+// split grants dir minus the excluded paths: dir whole when nothing
+// excluded is inside it; else its listing, and each of its entries split
+// in turn (an excluded entry is left out; symlinks are left out, since
+// Landlock grants what they point to, which may be excluded).
+func split(dir string, exclude []string) []grant {
+	var inside []string
+	for _, x := range exclude {
+		if x == dir {
+			return nil
+		}
+		if within(x, dir) {
+			inside = append(inside, x)
+		}
+	}
+	if len(inside) == 0 {
+		return []grant{{path: dir, whole: true}}
+	}
+	out := []grant{{path: dir}}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 {
+			continue
+		}
+		out = append(out, split(filepath.Join(dir, e.Name()), inside)...)
+	}
+	return out
+}
+
+// blocksWrite reports whether the plan keeps a command from writing p
+// (absolute, clean).
+func (pl plan) blocksWrite(p string) bool {
+	for _, r := range pl.ReadOnly {
+		if within(p, r) {
+			return true
+		}
+	}
+	if pl.hides(p) {
+		return true
+	}
+	if within(p, pl.Root) {
+		if pl.Mounts {
+			return false
+		}
+		// Landlock alone: a directory holding a read-only path is granted
+		// entry by entry, so nothing new can be created in it.
+		parent := filepath.Dir(p)
+		_, err := os.Lstat(p)
+		return err != nil && slices.ContainsFunc(pl.ReadOnly, func(r string) bool { return r != parent && within(r, parent) })
+	}
+	return !slices.ContainsFunc(pl.Write, func(w string) bool { return within(p, w) })
+}
+
+// hides reports whether the plan keeps a command from reading p.
+func (pl plan) hides(p string) bool {
+	return slices.ContainsFunc(pl.Hide, func(h string) bool { return within(p, h) })
+}

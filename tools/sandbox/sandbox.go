@@ -1,0 +1,268 @@
+// Package sandbox runs the agent's commands (bash, stdio MCP servers)
+// under Landlock, the Linux kernel's unprivileged sandbox.
+//
+// Landlock restricts the process that asks for it and everything it
+// starts, so a command is started through loom-lsp itself: [Sandbox.Wrap]
+// rewrites an exec.Cmd to run this program's hidden entry point
+// ([HelperArg]), which this package's init function runs before main (and
+// before any test's TestMain): it sets the sandbox up and then execs the
+// real command in place, so the process group, the exit status, signals
+// and the reaping markers are the command's own.
+//
+// What a sandboxed command may do:
+//
+//   - write only inside the workspace folder, the temp directory, the
+//     tools' cache directories ([DefaultWritable]) and what the user adds;
+//     never into the folder's .git nor loom's configuration files, which
+//     stay readable;
+//   - read everything but the secret directories ([DefaultHidden]) and
+//     what the user adds;
+//   - reach the network as configured: on, off, or connect only to the
+//     listed TCP ports.
+//
+// Landlock grants access by file hierarchy and cannot carve a read-only
+// hole into a writable tree, so .git and the configuration files are made
+// read-only by a bind mount in a private user and mount namespace; where
+// user namespaces are not available, the folder's top-level entries are
+// granted one by one instead (then a command cannot create a new file at
+// the top of the folder). Hidden directories are left out of the grants
+// the same way: their parent directories' other entries are granted one
+// by one.
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// Network modes of a [Policy].
+const (
+	NetworkOn    = "on"
+	NetworkOff   = "off"
+	NetworkAllow = "allow"
+)
+
+// Policy is what a sandboxed command may do.
+type Policy struct {
+	// Root is the workspace folder: absolute, symlinks resolved.
+	Root string
+	// Write adds writable directories (absolute, or starting with ~/) to
+	// the defaults.
+	Write []string
+	// Hide adds unreadable directories to the defaults.
+	Hide []string
+	// ReadOnly names paths relative to Root that stay read-only (loom's
+	// configuration files); .git always does.
+	ReadOnly []string
+	// Network is NetworkOn, NetworkOff or NetworkAllow; "" means on.
+	Network string
+	// Allow lists "host:port" for NetworkAllow. Landlock filters TCP by
+	// port only: the host is not checked.
+	Allow []string
+}
+
+// DefaultReadOnly are loom's configuration files, relative to the
+// workspace folder, which commands may read but not write (.git too).
+var DefaultReadOnly = []string{".loom.toml", "loom.toml", ".vscode/settings.json", ".zed/settings.json", ".dir-locals.el"}
+
+// DefaultHidden are the directories, relative to the home directory,
+// that a sandboxed command cannot read: keys and credentials, and loom's
+// own configuration.
+var DefaultHidden = []string{".ssh", ".aws", ".gnupg", ".config/loom", ".netrc", ".docker/config.json", ".kube", ".config/gcloud", ".azure", ".password-store"}
+
+// DefaultWritable returns the tools' cache directories a sandboxed
+// command may write besides the workspace and the temp dir: ~/.cache
+// (and $XDG_CACHE_HOME), the Go build and module caches ($GOCACHE,
+// $GOMODCACHE, else ~/go/pkg/mod), npm's, yarn's, cargo's registry,
+// Maven's and Gradle's caches.
+func DefaultWritable(home string) []string {
+	var dirs []string
+	for _, v := range []string{"XDG_CACHE_HOME", "GOCACHE", "GOMODCACHE"} {
+		if d := os.Getenv(v); filepath.IsAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if gopath := os.Getenv("GOPATH"); os.Getenv("GOMODCACHE") == "" && gopath != "" {
+		for _, p := range filepath.SplitList(gopath) {
+			if filepath.IsAbs(p) {
+				dirs = append(dirs, filepath.Join(p, "pkg", "mod"))
+			}
+		}
+	}
+	if home != "" {
+		for _, d := range []string{".cache", "go/pkg/mod", ".npm", ".yarn", ".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches"} {
+			dirs = append(dirs, filepath.Join(home, d))
+		}
+	}
+	return dirs
+}
+
+// Sandbox runs commands under one Policy. It is safe for concurrent use.
+type Sandbox struct {
+	p   Policy
+	sys system
+	// told is set once a command's result said that there is no sandbox.
+	told atomic.Bool
+}
+
+// system is what this machine offers: its Landlock ABI (0: none) and
+// whether user namespaces work; why says what is missing.
+type system struct {
+	abi    int
+	userns bool
+	why    string
+}
+
+// New returns a sandbox for p on this machine.
+func New(p Policy) *Sandbox {
+	if p.Network == "" {
+		p.Network = NetworkOn
+	}
+	return &Sandbox{p: p, sys: probe()}
+}
+
+// Active reports whether commands really run sandboxed here.
+func (s *Sandbox) Active() bool { return s != nil && s.sys.abi > 0 }
+
+// Policy returns the sandbox's policy.
+func (s *Sandbox) Policy() Policy { return s.p }
+
+// Unavailable says why there is no sandbox on this machine; "" when
+// there is one.
+func (s *Sandbox) Unavailable() string {
+	switch {
+	case s == nil:
+		return `the sandbox is off (tools.sandbox = "off"): commands run with your full permissions`
+	case s.Active():
+		return ""
+	}
+	return "no sandbox: " + s.sys.why + "; commands run with your full permissions"
+}
+
+// FirstNotice returns, once per Sandbox, the note for the first command's
+// result when there is no sandbox here; "" otherwise.
+func (s *Sandbox) FirstNotice() string {
+	if s == nil || s.Active() || !s.told.CompareAndSwap(false, true) {
+		return ""
+	}
+	return "(" + s.Unavailable() + ")\n"
+}
+
+// Describe is the one line loom.status shows: "landlock ABI 7, writes:
+// …, hidden: …, network: on".
+func (s *Sandbox) Describe() string {
+	if !s.Active() {
+		return s.Unavailable()
+	}
+	home, _ := os.UserHomeDir()
+	short := func(p string) string {
+		if home != "" && (p == home || strings.HasPrefix(p, home+"/")) {
+			return "~" + p[len(home):]
+		}
+		return p
+	}
+	writes := []string{"workspace", short(os.TempDir())}
+	for _, d := range s.writable(home) {
+		if _, err := os.Stat(d); err == nil {
+			writes = append(writes, short(d))
+		}
+	}
+	writes = slices.Compact(writes)
+	var hidden []string
+	for _, d := range s.hidden(home) {
+		hidden = append(hidden, short(d))
+	}
+	ro := ".git and loom's config read-only"
+	if !s.sys.userns {
+		ro += " (no user namespaces: new files at the folder's top level are blocked)"
+	}
+	net := s.p.Network
+	switch {
+	case s.p.Network == NetworkAllow:
+		net = "only " + strings.Join(s.p.Allow, ", ") + " (TCP, by port)"
+	case s.p.Network == NetworkOff && !s.netnsOff() && s.sys.abi < 4:
+		net = "on (cannot be turned off here: " + s.sys.why + ")"
+	}
+	return fmt.Sprintf("landlock ABI %d, writes: %s; %s; hidden: %s; network: %s",
+		s.sys.abi, strings.Join(writes, ", "), ro, strings.Join(hidden, ", "), net)
+}
+
+// netnsOff reports whether network "off" uses a network namespace.
+func (s *Sandbox) netnsOff() bool { return s.p.Network == NetworkOff && s.sys.userns }
+
+// writable is every writable directory but the workspace, absolute.
+func (s *Sandbox) writable(home string) []string {
+	dirs := []string{os.TempDir()}
+	dirs = append(dirs, DefaultWritable(home)...)
+	for _, d := range s.p.Write {
+		dirs = append(dirs, expandHome(d, home))
+	}
+	return cleanAll(dirs)
+}
+
+// hidden is every unreadable path, absolute.
+func (s *Sandbox) hidden(home string) []string {
+	var dirs []string
+	if home != "" {
+		for _, d := range DefaultHidden {
+			dirs = append(dirs, filepath.Join(home, d))
+		}
+	}
+	if cfg := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(cfg) {
+		dirs = append(dirs, filepath.Join(cfg, "loom"))
+	}
+	for _, d := range s.p.Hide {
+		dirs = append(dirs, expandHome(d, home))
+	}
+	return cleanAll(dirs)
+}
+
+// readOnly is every read-only path inside the workspace, absolute.
+func (s *Sandbox) readOnly() []string {
+	paths := []string{filepath.Join(s.p.Root, ".git")}
+	names := s.p.ReadOnly
+	if names == nil {
+		names = DefaultReadOnly
+	}
+	for _, n := range names {
+		paths = append(paths, filepath.Join(s.p.Root, filepath.FromSlash(n)))
+	}
+	return cleanAll(paths)
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") && home != "" {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// cleanAll cleans paths, resolves their symlinks where they exist, drops
+// relative ones, and sorts them without repeats.
+func cleanAll(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// within reports whether p is dir or inside it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}

@@ -1,0 +1,168 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+)
+
+// Approval rules ("always allow `npm test`", "always allow commands
+// starting with `go test`") are the user's, per workspace folder: they
+// live in the user's state directory (rules/<folder>-<hash>.json), never
+// in the repository, so neither a cloned repository nor the agent (whose
+// writes stay inside the workspace) can add one.
+
+// ruleStore holds the approval rules of every folder of a host.
+type ruleStore struct {
+	mu     sync.Mutex
+	loaded map[string][]cmdrules.Rule // by folder
+}
+
+// rulesFile is where folder's rules are kept, or an error when there is
+// no state directory.
+func (h *Host) rulesFile(folder string) (string, error) {
+	dir, err := h.stateDir()
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(journalPath(filepath.Join(dir, "rules"), folder), ".jsonl") + ".json", nil
+}
+
+// rulesFileContent is the rules file's JSON.
+type rulesFileContent struct {
+	Folder        string          `json:"folder"`
+	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+}
+
+// ApprovalRules returns the approval rules of folder (absolute), read
+// from the state directory the first time.
+func (h *Host) ApprovalRules(folder string) ([]cmdrules.Rule, error) {
+	h.rules.mu.Lock()
+	defer h.rules.mu.Unlock()
+	return h.loadRulesLocked(folder)
+}
+
+func (h *Host) loadRulesLocked(folder string) ([]cmdrules.Rule, error) {
+	if rs, ok := h.rules.loaded[folder]; ok {
+		return slices.Clone(rs), nil
+	}
+	path, err := h.rulesFile(folder)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = []byte(`{}`), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the approval rules: %w", err)
+	}
+	var c rulesFileContent
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("read the approval rules %s: %w", path, err)
+	}
+	var rs []cmdrules.Rule
+	for _, r := range c.AllowCommands {
+		if r, err := cmdrules.Check(r, folder); err == nil && !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		} else if err != nil {
+			h.opts.Logger.Warn("approval rule left out", "file", path, "err", err)
+		}
+	}
+	if h.rules.loaded == nil {
+		h.rules.loaded = map[string][]cmdrules.Rule{}
+	}
+	h.rules.loaded[folder] = rs
+	return slices.Clone(rs), nil
+}
+
+// AddApprovalRule checks r and adds it to folder's rules, persistently.
+// It returns the canonical rule added (the same rule twice is kept once),
+// or an error wrapping cmdrules.ErrBadRule for a rule that could never
+// match.
+func (h *Host) AddApprovalRule(folder string, r cmdrules.Rule) (cmdrules.Rule, error) {
+	r, err := cmdrules.Check(r, folder)
+	if err != nil {
+		return cmdrules.Rule{}, err
+	}
+	return r, h.editRules(folder, func(rs []cmdrules.Rule) []cmdrules.Rule {
+		if slices.Contains(rs, r) {
+			return rs
+		}
+		return append(rs, r)
+	})
+}
+
+// RemoveApprovalRule removes r (in any spelling Check accepts) from
+// folder's rules; it reports whether there was such a rule.
+func (h *Host) RemoveApprovalRule(folder string, r cmdrules.Rule) (bool, error) {
+	if c, err := cmdrules.Check(r, folder); err == nil {
+		r = c
+	}
+	found := false
+	err := h.editRules(folder, func(rs []cmdrules.Rule) []cmdrules.Rule {
+		return slices.DeleteFunc(rs, func(x cmdrules.Rule) bool {
+			if x == r {
+				found = true
+			}
+			return x == r
+		})
+	})
+	return found, err
+}
+
+// editRules changes folder's rules with edit and writes them (temp file
+// and rename, private to the user).
+func (h *Host) editRules(folder string, edit func([]cmdrules.Rule) []cmdrules.Rule) error {
+	h.rules.mu.Lock()
+	defer h.rules.mu.Unlock()
+	rs, err := h.loadRulesLocked(folder)
+	if err != nil {
+		return err
+	}
+	rs = edit(rs)
+	path, err := h.rulesFile(folder)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rulesFileContent{Folder: folder, AllowCommands: nonNil(rs)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("save the approval rules: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".rules-*")
+	if err != nil {
+		return fmt.Errorf("save the approval rules: %w", err)
+	}
+	_, werr := tmp.Write(append(data, '\n'))
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save the approval rules: %w", werr)
+	}
+	h.rules.loaded[folder] = rs
+	return nil
+}
+
+func nonNil(rs []cmdrules.Rule) []cmdrules.Rule {
+	if rs == nil {
+		return []cmdrules.Rule{}
+	}
+	return rs
+}

@@ -1,0 +1,482 @@
+package gitcommit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ErrUndoRefused is wrapped by Revert's error when it refuses; the error
+// says why. Nothing was changed then.
+var ErrUndoRefused = errors.New("cannot undo")
+
+// RevertOptions say how Revert records its work.
+type RevertOptions struct {
+	// Message is the revert commit's message, when one is made; "" gives
+	// "loom: undo <commits>".
+	Message string
+	// KeepHistory always makes a revert commit, even when the commits
+	// could leave the branch, so that git log tells what happened and the
+	// revert commit can itself be reverted (a rewind and its redo).
+	KeepHistory bool
+}
+
+// Reverted is what Revert did.
+type Reverted struct {
+	// Dropped is set when the commits left the branch: they were its
+	// newest commits, one on top of the other, none pushed, so HEAD moved
+	// back to the oldest one's parent. Otherwise a revert commit was made
+	// on top of HEAD.
+	Dropped bool
+	// Head is HEAD afterwards.
+	Head string
+	// Reverted are the commits taken back, newest first.
+	Reverted []string
+	// Files are the files changed back; Kept those in which later
+	// changes (the user's, or later commits') were kept.
+	Files, Kept []string
+	// Commit is the revert commit, when one was made, as a Result that
+	// Revert can take back in turn.
+	Commit *Result
+}
+
+// Message says what r did, for people.
+func (rv *Reverted) Message() string {
+	shorts := make([]string, len(rv.Reverted))
+	for i, s := range rv.Reverted {
+		shorts[i] = Short(s)
+	}
+	what := "the auto-commit " + shorts[0]
+	if len(shorts) > 1 {
+		what = "the auto-commits " + strings.Join(shorts, ", ")
+	}
+	var msg string
+	if rv.Dropped {
+		msg = fmt.Sprintf("undid %s (%s); HEAD is %s", what, strings.Join(rv.Files, ", "), Short(rv.Head))
+	} else {
+		msg = fmt.Sprintf("undid %s (%s) with a new commit %s that takes the agent's changes back, as later commits are built on it", what, strings.Join(rv.Files, ", "), Short(rv.Head))
+	}
+	if len(rv.Kept) > 0 {
+		msg += "; your later edits are kept in " + strings.Join(rv.Kept, ", ")
+	}
+	if rv.Dropped {
+		picks := make([]string, len(rv.Reverted))
+		for i := range rv.Reverted {
+			picks[len(picks)-1-i] = rv.Reverted[i]
+		}
+		return msg + "; to get it back: git cherry-pick " + strings.Join(picks, " ")
+	}
+	return msg + "; to get it back: git revert " + rv.Head
+}
+
+// version is one side of a file: its text, or absent.
+type version struct {
+	text    string
+	present bool
+}
+
+// revertFile is what Revert writes back to one file.
+type revertFile struct {
+	path string
+	// head is the file in HEAD; tree what the new HEAD holds.
+	head, tree       treeEntry
+	treeText         version
+	disk             version
+	diskMode         fs.FileMode
+	kept, writeDisk  bool
+	indexAtHead      bool
+	entries          []Entry // the commits' entries of the file, newest first
+	newDisk          version
+	newTreeWasMerged bool
+}
+
+// Revert takes the agent's changes of commits (agent commits made by
+// Commit in r, one or several, in any order) back, and keeps everything
+// else: the user's edits in the worktree and in later commits.
+//
+// When the commits are the branch's newest, one on top of the other and
+// none pushed, HEAD moves back to the oldest one's parent
+// (compare-and-swap); otherwise a revert commit is made on top of HEAD,
+// whose tree takes the agent's hunks out of each file with a three-way
+// merge. In the worktree, each file loses the agent's hunks by the same
+// three-way merge, keeping the user's later edits. The user's index
+// entries still at HEAD's version follow HEAD.
+//
+// It refuses, with an error wrapping ErrUndoRefused that says why (naming
+// the file) and having changed nothing, when an operation is in progress,
+// when a commit is not on the branch, when a file's later changes overlap
+// the agent's, when the user staged something else in a file, or when a
+// file is a symbolic link.
+func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions) (*Reverted, error) {
+	refuse := func(format string, args ...any) (*Reverted, error) {
+		return nil, fmt.Errorf("%w: "+format, append([]any{ErrUndoRefused}, args...)...)
+	}
+	if len(commits) == 0 {
+		return refuse("no commit to undo")
+	}
+	if op, advice := r.InProgress(); op != "" {
+		return refuse("%s is in progress; %s first", op, advice)
+	}
+	if r.Head == "" {
+		return refuse("the branch has no commit")
+	}
+	ordered, err := r.newestFirst(ctx, commits)
+	if err != nil {
+		return nil, err
+	}
+	drop := !opts.KeepHistory && ordered[0].SHA == r.Head
+	for i := 0; drop && i+1 < len(ordered); i++ {
+		drop = ordered[i].Parent == ordered[i+1].SHA
+	}
+	oldest := ordered[len(ordered)-1]
+	if drop {
+		out, err := r.git.run(ctx, "", "branch", "-r", "--contains", oldest.SHA)
+		if err != nil {
+			return nil, err
+		}
+		drop = strings.TrimSpace(out) == "" // a pushed commit stays: revert it
+	}
+	files, err := r.revertPlan(ctx, ordered)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	idx, err := r.realIndex(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if f.head.mode == "120000" || f.treeText.present && f.tree.mode == "120000" {
+			return refuse("%s is a symbolic link; undo it with git", f.path)
+		}
+		if st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(f.path))); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return refuse("%s is a symbolic link; undo it with git", f.path)
+		}
+		cur, has := idx[f.path]
+		switch {
+		case (!has && f.head.oid == "") || (has && cur == f.head):
+			f.indexAtHead = true
+		case has && cur == f.tree:
+		default:
+			return refuse("%s has changes staged since the commit; unstage them (git restore --staged %s) first", f.path, f.path)
+		}
+	}
+	var revert *Result
+	if drop {
+		for _, f := range files {
+			if reason := r.revertDisk(ctx, f); reason != "" {
+				return refuse("%s", reason)
+			}
+		}
+		if _, err := r.git.run(ctx, "", "update-ref", "-m", "loom: undo "+Short(ordered[0].SHA), "HEAD", oldest.Parent, r.Head); err != nil {
+			return refuse("HEAD moved: %v", err)
+		}
+		r.Head = oldest.Parent
+	} else {
+		for _, f := range files {
+			if reason := r.revertTree(ctx, f); reason != "" {
+				return refuse("%s", reason)
+			}
+			if reason := r.revertDisk(ctx, f); reason != "" {
+				return refuse("%s", reason)
+			}
+		}
+		parent := r.Head
+		head, err := r.revertCommit(ctx, ordered, files, opts.Message)
+		if err != nil {
+			return nil, err
+		}
+		r.Head = head
+		revert = &Result{SHA: head, Parent: parent, Message: opts.Message}
+		for _, f := range files {
+			revert.Files = append(revert.Files, f.path)
+			revert.Entries = append(revert.Entries, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid, BaseMode: f.head.mode, Base: f.head.oid})
+		}
+	}
+	rv := &Reverted{Dropped: drop, Head: r.Head, Commit: revert}
+	for _, c := range ordered {
+		rv.Reverted = append(rv.Reverted, c.SHA)
+	}
+	var move []Entry
+	for _, f := range files {
+		rv.Files = append(rv.Files, f.path)
+		if f.kept {
+			rv.Kept = append(rv.Kept, f.path)
+		}
+		if f.writeDisk {
+			if err := f.write(r.Top); err != nil {
+				return rv, fmt.Errorf("undid %s, but restoring %s failed: %w", Short(ordered[0].SHA), f.path, err)
+			}
+		}
+		if f.indexAtHead && f.tree != f.head {
+			move = append(move, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid})
+		}
+	}
+	if len(move) > 0 {
+		if _, err := r.git.run(ctx, indexInfo(move, false, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
+			return rv, fmt.Errorf("undid %s, but updating the index of its files failed: %w", Short(ordered[0].SHA), err)
+		}
+	}
+	return rv, nil
+}
+
+// newestFirst orders commits from the newest to the oldest by ancestry,
+// dropping duplicates. Each must be on the branch (an ancestor of HEAD).
+func (r *Repo) newestFirst(ctx context.Context, commits []*Result) ([]*Result, error) {
+	seen := map[string]bool{}
+	var out []*Result
+	for _, c := range commits {
+		if c != nil && !seen[c.SHA] {
+			seen[c.SHA] = true
+			out = append(out, c)
+		}
+	}
+	for _, c := range out {
+		if c.Parent == "" {
+			return nil, fmt.Errorf("%w: %s is the repository's first commit; remove it with git", ErrUndoRefused, Short(c.SHA))
+		}
+		if !r.isAncestor(ctx, c.SHA, r.Head) {
+			return nil, fmt.Errorf("%w: %s is not on the current branch (HEAD is %s)", ErrUndoRefused, Short(c.SHA), Short(r.Head))
+		}
+	}
+	// On one branch, of two commits one is the other's ancestor.
+	sort.SliceStable(out, func(i, j int) bool { return r.isAncestor(ctx, out[j].SHA, out[i].SHA) })
+	return out, nil
+}
+
+// isAncestor reports whether a is b or one of its ancestors.
+func (r *Repo) isAncestor(ctx context.Context, a, b string) bool {
+	_, err := r.git.run(ctx, "", "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}
+
+// revertPlan gathers each file of the commits with its entries (newest
+// first), HEAD's version and the tree the drop would give (the oldest
+// commit's parent's).
+func (r *Repo) revertPlan(ctx context.Context, ordered []*Result) ([]*revertFile, error) {
+	byPath := map[string]*revertFile{}
+	var paths []string
+	for _, c := range ordered {
+		for _, e := range c.Entries {
+			f := byPath[e.Path]
+			if f == nil {
+				f = &revertFile{path: e.Path}
+				byPath[e.Path] = f
+				paths = append(paths, e.Path)
+			}
+			f.entries = append(f.entries, e)
+		}
+	}
+	sort.Strings(paths)
+	head, err := r.treeEntries(ctx, r.Head, paths)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]*revertFile, len(paths))
+	for i, p := range paths {
+		f := byPath[p]
+		f.head = head[p]
+		// Dropping: the file as the oldest commit touching it had it
+		// before (the commits are consecutive, so nothing else changed it).
+		last := f.entries[len(f.entries)-1]
+		f.tree = treeEntry{mode: last.BaseMode, oid: last.Base}
+		abs := filepath.Join(r.Top, filepath.FromSlash(p))
+		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
+			b, err := os.ReadFile(abs)
+			if err != nil {
+				return nil, err
+			}
+			f.disk = version{string(b), true}
+			f.diskMode = st.Mode().Perm()
+		}
+		files[i] = f
+	}
+	return files, nil
+}
+
+// blobText returns a blob's text: in the worktree's form (filters
+// applied) with worktree, else as stored; absent for "".
+func (r *Repo) blobText(ctx context.Context, path, oid string, worktree bool) (version, error) {
+	if oid == "" {
+		return version{}, nil
+	}
+	args := []string{"cat-file", "blob", oid}
+	if worktree {
+		args = []string{"cat-file", "--filters", "--path=" + path, oid}
+	}
+	out, err := r.git.run(ctx, "", args...)
+	return version{out, true}, err
+}
+
+// unapply takes entries' changes (newest first) out of cur by three-way
+// merges; reason says why it cannot, "" when it could. worktree selects
+// the texts' form.
+func (r *Repo) unapply(ctx context.Context, path string, cur version, entries []Entry, worktree bool, whose string) (version, bool, string, error) {
+	changed := false
+	for _, e := range entries {
+		blob, err := r.blobText(ctx, path, e.Blob, worktree)
+		if err != nil {
+			return cur, false, "", err
+		}
+		base, err := r.blobText(ctx, path, e.Base, worktree)
+		if err != nil {
+			return cur, false, "", err
+		}
+		switch {
+		case !blob.present: // the agent deleted it
+			if cur.present {
+				return cur, false, path + " was deleted by the agent and created again since; remove it yourself if you want the agent's change gone", nil
+			}
+			cur = base
+		case !base.present: // the agent created it
+			if !cur.present || cur.text != blob.text {
+				return cur, false, path + " was created by the agent and changed since; remove it yourself if you want it gone", nil
+			}
+			cur = version{}
+		case !cur.present:
+			return cur, false, path + " was deleted since the commit", nil
+		default:
+			if cur.text != blob.text {
+				changed = true
+			}
+			merged, clean, err := r.merge3(ctx, cur.text, blob.text, base.text)
+			if err != nil {
+				return cur, false, "", err
+			}
+			if !clean {
+				return cur, false, whose + path + " since the commit overlap the agent's, so they cannot be kept apart", nil
+			}
+			cur = version{merged, true}
+		}
+	}
+	return cur, changed, "", nil
+}
+
+// revertTree works out the revert commit's version of f: HEAD's, less the
+// agent's hunks. It sets f.tree (the blob is written).
+func (r *Repo) revertTree(ctx context.Context, f *revertFile) string {
+	cur, err := r.blobText(ctx, f.path, f.head.oid, false)
+	if err != nil {
+		return err.Error()
+	}
+	out, _, reason, err := r.unapply(ctx, f.path, cur, f.entries, false, "the later commits' changes to ")
+	if err != nil {
+		return err.Error()
+	}
+	if reason != "" {
+		return reason
+	}
+	f.treeText = out
+	if !out.present {
+		f.tree = treeEntry{}
+		return ""
+	}
+	blob, err := r.git.run(ctx, out.text, "hash-object", "-w", "--no-filters", "--stdin")
+	if err != nil {
+		return err.Error()
+	}
+	mode := f.head.mode
+	if mode == "" {
+		mode = f.entries[len(f.entries)-1].BaseMode
+	}
+	f.tree = treeEntry{mode: mode, oid: strings.TrimSpace(blob)}
+	return ""
+}
+
+// revertDisk works out the worktree's version of f: the disk's, less the
+// agent's hunks.
+func (r *Repo) revertDisk(ctx context.Context, f *revertFile) string {
+	out, kept, reason, err := r.unapply(ctx, f.path, f.disk, f.entries, true, "your changes to ")
+	if err != nil {
+		return err.Error()
+	}
+	if reason != "" {
+		return reason
+	}
+	if kept {
+		// kept: the disk differed from what the agent wrote.
+		f.kept = true
+	}
+	f.newDisk = out
+	f.writeDisk = out != f.disk
+	return ""
+}
+
+// write applies f's worktree version.
+func (f *revertFile) write(top string) error {
+	abs := filepath.Join(top, filepath.FromSlash(f.path))
+	if !f.newDisk.present {
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	perm := f.diskMode
+	if !f.disk.present {
+		perm = 0o644
+		if f.tree.mode == "100755" {
+			perm = 0o755
+		}
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(abs, []byte(f.newDisk.text), perm); err != nil {
+		return err
+	}
+	return os.Chmod(abs, perm)
+}
+
+// revertCommit makes the revert commit of ordered on top of HEAD, with
+// files' tree versions, and moves HEAD to it (compare-and-swap).
+func (r *Repo) revertCommit(ctx context.Context, ordered []*Result, files []*revertFile, message string) (string, error) {
+	ix, err := r.newIndex(ctx, r.Head)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(ix.path)
+	var entries []Entry
+	for _, f := range files {
+		entries = append(entries, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid})
+	}
+	if _, err := ix.git.run(ctx, indexInfo(entries, false, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
+		return "", err
+	}
+	tree, err := ix.git.run(ctx, "", "write-tree")
+	if err != nil {
+		return "", err
+	}
+	if message == "" {
+		var subjects []string
+		for _, c := range ordered {
+			s, _, _ := strings.Cut(c.Message, "\n")
+			subjects = append(subjects, Short(c.SHA)+" "+s)
+		}
+		message = "loom: undo " + strings.Join(subjects, ", ") + "\n\nTakes the agent's changes of "
+		for i, c := range ordered {
+			if i > 0 {
+				message += ", "
+			}
+			message += c.SHA
+		}
+		message += " back, keeping the later changes.\n"
+	}
+	sha, err := r.git.run(ctx, message, "commit-tree", strings.TrimSpace(tree), "-p", r.Head, "-F", "-")
+	if err != nil {
+		return "", err
+	}
+	sha = strings.TrimSpace(sha)
+	subject, _, _ := strings.Cut(message, "\n")
+	if _, err := r.git.run(ctx, "", "update-ref", "-m", "commit (loom): "+subject, "HEAD", sha, r.Head); err != nil {
+		return "", fmt.Errorf("%w: HEAD moved: %v", ErrUndoRefused, err)
+	}
+	return sha, nil
+}

@@ -1,0 +1,103 @@
+package workspace
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+const sevenLines = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
+
+// Case 2: the user staged one→ONE (git add -p) and the agent edits line
+// seven: the hook merges the agent's hunk into the staged version and
+// says so, and the user's own next `git commit` keeps the agent's change.
+func TestHookStagedChangeKeepsTheAgentsHunk(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"f.txt": sevenLines})
+	path := filepath.Join(dir, "f.txt")
+	os.WriteFile(path, []byte(strings.Replace(sevenLines, "one", "ONE", 1)), 0o644)
+	runGit(t, dir, "add", "f.txt")
+	model := turnsModel([][]fsm.ToolCall{{call("r", "read_file", `{"path":"f.txt"}`)}, {edit("e", "f.txt", "seven", "SEVEN")}})
+	h := newTestHost(t, model, nil)
+	s, _ := h.AddFolder(dir)
+	if _, err := s.Ask(context.Background(), "shout seven"); err != nil {
+		t.Fatal(err)
+	}
+	h.editor.turnEnded(t, 1)
+	note := h.editor.waitFor(t, "the commit", func(n Notification) bool { return n.Kind == NoteCommit })
+	if !strings.Contains(strings.Join(note.Commit.Notes, "\n"), "you had staged changes to f.txt: the agent's change was merged into your staged version") {
+		t.Fatalf("notes %q", note.Commit.Notes)
+	}
+	if got := runGit(t, dir, "show", "HEAD:f.txt"); got != strings.Replace(sevenLines, "seven", "SEVEN", 1) {
+		t.Fatalf("the agent's commit holds %q", got)
+	}
+	runGit(t, dir, "commit", "-q", "-m", "the user's own commit")
+	want := strings.Replace(strings.Replace(sevenLines, "one", "ONE", 1), "seven", "SEVEN", 1)
+	if got := runGit(t, dir, "show", "HEAD:f.txt"); got != want {
+		t.Fatalf("the user's commit holds %q, want %q (the agent's hunk reverted?)", got, want)
+	}
+	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("status:\n%s", st)
+	}
+}
+
+// Case 3: index.lock is held (the user is writing a commit message):
+// the commit is made and recorded, the user is told what is left and
+// that loom retries; the next turn retries and says so; loom.undo works.
+func TestHookWithTheIndexLocked(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"f.txt": sevenLines})
+	lock := filepath.Join(dir, ".git", "index.lock")
+	os.WriteFile(lock, nil, 0o644)
+	model := turnsModel([][]fsm.ToolCall{{call("r", "read_file", `{"path":"f.txt"}`)}, {edit("e", "f.txt", "seven", "SEVEN")}})
+	h := newTestHost(t, model, nil)
+	s, _ := h.AddFolder(dir)
+	sha := ask(t, h, s, "shout seven")
+	note := h.editor.waitFor(t, "the commit", func(n Notification) bool { return n.Kind == NoteCommit })
+	if head := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD")); head != sha {
+		t.Fatalf("HEAD %s, commit reported %s", head, sha)
+	}
+	notes := strings.Join(note.Commit.Notes, "\n")
+	if !strings.Contains(notes, "another git process holds the index lock") || !strings.Contains(notes, "a plain git commit now would revert it; loom retries at the next turn, or run git reset -q -- f.txt") {
+		t.Fatalf("notes %q", notes)
+	}
+	os.Remove(lock)
+	ask2, err := s.Ask(context.Background(), "anything else?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.editor.waitFor(t, "the retry's report", func(n Notification) bool {
+		return n.Kind == NoteInfo && n.Turn == ask2 && n.Visible && strings.Contains(n.Text, "git's index follows the agent's commit for f.txt")
+	})
+	h.editor.turnEnded(t, ask2)
+	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("status after the retry:\n%s", st)
+	}
+	if _, err := s.Undo(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != sevenLines {
+		t.Fatalf("f.txt = %q", got)
+	}
+}
+
+// Undo right after a commit whose index update a lock stopped: it works
+// (the index still has the parent's version, which is what undo leaves).
+func TestUndoAfterALockedIndex(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"f.txt": sevenLines})
+	lock := filepath.Join(dir, ".git", "index.lock")
+	os.WriteFile(lock, nil, 0o644)
+	model := turnsModel([][]fsm.ToolCall{{call("r", "read_file", `{"path":"f.txt"}`)}, {edit("e", "f.txt", "seven", "SEVEN")}})
+	h := newTestHost(t, model, nil)
+	s, _ := h.AddFolder(dir)
+	ask(t, h, s, "shout seven")
+	os.Remove(lock)
+	if _, err := s.Undo(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("status:\n%s", st)
+	}
+}

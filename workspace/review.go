@@ -1,0 +1,313 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/workspace/review"
+)
+
+// Under tools.edits = "review" an edit tool's change is proposed, not
+// applied (fsm.ChangesProposed): the user decides per hunk with Review,
+// and only the accepted hunks are then applied, three-way over whatever
+// the user typed meanwhile, and committed like any edit.
+
+// ErrNoProposal is wrapped by Review's error when no proposal of that id
+// waits for the user.
+var ErrNoProposal = errors.New("no such proposal waiting for review")
+
+// ProposalNote is a proposal waiting for the user's review (NoteProposal).
+type ProposalNote struct {
+	ID     string
+	CallID string
+	// Changes are the proposed files; their Path is relative to the
+	// folder, and Abs[i] is the absolute path of Changes[i].
+	Changes []fsm.FileChange
+	Abs     []string
+	// OldText and NewText are the file's text the change was computed
+	// from and the agent's text (one file per proposal).
+	OldText, NewText string
+	// Created marks a file the change creates.
+	Created bool
+}
+
+// ReviewResult is what a review decision did.
+type ReviewResult struct {
+	// Applied are the hunks now in the file; Rejected those the user
+	// rejected; Conflicts accepted hunks left out because the user
+	// changed the same lines meanwhile.
+	Applied   []string `json:"applied"`
+	Rejected  []string `json:"rejected"`
+	Conflicts []string `json:"conflicts,omitempty"`
+}
+
+// AllHunks, as the only element of Review's accept or reject, stands for
+// every hunk of the proposal.
+const AllHunks = "all"
+
+// proposal is a proposed edit, owned by the owner goroutine.
+type proposal struct {
+	id     string // "" until the machine named it (ProposeChanges)
+	callID string
+	edit   *tools.Edit
+	change *review.Change
+	// settled is closed once the call is completed (applied or
+	// rejected): the batch's next mutating call may run.
+	settled chan struct{}
+	// outcome receives the decision's result once applied or rejected.
+	outcome chan reviewOutcome
+}
+
+type reviewOutcome struct {
+	res ReviewResult
+	err error
+}
+
+// propose turns an edit computed under review into a proposal: it
+// records it, steps ChangesProposed and returns the proposal, or nil when
+// the machine did not take it (the turn is gone).
+func (s *Session) propose(turn uint64, callID string, e *tools.Edit) *proposal {
+	ch := review.Split(e.RelPath, e.OldText, e.NewText, e.Created, 1)
+	if len(ch.File.Hunks) == 0 {
+		return nil
+	}
+	p := &proposal{callID: callID, edit: e, change: ch, settled: make(chan struct{}), outcome: make(chan reviewOutcome, 1)}
+	s.proposed[callID] = p
+	if _, err := s.step(fsm.ChangesProposed{Turn: turn, CallID: callID, Changes: []fsm.FileChange{ch.File}}); err != nil {
+		delete(s.proposed, callID)
+		return nil
+	}
+	return p
+}
+
+// onProposeChanges performs fsm.ProposeChanges: the proposal gets its id
+// and is shown to the user.
+func (s *Session) onProposeChanges(a fsm.ProposeChanges) {
+	p := s.proposed[a.CallID]
+	delete(s.proposed, a.CallID)
+	if p == nil {
+		return
+	}
+	p.id = a.ID
+	s.proposals[a.ID] = p
+	s.notify(Notification{Kind: NoteProposal, Turn: a.Turn, Proposal: p.note()})
+}
+
+func (p *proposal) note() *ProposalNote {
+	return &ProposalNote{ID: p.id, CallID: p.callID, Changes: []fsm.FileChange{p.change.File}, Abs: []string{p.edit.Path},
+		OldText: p.edit.OldText, NewText: p.edit.NewText, Created: p.edit.Created}
+}
+
+// Proposals returns the proposals waiting for the user, oldest first.
+func (s *Session) Proposals(ctx context.Context) ([]ProposalNote, error) {
+	var out []ProposalNote
+	err := s.call(ctx, func() {
+		for _, id := range s.m.PendingProposals() {
+			if p := s.proposals[id]; p != nil {
+				out = append(out, *p.note())
+			}
+		}
+	})
+	return out, err
+}
+
+// Review takes the user's decision on proposal id: the hunks in accept
+// are applied, the others are not ([AllHunks] names every hunk); comment
+// goes to the model with the decision. It returns once the accepted hunks
+// are in the buffer or on disk.
+func (s *Session) Review(ctx context.Context, id string, accept, reject []string, comment string) (ReviewResult, error) {
+	var p *proposal
+	var stepErr error
+	err := s.call(ctx, func() {
+		p = s.proposals[id]
+		if p == nil {
+			return
+		}
+		all := p.change.HunkIDs()
+		if slices.Contains(accept, AllHunks) {
+			accept = all
+		}
+		if slices.Contains(reject, AllHunks) {
+			reject = all
+			if len(accept) == len(all) {
+				stepErr = errors.New(`accept and reject cannot both be "all"`)
+				return
+			}
+		}
+		var acts []fsm.Action
+		acts, stepErr = s.step(fsm.ChangesDecided{ID: id, Accepted: accept, Rejected: reject, Comment: comment})
+		if stepErr != nil {
+			return
+		}
+		applying := slices.ContainsFunc(acts, func(a fsm.Action) bool { _, ok := a.(fsm.ApplyChanges); return ok })
+		if !applying {
+			// Rejected whole: the machine completed the call.
+			delete(s.proposals, id)
+			close(p.settled)
+			p.outcome <- reviewOutcome{res: ReviewResult{Applied: []string{}, Rejected: all}}
+		}
+	})
+	switch {
+	case err != nil:
+		return ReviewResult{}, err
+	case p == nil:
+		return ReviewResult{}, fmt.Errorf("%w: %q", ErrNoProposal, id)
+	case stepErr != nil:
+		return ReviewResult{}, fmt.Errorf("review %s: %w", id, stepErr)
+	}
+	select {
+	case o := <-p.outcome:
+		return o.res, o.err
+	case <-ctx.Done():
+		return ReviewResult{}, ctx.Err()
+	case <-s.done:
+		return ReviewResult{}, ErrClosed
+	}
+}
+
+// onApplyChanges performs fsm.ApplyChanges: a worker applies the accepted
+// hunks, then the call is completed on the owner goroutine.
+func (s *Session) onApplyChanges(a fsm.ApplyChanges) {
+	p := s.proposals[a.ID]
+	delete(s.proposals, a.ID)
+	if p == nil {
+		return
+	}
+	ctx := s.turnContext()
+	root := s.env.Root
+	s.goWorker(func() {
+		res, e, err := s.applyHunks(ctx, root, p, a.Accepted)
+		s.post(func() {
+			if ctx.Err() != nil {
+				// The turn was cancelled meanwhile: the machine answered
+				// the call. What landed before the cancel stays on disk
+				// and is committed by no hook; say so.
+				close(p.settled)
+				p.outcome <- reviewOutcome{res: res, err: fmt.Errorf("the turn was cancelled while the change was applied")}
+				return
+			}
+			result, isError := a.Result, false
+			if err != nil {
+				result, isError = "tool error: the accepted change could not be applied: "+err.Error(), true
+			} else if len(res.Conflicts) > 0 {
+				result += fmt.Sprintf("; hunks %v were left out: the user changed the same lines meanwhile (read the file again)", res.Conflicts)
+			}
+			if e != nil {
+				s.git.recordEdit(e.Path, e.OldText, e.NewText, e.Created, e.Mode)
+				s.diffs[a.CallID] = e.Diff
+				s.edits[a.CallID] = &EditNote{Path: e.Path, OldText: e.OldText, NewText: e.NewText, Created: e.Created}
+			}
+			s.outputs[a.CallID] = toolOutput{text: result}
+			s.step(fsm.ToolCompleted{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError})
+			close(p.settled)
+			for _, id := range p.change.HunkIDs() {
+				if !slices.Contains(a.Accepted, id) {
+					res.Rejected = append(res.Rejected, id)
+				}
+			}
+			if res.Applied == nil {
+				res.Applied = []string{}
+			}
+			if res.Rejected == nil {
+				res.Rejected = []string{}
+			}
+			p.outcome <- reviewOutcome{res: res, err: err}
+		})
+	})
+}
+
+// applyHunks applies the accepted hunks of p onto the file as it is now,
+// retrying when the user types between the read and the write. It returns
+// the edit that landed (nil when nothing changed).
+func (s *Session) applyHunks(ctx context.Context, root string, p *proposal, accepted []string) (ReviewResult, *tools.Edit, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		current, exists, err := s.currentText(ctx, p.edit.Path)
+		if err != nil {
+			return ReviewResult{}, nil, err
+		}
+		res, err := p.change.Apply(current, accepted)
+		if err != nil {
+			return ReviewResult{}, nil, err
+		}
+		out := ReviewResult{Applied: res.Applied, Conflicts: res.Conflicts}
+		if res.Text == current {
+			return out, nil, nil
+		}
+		e := tools.NewEdit(root, p.edit.Path, !exists, current, res.Text, p.edit.Mode)
+		if lastErr = s.applyEdit(ctx, e); lastErr == nil {
+			return out, e, nil
+		}
+		if ctx.Err() != nil {
+			return ReviewResult{}, nil, ctx.Err()
+		}
+	}
+	return ReviewResult{}, nil, lastErr
+}
+
+// currentText is the file's text as the user sees it now: the open
+// buffer, else the editor's document store, else the disk.
+func (s *Session) currentText(ctx context.Context, path string) (text string, exists bool, err error) {
+	if text, _, open := s.host.overlay.Document(path); open {
+		return text, true, nil
+	}
+	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+		text, err := store.ReadDocument(ctx, s.folder, path)
+		if err == nil {
+			return text, true, nil
+		}
+		if !errors.Is(err, ErrUnsupported) && !errors.Is(err, fs.ErrNotExist) {
+			return "", false, err
+		}
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	return string(b), err == nil, err
+}
+
+// dropProposals forgets the proposals of a turn that ended or was
+// cancelled: the machine answered their calls.
+func (s *Session) dropProposals() {
+	for id, p := range s.proposals {
+		delete(s.proposals, id)
+		close(p.settled)
+		p.outcome <- reviewOutcome{err: fmt.Errorf("%w: %q (the turn was cancelled)", ErrNoProposal, id)}
+	}
+	clear(s.proposed)
+}
+
+// awaitReview proposes the edit a call computed under review and waits
+// until the call is settled (applied or rejected) or the turn is gone, so
+// that the batch's next mutating call sees the file as the decision left
+// it.
+func (s *Session) awaitReview(ctx context.Context, turn uint64, c fsm.ToolCall, out toolOutcome) {
+	taken := make(chan *proposal, 1)
+	s.postLive(ctx, func() {
+		// The card shows the decision, not the tool's own summary.
+		taken <- s.propose(turn, c.ID, out.propose)
+	})
+	var p *proposal
+	select {
+	case p = <-taken:
+	case <-ctx.Done():
+		return
+	case <-s.done:
+		return
+	}
+	if p == nil {
+		return
+	}
+	select {
+	case <-p.settled:
+	case <-ctx.Done():
+	case <-s.done:
+	}
+}
