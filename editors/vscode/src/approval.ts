@@ -26,8 +26,12 @@ export interface ApprovalRequest {
 /** The title of the server's own "Always allow" action (an MCP tool, this session). */
 export const serverAlwaysTitle = 'Always allow';
 
-/** A rule the server offers with an approval (an action item's rule). */
-export type RuleOffer = { kind: 'exact'; command: string } | { kind: 'prefix'; prefix: string };
+/**
+ * A rule the server offers with an approval (an action item's rule, as
+ * loom-lsp's cmdrules.Rule): this exact command, or commands starting with
+ * these words.
+ */
+export type RuleOffer = { exact?: string; prefix?: string };
 
 /** An action item of window/showMessageRequest, as loom-lsp sends it. */
 export interface ActionItem { title: string; rule?: RuleOffer }
@@ -36,9 +40,9 @@ export interface ActionItem { title: string; rule?: RuleOffer }
 export function ruleOffers(actions: readonly ActionItem[]): { exact?: ActionItem; prefix?: ActionItem } {
   const out: { exact?: ActionItem; prefix?: ActionItem } = {};
   for (const a of actions) {
-    if (a.rule?.kind === 'exact' && typeof a.rule.command === 'string' && !out.exact) {
+    if (typeof a.rule?.exact === 'string' && a.rule.exact !== '' && !out.exact) {
       out.exact = a;
-    } else if (a.rule?.kind === 'prefix' && typeof a.rule.prefix === 'string' && !out.prefix) {
+    } else if (typeof a.rule?.prefix === 'string' && a.rule.prefix !== '' && !out.prefix) {
       out.prefix = a;
     }
   }
@@ -50,8 +54,8 @@ export function ruleOffers(actions: readonly ActionItem[]): { exact?: ActionItem
  * with the prefix the user edited (trimmed; the server re-parses it).
  */
 export function ruleAnswer(offer: ActionItem, prefix?: string): ActionItem {
-  if (offer.rule?.kind === 'prefix' && prefix !== undefined && prefix.trim() !== '') {
-    return { ...offer, rule: { kind: 'prefix', prefix: prefix.trim().replace(/\s+/g, ' ') } };
+  if (offer.rule?.prefix !== undefined && prefix !== undefined && prefix.trim() !== '') {
+    return { ...offer, rule: { prefix: prefix.trim().replace(/\s+/g, ' ') } };
   }
   return offer;
 }

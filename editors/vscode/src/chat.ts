@@ -232,8 +232,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const id = `approval-${++this.approvalSeq}`;
     const rules = ruleOffers(actions);
     const offers: ApprovalOffers = { always: req.always, ...rules };
-    const exact = rules.exact?.rule?.kind === 'exact' ? rules.exact.rule.command : undefined;
-    const prefix = rules.prefix?.rule?.kind === 'prefix' ? rules.prefix.rule.prefix : undefined;
+    const exact = rules.exact?.rule?.exact;
+    const prefix = rules.prefix?.rule?.prefix;
     // The whole command as the server parsed it, when it says it.
     const detail = typeof command === 'string' && command !== '' ? command : req.detail;
     const card = t.approval(id, req.tool, detail, req.always ? alwaysWords(req.always) : undefined, { exact, prefix });
@@ -276,10 +276,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       } else {
         a = 'allow';
       }
-    } else if (a === 'exact' && p.offers.exact?.rule?.kind === 'exact') {
-      rule = `always \`${p.offers.exact.rule.command}\``;
-    } else if (a === 'prefix' && p.offers.prefix?.rule?.kind === 'prefix') {
-      rule = `always commands starting with \`${(prefix ?? p.offers.prefix.rule.prefix).trim()}\``;
+    } else if (a === 'exact' && p.offers.exact?.rule?.exact) {
+      rule = `always \`${p.offers.exact.rule.exact}\``;
+    } else if (a === 'prefix' && p.offers.prefix?.rule?.prefix) {
+      rule = `always commands starting with \`${(prefix?.trim() || p.offers.prefix.rule.prefix).trim()}\``;
     } else if (a === 'exact' || a === 'prefix') {
       a = 'allow';
     }

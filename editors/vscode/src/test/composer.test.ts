@@ -20,12 +20,12 @@ test('slash commands complete and parse; a path is not a command', () => {
 test('rule offers come from the server\'s action items; the prefix answer carries the edited prefix', () => {
   const actions = [
     { title: 'Allow' }, { title: 'Deny' },
-    { title: 'Always allow `go test ./...`', rule: { kind: 'exact' as const, command: 'go test ./...' } },
-    { title: 'Always allow commands starting with `go test`', rule: { kind: 'prefix' as const, prefix: 'go test' } },
+    { title: 'Always allow `go test ./...`', rule: { exact: 'go test ./...' } },
+    { title: 'Always allow commands starting with `go test`', rule: { prefix: 'go test' } },
   ];
   const o = ruleOffers(actions);
-  assert.equal(o.exact?.rule?.kind, 'exact');
-  assert.deepEqual(ruleAnswer(o.prefix!, '  go   test ./pkg  '), { title: actions[3].title, rule: { kind: 'prefix', prefix: 'go test ./pkg' } });
+  assert.equal(o.exact?.rule?.exact, 'go test ./...');
+  assert.deepEqual(ruleAnswer(o.prefix!, '  go   test ./pkg  '), { title: actions[3].title, rule: { prefix: 'go test ./pkg' } });
   assert.deepEqual(ruleAnswer(o.prefix!, ''), actions[3], 'an emptied field keeps the server\'s prefix');
   assert.deepEqual(ruleOffers([{ title: 'Allow' }, { title: 'Deny' }]), {});
 });
