@@ -186,8 +186,15 @@ export class Transcript {
     let card = this.byId.get('t' + p.id) as ToolItem | undefined;
     const view = describeTool(p.name, p.summary);
     if (!card) {
-      // The approval request may come before the call's first status.
-      card = this.main.find((it): it is ToolItem => it.kind === 'tool' && it.callId === '' && it.name === p.name);
+      // The approval request may come before the call's first status:
+      // the newest open card it made, never an older one (a card an
+      // approval made whose call never reported is done by then).
+      for (let i = this.main.length - 1; i >= 0 && !card; i--) {
+        const it = this.main[i];
+        if (it.kind === 'tool' && it.callId === '' && it.name === p.name && !isDone(it.status)) {
+          card = it;
+        }
+      }
       if (card) {
         card.callId = p.id;
         this.byId.set('t' + p.id, card);

@@ -80,11 +80,16 @@ test('an approval attaches to the open call, and an early one is adopted by the 
   assert.equal(t.answered('ap1', true)?.approval?.state, 'allowed');
   assert.notEqual(t.header().state, 'waiting for approval');
 
+  // An approval card whose call never reported, ended with its turn,
+  // is not adopted by a later call.
+  const stale = t.approval('ap0', 'bash', 'old command');
+  t.turnEnded(1, 'done');
+  assert.equal(stale.status, 'cancelled');
   const early = t.approval('ap2', 'bash', 'rm -rf x');
   assert.equal(early.callId, '');
   const [adopted] = t.tool(tool('c9', 'pending', { summary: '{"command":"rm -rf x"}' }));
   assert.equal(adopted.id, early.id, 'one card, not two');
-  assert.equal(t.items.filter((i) => i.kind === 'tool').length, 2);
+  assert.equal(t.items.filter((i) => i.kind === 'tool').length, 3);
 });
 
 test('a queued prompt stops being queued when its turn starts', () => {
