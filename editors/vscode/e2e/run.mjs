@@ -291,6 +291,8 @@ before(async () => {
   const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
   page = await ctx.newPage();
+  // A shared CI machine can be slow: a user would wait, so do the actions.
+  page.setDefaultTimeout(90_000);
 });
 
 after(async () => {
