@@ -183,7 +183,10 @@ export class Transcript {
   tool(p: ToolCallParams): Item[] {
     const changed = this.startTurn(p.turn);
     const status = (toolStatuses.includes(p.status) ? p.status : 'running') as ToolStatus;
-    let card = this.byId.get('t' + p.id) as ToolItem | undefined;
+    // A call is known by its turn and id: model servers reuse ids
+    // ("call_1" again after a restart, "call_0" in every response).
+    const key = callKey(p.turn, p.id);
+    let card = this.byId.get(key) as ToolItem | undefined;
     const view = describeTool(p.name, p.summary);
     if (!card) {
       // The approval request may come before the call's first status:
@@ -197,12 +200,12 @@ export class Transcript {
       }
       if (card) {
         card.callId = p.id;
-        this.byId.set('t' + p.id, card);
+        this.byId.set(key, card);
       }
     }
     if (!card) {
       card = this.add<ToolItem>({
-        kind: 'tool', id: 't' + p.id, turn: p.turn, callId: p.id, name: p.name,
+        kind: 'tool', id: key, turn: p.turn, callId: p.id, name: p.name,
         title: view.title, path: view.path, status, output: '',
       });
     } else {
@@ -343,12 +346,22 @@ export class Transcript {
     return this.assembler.takeGap(this.folder);
   }
 
-  /** Fills the tool cards' output with the results loom.history has. */
+  /**
+   * Fills the tool cards' output with the results loom.history has,
+   * pairing them from the newest (history may be compacted; ids may be
+   * reused by the model server).
+   */
   toolResults(h: HistoryResult): Item[] {
     const changed: Item[] = [];
-    for (const m of h.messages ?? []) {
-      const card = m.role === 'tool' && m.toolCallId ? this.byId.get('t' + m.toolCallId) : undefined;
-      if (card?.kind === 'tool' && isDone(card.status) && card.output !== m.content) {
+    const cards = new Map<string, ToolItem[]>();
+    for (const it of this.main) {
+      if (it.kind === 'tool' && it.callId !== '') {
+        cards.set(it.callId, [...(cards.get(it.callId) ?? []), it]);
+      }
+    }
+    for (const m of [...(h.messages ?? [])].reverse()) {
+      const card = m.role === 'tool' && m.toolCallId ? cards.get(m.toolCallId)?.pop() : undefined;
+      if (card && isDone(card.status) && card.output !== m.content) {
         card.output = m.content ?? '';
         changed.push(card);
       }
@@ -376,7 +389,7 @@ export class Transcript {
         for (const tc of m.toolCalls ?? []) {
           const view = describeTool(tc.name, tc.arguments.replace(/\s+/g, ' '));
           const card = this.add<ToolItem>({
-            kind: 'tool', id: 't' + tc.id, turn, callId: tc.id, name: tc.name,
+            kind: 'tool', id: callKey(turn, tc.id), turn, callId: tc.id, name: tc.name,
             title: view.title, path: view.path, status: 'cancelled', output: '',
           });
           cards.set(tc.id, card);
@@ -464,6 +477,11 @@ function sameP(shown: string, sent: string): boolean {
   const a = shown.trim();
   const b = sent.trim();
   return a === b || b.startsWith(a) || b.includes(a);
+}
+
+/** The item id of call id of turn. */
+function callKey(turn: number, id: string): string {
+  return `t${turn}-${id}`;
 }
 
 /** A tool call's status, as its result in loom.history says it. */

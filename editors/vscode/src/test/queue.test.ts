@@ -110,3 +110,24 @@ test('a bash approval shows the whole command, lines kept, with the rules offere
   t.answered('ap', true, 'always commands starting with `echo`');
   assert.equal(card.approval?.rule, 'always commands starting with `echo`');
 });
+
+test('a call id the model server reuses in a later turn gets a card of its own', () => {
+  const t = new Transcript(F, 'proj');
+  const st = (turn: number, status: string, extra = {}) =>
+    t.tool({ folder: F, turn, id: 'call_1', name: 'bash', summary: '', status, ...extra });
+  st(1, 'pending', { summary: '{"command":"echo one"}' });
+  st(1, 'succeeded', { progress: 'exit 0' });
+  t.turnEnded(1, 'done');
+  st(2, 'pending', { summary: '{"command":"npm test"}' });
+  const card = t.approval('a', 'bash', 'npm test');
+  t.answered('a', true);
+  st(2, 'succeeded', { progress: 'exit 0' });
+  t.turnEnded(2, 'done');
+  const cards = t.items.filter((i) => i.kind === 'tool');
+  assert.equal(cards.length, 2);
+  assert.ok(cards[0].kind === 'tool' && cards[0].title === '$ echo one' && cards[0].approval === undefined);
+  assert.ok(card.status === 'succeeded' && card.title === '$ npm test', `the second call's card: ${card.status}`);
+  t.toolResults({ folder: F, messages: [
+    { role: 'tool', content: 'one', toolCallId: 'call_1' }, { role: 'tool', content: 'tests pass', toolCallId: 'call_1' }] });
+  assert.ok(cards[0].kind === 'tool' && cards[0].output === 'one' && card.output === 'tests pass');
+});

@@ -60,7 +60,7 @@ test('a tool card keeps its title, status, output and diff; an edit card gets th
   assert.equal(card.output, 'ok 1', 'the last status\'s line is a summary, not the output');
   assert.equal(card.summary, 'ok 1\nok 2');
   const filled = t.toolResults({ folder: F, messages: [{ role: 'tool', content: 'ok 1\nok 2\nall passed', toolCallId: 'c1' }] });
-  assert.deepEqual(filled.map((i) => i.id), ['tc1']);
+  assert.deepEqual(filled.map((i) => i.id), ['t1-c1']);
   assert.equal(card.output, 'ok 1\nok 2\nall passed');
   const [edit] = t.tool({ folder: F, turn: 1, id: 'c2', name: 'edit_file', summary: '{"path":"a.txt","old_string":"x","new_string":"y"}', status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
   assert.ok(edit.kind === 'tool' && edit.path === 'a.txt' && edit.diff?.includes('+y'));
