@@ -343,6 +343,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
   }
 
+  /** The settings changed: loom.status is asked again (and again while it says no model). */
+  async settingsChanged(): Promise<void> {
+    this.rechecks = 0;
+    await this.refreshStatus();
+  }
+
   /**
    * Writes the setup card's choice to the user settings (loom.model.*);
    * the configuration change reaches the server and loom.status then says
@@ -517,6 +523,25 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     } catch { /* the cards keep their summaries */ }
   }
 
+  private rechecks = 0;
+  private recheckTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Asks loom.status again a few times (0.5 s … 8 s) while it says no
+   * model: the server applies a settings change on its own goroutines,
+   * so a status asked right after may still be the old one.
+   */
+  private recheck(): void {
+    if (this.recheckTimer || this.rechecks >= 5) {
+      return;
+    }
+    const delay = 500 * 2 ** this.rechecks++;
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      void this.refreshStatus();
+    }, delay);
+  }
+
   /** Refreshes every folder's model and state from loom.status. */
   async refreshStatus(): Promise<void> {
     await Promise.all(this.folders().map(async (f) => {
@@ -535,6 +560,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     t.setState(st.state);
     const wasSetup = t.setup;
     t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
+    if (t.setup) {
+      this.recheck();
+    }
     if (wasSetup && !t.setup) {
       const prompt = this.unsent.get(t.folder);
       this.unsent.delete(t.folder);

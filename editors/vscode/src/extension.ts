@@ -214,13 +214,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         .then((b) => b && vscode.commands.executeCommand('workbench.action.reloadWindow'));
     } else if (e.affectsConfiguration('loom') && lc.isRunning()) {
       void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
-        .then(() => chat.refreshStatus());
+        .then(() => chat.settingsChanged());
     }
   }));
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
     if (lc.isRunning()) {
       void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
-        .then(() => chat.refreshStatus());
+        .then(() => chat.settingsChanged());
     }
   }));
   context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(() => chat.panel.refresh()));
