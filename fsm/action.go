@@ -26,6 +26,8 @@ type SendLlmRequest struct {
 	// Compaction marks a compaction request: its answer (text only; send
 	// no tools) is a summary of the conversation, not shown as an answer.
 	Compaction bool
+	// Model is the model to ask (SelectModel); "" for the configured one.
+	Model string
 }
 
 // ExecuteTools asks the caller to run Calls and to feed back, for each,

@@ -144,6 +144,9 @@ func (a SendLlmRequest) Describe() string {
 	if a.Compaction {
 		s += " compaction"
 	}
+	if a.Model != "" {
+		s += " model=" + a.Model
+	}
 	if n := len(a.Messages); n > 0 {
 		last := a.Messages[n-1]
 		s += " last=" + string(last.Role)

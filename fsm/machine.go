@@ -31,6 +31,8 @@ type Machine struct {
 	iteration int
 	retries   int
 	lastErr   *LlmError
+	// model is the model SelectModel chose, "" for the configured one.
+	model string
 
 	// history is the conversation. It is append-only: requests share its
 	// backing array, so an element once written is never modified.
@@ -273,7 +275,7 @@ func (m *Machine) check(ev Event) error {
 		return m.checkRewind(e)
 	case Redo:
 		return m.checkRedo(e)
-	case Reset, DropQueued, ShutdownRequested:
+	case Reset, DropQueued, ShutdownRequested, SelectModel, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
 	}
@@ -353,6 +355,10 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onFilesChanged(e)
 	case Reset:
 		return m.onReset()
+	case SelectModel:
+		return m.onSelectModel(e)
+	case Load:
+		return m.onLoad(e)
 	case DropQueued:
 		m.dropQueue()
 		return nil

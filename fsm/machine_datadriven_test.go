@@ -221,6 +221,10 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return Cancel{}
 	case "reset":
 		return Reset{}
+	case "select-model":
+		return SelectModel{Model: strings.TrimSpace(td.Input)}
+	case "load":
+		return Load{ID: arg("id")}
 	case "compact":
 		return Compact{}
 	case "drop-queued":

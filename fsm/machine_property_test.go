@@ -114,9 +114,11 @@ func (g eventGen) draw(t *rapid.T) Event {
 	case 13:
 		return ApprovalDecided{Turn: g.turn(t), CallID: g.callID(t), Approved: rapid.Bool().Draw(t, "approved")}
 	case 14:
-		switch rapid.IntRange(0, 5).Draw(t, "between") {
+		switch rapid.IntRange(0, 6).Draw(t, "between") {
 		case 0:
 			return Reset{}
+		case 6:
+			return SelectModel{Model: rapid.SampledFrom([]string{"", "small", "big"}).Draw(t, "model")}
 		case 1, 2:
 			return Compact{}
 		case 3:

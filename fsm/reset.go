@@ -135,6 +135,7 @@ func (m *Machine) onReset() []Action {
 		acts = m.endTurn(m.abandonTurn(), TurnCancelled)
 	}
 	m.history = m.history[:0:0]
+	m.model = ""
 	if m.cfg.SystemPrompt != "" {
 		m.history = append(m.history, Message{Role: RoleSystem, Content: m.cfg.SystemPrompt})
 	}

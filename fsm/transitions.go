@@ -60,7 +60,7 @@ func (m *Machine) retryRequest() []Action {
 		m.request++
 		m.partial.Reset()
 		msgs := m.compactMsgs
-		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], Compaction: true}}
+		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], Compaction: true, Model: m.model}}
 	}
 	return []Action{m.sendRequest()}
 }
@@ -72,7 +72,7 @@ func (m *Machine) sendRequest() Action {
 	m.streaming = m.streaming[:0]
 	msgs := m.outgoing()
 	m.sentMsgs = len(msgs)
-	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs}
+	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, Model: m.model}
 }
 
 // onToolCallDelta shows a tool call the model is still writing.

@@ -262,3 +262,35 @@ func TestApprovalTimeout(t *testing.T) {
 		t.Error("the command ran")
 	}
 }
+
+func TestRuleCommands(t *testing.T) {
+	e := newEnv(t, envOptions{cfg: loomClient})
+	var res RulesResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdAddRule, RuleArgs{Prefix: "go  test"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdAddRule, RuleArgs{Exact: "npm test"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.AllowCommands) != fmt.Sprint([]cmdrules.Rule{{Prefix: "go test"}, {Exact: "npm test"}}) {
+		t.Errorf("rules %v", res.AllowCommands)
+	}
+	for _, bad := range []RuleArgs{{Prefix: "sh -c"}, {Exact: "go test $(id)"}, {}, {Exact: "a", Prefix: "b"}, {Prefix: "go test; rm -rf ~"}} {
+		if err := e.ed.ExecuteCommand(e.ctx, CmdAddRule, bad, nil); err == nil {
+			t.Errorf("loom.addRule %+v accepted", bad)
+		}
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdRemoveRule, RuleArgs{Prefix: "go test"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdRemoveRule, RuleArgs{Prefix: "go test"}, nil); err == nil {
+		t.Error("removing a missing rule succeeded")
+	}
+	res = RulesResult{}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdRules, FolderArgs{}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.AllowCommands) != fmt.Sprint([]cmdrules.Rule{{Exact: "npm test"}}) {
+		t.Errorf("rules after removal %v", res.AllowCommands)
+	}
+}

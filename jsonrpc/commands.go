@@ -27,9 +27,18 @@ const (
 	// edits, or refuses saying why: UndoArgs -> UndoResult. It waits for
 	// the turn in flight to end.
 	CmdUndo = "loom.undo"
-	// CmdCommit makes the auto-commit the daemon's death interrupted
-	// (reported on resume): FolderArgs -> UndoResult (what it did).
+	// CmdCommit commits the agent's commands' changes to paths (keep;
+	// they are never auto-committed), or, without paths, makes the
+	// auto-commit the daemon's death interrupted (reported on resume):
+	// PathsArgs -> UndoResult (what it did).
 	CmdCommit = "loom.commit"
+	// CmdDiscard restores the last commit's version of the commands'
+	// changes to paths, refusing a file changed since it was reported:
+	// PathsArgs -> UndoResult (what it did).
+	CmdDiscard = "loom.discard"
+	// CmdCommandChanges lists the commands' changes reported and not yet
+	// kept or discarded: FolderArgs -> CommandChangesResult.
+	CmdCommandChanges = "loom.commandChanges"
 	// CmdTrust trusts the workspace folder, persistently, so that its
 	// .loom.toml may choose the model server, allow commands and change
 	// hooks (see config.Trust): FolderArgs -> TrustResult.
@@ -57,6 +66,21 @@ type FolderArgs struct {
 	URI string `json:"uri,omitempty"`
 }
 
+// PathsArgs name files of a folder: loom.commit's and loom.discard's
+// arguments.
+type PathsArgs struct {
+	// URI selects the folder (see FolderArgs).
+	URI string `json:"uri,omitempty"`
+	// Paths are absolute, or relative to the folder.
+	Paths []string `json:"paths,omitempty"`
+}
+
+// CommandChangesResult is loom.commandChanges' reply.
+type CommandChangesResult struct {
+	Folder  string          `json:"folder"`
+	Changes []CommandChange `json:"changes"`
+}
+
 // UndoArgs are loom.undo's arguments.
 type UndoArgs struct {
 	// URI selects the folder (see FolderArgs).
@@ -76,6 +100,10 @@ type AskArgs struct {
 	// Selection, if set, is added to the prompt as context: the text of
 	// Range in URI (read from the open buffer, or disk), or Text when set.
 	Selection *Selection `json:"selection,omitempty"`
+	// Context are items attached to the prompt (files, ranges, folders,
+	// diagnostics, labelled texts); the server writes them into the
+	// message, and loom.history returns them as chips.
+	Context []AskContextItem `json:"context,omitempty"`
 }
 
 // Selection is a range of a document given to the model as context.
@@ -110,6 +138,9 @@ type HistoryMessage struct {
 	Content    string            `json:"content"`
 	ToolCalls  []HistoryToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string            `json:"toolCallId,omitempty"`
+	// Context (user messages) are the items attached to the prompt;
+	// Content is then the prompt as typed.
+	Context []HistoryChip `json:"context,omitempty"`
 }
 
 // HistoryToolCall is one tool call of an assistant message.

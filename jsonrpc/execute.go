@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -36,7 +37,14 @@ var commandList = []command{
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
+	{CmdDiscard, typed(CmdDiscard, (*Server).runDiscard)},
+	{CmdCommandChanges, typed(CmdCommandChanges, (*Server).runCommandChanges)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdRules, typed(CmdRules, (*Server).runRules)},
+	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
+	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},
+	{CmdModels, typed(CmdModels, (*Server).runModels)},
+	{CmdSetModel, typed(CmdSetModel, (*Server).runSetModel)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
 	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
@@ -159,6 +167,15 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 		}
 		prompt += "\n\n" + ctxText
 	}
+	if len(a.Context) > 0 {
+		items, err := contextItems(a.Context)
+		if err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
+		}
+		if prompt, err = s.host.PromptWithContext(sess.Path(), prompt, items); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
+		}
+	}
 	turn, err := sess.Ask(ctx, prompt)
 	if err != nil {
 		return nil, err
@@ -214,6 +231,11 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	out := &HistoryResult{Folder: sess.Path(), Messages: make([]HistoryMessage, 0, len(msgs))}
 	for _, m := range msgs {
 		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		if m.Role == fsm.RoleUser {
+			var chips []workspace.ContextChip
+			hm.Content, chips = workspace.SplitPrompt(m.Content)
+			hm.Context = historyChips(chips)
+		}
 		for _, c := range m.ToolCalls {
 			hm.ToolCalls = append(hm.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
@@ -222,16 +244,45 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	return out, nil
 }
 
-func (s *Server) runCommit(ctx context.Context, a FolderArgs) (any, error) {
+func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
 	sess, err := s.session(CmdCommit, a.URI)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := sess.CommitPending(ctx)
+	var msg string
+	if len(a.Paths) > 0 {
+		msg, err = sess.KeepCommandChanges(ctx, a.Paths)
+	} else {
+		msg, err = sess.CommitPending(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+}
+
+func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
+	sess, err := s.session(CmdDiscard, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := sess.DiscardCommandChanges(ctx, a.Paths)
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+}
+
+func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdCommandChanges, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := sess.CommandChanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &CommandChangesResult{Folder: sess.Path(), Changes: commandChanges(cs)}, nil
 }
 
 func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {

@@ -30,6 +30,8 @@ const (
 	MethodTurnEnded = "loom/turnEnded"
 	// MethodCommit carries CommitParams.
 	MethodCommit = "loom/commit"
+	// MethodCommandChanges carries CommandChangesParams.
+	MethodCommandChanges = "loom/commandChanges"
 	// MethodNotice carries NoticeParams.
 	MethodNotice = "loom/notice"
 )
@@ -125,6 +127,57 @@ type CommitParams struct {
 	Notes []string `json:"notes"`
 }
 
+// CommandChangesParams are the files the agent's commands changed in a
+// turn, reported and not committed: loom.commit {paths} keeps (commits)
+// them, loom.discard {paths} restores the last commit's version.
+type CommandChangesParams struct {
+	Folder  string          `json:"folder"`
+	Turn    uint64          `json:"turn"`
+	Changes []CommandChange `json:"changes"`
+}
+
+// CommandChange is one file a command changed.
+type CommandChange struct {
+	// Path is the file's absolute path, Rel relative to the repository.
+	Path    string `json:"path"`
+	Rel     string `json:"rel"`
+	Command string `json:"command"`
+	Turn    uint64 `json:"turn"`
+	Created bool   `json:"created,omitempty"`
+	Deleted bool   `json:"deleted,omitempty"`
+	Size    int64  `json:"size"`
+	// Diff is the unified diff from the last commit's version; "" when
+	// Binary or too large to show.
+	Diff   string `json:"diff,omitempty"`
+	Binary bool   `json:"binary,omitempty"`
+}
+
+// commandChanges converts the workspace's list for the wire.
+func commandChanges(cs []workspace.CommandChange) []CommandChange {
+	out := make([]CommandChange, len(cs))
+	for i, c := range cs {
+		out[i] = CommandChange{Path: c.Path, Rel: c.Rel, Command: c.Command, Turn: c.Turn, Created: c.Created, Deleted: c.Deleted, Size: c.Size, Diff: c.Diff, Binary: c.Binary}
+	}
+	return out
+}
+
+// commandChangesWords says a turn's command changes for people.
+func commandChangesWords(cs []workspace.CommandChange) string {
+	byCmd := map[string][]string{}
+	var cmds []string
+	for _, c := range cs {
+		if _, ok := byCmd[c.Command]; !ok {
+			cmds = append(cmds, c.Command)
+		}
+		byCmd[c.Command] = append(byCmd[c.Command], c.Rel)
+	}
+	var parts []string
+	for _, cmd := range cmds {
+		parts = append(parts, fmt.Sprintf("changed by `%s` — not committed: %s", truncate(cmd, 80), strings.Join(byCmd[cmd], ", ")))
+	}
+	return strings.Join(parts, "; ") + ". Keep (commit) with loom.commit {paths}, or discard (restore the last commit's version) with loom.discard {paths}."
+}
+
 // maxAnswer bounds the final answer shown to a client without
 // experimental.loom.
 const maxAnswer = 16 << 10
@@ -205,6 +258,20 @@ func (f *folderOut) send(n workspace.Notification) {
 				// A generic client hides log lines: the commit and its
 				// notes are something the user must see.
 				f.s.showMessage(protocol.MessageTypeInfo, line)
+			}
+		}
+	case workspace.NoteCommandChanges:
+		if caps.loom {
+			f.s.notify(ctx, MethodCommandChanges, &CommandChangesParams{Folder: f.folder, Turn: n.Turn, Changes: commandChanges(n.Changes)})
+			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+commandChangesWords(n.Changes))
+			break
+		}
+		// A generic client: the list where the user sees it, the diffs
+		// in the log.
+		f.s.showMessage(protocol.MessageTypeInfo, f.label()+": "+commandChangesWords(n.Changes))
+		for _, c := range n.Changes {
+			if c.Diff != "" {
+				f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+c.Diff)
 			}
 		}
 	case workspace.NoteInfo:

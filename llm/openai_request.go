@@ -16,8 +16,12 @@ import (
 // {"type":"function","function":{name,description,parameters}}, and
 // stream_options.include_usage. The caller adds "stream": true.
 func (p *OpenAI) buildParams(req Request) (openai.ChatCompletionNewParams, error) {
+	model := p.cfg.Model
+	if req.Model != "" {
+		model = req.Model
+	}
 	params := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(p.cfg.Model),
+		Model:         shared.ChatModel(model),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 	p.setMaxTokens(&params)

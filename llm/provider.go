@@ -27,6 +27,9 @@ type Request struct {
 	Messages []fsm.Message
 	// Tools are the functions the model may call.
 	Tools []ToolSchema
+	// Model, when set, is the model to ask instead of the configured one
+	// (the conversation switched models: fsm.SelectModel).
+	Model string
 }
 
 // Provider streams a model response.

@@ -43,7 +43,7 @@ type messageCache struct {
 
 // requestBody returns the JSON body of req, with "stream": true.
 func (p *OpenAI) requestBody(req Request) ([]byte, error) {
-	params, err := p.buildParams(Request{Tools: req.Tools})
+	params, err := p.buildParams(Request{Tools: req.Tools, Model: req.Model})
 	if err != nil {
 		return nil, err
 	}

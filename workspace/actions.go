@@ -62,15 +62,13 @@ func (s *Session) perform(a fsm.Action) {
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
 		ctx := s.turnContext()
-		// A snapshot left by an earlier batch whose bash never led to the
-		// hook must not make this batch commit the user's files.
-		s.git.bash = nil
 		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
 			registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
+		job.turn = a.Turn
 		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case *fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
@@ -142,6 +140,8 @@ func (s *Session) perform(a fsm.Action) {
 	case fsm.Shutdown:
 		s.cancelInFlight()
 		s.stopping = true
+	case fsm.ModelSelected:
+		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + s.modelName() + "."})
 	}
 }
 
@@ -162,7 +162,7 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas, Model: a.Model}
 	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
 	s.goWorker(func() { provider.Stream(ctx, req, emit) })
 }

@@ -29,16 +29,16 @@ type serverWindow struct {
 // contextWindow returns the model's context window in tokens and where it
 // comes from: model.context_window, else what the server said, else the
 // known window of the model's name, else llm.DefaultContextWindow.
-func (s *Session) contextWindow() (int, string) {
+func (s *settings) contextWindow() (int, string) {
 	cfg := s.cfg
 	if cfg.Model.ContextWindow > 0 {
 		return cfg.Model.ContextWindow, "model.context_window"
 	}
-	if s.window.window.Tokens > 0 {
-		return s.window.window.Tokens, s.window.window.Source
+	if s.serverWindow.Tokens > 0 {
+		return s.serverWindow.Tokens, s.serverWindow.Source
 	}
 	asking := ""
-	if s.window.asking {
+	if s.windowAsking {
 		asking = " (asking the server)"
 	}
 	if n, ok := llm.KnownContextWindow(cfg.Model.Name); ok {
@@ -49,40 +49,41 @@ func (s *Session) contextWindow() (int, string) {
 
 // probeWindow asks the model's server once for its context window, when
 // model.context_window is unset and the provider can ask. The answer
-// reaches the state machine as a configuration change, journaled like a
-// reload of loom.toml.
-func (s *Session) probeWindow() {
-	cfg := s.cfg
-	prober, ok := s.provider.(llm.WindowProber)
+// reaches the conversations' state machines as a configuration change,
+// journaled like a reload of loom.toml. It runs on the folder's goroutine,
+// within loadConfig.
+func (f *Folder) probeWindow() {
+	cfg := f.next.cfg
+	prober, ok := f.next.provider.(llm.WindowProber)
 	if cfg.Model.ContextWindow > 0 || !ok {
 		return
 	}
 	key := cfg.Model.BaseURL + "\x00" + cfg.Model.Name
-	if s.window.key == key {
+	if f.window.key == key {
 		return // asked already
 	}
-	s.window = serverWindow{key: key, asking: true, answered: make(chan struct{})}
-	answered, life := s.window.answered, s.life
-	s.goWorker(func() {
+	f.window = serverWindow{key: key, asking: true, answered: make(chan struct{})}
+	f.next.serverWindow, f.next.windowAsking = llm.Window{}, true
+	answered, life := f.window.answered, f.life
+	f.goWorker(func() {
 		ctx, cancel := context.WithTimeout(life, windowProbeTimeout)
 		w, err := prober.ContextWindow(ctx)
 		cancel()
-		s.post(func() {
+		f.post(func() {
 			defer close(answered)
-			if s.window.key != key {
+			if f.window.key != key {
 				return // the configuration changed meanwhile
 			}
-			s.window.asking = false
+			f.window.asking = false
+			f.next.windowAsking = false
+			defer f.publish()
 			if err != nil {
-				s.log.Info("the model's context window is not known from the server", "err", err)
+				f.log.Info("the model's context window is not known from the server", "err", err)
 				return
 			}
-			s.window.window = w
-			s.log.Info("the model's context window", "tokens", w.Tokens, "source", w.Source)
-			if s.m != nil && s.cfg.Model.ContextWindow <= 0 {
-				s.m.Reconfigure(s.machineConfig())
-				s.journalConfig()
-			}
+			f.window.window = w
+			f.next.serverWindow = w
+			f.log.Info("the model's context window", "tokens", w.Tokens, "source", w.Source)
 		})
 	})
 }

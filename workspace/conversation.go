@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -81,8 +82,22 @@ type Conversation struct {
 	rewinds   []*rewindRecord
 	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
-	// across resumes; a reset starts a conversation with a new one.
+	// across resumes; a reset starts a conversation with a new one. ID
+	// reads it from other goroutines (see setID).
 	conversationID string
+	// opening is where the conversation starts from (see run).
+	opening opening
+	// turns counts the conversation's prompts, and title is its title
+	// (the first prompt's first line, or the one set): both are kept in
+	// the journal's meta file for the conversation lists.
+	turns int
+	title string
+	named bool
+
+	idMu     sync.Mutex
+	sharedID string // conversationID, for any goroutine
+	// sharedPath is the journal's path, "" when not journaled.
+	sharedPath string
 	// journal records every accepted event; nil when not journaling.
 	journal *journal
 	// journalLock holds the journal's lock while this conversation owns
@@ -137,22 +152,25 @@ type Status struct {
 	Sandbox string `json:"sandbox"`
 }
 
-func newConversation(f *Folder) *Conversation {
+func newConversation(f *Folder, o opening) *Conversation {
 	return &Conversation{
-		Folder:    f,
-		settings:  settings{registry: tools.DefaultRegistry()},
-		inbox:     make(chan func(), 64),
-		quit:      make(chan struct{}),
-		done:      make(chan struct{}),
-		reads:     tools.NewReadTracker(),
-		diffs:     map[string]string{},
-		edits:     map[string]*EditNote{},
-		summaries: map[string]string{},
-		proposed:  map[string]*proposal{},
-		proposals: map[string]*proposal{},
-		turnTimes: map[uint64]time.Time{},
-		outputs:   map[string]toolOutput{},
-		shown:     newShownTexts(f.host.redactor),
+		Folder:     f,
+		opening:    o,
+		sharedID:   o.id,
+		sharedPath: o.path,
+		inbox:      make(chan func(), 64),
+		quit:       make(chan struct{}),
+		done:       make(chan struct{}),
+		reads:      tools.NewReadTracker(),
+		git:        gitState{lock: &f.worktreeMu},
+		diffs:      map[string]string{},
+		edits:      map[string]*EditNote{},
+		summaries:  map[string]string{},
+		proposed:   map[string]*proposal{},
+		proposals:  map[string]*proposal{},
+		turnTimes:  map[uint64]time.Time{},
+		outputs:    map[string]toolOutput{},
+		shown:      newShownTexts(f.host.redactor),
 	}
 }
 
@@ -230,7 +248,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.cfg.Model.Name, Queued: s.m.Queued(), LastCommit: s.git.last,
+			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
 			Tokens: s.m.Tokens(),
@@ -278,15 +296,14 @@ func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 	return msgs, err
 }
 
-// ReloadConfig reloads the folder's configuration. A broken one keeps the
-// current configuration and is reported.
-func (s *Conversation) ReloadConfig() {
-	s.post(func() { s.loadConfig(true) })
-}
-
-// Close shuts the session down: the turn in flight is cancelled, child
-// processes are killed, and Close waits until every worker has returned.
+// Close shuts the conversation down: the turn in flight is cancelled,
+// child processes are killed, and Close waits until every worker has
+// returned. The journal stays, listed and loadable. (Folder.Close closes
+// every conversation; Folder.CloseConversation one of them.)
 func (s *Conversation) Close() {
+	if s.Folder != nil {
+		s.forget(s)
+	}
 	select {
 	case <-s.quit:
 	default:
@@ -355,19 +372,49 @@ func (s *Conversation) busy() bool {
 	return false
 }
 
-// run is the owner goroutine.
+// ID returns the conversation's id (see ConversationInfo.ID).
+func (s *Conversation) ID() string {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return s.sharedID
+}
+
+// journalPathShared returns the journal's path, "" when not journaled;
+// safe on any goroutine.
+func (s *Conversation) journalPathShared() string {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return s.sharedPath
+}
+
+// setID records the conversation's id and journal, on the owner
+// goroutine.
+func (s *Conversation) setID(id, path string) {
+	s.conversationID = id
+	s.idMu.Lock()
+	s.sharedID, s.sharedPath = id, path
+	s.idMu.Unlock()
+}
+
+// run is the owner goroutine. It starts once its folder has loaded its
+// configuration.
 func (s *Conversation) run() {
 	defer close(s.done)
-	s.loadConfig(false)
-	s.resume()
-	s.startWatcher()
+	select {
+	case <-s.configured:
+	case <-s.quit:
+		if s.opening.lock != nil {
+			s.opening.lock.release()
+		}
+		return
+	}
+	s.useSettings(s.settingsNow())
+	s.open(s.opening)
 	s.notifyState()
 	for !s.stopping {
 		select {
 		case fn := <-s.inbox:
 			fn()
-		case <-s.mcp.Changed():
-			s.syncMCP()
 		case <-s.quit:
 			s.step(fsm.ShutdownRequested{})
 			s.stopping = true
@@ -375,7 +422,6 @@ func (s *Conversation) run() {
 	}
 	s.drain()
 	s.flushAllShown()
-	s.mcp.Close()
 	s.closeJournal()
 }
 
@@ -383,7 +429,6 @@ func (s *Conversation) run() {
 // the machine, shutting down, rejects their events.
 func (s *Conversation) drain() {
 	s.cancelInFlight()
-	s.endLife()
 	finished := make(chan struct{})
 	go func() { s.workers.Wait(); close(finished) }()
 	for {

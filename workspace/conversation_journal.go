@@ -12,86 +12,100 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 )
 
-// journalFile returns where the session's journal lives, "" when there is
-// no usable state directory.
-func (s *Conversation) journalFile() string {
-	dir := s.host.opts.StateDir
-	if dir == "" {
-		d, err := defaultStateDir()
-		if err != nil {
-			s.log.Warn("no journal", "err", err)
-			return ""
-		}
-		dir = d
-	}
-	return journalPath(dir, s.folder)
+// opening says where a conversation starts from: a journal whose lock it
+// is handed, to resume or to start, or nothing (not journaled).
+type opening struct {
+	// id is the conversation's id.
+	id string
+	// path is the journal, "" when the conversation is not journaled;
+	// lock is held on it.
+	path string
+	lock *journalLock
+	// fresh starts a new journal at path, created at created, after
+	// setting aside the journal there when setAside (a new conversation
+	// asked for by HostOptions.NewConversation).
+	fresh    bool
+	setAside bool
+	created  time.Time
+	// notice says why the conversation is not journaled.
+	notice string
 }
 
-// resume builds the session's machine: the conversation replayed from the
-// journal when there is one, else a new one. A replay that ends mid-turn
-// (the daemon was killed) is cancelled, so that the conversation is valid
-// and the session waits for input. Problems are reported, never fatal: at
-// worst the session starts a new conversation without a journal.
-//
-// With HostOptions.NewConversation, an existing journal is set aside (as a
-// reset does) instead of being resumed.
-func (s *Conversation) resume() {
-	cfg := s.machineConfig()
-	s.conversationID = unjournaledConversationID() // replaced by the journal's
-	path := s.journalFile()
-	if path == "" {
-		s.m = fsm.New(cfg)
-		return
-	}
-	lock, err := lockJournal(path)
+// journalFile returns where the folder's first journal lives, "" when
+// there is no usable state directory.
+func (f *Folder) journalFile() string {
+	dir, err := f.host.stateDir()
 	if err != nil {
-		s.notify(Notification{Kind: NoteInfo, Text: err.Error() + ": this session starts a new conversation and does not journal it"})
-		s.m = fsm.New(cfg)
-		return
+		f.log.Warn("no journal", "err", err)
+		return ""
 	}
-	s.journalLock = lock
-	defer s.pruneJournals(path)
-	if s.host.opts.NewConversation {
-		s.setJournalAside(path)
-		s.m = fsm.New(cfg)
-		s.startJournal(path)
-		return
-	}
-	s.restore(path)
+	return journalPath(dir, f.folder)
 }
 
-// restore builds the session's machine from the journal at path, whose
-// lock the session holds, and journals on into it.
+// open builds the conversation's machine from o: the conversation
+// replayed from its journal, or a new one. A replay that ends mid-turn
+// (the daemon was killed) is cancelled, so that the conversation is valid
+// and waits for input. Problems are reported, never fatal: at worst the
+// conversation starts anew without a journal.
+func (s *Conversation) open(o opening) {
+	cfg := s.machineConfig()
+	if o.path == "" || o.lock == nil {
+		s.setID(o.id, "")
+		if o.notice != "" {
+			s.notify(Notification{Kind: NoteInfo, Text: o.notice})
+		}
+		s.m = fsm.New(cfg)
+		return
+	}
+	s.journalLock = o.lock
+	defer s.pruneJournals(o.path)
+	if o.fresh {
+		if o.setAside {
+			s.setJournalAside(o.path)
+		}
+		s.m = fsm.New(cfg)
+		s.startJournal(o.path, o.created)
+		return
+	}
+	s.restore(o.path)
+}
+
+// restore builds the conversation's machine from the journal at path,
+// whose lock it holds, and journals on into it.
 func (s *Conversation) restore(path string) {
 	cfg := s.machineConfig()
 	rp, err := replayJournal(path, cfg)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.m = fsm.New(cfg)
-		s.startJournal(path)
+		s.startJournal(path, time.Now())
 		return
 	case errors.Is(err, errIncompatible):
 		aside := asideName(path, "incompatible", time.Now())
 		if rerr := os.Rename(path, aside); rerr != nil {
-			s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal %s cannot be read (%v) nor set aside (%v): this session is not journaled", path, err, rerr)})
+			s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal %s cannot be read (%v) nor set aside (%v): this conversation is not journaled", path, err, rerr)})
 			s.m = fsm.New(cfg)
+			s.setID(unjournaledConversationID(), "")
 			return
 		}
 		s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal could not be read (%v); it was kept as %s and a new conversation started", err, aside)})
 		s.m = fsm.New(cfg)
-		s.startJournal(path)
+		s.startJournal(path, time.Now())
 		return
 	case err != nil:
-		s.notify(Notification{Kind: NoteError, Text: "the conversation journal could not be read: " + err.Error() + "; this session is not journaled"})
+		s.notify(Notification{Kind: NoteError, Text: "the conversation journal could not be read: " + err.Error() + "; this conversation is not journaled"})
 		s.m = fsm.New(cfg)
+		s.setID(unjournaledConversationID(), "")
 		return
 	}
 	s.m = rp.m
 	s.m.Reconfigure(cfg)
-	s.conversationID = conversationID(rp.scan.header.Folder, rp.scan.header.Created)
-	j, err := appendJournal(path, s.folder, rp.scan.good, s.conversationID)
+	id := conversationID(rp.scan.header.Folder, rp.scan.header.Created)
+	s.setID(id, path)
+	s.readMeta(path)
+	j, err := appendJournal(path, s.folder, rp.scan.good, id)
 	if err != nil {
-		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})
+		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
 	} else {
 		j.setRedactor(s.host.redactor)
 		s.journal = j
@@ -110,6 +124,11 @@ func (s *Conversation) restore(path string) {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
 	s.reportPendingCommit(rp.pendingCommit)
+	// The conversation's auto-commits, for a rewind after the restart.
+	s.git.commits, s.git.turnOf = rp.commits.commits, rp.commits.turnOf
+	if n := len(s.git.commits); n > 0 {
+		s.git.last = s.git.commits[n-1].SHA
+	}
 	if s.busy() {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result.
@@ -118,20 +137,24 @@ func (s *Conversation) restore(path string) {
 	s.syncJournal()
 }
 
-// startJournal starts a new journal at path for the current machine.
-func (s *Conversation) startJournal(path string) {
-	j, err := createJournal(path, s.folder, time.Now())
+// startJournal starts a new journal at path, created at created, for the
+// current machine.
+func (s *Conversation) startJournal(path string, created time.Time) {
+	s.turns, s.title, s.named = 0, "", false
+	os.Remove(metaPath(path)) // a meta file left by a journal set aside
+	j, err := createJournal(path, s.folder, created)
 	if err != nil {
-		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this session is not journaled"})
+		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
+		s.setID(unjournaledConversationID(), "")
 		return
 	}
 	j.setRedactor(s.host.redactor)
 	s.journal = j
-	s.conversationID = j.id
+	s.setID(j.id, path)
 	cfg := s.machineConfig()
 	if s.m != nil {
-		// A new conversation of this session (after a reset) goes on
-		// with its ids.
+		// A new conversation of this Conversation (after a reset) goes
+		// on with its ids.
 		cfg.ContinueFrom = s.m.IDs()
 	}
 	s.writeJournal(func(j *journal) error { return j.appendConfig(cfg) })
@@ -140,9 +163,11 @@ func (s *Conversation) startJournal(path string) {
 // restartJournal sets the current journal aside (kept, renamed with a
 // timestamp) and starts a new one: loom.reset.
 func (s *Conversation) restartJournal() {
-	path := s.journalFile()
+	path := s.journalPathShared()
 	if path == "" || s.journalLock == nil {
-		return // not journaling (no state directory, or another process has it)
+		s.turns, s.title, s.named = 0, "", false
+		s.setID(unjournaledConversationID(), "")
+		return // not journaling (no state directory)
 	}
 	if s.journal != nil {
 		if err := s.journal.close(); err != nil {
@@ -152,7 +177,7 @@ func (s *Conversation) restartJournal() {
 		s.setJournalAside(path)
 		s.pruneJournals(path)
 	}
-	s.startJournal(path)
+	s.startJournal(path, time.Now())
 }
 
 // pruneJournals applies the retention ([journal] keep and max_age) to the
@@ -179,6 +204,9 @@ func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) [
 	}
 	var all []past
 	for _, p := range paths {
+		if journalLocked(p) {
+			continue // open, here or in another process
+		}
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			all = append(all, past{p, st.ModTime()})
 		}
@@ -188,6 +216,8 @@ func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) [
 	for i, p := range all {
 		if i >= keep || (maxAge > 0 && now.Sub(p.mod) > maxAge) {
 			if os.Remove(p.path) == nil {
+				os.Remove(metaPath(p.path))
+				os.Remove(p.path + ".lock")
 				removed = append(removed, p.path)
 			}
 		}
@@ -206,6 +236,7 @@ func (s *Conversation) setJournalAside(path string) {
 		}
 		return
 	}
+	os.Rename(metaPath(path), metaPath(aside))
 	s.log.Info("journal kept", "path", aside)
 }
 
@@ -219,6 +250,13 @@ func (s *Conversation) journalEvent(ev fsm.Event) {
 		return
 	}
 	s.writeJournal(func(j *journal) error { return j.appendEvent(ev) })
+	if in, ok := ev.(fsm.UserInput); ok {
+		s.turns++
+		if s.title == "" {
+			s.title = conversationTitle(in.Text)
+			s.writeMeta()
+		}
+	}
 }
 
 // journalConfig records a new machine configuration.
@@ -239,11 +277,13 @@ func (s *Conversation) writeJournal(write func(*journal) error) {
 	}
 }
 
-// syncJournal makes the journal durable (at turn boundaries).
+// syncJournal makes the journal durable (at turn boundaries), and its
+// meta file current.
 func (s *Conversation) syncJournal() {
 	if s.journal == nil {
 		return
 	}
+	s.writeMeta()
 	if err := s.journal.sync(); err != nil {
 		s.log.Warn("journal sync failed", "err", err)
 	}

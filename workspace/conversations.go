@@ -17,13 +17,16 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 )
 
-// ErrUnknownConversation is returned by LoadConversation for an id that
-// is none of the folder's journaled conversations.
+// ErrUnknownConversation is returned for an id that is none of the
+// folder's journaled conversations.
 var ErrUnknownConversation = errors.New("no such conversation")
 
+// ErrOpenElsewhere is returned for a conversation that another loom-lsp
+// process has open: it can be listed, not opened, renamed or deleted.
+var ErrOpenElsewhere = errors.New("the conversation is open in another loom process")
+
 // ConversationInfo describes one journaled conversation of a workspace
-// folder: the folder's live journal, or one set aside by a reset or a
-// switch.
+// folder.
 type ConversationInfo struct {
 	// ID is stable for the conversation's whole life, across restarts of
 	// the process: it is derived from the journal's header (its folder
@@ -34,12 +37,38 @@ type ConversationInfo struct {
 	Created time.Time
 	// Updated is the time of the journal's last write.
 	Updated time.Time
-	// Title is the first line of the conversation's first prompt, cut to
-	// 80 characters; "" when it has no prompt yet.
+	// Title is the title set by a rename, else the first line of the
+	// conversation's first prompt, cut to 80 characters; "" when it has
+	// no prompt yet.
 	Title string
-	// Live marks the conversation the folder's session holds.
+	// Turns counts the conversation's prompts.
+	Turns int
+	// Usage is the conversation's token usage, as of its last turn.
+	Usage fsm.Usage
+	// Live marks a conversation open in this process.
 	Live bool
-	path string
+	// Elsewhere marks a conversation open in another loom-lsp process:
+	// read-only here.
+	Elsewhere bool
+	path      string
+}
+
+// conversationMeta is what a journal's meta file (metaPath) keeps for
+// the conversation lists, written at turn boundaries and on a rename.
+type conversationMeta struct {
+	Title string    `json:"title"`
+	Named bool      `json:"named,omitempty"`
+	Turns int       `json:"turns"`
+	Usage fsm.Usage `json:"usage"`
+	// Updated is the time of the conversation's last turn boundary (the
+	// journal's modification time is too coarse to order two
+	// conversations of one second).
+	Updated time.Time `json:"updated"`
+}
+
+// metaPath is the meta file of the journal at path.
+func metaPath(path string) string {
+	return strings.TrimSuffix(path, ".jsonl") + ".meta.json"
 }
 
 // conversationID derives a conversation's id from its journal's header.
@@ -76,21 +105,47 @@ func (h *Host) Conversations(folder string) ([]ConversationInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	open := h.openJournals()
 	var out []ConversationInfo
 	for _, p := range paths {
 		c, err := readConversation(p)
 		if err != nil || (folder != "" && c.Folder != folder) {
 			continue
 		}
-		c.Live = p == journalPath(dir, c.Folder)
+		c.Live = open[p]
+		c.Elsewhere = !c.Live && journalLocked(p)
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
 	return out, nil
 }
 
-// readConversation reads a journal's header and its first prompt.
+// openJournals returns the journals of the conversations open in this
+// host.
+func (h *Host) openJournals() map[string]bool {
+	h.mu.Lock()
+	folders := h.sortedFolders()
+	h.mu.Unlock()
+	open := map[string]bool{}
+	for _, f := range folders {
+		for _, c := range f.Open() {
+			if p := c.journalPathShared(); p != "" {
+				open[p] = true
+			}
+		}
+	}
+	return open
+}
+
+// readConversation reads a journal's header and its meta file, or, when
+// there is none (a journal of an older loom-lsp), its prompts.
 func readConversation(path string) (ConversationInfo, error) {
+	return readJournalInfo(path, true)
+}
+
+// readJournalInfo reads a journal's header, and its meta file when
+// useMeta, else its prompts.
+func readJournalInfo(path string, useMeta bool) (ConversationInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return ConversationInfo{}, err
@@ -110,19 +165,29 @@ func readConversation(path string) (ConversationInfo, error) {
 		return ConversationInfo{}, fmt.Errorf("%s: %w", path, errIncompatible)
 	}
 	c := ConversationInfo{ID: conversationID(h.Folder, h.Created), Folder: h.Folder, Created: h.Created, Updated: st.ModTime(), path: path}
+	if b, err := os.ReadFile(metaPath(path)); err == nil && useMeta {
+		var m conversationMeta
+		if json.Unmarshal(b, &m) == nil {
+			c.Title, c.Turns, c.Usage = m.Title, m.Turns, m.Usage
+			if m.Updated.After(c.Updated) {
+				c.Updated = m.Updated
+			}
+			return c, nil
+		}
+	}
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
-			return c, nil // no prompt yet, or a torn last line
+			return c, nil // the end, or a torn last line
 		}
 		var rec journalRecord
 		if json.Unmarshal(line, &rec) != nil || rec.Type != "UserInput" {
 			continue
 		}
+		c.Turns++
 		var in fsm.UserInput
-		if json.Unmarshal(rec.Event, &in) == nil {
+		if c.Title == "" && json.Unmarshal(rec.Event, &in) == nil {
 			c.Title = conversationTitle(in.Text)
-			return c, nil
 		}
 	}
 }
@@ -135,81 +200,156 @@ func conversationTitle(prompt string) string {
 	return title
 }
 
-// Conversation describes the session's live conversation; its ID is ""
-// when the session does not journal it.
-func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, error) {
-	var c ConversationInfo
-	var err error
-	callErr := s.call(ctx, func() {
-		if s.journal == nil {
-			c = ConversationInfo{Folder: s.folder, Live: true}
-			return
-		}
-		c, err = readConversation(s.journal.path)
-		c.Live = true
-	})
-	if callErr != nil {
-		return ConversationInfo{}, callErr
+// writeMeta writes the journal's meta file, on the owner goroutine.
+func (s *Conversation) writeMeta() {
+	path := s.journalPathShared()
+	if path == "" || s.journal == nil {
+		return
 	}
-	return c, err
+	m := conversationMeta{Title: s.title, Named: s.named, Turns: s.turns, Updated: time.Now()}
+	_, m.Usage = s.m.Usage()
+	if err := writeMetaFile(path, m); err != nil {
+		s.log.Warn("conversation meta file", "err", err)
+	}
 }
 
-// LoadConversation makes the folder's journaled conversation id the live
-// one: the turn in flight is cancelled, the current journal is set aside
-// (it stays listed and loadable) and the conversation is replayed from
-// its journal. Loading the live conversation does nothing.
-func (s *Conversation) LoadConversation(ctx context.Context, id string) error {
-	all, err := s.host.Conversations(s.folder)
+// writeMetaFile replaces the meta file of the journal at path.
+func writeMetaFile(path string, m conversationMeta) error {
+	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	var target *ConversationInfo
-	for i := range all {
-		if all[i].ID == id {
-			target = &all[i]
+	tmp := metaPath(path) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, metaPath(path))
+}
+
+// readMeta restores the title and turn count of the journal at path.
+func (s *Conversation) readMeta(path string) {
+	c, err := readConversation(path)
+	if err != nil {
+		return
+	}
+	s.title, s.turns = c.Title, c.Turns
+	if b, err := os.ReadFile(metaPath(path)); err == nil {
+		var m conversationMeta
+		if json.Unmarshal(b, &m) == nil {
+			s.named = m.Named
 		}
 	}
-	if target == nil {
-		return fmt.Errorf("%w %q in %s", ErrUnknownConversation, id, s.folder)
-	}
-	if target.Live {
+}
+
+// Conversation describes this conversation; its ID is "" when it is not
+// journaled.
+func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, error) {
+	var c ConversationInfo
+	callErr := s.call(ctx, func() {
+		c = ConversationInfo{ID: s.conversationID, Folder: s.folder, Title: s.title, Turns: s.turns, Live: true}
+		_, c.Usage = s.m.Usage()
+		if path := s.journalPathShared(); path != "" {
+			c.path = path
+			if st, err := os.Stat(path); err == nil {
+				c.Updated = st.ModTime()
+			}
+		} else {
+			c.ID = ""
+		}
+	})
+	return c, callErr
+}
+
+// Rename sets the conversation's title ("" goes back to its first
+// prompt's).
+func (s *Conversation) Rename(ctx context.Context, title string) error {
+	title = conversationTitle(title)
+	return s.call(ctx, func() {
+		s.named = title != ""
+		if s.named {
+			s.title = title
+		} else {
+			s.title = ""
+			if path := s.journalPathShared(); path != "" {
+				if c, err := readJournalInfo(path, false); err == nil {
+					s.title = c.Title
+				}
+			}
+		}
+		s.writeMeta()
+	})
+}
+
+// LoadConversation makes this conversation the folder's journaled
+// conversation id, in its place (fsm.Load): the prompts queued are
+// dropped, the turn in flight is cancelled, the current journal stays
+// (listed and loadable) and the conversation id is replayed from its
+// journal. Loading this conversation does nothing. A conversation open
+// elsewhere, in this process or another, is refused.
+func (s *Conversation) LoadConversation(ctx context.Context, id string) error {
+	if id == s.ID() {
 		return nil
 	}
+	target, err := s.Folder.find(id)
+	if err != nil {
+		return err
+	}
+	if target.Live {
+		return fmt.Errorf("conversation %s is already open in this process", id)
+	}
+	lock, err := lockJournal(target.path)
+	if errors.Is(err, errJournalBusy) {
+		return fmt.Errorf("%w: %s", ErrOpenElsewhere, id)
+	}
+	if err != nil {
+		return err
+	}
+	handed := false
 	callErr := s.call(ctx, func() {
-		path := s.journalFile()
-		if s.journal == nil || s.journalLock == nil || path == "" {
-			err = fmt.Errorf("cannot load conversation %s: this session does not journal (another process holds %s's journal)", id, s.folder)
+		handed = true
+		if _, err = s.step(fsm.Load{ID: id}); err != nil {
+			lock.release()
 			return
 		}
-		if s.busy() {
-			s.step(fsm.Cancel{})
-		}
-		// Ids never go back in a session's life: the loaded conversation
-		// goes on after the ids this session already used.
-		used := s.m.IDs()
-		if cerr := s.journal.close(); cerr != nil {
-			s.log.Warn("closing the journal", "err", cerr)
-		}
-		s.journal = nil
-		if rerr := os.Rename(path, asideName(path, "switch", time.Now())); rerr != nil {
-			err = fmt.Errorf("set the live conversation aside: %w", rerr)
-		} else if rerr := os.Rename(target.path, path); rerr != nil {
-			err = fmt.Errorf("load conversation %s: %w", id, rerr)
-		}
-		if err != nil {
-			s.m = fsm.New(s.machineConfig())
-			s.startJournal(path)
-		} else {
-			s.restore(path)
-		}
-		if ids := s.m.IDs(); ids.Turn < used.Turn || ids.Request < used.Request {
-			s.step(fsm.AdvanceIDs{IDs: used})
-			s.startedTurn = s.m.State().Turn
-		}
-		s.notifyState()
+		s.loadInPlace(target.path, lock)
 	})
 	if callErr != nil {
+		if !handed {
+			lock.release()
+		}
 		return callErr
 	}
 	return err
+}
+
+// loadInPlace performs fsm.LoadConversation: the current journal is
+// closed and its lock released, and the machine is replayed from the
+// journal at path, whose lock is handed over. Ids never go back: the
+// loaded conversation goes on after the ids this one used.
+func (s *Conversation) loadInPlace(path string, lock *journalLock) {
+	used := s.m.IDs()
+	s.cancelInFlight()
+	s.closeJournal()
+	s.journalLock = lock
+	s.restore(path)
+	if ids := s.m.IDs(); ids.Turn < used.Turn || ids.Request < used.Request {
+		s.step(fsm.AdvanceIDs{IDs: used})
+		s.startedTurn = s.m.State().Turn
+	}
+	s.stateShown = false
+	s.notifyState()
+}
+
+// find returns the folder's journaled conversation id.
+func (f *Folder) find(id string) (ConversationInfo, error) {
+	all, err := f.host.Conversations(f.folder)
+	if err != nil {
+		return ConversationInfo{}, err
+	}
+	for _, c := range all {
+		if c.ID == id {
+			return c, nil
+		}
+	}
+	return ConversationInfo{}, fmt.Errorf("%w %q in %s", ErrUnknownConversation, id, f.folder)
 }

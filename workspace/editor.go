@@ -71,8 +71,10 @@ type DocumentEdit struct {
 // Approval is a question to the user.
 type Approval struct {
 	Folder string
-	Turn   uint64
-	Tool   string
+	// Conversation is the id of the conversation that asks.
+	Conversation string
+	Turn         uint64
+	Tool         string
 	// CallID is the tool call that asks.
 	CallID string
 	// Detail is what would run, e.g. the bash command, or an MCP tool's
@@ -122,6 +124,10 @@ const (
 	NoteRetry NotificationKind = "retry"
 	// NoteCommit: Commit is what the post-tool hook committed.
 	NoteCommit NotificationKind = "commit"
+	// NoteCommandChanges: Changes are files the agent's commands
+	// changed, reported and not committed: the user keeps (commits) or
+	// discards them.
+	NoteCommandChanges NotificationKind = "command_changes"
 	// NoteInfo: Text is something worth telling that is not an error
 	// (the hook did nothing, the config was reloaded, …).
 	NoteInfo NotificationKind = "info"
@@ -148,18 +154,23 @@ type CompactionNote struct {
 	Tokens int64
 }
 
-// Notification is one thing a session reports to the editor.
+// Notification is one thing a conversation, or a folder, reports to the
+// editor.
 type Notification struct {
-	Folder  string
-	Turn    uint64
-	Kind    NotificationKind
-	Text    string
-	Tool    *ToolNote
-	State   string
-	Delay   time.Duration
-	Commit  *CommitNote
-	Outcome fsm.TurnOutcome
-	Usage   fsm.Usage
+	Folder string
+	// Conversation is the id of the conversation that reports it; "" for
+	// a notice of the folder (its configuration, its MCP servers), which
+	// concerns all of its conversations.
+	Conversation string
+	Turn         uint64
+	Kind         NotificationKind
+	Text         string
+	Tool         *ToolNote
+	State        string
+	Delay        time.Duration
+	Commit       *CommitNote
+	Outcome      fsm.TurnOutcome
+	Usage        fsm.Usage
 	// TotalUsage is the conversation's usage (NoteTurnEnded, and
 	// NoteState when the session is back to waiting), since it began or
 	// was last reset.
@@ -168,6 +179,8 @@ type Notification struct {
 	ErrorKind fsm.ErrorKind
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
+	// Changes is set on NoteCommandChanges.
+	Changes []CommandChange
 	// Proposal is set on NoteProposal.
 	Proposal *ProposalNote
 	// Redone is set on a NoteRewound that a redo undid.

@@ -2,7 +2,10 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
@@ -11,15 +14,18 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
-// Folder is one workspace folder: the parts its conversations share. The
-// host's overlay holds its open documents; the folder adds its file
-// watcher (folder_watcher.go), its configuration (folder_config.go), its
-// MCP servers (mcp.go), its project instructions (instructions.go), the
-// model's context window (context.go), and the git side of its
+// Folder is one workspace folder: its conversations and the parts they
+// share. The host's overlay holds its open documents; the folder adds its
+// file watcher (folder_watcher.go), its configuration (folder_config.go),
+// its MCP servers (mcp.go), its project instructions (instructions.go),
+// the model's context window (context.go), and the git side of its
 // conversations' commits (hook.go, package gitcommit).
 //
-// A folder holds one conversation; its fields are owned by that
-// conversation's goroutine.
+// One goroutine (run) owns the folder's configuration, MCP servers and
+// context-window probe. Each change of what the conversations run with
+// (their settings) is published to every conversation, whose own
+// goroutine applies it between events. The folder's methods are safe for
+// concurrent use.
 type Folder struct {
 	host   *Host
 	folder string
@@ -30,6 +36,16 @@ type Folder struct {
 	life    context.Context
 	endLife context.CancelFunc
 
+	inbox      chan func()
+	quit       chan struct{} // closed by Close
+	done       chan struct{} // closed when run has returned
+	configured chan struct{} // closed once the first configuration is loaded
+	// watchReady is closed once the file watcher is set up.
+	watchReady chan struct{}
+	workers    workerGroup
+
+	// Owned by the run goroutine.
+	//
 	// mcp runs the configured MCP servers; their tools join the
 	// conversations' registries.
 	mcp *mcp.Manager
@@ -39,48 +55,36 @@ type Folder struct {
 	sandbox *sandbox.Sandbox
 	// mcpReady names the servers last seen ready.
 	mcpReady map[string]bool
-	// watchReady is closed once the file watcher is set up.
-	watchReady chan struct{}
-	// trustNotice is the untrusted-folder notice last shown, "" when none.
-	trustNotice string
 	// instrPaths are where the project's AGENTS.md files are looked for
 	// (found once, at start).
 	instrPaths []string
 	// window is what the model's server said of its context window.
 	window serverWindow
+	// next is the settings being built, published by publish.
+	next settings
+	// cmds tells which files the commands the agent runs change, from the
+	// watcher's events (cmdwindow.go).
+	cmds *commandWindows
 
-	// conv is the folder's conversation.
-	conv *Conversation
+	// worktreeMu serialises what writes the worktree for the
+	// conversations (gitState.lock): their mutating tool calls, commits
+	// and undos. So a command's window (cmdwindow.go) never sees another
+	// conversation's edit.
+	worktreeMu sync.Mutex
+	// currentMu makes Current open one conversation at a time.
+	currentMu sync.Mutex
+
+	mu sync.Mutex
+	// current is the settings last published.
+	current settings
+	// convs are the open conversations, most recently used first.
+	convs  []*Conversation
+	closed bool
 }
 
-func newFolder(h *Host, folder string) *Folder {
-	life, endLife := context.WithCancel(context.Background())
-	log := h.opts.Logger.With("folder", folder)
-	f := &Folder{
-		host:       h,
-		folder:     folder,
-		log:        log,
-		life:       life,
-		endLife:    endLife,
-		mcp:        mcp.NewManager(mcp.Options{Logger: log}),
-		watchReady: make(chan struct{}),
-	}
-	f.conv = newConversation(f)
-	return f
-}
-
-// Path returns the folder's path (absolute, resolved).
-func (f *Folder) Path() string { return f.folder }
-
-// start starts the folder's conversation.
-func (f *Folder) start() { go f.conv.run() }
-
-// Close shuts the folder down: its conversation stops (see
-// Conversation.Close).
-func (f *Folder) Close() { f.conv.Close() }
-
-// settings is what a conversation runs with, derived from its folder's
-// configuration.
+// settings is what a conversation runs with, derived by its folder from
+// the configuration: each conversation holds the copy last published to
+// it.
 type settings struct {
 	cfg      config.Config
 	cfgErr   error        // the configuration could not be loaded
@@ -90,7 +94,164 @@ type settings struct {
 	schemas  []llm.ToolSchema
 	// mcpPolicies is each MCP server's approve policy, by server name.
 	mcpPolicies map[string]config.Policy
-	env         tools.Env
+	// env is the tools' environment; each conversation sets its Reads.
+	env tools.Env
 	// instr is what was read of the project's AGENTS.md files.
 	instr instructions
+	// trustNotice is the untrusted-folder notice, "" when none.
+	trustNotice string
+	// serverWindow is what the model's server said of its context window
+	// (zero when nothing yet), and windowAsking whether the question is
+	// in flight.
+	serverWindow llm.Window
+	windowAsking bool
 }
+
+func newFolder(h *Host, folder string) *Folder {
+	life, endLife := context.WithCancel(context.Background())
+	log := h.opts.Logger.With("folder", folder)
+	return &Folder{
+		host:       h,
+		folder:     folder,
+		log:        log,
+		life:       life,
+		endLife:    endLife,
+		inbox:      make(chan func(), 16),
+		quit:       make(chan struct{}),
+		done:       make(chan struct{}),
+		configured: make(chan struct{}),
+		watchReady: make(chan struct{}),
+		mcp:        mcp.NewManager(mcp.Options{Logger: log}),
+		cmds:       newCommandWindows(),
+		next:       settings{registry: tools.DefaultRegistry()},
+	}
+}
+
+// Path returns the folder's path (absolute, resolved).
+func (f *Folder) Path() string { return f.folder }
+
+// run is the folder's goroutine.
+func (f *Folder) run() {
+	defer close(f.done)
+	f.loadConfig(false)
+	close(f.configured)
+	f.startWatcher()
+	for stop := false; !stop; {
+		select {
+		case fn := <-f.inbox:
+			fn()
+		case <-f.mcp.Changed():
+			f.syncMCP()
+		case <-f.quit:
+			stop = true
+		}
+	}
+	f.endLife()
+	finished := make(chan struct{})
+	go func() { f.workers.Wait(); close(finished) }()
+	for waiting := true; waiting; {
+		select {
+		case fn := <-f.inbox:
+			fn()
+		case <-finished:
+			waiting = false
+		}
+	}
+	f.mcp.Close()
+}
+
+// post hands fn to the folder's goroutine without waiting for it. It
+// gives up once the folder is done.
+func (f *Folder) post(fn func()) {
+	select {
+	case f.inbox <- fn:
+	case <-f.done:
+	}
+}
+
+// call runs fn on the folder's goroutine and waits for it.
+func (f *Folder) call(ctx context.Context, fn func()) error {
+	finished := make(chan struct{})
+	select {
+	case f.inbox <- func() { defer close(finished); fn() }:
+	case <-f.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-finished:
+		return nil
+	case <-f.done:
+		return ErrClosed
+	}
+}
+
+// goWorker runs fn on a new goroutine that Close waits for.
+func (f *Folder) goWorker(fn func()) {
+	f.workers.Add(1)
+	go func() {
+		defer f.workers.Done()
+		fn()
+	}()
+}
+
+// publish makes f.next the settings of every conversation, on the
+// folder's goroutine.
+func (f *Folder) publish() {
+	st := f.next
+	f.mu.Lock()
+	f.current = st
+	convs := slices.Clone(f.convs)
+	f.mu.Unlock()
+	for _, c := range convs {
+		c.post(func() { c.useSettings(st) })
+	}
+}
+
+// settingsNow returns the settings last published.
+func (f *Folder) settingsNow() settings {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.current
+}
+
+// notify sends a notice of the folder (not of one of its conversations)
+// to the editor, masked.
+func (f *Folder) notify(n Notification) {
+	n.Folder = f.folder
+	f.host.opts.Editor.Notify(redactNote(f.host.redactor, n))
+}
+
+// ReloadConfig reloads the folder's configuration. A broken one keeps the
+// current configuration and is reported.
+func (f *Folder) ReloadConfig() {
+	f.post(func() { f.loadConfig(true) })
+}
+
+// Close shuts the folder down: every conversation's turn in flight is
+// cancelled, child processes are killed, and Close waits until all of
+// them have stopped.
+func (f *Folder) Close() {
+	f.mu.Lock()
+	f.closed = true
+	convs := f.convs
+	f.convs = nil
+	f.mu.Unlock()
+	f.endLife()
+	var wg sync.WaitGroup
+	for _, c := range convs {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Close() }()
+	}
+	wg.Wait()
+	select {
+	case <-f.quit:
+	default:
+		close(f.quit)
+	}
+	<-f.done
+}
+
+// errFolderClosed is returned for a conversation of a folder closing.
+var errFolderClosed = fmt.Errorf("the workspace folder is closed: %w", ErrClosed)

@@ -8,64 +8,72 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 )
 
-// loadConfig (re)loads the folder's configuration on the owner goroutine.
-// On a reload, a broken configuration keeps the current one and is
-// reported.
-func (s *Conversation) loadConfig(reload bool) {
-	cfg, err := s.host.loadConfig(s.folder)
+// loadConfig (re)loads the folder's configuration on the folder's
+// goroutine and publishes the settings it gives. On a reload, a broken
+// configuration keeps the current one and is reported.
+func (f *Folder) loadConfig(reload bool) {
+	defer f.publish()
+	cfg, err := f.host.loadConfig(f.folder)
 	if err != nil {
-		s.log.Warn("configuration error", "err", err)
-		if reload && s.cfgErr == nil {
-			s.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error() + " (keeping the previous configuration)"})
+		f.log.Warn("configuration error", "err", err)
+		if reload && f.next.cfgErr == nil {
+			f.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error() + " (keeping the previous configuration)"})
 			return
 		}
-		s.cfgErr = err
-		s.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error()})
+		f.next.cfgErr = err
+		f.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error()})
 		return
 	}
-	s.cfgErr = nil
-	s.cfg = cfg
-	if s.instrPaths == nil {
-		s.instrPaths = instructionPaths(s.folder)
+	st := &f.next
+	st.cfgErr = nil
+	st.cfg = cfg
+	if f.instrPaths == nil {
+		f.instrPaths = instructionPaths(f.folder)
 	}
-	s.instr = readInstructions(s.instrPaths)
+	st.instr = readInstructions(f.instrPaths)
 	// The key leaves the process environment before any tool runs, and its
 	// value is masked from now on.
 	secret.Take(cfg.Model.APIKeyEnv)
-	s.host.redactor.Add(s.host.opts.Getenv(cfg.Model.APIKeyEnv))
-	if notice := cfg.TrustNotice(); notice != s.trustNotice {
+	f.host.redactor.Add(f.host.opts.Getenv(cfg.Model.APIKeyEnv))
+	if notice := cfg.TrustNotice(); notice != st.trustNotice {
 		// Once per change, not on every reload.
-		s.trustNotice = notice
+		st.trustNotice = notice
 		if notice != "" {
-			s.log.Warn("untrusted workspace settings ignored", "keys", cfg.IgnoredKeys())
-			s.notify(Notification{Kind: NoteError, Text: notice})
+			f.log.Warn("untrusted workspace settings ignored", "keys", cfg.IgnoredKeys())
+			f.notify(Notification{Kind: NoteError, Text: notice})
 		}
 	}
-	s.provider, s.modelErr = s.host.opts.Provider(cfg, s.host.opts.Getenv)
-	if s.modelErr != nil {
-		s.provider = nil
-		s.log.Info("no usable model", "err", s.modelErr)
+	st.provider, st.modelErr = f.host.opts.Provider(cfg, f.host.opts.Getenv)
+	if st.modelErr != nil {
+		st.provider = nil
+		f.log.Info("no usable model", "err", st.modelErr)
 	}
-	s.probeWindow()
-	s.sandbox = s.sandboxFor(cfg)
-	s.applyMCP(cfg)
-	s.rebuildTools()
-	s.env = tools.Env{
-		Root:           s.folder,
-		Files:          s.host.overlay,
-		Reads:          s.reads,
+	f.probeWindow()
+	f.sandbox = f.sandboxFor(cfg)
+	f.applyMCP(cfg)
+	f.rebuildTools()
+	st.env = tools.Env{
+		Root:           f.folder,
+		Files:          f.host.overlay,
 		BashTimeout:    cfg.Tools.BashTimeout.Duration,
 		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
 		ScrubEnv:       []string{cfg.Model.APIKeyEnv},
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
-		Sandbox:        s.sandbox,
+		Sandbox:        f.sandbox,
 	}
+	if reload {
+		f.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})
+	}
+}
+
+// useSettings makes st the settings the conversation runs with, on its
+// goroutine: the machine is reconfigured, and that is journaled.
+func (s *Conversation) useSettings(st settings) {
+	st.env.Reads = s.reads
+	s.settings = st
 	if s.m != nil {
 		s.m.Reconfigure(s.machineConfig())
 		s.journalConfig()
-	}
-	if reload {
-		s.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})
 	}
 }
 

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -10,9 +11,9 @@ import (
 )
 
 // startWatcher watches the folder and its configuration files on a worker
-// goroutine, which stops with the session. watchReady is closed once the
+// goroutine, which stops with the folder. watchReady is closed once the
 // initial watches are set up.
-func (s *Conversation) startWatcher() {
+func (s *Folder) startWatcher() {
 	opts := watchOptions{
 		root:        s.folder,
 		configFiles: config.LoadOptions{Folder: s.folder}.Files(),
@@ -22,6 +23,7 @@ func (s *Conversation) startWatcher() {
 		instructionFiles: s.instrPaths,
 		onInstructions:   s.ReloadInstructions,
 		log:              s.log.With("component", "watcher"),
+		events:           s.cmds,
 	}
 	s.goWorker(func() {
 		w, err := newWatcher(opts)
@@ -32,6 +34,17 @@ func (s *Conversation) startWatcher() {
 		}
 		w.run(s.life)
 	})
+}
+
+// filesChanged hands changes seen on disk (on the watcher's goroutine) to
+// every conversation of the folder.
+func (f *Folder) filesChanged(paths []string) {
+	f.mu.Lock()
+	convs := slices.Clone(f.convs)
+	f.mu.Unlock()
+	for _, c := range convs {
+		c.filesChanged(paths)
+	}
 }
 
 // filesChanged handles changes seen on disk (on the watcher's goroutine):

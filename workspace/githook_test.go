@@ -230,25 +230,6 @@ func TestHookFailingPreCommitHookIsReported(t *testing.T) {
 	}
 }
 
-func TestHookCommitsWhatBashChangedOnlyWhenCleanBefore(t *testing.T) {
-	dir := gitRepo(t, map[string]string{"clean.txt": "c\n", "dirty.txt": "d\n", "keep.txt": "k\n"})
-	os.WriteFile(filepath.Join(dir, "dirty.txt"), []byte("user's edit\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("user's too\n"), 0o644)
-	model := scriptModel([]fsm.ToolCall{call("b", "bash",
-		`{"command":"echo made > made.txt && echo more >> clean.txt && echo more >> dirty.txt"}`)})
-	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
-	note := hookOutcome(t, h, dir)
-	if note.Kind != NoteCommit || !strings.Contains(note.Text, "already modified by you before, so not committed: dirty.txt") {
-		t.Fatalf("hook: %s %q", note.Kind, note.Text)
-	}
-	if files := headFiles(t, dir); files != "clean.txt\nmade.txt" {
-		t.Fatalf("HEAD holds %q", files)
-	}
-	if st := runGit(t, dir, "status", "--porcelain"); st != " M dirty.txt\n M keep.txt\n" {
-		t.Fatalf("status:\n%s", st)
-	}
-}
-
 // undoSetup makes the session commit greet.txt and "new file.txt".
 func undoSetup(t *testing.T, files map[string]string) (*testHost, *Session, string) {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,9 +41,11 @@ import (
 type gitState struct {
 	// batch holds the current tool batch's edits, by absolute path.
 	batch map[string]*batchFile
-	// bash is the baseline taken before the batch's first command, nil
-	// when the batch ran none.
-	bash *bashBaseline
+	// cmds are the batch's commands and the files they changed.
+	cmds []commandRun
+	// changes are the commands' changes reported and not yet kept or
+	// discarded (commandchanges.go).
+	changes []CommandChange
 	// commits are the auto-commits this session made, oldest first.
 	commits []*gitcommit.Result
 	// last is the last commit's name, for loom.status.
@@ -57,7 +60,7 @@ type gitState struct {
 	// lock serialises what writes the worktree for the session (used
 	// from any goroutine): a batch's mutating calls and its hook, and an
 	// undo, so that an undo never races the agent's next edit.
-	lock sync.Mutex
+	lock *sync.Mutex // the folder's: its conversations write one worktree
 	// idle are undos waiting for the turn in flight to end.
 	idle []chan bool
 	// indexLeft is the index update a held index.lock stopped, retried
@@ -79,19 +82,11 @@ type batchFile struct {
 	mode    fs.FileMode
 }
 
-// bashBaseline is the state before a batch's first command: the
-// worktree's dirty files, the editor's save count and its unsaved
-// documents.
-type bashBaseline struct {
-	snap  *gitcommit.Snapshot
-	saves uint64
-	dirty map[string]bool
-}
-
 // hookJob is what the hook's worker needs, copied on the owner goroutine.
 type hookJob struct {
+	turn       uint64
 	batch      map[string]*batchFile
-	bash       *bashBaseline
+	cmds       []commandRun
 	agentFiles []string
 	prompt     string
 	cfg        config.Config
@@ -100,7 +95,7 @@ type hookJob struct {
 // newBatch forgets the previous batch's edits.
 func (g *gitState) newBatch() {
 	g.batch = nil
-	g.bash = nil
+	g.cmds = nil
 }
 
 // recordEdit records one applied edit of an edit tool.
@@ -122,7 +117,7 @@ func (g *gitState) recordEdit(path, before, after string, created bool, mode fs.
 
 // takeBatch hands the batch to the hook and starts a new one.
 func (g *gitState) takeBatch(prompt string, cfg config.Config) hookJob {
-	job := hookJob{batch: g.batch, bash: g.bash, prompt: prompt, cfg: cfg}
+	job := hookJob{batch: g.batch, cmds: g.cmds, prompt: prompt, cfg: cfg}
 	for p := range g.agentFiles {
 		job.agentFiles = append(job.agentFiles, p)
 	}
@@ -138,8 +133,8 @@ type hookResult struct {
 	// batch for the model (a merge in progress, a file left out).
 	warn   bool
 	commit *gitcommit.Result
-	// bashFiles are the files committed as a command's changes.
-	bashFiles []string
+	// changes are the commands' changes, reported and not committed.
+	changes []CommandChange
 	// quiet marks a hook that found nothing to do and nothing to tell.
 	quiet bool
 	// notes are what the user must know besides the action (also joined
@@ -161,6 +156,10 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJ
 	s.git.lock.Unlock()
 	s.post(func() {
 		s.recordCommit(res)
+		if len(res.changes) > 0 {
+			s.git.addChanges(res.changes)
+			s.notify(Notification{Kind: NoteCommandChanges, Turn: a.Turn, Changes: res.changes})
+		}
 		if res.commit != nil {
 			// Even for a cancelled turn: the commit exists, the user must
 			// know (and loom.undo can take it back).
@@ -197,31 +196,43 @@ func (s *Session) recordCommit(res hookResult) {
 	if len(res.indexLeft) > 0 {
 		s.git.indexLeft = &indexRetry{top: s.folder, entries: res.indexLeft}
 	}
-	if s.git.agentFiles == nil {
-		s.git.agentFiles = map[string]bool{}
-	}
-	for _, f := range res.bashFiles {
-		s.git.agentFiles[f] = true
-	}
 }
 
 func commitNote(c *gitcommit.Result) *CommitNote {
 	return &CommitNote{SHA: c.SHA, Files: c.Files, Message: c.Message}
 }
 
+// commitBatch is the hook's work: commit the edit tools' texts, report
+// the commands' changes.
 func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	cfg := job.cfg
-	if !cfg.Hooks.AutoCommit {
-		return hookResult{action: "auto-commit is off (hooks.auto_commit = false): changes left uncommitted"}
-	}
 	repo, err := gitcommit.Open(ctx, s.folder, cfg.Model.APIKeyEnv)
 	if err != nil {
 		return hookResult{action: "not a git repository: changes left uncommitted"}
 	}
-	changes, notes, bashFiles := s.batchChanges(ctx, repo, job)
+	reported, yours := s.reportCommands(ctx, repo, job, job.turn)
+	notes := commandNotes(reported, yours)
+	notes = append(notes, s.editedAgain(repo, job)...)
+	base := hookResult{changes: reported, notes: notes}
+	// done finishes a result that commits nothing.
+	done := func(action string, r hookResult) hookResult {
+		r.changes = base.changes
+		r.notes = append(append([]string(nil), notes...), r.notes...)
+		r.action = joinNotes(action, r.notes)
+		r.quiet = r.quiet && len(r.notes) == 0
+		return r
+	}
+	if !cfg.Hooks.AutoCommit {
+		return done("auto-commit is off (hooks.auto_commit = false): changes left uncommitted", hookResult{})
+	}
+	var changes []gitcommit.Change
+	for _, p := range sortedKeys(job.batch) {
+		b := job.batch[p]
+		changes = append(changes, gitcommit.Change{Path: p, Steps: b.steps, Created: b.created, Mode: b.mode})
+	}
 	if len(changes) == 0 {
 		// A batch whose commands changed nothing is not worth a word.
-		return hookResult{action: joinNotes("no file to commit", notes), quiet: len(notes) == 0, warn: len(notes) > 0, notes: notes}
+		return done("no file to commit", hookResult{quiet: true})
 	}
 	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
 	repo.MaxFileBytes = cfg.Hooks.FileLimit()
@@ -230,83 +241,54 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 	prompt := s.host.redactor.String(job.prompt)
 	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, prompt, trailer) })
 	if errors.Is(err, gitcommit.ErrInProgress) {
-		return hookResult{action: joinNotes("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), notes), warn: true}
+		return done("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), hookResult{warn: true})
 	}
 	if err != nil {
-		return hookResult{action: joinNotes("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), notes), failed: true}
+		return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), hookResult{failed: true})
 	}
+	var skipped []string
 	for _, sk := range plan.Skipped {
-		notes = append(notes, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
+		skipped = append(skipped, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
 	}
 	if len(plan.Entries) == 0 {
-		return hookResult{action: joinNotes("nothing committed", notes), warn: len(notes) > 0, quiet: len(notes) == 0, notes: notes}
+		return done("nothing committed", hookResult{warn: len(skipped) > 0, quiet: true, notes: skipped, modelNote: strings.Join(skipped, "; ")})
 	}
+	notes = append(notes, skipped...)
 	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
 	if hookNote != "" {
 		notes = append(notes, hookNote)
 	}
 	res, err := s.commitJournaled(ctx, repo, plan, runHooks)
 	if err != nil {
-		return hookResult{action: joinNotes("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), notes), failed: true}
+		return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), hookResult{failed: true, notes: notes[len(base.notes):]})
 	}
 	notes = append(notes, indexNotes(res.Index)...)
-	s.saveCommittedBuffers(ctx, job, repo)
+	notes = append(notes, s.saveCommittedBuffers(ctx, job)...)
 	subject, _, _ := strings.Cut(res.Message, "\n")
+	// The model should know an edit it made is not in the commit.
+	modelNote := strings.Join(skipped, "; ")
 	return hookResult{
 		action:    joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes),
 		commit:    res,
-		bashFiles: bashFiles,
+		changes:   reported,
 		warn:      len(plan.Skipped) > 0,
 		notes:     notes,
+		modelNote: modelNote,
 		indexLeft: res.Index.Locked,
 	}
 }
 
-// batchChanges lists the agent's changes of the batch: the edit tools'
-// texts, and the files its commands changed that are the agent's alone.
-// notes tell the user about the files left to them.
-func (s *Session) batchChanges(ctx context.Context, repo *gitcommit.Repo, job hookJob) (changes []gitcommit.Change, notes, bashFiles []string) {
-	paths := make([]string, 0, len(job.batch))
-	for p := range job.batch {
-		paths = append(paths, p)
+// editedAgain says which files an edit tool wrote and a command then
+// changed again (a formatter): the commit holds the edit tool's text, the
+// command's later change is left in the worktree.
+func (s *Session) editedAgain(repo *gitcommit.Repo, job hookJob) []string {
+	if len(job.cmds) == 0 {
+		return nil
 	}
-	sort.Strings(paths)
-	skip := map[string]bool{}
-	for _, p := range paths {
-		b := job.batch[p]
-		changes = append(changes, gitcommit.Change{Path: p, Steps: b.steps, Created: b.created, Mode: b.mode})
-		if rel, ok := repo.Rel(p); ok {
-			skip[rel] = true
-		}
-	}
-	if job.bash == nil || job.bash.snap == nil {
-		return changes, nil, nil
-	}
-	prefix := ""
-	if p, ok := repo.Rel(s.folder); ok {
-		prefix = p
-	}
-	changed, leftDirty := gitcommit.TakeSnapshot(ctx, repo.Top).ChangedSince(job.bash.snap, prefix, skip)
-	overlay := s.host.overlay
-	var yours []string
-	for _, rel := range changed {
-		abs := filepath.Join(repo.Top, filepath.FromSlash(rel))
-		if overlay.SavedSince(abs, job.bash.saves) || job.bash.dirty[overlayKey(abs)] || overlay.Dirty(abs) {
-			yours = append(yours, rel)
-			continue
-		}
-		changes = append(changes, gitcommit.Change{Path: abs, FromDisk: true})
-		bashFiles = append(bashFiles, abs)
-	}
-	if len(yours) > 0 {
-		notes = append(notes, "changed during the commands but saved or edited in your editor meanwhile, so left to you, uncommitted: "+strings.Join(yours, ", "))
-	}
-	// An edited file a command changed again (a formatter): the commit
-	// holds the edit tool's text; the command's change is left and said.
 	var again []string
-	for _, p := range paths {
+	for _, p := range sortedKeys(job.batch) {
 		steps := job.batch[p].steps
-		if _, _, open := overlay.Document(p); open {
+		if _, _, open := s.host.overlay.Document(p); open {
 			continue
 		}
 		if disk, err := os.ReadFile(p); err == nil && string(disk) != steps[len(steps)-1].New {
@@ -314,13 +296,10 @@ func (s *Session) batchChanges(ctx context.Context, repo *gitcommit.Repo, job ho
 			again = append(again, rel)
 		}
 	}
-	if len(again) > 0 {
-		notes = append(notes, "changed again by a command after the agent's edit; that later change is left uncommitted: "+strings.Join(again, ", "))
+	if len(again) == 0 {
+		return nil
 	}
-	if len(leftDirty) > 0 {
-		notes = append(notes, "changed by a command but already modified by you before, so not committed: "+strings.Join(leftDirty, ", "))
-	}
-	return changes, notes, bashFiles
+	return []string{"changed again by a command after the agent's edit; that later change is left uncommitted: " + strings.Join(again, ", ")}
 }
 
 // approveHooks decides whether the user's git hooks run for the commit:
@@ -367,11 +346,13 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-// saveCommittedBuffers asks the editor to save the open documents whose
-// text is exactly what the agent wrote (nobody typed since), so that the
-// disk matches the commit. A document with the user's typing is left
-// unsaved.
-func (s *Session) saveCommittedBuffers(ctx context.Context, job hookJob, repo *gitcommit.Repo) {
+// saveCommittedBuffers asks the editor to save the open documents
+// whose text is exactly what the agent wrote (nobody typed since), so
+// that the disk matches the commit. A document with the user's typing is
+// left unsaved. With a client that cannot save, it returns the note the
+// user must see: the commit holds the agent's text, the disk does not
+// yet.
+func (s *Session) saveCommittedBuffers(ctx context.Context, job hookJob) []string {
 	var save []string
 	for p, b := range job.batch {
 		text, _, open := s.host.overlay.Document(p)
@@ -380,26 +361,23 @@ func (s *Session) saveCommittedBuffers(ctx context.Context, job hookJob, repo *g
 		}
 	}
 	if len(save) == 0 {
-		return
+		return nil
 	}
 	sort.Strings(save)
-	if _, err := s.host.opts.Editor.SaveDocuments(ctx, save); err != nil && !errors.Is(err, ErrUnsupported) {
+	saved, err := s.host.opts.Editor.SaveDocuments(ctx, save)
+	if err != nil && !errors.Is(err, ErrUnsupported) {
 		s.log.Warn("saving documents failed", "err", err)
 	}
-}
-
-// snapshotBeforeBash takes the baseline just before the batch's first
-// approved command, for the hook to tell which files the commands
-// changed. It runs on the batch's worker; the baseline reaches the owner
-// goroutine before the command's result does.
-func (s *Session) snapshotBeforeBash(ctx context.Context) {
-	base := &bashBaseline{saves: s.host.overlay.SaveCount(), dirty: s.host.overlay.DirtyDocuments()}
-	base.snap = gitcommit.TakeSnapshot(ctx, s.folder)
-	s.postLive(ctx, func() {
-		if s.git.bash == nil {
-			s.git.bash = base
+	var unsaved []string
+	for _, p := range save {
+		if !slices.Contains(saved, p) && s.host.overlay.Dirty(p) {
+			unsaved = append(unsaved, p)
 		}
-	})
+	}
+	if len(unsaved) == 0 {
+		return nil
+	}
+	return []string{"saved in git, not yet on disk: save the file (" + strings.Join(relPaths(s.folder, unsaved), ", ") + "); until then git diff shows the agent's change reversed"}
 }
 
 // indexNotes says how the user's index followed the commit, when it did

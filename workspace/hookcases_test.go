@@ -47,50 +47,6 @@ func gate(t *testing.T) (path string, open func() *os.File) {
 	}
 }
 
-// A file the user saves from the editor while the agent's command runs is
-// the user's: not committed, reported, and untouched.
-func TestHookLeavesAFileSavedDuringBashToTheUser(t *testing.T) {
-	dir := gitRepo(t, map[string]string{"user.txt": "old\n"})
-	fifo, open := gate(t)
-	model := scriptModel([]fsm.ToolCall{call("b", "bash", `{"command":"cat '`+fifo+`' >/dev/null && echo made > made.txt"}`)})
-	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
-	s, err := h.AddFolder(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	userFile := filepath.Join(dir, "user.txt")
-	h.Overlay().Open(userFile, 1, "old\n")
-	if _, err := s.Ask(context.Background(), "run it"); err != nil {
-		t.Fatal(err)
-	}
-	g := open()
-	// The user types and saves while the command runs.
-	h.Overlay().Change(userFile, 2, []Change{{Text: "the user's work\n"}})
-	os.WriteFile(userFile, []byte("the user's work\n"), 0o644)
-	h.Overlay().Saved(userFile)
-	g.Close()
-	h.editor.turnEnded(t, 1)
-	note := h.editor.waitFor(t, "the hook's report", func(n Notification) bool { return n.Kind == NoteCommit })
-	if files := headFiles(t, dir); files != "made.txt" {
-		t.Fatalf("HEAD holds %q, want made.txt only", files)
-	}
-	if !strings.Contains(note.Text, "saved or edited in your editor meanwhile, so left to you, uncommitted: user.txt") {
-		t.Fatalf("hook said %q", note.Text)
-	}
-	if st := runGit(t, dir, "status", "--porcelain"); st != " M user.txt\n" {
-		t.Fatalf("status:\n%s", st)
-	}
-	if _, err := s.Undo(context.Background(), ""); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(userFile); string(got) != "the user's work\n" {
-		t.Fatalf("undo touched the user's file: %q", got)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
-		t.Fatalf("undo left made.txt: %v", err)
-	}
-}
-
 // editorApplying is a recordingEditor that applies edits to the overlay,
 // as an editor does (its didChange), then lets type run: the user typing
 // right after the agent's edit.

@@ -99,7 +99,7 @@ func (h *Host) SetOverrides(overrides []config.Override) {
 	folders := h.sortedFolders()
 	h.mu.Unlock()
 	for _, f := range folders {
-		f.conv.ReloadConfig()
+		f.ReloadConfig()
 	}
 }
 
@@ -119,7 +119,7 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	folders := h.sortedFolders()
 	h.mu.Unlock()
 	for _, f := range folders {
-		f.conv.ReloadConfig()
+		f.ReloadConfig()
 	}
 	return s.folder, nil
 }
@@ -134,17 +134,18 @@ func (h *Host) AddFolder(folder string) (*Session, error) {
 		return nil, err
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return nil, fmt.Errorf("add folder %s: the host is shut down", folder)
 	}
-	if f, ok := h.folders[folder]; ok {
-		return f.conv, nil
+	f, ok := h.folders[folder]
+	if !ok {
+		f = newFolder(h, folder)
+		h.folders[folder] = f
+		go f.run()
 	}
-	f := newFolder(h, folder)
-	h.folders[folder] = f
-	f.start()
-	return f.conv, nil
+	h.mu.Unlock()
+	return f.Current()
 }
 
 // RemoveFolder closes the folder and waits for its conversations.
@@ -174,14 +175,14 @@ func (h *Host) Folders() []string {
 	return folders
 }
 
-// Session returns the conversation of the folder that contains path (see
-// Folder).
+// Session returns the most recent conversation of the folder that
+// contains path (see Folder and Folder.Current).
 func (h *Host) Session(path string) (*Session, error) {
 	f, err := h.Folder(path)
 	if err != nil {
 		return nil, err
 	}
-	return f.conv, nil
+	return f.Current()
 }
 
 // Folder returns the folder that contains path (a file or folder path),

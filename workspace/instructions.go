@@ -167,21 +167,18 @@ func readInstructionFile(path, top string, limit int) (content string, size int6
 // ReloadInstructions rereads the project's AGENTS.md files. A change
 // reaches the state machine as a configuration change (journaled), and
 // the conversation's system prompt follows from the next turn on.
-func (s *Session) ReloadInstructions() {
+func (s *Folder) ReloadInstructions() {
 	s.post(s.reloadInstructions)
 }
 
-func (s *Session) reloadInstructions() {
+func (s *Folder) reloadInstructions() {
 	in := readInstructions(s.instrPaths)
-	same := in.text == s.instr.text
-	s.instr = in
+	same := in.text == s.next.instr.text
+	s.next.instr = in
 	if same {
 		return
 	}
-	if s.m != nil {
-		s.m.Reconfigure(s.machineConfig())
-		s.journalConfig()
-	}
+	s.publish()
 	names := make([]string, len(in.files))
 	for i, f := range in.files {
 		names[i] = f.Path

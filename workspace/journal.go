@@ -116,6 +116,8 @@ func eventTag(ev fsm.Event) string {
 		return "Compact"
 	case fsm.AdvanceIDs:
 		return "AdvanceIDs"
+	case fsm.Load:
+		return "Load"
 	case fsm.ChangesProposed:
 		return "ChangesProposed"
 	case fsm.ChangesDecided:
@@ -124,6 +126,8 @@ func eventTag(ev fsm.Event) string {
 		return "Rewind"
 	case fsm.Redo:
 		return "Redo"
+	case fsm.SelectModel:
+		return "SelectModel"
 	}
 	return ""
 }
@@ -172,10 +176,14 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.DropQueued](raw)
 	case "ApprovalDecided":
 		return decodeAs[fsm.ApprovalDecided](raw)
+	case "SelectModel":
+		return decodeAs[fsm.SelectModel](raw)
 	case "Compact":
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":
 		return decodeAs[fsm.AdvanceIDs](raw)
+	case "Load":
+		return decodeAs[fsm.Load](raw)
 	case "ChangesProposed":
 		return decodeAs[fsm.ChangesProposed](raw)
 	case "ChangesDecided":
@@ -543,6 +551,9 @@ type replayed struct {
 	rejected []string
 	// pendingCommit is an auto-commit that started and never ended.
 	pendingCommit *commitRecord
+	// commits are the auto-commits the conversation made and did not
+	// rewind, with their turns, for a rewind after a restart.
+	commits commitLog
 }
 
 // replayJournal reads the journal at path and steps its events through a
@@ -556,12 +567,20 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 	}
 	defer f.Close()
 	var rp replayed
+	var pendingTurn uint64
 	sc, err := scanJournal(f, func(st journalStep) {
 		if st.commit != nil || st.commitEnd {
-			rp.pendingCommit = st.commit
-			if st.commitEnd {
-				rp.pendingCommit = nil
+			if !st.commitEnd {
+				rp.pendingCommit = st.commit
+				if rp.m != nil {
+					pendingTurn = rp.m.State().Turn
+				}
+				return
 			}
+			if st.commit != nil && st.commit.SHA != "" {
+				rp.commits.made(rp.pendingCommit, st.commit.SHA, pendingTurn)
+			}
+			rp.pendingCommit = nil
 			return
 		}
 		if st.config != nil {
@@ -579,6 +598,7 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 			rp.rejected = append(rp.rejected, fmt.Sprintf("line %d: %v", st.line, err))
 			return
 		}
+		rp.commits.stepped(st.event)
 		rp.steps++
 	})
 	rp.scan = sc

@@ -73,3 +73,40 @@ func (l *journalLock) release() {
 	l.f.Close() // drops the record lock
 	delete(heldJournals, l.path)
 }
+
+// journalLocked reports whether the journal at path is open: held by a
+// conversation of this process, or locked by another process.
+func journalLocked(path string) bool {
+	lockPath := path + ".lock"
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	if heldJournals[lockPath] {
+		return true
+	}
+	return lockedElsewhere(lockPath)
+}
+
+// lockedElsewhere reports whether another process holds the lock file at
+// lockPath (F_GETLK: it takes nothing). heldMu is held, and the path is
+// not held by this process (closing a descriptor of a file drops this
+// process's record locks on it).
+func lockedElsewhere(lockPath string) bool {
+	f, err := os.Open(lockPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
+		return false
+	}
+	return lk.Type != syscall.F_UNLCK
+}
+
+// journalHeldHere reports whether a conversation of this process holds
+// the journal at path.
+func journalHeldHere(path string) bool {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	return heldJournals[path+".lock"]
+}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,45 +83,74 @@ func TestUserChangeBetweenBatchesIsNotCommitted(t *testing.T) {
 	}
 }
 
-// Two processes (here: two hosts) on one folder do not both write its
-// journal: the second one runs unjournaled and says so, and the first
-// one's journal stays whole.
-func TestSecondHostOnAFolderDoesNotShareTheJournal(t *testing.T) {
+// Two processes (here: two hosts) on one folder do not share a journal:
+// the second one starts a conversation of its own, journaled; each lists
+// the other's as open elsewhere; neither loses a prompt; and once both
+// have stopped, both conversations can be loaded.
+func TestSecondHostOnAFolderJournalsItsOwnConversation(t *testing.T) {
 	state, folder := t.TempDir(), t.TempDir()
 	answer := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) { respond(req, emit, "ok") })
 	first := newTestHostIn(t, state, answer, nil)
 	s1, _ := first.AddFolder(folder)
-	if _, err := s1.Status(context.Background()); err != nil { // s1 has its journal now
+	if _, err := s1.Ask(context.Background(), "question a"); err != nil {
 		t.Fatal(err)
 	}
+	first.editor.turnEnded(t, 1)
 	second := newTestHostIn(t, state, answer, nil)
 	s2, _ := second.AddFolder(folder)
-	second.editor.waitFor(t, "the journal refusal", func(n Notification) bool {
-		return n.Kind == NoteInfo && strings.Contains(n.Text, "another loom-lsp process")
-	})
-	for i, s := range []*Session{s1, s2, s1, s2} {
-		if _, err := s.Ask(context.Background(), "question "+string(rune('a'+i))); err != nil {
+	for i, s := range []*Session{s2, s1, s2} {
+		if _, err := s.Ask(context.Background(), "question "+string(rune('b'+i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	first.editor.turnEnded(t, 2)
 	second.editor.turnEnded(t, 2)
-	first.Close()
-	second.Close()
-	// A new host resumes exactly the first one's conversation.
-	third := newTestHostIn(t, state, answer, nil)
-	s3, _ := third.AddFolder(folder)
-	msgs, err := s3.History(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	if s1.ID() == s2.ID() || s2.ID() == "" {
+		t.Fatalf("ids %q and %q: want two journaled conversations", s1.ID(), s2.ID())
 	}
-	var users []string
-	for _, m := range msgs {
-		if m.Role == fsm.RoleUser {
-			users = append(users, m.Content)
+	for _, h := range []*testHost{first, second} {
+		all, err := h.Conversations(folder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 2 {
+			t.Fatalf("%d conversations listed, want 2: %+v", len(all), all)
+		}
+		for _, c := range all {
+			mine := (h == first && c.ID == s1.ID()) || (h == second && c.ID == s2.ID())
+			if c.Live != mine || c.Elsewhere == mine {
+				t.Errorf("conversation %s (%q): live %v, elsewhere %v; want live only in its own process", c.ID, c.Title, c.Live, c.Elsewhere)
+			}
 		}
 	}
-	if strings.Join(users, ",") != "question a,question c" {
-		t.Fatalf("resumed user messages %q, want the first host's [question a, question c]", users)
+	f1, _ := first.Folder(folder)
+	if _, err := f1.Conversation(s2.ID()); !errors.Is(err, ErrOpenElsewhere) {
+		t.Fatalf("opening the other process's conversation: %v, want ErrOpenElsewhere", err)
+	}
+	id1, id2 := s1.ID(), s2.ID()
+	first.Close()
+	second.Close()
+	third := newTestHostIn(t, state, answer, nil)
+	third.AddFolder(folder)
+	f, _ := third.Folder(folder)
+	want := map[string]string{id1: "question a,question c", id2: "question b,question d"}
+	for id, prompts := range want {
+		c, err := f.Conversation(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := c.History(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var users []string
+		for _, m := range msgs {
+			if m.Role == fsm.RoleUser {
+				users = append(users, m.Content)
+			}
+		}
+		if strings.Join(users, ",") != prompts {
+			t.Fatalf("conversation %s holds %q, want %s", id, users, prompts)
+		}
 	}
 }

@@ -15,14 +15,15 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
-// The session's MCP servers: config.MCP says which; a tools/mcp Manager
+// The folder's MCP servers: config.MCP says which; a tools/mcp Manager
 // runs them in the background. Every change of their tools reaches the
-// owner goroutine through the manager's Changed channel (see run), which
-// rebuilds the registry and reconfigures the machine. Nothing here waits
+// folder's goroutine through the manager's Changed channel (see
+// Folder.run), which rebuilds the registry and publishes it to the
+// conversations, whose machines are reconfigured. Nothing here waits
 // for a server: the first prompt never waits for MCP.
 
 // applyMCP starts, restarts or stops the MCP servers to match cfg.
-func (s *Session) applyMCP(cfg config.Config) {
+func (s *Folder) applyMCP(cfg config.Config) {
 	var specs []mcp.Spec
 	for _, name := range sortedKeys(cfg.MCP.Servers) {
 		srv := cfg.MCP.Servers[name]
@@ -50,9 +51,9 @@ func (s *Session) applyMCP(cfg config.Config) {
 		specs = append(specs, mcp.Spec{Name: name, NotStarted: config.MCPServerNote(name, s.folder)})
 	}
 	s.mcp.Apply(specs)
-	s.mcpPolicies = map[string]config.Policy{}
+	s.next.mcpPolicies = map[string]config.Policy{}
 	for name, srv := range cfg.MCP.Servers {
-		s.mcpPolicies[name] = srv.Policy()
+		s.next.mcpPolicies[name] = srv.Policy()
 	}
 }
 
@@ -73,9 +74,10 @@ func untrustedServers(cfg config.Config) []string {
 	return names
 }
 
-// syncMCP runs on the owner goroutine when the manager signals a change:
-// failures are shown once, and the tool list follows the ready servers.
-func (s *Session) syncMCP() {
+// syncMCP runs on the folder's goroutine when the manager signals a
+// change: failures are shown once, and the tool list follows the ready
+// servers.
+func (s *Folder) syncMCP() {
 	for _, r := range s.mcp.TakeReports() {
 		s.notify(Notification{Kind: NoteError, Text: r.Text})
 	}
@@ -89,26 +91,25 @@ func (s *Session) syncMCP() {
 		}
 	}
 	s.mcpReady = ready
-	s.rebuildTools()
+	if s.rebuildTools() {
+		s.publish()
+	}
 }
 
 // rebuildTools makes the registry the built-in tools plus the ready MCP
-// servers' tools, and reconfigures the machine when that changed it.
-func (s *Session) rebuildTools() {
+// servers' tools. It reports whether that changed the registry.
+func (s *Folder) rebuildTools() bool {
 	all := tools.DefaultRegistry().All()
 	for _, t := range s.mcp.Tools() {
 		all = append(all, t)
 	}
 	reg := tools.NewRegistry(all...)
-	if s.schemas != nil && sameTools(s.registry, reg) {
-		return
+	if s.next.schemas != nil && sameTools(s.next.registry, reg) {
+		return false
 	}
-	s.registry = reg
-	s.schemas = toolSchemas(reg)
-	if s.m != nil {
-		s.m.Reconfigure(s.machineConfig())
-		s.journalConfig()
-	}
+	s.next.registry = reg
+	s.next.schemas = toolSchemas(reg)
+	return true
 }
 
 func sameTools(a, b *tools.Registry) bool {

@@ -17,9 +17,10 @@ type Overlay struct {
 	mu      sync.Mutex
 	docs    map[string]*document
 	changed *sync.Cond // broadcast on every change, for WaitVersion
-	// seq counts the editor's saves; saved holds each document's last.
-	seq   uint64
-	saved map[string]uint64
+	// seq counts the editor's reports of a document (open, change,
+	// save); touched holds each document's last.
+	seq     uint64
+	touched map[string]uint64
 }
 
 type document struct {
@@ -37,7 +38,7 @@ type Change = lsppos.Change
 
 // NewOverlay returns an empty overlay.
 func NewOverlay() *Overlay {
-	o := &Overlay{docs: map[string]*document{}, saved: map[string]uint64{}}
+	o := &Overlay{docs: map[string]*document{}, touched: map[string]uint64{}}
 	o.changed = sync.NewCond(&o.mu)
 	return o
 }
@@ -60,7 +61,9 @@ func (o *Overlay) Open(path string, version int32, text string) {
 func (o *Overlay) OpenURI(path, uri string, version int32, text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.docs[overlayKey(path)] = &document{text: text, version: version, uri: uri}
+	key := overlayKey(path)
+	o.docs[key] = &document{text: text, version: version, uri: uri}
+	o.touch(key)
 	o.changed.Broadcast()
 }
 
@@ -91,6 +94,7 @@ func (o *Overlay) Change(path string, version int32, changes []Change) error {
 		return fmt.Errorf("didChange %s (version %d): %w", path, version, err)
 	}
 	doc.text, doc.version = text, version
+	o.touch(overlayKey(path))
 	o.changed.Broadcast()
 	return nil
 }
@@ -107,22 +111,29 @@ func (o *Overlay) Close(path string) {
 func (o *Overlay) Saved(path string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.seq++
-	o.saved[overlayKey(path)] = o.seq
+	o.touch(overlayKey(path))
 }
 
-// SaveCount returns a mark to pass to SavedSince.
-func (o *Overlay) SaveCount() uint64 {
+// touch records the editor's report of the document at key; o.mu held.
+func (o *Overlay) touch(key string) {
+	o.seq++
+	o.touched[key] = o.seq
+}
+
+// EditorMark returns a mark to pass to EditorChangedSince.
+func (o *Overlay) EditorMark() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.seq
 }
 
-// SavedSince reports whether the editor saved path after mark was taken.
-func (o *Overlay) SavedSince(path string, mark uint64) bool {
+// EditorChangedSince reports whether the editor opened, changed or saved
+// path after mark was taken: the user's doing, as far as the editor
+// tells.
+func (o *Overlay) EditorChangedSince(path string, mark uint64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.saved[overlayKey(path)] > mark
+	return o.touched[overlayKey(path)] > mark
 }
 
 // Dirty reports whether path is open with text other than the disk's

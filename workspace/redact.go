@@ -52,7 +52,7 @@ func newShownTexts(r *secret.Redactor) []*shownText {
 // kind's Stream; a notification that ends the streamed message first
 // flushes what the Streams held back. It runs on the owner goroutine.
 func (s *Session) notify(n Notification) {
-	n.Folder = s.folder
+	n.Folder, n.Conversation = s.folder, s.conversationID
 	for _, st := range s.shown {
 		if st.kind != n.Kind {
 			continue
@@ -94,7 +94,7 @@ func endsMessage(n Notification) bool {
 // text.
 func (s *Session) flushShown(st *shownText) {
 	if text := st.mask.Flush(); text != "" {
-		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Turn: st.turn, Kind: st.kind, Text: text})
+		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Conversation: s.conversationID, Turn: st.turn, Kind: st.kind, Text: text})
 	}
 }
 
@@ -115,6 +115,14 @@ func redactNote(r *secret.Redactor, n Notification) Notification {
 		t.Detail, t.Arguments = r.String(t.Detail), r.String(t.Arguments)
 		t.Diff, t.Output = r.String(t.Diff), r.String(t.Output)
 		n.Tool = &t
+	}
+	if n.Changes != nil {
+		changes := make([]CommandChange, len(n.Changes))
+		for i, c := range n.Changes {
+			c.Command, c.Diff = r.String(c.Command), r.String(c.Diff)
+			changes[i] = c
+		}
+		n.Changes = changes
 	}
 	if n.Commit != nil {
 		c := *n.Commit
@@ -137,6 +145,7 @@ var errApprovalTimeout = errors.New("no answer in time")
 // goroutine.
 func (s *Session) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
 	a.Detail = s.host.redactor.String(a.Detail)
+	a.Conversation = s.ID()
 	if timeout <= 0 {
 		return s.host.opts.Editor.Approve(ctx, a)
 	}

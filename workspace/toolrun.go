@@ -42,6 +42,8 @@ type toolOutcome struct {
 	settled bool
 	// exitCode is bash's exit status, nil for the other tools.
 	exitCode *int
+	// command is what a bash command changed, nil for the other tools.
+	command *commandRun
 	// propose is the edit computed under review, not applied: it becomes
 	// a proposal.
 	propose *tools.Edit
@@ -66,9 +68,6 @@ type batchRun struct {
 	mcpPolicies map[string]config.Policy
 	// approvalTimeout bounds the wait for the user's answer.
 	approvalTimeout time.Duration
-	// snapped is set once the worktree was snapshotted before the batch's
-	// first bash command (bash calls are mutating, so run one at a time).
-	snapped bool
 	// review proposes edits instead of applying them (tools.edits).
 	review bool
 }
@@ -121,6 +120,9 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 		if out.changed != "" {
 			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}
+		if out.command != nil {
+			s.git.cmds = append(s.git.cmds, *out.command)
+		}
 		if out.diff != "" {
 			s.diffs[c.ID] = out.diff
 		}
@@ -137,7 +139,7 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 
 // execute runs the tool, asks for approval where policy says so, and
 // applies the edit it computed.
-func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) toolOutcome {
+func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (outcome toolOutcome) {
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
@@ -150,10 +152,15 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 		if refusal != "" {
 			return toolOutcome{result: refusal, isError: true}
 		}
-		if !b.snapped {
-			b.snapped = true
-			s.snapshotBeforeBash(ctx)
-		}
+		// The files the command changes: those the watcher sees change
+		// until it ends, less those the editor reports meanwhile.
+		mark, win := s.host.overlay.EditorMark(), s.cmds.openWindow()
+		defer func() {
+			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments))
+			if !outcome.settled {
+				outcome.result += s.commandResultNote(ctx, outcome.command)
+			}
+		}()
 	}
 	if t, isMCP := tool.(*mcp.Tool); isMCP {
 		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {
@@ -166,6 +173,9 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) tool
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
+	if err == nil && res.Blocked != "" {
+		res, err = s.escalate(ctx, b, c, tool, env, res)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return toolOutcome{result: "tool error: cancelled", isError: true}

@@ -56,6 +56,10 @@ type watchOptions struct {
 	// addWatch adds one directory; tests replace it to simulate the
 	// inotify limit. Default: the fsnotify watcher's Add.
 	addWatch func(fsw *fsnotify.Watcher, dir string) error
+	// events, when set, gets every change under root as it is seen (for
+	// the commands' windows, cmdwindow.go), and the watcher keeps a
+	// private fence directory for it.
+	events *commandWindows
 }
 
 // watcher watches a workspace with fsnotify: every directory is added on
@@ -77,6 +81,8 @@ type watcher struct {
 	// synced is when the watcher last knew of every change; a rescan
 	// reports the files modified since.
 	synced time.Time
+	// fenceDir is the private directory of opts.events' fences.
+	fenceDir string
 }
 
 type pendingChange struct{ first, last time.Time }
@@ -113,6 +119,16 @@ func newWatcher(opts watchOptions) (*watcher, error) {
 		}
 	}
 	w.addTree(opts.root, false)
+	if opts.events != nil {
+		if dir, err := os.MkdirTemp("", "loom-fence-"); err == nil {
+			if err := fsw.Add(dir); err == nil {
+				w.fenceDir = dir
+			} else {
+				os.Remove(dir)
+			}
+		}
+		opts.events.watching(w.fenceDir, w.degraded)
+	}
 	return w, nil
 }
 
@@ -218,6 +234,14 @@ func (w *watcher) addTree(dir string, report bool) {
 // run delivers changes until ctx is done, then closes the watches.
 func (w *watcher) run(ctx context.Context) {
 	defer w.fsw.Close()
+	if w.opts.events != nil {
+		defer func() {
+			w.opts.events.watching("", false)
+			if w.fenceDir != "" {
+				os.RemoveAll(w.fenceDir)
+			}
+		}()
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var tick <-chan time.Time
@@ -236,6 +260,9 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			wasDegraded := w.degraded
 			w.event(ev)
+			if !wasDegraded && w.degraded && w.opts.events != nil {
+				w.opts.events.watching(w.fenceDir, true)
+			}
 			if !wasDegraded && w.degraded && tick == nil {
 				t := time.NewTicker(degradedRescan)
 				defer t.Stop()
@@ -260,6 +287,9 @@ func (w *watcher) run(ctx context.Context) {
 // event records one fsnotify event.
 func (w *watcher) event(ev fsnotify.Event) {
 	path := filepath.Clean(ev.Name)
+	if w.opts.events != nil && w.opts.events.fenceEvent(path) {
+		return
+	}
 	if ev.Op == fsnotify.Chmod {
 		return // metadata only: no content change
 	}
@@ -327,6 +357,9 @@ func (w *watcher) rescan() {
 }
 
 func (w *watcher) touch(path string, at time.Time) {
+	if w.opts.events != nil && w.inRoot(path) {
+		w.opts.events.changed(path)
+	}
 	p, ok := w.pending[path]
 	if !ok {
 		p.first = at

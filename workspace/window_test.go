@@ -19,7 +19,7 @@ import (
 func waitWindow(t *testing.T, s *Session) {
 	t.Helper()
 	var answered chan struct{}
-	if err := s.call(context.Background(), func() { answered = s.window.answered }); err != nil {
+	if err := s.Folder.call(context.Background(), func() { answered = s.Folder.window.answered }); err != nil {
 		t.Fatal(err)
 	}
 	if answered == nil {
@@ -29,6 +29,11 @@ func waitWindow(t *testing.T, s *Session) {
 	case <-answered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server's context window was never applied")
+	}
+	// The folder published it before closing answered; the conversation
+	// applies it in order, before this call.
+	if err := s.call(context.Background(), func() {}); err != nil {
+		t.Fatal(err)
 	}
 }
 

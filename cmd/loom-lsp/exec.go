@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/jsonrpc/headless"
 	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/workspace"
@@ -49,10 +50,16 @@ or the reader of stdout went away).
 Flags:
 `
 
+// proposeComment is what the model reads of a change under --edits
+// propose.
+const proposeComment = "dry run (exec --edits propose): your change was recorded as a proposed patch and not written; do not retry it, go on with the rest of the task or finish"
+
 // execFlags are the flags of `loom-lsp exec`.
 type execFlags struct {
 	output, model, baseURL, configFile, approve, script string
+	edits, restore                                      string
 	maxIterations                                       int
+	rewind                                              uint64
 	resume, fresh, verbose, debug, noDeltas             bool
 }
 
@@ -69,6 +76,9 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "verbose", false, "text output: show each command's output under its line, and the model's thinking (shown on a terminal anyway)")
 	fs.BoolVar(&f.debug, "debug", false, "log debug details to stderr")
 	fs.BoolVar(&f.noDeltas, "no-deltas", false, "jsonl output: leave out message_delta events (message_completed has each whole message)")
+	fs.StringVar(&f.edits, "edits", "", "auto (apply edits, the default) or propose (a dry run: write nothing, print each change as a unified diff / proposed_change event)")
+	fs.Uint64Var(&f.rewind, "rewind", 0, "rewind the workspace's conversation to before turn N first (see --restore); the PROMPT is then optional")
+	fs.StringVar(&f.restore, "restore", "both", "with --rewind: files, conversation or both")
 }
 
 // overrides turns the flags into a configuration layer, the last and
@@ -100,6 +110,15 @@ func (f *execFlags) overrides() (config.Override, error) {
 			return config.Override{}, fmt.Errorf("--approve takes bash=allow or bash=deny, not %q", f.approve)
 		}
 		tools["bash"] = policy
+	}
+	switch f.edits {
+	case "", "auto":
+	case "propose":
+		tools["edits"] = "review" // proposals are answered by exec itself
+	case "review":
+		return config.Override{}, fmt.Errorf("--edits review needs someone to review each change, and exec has no one to ask; use --edits propose for a dry run")
+	default:
+		return config.Override{}, fmt.Errorf("--edits is auto or propose, not %q", f.edits)
 	}
 	layer := map[string]any{}
 	for name, m := range map[string]map[string]any{"model": model, "agent": agent, "tools": tools} {
@@ -137,6 +156,15 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return code
 	}
+	if f.rewind > 0 && len(rest) == 0 {
+		rest = []string{""}
+	}
+	if f.restore != string(fsm.RestoreFiles) && f.restore != string(fsm.RestoreConversation) && f.restore != string(fsm.RestoreBoth) {
+		return usageErr("--restore is files, conversation or both, not %q", f.restore)
+	}
+	if f.rewind > 0 && f.fresh {
+		return usageErr("--rewind works on the workspace's conversation: it excludes --new")
+	}
 	if len(rest) != 1 {
 		return usageErr("want exactly one PROMPT argument, got %d (%q): quote the prompt, or pass - to read it from stdin", len(rest), rest)
 	}
@@ -155,7 +183,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		prompt = string(b)
 	}
-	if strings.TrimSpace(prompt) == "" {
+	if strings.TrimSpace(prompt) == "" && f.rewind == 0 {
 		return usageErr("the prompt is empty")
 	}
 	layer, err := f.overrides()
@@ -193,16 +221,28 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.debug {
 		logger = slog.New(slog.NewTextHandler(secret.Default.Writer(stderr), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	editor := headless.New(headless.Options{
+	var host *workspace.Host
+	opts := headless.Options{
 		Format: format, Out: stdout, Log: stderr, NoDeltas: f.noDeltas,
 		Color: colorAllowed(stderr), Progress: format == headless.Text && isTerminal(stderr),
 		ShowOutput: f.verbose, ShowReasoning: f.verbose || (format == headless.Text && isTerminal(stderr)),
-	})
-	host := workspace.NewHost(workspace.HostOptions{
+	}
+	if f.edits == "propose" {
+		// A dry run: each proposal is shown, then rejected so that
+		// nothing is written, with a word for the model.
+		opts.OnProposal = func(p workspace.ProposalNote) {
+			if s, err := host.Session(folder); err == nil {
+				s.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, proposeComment)
+			}
+		}
+	}
+	editor := headless.New(opts)
+	host = workspace.NewHost(workspace.HostOptions{
 		Editor:          editor,
 		Config:          load,
 		Logger:          logger,
-		NewConversation: !f.resume,
+		NewConversation: !f.resume && f.rewind == 0,
 	})
-	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl}.run(ctx)
+	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,
+		rewind: f.rewind, restore: fsm.Restore(f.restore)}.run(ctx)
 }

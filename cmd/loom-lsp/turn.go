@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,6 +51,10 @@ type headlessTurn struct {
 	// jsonl makes failures before the turn also print an error event on
 	// stdout.
 	jsonl bool
+	// rewind, when not 0, rewinds the conversation (restore: what) to
+	// before that turn first; an empty prompt then runs no turn.
+	rewind  uint64
+	restore fsm.Restore
 }
 
 // fail reports a failure before the turn: on stderr, and as one JSON
@@ -71,6 +77,29 @@ func (r headlessTurn) run(ctx context.Context) int {
 	s, err := r.host.AddFolder(r.folder)
 	if err != nil {
 		return r.fail(exitConfig, err)
+	}
+	if r.rewind > 0 {
+		res, err := s.Rewind(ctx, r.rewind, r.restore)
+		if err != nil {
+			return r.fail(exitFailed, err)
+		}
+		what := map[fsm.Restore]string{fsm.RestoreFiles: "files", fsm.RestoreConversation: "conversation", fsm.RestoreBoth: "files and the conversation"}[r.restore]
+		msg := fmt.Sprintf("rewound the %s to before turn %d", what, r.rewind)
+		if len(res.Restored) > 0 {
+			msg += fmt.Sprintf("; restored %s", strings.Join(res.Restored, ", "))
+		}
+		if res.Prompt != "" {
+			msg += fmt.Sprintf("; that turn's prompt was: %s", res.Prompt)
+		}
+		if r.jsonl {
+			b, _ := json.Marshal(headless.Event{Type: "info", Turn: r.rewind, Message: msg})
+			r.stdout.Write(append(b, '\n'))
+		} else {
+			fmt.Fprintln(r.stderr, "loom-lsp: "+msg)
+		}
+		if strings.TrimSpace(r.prompt) == "" {
+			return exitOK
+		}
 	}
 	st, err := s.Status(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -34,6 +35,14 @@ func (a *agent) Notify(n workspace.Notification) {
 		}
 	case workspace.NoteTool:
 		a.toolNote(s, n.Tool)
+	case workspace.NoteProposal:
+		if n.Proposal != nil {
+			go a.reviewProposal(s, *n.Proposal)
+		}
+	case workspace.NoteRewound:
+		if !n.Redone {
+			a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn)))
+		}
 	case workspace.NoteError:
 		if n.ErrorKind != "" {
 			// The model's or the machine's: the turn's error, which
@@ -53,6 +62,15 @@ func (a *agent) Notify(n workspace.Notification) {
 			text += "\n· " + note
 		}
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(text))
+	case workspace.NoteCommandChanges:
+		var b strings.Builder
+		for _, c := range n.Changes {
+			fmt.Fprintf(&b, "changed by `%s` — not committed: %s (keep: loom.commit, discard: loom.discard)\n", c.Command, c.Rel)
+			if c.Diff != "" {
+				b.WriteString("```diff\n" + c.Diff + "```\n")
+			}
+		}
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(b.String()))
 	case workspace.NoteInfo:
 		if n.Visible {
 			// The auto-commit's notes: the user must see them.
@@ -130,6 +148,10 @@ const (
 	optionAllowAlways  = "allow_always"
 	optionRejectOnce   = "reject_once"
 	optionRejectAlways = "reject_always"
+	// optionRuleExact and optionRulePrefix save an approval rule for the
+	// folder (workspace.Approval's Exact and Prefix).
+	optionRuleExact  = "allow_rule_exact"
+	optionRulePrefix = "allow_rule_prefix"
 )
 
 // Approve implements workspace.Editor with session/request_permission. An
@@ -167,12 +189,7 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
 			RawInput:   v.rawInput,
 		},
-		Options: []acpsdk.PermissionOption{
-			{OptionId: optionAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optionAllowAlways, Name: "Always allow " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
-			{OptionId: optionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
-			{OptionId: optionRejectAlways, Name: "Always reject " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
-		},
+		Options: permissionOptions(ap),
 	})
 	if err != nil {
 		return false, err
@@ -180,8 +197,13 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	if resp.Outcome.Selected == nil {
 		return false, nil // cancelled
 	}
-	switch resp.Outcome.Selected.OptionId {
+	switch id := resp.Outcome.Selected.OptionId; id {
 	case optionAllowOnce:
+		return true, nil
+	case optionRuleExact, optionRulePrefix:
+		if r := ruleOf(ap, id); r != nil && ap.Remember != nil {
+			_ = ap.Remember(*r) // a rule that cannot be saved is reported; the command runs once
+		}
 		return true, nil
 	case optionAllowAlways, optionRejectAlways:
 		allow := resp.Outcome.Selected.OptionId == optionAllowAlways
@@ -191,6 +213,32 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 		return allow, nil
 	}
 	return false, nil
+}
+
+// permissionOptions are the answers offered for ap: once, the folder's
+// approval rules the session suggests (this exact command, commands
+// starting with a prefix), always in this session, or reject.
+func permissionOptions(ap workspace.Approval) []acpsdk.PermissionOption {
+	opts := []acpsdk.PermissionOption{{OptionId: optionAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce}}
+	if ap.Remember != nil && ap.Exact != nil {
+		opts = append(opts, acpsdk.PermissionOption{OptionId: optionRuleExact, Name: "Always allow `" + ap.Exact.Exact + "` in this folder", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	}
+	if ap.Remember != nil && ap.Prefix != nil {
+		opts = append(opts, acpsdk.PermissionOption{OptionId: optionRulePrefix, Name: "Always allow commands starting with `" + ap.Prefix.Prefix + "` in this folder", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	}
+	return append(opts,
+		acpsdk.PermissionOption{OptionId: optionAllowAlways, Name: "Always allow " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+		acpsdk.PermissionOption{OptionId: optionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		acpsdk.PermissionOption{OptionId: optionRejectAlways, Name: "Always reject " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
+	)
+}
+
+// ruleOf is the rule an option id picks.
+func ruleOf(ap workspace.Approval, id acpsdk.PermissionOptionId) *cmdrules.Rule {
+	if id == optionRulePrefix {
+		return ap.Prefix
+	}
+	return ap.Exact
 }
 
 // fileSession returns the session to read or write folder's files

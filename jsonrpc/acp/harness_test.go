@@ -149,6 +149,12 @@ func describe(ns []acpsdk.SessionNotification) string {
 				st = string(*u.ToolCallUpdate.Status)
 			}
 			fmt.Fprintf(&b, "  tool_call_update %s %s\n", u.ToolCallUpdate.ToolCallId, st)
+		case u.AvailableCommandsUpdate != nil:
+			var names []string
+			for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+				names = append(names, "/"+c.Name)
+			}
+			fmt.Fprintf(&b, "  commands %s\n", strings.Join(names, " "))
 		default:
 			fmt.Fprintf(&b, "  other update\n")
 		}

@@ -64,7 +64,8 @@ func TestListAndLoadAfterRestart(t *testing.T) {
 		"  agent \"Reading it.\"\n" +
 		"  tool_call r1 read \"Read a.txt\" pending\n" +
 		"  tool_call_update r1 completed\n" +
-		"  agent \"It holds alpha.\"\n"
+		"  agent \"It holds alpha.\"\n" +
+		"  commands /checkpoints /rewind /redo\n"
 	if got != want {
 		t.Errorf("replay before the response:\n%s\nwant:\n%s", got, want)
 	}

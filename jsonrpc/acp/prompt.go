@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -27,9 +26,16 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	text, err := promptText(p.Prompt)
+	text, err := promptText(a.host, s.folder, p.Prompt)
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
+	}
+	if answer, ok := a.slashCommand(context.WithoutCancel(ctx), s, text); ok {
+		a.out.update(s.id, acpsdk.UpdateAgentMessageText(answer))
+		if err := a.out.flush(ctx); err != nil {
+			return acpsdk.PromptResponse{}, err
+		}
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
 	}
 	turn, err := s.ws.Ask(context.WithoutCancel(ctx), text)
 	if err != nil {
@@ -104,38 +110,37 @@ func (a *agent) waitFor(k turnKey) *turnWait {
 }
 
 // promptText turns a prompt's content blocks into the text of a
-// UserInput: text as it is, a resource_link as a reference to its path
-// (the model reads the file with its tools), an embedded resource as its
-// contents quoted with its path.
-func promptText(blocks []acpsdk.ContentBlock) (string, error) {
+// UserInput, the way loom.ask's context does (workspace.PromptWithContext):
+// the text blocks are the prompt; a resource_link to a file in the folder
+// attaches that file (read from the open buffer or disk), any other link
+// is named in a text item; an embedded text resource is attached as a
+// text item labelled with its path, with the contents the client sent
+// (its unsaved text). loom.history and session/load give the prompt back
+// with these as chips.
+func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBlock) (string, error) {
 	var b strings.Builder
-	sep := func() {
-		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteString("\n")
-		}
-	}
+	var items []workspace.ContextItem
 	for i, block := range blocks {
 		switch {
 		case block.Text != nil:
 			b.WriteString(block.Text.Text)
 		case block.ResourceLink != nil:
-			sep()
-			fmt.Fprintf(&b, "[file: %s]\n", displayURI(block.ResourceLink.Uri))
+			link := block.ResourceLink
+			label := link.Name
+			if link.Title != nil && *link.Title != "" {
+				label = *link.Title
+			}
+			if u, err := url.Parse(link.Uri); err == nil && u.Scheme == "file" {
+				items = append(items, workspace.ContextItem{Kind: workspace.ContextFile, Path: u.Path, Label: label})
+				continue
+			}
+			items = append(items, workspace.ContextItem{Kind: workspace.ContextText, Label: label, Text: "link: " + link.Uri})
 		case block.Resource != nil:
 			res := block.Resource.Resource
 			switch {
 			case res.TextResourceContents != nil:
-				sep()
-				text := res.TextResourceContents.Text
-				fence := "```"
-				for strings.Contains(text, fence) {
-					fence += "`"
-				}
-				fmt.Fprintf(&b, "Contents of %s:\n%s\n%s", displayURI(res.TextResourceContents.Uri), fence, text)
-				if !strings.HasSuffix(text, "\n") {
-					b.WriteString("\n")
-				}
-				b.WriteString(fence + "\n")
+				items = append(items, workspace.ContextItem{Kind: workspace.ContextText,
+					Label: displayURI(res.TextResourceContents.Uri), Text: res.TextResourceContents.Text})
 			case res.BlobResourceContents != nil:
 				return "", invalidParams("prompt block %d: binary resources are not supported (%s)", i, res.BlobResourceContents.Uri)
 			default:
@@ -149,10 +154,14 @@ func promptText(blocks []acpsdk.ContentBlock) (string, error) {
 			return "", invalidParams("prompt block %d: unknown content type", i)
 		}
 	}
-	if strings.TrimSpace(b.String()) == "" {
+	if strings.TrimSpace(b.String()) == "" && len(items) == 0 {
 		return "", invalidParams("the prompt is empty")
 	}
-	return b.String(), nil
+	text, err := host.PromptWithContext(folder, b.String(), items)
+	if err != nil {
+		return "", invalidParams("%v", err)
+	}
+	return text, nil
 }
 
 // displayURI shows a file: URI as its path, anything else as it is.

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,9 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/internal/gittest"
+	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
 // readEditScript reads notes.txt and, when the model saw the client's
@@ -36,7 +39,6 @@ text = ["I see your unsaved line. "]
 
 [[step]]
 match.last_tool_result_contains = "notes.txt"
-match.last_role = "tool"
 text = ["Done."]
 `
 
@@ -195,7 +197,7 @@ func TestPermission(t *testing.T) {
 	for _, o := range req.Options {
 		kinds = append(kinds, string(o.Kind))
 	}
-	if strings.Join(kinds, ",") != "allow_once,allow_always,reject_once,reject_always" {
+	if strings.Join(kinds, ",") != "allow_once,allow_always,allow_always,allow_always,reject_once,reject_always" {
 		t.Errorf("options %v", kinds)
 	}
 	if req.ToolCall.Kind == nil || *req.ToolCall.Kind != acpsdk.ToolKindExecute || req.ToolCall.Title == nil || *req.ToolCall.Title != "Run `echo ran >> marker.txt`" {
@@ -303,23 +305,44 @@ error = { status = 401, message = "bad api key" }
 	}
 }
 
-// TestPromptBlocks: resource links and embedded resources become the
-// prompt's text, the embedded file quoted with its path.
+// TestPromptBlocks: a resource link to a file of the folder attaches it
+// and an embedded resource its text, as loom.ask's context does; the
+// history gives the prompt back with chips.
 func TestPromptBlocks(t *testing.T) {
-	got, err := promptText([]acpsdk.ContentBlock{
+	host := workspace.NewHost(workspace.HostOptions{StateDir: t.TempDir()})
+	defer host.Close()
+	folder := t.TempDir()
+	if err := os.WriteFile(filepath.Join(folder, "main.go"), []byte("package main // MAIN\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := (&url.URL{Scheme: "file", Path: filepath.Join(folder, "main.go")}).String()
+	got, err := promptText(host, folder, []acpsdk.ContentBlock{
 		acpsdk.TextBlock("explain these"),
-		acpsdk.ResourceLinkBlock("main.go", "file:///w/main.go"),
-		acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///w/a.md", Text: "has ``` fence"}}),
+		acpsdk.ResourceLinkBlock("main.go", main),
+		acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///w/a.md", Text: "unsaved </loom-context> text"}}),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "explain these\n[file: /w/main.go]\nContents of /w/a.md:\n````\nhas ``` fence\n````\n"
-	if got != want {
-		t.Errorf("prompt\n%q\nwant\n%q", got, want)
+	for _, want := range []string{"explain these", "package main // MAIN", "unsaved", `label="main.go"`, `label="/w/a.md"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt %q lacks %q", got, want)
+		}
 	}
-	if _, err := promptText([]acpsdk.ContentBlock{acpsdk.TextBlock("  ")}); err == nil {
+	prompt, chips := workspace.SplitPrompt(got)
+	if prompt != "explain these" || len(chips) != 2 || chips[0].Label != "main.go" || chips[0].Path != filepath.Join(folder, "main.go") || chips[1].Label != "/w/a.md" {
+		t.Errorf("SplitPrompt = %q, %+v", prompt, chips)
+	}
+	updates := historyUpdates(folder, []fsm.Message{{Role: fsm.RoleUser, Content: got}})
+	if len(updates) != 3 || updates[1].UserMessageChunk == nil || updates[1].UserMessageChunk.Content.ResourceLink == nil {
+		t.Errorf("history updates %+v, want the prompt then a resource link and a chip", updates)
+	}
+	if _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}); err == nil {
 		t.Error("an empty prompt was accepted")
+	}
+	outside := (&url.URL{Scheme: "file", Path: "/etc/passwd"}).String()
+	if _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("x"), acpsdk.ResourceLinkBlock("p", outside)}); err == nil {
+		t.Error("a link outside the folder was attached")
 	}
 }
 

@@ -80,6 +80,7 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, err
 	}
 	a.makeLive(id, ws)
+	a.advertiseCommands(id)
 	a.log.Info("session/new", "session", id, "cwd", ws.Path())
 	return acpsdk.NewSessionResponse{SessionId: id}, nil
 }
@@ -121,6 +122,7 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	for _, u := range historyUpdates(s.folder, msgs) {
 		a.out.update(s.id, u)
 	}
+	a.advertiseCommands(s.id)
 	if err := a.out.flush(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -135,6 +137,7 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
+	a.advertiseCommands(s.id)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
 	return acpsdk.ResumeSessionResponse{}, nil
 }

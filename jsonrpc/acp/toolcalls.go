@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -161,7 +162,17 @@ func historyUpdates(folder string, msgs []fsm.Message) []acpsdk.SessionUpdate {
 	for _, m := range msgs {
 		switch m.Role {
 		case fsm.RoleUser:
-			out = append(out, acpsdk.UpdateUserMessageText(m.Content))
+			prompt, chips := workspace.SplitPrompt(m.Content)
+			if prompt != "" {
+				out = append(out, acpsdk.UpdateUserMessageText(prompt))
+			}
+			for _, c := range chips {
+				if c.Path != "" {
+					out = append(out, acpsdk.UpdateUserMessage(acpsdk.ResourceLinkBlock(c.Label, (&url.URL{Scheme: "file", Path: c.Path}).String())))
+				} else {
+					out = append(out, acpsdk.UpdateUserMessageText("["+c.Label+"]"))
+				}
+			}
 		case fsm.RoleAssistant:
 			if m.Content != "" {
 				out = append(out, acpsdk.UpdateAgentMessageText(m.Content))

@@ -49,6 +49,10 @@ type Options struct {
 	// ShowReasoning prints the model's reasoning in text mode, dimmed, on
 	// Log (never on Out, which holds the answer alone).
 	ShowReasoning bool
+	// OnProposal, when set, is called on a goroutine of its own with each
+	// proposal (tools.edits = "review"), after it was shown: exec
+	// --edits propose answers it. Without it a proposal waits.
+	OnProposal func(p workspace.ProposalNote)
 }
 
 // progressEvery is how often tool_progress events and text mode's
@@ -144,7 +148,7 @@ func (h *Editor) Begin(st workspace.Status, resumed bool) {
 	clear(h.ended)
 	clear(h.lastError)
 	if h.opts.Format == JSONL {
-		h.writeEvent(Event{Type: "session_started", SessionID: st.ConversationID, Folder: st.Folder, Resumed: &resumed, Turn: st.Turn})
+		h.writeEvent(Event{Type: "session_started", SessionID: st.ConversationID, Folder: st.Folder, Resumed: &resumed, Turn: st.Turn, Sandbox: st.Sandbox})
 	}
 }
 
@@ -177,6 +181,10 @@ func (h *Editor) Notify(n workspace.Notification) {
 		}
 	}
 	switch n.Kind {
+	case workspace.NoteProposal:
+		if h.opts.OnProposal != nil && n.Proposal != nil {
+			go h.opts.OnProposal(*n.Proposal)
+		}
 	case workspace.NoteError:
 		h.lastError[n.Turn] = n
 	case workspace.NoteTurnEnded:
@@ -294,8 +302,19 @@ func (h *Editor) showJSON(n workspace.Notification) {
 			kind = string(fsm.ErrorOther)
 		}
 		ev.Type, ev.Message, ev.Kind = "error", n.Text, kind
+	case workspace.NoteCommandChanges:
+		ev.Type, ev.Changes = "command_changes", n.Changes
 	case workspace.NoteInfo:
 		ev.Type, ev.Message = "info", n.Text
+	case workspace.NoteProposal:
+		for _, c := range n.Proposal.Changes {
+			ev := Event{Type: "proposed_change", Turn: n.Turn, ID: n.Proposal.ID, Path: c.Path, Kind: string(c.Kind), Diff: c.Diff}
+			for _, hk := range c.Hunks {
+				ev.Hunks = append(ev.Hunks, HunkEvent{ID: hk.ID, Diff: hk.Diff, StartLine: hk.StartLine, EndLine: hk.EndLine})
+			}
+			h.writeEvent(ev)
+		}
+		return
 	case workspace.NoteCompacted:
 		ev.Type, ev.Summary = "compacted", n.Text
 		if c := n.Compaction; c != nil {

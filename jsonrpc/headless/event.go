@@ -25,15 +25,20 @@ import (
 //	error              turn, message, kind
 //	info               turn, message
 //	compacted          turn, summary, dropped, tokens
+//	proposed_change    turn, id, path, kind, diff, hunks (--edits propose:
+//	                   a change not written)
 //	turn_completed     turn, outcome (done|failed|cancelled), usage,
 //	                   conversation_usage
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
-	Type      string          `json:"type"`
-	SessionID string          `json:"session_id,omitempty"`
-	Folder    string          `json:"folder,omitempty"`
-	Resumed   *bool           `json:"resumed,omitempty"`
+	Type      string `json:"type"`
+	SessionID string `json:"session_id,omitempty"`
+	Folder    string `json:"folder,omitempty"`
+	Resumed   *bool  `json:"resumed,omitempty"`
+	// Sandbox, in session_started, says how commands are confined
+	// (loom.status's sandbox line).
+	Sandbox   string          `json:"sandbox,omitempty"`
 	Turn      uint64          `json:"turn,omitempty"`
 	Prompt    string          `json:"prompt,omitempty"`
 	Text      string          `json:"text,omitempty"`
@@ -55,10 +60,13 @@ type Event struct {
 	Files      []string `json:"files,omitempty"`
 	// Notes are a commit's notes for the user (hooks not run, files left
 	// uncommitted and why, …).
-	Notes   []string `json:"notes,omitempty"`
-	DelayMS int64    `json:"delay_ms,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-	Kind    string   `json:"kind,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Changes are the files the agent's commands changed, reported and
+	// not committed (command_changes).
+	Changes []workspace.CommandChange `json:"changes,omitempty"`
+	DelayMS int64                     `json:"delay_ms,omitempty"`
+	Reason  string                    `json:"reason,omitempty"`
+	Kind    string                    `json:"kind,omitempty"`
 	// Dropped and Tokens tell what a compaction replaced and the
 	// conversation's estimated size after it.
 	Dropped int        `json:"dropped,omitempty"`
@@ -67,6 +75,18 @@ type Event struct {
 	Usage   *fsm.Usage `json:"usage,omitempty"`
 	// ConversationUsage sums the usage of the whole conversation.
 	ConversationUsage *fsm.Usage `json:"conversation_usage,omitempty"`
+	// Path and Hunks are a proposed change's file and hunks.
+	Path  string      `json:"path,omitempty"`
+	Hunks []HunkEvent `json:"hunks,omitempty"`
+}
+
+// HunkEvent is one hunk of a proposed_change: its unified diff and the
+// 0-based lines [start_line, end_line) of the file it replaces.
+type HunkEvent struct {
+	ID        string `json:"id"`
+	Diff      string `json:"diff"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
 }
 
 // ErrorEvent returns the JSONL error event of a failure before any turn

@@ -69,8 +69,28 @@ func (h *Editor) showText(n workspace.Notification) {
 		line = h.paint(colorYellow, "↻ "+workspace.RetryWords(n.Delay, n.Text))
 	case workspace.NoteError:
 		line = h.paint(colorRed, "error: ") + n.Text
+	case workspace.NoteCommandChanges:
+		var b strings.Builder
+		for i, c := range n.Changes {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(h.paint(colorYellow, "● changed by `"+c.Command+"` — not committed: "+c.Rel) + " (keep: loom-lsp exec cannot; commit it with git, or discard it with git restore)")
+			if c.Diff != "" {
+				b.WriteString("\n" + h.paint(colorDim, strings.TrimRight(c.Diff, "\n")))
+			}
+		}
+		line = b.String()
 	case workspace.NoteInfo:
 		line = h.paint(colorDim, "· "+n.Text)
+	case workspace.NoteProposal:
+		// The patch goes to the output, where a script collects it.
+		h.endLine()
+		for _, c := range n.Proposal.Changes {
+			h.write(h.opts.Log, h.paint(colorYellow, "◆ proposed (not written): "+c.Path)+"\n")
+			h.write(h.opts.Out, c.Diff)
+		}
+		return
 	case workspace.NoteTurnEnded:
 		h.endLine()
 		if line := h.usageLine(n.Usage); line != "" {

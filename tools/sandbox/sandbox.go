@@ -67,7 +67,7 @@ type Policy struct {
 
 // DefaultReadOnly are loom's configuration files, relative to the
 // workspace folder, which commands may read but not write (.git too).
-var DefaultReadOnly = []string{".loom.toml", "loom.toml", ".vscode/settings.json", ".zed/settings.json", ".dir-locals.el"}
+var DefaultReadOnly = []string{".loom.toml", "loom.toml", ".vscode/settings.json", ".zed/settings.json", ".dir-locals.el", ".dir-locals-2.el"}
 
 // DefaultHidden are the directories, relative to the home directory,
 // that a sandboxed command cannot read: keys and credentials, and loom's

@@ -201,3 +201,41 @@ func TestSandboxNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxCannotReachOtherProcesses: a sandboxed command cannot signal
+// a process outside the sandbox (Landlock's signal scoping), nor read its
+// environment (the user namespace).
+func TestSandboxCannotReachOtherProcesses(t *testing.T) {
+	t.Run("namespaces", func(t *testing.T) { testCannotReachOtherProcesses(t, true) })
+	t.Run("landlock alone", func(t *testing.T) { testCannotReachOtherProcesses(t, false) })
+}
+
+func testCannotReachOtherProcesses(t *testing.T, userns bool) {
+	w := newWorld(t)
+	s := New(Policy{Root: w.ws})
+	requireLandlock(t, s)
+	if userns && !s.sys.userns {
+		t.Skipf("no user namespaces here: %s", s.sys.why)
+	}
+	s.sys.userns = userns
+	outside := exec.Command("sleep", "100")
+	outside.Env = []string{"LOOM_TEST_SECRET=outside-secret"}
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outside.Process.Kill(); outside.Wait() }()
+	pid := fmt.Sprint(outside.Process.Pid)
+	// The user namespace is what keeps /proc/PID/environ of the user's
+	// other processes unreadable; Landlock alone does not.
+	if out, code := sh(t, s, w.ws, "cat /proc/"+pid+"/environ"); userns && (code == 0 || strings.Contains(out, "outside-secret")) {
+		t.Errorf("read another process's environment: exit %d, %q", code, out)
+	}
+	if s.sys.abi >= 6 {
+		if out, code := sh(t, s, w.ws, "kill -9 "+pid); code == 0 {
+			t.Errorf("killed a process outside the sandbox: %q", out)
+		}
+	}
+	if out, code := sh(t, s, w.ws, "sleep 100 & kill $! && echo own"); code != 0 || out != "own\n" {
+		t.Errorf("could not signal its own child: exit %d, %q", code, out)
+	}
+}

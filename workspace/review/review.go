@@ -96,7 +96,10 @@ type Result struct {
 // an accepted hunk that overlaps them is left out and named in
 // Conflicts. The rejected hunks never appear in Text.
 func (c *Change) Apply(current string, accepted []string) (Result, error) {
-	user := udiff.Lines(c.Old, current)
+	var user []udiff.Edit
+	if current != c.Old { // the common case costs no diff
+		user = udiff.Lines(c.Old, current)
+	}
 	var take []udiff.Edit
 	var res Result
 	for i, h := range c.File.Hunks {

@@ -116,4 +116,62 @@ while pgrep -f -x "$bin( .*)?" >/dev/null; do
 	sleep 0.05 # polling the process table: there is no event to wait on
 done
 echo "ok   loom-lsp gone $((($(date +%s%N) - start) / 1000000)) ms after nvim exited"
+
+# Review and rewind: a second project under tools.edits = "review".
+rproj=$tmp/review
+mkdir -p "$rproj"
+git -C "$rproj" init -q -b main
+git -C "$rproj" config user.name Test
+git -C "$rproj" config user.email t@example.com
+printf 'a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n' >"$rproj/r.txt"
+cat >"$rproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+[tools]
+edits = "review"
+TOML
+cat >"$rproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "change b and i"
+match.last_role = "user"
+  [[step.tool_call]]
+  name = "read_file"
+  arguments = '{"path":"r.txt"}'
+[[step]]
+match.last_user_contains = "change b and i"
+match.last_tool_result_contains = "j"
+  [[step.tool_call]]
+  name = "write_file"
+  arguments = '{"path":"r.txt","content":"a\nB agent\nc\nd\ne\nf\ng\nh\nI agent\nj\n"}'
+[[step]]
+match.last_user_contains = "change b and i"
+match.last_role = "tool"
+text = ["noted"]
+
+[[step]]
+match.last_user_contains = "turn two"
+match.last_role = "user"
+  [[step.tool_call]]
+  name = "read_file"
+  arguments = '{"path":"r.txt"}'
+[[step]]
+match.last_user_contains = "turn two"
+match.last_tool_result_contains = "j"
+  [[step.tool_call]]
+  name = "edit_file"
+  arguments = '{"path":"r.txt","old_string":"c\n","new_string":"C two\n"}'
+[[step]]
+match.last_user_contains = "turn two"
+match.last_role = "tool"
+text = ["done two"]
+TOML
+git -C "$rproj" add -A
+git -C "$rproj" commit -q -m initial
+printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$rproj" >"$XDG_CONFIG_HOME/loom/loom.toml"
+cd "$rproj"
+LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$rproj \
+	timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/review_e2e.lua" r.txt
 echo "neovim e2e: ok"

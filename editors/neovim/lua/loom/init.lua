@@ -79,7 +79,7 @@ function M.capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
-    loom = { saveDocuments = true, thoughts = true },
+    loom = { saveDocuments = true, thoughts = true, review = true },
   })
   return caps
 end
@@ -158,6 +158,12 @@ M.handlers = {
       end
       on_state(p.folder, p.state)
     end
+  end,
+  ['loom/proposedChanges'] = function(_, p)
+    require('loom.review').on_proposed(p)
+  end,
+  ['loom/rewound'] = function(_, p)
+    require('loom.review').on_rewound(p)
   end,
   ['loom/saveDocuments'] = function(_, p)
     return { saved = M.save_documents(p and p.uris or {}) }
@@ -388,6 +394,7 @@ local function commands()
   def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
   def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })
   def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })
+  require('loom.review').commands()
 end
 
 --- Configures the plugin, defines the commands and starts the client for

@@ -1,0 +1,161 @@
+-- Run by run.sh after e2e.lua, on a project under tools.edits = "review"
+-- with r.txt open: the agent proposes a change with two hunks; the user
+-- accepts one and rejects the other in :LoomReview (with a comment), edits
+-- the file by hand, lets a second turn edit it (accept all), then
+-- :LoomRewind 1 both takes the agent's changes and the conversation back
+-- while the user's line stays, and :LoomRedo brings them back.
+local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
+local proj = assert(os.getenv('LOOM_TEST_PROJ'), 'LOOM_TEST_PROJ')
+
+local failures = 0
+local function check(cond, what, detail)
+  if cond then
+    io.stdout:write('ok   ' .. what .. '\n')
+  else
+    failures = failures + 1
+    io.stdout:write('FAIL ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
+  end
+end
+
+local function wait(ms, what, cond)
+  local ok = vim.wait(ms, cond, 20)
+  check(ok, what)
+  return ok
+end
+
+local function git(...)
+  local out = vim.fn.system(vim.list_extend({ 'git', '-C', proj }, { ... }))
+  return vim.trim(out)
+end
+
+local function buffer_text(b)
+  return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') .. '\n'
+end
+
+local function run()
+  local loom = require('loom')
+  local review = require('loom.review')
+  review.opts.prompt_to_cmdline = false
+  loom.setup({ cmd = { bin }, chat = { split = 'split', open_on_ask = false } })
+  local file_buf = vim.api.nvim_get_current_buf()
+  local file_win = vim.api.nvim_get_current_win()
+  local base = buffer_text(file_buf)
+  if not wait(10000, 'review: client attached', function()
+    local c = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = 'loom', bufnr = file_buf })[1]
+    return c ~= nil and c.initialized == true
+  end) then
+    return
+  end
+  local c = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = 'loom', bufnr = file_buf })[1]
+  check(vim.tbl_get(c.config.capabilities, 'experimental', 'loom', 'review') == true, 'review: declares experimental.loom.review')
+  local head0 = git('rev-parse', 'HEAD')
+
+  -- Turn 1: a proposal with two hunks; nothing is written before the review.
+  vim.cmd('LoomAsk change b and i')
+  if not wait(30000, 'review: the proposal arrives', function()
+    return #review.pending == 1
+  end) then
+    return
+  end
+  check(buffer_text(file_buf) == base, 'review: the buffer is untouched before the review', buffer_text(file_buf))
+  vim.cmd('LoomReview')
+  local rbuf = vim.api.nvim_get_current_buf()
+  local lines = vim.api.nvim_buf_get_lines(rbuf, 0, -1, false)
+  io.stdout:write('     --- :LoomReview buffer ---\n')
+  for _, l in ipairs(lines) do
+    io.stdout:write('     ' .. l .. '\n')
+  end
+  check(vim.bo[rbuf].filetype == 'diff', 'review: the review buffer is a diff')
+  -- The cursor starts on hunk 1: accept it; move to hunk 2: reject it.
+  vim.cmd('normal a')
+  local h2
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(rbuf, 0, -1, false)) do
+    if l:match('^## hunk 2') then
+      h2 = i
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { h2, 0 })
+  vim.cmd('normal r')
+  local marks = table.concat(vim.api.nvim_buf_get_lines(rbuf, 0, -1, false), '\n')
+  check(marks:find('## hunk 1 [accepted]', 1, true) and marks:find('## hunk 2 [rejected]', 1, true), 'review: a and r mark the hunks', marks)
+  vim.ui.input = function(_, cb)
+    cb('keep i lowercase')
+  end
+  local reviewed
+  review.submit(function(err, res)
+    reviewed = err or res
+  end)
+  wait(10000, 'review: loom.review answered', function()
+    return reviewed ~= nil
+  end)
+  vim.api.nvim_set_current_win(file_win)
+  local want1 = base:gsub('\nb\n', '\nB agent\n', 1)
+  check(wait(10000, 'review: the accepted hunk is in the buffer', function()
+    return buffer_text(file_buf) == want1
+  end), 'review: only hunk 1 applied', buffer_text(file_buf))
+  wait(30000, 'review: turn 1 ends with a commit', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput' and git('rev-parse', 'HEAD') ~= head0
+  end)
+  local chat = table.concat(require('loom.chat').lines(), '\n')
+  check(chat:find('keep i lowercase', 1, true) ~= nil, 'review: the chat shows the decision the model read', chat)
+
+  -- The user edits line e and saves.
+  vim.api.nvim_buf_set_lines(file_buf, 4, 5, false, { 'e by the user' })
+  vim.cmd('silent write')
+  local head1 = git('rev-parse', 'HEAD')
+
+  -- Turn 2: accept every hunk with A, send with <CR>.
+  vim.cmd('LoomAsk turn two')
+  if not wait(30000, 'review: the second proposal arrives', function()
+    return #review.pending == 1
+  end) then
+    return
+  end
+  vim.cmd('LoomReview')
+  vim.cmd('normal A')
+  vim.cmd('exe "normal \\<CR>"')
+  vim.api.nvim_set_current_win(file_win)
+  wait(30000, 'review: turn 2 committed', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput' and git('rev-parse', 'HEAD') ~= head1
+  end)
+  local after2 = 'a\nB agent\nC two\nd\ne by the user\nf\ng\nh\ni\nj\n'
+  check(wait(5000, 'review: turn 2 applied', function()
+    return buffer_text(file_buf) == after2
+  end), 'review: buffer after turn 2', buffer_text(file_buf))
+
+  -- :LoomCheckpoints lists both turns (vim.ui.select, cancelled here).
+  local items
+  vim.ui.select = function(its, _, cb)
+    items = its
+    cb(nil)
+  end
+  vim.cmd('LoomCheckpoints')
+  wait(10000, 'rewind: :LoomCheckpoints lists two turns', function()
+    return items ~= nil and #items == 2
+  end)
+
+  -- :LoomRewind 1 both: the agent's changes leave, the user's line stays,
+  -- the prompt comes back (register l).
+  vim.cmd('LoomRewind 1 both')
+  local want_rewound = 'a\nb\nc\nd\ne by the user\nf\ng\nh\ni\nj\n'
+  check(wait(15000, 'rewind: the file is back, with the user line', function()
+    vim.cmd('silent! checktime')
+    return buffer_text(file_buf) == want_rewound
+  end), 'rewind: buffer after :LoomRewind 1 both', buffer_text(file_buf))
+  check(git('log', '-1', '--format=%s') == 'loom: rewind to turn 1', 'rewind: one commit "loom: rewind to turn 1"', git('log', '-1', '--format=%s'))
+  check(wait(5000, 'rewind: the prompt comes back in register l', function()
+    return vim.fn.getreg('l') == 'change b and i'
+  end), 'rewind: register l', vim.fn.getreg('l'))
+
+  -- :LoomRedo brings the agent's changes back, the user's line still there.
+  vim.cmd('LoomRedo')
+  check(wait(15000, 'redo: the agent changes are back', function()
+    vim.cmd('silent! checktime')
+    return buffer_text(file_buf) == after2
+  end), 'redo: buffer after :LoomRedo', buffer_text(file_buf))
+end
+
+local ok, err = pcall(run)
+check(ok, 'review e2e ran without a Lua error', tostring(err))
+io.stdout:write(failures == 0 and 'neovim review e2e: ok\n' or ('neovim review e2e: ' .. failures .. ' failure(s)\n'))
+vim.cmd(failures == 0 and 'qa!' or 'cq!')

@@ -1,0 +1,182 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Review and rewind in ACP. Under tools.edits = "review" each proposed
+// change is a session/request_permission whose tool call carries the diff
+// (old and new text), before anything is written: Accept applies it,
+// Reject (or a cancelled request) writes nothing. ACP editors cannot
+// checkpoint an agent themselves, so /checkpoints and /rewind are slash
+// commands (available_commands_update).
+
+// The permission options of a review.
+const (
+	optionAccept = "accept"
+	optionReject = "reject"
+)
+
+// slashCommands are the commands advertised to the client.
+var slashCommands = []acpsdk.AvailableCommand{
+	{Name: "checkpoints", Description: "list the turns you can rewind to"},
+	{Name: "rewind", Description: "go back to before a turn: /rewind N [files|conversation|both] (default both)",
+		Input: &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: "turn [files|conversation|both]"}}},
+	{Name: "redo", Description: "undo the last rewind (until your next prompt)"},
+}
+
+// advertiseCommands sends the session's slash commands.
+func (a *agent) advertiseCommands(id acpsdk.SessionId) {
+	a.out.update(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
+		SessionUpdate: "available_commands_update", AvailableCommands: slashCommands,
+	}})
+}
+
+// reviewProposal asks the client to accept or reject a proposal, then
+// tells the session. It runs on a goroutine of its own.
+func (a *agent) reviewProposal(s *session, p workspace.ProposalNote) {
+	ctx := context.Background()
+	if err := a.out.flush(ctx); err != nil {
+		return
+	}
+	var content []acpsdk.ToolCallContent
+	var locs []acpsdk.ToolCallLocation
+	title := "Review the change"
+	for i, c := range p.Changes {
+		abs := ""
+		if i < len(p.Abs) {
+			abs = p.Abs[i]
+		}
+		if c.Kind == fsm.ChangeCreate {
+			content = append(content, acpsdk.ToolDiffContent(abs, p.NewText))
+		} else {
+			content = append(content, acpsdk.ToolDiffContent(abs, p.NewText, p.OldText))
+		}
+		line := 1
+		if len(c.Hunks) > 0 {
+			line = c.Hunks[0].StartLine + 1
+		}
+		locs = append(locs, acpsdk.ToolCallLocation{Path: abs, Line: acpsdk.Ptr(line)})
+		title = fmt.Sprintf("Review the change to %s (%d hunk(s))", c.Path, len(c.Hunks))
+	}
+	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+		SessionId: s.id,
+		ToolCall: acpsdk.ToolCallUpdate{
+			ToolCallId: acpsdk.ToolCallId(p.CallID),
+			Title:      acpsdk.Ptr(title),
+			Kind:       acpsdk.Ptr(acpsdk.ToolKindEdit),
+			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
+			Content:    content,
+			Locations:  locs,
+		},
+		Options: []acpsdk.PermissionOption{
+			{OptionId: optionAccept, Name: "Accept", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optionReject, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		},
+	})
+	accept := err == nil && resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optionAccept
+	if accept {
+		_, err = s.ws.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
+	} else {
+		why := "rejected in the editor"
+		if err != nil {
+			why = "the editor could not be asked: " + err.Error()
+		}
+		_, err = s.ws.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
+	}
+	if err != nil {
+		a.log.Debug("review", "proposal", p.ID, "err", err)
+	}
+}
+
+// slashCommand runs a prompt that is one of slashCommands and returns the
+// answer to show; ok is false for any other prompt.
+func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (answer string, ok bool) {
+	text := strings.TrimSpace(prompt)
+	if !strings.HasPrefix(text, "/") {
+		return "", false
+	}
+	fields := strings.Fields(text[1:])
+	if len(fields) == 0 {
+		return "", false
+	}
+	switch fields[0] {
+	case "checkpoints":
+		cps, err := s.ws.Checkpoints(ctx)
+		if err != nil {
+			return "checkpoints: " + err.Error(), true
+		}
+		if len(cps) == 0 {
+			return "No checkpoints yet: each of your prompts becomes one.", true
+		}
+		var b strings.Builder
+		b.WriteString("Checkpoints (rewind with `/rewind N [files|conversation|both]`):\n")
+		for _, c := range cps {
+			fmt.Fprintf(&b, "- turn %d: %s", c.Turn, firstLine(c.Prompt))
+			if len(c.Files) > 0 {
+				fmt.Fprintf(&b, " — changed %s", strings.Join(c.Files, ", "))
+			}
+			if c.Compacted {
+				b.WriteString(" (compacted: files only)")
+			}
+			b.WriteByte('\n')
+		}
+		return b.String(), true
+	case "rewind":
+		if len(fields) < 2 {
+			return "usage: /rewind N [files|conversation|both]", true
+		}
+		turn, err := strconv.ParseUint(fields[1], 10, 64)
+		if err != nil || turn == 0 {
+			return fmt.Sprintf("/rewind: %q is not a turn number (see /checkpoints)", fields[1]), true
+		}
+		restore := fsm.RestoreBoth
+		if len(fields) > 2 {
+			restore = fsm.Restore(fields[2])
+			if restore != fsm.RestoreFiles && restore != fsm.RestoreConversation && restore != fsm.RestoreBoth {
+				return fmt.Sprintf("/rewind: restore is files, conversation or both, not %q", fields[2]), true
+			}
+		}
+		res, err := s.ws.Rewind(ctx, turn, restore)
+		if err != nil {
+			return "/rewind: " + err.Error(), true
+		}
+		msg := fmt.Sprintf("Rewound (%s) to before turn %d.", restore, turn)
+		if len(res.Restored) > 0 {
+			msg += " Restored: " + strings.Join(res.Restored, ", ") + "."
+		}
+		if len(res.Kept) > 0 {
+			msg += " Your later edits were kept in " + strings.Join(res.Kept, ", ") + "."
+		}
+		if res.Prompt != "" {
+			msg += "\n\nThat turn's prompt was:\n\n" + res.Prompt
+		}
+		return msg + "\n\n`/redo` undoes this until your next prompt.", true
+	case "redo":
+		res, err := s.ws.Redo(ctx)
+		if err != nil {
+			return "/redo: " + err.Error(), true
+		}
+		msg := "Redone: the last rewind is undone."
+		if len(res.Restored) > 0 {
+			msg += " Restored: " + strings.Join(res.Restored, ", ") + "."
+		}
+		return msg, true
+	}
+	return "", false
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + "…"
+	}
+	return s
+}

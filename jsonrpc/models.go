@@ -1,0 +1,83 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// The model commands.
+const (
+	// CmdModels lists the models the server offers: ModelArgs ->
+	// ModelsWire.
+	CmdModels = "loom.models"
+	// CmdSetModel switches the conversation's model: ModelArgs (with
+	// Model) -> SetModelResult.
+	CmdSetModel = "loom.setModel"
+)
+
+// ModelArgs select a conversation (Conversation, once a folder holds
+// several; the folder's current one until then) and, for loom.setModel,
+// the model ("" = back to model.name).
+type ModelArgs struct {
+	URI          string `json:"uri,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+	Model        string `json:"model,omitempty"`
+}
+
+// ModelEntry is one model of the list, as the panel draws it.
+type ModelEntry struct {
+	ID string `json:"id"`
+}
+
+// ModelsWire is loom.models' reply on the wire: models as objects.
+type ModelsWire struct {
+	Folder     string       `json:"folder"`
+	Current    string       `json:"current"`
+	Configured string       `json:"configured"`
+	Models     []ModelEntry `json:"models"`
+	Error      string       `json:"error,omitempty"`
+}
+
+// SetModelResult is loom.setModel's reply: the model now in use.
+type SetModelResult struct {
+	Folder string `json:"folder"`
+	Model  string `json:"model"`
+}
+
+func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
+	if a.Model != "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes no model (use %s to switch)", CmdModels, CmdSetModel)
+	}
+	sess, err := s.session(CmdModels, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	list, err := sess.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &ModelsWire{Folder: sess.Path(), Current: list.Current, Configured: list.Configured, Error: list.Error, Models: make([]ModelEntry, len(list.Models))}
+	for i, id := range list.Models {
+		out.Models[i] = ModelEntry{ID: id}
+	}
+	return out, nil
+}
+
+func (s *Server) runSetModel(ctx context.Context, a ModelArgs) (any, error) {
+	sess, err := s.session(CmdSetModel, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	now, err := sess.SetModel(ctx, a.Model)
+	if errors.Is(err, workspace.ErrBadModel) {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdSetModel, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &SetModelResult{Folder: sess.Path(), Model: now}, nil
+}

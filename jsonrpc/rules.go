@@ -1,0 +1,81 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+)
+
+// The approval rule commands.
+const (
+	// CmdRules lists the folder's approval rules: FolderArgs -> RulesResult.
+	CmdRules = "loom.rules"
+	// CmdAddRule adds one: RuleArgs -> RulesResult.
+	CmdAddRule = "loom.addRule"
+	// CmdRemoveRule removes one: RuleArgs -> RulesResult.
+	CmdRemoveRule = "loom.removeRule"
+)
+
+// RuleArgs name a folder and one rule (exactly one of Exact and Prefix).
+type RuleArgs struct {
+	URI    string `json:"uri,omitempty"`
+	Exact  string `json:"exact,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// RulesResult is a folder's approval rules.
+type RulesResult struct {
+	Folder        string          `json:"folder"`
+	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+}
+
+func (s *Server) runRules(_ context.Context, a FolderArgs) (any, error) {
+	sess, err := s.session(CmdRules, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	return s.rulesResult(sess.Path())
+}
+
+func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
+	sess, err := s.session(CmdAddRule, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.host.AddApprovalRule(sess.Path(), cmdrules.Rule{Exact: a.Exact, Prefix: a.Prefix}); err != nil {
+		if errors.Is(err, cmdrules.ErrBadRule) {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAddRule, err)
+		}
+		return nil, err
+	}
+	return s.rulesResult(sess.Path())
+}
+
+func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
+	sess, err := s.session(CmdRemoveRule, a.URI)
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.host.RemoveApprovalRule(sess.Path(), cmdrules.Rule{Exact: a.Exact, Prefix: a.Prefix})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: no such rule (loom.rules lists them)", CmdRemoveRule)
+	}
+	return s.rulesResult(sess.Path())
+}
+
+func (s *Server) rulesResult(folder string) (*RulesResult, error) {
+	rs, err := s.host.ApprovalRules(folder)
+	if err != nil {
+		return nil, err
+	}
+	if rs == nil {
+		rs = []cmdrules.Rule{}
+	}
+	return &RulesResult{Folder: folder, AllowCommands: rs}, nil
+}

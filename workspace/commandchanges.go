@@ -1,0 +1,473 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+)
+
+// Commands' changes are never auto-committed: only the bytes loom's edit
+// tools wrote are (that is the exact-attribution promise). The files a
+// command changed (cmdwindow.go tells which) are reported, each with its
+// diff against HEAD, and kept in the session's list until the user
+// decides: keep (KeepCommandChanges, loom.commit {paths}: commit them) or
+// discard (DiscardCommandChanges, loom.discard {paths}: restore HEAD's
+// version, refusing a file that changed since it was reported).
+
+// maxCommandDiff bounds the diff shown for one command change.
+const maxCommandDiff = 256 << 10
+
+// CommandChange is a file a command the agent ran changed: reported,
+// not committed, until the user keeps or discards it.
+type CommandChange struct {
+	// Path is the file's absolute path; Rel is relative to the
+	// repository's root, slash-separated.
+	Path string `json:"path"`
+	Rel  string `json:"rel"`
+	// Command is the command line that changed it, Turn its turn.
+	Command string `json:"command"`
+	Turn    uint64 `json:"turn"`
+	// Created and Deleted tell a file absent from HEAD, or from the disk.
+	Created bool `json:"created,omitempty"`
+	Deleted bool `json:"deleted,omitempty"`
+	// Size is the file's size on disk.
+	Size int64 `json:"size"`
+	// Diff is the unified diff from HEAD's version to the disk's; "" with
+	// Binary or when the file is too large to show (Size says).
+	Diff   string `json:"diff,omitempty"`
+	Binary bool   `json:"binary,omitempty"`
+	// hash is the content's hash when reported ("-" when absent):
+	// discard refuses a file that changed since.
+	hash string
+}
+
+// commandRun is what one bash call changed, as its window saw it.
+type commandRun struct {
+	command string
+	// paths changed in the window; claimed those of them the editor
+	// reported changed meanwhile (the user's).
+	paths, claimed []string
+	scanned        bool
+}
+
+// commandLine returns a bash call's command, for people.
+func commandLine(arguments string) string {
+	var args struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal([]byte(arguments), &args)
+	return args.Command
+}
+
+// closeCommand closes a command's window and sorts its paths into the
+// command's and the user's (those the editor reported meanwhile).
+func (s *Session) closeCommand(win *commandWindow, mark uint64, command string) *commandRun {
+	paths, scanned := s.cmds.closeWindow(win, s.folder)
+	run := &commandRun{command: command, scanned: scanned}
+	for _, p := range paths {
+		if s.host.overlay.EditorChangedSince(p, mark) {
+			run.claimed = append(run.claimed, p)
+		} else {
+			run.paths = append(run.paths, p)
+		}
+	}
+	sort.Strings(run.paths)
+	sort.Strings(run.claimed)
+	return run
+}
+
+// commandResultNote is what the model reads at the end of a command's
+// result: the files it changed (git-ignored ones left out), which loom
+// does not commit; "" when it changed none.
+func (s *Session) commandResultNote(ctx context.Context, run *commandRun) string {
+	var rels []string
+	for _, p := range run.paths {
+		rel, err := filepath.Rel(s.folder, p)
+		if err != nil || strings.HasPrefix(rel, "..") || rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
+			continue
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	if len(rels) == 0 {
+		return ""
+	}
+	if repo, err := gitcommit.Open(ctx, s.folder); err == nil {
+		ignored := repo.Ignored(ctx, relPaths(repo.Top, run.paths))
+		kept := rels[:0]
+		for i, rel := range rels {
+			if r, ok := repo.Rel(filepath.Join(s.folder, filepath.FromSlash(rels[i]))); !ok || !ignored[r] {
+				kept = append(kept, rel)
+			}
+		}
+		rels = kept
+	}
+	if len(rels) == 0 {
+		return ""
+	}
+	if len(rels) > 20 {
+		rels = append(rels[:20], fmt.Sprintf("and %d more", len(rels)-20))
+	}
+	return "\n[loom] this command changed " + strings.Join(rels, ", ") + "; loom does not commit what commands change: the user decides whether to keep or discard it."
+}
+
+// reportCommands works out the batch's command changes (on the hook's
+// worker): each file once, with the first command that changed it, left
+// out the edit tools' files, git-ignored ones, those inside .git or a
+// nested repository, and those now as HEAD has them. yours are the files
+// the editor claimed.
+func (s *Session) reportCommands(ctx context.Context, repo *gitcommit.Repo, job hookJob, turn uint64) (changes []CommandChange, yours []string) {
+	seen := map[string]bool{}
+	for p := range job.batch {
+		seen[p] = true
+	}
+	var cands []CommandChange
+	for _, run := range job.cmds {
+		for _, p := range run.claimed {
+			if rel, ok := repo.Rel(p); ok && !seen[p] {
+				yours = append(yours, rel)
+				seen[p] = true
+			}
+		}
+		for _, p := range run.paths {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			rel, ok := repo.Rel(p)
+			if !ok || rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.Contains(rel, "/.git/") {
+				continue
+			}
+			cands = append(cands, CommandChange{Path: p, Rel: rel, Command: run.command, Turn: turn})
+		}
+	}
+	if len(cands) == 0 {
+		return nil, yours
+	}
+	rels := make([]string, len(cands))
+	for i, c := range cands {
+		rels[i] = c.Rel
+	}
+	ignored := repo.Ignored(ctx, rels)
+	limit := job.cfg.Hooks.FileLimit()
+	for _, c := range cands {
+		if ignored[c.Rel] || repo.Nested(c.Rel) != "" {
+			continue
+		}
+		head, inHead, err := repo.HeadText(ctx, c.Rel)
+		if err != nil {
+			continue
+		}
+		st, err := os.Lstat(c.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if !inHead {
+				continue // made and removed again
+			}
+			c.Deleted, c.hash = true, "-"
+		case err != nil || !st.Mode().IsRegular():
+			continue // a directory, a link: left to git status
+		default:
+			c.Size, c.Created = st.Size(), !inHead
+			if c.Size > limit {
+				c.hash = "size:" + fmt.Sprint(c.Size) + ":" + st.ModTime().String()
+				c.Binary = true
+				break
+			}
+			b, err := os.ReadFile(c.Path)
+			if err != nil {
+				continue
+			}
+			if inHead && string(b) == head {
+				continue // as HEAD has it
+			}
+			c.hash = contentHash(b)
+			if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 || strings.IndexByte(head[:min(len(head), 8000)], 0) >= 0 {
+				c.Binary = true
+				break
+			}
+			c.Diff = unifiedDiff(c.Rel, head, string(b), inHead)
+		}
+		if c.Deleted {
+			c.Diff = unifiedDiff(c.Rel, head, "", true)
+		}
+		if len(c.Diff) > maxCommandDiff {
+			c.Diff = c.Diff[:maxCommandDiff] + "\n… (diff cut at " + gitcommit.Size(maxCommandDiff) + ")\n"
+		}
+		changes = append(changes, c)
+	}
+	return changes, yours
+}
+
+// unifiedDiff is the diff of a file from HEAD's text (absent when !inHead)
+// to now.
+func unifiedDiff(rel, head, now string, inHead bool) string {
+	from := "a/" + rel
+	if !inHead {
+		from = "/dev/null"
+	}
+	return udiff.Unified(from, "b/"+rel, head, now)
+}
+
+// contentHash names a file's content, for discard's guard.
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// currentHash is the hash a change would have now.
+func currentHash(c CommandChange, limit int64) string {
+	st, err := os.Lstat(c.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "-"
+	}
+	if err != nil || !st.Mode().IsRegular() {
+		return "?"
+	}
+	if st.Size() > limit {
+		return "size:" + fmt.Sprint(st.Size()) + ":" + st.ModTime().String()
+	}
+	b, err := os.ReadFile(c.Path)
+	if err != nil {
+		return "?"
+	}
+	return contentHash(b)
+}
+
+// commandNotes says the command changes and the user's files, for
+// people. (The model read them in the command's result.)
+func commandNotes(changes []CommandChange, yours []string) (notes []string) {
+	byCmd := map[string][]string{}
+	var cmds []string
+	for _, c := range changes {
+		if _, ok := byCmd[c.Command]; !ok {
+			cmds = append(cmds, c.Command)
+		}
+		byCmd[c.Command] = append(byCmd[c.Command], c.Rel)
+	}
+	for _, cmd := range cmds {
+		files := strings.Join(byCmd[cmd], ", ")
+		notes = append(notes, fmt.Sprintf("changed by `%s` — not committed: %s; keep them (commit: loom.commit with their paths) or discard them (restore the last commit's version: loom.discard with their paths)", cutRunes(cmd, 80), files))
+	}
+	if len(yours) > 0 {
+		notes = append(notes, "changed while the commands ran but also changed in your editor meanwhile, so left to you, not reported as the commands': "+strings.Join(yours, ", "))
+	}
+	return notes
+}
+
+// CommandChanges returns the commands' changes reported and not yet kept
+// or discarded, oldest first. The review list builds on it.
+func (s *Session) CommandChanges(ctx context.Context) ([]CommandChange, error) {
+	var out []CommandChange
+	err := s.call(ctx, func() { out = append(out, s.git.changes...) })
+	return out, err
+}
+
+// takeChanges returns the reported changes of paths (absolute, or
+// relative to the folder), or an error naming a path that is not one.
+func (s *Session) takeChanges(ctx context.Context, paths []string) ([]CommandChange, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("name the files (paths) of the commands' changes to keep or discard")
+	}
+	all, err := s.CommandChanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []CommandChange
+	for _, p := range paths {
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(s.folder, filepath.FromSlash(p))
+		}
+		abs = filepath.Clean(abs)
+		found := false
+		for _, c := range all {
+			if c.Path == abs {
+				out = append(out, c)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s is not a command change loom reported (see loom.commandChanges)", p)
+		}
+	}
+	return out, nil
+}
+
+// settle drops kept or discarded changes from the list; on the owner
+// goroutine.
+func (g *gitState) settle(paths []string) {
+	gone := map[string]bool{}
+	for _, p := range paths {
+		gone[p] = true
+	}
+	kept := g.changes[:0]
+	for _, c := range g.changes {
+		if !gone[c.Path] {
+			kept = append(kept, c)
+		}
+	}
+	g.changes = kept
+}
+
+// addChanges adds newly reported changes, replacing older reports of the
+// same files; on the owner goroutine.
+func (g *gitState) addChanges(changes []CommandChange) {
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	g.settle(paths)
+	g.changes = append(g.changes, changes...)
+}
+
+// KeepCommandChanges commits the commands' changes to paths as they are
+// on disk (loom.commit {paths}), as an auto-commit loom.undo can take
+// back, and returns what it did.
+func (s *Session) KeepCommandChanges(ctx context.Context, paths []string) (string, error) {
+	changes, err := s.takeChanges(ctx, paths)
+	if err != nil {
+		return "", err
+	}
+	s.git.lock.Lock()
+	defer s.git.lock.Unlock()
+	var job hookJob
+	if err := s.call(ctx, func() {
+		job = hookJob{cfg: s.cfg, prompt: s.turnPrompt}
+		for p := range s.git.agentFiles {
+			job.agentFiles = append(job.agentFiles, p)
+		}
+	}); err != nil {
+		return "", err
+	}
+	repo, err := gitcommit.Open(ctx, s.folder, job.cfg.Model.APIKeyEnv)
+	if err != nil {
+		return "", err
+	}
+	var gc []gitcommit.Change
+	var cmds []string
+	for _, c := range changes {
+		gc = append(gc, gitcommit.Change{Path: c.Path, FromDisk: true})
+		job.agentFiles = append(job.agentFiles, c.Path)
+		if !slices.Contains(cmds, c.Command) {
+			cmds = append(cmds, c.Command)
+		}
+	}
+	trailer := job.cfg.Hooks.TrailerFor(job.cfg.Model.Name)
+	message := func(files []string) string {
+		return commitMessage(files, s.host.redactor.String("kept the changes of `"+strings.Join(cmds, "`, `")+"`"), trailer)
+	}
+	plan, err := repo.Prepare(ctx, gc, message)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	for _, sk := range plan.Skipped {
+		notes = append(notes, fmt.Sprintf("not committed: %s, because %s", sk.Path, sk.Reason))
+	}
+	if len(plan.Entries) == 0 {
+		plan.Discard()
+		return "", fmt.Errorf("nothing to commit: %s", strings.Join(notes, "; "))
+	}
+	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
+	if hookNote != "" {
+		notes = append(notes, hookNote)
+	}
+	res, err := s.commitJournaled(ctx, repo, plan, runHooks)
+	if err != nil {
+		return "", err
+	}
+	notes = append(notes, indexNotes(res.Index)...)
+	subject, _, _ := strings.Cut(res.Message, "\n")
+	msg := joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes)
+	err = s.call(ctx, func() {
+		var done []string
+		for _, c := range changes {
+			done = append(done, c.Path)
+		}
+		s.git.settle(done)
+		s.recordCommit(hookResult{commit: res, indexLeft: res.Index.Locked})
+		note := commitNote(res)
+		note.Notes = notes
+		s.notify(Notification{Kind: NoteCommit, Commit: note, Text: msg})
+	})
+	return msg, err
+}
+
+// DiscardCommandChanges restores HEAD's version of the commands' changes
+// to paths (a file the commands created is removed), refusing, before
+// touching anything, a file that changed since it was reported. The
+// discarded content is kept as a git object, and the message says how
+// to get it back.
+func (s *Session) DiscardCommandChanges(ctx context.Context, paths []string) (string, error) {
+	changes, err := s.takeChanges(ctx, paths)
+	if err != nil {
+		return "", err
+	}
+	s.git.lock.Lock()
+	defer s.git.lock.Unlock()
+	cfg := s.cfgSnapshot(ctx)
+	repo, err := gitcommit.Open(ctx, s.folder, cfg.Model.APIKeyEnv)
+	if err != nil {
+		return "", err
+	}
+	limit := cfg.Hooks.FileLimit()
+	for _, c := range changes {
+		if currentHash(c, limit) != c.hash {
+			return "", fmt.Errorf("%s changed since the command's change was reported, so it is left as it is; restore it yourself with git restore %s if you mean to", c.Rel, c.Rel)
+		}
+		if s.host.overlay.Dirty(c.Path) {
+			return "", fmt.Errorf("%s has unsaved changes in the editor; save or revert them first", c.Rel)
+		}
+	}
+	var backups, done []string
+	for _, c := range changes {
+		backup, err := repo.Restore(ctx, c.Rel)
+		if err != nil {
+			return joinDone(done), fmt.Errorf("discarding %s: %w", c.Rel, err)
+		}
+		if backup != "" {
+			backups = append(backups, fmt.Sprintf("git cat-file -p %s > %s", gitcommit.Short(backup), c.Rel))
+		}
+		done = append(done, c.Path)
+	}
+	rels := relPaths(repo.Top, done)
+	msg := "discarded the commands' changes to " + strings.Join(rels, ", ") + ": they are as the last commit has them"
+	if len(backups) > 0 {
+		msg += "; to get a discarded version back: " + strings.Join(backups, "; ")
+	}
+	err = s.call(ctx, func() {
+		s.git.settle(done)
+		s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
+	})
+	return msg, err
+}
+
+func joinDone(done []string) string {
+	if len(done) == 0 {
+		return ""
+	}
+	return "discarded " + strings.Join(done, ", ")
+}
+
+// cfgSnapshot returns the session's configuration (the zero one when the
+// session is gone).
+func (s *Session) cfgSnapshot(ctx context.Context) (cfg config.Config) {
+	s.call(ctx, func() { cfg = s.cfg })
+	return cfg
+}
