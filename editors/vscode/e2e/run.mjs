@@ -899,10 +899,11 @@ step('14. composer: Ctrl+Alt+L focuses the input; @ attaches the selection, the 
 step('15. axe-core: no serious violations in the panel in Dark, Light, High Contrast and High Contrast Light', async () => {
   const axeSource = fs.readFileSync(path.join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
   const themes = [
+    // workbench.colorTheme takes the theme's id (theme-defaults' package.json).
     ['Dark Modern', 'vscode-dark'],
     ['Light Modern', 'vscode-light'],
-    ['Dark High Contrast', 'vscode-high-contrast'],
-    ['Light High Contrast', 'vscode-high-contrast-light'],
+    ['Default High Contrast', 'vscode-high-contrast'],
+    ['Default High Contrast Light', 'vscode-high-contrast-light'],
   ];
   const found = {};
   for (const [theme, cls] of themes) {
