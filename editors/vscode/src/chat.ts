@@ -124,11 +124,22 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.keep(t);
   }
 
+  /** Writes every conversation's record now (the window is closing or reloading). */
+  async flush(): Promise<void> {
+    for (const t of this.saveTimers.keys()) {
+      clearTimeout(this.saveTimers.get(t));
+    }
+    this.saveTimers.clear();
+    await Promise.all([...this.transcripts.values()]
+      .filter((t) => t.items.length > 0)
+      .map((t) => this.store?.update(this.storeKey(t.folder), trimmed(t.saved()))));
+  }
+
   private storeKey(folder: string): string {
     return `loom.transcript:${folder}`;
   }
 
-  /** Keeps t's conversation for a window reload (at most every 300 ms). */
+  /** Keeps t's conversation for a window reload (at most every 150 ms; flush() at the end). */
   private keep(t: Transcript): void {
     if (!this.store || this.saveTimers.has(t.folder)) {
       return;
@@ -136,7 +147,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.saveTimers.set(t.folder, setTimeout(() => {
       this.saveTimers.delete(t.folder);
       void this.store?.update(this.storeKey(t.folder), trimmed(t.saved()));
-    }, 300));
+    }, 150));
   }
 
   // --- server notifications ---------------------------------------------------

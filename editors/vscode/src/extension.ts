@@ -23,6 +23,8 @@ import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
 
 let client: LanguageClient | undefined;
+/** The chat, whose conversations are written down at deactivation. */
+let theChat: Chat | undefined;
 
 /** The module path of loom-lsp's command, for go install. */
 const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
@@ -70,6 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
     },
   }, context.workspaceState);
+  theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
   context.subscriptions.push(
@@ -375,6 +378,8 @@ function statusWords(st: Status): string {
 }
 
 export async function deactivate(): Promise<void> {
+  // A reload must find the conversation as it was drawn, to the last change.
+  await theChat?.flush().catch(() => { /* the record is a convenience */ });
   if (client) {
     await client.stop();
     client = undefined;
