@@ -17,6 +17,7 @@ log.setAttribute('aria-label', 'Conversation');
 log.tabIndex = 0;
 const list = el('div', 'items');
 const queue = el('div', 'queue');
+queue.setAttribute('role', 'group');
 queue.setAttribute('aria-label', 'Queued prompts');
 log.append(list, queue);
 const empty = el('div', 'empty');

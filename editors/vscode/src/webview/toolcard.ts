@@ -40,9 +40,10 @@ export function renderTool(it: ToolItem): HTMLElement {
   if (it.diff) {
     const det = el('details', 'diff');
     det.open = true;
-    const sum = el('summary', undefined, 'Diff');
-    sum.append(button('Open diff', 'link open-diff', () => post({ type: 'openDiff', itemId: it.id }), 'Open in VS Code\'s diff editor'));
-    det.append(sum, renderDiff(it.diff));
+    // The button is not inside the summary (no control inside a control).
+    const bar = el('div', 'diff-bar');
+    bar.append(button('Open diff', 'link open-diff', () => post({ type: 'openDiff', itemId: it.id }), 'Open in VS Code\'s diff editor'));
+    det.append(el('summary', undefined, 'Diff'), bar, renderDiff(it.diff));
     d.append(det);
   } else if (it.output || it.summary) {
     const det = el('details', 'output');
