@@ -100,6 +100,14 @@ type Model struct {
 	// (not even its headers) for this long: a server that accepted the
 	// connection but never answers. Each attempt gets it anew.
 	FirstByteTimeout Duration `toml:"first_byte_timeout"`
+	// Server names the server's dialect ("ollama", "llamacpp", "vllm",
+	// "lmstudio", "deepseek", "gemini", "mistral", "openrouter",
+	// "anthropic", "openai"); "" detects it from the base URL, the models
+	// list and the response headers.
+	Server string `toml:"server"`
+	// MaxAnswerBytes caps the text and reasoning of one model response:
+	// past it the stream is cut and the turn ends with an error. > 0.
+	MaxAnswerBytes int `toml:"max_answer_bytes"`
 	// Script is the scripted-model file for ProviderScript, made absolute
 	// relative to the file that set it.
 	Script string `toml:"script"`
@@ -282,6 +290,7 @@ func Default() Config {
 			MaxTokensField:   MaxTokensFieldAuto,
 			IdleTimeout:      Duration{60 * time.Second},
 			FirstByteTimeout: Duration{20 * time.Second},
+			MaxAnswerBytes:   4 << 20,
 		},
 		Agent: Agent{
 			MaxRetries:      3,
@@ -408,6 +417,14 @@ func (c Config) Validate() error {
 	default:
 		add(c.keyErr("model.max_tokens_field", "unknown field %q: want %q, %q or %q", m.MaxTokensField,
 			MaxTokensFieldAuto, MaxTokensFieldClassic, MaxTokensFieldCompletion))
+	}
+	switch m.Server {
+	case "", "ollama", "llamacpp", "vllm", "lmstudio", "deepseek", "gemini", "mistral", "openrouter", "anthropic", "openai":
+	default:
+		add(c.keyErr("model.server", "unknown server %q: want one of ollama, llamacpp, vllm, lmstudio, deepseek, gemini, mistral, openrouter, anthropic, openai (or leave it out to detect it)", m.Server))
+	}
+	if m.MaxAnswerBytes <= 0 {
+		add(c.keyErr("model.max_answer_bytes", "must be > 0, got %d", m.MaxAnswerBytes))
 	}
 	if m.Temperature != nil && *m.Temperature < 0 {
 		add(c.keyErr("model.temperature", "must be >= 0, got %v", *m.Temperature))

@@ -19,6 +19,21 @@ type MCP struct {
 	// digits, '-' and '_' (no "__"): the model sees each tool as
 	// "<name>__<tool>".
 	Servers map[string]MCPServer `toml:"servers"`
+	// StartupTimeout is how long `loom-lsp exec` and an ACP prompt wait
+	// for servers still starting before they go on without them; zero
+	// means DefaultMCPStartupTimeout. The LSP daemon never waits.
+	StartupTimeout Duration `toml:"startup_timeout"`
+}
+
+// DefaultMCPStartupTimeout is [MCP.StartupTimeout] when unset.
+const DefaultMCPStartupTimeout = 10 * time.Second
+
+// WaitTimeout returns StartupTimeout, or its default when unset.
+func (m MCP) WaitTimeout() time.Duration {
+	if m.StartupTimeout.Duration <= 0 {
+		return DefaultMCPStartupTimeout
+	}
+	return m.StartupTimeout.Duration
 }
 
 // MCPServer is one MCP server: a command speaking MCP on its stdio, or

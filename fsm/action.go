@@ -23,6 +23,10 @@ type SendLlmRequest struct {
 	Request   uint64
 	Iteration int
 	Messages  []Message
+	// TurnStart is the index in Messages of the current turn's first
+	// message: reasoning and signatures the server requires back are sent
+	// only with the messages from there on, never across turns.
+	TurnStart int
 	// Compaction marks a compaction request: its answer (text only; send
 	// no tools) is a summary of the conversation, not shown as an answer.
 	Compaction bool

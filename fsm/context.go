@@ -159,11 +159,12 @@ func (m *Machine) compactable() (from, to int, ok bool) {
 // overBudget reports whether sending msgs would pass the compaction
 // threshold, and the estimate.
 func (m *Machine) overBudget(msgs []Message) (bool, int64) {
-	if m.cfg.ContextWindow <= 0 {
+	w := m.window()
+	if w <= 0 {
 		return false, 0
 	}
 	est := m.estimate(msgs)
-	return float64(est) > m.cfg.CompactAt*float64(m.cfg.ContextWindow), est
+	return float64(est) > m.cfg.CompactAt*float64(w), est
 }
 
 // startCompaction sends the compaction request: the summarisable part of
@@ -172,11 +173,11 @@ func (m *Machine) overBudget(msgs []Message) (bool, int64) {
 func (m *Machine) startCompaction(acts []Action, reason string, tokens int64, c compaction) []Action {
 	from, to, _ := m.compactable()
 	m.compaction = &c
-	acts = append(acts, CompactionStarted{Turn: m.turn, Reason: reason, Tokens: tokens, Window: int64(m.cfg.ContextWindow)})
+	acts = append(acts, CompactionStarted{Turn: m.turn, Reason: reason, Tokens: tokens, Window: m.window()})
 	msgs := make([]Message, 0, to-from+2)
 	msgs = append(msgs, m.history[:from]...)
 	part := m.outgoing()[from:to]
-	if w := int64(m.cfg.ContextWindow); w > 0 {
+	if w := m.window(); w > 0 {
 		// Keep the newest messages that fit 3/4 of the window, starting
 		// at a user message so that every tool call keeps its result.
 		budget := w*3/4 - EstimateTokens(msgs) - int64(len(SummaryPrompt)/4)
@@ -198,7 +199,7 @@ func (m *Machine) startCompaction(acts []Action, reason string, tokens int64, c 
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	m.compactMsgs = msgs
-	return append(acts, SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], Compaction: true, Model: m.model})
+	return append(acts, SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], TurnStart: len(msgs), Compaction: true, Model: m.model})
 }
 
 // finishCompaction replaces the summarised part of the history by the

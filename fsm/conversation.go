@@ -25,6 +25,12 @@ type Message struct {
 	Content    string     `json:"content"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Reasoning is the reasoning of an assistant message that made tool
+	// calls, kept only for servers that require it back within the
+	// turn's tool loop (see LlmCompleted.Reasoning). It is not answer
+	// text, and requests send it only for the current turn's messages
+	// (SendLlmRequest.TurnStart).
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // ToolCall is one function call requested by the model. Arguments is the
@@ -34,6 +40,10 @@ type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments string
+	// Signature is an opaque token the server attached to the call and
+	// requires back with it within the turn (Gemini's thought
+	// signature); "" for most servers.
+	Signature string
 }
 
 type wireToolCall struct {
@@ -43,6 +53,7 @@ type wireToolCall struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // MarshalJSON writes the call in the OpenAI wire shape:
@@ -51,6 +62,7 @@ func (c ToolCall) MarshalJSON() ([]byte, error) {
 	var w wireToolCall
 	w.ID, w.Type = c.ID, "function"
 	w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
+	w.Signature = c.Signature
 	return json.Marshal(w)
 }
 
@@ -60,6 +72,6 @@ func (c *ToolCall) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	c.ID, c.Name, c.Arguments = w.ID, w.Function.Name, w.Function.Arguments
+	c.ID, c.Name, c.Arguments, c.Signature = w.ID, w.Function.Name, w.Function.Arguments, w.Signature
 	return nil
 }

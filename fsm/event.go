@@ -42,6 +42,10 @@ type LlmCompleted struct {
 	ToolCalls    []ToolCall
 	Usage        Usage
 	FinishReason string
+	// Reasoning is the response's reasoning, set only when the server
+	// requires it sent back with the tool calls it made within the turn
+	// (DeepSeek's thinking mode); the assistant message keeps it.
+	Reasoning string `json:",omitempty"`
 }
 
 // ErrorKind classifies a model error for display and for the retry

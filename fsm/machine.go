@@ -77,6 +77,12 @@ type Machine struct {
 	lastPrompt     int64
 	lastPromptMsgs int
 	sentMsgs       int
+	// sentEstimate is the token estimate of the request in flight.
+	sentEstimate int64
+	// cutWindow, when positive, is the window the server showed it
+	// really has by cutting a prompt (see truncation.go); it bounds
+	// Config.ContextWindow.
+	cutWindow int64
 	// compaction is the compaction in flight, compactMsgs its request.
 	compaction  *compaction
 	compactMsgs []Message

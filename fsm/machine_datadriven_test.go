@@ -47,6 +47,11 @@ func runScript(t *testing.T, path string) {
 			m.Reconfigure(scriptConfig(t, td))
 			return "state: " + m.State().Describe() + "\n"
 		}
+		if td.Cmd == "turn-start" {
+			// Where the current turn begins: the messages a request sends
+			// back reasoning and signatures with (SendLlmRequest.TurnStart).
+			return fmt.Sprintf("turn-start: %d\n", m.turnStart)
+		}
 		if td.Cmd == "checkpoints" {
 			var b strings.Builder
 			for _, c := range m.Checkpoints() {
@@ -151,7 +156,7 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return LlmToolCallDelta{Request: u64("req"), Index: atoi(t, td, arg("index")),
 			ID: optional("id"), Name: optional("name"), ArgumentsDelta: td.Input}
 	case "completed":
-		ev := LlmCompleted{Request: u64("req"), FinishReason: optional("finish")}
+		ev := LlmCompleted{Request: u64("req"), FinishReason: optional("finish"), Reasoning: optional("reasoning")}
 		if v := optional("tokens"); v != "" {
 			n := int64(atoi(t, td, v))
 			ev.Usage = Usage{PromptTokens: n, CompletionTokens: n, TotalTokens: 2 * n}
@@ -182,6 +187,10 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			}
 			if len(f) > 2 {
 				c.Arguments = f[2]
+			}
+			// A call's thought signature follows its arguments: " sig=<s>".
+			if a, sig, ok := strings.Cut(c.Arguments, " sig="); ok {
+				c.Arguments, c.Signature = a, sig
 			}
 			ev.ToolCalls = append(ev.ToolCalls, c)
 		}
@@ -285,6 +294,14 @@ func describeHistory(msgs []Message) string {
 		fmt.Fprintf(&b, " %s", quote(msg.Content))
 		if len(msg.ToolCalls) > 0 {
 			b.WriteString(" calls=" + describeCalls(msg.ToolCalls, nil))
+			for _, c := range msg.ToolCalls {
+				if c.Signature != "" {
+					fmt.Fprintf(&b, " sig(%s)=%s", c.ID, c.Signature)
+				}
+			}
+		}
+		if msg.Reasoning != "" {
+			b.WriteString(" reasoning=" + quote(msg.Reasoning))
 		}
 		b.WriteByte('\n')
 	}

@@ -60,7 +60,7 @@ func (m *Machine) retryRequest() []Action {
 		m.request++
 		m.partial.Reset()
 		msgs := m.compactMsgs
-		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], Compaction: true, Model: m.model}}
+		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], TurnStart: len(msgs), Compaction: true, Model: m.model}}
 	}
 	return []Action{m.sendRequest()}
 }
@@ -72,7 +72,8 @@ func (m *Machine) sendRequest() Action {
 	m.streaming = m.streaming[:0]
 	msgs := m.outgoing()
 	m.sentMsgs = len(msgs)
-	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, Model: m.model}
+	m.sentEstimate = m.estimate(msgs)
+	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, TurnStart: m.turnStart, Model: m.model}
 }
 
 // onToolCallDelta shows a tool call the model is still writing.
@@ -109,6 +110,9 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 		m.streaming = m.streaming[:0]
 		return m.finishCompaction(summary)
 	}
+	if m.promptWasCut(e.Usage) {
+		return m.onPromptCut(e)
+	}
 	if e.Usage.PromptTokens > 0 {
 		m.lastPrompt, m.lastPromptMsgs = e.Usage.PromptTokens, m.sentMsgs
 	}
@@ -118,7 +122,11 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	if text != "" || len(calls) > 0 {
-		m.history = append(m.history, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
+		msg := Message{Role: RoleAssistant, Content: text, ToolCalls: calls}
+		if len(calls) > 0 {
+			msg.Reasoning = e.Reasoning
+		}
+		m.history = append(m.history, msg)
 	}
 	if len(calls) == 0 {
 		return m.endTurn(nil, TurnDone)
@@ -291,6 +299,17 @@ func (m *Machine) onHookCompleted(e PostToolsHookCompleted) []Action {
 // onLlmError: CallingLlm -> Error + ScheduleRetry while retries are left,
 // else DisplayError and the turn ends, its conversation still valid.
 func (m *Machine) onLlmError(e LlmError) []Action {
+	shown := 0
+	if m.compaction == nil {
+		shown = m.partial.Len()
+	}
+	request := m.request
+	return m.retractIfReplaced(m.failRequest(e), request, shown)
+}
+
+// failRequest decides what follows a failed request: a retry, a
+// compaction, or the end of the turn.
+func (m *Machine) failRequest(e LlmError) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	if e.Kind == ErrorContextLength {

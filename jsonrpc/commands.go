@@ -64,6 +64,9 @@ const (
 // workspace folder; empty selects the only folder.
 type FolderArgs struct {
 	URI string `json:"uri,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // PathsArgs name files of a folder: loom.commit's and loom.discard's
@@ -73,6 +76,9 @@ type PathsArgs struct {
 	URI string `json:"uri,omitempty"`
 	// Paths are absolute, or relative to the folder.
 	Paths []string `json:"paths,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // CommandChangesResult is loom.commandChanges' reply.
@@ -88,6 +94,9 @@ type UndoArgs struct {
 	// SHA names the auto-commit to take back (full or abbreviated, at
 	// least 4 hex digits); "" takes back the newest.
 	SHA string `json:"sha,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // AskArgs are loom.ask's arguments.
@@ -104,6 +113,9 @@ type AskArgs struct {
 	// diagnostics, labelled texts); the server writes them into the
 	// message, and loom.history returns them as chips.
 	Context []AskContextItem `json:"context,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // Selection is a range of a document given to the model as context.
@@ -124,6 +136,8 @@ type AskResult struct {
 	// Turn is the turn the prompt runs as; the notifications of the turn
 	// carry it.
 	Turn uint64 `json:"turn"`
+	// Conversation is the id of the conversation it runs in.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // HistoryResult is loom.history's reply.

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,5 +40,24 @@ func TestGenericClientGetsTheAutoCommit(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "hello world\n" {
 		t.Errorf("disk = %q: nothing should have saved the buffer", b)
+	}
+	// The commit and what the user must do are a message they see (type
+	// Info), once, not a log line.
+	var shown []string
+	for _, m := range e.ed.Messages("window/showMessage") {
+		var p struct {
+			Type    int    `json:"type"`
+			Message string `json:"message"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if strings.Contains(p.Message, "committed ") {
+			if p.Type != 3 {
+				t.Errorf("the commit was shown as type %d, want Info (3): %q", p.Type, p.Message)
+			}
+			shown = append(shown, p.Message)
+		}
+	}
+	if len(shown) != 1 || !strings.Contains(shown[0], "saved in git, not yet on disk: save the file (a.txt)") {
+		t.Errorf("commit messages shown: %q", shown)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -24,27 +25,34 @@ var _ workspace.Editor = (*editor)(nil)
 // Notify queues n on its folder's outbox; it never blocks. After the
 // teardown has started, n is dropped.
 func (e *editor) Notify(n workspace.Notification) {
-	if b := e.s.outboxFor(n.Folder); b != nil {
+	if b := e.s.outboxFor(n.Folder, n.Conversation); b != nil {
 		b.push(n)
 	} else {
 		e.s.log.Debug("dropped a notification after teardown", "folder", n.Folder, "kind", n.Kind)
 	}
 }
 
-// outboxFor returns the folder's outbox, starting it if needed, or nil
+// outboxFor returns the outbox of a conversation of folder ("" for the
+// folder's own notices), starting it if needed, or nil
 // once the teardown has collected the outboxes: an outbox started then
 // would never be closed, and the teardown would wait for it forever.
-func (s *Server) outboxFor(folder string) *outbox {
+func (s *Server) outboxFor(folder, conversation string) *outbox {
+	key := folder + "\x00" + conversation
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if b, ok := s.outboxes[folder]; ok {
+	if b, ok := s.outboxes[key]; ok {
 		return b
 	}
 	if s.tornDown {
 		return nil
 	}
-	b := newOutbox(s, folder)
-	s.outboxes[folder] = b
+	seq := s.seqs[folder]
+	if seq == nil {
+		seq = new(atomic.Uint64)
+		s.seqs[folder] = seq
+	}
+	b := newOutbox(s, folder, conversation, seq)
+	s.outboxes[key] = b
 	s.goBackground(b.run)
 	return b
 }
@@ -53,10 +61,15 @@ func (s *Server) outboxFor(folder string) *outbox {
 // drains on its own goroutine.
 func (s *Server) closeOutbox(folder string) {
 	s.mu.Lock()
-	b := s.outboxes[folder]
-	delete(s.outboxes, folder)
+	var boxes []*outbox
+	for key, b := range s.outboxes {
+		if b.folder == folder {
+			boxes = append(boxes, b)
+			delete(s.outboxes, key)
+		}
+	}
 	s.mu.Unlock()
-	if b != nil {
+	for _, b := range boxes {
 		b.close(0)
 	}
 }
@@ -146,9 +159,12 @@ type ApprovalRequestParams struct {
 // ApprovalInfo says what an approval is about.
 type ApprovalInfo struct {
 	Folder string `json:"folder"`
-	Turn   uint64 `json:"turn"`
-	CallID string `json:"callId,omitempty"`
-	Tool   string `json:"tool"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string `json:"conversation,omitempty"`
+	Turn         uint64 `json:"turn"`
+	CallID       string `json:"callId,omitempty"`
+	Tool         string `json:"tool"`
 	// Command is the whole bash command (Tool "bash"), untruncated.
 	Command string `json:"command,omitempty"`
 	// Detail is what would run, for any tool.
@@ -192,14 +208,14 @@ func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error
 		return false, workspace.ErrUnsupported
 	}
 	// The text and tool call before the approval go out first.
-	if b := e.s.outboxFor(a.Folder); b != nil {
+	if b := e.s.outboxFor(a.Folder, a.Conversation); b != nil {
 		b.flush(ctx)
 	}
 	msg := fmt.Sprintf("Loom (%s) wants to run %s:\n%s", filepath.Base(a.Folder), a.Tool, a.Detail)
 	params := &ApprovalRequestParams{
 		Type: protocol.MessageTypeWarning, Message: msg,
 		Actions: []ApprovalAction{{Title: approveAllow}, {Title: approveDeny}},
-		Loom:    ApprovalInfo{Folder: a.Folder, Turn: a.Turn, CallID: a.CallID, Tool: a.Tool, Detail: a.Detail},
+		Loom:    ApprovalInfo{Folder: a.Folder, Conversation: a.Conversation, Turn: a.Turn, CallID: a.CallID, Tool: a.Tool, Detail: a.Detail},
 	}
 	if a.Tool == "bash" {
 		params.Loom.Command = a.Detail

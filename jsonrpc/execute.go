@@ -50,6 +50,11 @@ var commandList = []command{
 	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
 	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
 	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
+	{CmdConversations, typed(CmdConversations, (*Server).runConversations)},
+	{CmdNewConversation, typed(CmdNewConversation, (*Server).runNewConversation)},
+	{CmdOpenConversation, typed(CmdOpenConversation, (*Server).runOpenConversation)},
+	{CmdRenameConversation, typed(CmdRenameConversation, (*Server).runRenameConversation)},
+	{CmdDeleteConversation, typed(CmdDeleteConversation, (*Server).runDeleteConversation)},
 }
 
 // commands indexes commandList by name.
@@ -128,8 +133,32 @@ func firstByte(b []byte) byte {
 	return b[0]
 }
 
-// session finds the session for a command's uri argument.
-func (s *Server) session(name, rawURI string) (*workspace.Session, error) {
+// session finds the conversation for a command's uri and conversation
+// arguments: the folder's most recent one when no id is given (clients
+// that know nothing of conversations), else that one, opened from its
+// journal if need be; it becomes the folder's most recent.
+func (s *Server) session(name, rawURI string, conversation ...string) (*workspace.Session, error) {
+	f, err := s.folder(name, rawURI)
+	if err != nil {
+		return nil, err
+	}
+	id := ""
+	if len(conversation) > 0 {
+		id = conversation[0]
+	}
+	sess, err := f.Conversation(id)
+	switch {
+	case errors.Is(err, workspace.ErrUnknownConversation):
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", name, err)
+	case err != nil:
+		return nil, jsonrpc2.NewError(codeRequestFailed, fmt.Sprintf("%s: %v", name, err))
+	}
+	f.Touch(sess)
+	return sess, nil
+}
+
+// folder finds the workspace folder of a command's uri argument.
+func (s *Server) folder(name, rawURI string) (*workspace.Folder, error) {
 	var path string
 	if rawURI != "" {
 		p, err := uriPath(uri.URI(rawURI))
@@ -138,14 +167,14 @@ func (s *Server) session(name, rawURI string) (*workspace.Session, error) {
 		}
 		path = p
 	}
-	sess, err := s.host.Session(path)
+	f, err := s.host.Folder(path)
 	if err != nil {
 		if rawURI != "" {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", name, err)
 		}
 		return nil, jsonrpc2.NewError(codeRequestFailed, fmt.Sprintf("%s: %v", name, err))
 	}
-	return sess, nil
+	return f, nil
 }
 
 func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
@@ -155,7 +184,7 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 	if a.Selection != nil && a.URI == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: a selection needs the uri of its document", CmdAsk)
 	}
-	sess, err := s.session(CmdAsk, a.URI)
+	sess, err := s.session(CmdAsk, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -180,11 +209,11 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AskResult{Folder: sess.Path(), Turn: turn}, nil
+	return &AskResult{Folder: sess.Path(), Turn: turn, Conversation: sess.ID()}, nil
 }
 
 func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdCancel, a.URI)
+	sess, err := s.session(CmdCancel, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +221,7 @@ func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
 }
 
 func (s *Server) runCompact(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdCompact, a.URI)
+	sess, err := s.session(CmdCompact, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +229,7 @@ func (s *Server) runCompact(ctx context.Context, a FolderArgs) (any, error) {
 }
 
 func (s *Server) runReset(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdReset, a.URI)
+	sess, err := s.session(CmdReset, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +237,7 @@ func (s *Server) runReset(ctx context.Context, a FolderArgs) (any, error) {
 }
 
 func (s *Server) runStatus(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdStatus, a.URI)
+	sess, err := s.session(CmdStatus, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +249,7 @@ func (s *Server) runStatus(ctx context.Context, a FolderArgs) (any, error) {
 }
 
 func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdHistory, a.URI)
+	sess, err := s.session(CmdHistory, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +274,7 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 }
 
 func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
-	sess, err := s.session(CmdCommit, a.URI)
+	sess, err := s.session(CmdCommit, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +291,7 @@ func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
 }
 
 func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
-	sess, err := s.session(CmdDiscard, a.URI)
+	sess, err := s.session(CmdDiscard, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +303,7 @@ func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
 }
 
 func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdCommandChanges, a.URI)
+	sess, err := s.session(CmdCommandChanges, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +315,7 @@ func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, erro
 }
 
 func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
-	sess, err := s.session(CmdUndo, a.URI)
+	sess, err := s.session(CmdUndo, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +327,7 @@ func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
 }
 
 func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdTrust, a.URI)
+	sess, err := s.session(CmdTrust, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/protocol"
@@ -51,9 +52,12 @@ const (
 // resumption). Turn is the current (or last) turn.
 type NoticeParams struct {
 	Folder string `json:"folder"`
-	Turn   uint64 `json:"turn"`
-	Kind   string `json:"kind"`
-	Text   string `json:"text"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string `json:"conversation,omitempty"`
+	Turn         uint64 `json:"turn"`
+	Kind         string `json:"kind"`
+	Text         string `json:"text"`
 }
 
 // DisplayMessageParams is a coalesced piece of streamed assistant text,
@@ -62,13 +66,22 @@ type NoticeParams struct {
 // or reordering is detectable.
 type DisplayMessageParams struct {
 	Folder string `json:"folder"`
-	Turn   uint64 `json:"turn"`
-	Seq    uint64 `json:"seq"`
-	Text   string `json:"text"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string `json:"conversation,omitempty"`
+	Turn         uint64 `json:"turn"`
+	Seq          uint64 `json:"seq"`
+	Text         string `json:"text"`
 	// Kind is absent for the answer's text and KindThought for the
 	// model's reasoning, which a client shows apart (collapsed) and which
 	// is not part of the answer.
 	Kind string `json:"kind,omitempty"`
+	// Replace, when true, replaces the turn's last block of answer text
+	// (what streamed since the current model request began) by Text
+	// instead of appending: the request failed partway and a retry
+	// answers in its place. Text is then "", and a client drops the
+	// abandoned text.
+	Replace bool `json:"replace,omitempty"`
 }
 
 // KindThought is the DisplayMessageParams.Kind of the model's reasoning.
@@ -77,9 +90,12 @@ const KindThought = "thought"
 // ToolCallParams is a tool call's new status.
 type ToolCallParams struct {
 	Folder string `json:"folder"`
-	Turn   uint64 `json:"turn"`
-	ID     string `json:"id"`
-	Name   string `json:"name"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string `json:"conversation,omitempty"`
+	Turn         uint64 `json:"turn"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
 	// Summary says what the call does (its arguments, shortened).
 	Summary string `json:"summary"`
 	// Status is streaming, pending, running, succeeded, failed or
@@ -95,8 +111,11 @@ type ToolCallParams struct {
 // back to WaitingForUserInput, the last) turn.
 type StateParams struct {
 	Folder string `json:"folder"`
-	State  string `json:"state"`
-	Turn   uint64 `json:"turn"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string `json:"conversation,omitempty"`
+	State        string `json:"state"`
+	Turn         uint64 `json:"turn"`
 	// Usage and TotalUsage are the token usage of the turn that ended
 	// and of the conversation; set when the state is WaitingForUserInput.
 	Usage      *fsm.Usage `json:"usage,omitempty"`
@@ -106,21 +125,27 @@ type StateParams struct {
 // TurnEndedParams says how a turn ended (done, failed or cancelled) and
 // the tokens its model calls used.
 type TurnEndedParams struct {
-	Folder  string    `json:"folder"`
-	Turn    uint64    `json:"turn"`
-	Outcome string    `json:"outcome"`
-	Usage   fsm.Usage `json:"usage"`
+	Folder string `json:"folder"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string    `json:"conversation,omitempty"`
+	Turn         uint64    `json:"turn"`
+	Outcome      string    `json:"outcome"`
+	Usage        fsm.Usage `json:"usage"`
 	// TotalUsage is the conversation's usage so far.
 	TotalUsage *fsm.Usage `json:"totalUsage,omitempty"`
 }
 
 // CommitParams is the auto-commit of a turn's edits.
 type CommitParams struct {
-	Folder  string   `json:"folder"`
-	Turn    uint64   `json:"turn"`
-	SHA     string   `json:"sha"`
-	Message string   `json:"message"`
-	Files   []string `json:"files"`
+	Folder string `json:"folder"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string   `json:"conversation,omitempty"`
+	Turn         uint64   `json:"turn"`
+	SHA          string   `json:"sha"`
+	Message      string   `json:"message"`
+	Files        []string `json:"files"`
 	// Notes are what the user must know besides (hooks not run and why,
 	// staged changes kept or merged, files left uncommitted and why);
 	// never null.
@@ -131,9 +156,12 @@ type CommitParams struct {
 // turn, reported and not committed: loom.commit {paths} keeps (commits)
 // them, loom.discard {paths} restores the last commit's version.
 type CommandChangesParams struct {
-	Folder  string          `json:"folder"`
-	Turn    uint64          `json:"turn"`
-	Changes []CommandChange `json:"changes"`
+	Folder string `json:"folder"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string          `json:"conversation,omitempty"`
+	Turn         uint64          `json:"turn"`
+	Changes      []CommandChange `json:"changes"`
 }
 
 // CommandChange is one file a command changed.
@@ -187,7 +215,12 @@ const maxAnswer = 16 << 10
 type folderOut struct {
 	s      *Server
 	folder string
-	seq    uint64
+	// conversation is the conversation whose notifications these are, ""
+	// for the folder's own notices.
+	conversation string
+	// seq counts the folder's displayMessages, of all its conversations
+	// (shared by their outboxes).
+	seq *atomic.Uint64
 	// answer is the text since the turn's last tool call: the final answer
 	// shown to a client without experimental.loom.
 	answer strings.Builder
@@ -200,8 +233,8 @@ type folderOut struct {
 	frame []byte
 }
 
-func newFolderOut(s *Server, folder string) *folderOut {
-	return &folderOut{s: s, folder: folder, tools: map[string]*progress{}}
+func newFolderOut(s *Server, folder, conversation string, seq *atomic.Uint64) *folderOut {
+	return &folderOut{s: s, folder: folder, conversation: conversation, seq: seq, tools: map[string]*progress{}}
 }
 
 func (f *folderOut) caps() clientCaps {
@@ -225,6 +258,8 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.sendText(n.Turn, []byte(n.Text))
 	case workspace.NoteReasoning:
 		f.sendThought(caps, n)
+	case workspace.NoteRetract:
+		f.sendRetract(caps, n.Turn)
 	case workspace.NoteTool:
 		f.sendTool(caps, n)
 	case workspace.NoteProposal:
@@ -233,7 +268,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		f.sendRewound(caps, n)
 	case workspace.NoteState:
 		if caps.loom {
-			f.s.notify(ctx, MethodState, stateParams(f.folder, n))
+			f.s.notify(ctx, MethodState, stateParams(f.folder, f.conversation, n))
 		}
 	case workspace.NoteError:
 		f.s.showMessage(protocol.MessageTypeError, f.label()+": "+n.Text)
@@ -252,7 +287,7 @@ func (f *folderOut) send(n workspace.Notification) {
 				line += "; " + strings.Join(notes, "; ")
 			}
 			if caps.loom {
-				f.s.notify(ctx, MethodCommit, &CommitParams{Folder: f.folder, Turn: n.Turn, SHA: c.SHA, Message: c.Message, Files: c.Files, Notes: notes})
+				f.s.notify(ctx, MethodCommit, &CommitParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, SHA: c.SHA, Message: c.Message, Files: c.Files, Notes: notes})
 				f.s.logMessage(protocol.MessageTypeInfo, line)
 			} else {
 				// A generic client hides log lines: the commit and its
@@ -262,7 +297,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		}
 	case workspace.NoteCommandChanges:
 		if caps.loom {
-			f.s.notify(ctx, MethodCommandChanges, &CommandChangesParams{Folder: f.folder, Turn: n.Turn, Changes: commandChanges(n.Changes)})
+			f.s.notify(ctx, MethodCommandChanges, &CommandChangesParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Changes: commandChanges(n.Changes)})
 			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+commandChangesWords(n.Changes))
 			break
 		}
@@ -276,7 +311,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		}
 	case workspace.NoteInfo:
 		if caps.loom {
-			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Turn: n.Turn, Kind: NoticeInfo, Text: n.Text})
+			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Kind: NoticeInfo, Text: n.Text})
 		}
 		if n.Visible && !caps.loom {
 			f.s.showMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
@@ -286,14 +321,14 @@ func (f *folderOut) send(n workspace.Notification) {
 	case workspace.NoteCompacted:
 		text := compactedWords(n.Compaction)
 		if caps.loom {
-			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Turn: n.Turn, Kind: NoticeCompacted, Text: text})
+			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Kind: NoticeCompacted, Text: text})
 		}
 		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+text)
 	case workspace.NoteTurnEnded:
 		f.flushLog()
 		f.endAll()
 		if caps.loom {
-			f.s.notify(ctx, MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage, TotalUsage: n.TotalUsage})
+			f.s.notify(ctx, MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage, TotalUsage: n.TotalUsage})
 		}
 		if !caps.loom && f.answer.Len() > 0 {
 			answer := f.answer.String()
@@ -321,9 +356,9 @@ func compactedWords(c *workspace.CompactionNote) string {
 // writes it to the stream directly: a streamed notification costs no
 // allocation (issue 16 item 3). text is not kept.
 func (f *folderOut) sendText(turn uint64, text []byte) {
-	f.seq++
+	seq := f.seq.Add(1)
 	if f.caps().loom {
-		f.frame = appendDisplayMessage(f.frame[:0], f.folder, turn, f.seq, text)
+		f.frame = appendDisplayMessage(f.frame[:0], f.folder, f.conversation, turn, seq, text)
 		if err := f.s.stream.writeBody(f.frame); err != nil {
 			f.s.log.Debug("notify failed", "method", MethodDisplayMessage, "err", err)
 		}
@@ -338,12 +373,31 @@ func (f *folderOut) sendText(turn uint64, text []byte) {
 	}
 }
 
+// sendRetract tells the client to drop the answer text of the failed
+// request: loom/displayMessage with replace: true for a loom client; a
+// line in the log for others, which cannot take back what they logged.
+func (f *folderOut) sendRetract(caps clientCaps, turn uint64) {
+	f.answer.Reset()
+	if caps.loom {
+		f.s.notify(context.Background(), MethodDisplayMessage, &DisplayMessageParams{
+			Folder: f.folder, Conversation: f.conversation, Turn: turn, Seq: f.seq.Add(1), Replace: true,
+		})
+		return
+	}
+	f.flushLog()
+	f.s.logMessage(protocol.MessageTypeLog, workspace.RetractWords)
+}
+
 // appendDisplayMessage appends the JSON-RPC notification
 // loom/displayMessage with DisplayMessageParams{folder, turn, seq, text}.
 // Invalid UTF-8 is replaced by U+FFFD, as encoding/json does.
-func appendDisplayMessage(b []byte, folder string, turn, seq uint64, text []byte) []byte {
+func appendDisplayMessage(b []byte, folder, conversation string, turn, seq uint64, text []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"`+MethodDisplayMessage+`","params":{"folder":`...)
 	b, _ = jsontext.AppendQuote(b, folder)
+	if conversation != "" {
+		b = append(b, `,"conversation":`...)
+		b, _ = jsontext.AppendQuote(b, conversation)
+	}
 	b = append(b, `,"turn":`...)
 	b = strconv.AppendUint(b, turn, 10)
 	b = append(b, `,"seq":`...)
@@ -362,7 +416,7 @@ func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {
 	f.flushLog()
 	if caps.loom {
 		f.s.notify(context.Background(), MethodToolCall, &ToolCallParams{
-			Folder: f.folder, Turn: n.Turn, ID: t.CallID, Name: t.Name,
+			Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, ID: t.CallID, Name: t.Name,
 			Summary: truncate(oneLine(t.Arguments), 200), Status: string(t.Status),
 			Progress: t.Detail, Diff: t.Diff,
 		})

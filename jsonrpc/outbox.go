@@ -2,8 +2,11 @@ package jsonrpc
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
@@ -17,12 +20,16 @@ type outItem struct {
 	// was sent.
 	merged bool
 	text   []byte
+	// dropped counts the bytes of text cut from its head while the
+	// client was not reading (see capPending); a marker says so.
+	dropped int
 	// barrier, if set, is closed when everything queued before it was
 	// sent (see flush); the item sends nothing.
 	barrier chan struct{}
 }
 
-// outbox serialises one folder's notifications to the client. push never
+// outbox serialises the notifications of one conversation of a folder
+// (or the folder's own notices) to the client. push never
 // blocks (the session's owner goroutine calls it); one goroutine sends,
 // in order. Streamed text is coalesced: a text item is held until the
 // coalescing window since the last text notification has passed, unless
@@ -47,11 +54,11 @@ type outbox struct {
 	out      *folderOut
 }
 
-func newOutbox(s *Server, folder string) *outbox {
+func newOutbox(s *Server, folder, conversation string, seq *atomic.Uint64) *outbox {
 	return &outbox{
 		s: s, folder: folder, window: s.opts.CoalesceWindow,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		out: newFolderOut(s, folder),
+		out: newFolderOut(s, folder, conversation, seq),
 	}
 }
 
@@ -66,6 +73,7 @@ func (o *outbox) push(n workspace.Notification) {
 	if n.Kind == workspace.NoteText || n.Kind == workspace.NoteReasoning {
 		if k := len(o.q); k > 0 && o.q[k-1].merged && o.q[k-1].n.Turn == n.Turn && o.q[k-1].n.Kind == n.Kind {
 			o.q[k-1].text = append(o.q[k-1].text, n.Text...)
+			o.q[k-1].capPending()
 			o.mu.Unlock()
 			o.signal()
 			return
@@ -143,6 +151,36 @@ func (o *outbox) recycle(buf []byte) {
 	o.mu.Unlock()
 }
 
+// MaxPendingText bounds the text of one queued notification: a client
+// that stops reading while a model streams would otherwise make the
+// daemon hold everything streamed since. Past it, the oldest text is
+// dropped, keeping the last keepPendingText bytes, and a marker says how
+// much the client did not get (the journal and loom.history have it all).
+const (
+	MaxPendingText  = 1 << 20
+	keepPendingText = 256 << 10
+)
+
+// capPending drops the head of the item's text past MaxPendingText.
+func (it *outItem) capPending() {
+	if len(it.text) <= MaxPendingText {
+		return
+	}
+	cut := len(it.text) - keepPendingText
+	for cut < len(it.text) && !utf8.RuneStart(it.text[cut]) {
+		cut++
+	}
+	it.dropped += cut
+	n := copy(it.text, it.text[cut:])
+	it.text = it.text[:n]
+}
+
+// notShown is the marker of text dropped for a client that was not
+// reading.
+func notShown(dropped int) string {
+	return fmt.Sprintf("… %d KB not shown (the editor was not reading; loom.history has it all) …\n", (dropped+1023)/1024)
+}
+
 // run sends the queue until the outbox is closed and empty.
 func (o *outbox) run() {
 	defer close(o.done)
@@ -189,6 +227,9 @@ func (o *outbox) run() {
 			continue
 		}
 		o.lastText = time.Now()
+		if head.dropped > 0 {
+			head.text = append([]byte(notShown(head.dropped)), head.text...)
+		}
 		if head.n.Kind == workspace.NoteText {
 			o.out.sendText(head.n.Turn, head.text)
 		} else {

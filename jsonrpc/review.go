@@ -23,11 +23,14 @@ const MethodProposedChanges = "loom/proposedChanges"
 // ProposedChangesParams is a proposal waiting for the user's review
 // (tools.edits = "review"): answer it with loom.review.
 type ProposedChangesParams struct {
-	Folder  string           `json:"folder"`
-	Turn    uint64           `json:"turn"`
-	ID      string           `json:"id"`
-	CallID  string           `json:"callId"`
-	Changes []ProposedChange `json:"changes"`
+	Folder string `json:"folder"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string           `json:"conversation,omitempty"`
+	Turn         uint64           `json:"turn"`
+	ID           string           `json:"id"`
+	CallID       string           `json:"callId"`
+	Changes      []ProposedChange `json:"changes"`
 }
 
 // ProposedChange is one file of a proposal.
@@ -57,6 +60,9 @@ type ReviewArgs struct {
 	Accept  json.RawMessage `json:"accept,omitempty"`
 	Reject  json.RawMessage `json:"reject,omitempty"`
 	Comment string          `json:"comment,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // ProposalsResult is loom.proposals' reply: the proposals waiting for a
@@ -97,7 +103,7 @@ func (s *Server) runReview(ctx context.Context, a ReviewArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.session(CmdReview, a.URI)
+	sess, err := s.session(CmdReview, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +115,7 @@ func (s *Server) runReview(ctx context.Context, a ReviewArgs) (any, error) {
 }
 
 func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdProposals, a.URI)
+	sess, err := s.session(CmdProposals, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +170,7 @@ func (f *folderOut) sendProposal(caps clientCaps, n workspace.Notification) {
 // sendRewound tells a loom client that the conversation was rewound.
 func (f *folderOut) sendRewound(caps clientCaps, n workspace.Notification) {
 	if caps.loom {
-		f.s.notify(context.Background(), MethodRewound, &RewoundParams{Folder: f.folder, Turn: n.Turn, Prompt: n.Text, Redone: n.Redone})
+		f.s.notify(context.Background(), MethodRewound, &RewoundParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Prompt: n.Text, Redone: n.Redone})
 	}
 }
 
@@ -236,9 +242,12 @@ const MethodRewound = "loom/rewound"
 // RewoundParams is a conversation rewind or its redo.
 type RewoundParams struct {
 	Folder string `json:"folder"`
-	Turn   uint64 `json:"turn"`
-	Prompt string `json:"prompt,omitempty"`
-	Redone bool   `json:"redone,omitempty"`
+	// Conversation is the id of the conversation it concerns; absent
+	// for the folder's own notices.
+	Conversation string `json:"conversation,omitempty"`
+	Turn         uint64 `json:"turn"`
+	Prompt       string `json:"prompt,omitempty"`
+	Redone       bool   `json:"redone,omitempty"`
 }
 
 // RewindArgs are loom.rewind's arguments. Restore is "files",
@@ -247,6 +256,9 @@ type RewindArgs struct {
 	URI     string `json:"uri,omitempty"`
 	Turn    uint64 `json:"turn"`
 	Restore string `json:"restore,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // CheckpointsResult is loom.checkpoints' reply.
@@ -258,7 +270,7 @@ type CheckpointsResult struct {
 }
 
 func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdCheckpoints, a.URI)
+	sess, err := s.session(CmdCheckpoints, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +296,7 @@ func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
 	if a.Turn == 0 {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: turn is required (a turn of loom.checkpoints)", CmdRewind)
 	}
-	sess, err := s.session(CmdRewind, a.URI)
+	sess, err := s.session(CmdRewind, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +308,7 @@ func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
 }
 
 func (s *Server) runRedo(ctx context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdRedo, a.URI)
+	sess, err := s.session(CmdRedo, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ type RuleArgs struct {
 	URI    string `json:"uri,omitempty"`
 	Exact  string `json:"exact,omitempty"`
 	Prefix string `json:"prefix,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // RulesResult is a folder's approval rules.
@@ -33,7 +36,7 @@ type RulesResult struct {
 }
 
 func (s *Server) runRules(_ context.Context, a FolderArgs) (any, error) {
-	sess, err := s.session(CmdRules, a.URI)
+	sess, err := s.session(CmdRules, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +44,7 @@ func (s *Server) runRules(_ context.Context, a FolderArgs) (any, error) {
 }
 
 func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
-	sess, err := s.session(CmdAddRule, a.URI)
+	sess, err := s.session(CmdAddRule, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +58,7 @@ func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 }
 
 func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
-	sess, err := s.session(CmdRemoveRule, a.URI)
+	sess, err := s.session(CmdRemoveRule, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -72,12 +73,13 @@ type Server struct {
 	state       lifecycle
 	caps        clientCaps
 	inflight    map[jsonrpc2.ID]context.CancelFunc
-	initOpts    []byte    // initializationOptions, raw JSON
-	initFolders []uri.URI // from initialize, started at initialized
-	settings    []byte    // the last workspace/didChangeConfiguration settings
-	outboxes    map[string]*outbox
-	tornDown    bool              // the teardown has collected the outboxes; no new ones
-	progress    map[string]string // progress token -> folder, for cancel
+	initOpts    []byte                    // initializationOptions, raw JSON
+	initFolders []uri.URI                 // from initialize, started at initialized
+	settings    []byte                    // the last workspace/didChangeConfiguration settings
+	outboxes    map[string]*outbox        // by folder and conversation
+	seqs        map[string]*atomic.Uint64 // displayMessage count, by folder
+	tornDown    bool                      // the teardown has collected the outboxes; no new ones
+	progress    map[string]string         // progress token -> folder, for cancel
 
 	bg sync.WaitGroup // goroutines the server started (cancels, outboxes)
 }
@@ -143,6 +145,7 @@ func newServer(opts Options) *Server {
 		exitCh:   make(chan struct{}),
 		inflight: map[jsonrpc2.ID]context.CancelFunc{},
 		outboxes: map[string]*outbox{},
+		seqs:     map[string]*atomic.Uint64{},
 		progress: map[string]string{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())

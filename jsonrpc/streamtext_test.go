@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func newStreamingOutbox(tb testing.TB) (*outbox, *frameSink) {
 	s.stream = newFrameStream(sink, 0, s.log, nil)
 	s.conn = jsonrpc2.NewConn(s.stream, jsonrpc2.WithCodec(lspCodec{}))
 	s.caps.loom = true
-	o := newOutbox(s, "/work/project")
+	o := newOutbox(s, "/work/project", "", new(atomic.Uint64))
 	go o.run()
 	tb.Cleanup(func() { o.close(5 * time.Second); s.cancel(); sink.deadline.Stop() })
 	return o, sink
@@ -114,12 +115,13 @@ func TestStreamedTextAllocatesNothing(t *testing.T) {
 func TestDisplayMessageEncoding(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		p := DisplayMessageParams{
-			Folder: rapid.String().Draw(rt, "folder"),
-			Turn:   rapid.Uint64().Draw(rt, "turn"),
-			Seq:    rapid.Uint64().Draw(rt, "seq"),
-			Text:   string(rapid.SliceOf(rapid.Byte()).Draw(rt, "text")),
+			Folder:       rapid.String().Draw(rt, "folder"),
+			Conversation: rapid.SampledFrom([]string{"", "loom-0123456789abcdef0123"}).Draw(rt, "conversation"),
+			Turn:         rapid.Uint64().Draw(rt, "turn"),
+			Seq:          rapid.Uint64().Draw(rt, "seq"),
+			Text:         string(rapid.SliceOf(rapid.Byte()).Draw(rt, "text")),
 		}
-		enc := appendDisplayMessage(nil, p.Folder, p.Turn, p.Seq, []byte(p.Text))
+		enc := appendDisplayMessage(nil, p.Folder, p.Conversation, p.Turn, p.Seq, []byte(p.Text))
 		var got struct {
 			JSONRPC string `json:"jsonrpc"`
 			Method  string `json:"method"`

@@ -15,17 +15,16 @@ func (f *folderOut) sendThought(caps clientCaps, n workspace.Notification) {
 	if !caps.loom || !caps.thoughts || n.Text == "" {
 		return
 	}
-	f.seq++
 	f.s.notify(context.Background(), MethodDisplayMessage, &DisplayMessageParams{
-		Folder: f.folder, Turn: n.Turn, Seq: f.seq, Text: n.Text, Kind: KindThought,
+		Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Seq: f.seq.Add(1), Text: n.Text, Kind: KindThought,
 	})
 }
 
 // stateParams is the loom/state of a state notification: at a turn's end
 // (WaitingForUserInput) it carries the token usage of the turn and of the
 // conversation.
-func stateParams(folder string, n workspace.Notification) *StateParams {
-	p := &StateParams{Folder: folder, State: n.State, Turn: n.Turn}
+func stateParams(folder, conversation string, n workspace.Notification) *StateParams {
+	p := &StateParams{Folder: folder, Conversation: conversation, State: n.State, Turn: n.Turn}
 	if n.TotalUsage != nil {
 		usage := n.Usage
 		p.Usage, p.TotalUsage = &usage, n.TotalUsage

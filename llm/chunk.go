@@ -15,6 +15,9 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	// Object is "error" in vLLM's stream errors, which are its
+	// ErrorResponse itself: {"object":"error","message",…}.
+	Object string `json:"object"`
 }
 
 type wireChoice struct {
@@ -64,6 +67,12 @@ type wireToolCall struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+	// ExtraContent carries Gemini's thought signature of the call.
+	ExtraContent *struct {
+		Google struct {
+			ThoughtSignature string `json:"thought_signature"`
+		} `json:"google"`
+	} `json:"extra_content"`
 }
 
 type wireUsage struct {
@@ -148,6 +157,9 @@ func (a *toolAccumulator) add(d *wireToolCall) int {
 	}
 	if d.Function.Name != "" && c.Name == "" {
 		c.Name = d.Function.Name
+	}
+	if d.ExtraContent != nil && d.ExtraContent.Google.ThoughtSignature != "" {
+		c.Signature = d.ExtraContent.Google.ThoughtSignature
 	}
 	a.args[pos] = append(a.args[pos], d.Function.Arguments...)
 	return pos

@@ -22,20 +22,28 @@ const maxMessageLen = 600
 var errIdle = errors.New("idle watchdog")
 
 // statusError classifies an HTTP error response from its status code,
-// headers and body. Retryable: 408, 409, 429 (except an exhausted quota)
-// and 5xx. Not retryable: everything else, and context-length errors
-// whatever their status (servers send them with 400, 413 or even 500).
-func statusError(reqID uint64, status int, h http.Header, body []byte) fsm.LlmError {
-	serverMsg, code := serverMessage(body)
+// headers and body, as the server's dialect means them (nil: the generic
+// one). Retryable: 408, 409, 429 (except an exhausted quota) and 5xx. Not
+// retryable: everything else, and context-length errors whatever their
+// status (servers send them with 400, 413 or even 500). The retry delay
+// is the Retry-After header's, else the body's google.rpc.RetryInfo.
+func statusError(d *Dialect, reqID uint64, status int, h http.Header, body []byte) fsm.LlmError {
+	eb := parseErrorBody(body)
+	serverMsg, code := eb.msg, eb.code
 	e := fsm.LlmError{Request: reqID, StatusCode: status, RetryAfter: retryAfter(h, time.Now())}
+	if e.RetryAfter == 0 {
+		e.RetryAfter = eb.retryDelay
+	}
 	what := ""
 	switch {
+	case d.saysBadKey(eb.reason, eb.status, code):
+		e.Kind, what = fsm.ErrorAuth, "the provider refused the credentials (check the API key)"
 	case status == http.StatusTooManyRequests:
 		e.Kind, e.Retryable, what = fsm.ErrorRateLimited, true, "rate limited by the provider"
 		if code == "insufficient_quota" {
 			e.Retryable, what = false, "the provider's quota is exhausted"
 		}
-	case isContextLength(code, serverMsg):
+	case d.saysContextFull(code, serverMsg):
 		e.Kind, what = fsm.ErrorContextLength, "the conversation is too long for the model"
 	case status == http.StatusRequestTimeout:
 		e.Kind, e.Retryable, what = fsm.ErrorNetwork, true, "the provider timed out the request"
@@ -64,26 +72,28 @@ func statusError(reqID uint64, status int, h http.Header, body []byte) fsm.LlmEr
 	return e
 }
 
-// streamErrorEvent classifies a `data: {"error": …}` event received after
-// the response started. The server accepted the request, so an error
-// without a recognisable code is taken as a transient server failure.
-func streamErrorEvent(reqID uint64, payload []byte) fsm.LlmError {
-	msg, code := serverMessage(payload)
+// streamErrorEvent classifies an error event received after the response
+// started (`data: {"error": …}`, or llama.cpp's older `error: {…}` line).
+// The server accepted the request, so an error without a recognisable
+// code is taken as a transient server failure.
+func streamErrorEvent(d *Dialect, reqID uint64, payload []byte) fsm.LlmError {
+	eb := parseErrorBody(payload)
+	msg, code := eb.msg, eb.code
 	status := 0
 	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n < 600 {
 		status = n
 	}
-	lc := strings.ToLower(code)
+	lc := strings.ToLower(code + " " + eb.status)
 	switch {
-	case isContextLength(code, msg):
+	case d.saysContextFull(code, msg):
 		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorContextLength, StatusCode: status,
 			Message: "the conversation is too long for the model (mid-stream error): " + msg}
 	case status != 0:
-		e := statusError(reqID, status, nil, payload)
+		e := statusError(d, reqID, status, nil, payload)
 		e.Message = "mid-stream error: " + e.Message
 		return e
-	case strings.Contains(lc, "rate_limit"):
-		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorRateLimited, Retryable: true,
+	case strings.Contains(lc, "rate_limit") || strings.Contains(lc, "resource_exhausted"):
+		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorRateLimited, Retryable: true, RetryAfter: eb.retryDelay,
 			Message: "rate limited by the provider (mid-stream error): " + msg}
 	case strings.Contains(lc, "invalid") || strings.Contains(lc, "bad_request"):
 		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorBadRequest,
@@ -122,72 +132,6 @@ func idleError(reqID uint64, d time.Duration) fsm.LlmError {
 func firstByteError(reqID uint64, d time.Duration) fsm.LlmError {
 	return fsm.LlmError{Request: reqID, Kind: fsm.ErrorIdle, Retryable: true,
 		Message: fmt.Sprintf("the provider did not answer within %s (first_byte_timeout)", d)}
-}
-
-// isContextLength recognises the many ways servers say the prompt is too
-// long for the model's context window.
-func isContextLength(code, msg string) bool {
-	if code == "context_length_exceeded" || code == "string_above_max_length" {
-		return true
-	}
-	m := strings.ToLower(msg)
-	for _, s := range []string{
-		"context length", "context_length", "maximum context", "context window",
-		"context size", "prompt is too long", "too many tokens", "exceeds the context", "input is too long",
-		"reduce the length",
-	} {
-		if strings.Contains(m, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// serverMessage extracts the human-readable error text and the error code
-// from an error body. It understands {"error":{"message","code","type"}}
-// (OpenAI, vLLM), {"error":"text"} (Ollama), {"message"} and {"detail"};
-// anything else is kept as plain text, trimmed and capped.
-func serverMessage(body []byte) (msg, code string) {
-	var top struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-		Code    json.RawMessage `json:"code"`
-	}
-	if json.Unmarshal(body, &top) != nil {
-		return capText(strings.TrimSpace(string(body))), ""
-	}
-	code = rawScalar(top.Code)
-	if len(top.Error) > 0 && string(top.Error) != "null" {
-		var inner struct {
-			Message string          `json:"message"`
-			Code    json.RawMessage `json:"code"`
-			Type    string          `json:"type"`
-		}
-		if json.Unmarshal(top.Error, &inner) == nil {
-			code = rawScalar(inner.Code)
-			if code == "" {
-				code = inner.Type
-			}
-			if inner.Message != "" {
-				return capText(inner.Message), code
-			}
-		}
-		if s := rawScalar(top.Error); s != "" {
-			return capText(s), code
-		}
-		return capText(string(top.Error)), code
-	}
-	if top.Message != "" {
-		return capText(top.Message), code
-	}
-	if s := rawScalar(top.Detail); s != "" {
-		return capText(s), code
-	}
-	if len(top.Detail) > 0 {
-		return capText(string(top.Detail)), code
-	}
-	return capText(strings.TrimSpace(string(body))), code
 }
 
 // rawScalar returns a JSON string or number as text, "" otherwise.

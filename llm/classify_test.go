@@ -55,7 +55,7 @@ func TestServerMessage(t *testing.T) {
 
 func TestStatusErrorContextLengthAnyStatus(t *testing.T) {
 	// llama.cpp's wording, sent with a 500 by some versions.
-	e := statusError(1, 500, nil, []byte(`{"error":{"message":"the request exceeds the available context size, try increasing it"}}`))
+	e := statusError(nil, 1, 500, nil, []byte(`{"error":{"message":"the request exceeds the available context size, try increasing it"}}`))
 	if e.Kind != fsm.ErrorContextLength || e.Retryable {
 		t.Errorf("%+v", e)
 	}

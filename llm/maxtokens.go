@@ -33,12 +33,16 @@ func UsesMaxCompletionTokens(model string) bool {
 
 // setMaxTokens bounds the completion in the field the configuration or
 // the model's name calls for.
-func (p *OpenAI) setMaxTokens(params *openai.ChatCompletionNewParams) {
+func (p *OpenAI) setMaxTokens(d *Dialect, params *openai.ChatCompletionNewParams) {
 	if p.cfg.MaxTokens <= 0 {
 		return
 	}
 	n := openai.Int(int64(p.cfg.MaxTokens))
-	switch p.cfg.MaxTokensField {
+	field := p.cfg.MaxTokensField
+	if field == "" || field == "auto" {
+		field = d.MaxTokensField
+	}
+	switch field {
 	case "max_completion_tokens":
 		params.MaxCompletionTokens = n
 	case "max_tokens":

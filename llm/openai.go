@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,6 +64,14 @@ type OpenAIConfig struct {
 	// HTTPClient, if set, sends the requests. Its Timeout should be zero:
 	// a whole-request timeout kills long, healthy streams.
 	HTTPClient *http.Client
+	// Server names the server's dialect (model.server: "ollama",
+	// "llamacpp", "vllm", "lmstudio", "deepseek", "gemini", "mistral",
+	// "openrouter", "anthropic", "openai"); "" detects it (see [Dialect]).
+	Server string
+	// MaxAnswerBytes, when positive, caps the text and reasoning of one
+	// response: past it the stream is cut and the request fails with a
+	// non-retryable error. Zero means DefaultMaxAnswerBytes.
+	MaxAnswerBytes int
 	// EncodeEveryMessage makes each request encode all of its messages
 	// instead of reusing their encodings from earlier requests: the
 	// reference the benchmarks measure the cache against.
@@ -92,6 +101,8 @@ type OpenAI struct {
 	client openai.Client
 	// cache keeps the encoded messages of the last request.
 	cache messageCache
+	// dialect is the server's dialect; see dialect.go.
+	dialect dialectState
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
@@ -114,6 +125,22 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	if cfg.FirstByteTimeout < 0 {
 		return nil, fmt.Errorf("openai provider: first-byte timeout %s is negative", cfg.FirstByteTimeout)
+	}
+	if cfg.MaxAnswerBytes < 0 {
+		return nil, fmt.Errorf("openai provider: max answer bytes %d is negative", cfg.MaxAnswerBytes)
+	}
+	if cfg.MaxAnswerBytes == 0 {
+		cfg.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	var ds dialectState
+	if cfg.Server != "" {
+		d, ok := DialectByName(cfg.Server)
+		if !ok {
+			return nil, fmt.Errorf("openai provider: unknown server %q (want one of %s)", cfg.Server, strings.Join(DialectNames(), ", "))
+		}
+		ds.set(d, true)
+	} else if d, sure := DialectForURL(cfg.BaseURL); d != nil {
+		ds.set(d, sure)
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -144,7 +171,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	return &OpenAI{cfg: cfg, client: openai.NewClient(opts...)}, nil
+	p := &OpenAI{cfg: cfg, client: openai.NewClient(opts...)}
+	p.dialect.copyFrom(&ds)
+	return p, nil
 }
 
 // Stream sends req and streams the response; see [Provider].
@@ -157,8 +186,9 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 		}
 	}
 	defer recoverStream(ctx, req.ID, &finished, emit)
+	d := p.Dialect()
 
-	reqBody, err := p.requestBody(req)
+	reqBody, err := p.requestBody(d, req)
 	if err != nil {
 		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
 			Message: "cannot build the model request: " + err.Error()})
@@ -180,22 +210,26 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	if ctx.Err() != nil {
 		return
 	}
+	if resp != nil {
+		p.noteServerHeader(resp.Header.Get("Server"))
+		d = p.Dialect()
+	}
 	if err != nil || resp == nil || resp.StatusCode >= 300 {
-		finish(p.responseError(sctx, req.ID, resp, err))
+		finish(p.responseError(sctx, d, req.ID, resp, err))
 		return
 	}
 	body := &watchedReader{r: resp.Body, wd: wd}
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		finish(p.jsonInsteadOfStream(sctx, req.ID, body))
+		finish(p.jsonInsteadOfStream(sctx, d, req.ID, body))
 		return
 	}
-	p.decode(ctx, sctx, req.ID, body, emit, finish)
+	p.decode(ctx, sctx, d, req.ID, body, emit, finish)
 }
 
 // jsonInsteadOfStream handles a success status with a JSON body instead
 // of an event stream: some proxies send errors that way, and a server that
 // ignores "stream": true answers with a whole completion.
-func (p *OpenAI) jsonInsteadOfStream(sctx context.Context, reqID uint64, body io.Reader) fsm.LlmError {
+func (p *OpenAI) jsonInsteadOfStream(sctx context.Context, d *Dialect, reqID uint64, body io.Reader) fsm.LlmError {
 	b, err := io.ReadAll(io.LimitReader(body, 64<<10))
 	if err != nil {
 		if errors.Is(context.Cause(sctx), errIdle) {
@@ -205,7 +239,7 @@ func (p *OpenAI) jsonInsteadOfStream(sctx context.Context, reqID uint64, body io
 	}
 	var probe wireChunk
 	if json.Unmarshal(b, &probe) == nil && len(probe.Error) > 0 && string(probe.Error) != "null" {
-		return streamErrorEvent(reqID, b)
+		return streamErrorEvent(d, reqID, b)
 	}
 	return fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
 		Message: "the provider answered with JSON instead of an event stream (does it support streaming?): " + capText(string(b))}
@@ -214,7 +248,7 @@ func (p *OpenAI) jsonInsteadOfStream(sctx context.Context, reqID uint64, body io
 // responseError classifies a failed request: an HTTP error status, or a
 // transport error before any response (the first-byte watchdog's, when it
 // fired).
-func (p *OpenAI) responseError(sctx context.Context, reqID uint64, resp *http.Response, err error) fsm.LlmError {
+func (p *OpenAI) responseError(sctx context.Context, d *Dialect, reqID uint64, resp *http.Response, err error) fsm.LlmError {
 	if errors.Is(context.Cause(sctx), errIdle) {
 		return firstByteError(reqID, p.cfg.FirstByteTimeout)
 	}
@@ -223,7 +257,7 @@ func (p *OpenAI) responseError(sctx context.Context, reqID uint64, resp *http.Re
 		if resp.Body != nil {
 			body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		}
-		return statusError(reqID, resp.StatusCode, resp.Header, body)
+		return statusError(d, reqID, resp.StatusCode, resp.Header, body)
 	}
 	if err == nil {
 		err = errors.New("no response")
@@ -231,25 +265,36 @@ func (p *OpenAI) responseError(sctx context.Context, reqID uint64, resp *http.Re
 	return transportError(reqID, err, false)
 }
 
+// DefaultMaxAnswerBytes caps the text and reasoning of one response when
+// OpenAIConfig leaves MaxAnswerBytes zero: far more than any real answer,
+// small enough that a server streaming without end cannot exhaust memory.
+const DefaultMaxAnswerBytes = 4 << 20
+
 // decode reads the event stream, emitting deltas as they come and one
 // final event. ctx is the caller's context; sctx also ends when the idle
 // watchdog fires.
-func (p *OpenAI) decode(ctx, sctx context.Context, reqID uint64, body io.Reader,
+func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, body io.Reader,
 	emit func(fsm.Event), finish func(fsm.Event)) {
 	sse := newSSEReader(body)
 	var (
-		acc    toolAccumulator
-		usage  fsm.Usage
-		reason string
-		chunk  wireChunk
+		acc       toolAccumulator
+		usage     fsm.Usage
+		reason    string
+		chunk     wireChunk
+		answered  int             // bytes of text and reasoning so far
+		reasoning strings.Builder // kept only when the dialect echoes it
 	)
 	for {
-		data, done, err := sse.next()
+		data, kind, err := sse.next()
 		if ctx.Err() != nil {
 			return
 		}
-		if done {
-			finish(fsm.LlmCompleted{Request: reqID, ToolCalls: acc.result(reqID), Usage: usage, FinishReason: reason})
+		if kind == sseDone {
+			done := fsm.LlmCompleted{Request: reqID, ToolCalls: acc.result(reqID), Usage: usage, FinishReason: reason}
+			if d.EchoReasoning && len(done.ToolCalls) > 0 {
+				done.Reasoning = reasoning.String()
+			}
+			finish(done)
 			return
 		}
 		if err != nil {
@@ -264,14 +309,21 @@ func (p *OpenAI) decode(ctx, sctx context.Context, reqID uint64, body io.Reader,
 			}
 			return
 		}
+		if kind == sseError {
+			finish(streamErrorEvent(d, reqID, data))
+			return
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue // an empty keep-alive event some proxies send
+		}
 		chunk = wireChunk{}
 		if err := chunk.unmarshal(data); err != nil {
 			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
 				Message: fmt.Sprintf("the provider sent a malformed chunk (%v): %s", err, capText(string(data)))})
 			return
 		}
-		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-			finish(streamErrorEvent(reqID, data))
+		if (len(chunk.Error) > 0 && string(chunk.Error) != "null") || chunk.Object == "error" {
+			finish(streamErrorEvent(d, reqID, data))
 			return
 		}
 		if chunk.Usage != nil {
@@ -282,23 +334,44 @@ func (p *OpenAI) decode(ctx, sctx context.Context, reqID uint64, body io.Reader,
 			if ch.Index != 0 {
 				continue // only one choice is requested
 			}
-			if r := ch.Delta.reasoning(); r != "" {
+			r := ch.Delta.reasoning()
+			answered += len(r) + len(ch.Delta.Content)
+			if answered > p.cfg.MaxAnswerBytes {
+				finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
+					Message: fmt.Sprintf("the answer passed %s (model.max_answer_bytes): the stream was cut; ask for less at once, or raise the limit", byteSize(p.cfg.MaxAnswerBytes))})
+				return
+			}
+			if r != "" {
+				if d.EchoReasoning {
+					reasoning.WriteString(r)
+				}
 				emit(fsm.LlmReasoningDelta{Request: reqID, Text: r})
 			}
 			if ch.Delta.Content != "" {
 				emit(fsm.LlmTextDelta{Request: reqID, Text: ch.Delta.Content})
 			}
 			for j := range ch.Delta.ToolCalls {
-				d := &ch.Delta.ToolCalls[j]
-				pos := acc.add(d)
-				emit(fsm.LlmToolCallDelta{Request: reqID, Index: pos, ID: d.ID,
-					Name: d.Function.Name, ArgumentsDelta: d.Function.Arguments})
+				tc := &ch.Delta.ToolCalls[j]
+				pos := acc.add(tc)
+				emit(fsm.LlmToolCallDelta{Request: reqID, Index: pos, ID: tc.ID,
+					Name: tc.Function.Name, ArgumentsDelta: tc.Function.Arguments})
 			}
 			if ch.FinishReason != "" {
 				reason = ch.FinishReason
 			}
 		}
 	}
+}
+
+// byteSize writes n as "4 MB", "512 KB" or "300 bytes".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", (n+512)>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // watchdog fires when armed for longer than its limit. It is armed only

@@ -15,22 +15,24 @@ import (
 // tool_calls and tool_call_id, tools as
 // {"type":"function","function":{name,description,parameters}}, and
 // stream_options.include_usage. The caller adds "stream": true.
-func (p *OpenAI) buildParams(req Request) (openai.ChatCompletionNewParams, error) {
+func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewParams, error) {
 	model := p.cfg.Model
 	if req.Model != "" {
 		model = req.Model
 	}
 	params := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(model),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		Model: shared.ChatModel(model),
 	}
-	p.setMaxTokens(&params)
+	if !d.NoStreamUsage {
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	}
+	p.setMaxTokens(d, &params)
 	if p.cfg.Temperature != nil {
 		params.Temperature = openai.Float(*p.cfg.Temperature)
 	}
 	params.Messages = make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
 	for i, m := range req.Messages {
-		msg, err := wireMessage(m)
+		msg, err := wireMessage(m, d.echo(i >= req.TurnStart))
 		if err != nil {
 			return params, fmt.Errorf("message %d: %w", i, err)
 		}
@@ -46,8 +48,24 @@ func (p *OpenAI) buildParams(req Request) (openai.ChatCompletionNewParams, error
 	return params, nil
 }
 
-// wireMessage converts one conversation message.
-func wireMessage(m fsm.Message) (openai.ChatCompletionMessageParamUnion, error) {
+// echo says what an assistant message sends back besides its text and
+// calls.
+type echo struct {
+	reasoning, signatures bool
+}
+
+// echo returns what the dialect sends back with a message of the current
+// turn (inTurn), and nothing for earlier turns.
+func (d *Dialect) echo(inTurn bool) echo {
+	if !inTurn {
+		return echo{}
+	}
+	return echo{reasoning: d.EchoReasoning, signatures: d.EchoSignatures}
+}
+
+// wireMessage converts one conversation message, with its reasoning and
+// its calls' signatures when e says so.
+func wireMessage(m fsm.Message, e echo) (openai.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
 	case fsm.RoleSystem:
 		return openai.SystemMessage(m.Content), nil
@@ -66,15 +84,21 @@ func wireMessage(m fsm.Message) (openai.ChatCompletionMessageParamUnion, error) 
 			a.Content.OfString = openai.String(m.Content)
 		}
 		for _, c := range m.ToolCalls {
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID: c.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name:      c.Name,
-						Arguments: c.Arguments,
-					},
+			call := &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: c.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+					Name:      c.Name,
+					Arguments: c.Arguments,
 				},
-			})
+			}
+			if e.signatures && c.Signature != "" {
+				call.SetExtraFields(map[string]any{"extra_content": map[string]any{
+					"google": map[string]string{"thought_signature": c.Signature}}})
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
+		}
+		if e.reasoning && m.Reasoning != "" && len(m.ToolCalls) > 0 {
+			a.SetExtraFields(map[string]any{"reasoning_content": m.Reasoning})
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	default:

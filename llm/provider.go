@@ -25,6 +25,10 @@ type Request struct {
 	// Messages is the conversation, in the OpenAI wire shape. It is only
 	// read, never modified.
 	Messages []fsm.Message
+	// TurnStart is the index in Messages of the current turn's first
+	// message: what the server requires echoed (reasoning, signatures)
+	// is sent only with the messages from there on.
+	TurnStart int
 	// Tools are the functions the model may call.
 	Tools []ToolSchema
 	// Model, when set, is the model to ask instead of the configured one

@@ -39,11 +39,13 @@ type messageCache struct {
 	// alive, so the comparison above stays a pointer check.
 	msgs []fsm.Message
 	enc  [][]byte
+	// echoes[i] is what enc[i] echoes back (see echo).
+	echoes []echo
 }
 
 // requestBody returns the JSON body of req, with "stream": true.
-func (p *OpenAI) requestBody(req Request) ([]byte, error) {
-	params, err := p.buildParams(Request{Tools: req.Tools, Model: req.Model})
+func (p *OpenAI) requestBody(d *Dialect, req Request) ([]byte, error) {
+	params, err := p.buildParams(d, Request{Tools: req.Tools, Model: req.Model})
 	if err != nil {
 		return nil, err
 	}
@@ -56,16 +58,17 @@ func (p *OpenAI) requestBody(req Request) ([]byte, error) {
 		// Another request of this provider is being built (a provider
 		// shared by sessions): build this one without the cache.
 		var c messageCache
-		return c.body(req.Messages, envelope)
+		return c.body(d, req, envelope)
 	}
 	defer p.cache.mu.Unlock()
-	return p.cache.body(req.Messages, envelope)
+	return p.cache.body(d, req, envelope)
 }
 
 // body encodes the messages not cached and concatenates the body:
 // {"messages":[…], then the envelope's other fields, then "stream": true.
 // The caller holds c.mu.
-func (c *messageCache) body(msgs []fsm.Message, envelope []byte) ([]byte, error) {
+func (c *messageCache) body(d *Dialect, req Request, envelope []byte) ([]byte, error) {
+	msgs := req.Messages
 	if len(envelope) < 2 || envelope[0] != '{' || envelope[len(envelope)-1] != '}' {
 		return nil, fmt.Errorf("unexpected request envelope %.40q", envelope)
 	}
@@ -74,20 +77,22 @@ func (c *messageCache) body(msgs []fsm.Message, envelope []byte) ([]byte, error)
 		if i >= len(c.msgs) {
 			c.msgs = append(c.msgs, fsm.Message{})
 			c.enc = append(c.enc, nil)
+			c.echoes = append(c.echoes, echo{})
 		}
-		if c.enc[i] == nil || !sameMessage(&msgs[i], &c.msgs[i]) {
-			enc, err := encodeMessage(msgs[i])
+		e := d.echo(i >= req.TurnStart)
+		if c.enc[i] == nil || c.echoes[i] != e || !sameMessage(&msgs[i], &c.msgs[i]) {
+			enc, err := encodeMessage(msgs[i], e)
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
-			c.msgs[i], c.enc[i] = msgs[i], enc
+			c.msgs[i], c.enc[i], c.echoes[i] = msgs[i], enc, e
 		}
 		size += len(c.enc[i])
 	}
 	// Forget what a longer earlier request held beyond this one.
 	clear(c.msgs[len(msgs):])
 	clear(c.enc[len(msgs):])
-	c.msgs, c.enc = c.msgs[:len(msgs)], c.enc[:len(msgs)]
+	c.msgs, c.enc, c.echoes = c.msgs[:len(msgs)], c.enc[:len(msgs)], c.echoes[:len(msgs)]
 
 	body := make([]byte, 0, size)
 	body = append(body, bodyPrefix...)
@@ -107,8 +112,8 @@ func (c *messageCache) body(msgs []fsm.Message, envelope []byte) ([]byte, error)
 }
 
 // encodeMessage is one message as openai-go encodes it in a request.
-func encodeMessage(m fsm.Message) ([]byte, error) {
-	w, err := wireMessage(m)
+func encodeMessage(m fsm.Message, e echo) ([]byte, error) {
+	w, err := wireMessage(m, e)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +122,7 @@ func encodeMessage(m fsm.Message) ([]byte, error) {
 
 // sameMessage reports whether a and b encode alike.
 func sameMessage(a, b *fsm.Message) bool {
-	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Reasoning != b.Reasoning || len(a.ToolCalls) != len(b.ToolCalls) {
 		return false
 	}
 	for i := range a.ToolCalls {

@@ -101,7 +101,7 @@ func BenchmarkTurnCPU(b *testing.B) {
 					// this request's but for the answer and the question.
 					prev = req.Messages[:len(req.Messages)-2]
 				}
-				body, _ := p.requestBody(req)
+				body, _ := p.requestBody(p.Dialect(), req)
 				b.ReportAllocs()
 				cpu0 := cpuTime()
 				for b.Loop() {

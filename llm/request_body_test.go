@@ -21,7 +21,7 @@ import (
 // option.WithJSONSet sets it (TestRequestBodyOnTheWire checks that).
 func uncachedBody(t testing.TB, p *OpenAI, req Request) []byte {
 	t.Helper()
-	params, err := p.buildParams(req)
+	params, err := p.buildParams(p.Dialect(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestRequestBodyOnTheWire(t *testing.T) {
 	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) { c.MaxTokens = 99; c.Temperature = &temp })
 	req := fullRequest()
 
-	params, err := p.buildParams(req)
+	params, err := p.buildParams(p.Dialect(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestRequestBodyMatchesUncachedEncoder(t *testing.T) {
 				}
 				requests++
 				req := Request{ID: a.Request, Messages: a.Messages, Tools: tools}
-				got, err := p.requestBody(req)
+				got, err := p.requestBody(p.Dialect(), req)
 				if err != nil {
 					rt.Fatal(err)
 				}
@@ -201,10 +201,10 @@ func TestRequestBodyMatchesUncachedEncoder(t *testing.T) {
 // fsm.ToolCall. A field added to either without a comparison here would
 // let a request reuse a stale encoding; this test fails first.
 func TestSameMessageKnowsEveryField(t *testing.T) {
-	if n := reflect.TypeFor[fsm.Message]().NumField(); n != 4 {
-		t.Errorf("fsm.Message has %d fields; sameMessage compares 4: update it, then this count", n)
+	if n := reflect.TypeFor[fsm.Message]().NumField(); n != 5 {
+		t.Errorf("fsm.Message has %d fields; sameMessage compares 5: update it, then this count", n)
 	}
-	if n := reflect.TypeFor[fsm.ToolCall]().NumField(); n != 3 {
+	if n := reflect.TypeFor[fsm.ToolCall]().NumField(); n != 4 {
 		t.Errorf("fsm.ToolCall has %d fields; sameMessage compares them with ==: check that still holds, then this count", n)
 	}
 	base := fsm.Message{Role: fsm.RoleAssistant, Content: "c", ToolCallID: "id", ToolCalls: []fsm.ToolCall{{ID: "1", Name: "n", Arguments: "{}"}}}
@@ -214,6 +214,10 @@ func TestSameMessageKnowsEveryField(t *testing.T) {
 		func(m *fsm.Message) { m.ToolCallID = "other" },
 		func(m *fsm.Message) { m.ToolCalls = nil },
 		func(m *fsm.Message) { m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: `{"a":1}`}} },
+		func(m *fsm.Message) { m.Reasoning = "r" },
+		func(m *fsm.Message) {
+			m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: "{}", Signature: "s"}}
+		},
 	}
 	for i, change := range variants {
 		m := base

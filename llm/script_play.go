@@ -119,7 +119,7 @@ func (s *Script) unmatched(req *Request) string {
 func scriptError(reqID uint64, e *ScriptError) fsm.LlmError {
 	out := fsm.LlmError{Request: reqID, Kind: e.Kind, StatusCode: e.Status, RetryAfter: e.RetryAfter, Message: e.Message}
 	if e.Status != 0 {
-		derived := statusError(reqID, e.Status, nil, []byte(e.Message))
+		derived := statusError(nil, reqID, e.Status, nil, []byte(e.Message))
 		if out.Kind == "" {
 			out.Kind = derived.Kind
 		}

@@ -16,6 +16,13 @@ const maxEventSize = 32 << 20
 // "data: [DONE]" event.
 var errNoDone = errors.New("the stream ended without data: [DONE]")
 
+// The kinds of event sseReader.next returns.
+const (
+	sseData  = iota // a data payload
+	sseDone         // "data: [DONE]"
+	sseError        // an error: llama.cpp's older "error: {…}" line, or an "event: error"
+)
+
 // sseReader decodes a text/event-stream body into the data payloads of its
 // events, per the WHATWG rules: lines are "field: value", an empty line
 // dispatches the event, several data lines are joined with "\n", comment
@@ -26,37 +33,49 @@ type sseReader struct {
 	data []byte // the pending event's data, reused across events
 	line []byte // assembly buffer for lines longer than the bufio buffer
 	has  bool   // a data field was seen for the pending event
+	// isErr marks the pending event as an error: an "error:" field
+	// (whose value is its data) or "event: error".
+	isErr bool
 }
 
 func newSSEReader(r io.Reader) *sseReader {
 	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// next returns the data of the next event, valid until the following
-// call. It returns (nil, true, nil) at "data: [DONE]", errNoDone when the
-// body ends first, and the read error when reading fails.
-func (s *sseReader) next() (data []byte, done bool, err error) {
+// next returns the next event: its data, valid until the following
+// call, and its kind. It returns errNoDone when the body ends before
+// "data: [DONE]", and the read error when reading fails.
+func (s *sseReader) next() (data []byte, kind int, err error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
 			if err == io.EOF {
-				// Lenient: a final "data: [DONE]" without its blank line.
-				if s.has && bytes.Equal(s.data, doneMarker) {
-					return nil, true, nil
+				// Lenient: a final event without its blank line.
+				if s.has && s.isErr {
+					s.has, s.isErr = false, false
+					return s.data, sseError, nil
 				}
-				return nil, false, errNoDone
+				if s.has && bytes.Equal(s.data, doneMarker) {
+					return nil, sseDone, nil
+				}
+				return nil, sseData, errNoDone
 			}
-			return nil, false, err
+			return nil, sseData, err
 		}
 		if len(line) == 0 {
 			if !s.has {
+				s.isErr = false
 				continue
 			}
 			s.has = false
-			if bytes.Equal(s.data, doneMarker) {
-				return nil, true, nil
+			if s.isErr {
+				s.isErr = false
+				return s.data, sseError, nil
 			}
-			return s.data, false, nil
+			if bytes.Equal(s.data, doneMarker) {
+				return nil, sseDone, nil
+			}
+			return s.data, sseData, nil
 		}
 		name, value := line, []byte(nil)
 		if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -65,12 +84,21 @@ func (s *sseReader) next() (data []byte, done bool, err error) {
 				value = value[1:]
 			}
 		}
-		if string(name) != "data" {
-			continue // comment, event:, id:, retry:
+		switch string(name) {
+		case "data":
+		case "error":
+			s.isErr = true
+		case "event":
+			if string(value) == "error" {
+				s.isErr = true
+			}
+			continue
+		default:
+			continue // comment, id:, retry:
 		}
 		if s.has {
 			if len(s.data)+1+len(value) > maxEventSize {
-				return nil, false, fmt.Errorf("server-sent event larger than %d bytes", maxEventSize)
+				return nil, sseData, fmt.Errorf("server-sent event larger than %d bytes", maxEventSize)
 			}
 			s.data = append(s.data, '\n')
 			s.data = append(s.data, value...)

@@ -79,6 +79,7 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 	var list struct {
 		Data []struct {
 			ID            string `json:"id"`
+			OwnedBy       string `json:"owned_by"`
 			MaxModelLen   int    `json:"max_model_len"`  // vLLM
 			ContextLength int    `json:"context_length"` // OpenRouter
 		} `json:"data"`
@@ -86,6 +87,11 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 	if err := p.probeJSON(ctx, http.MethodGet, base+"/models", nil, &list); err != nil {
 		return Window{}, err
 	}
+	owners := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		owners = append(owners, m.OwnedBy)
+	}
+	p.noteOwners(owners)
 	for _, m := range list.Data {
 		if m.ID != p.cfg.Model && len(list.Data) > 1 {
 			continue
@@ -183,4 +189,52 @@ func (p *OpenAI) httpClient() *http.Client {
 		return p.cfg.HTTPClient
 	}
 	return http.DefaultClient
+}
+
+// RunningWindowProber is a [Provider] whose server may run the model with
+// a smaller window than the one it was trained with, and can tell the
+// running one once the model is loaded (Ollama).
+type RunningWindowProber interface {
+	// RunningWindow asks the server for the window the model runs with
+	// now. It returns ErrNoWindow when the server does not say, or the
+	// model is not loaded.
+	RunningWindow(ctx context.Context) (Window, error)
+}
+
+// RunningWindow reads Ollama's GET {root}/api/ps: the context_length the
+// loaded model runs with (num_ctx: 4096 by default on small GPUs, whatever
+// the model was trained with). Other dialects return ErrNoWindow.
+func (p *OpenAI) RunningWindow(ctx context.Context) (Window, error) {
+	if !p.Dialect().RunningWindow {
+		return Window{}, fmt.Errorf("%w: the %s server runs models with their whole window", ErrNoWindow, p.Dialect().Name)
+	}
+	root := strings.TrimSuffix(strings.TrimRight(p.cfg.BaseURL, "/"), "/v1")
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			Model         string `json:"model"`
+			ContextLength int    `json:"context_length"`
+		} `json:"models"`
+	}
+	if err := p.probeJSON(ctx, http.MethodGet, root+"/api/ps", nil, &ps); err != nil {
+		return Window{}, fmt.Errorf("%w: %w", ErrNoWindow, err)
+	}
+	want := p.cfg.Model
+	for _, m := range ps.Models {
+		if (sameOllamaModel(m.Name, want) || sameOllamaModel(m.Model, want)) && m.ContextLength > 0 {
+			return Window{Tokens: m.ContextLength, Source: "server: /api/ps context_length (Ollama's num_ctx)"}, nil
+		}
+	}
+	return Window{}, fmt.Errorf("%w: /api/ps: %s is not loaded", ErrNoWindow, want)
+}
+
+// sameOllamaModel compares model names, "qwen3" being "qwen3:latest".
+func sameOllamaModel(a, b string) bool {
+	norm := func(s string) string {
+		if !strings.Contains(s, ":") {
+			s += ":latest"
+		}
+		return s
+	}
+	return a != "" && norm(a) == norm(b)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -174,3 +175,52 @@ func TestContextWindowOfOpenAIComesFromTheTable(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Ollama's GET /api/ps once the model is loaded (api/types.go
+// ProcessModelResponse: name, model, size, digest, details, expires_at,
+// size_vram, context_length).
+const ollamaPS = `{"models":[{"name":"qwen3:latest","model":"qwen3:latest","size":6654289920,"digest":"e4b5fd7f8af0","details":{"parent_model":"","format":"gguf","family":"qwen3","families":["qwen3"],"parameter_size":"8.2B","quantization_level":"Q4_K_M"},"expires_at":"2025-10-17T16:47:07.93355-07:00","size_vram":5333539264,"context_length":4096}]}`
+
+// Ollama is told by its models list (owned_by "library"); once the model
+// is loaded, /api/ps tells the window it really runs with, far below the
+// trained one /api/show gives.
+func TestOllamaRunningWindow(t *testing.T) {
+	var loaded atomic.Bool
+	answers := map[string]string{
+		"GET /v1/models": `{"object":"list","data":[{"id":"qwen3","object":"model","created":1741570283,"owned_by":"library"}]}`,
+		"POST /api/show": `{"parameters":"","model_info":{"general.architecture":"qwen3","qwen3.context_length":40960}}`,
+		"GET /api/ps":    `{"models":[]}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer, ok := answers[r.Method+" "+r.URL.Path]
+		if r.URL.Path == "/api/ps" && loaded.Load() {
+			answer = ollamaPS
+		}
+		if !ok {
+			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+			return
+		}
+		io.WriteString(w, answer)
+	}))
+	defer srv.Close()
+	p, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "qwen3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.RunningWindow(context.Background()); !errors.Is(err, ErrNoWindow) {
+		t.Fatalf("before the dialect is known: %v", err)
+	}
+	if w, err := p.ContextWindow(context.Background()); err != nil || w.Tokens != 40960 {
+		t.Fatalf("trained window: %+v, %v", w, err)
+	}
+	if p.Dialect().Name != "ollama" {
+		t.Fatalf("dialect %s; want ollama, from owned_by", p.Dialect().Name)
+	}
+	if _, err := p.RunningWindow(context.Background()); !errors.Is(err, ErrNoWindow) {
+		t.Fatalf("not loaded yet: %v", err)
+	}
+	loaded.Store(true)
+	if w, err := p.RunningWindow(context.Background()); err != nil || w.Tokens != 4096 {
+		t.Fatalf("running window: %+v, %v", w, err)
+	}
+}

@@ -262,11 +262,10 @@ func bearerAt(s string, i int) (end int, ok bool, open tokenEnd) {
 // prevWord says whether the byte before s is a word byte.
 func nextBearer(s string, from int, prevWord bool) (start, end int, open tokenEnd, ok bool) {
 	for i := from; i+len(bearerScheme) <= len(s); i++ {
-		// Skip to the next b or B (IndexByte is vectorised).
-		j := strings.IndexByte(s[i:], 'b')
-		if k := strings.IndexByte(s[i:], 'B'); k >= 0 && (j < 0 || k < j) {
-			j = k
-		}
+		// Skip to the next b or B. (Two IndexByte calls were quadratic:
+		// a text with many b's and no B scanned to its end for the B at
+		// each b.)
+		j := strings.IndexAny(s[i:], "bB")
 		if j < 0 {
 			break
 		}

@@ -66,6 +66,23 @@ func TestBashSandboxBlocksWritesOutside(t *testing.T) {
 	}
 }
 
+// TestBashSandboxGitReadsWorkCommitsFail: the agent's commands can look
+// at the repository, but not commit (loom commits the agent's work).
+func TestBashSandboxGitReadsWorkCommitsFail(t *testing.T) {
+	env, _, _ := sandboxedEnv(t)
+	git(t, env.Root, "add", "-A")
+	git(t, env.Root, "commit", "-qm", "base")
+	os.WriteFile(filepath.Join(env.Root, "src/a.go"), []byte("package a // changed\n"), 0o644)
+	res := mustOK(t, run(t, Bash{}, env, map[string]any{"command": "git status --short && git diff --stat && git log --oneline"}))
+	if *res.ExitCode != 0 || !strings.Contains(res.Text, " M src/a.go") || !strings.Contains(res.Text, "base") {
+		t.Errorf("git status/diff/log in the sandbox: %s", res.Text)
+	}
+	res = mustOK(t, run(t, Bash{}, env, map[string]any{"command": "git -c user.name=a -c user.email=a@b commit -qam agent"}))
+	if *res.ExitCode == 0 || !strings.Contains(res.Text, "blocked by the sandbox: write to "+env.Root+"/.git") {
+		t.Errorf("git commit in the sandbox: %s", res.Text)
+	}
+}
+
 func TestBashSandboxHidesSSHKeys(t *testing.T) {
 	env, home, _ := sandboxedEnv(t)
 	res := mustOK(t, run(t, Bash{}, env, map[string]any{"command": "cat ~/.ssh/id_rsa"}))

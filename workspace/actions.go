@@ -74,6 +74,8 @@ func (s *Session) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
 	case fsm.DisplayReasoning:
 		s.notify(Notification{Kind: NoteReasoning, Turn: a.Turn, Text: a.Text})
+	case fsm.RetractMessage:
+		s.notify(Notification{Kind: NoteRetract, Turn: a.Turn})
 	case fsm.DisplayToolCall:
 		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
 		if a.Status == fsm.ToolPending {
@@ -162,9 +164,23 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, Tools: schemas, Model: a.Model}
-	emit := func(ev fsm.Event) { s.postEventLive(ctx, ev) }
-	s.goWorker(func() { provider.Stream(ctx, req, emit) })
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model}
+	prober, askRunning := provider.(llm.RunningWindowProber)
+	askRunning = askRunning && s.runningWindow.Tokens == 0
+	completed := false
+	emit := func(ev fsm.Event) {
+		if _, ok := ev.(fsm.LlmCompleted); ok {
+			completed = true
+		}
+		s.postEventLive(ctx, ev)
+	}
+	s.goWorker(func() {
+		provider.Stream(ctx, req, emit)
+		if askRunning && completed {
+			// The response loaded the model: its running window is known.
+			s.Folder.learnRunningWindow(prober)
+		}
+	})
 }
 
 // retryInSuffix is a provider's own "; retry in 2s" at the end of an error.

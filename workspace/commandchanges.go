@@ -106,16 +106,14 @@ func (s *Session) commandResultNote(ctx context.Context, run *commandRun) string
 	if len(rels) == 0 {
 		return ""
 	}
-	if repo, err := gitcommit.Open(ctx, s.folder); err == nil {
-		ignored := repo.Ignored(ctx, relPaths(repo.Top, run.paths))
-		kept := rels[:0]
-		for i, rel := range rels {
-			if r, ok := repo.Rel(filepath.Join(s.folder, filepath.FromSlash(rels[i]))); !ok || !ignored[r] {
-				kept = append(kept, rel)
-			}
+	ignored := gitcommit.IgnoredIn(ctx, s.folder, rels)
+	kept := rels[:0]
+	for _, rel := range rels {
+		if !ignored[rel] {
+			kept = append(kept, rel)
 		}
-		rels = kept
 	}
+	rels = kept
 	if len(rels) == 0 {
 		return ""
 	}
@@ -163,15 +161,16 @@ func (s *Session) reportCommands(ctx context.Context, repo *gitcommit.Repo, job 
 		rels[i] = c.Rel
 	}
 	ignored := repo.Ignored(ctx, rels)
+	heads, err := repo.HeadTexts(ctx, rels)
+	if err != nil {
+		return nil, yours
+	}
 	limit := job.cfg.Hooks.FileLimit()
 	for _, c := range cands {
 		if ignored[c.Rel] || repo.Nested(c.Rel) != "" {
 			continue
 		}
-		head, inHead, err := repo.HeadText(ctx, c.Rel)
-		if err != nil {
-			continue
-		}
+		head, inHead := heads[c.Rel]
 		st, err := os.Lstat(c.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -24,6 +25,12 @@ type serverWindow struct {
 	window llm.Window
 	// answered is closed once the answer (or its absence) is applied.
 	answered chan struct{}
+	// runningAsked is set when the server was asked for the window it
+	// runs the model with (after a first response loaded the model).
+	runningAsked bool
+	// warnedConfigured marks the warning that model.context_window is
+	// larger than the running window, said once.
+	warnedConfigured bool
 }
 
 // contextWindow returns the model's context window in tokens and where it
@@ -31,8 +38,15 @@ type serverWindow struct {
 // known window of the model's name, else llm.DefaultContextWindow.
 func (s *settings) contextWindow() (int, string) {
 	cfg := s.cfg
+	run := s.runningWindow
 	if cfg.Model.ContextWindow > 0 {
+		if run.Tokens > 0 && run.Tokens < cfg.Model.ContextWindow {
+			return run.Tokens, run.Source + ", below model.context_window"
+		}
 		return cfg.Model.ContextWindow, "model.context_window"
+	}
+	if run.Tokens > 0 && (s.serverWindow.Tokens <= 0 || run.Tokens < s.serverWindow.Tokens) {
+		return run.Tokens, run.Source
 	}
 	if s.serverWindow.Tokens > 0 {
 		return s.serverWindow.Tokens, s.serverWindow.Source
@@ -84,6 +98,44 @@ func (f *Folder) probeWindow() {
 			f.window.window = w
 			f.next.serverWindow = w
 			f.log.Info("the model's context window", "tokens", w.Tokens, "source", w.Source)
+		})
+	})
+}
+
+// learnRunningWindow asks the server, once per server and model, for the
+// window it runs the model with (Ollama's num_ctx, known once a response
+// loaded the model), and publishes it: the conversations budget with the
+// smaller of it and the trained window. A conversation calls it after a
+// response completed; it returns at once.
+func (f *Folder) learnRunningWindow(prober llm.RunningWindowProber) {
+	f.post(func() {
+		if f.window.runningAsked {
+			return
+		}
+		f.window.runningAsked = true
+		key, life := f.window.key, f.life
+		f.goWorker(func() {
+			ctx, cancel := context.WithTimeout(life, windowProbeTimeout)
+			w, err := prober.RunningWindow(ctx)
+			cancel()
+			if err != nil {
+				f.log.Debug("no running window", "err", err)
+				return
+			}
+			f.post(func() {
+				if f.window.key != key {
+					return // the configuration changed meanwhile
+				}
+				f.next.runningWindow = w
+				f.log.Info("the model's running context window", "tokens", w.Tokens, "source", w.Source)
+				if c := f.next.cfg.Model.ContextWindow; c > w.Tokens && !f.window.warnedConfigured {
+					f.window.warnedConfigured = true
+					f.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
+						"model.context_window is %d but the server runs %s with %d tokens (%s): loom keeps to %d; to get %d, start Ollama with OLLAMA_CONTEXT_LENGTH=%d (see \"Configure a model\" in the README)",
+						c, f.next.cfg.Model.Name, w.Tokens, w.Source, w.Tokens, c, c)})
+				}
+				f.publish()
+			})
 		})
 	})
 }

@@ -112,6 +112,11 @@ const (
 	// to show apart from the answer (it is not part of it, and is never
 	// sent back to the model).
 	NoteReasoning NotificationKind = "reasoning"
+	// NoteRetract: the assistant text shown since the current model
+	// request began (the turn's last block of text) is abandoned: the
+	// request failed partway and a retry or a resend answers in its
+	// place. Front ends drop that text from view; Text is unused.
+	NoteRetract NotificationKind = "retract"
 	// NoteTool: Tool is a tool call's new status.
 	NoteTool NotificationKind = "tool"
 	// NoteState: State is the machine's new state name.
@@ -145,6 +150,10 @@ const (
 	// a redo made it whole again.
 	NoteRewound NotificationKind = "rewound"
 )
+
+// RetractWords is how front ends without a way to drop text say that
+// the partial answer shown above was abandoned for a retry.
+const RetractWords = "(retrying; the partial answer above is discarded)"
 
 // CompactionNote tells what a compaction did.
 type CompactionNote struct {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
@@ -105,6 +106,10 @@ type settings struct {
 	// in flight.
 	serverWindow llm.Window
 	windowAsking bool
+	// runningWindow is the window the server runs the model with now
+	// (Ollama's /api/ps), zero until known: it bounds serverWindow and
+	// model.context_window.
+	runningWindow llm.Window
 }
 
 func newFolder(h *Host, folder string) *Folder {
@@ -223,10 +228,25 @@ func (f *Folder) notify(n Notification) {
 	f.host.opts.Editor.Notify(redactNote(f.host.redactor, n))
 }
 
+// reloadWait bounds how long ReloadConfig waits for the folder's
+// goroutine.
+const reloadWait = 5 * time.Second
+
 // ReloadConfig reloads the folder's configuration. A broken one keeps the
-// current configuration and is reported.
+// current configuration and is reported. It waits (up to reloadWait) until
+// every conversation has been handed the result, so that a request the
+// editor sends after its new settings (loom.status, loom.ask) sees them.
 func (f *Folder) ReloadConfig() {
-	f.post(func() { f.loadConfig(true) })
+	done := make(chan struct{})
+	f.post(func() { defer close(done); f.loadConfig(true) })
+	t := time.NewTimer(reloadWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-f.done:
+	case <-t.C:
+		f.log.Warn("configuration reload still running; not waiting for it")
+	}
 }
 
 // Close shuts the folder down: every conversation's turn in flight is

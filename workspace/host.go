@@ -133,9 +133,23 @@ func (h *Host) AddFolder(folder string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	f, err := h.OpenFolder(folder)
+	if err != nil {
+		return nil, err
+	}
+	return f.Current()
+}
+
+// OpenFolder opens folder (an absolute path) without opening any of its
+// conversations. Opening a folder twice is a no-op.
+func (h *Host) OpenFolder(folder string) (*Folder, error) {
+	folder, err := canonicalFolder(folder)
+	if err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closed {
-		h.mu.Unlock()
 		return nil, fmt.Errorf("add folder %s: the host is shut down", folder)
 	}
 	f, ok := h.folders[folder]
@@ -144,8 +158,7 @@ func (h *Host) AddFolder(folder string) (*Session, error) {
 		h.folders[folder] = f
 		go f.run()
 	}
-	h.mu.Unlock()
-	return f.Current()
+	return f, nil
 }
 
 // RemoveFolder closes the folder and waits for its conversations.

@@ -15,11 +15,12 @@ import (
 )
 
 // answeringServer is a scripted model server that answers every request
-// with "ok".
+// with "ok", counting the prompt as a server does (its bytes / 4: a
+// server that reports far fewer tokens than it was sent has cut it).
 func answeringServer(t *testing.T) (*llmtest.Server, llm.Provider) {
 	t.Helper()
-	srv := llmtest.NewServer(t, func(llmtest.Request) llmtest.Reply {
-		return llmtest.Reply{Text: []string{"ok"}, Usage: &llmtest.Usage{Prompt: 100, Completion: 1}}
+	srv := llmtest.NewServer(t, func(r llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: []string{"ok"}, Usage: &llmtest.Usage{Prompt: int64(len(r.Body) / 4), Completion: 1}}
 	})
 	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.BaseURL(), Model: "test-model", IdleTimeout: 10 * time.Second})
 	if err != nil {

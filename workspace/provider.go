@@ -28,6 +28,8 @@ func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, e
 			Headers:          cfg.Model.Headers,
 			IdleTimeout:      cfg.Model.IdleTimeout.Duration,
 			FirstByteTimeout: cfg.Model.FirstByteTimeout.Duration,
+			Server:           cfg.Model.Server,
+			MaxAnswerBytes:   cfg.Model.MaxAnswerBytes,
 		})
 	}
 	return nil, fmt.Errorf("model.provider %q is not known (use %q or %q)", cfg.Model.Provider, config.ProviderOpenAI, config.ProviderScript)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -60,8 +62,35 @@ type execFlags struct {
 	edits, restore                                      string
 	maxIterations                                       int
 	rewind                                              uint64
-	resume, fresh, verbose, debug, noDeltas             bool
+	fresh, verbose, debug, noDeltas, list               bool
+	// resume is --resume: "" when absent, resumeLatest without an id.
+	resume resumeFlag
+	// conversation is --conversation ID.
+	conversation string
 }
+
+// resumeLatest is --resume with no id: the folder's most recent
+// conversation.
+const resumeLatest = "latest"
+
+// resumeFlag is --resume, alone (the most recent conversation) or
+// --resume=ID.
+type resumeFlag string
+
+func (r *resumeFlag) String() string { return string(*r) }
+
+func (r *resumeFlag) Set(v string) error {
+	if v == "true" || v == "" {
+		v = resumeLatest
+	}
+	if v == "false" {
+		v = ""
+	}
+	*r = resumeFlag(v)
+	return nil
+}
+
+func (r *resumeFlag) IsBoolFlag() bool { return true }
 
 func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.output, "output", "text", "output format: text or jsonl")
@@ -70,7 +99,9 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.configFile, "config", "", "config file to use instead of ~/.config/loom/loom.toml")
 	fs.StringVar(&f.approve, "approve", "", "bash=allow or bash=deny (default: the config's tools.bash; \"ask\" cannot ask here, so bash is refused)")
 	fs.IntVar(&f.maxIterations, "max-iterations", 0, "max model requests in the turn (overrides agent.max_iterations)")
-	fs.BoolVar(&f.resume, "resume", false, "continue the workspace's conversation")
+	fs.Var(&f.resume, "resume", "continue the workspace's most recent conversation, or, with --resume ID (or --resume=ID), that one")
+	fs.StringVar(&f.conversation, "conversation", "", "continue the conversation ID (see --list)")
+	fs.BoolVar(&f.list, "list", false, "list the workspace's conversations (a table, or JSONL with --output jsonl) and exit")
 	fs.BoolVar(&f.fresh, "new", false, "start a new conversation (the default)")
 	fs.StringVar(&f.script, "script", "", "use the scripted model in this TOML file (offline; see llm/testdata/README.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "text output: show each command's output under its line, and the model's thinking (shown on a terminal anyway)")
@@ -156,6 +187,18 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return code
 	}
+	if f.resume == resumeLatest && len(rest) == 2 && strings.HasPrefix(rest[0], "loom-") {
+		f.resume, rest = resumeFlag(rest[0]), rest[1:] // --resume ID PROMPT
+	}
+	if f.resume != "" && f.resume != resumeLatest {
+		if f.conversation != "" && f.conversation != string(f.resume) {
+			return usageErr("--resume %s and --conversation %s name two conversations", f.resume, f.conversation)
+		}
+		f.conversation = string(f.resume)
+	}
+	if f.list {
+		return listConversations(stdout, stderr, f.output == string(headless.JSONL))
+	}
 	if f.rewind > 0 && len(rest) == 0 {
 		rest = []string{""}
 	}
@@ -168,7 +211,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if len(rest) != 1 {
 		return usageErr("want exactly one PROMPT argument, got %d (%q): quote the prompt, or pass - to read it from stdin", len(rest), rest)
 	}
-	if f.resume && f.fresh {
+	if (f.resume != "" || f.conversation != "") && f.fresh {
 		return usageErr("--resume and --new exclude each other")
 	}
 	format := headless.Format(f.output)
@@ -241,8 +284,51 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Editor:          editor,
 		Config:          load,
 		Logger:          logger,
-		NewConversation: !f.resume && f.rewind == 0,
+		NewConversation: f.resume == "" && f.conversation == "" && f.rewind == 0,
 	})
 	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,
-		rewind: f.rewind, restore: fsm.Restore(f.restore)}.run(ctx)
+		rewind: f.rewind, restore: fsm.Restore(f.restore), conversation: f.conversation}.run(ctx)
+}
+
+// listConversations prints the conversations of the working directory's
+// folder, most recent first: a table, or one JSON object a line.
+func listConversations(stdout, stderr io.Writer, jsonl bool) int {
+	folder, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
+		return exitConfig
+	}
+	host := workspace.NewHost(workspace.HostOptions{Editor: headless.New(headless.Options{Out: io.Discard, Log: stderr})})
+	defer host.Close()
+	all, err := host.Conversations(folder)
+	if err != nil {
+		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
+		return exitConfig
+	}
+	if jsonl {
+		for _, c := range all {
+			b, _ := json.Marshal(map[string]any{"id": c.ID, "title": c.Title, "updated": c.Updated.UTC().Format(time.RFC3339),
+				"turns": c.Turns, "usage": c.Usage, "open_elsewhere": c.Elsewhere})
+			stdout.Write(append(b, '\n'))
+		}
+		return exitOK
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(stderr, "no conversation in "+folder)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tTITLE")
+	for _, c := range all {
+		title := c.Title
+		if title == "" {
+			title = "(no prompt yet)"
+		}
+		if c.Elsewhere {
+			title += "  [open in another loom process]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.ID, c.Updated.Local().Format("2006-01-02 15:04"), c.Turns, title)
+	}
+	tw.Flush()
+	return exitOK
 }

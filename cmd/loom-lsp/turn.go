@@ -55,6 +55,8 @@ type headlessTurn struct {
 	// before that turn first; an empty prompt then runs no turn.
 	rewind  uint64
 	restore fsm.Restore
+	// conversation, when set, is the conversation to continue.
+	conversation string
 }
 
 // fail reports a failure before the turn: on stderr, and as one JSON
@@ -74,7 +76,7 @@ func (r headlessTurn) fail(code int, err error) int {
 func (r headlessTurn) run(ctx context.Context) int {
 	defer r.editor.Close()
 	defer r.host.Close()
-	s, err := r.host.AddFolder(r.folder)
+	s, err := r.open()
 	if err != nil {
 		return r.fail(exitConfig, err)
 	}
@@ -119,6 +121,11 @@ func (r headlessTurn) run(ctx context.Context) int {
 		}
 	}()
 	go watchReaderGone(ctx, r.stdout, r.editor.OutputGone)
+	// A one-shot run's first request must offer the MCP servers' tools:
+	// wait for the servers still starting (mcp.startup_timeout).
+	if _, err := s.WaitMCP(ctx); err != nil && ctx.Err() == nil {
+		return r.fail(exitFailed, err)
+	}
 	turn, err := s.Ask(ctx, r.prompt)
 	if err != nil {
 		if errors.Is(err, config.ErrNoModel) || errors.Is(err, workspace.ErrConfig) {
@@ -152,4 +159,17 @@ func (r headlessTurn) run(ctx context.Context) int {
 		return exitModel
 	}
 	return exitFailed
+}
+
+// open opens the folder's conversation to run the turn in: the one named,
+// else the folder's most recent (a new one unless resuming).
+func (r headlessTurn) open() (*workspace.Session, error) {
+	if r.conversation == "" {
+		return r.host.AddFolder(r.folder)
+	}
+	f, err := r.host.OpenFolder(r.folder)
+	if err != nil {
+		return nil, err
+	}
+	return f.Conversation(r.conversation)
 }

@@ -36,7 +36,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		log:      opts.Logger,
 		version:  opts.Version,
 		sessions: map[acpsdk.SessionId]*session{},
-		live:     map[string]*session{},
+		recent:   map[string]*session{},
 		turns:    map[turnKey]*turnWait{},
 		announce: map[string]int{},
 	}
@@ -87,15 +87,12 @@ type agent struct {
 	mu       sync.Mutex
 	fs       acpsdk.FileSystemCapabilities // what the client can do with files
 	sessions map[acpsdk.SessionId]*session
-	// live maps a workspace folder to the ACP session holding its live
-	// conversation.
-	live  map[string]*session
-	turns map[turnKey]*turnWait
+	// recent maps a workspace folder to its ACP session last used.
+	recent map[string]*session
+	turns  map[turnKey]*turnWait
 	// announce records the tool calls announced with a tool_call, by
 	// session id and call id, until they finish.
 	announce map[string]int
-	// unjournaled counts the ids given to conversations with no journal.
-	unjournaled int
 	// mcpLayer is the configuration layer of the client's MCP servers
 	// last applied, "" for none.
 	mcpLayer string
@@ -109,6 +106,9 @@ type session struct {
 	// always holds the "always" answers to permission requests, by tool;
 	// guarded by agent.mu.
 	always map[string]bool
+	// retracted counts the session's retracted messages; it makes the
+	// messageId of the agent's text. Guarded by agent.mu.
+	retracted int
 }
 
 // turnKey names a turn of an ACP session.
@@ -158,6 +158,7 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
+				Close:  &acpsdk.SessionCloseCapabilities{},
 			},
 		},
 		AuthMethods: []acpsdk.AuthMethod{},
@@ -169,11 +170,6 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 // (the model's API key comes from the environment).
 func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
 	return acpsdk.AuthenticateResponse{}, nil
-}
-
-// CloseSession implements acpsdk.Agent; session/close is not advertised.
-func (a *agent) CloseSession(context.Context, acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
-	return acpsdk.CloseSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionClose)
 }
 
 // SetSessionMode implements acpsdk.Agent; loom-lsp has no session modes.

@@ -17,16 +17,34 @@ import (
 // model's text is the agent message, exactly; what loom-lsp itself has to
 // say (a commit, a retry, a failed hook) goes out as agent thought.
 func (a *agent) Notify(n workspace.Notification) {
-	s := a.liveIn(n.Folder)
-	if s == nil {
+	sessions := a.sessionsOf(n.Folder, n.Conversation)
+	if len(sessions) == 0 {
 		a.log.Debug("no ACP session for a notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
 		return
 	}
+	for _, s := range sessions {
+		a.notifySession(s, n)
+	}
+}
+
+// notifySession sends n to the ACP session s.
+func (a *agent) notifySession(s *session, n workspace.Notification) {
 	switch n.Kind {
 	case workspace.NoteText:
 		if n.Text != "" {
-			a.out.update(s.id, acpsdk.UpdateAgentMessageText(n.Text))
+			u := acpsdk.UpdateAgentMessageText(n.Text)
+			id := a.messageID(s, n.Turn)
+			u.AgentMessageChunk.MessageId = &id
+			a.out.update(s.id, u)
 		}
+	case workspace.NoteRetract:
+		// The text of the failed request is abandoned: what follows is a
+		// new message (a new messageId), and clients that do not follow
+		// message ids are told in words.
+		a.mu.Lock()
+		s.retracted++
+		a.mu.Unlock()
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetractWords))
 	case workspace.NoteReasoning:
 		// The model's own reasoning: agent_thought_chunk, apart from the
 		// answer.
@@ -89,6 +107,14 @@ func (a *agent) Notify(n workspace.Notification) {
 	default:
 		a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
 	}
+}
+
+// messageID names the agent message the session's text belongs to: one
+// per turn, and a new one after each retraction.
+func (a *agent) messageID(s *session, turn uint64) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return fmt.Sprintf("%s-%d-%d", s.id, turn, s.retracted)
 }
 
 // toolNote shows a tool call's new status: tool_call when its arguments
@@ -158,7 +184,12 @@ const (
 // "always" answer holds for the tool for the rest of the ACP session, and
 // the client is not asked again; a cancelled request is a denial.
 func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error) {
-	s := a.liveIn(ap.Folder)
+	var s *session
+	if all := a.sessionsOf(ap.Folder, ap.Conversation); len(all) > 0 && ap.Conversation != "" {
+		s = all[0]
+	} else {
+		s = a.liveIn(ap.Folder)
+	}
 	if s == nil {
 		return false, fmt.Errorf("%w: %s", errNoSession, ap.Folder)
 	}

@@ -2,7 +2,10 @@ package acp
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -44,8 +47,10 @@ func (o *outbox) update(id acpsdk.SessionId, u acpsdk.SessionUpdate) {
 	}
 	if n := len(o.queue); n > 0 && u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
 		last := &o.queue[n-1]
-		if last.mark == nil && last.note.SessionId == id && last.note.Update.AgentMessageChunk != nil && last.note.Update.AgentMessageChunk.Content.Text != nil {
-			merged := acpsdk.UpdateAgentMessageText(last.note.Update.AgentMessageChunk.Content.Text.Text + u.AgentMessageChunk.Content.Text.Text)
+		if last.mark == nil && last.note.SessionId == id && last.note.Update.AgentMessageChunk != nil && last.note.Update.AgentMessageChunk.Content.Text != nil &&
+			sameID(last.note.Update.AgentMessageChunk.MessageId, u.AgentMessageChunk.MessageId) {
+			merged := acpsdk.UpdateAgentMessageText(capPending(last.note.Update.AgentMessageChunk.Content.Text.Text + u.AgentMessageChunk.Content.Text.Text))
+			merged.AgentMessageChunk.MessageId = u.AgentMessageChunk.MessageId
 			last.note.Update = merged
 			return
 		}
@@ -115,4 +120,41 @@ func (o *outbox) run() {
 		// sent under a cancelled context).
 		_ = o.send(context.Background(), item.note)
 	}
+}
+
+func sameID(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// MaxPendingText bounds the agent text of one queued update: a client
+// that stops reading while a model streams would otherwise make the agent
+// hold everything streamed since. Past it the oldest text is dropped,
+// keeping the last keepPendingText bytes after a marker saying how much
+// the client did not get (the journal has it all).
+const (
+	MaxPendingText  = 1 << 20
+	keepPendingText = 256 << 10
+)
+
+// pendingMarker starts a text whose head was dropped; it holds the count.
+const pendingMarker = "… %d KB not shown (the client was not reading) …\n"
+
+// capPending drops the head of text past MaxPendingText, adding up with
+// an earlier marker's count.
+func capPending(text string) string {
+	if len(text) <= MaxPendingText {
+		return text
+	}
+	dropped := 0
+	var kb int
+	if n, err := fmt.Sscanf(text, pendingMarker, &kb); err == nil && n == 1 {
+		dropped = kb * 1024
+		text = text[strings.IndexByte(text, '\n')+1:]
+	}
+	cut := len(text) - keepPendingText
+	for cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut++
+	}
+	dropped += cut
+	return fmt.Sprintf(pendingMarker, (dropped+1023)/1024) + text[cut:]
 }

@@ -37,6 +37,11 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
 	}
+	// The first prompt after session/new must offer the MCP servers'
+	// tools: wait for those still starting (mcp.startup_timeout).
+	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {
+		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+	}
 	turn, err := s.ws.Ask(context.WithoutCancel(ctx), text)
 	if err != nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}

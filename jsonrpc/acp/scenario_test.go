@@ -132,6 +132,17 @@ func TestCoreScenario(t *testing.T) {
 	if got := gittest.Run(t, dir, "show", "HEAD:notes.txt"); got != "first line\nsaved on disk\n" {
 		t.Errorf("HEAD:notes.txt = %q, want the user's last commit", got)
 	}
+	// The user is told, in the session's own updates (ACP has no other
+	// place), why the file was left uncommitted.
+	var thoughts strings.Builder
+	for _, n := range ups {
+		if c := n.Update.AgentThoughtChunk; c != nil && c.Content.Text != nil {
+			thoughts.WriteString(c.Content.Text.Text)
+		}
+	}
+	if !strings.Contains(thoughts.String(), "not committed: notes.txt, because the agent's change overlaps your own uncommitted changes") {
+		t.Errorf("the hook's note is not shown; thoughts:\n%s", thoughts.String())
+	}
 }
 
 // TestDiskWhenTheClientCannot: a client without fs capabilities gets
@@ -222,6 +233,19 @@ func TestPermission(t *testing.T) {
 	h.mustPrompt(id, "make marker", acpsdk.StopReasonEndTurn)
 	if runs() != 1 {
 		t.Fatalf("allow_once: the command ran %d times", runs())
+	}
+	// What the command changed is shown, with its diff, and not committed.
+	h.client.await(t, "the command's change reported", func(ns []acpsdk.SessionNotification) bool {
+		for _, n := range ns {
+			if c := n.Update.AgentThoughtChunk; c != nil && c.Content.Text != nil &&
+				strings.Contains(c.Content.Text.Text, "changed by `echo ran >> marker.txt` — not committed: marker.txt") && strings.Contains(c.Content.Text.Text, "+ran") {
+				return true
+			}
+		}
+		return false
+	})
+	if files := gittest.Run(t, dir, "ls-tree", "--name-only", "HEAD"); strings.Contains(files, "marker.txt") {
+		t.Fatalf("the command's file was committed: %s", files)
 	}
 
 	h.client.permit = permitWith(optionAllowAlways)

@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"time"
 
@@ -12,98 +11,107 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
-// folderSession checks cwd and returns the workspace session of that
-// folder, starting it if needed.
-func (a *agent) folderSession(cwd string, mcpServers []acpsdk.McpServer) (*workspace.Session, error) {
+// folderOf checks cwd and returns its workspace folder, opening it if
+// needed (without opening any of its conversations).
+func (a *agent) folderOf(cwd string, mcpServers []acpsdk.McpServer) (*workspace.Folder, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, invalidParams("cwd %q is not an absolute path", cwd)
 	}
 	a.useMCPServers(mcpServers)
-	ws, err := a.host.AddFolder(cwd)
+	f, err := a.host.OpenFolder(cwd)
 	if err != nil {
 		return nil, invalidParams("cwd: %v", err)
 	}
-	return ws, nil
+	return f, nil
 }
 
-// makeLive records that the ACP session id holds ws's live conversation
-// and returns it. A session already known keeps its "always" answers.
-func (a *agent) makeLive(id acpsdk.SessionId, ws *workspace.Session) *session {
+// register records the ACP session id of conversation c and returns it.
+// A session already known keeps its "always" answers.
+func (a *agent) register(id acpsdk.SessionId, c *workspace.Conversation) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.sessions[id]
-	if !ok || s.ws != ws {
-		s = &session{id: id, folder: ws.Path(), ws: ws, always: map[string]bool{}}
+	if !ok || s.ws != c {
+		s = &session{id: id, folder: c.Path(), ws: c, always: map[string]bool{}}
 		a.sessions[id] = s
 	}
-	a.live[ws.Path()] = s
+	a.recent[s.folder] = s
 	return s
 }
 
-// conversationID returns the id of ws's live conversation: its journal's,
-// or one made up for this process when it is not journaled.
-func (a *agent) conversationID(ctx context.Context, ws *workspace.Session) (acpsdk.SessionId, error) {
-	c, err := ws.Conversation(ctx)
-	if err != nil {
-		return "", err
-	}
-	if c.ID != "" {
-		return acpsdk.SessionId(c.ID), nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s := a.live[ws.Path()]; s != nil && s.ws == ws {
-		return s.id, nil
-	}
-	a.unjournaled++
-	return acpsdk.SessionId(fmt.Sprintf("loom-unjournaled-%d-%d", time.Now().UnixNano(), a.unjournaled)), nil
-}
-
 // NewSession implements acpsdk.Agent: a new conversation on the folder
-// cwd. The folder's previous conversation (and the turn it may be
-// running, which is cancelled) is set aside in its journal.
+// cwd, beside the others (of this client, of other clients, of other loom
+// processes), which go on as they are.
 func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
-	ws, err := a.folderSession(p.Cwd, p.McpServers)
+	f, err := a.folderOf(p.Cwd, p.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
-	if err := ws.Reset(ctx); err != nil {
-		return acpsdk.NewSessionResponse{}, err
-	}
-	a.mu.Lock()
-	if old := a.live[ws.Path()]; old != nil && old.ws == ws {
-		delete(a.live, ws.Path()) // an unjournaled conversation gets a new id
-	}
-	a.mu.Unlock()
-	id, err := a.conversationID(ctx, ws)
+	c, err := f.New()
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
-	a.makeLive(id, ws)
+	id := acpsdk.SessionId(c.ID())
+	a.register(id, c)
+	a.log.Info("session/new", "session", id, "cwd", c.Path())
 	a.advertiseCommands(id)
-	a.log.Info("session/new", "session", id, "cwd", ws.Path())
 	return acpsdk.NewSessionResponse{SessionId: id}, nil
 }
 
-// restore makes the conversation id of cwd the folder's live one.
+// restore opens the conversation id of cwd, leaving the folder's other
+// conversations as they are.
 func (a *agent) restore(ctx context.Context, id acpsdk.SessionId, cwd string, mcpServers []acpsdk.McpServer) (*session, error) {
-	ws, err := a.folderSession(cwd, mcpServers)
+	f, err := a.folderOf(cwd, mcpServers)
 	if err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
 	known := a.sessions[id]
 	a.mu.Unlock()
-	if known != nil && known.ws == ws && a.isLive(known) {
+	if known != nil && known.folder == f.Path() && !closed(known.ws) {
 		return known, nil
 	}
-	if err := ws.LoadConversation(ctx, string(id)); err != nil {
-		if errors.Is(err, workspace.ErrUnknownConversation) {
-			return nil, invalidParams("unknown session %q for cwd %s", id, cwd)
-		}
+	c, err := f.Conversation(string(id))
+	switch {
+	case errors.Is(err, workspace.ErrUnknownConversation):
+		return nil, invalidParams("unknown session %q for cwd %s", id, cwd)
+	case errors.Is(err, workspace.ErrOpenElsewhere):
+		return nil, invalidParams("session %q is open in another loom process; it can be loaded once that one closes it", id)
+	case err != nil:
 		return nil, err
 	}
-	return a.makeLive(id, ws), nil
+	return a.register(id, c), nil
+}
+
+// closed reports whether conversation c has shut down.
+func closed(c *workspace.Conversation) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// CloseSession implements acpsdk.Agent: session/close closes the
+// session's conversation (its turn in flight is cancelled); its journal
+// stays, listed and loadable.
+func (a *agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionId]
+	delete(a.sessions, p.SessionId)
+	if s != nil && a.recent[s.folder] == s {
+		delete(a.recent, s.folder)
+	}
+	a.mu.Unlock()
+	if s == nil {
+		return acpsdk.CloseSessionResponse{}, invalidParams("unknown session %q", p.SessionId)
+	}
+	if f, err := a.host.Folder(s.folder); err == nil {
+		f.CloseConversation(s.ws.ID())
+	}
+	a.log.Info("session/close", "session", p.SessionId)
+	return acpsdk.CloseSessionResponse{}, nil
 }
 
 // LoadSession implements acpsdk.AgentLoader: the conversation is restored
@@ -172,30 +180,37 @@ func (a *agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (a
 	return out, nil
 }
 
-func (a *agent) isLive(s *session) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.live[s.folder] == s
-}
-
-// liveSession returns the ACP session id, which must hold its folder's
-// live conversation.
+// liveSession returns the ACP session id, which must be open.
 func (a *agent) liveSession(id acpsdk.SessionId) (*session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.sessions[id]
-	if !ok {
+	if !ok || closed(s.ws) {
 		return nil, invalidParams("unknown session %q: create it with session/new, or restore it with session/load or session/resume", id)
 	}
-	if a.live[s.folder] != s {
-		return nil, invalidParams("session %q is no longer the live conversation of %s (a later session/new or session/load replaced it); restore it with session/load or session/resume", id, s.folder)
-	}
+	a.recent[s.folder] = s
 	return s, nil
 }
 
-// liveIn returns the ACP session holding folder's live conversation.
+// sessionOf returns the ACP sessions a notification of conversation id
+// of folder goes to: that conversation's, or, for a notice of the folder
+// itself (id ""), every session of the folder.
+func (a *agent) sessionsOf(folder, id string) []*session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*session
+	for _, s := range a.sessions {
+		if s.folder == folder && (id == "" || s.ws.ID() == id) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// liveIn returns the ACP session of folder last used, for the requests
+// that name no conversation (a file read or write).
 func (a *agent) liveIn(folder string) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.live[folder]
+	return a.recent[folder]
 }

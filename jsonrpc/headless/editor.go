@@ -238,6 +238,10 @@ func (h *Editor) track(n workspace.Notification) {
 // show writes a notification in the editor's format, ending the message
 // being streamed first when n is not more of its text.
 func (h *Editor) show(n workspace.Notification) {
+	if n.Kind == workspace.NoteRetract {
+		h.retractMessage(n.Turn)
+		return
+	}
 	if n.Kind != workspace.NoteText && n.Kind != workspace.NoteState && n.Kind != workspace.NoteReasoning {
 		h.endMessage(n.Turn)
 	}
@@ -259,6 +263,25 @@ func (h *Editor) endMessage(turn uint64) {
 		h.writeEvent(Event{Type: "message_completed", Turn: turn, ID: h.messageID(turn), Text: text})
 	} else {
 		h.endLine()
+	}
+	h.messages++
+}
+
+// retractMessage abandons the assistant message being streamed: a retry
+// answers in its place. JSONL says message_retracted with its id (the
+// retry streams under a new id); text mode, which cannot take back what
+// it printed, ends the line and says so, dimmed.
+func (h *Editor) retractMessage(turn uint64) {
+	if h.message.Len() == 0 {
+		return
+	}
+	h.message.Reset()
+	if h.opts.Format == JSONL {
+		h.writeEvent(Event{Type: "message_retracted", Turn: turn, ID: h.messageID(turn)})
+	} else {
+		h.endReasoning()
+		h.endLine()
+		h.write(h.opts.Log, h.paint(colorDim, workspace.RetractWords)+"\n")
 	}
 	h.messages++
 }

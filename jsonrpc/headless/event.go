@@ -16,6 +16,9 @@ import (
 //	message_delta      turn, id, text
 //	reasoning_delta    turn, text (the model's reasoning, not the answer)
 //	message_completed  turn, id, text (the whole message)
+//	message_retracted  turn, id (the message's text is abandoned: the
+//	                   request failed partway and a retry, under a new
+//	                   id, answers in its place)
 //	tool_started       turn, id, name, arguments (a string), args (an object)
 //	tool_progress      turn, id, name, elapsed_ms, message, output_line (bash)
 //	tool_completed     turn, id, name, status (succeeded|failed|cancelled),

@@ -45,6 +45,18 @@ func (s *Sandbox) Explain(output, dir string) (b Blocked, ok bool) {
 		return Blocked{}, false
 	}
 	pl := s.plan()
+	if pl.Network != NetworkOn {
+		// First: "connect: Permission denied" is about the network.
+		for line := range strings.Lines(output) {
+			if netFail.MatchString(line) || (strings.Contains(line, "connect") && denied.MatchString(line)) {
+				what := `network access (tools.network = "off")`
+				if pl.Network == NetworkAllow {
+					what = "a connection to a port not in tools.network"
+				}
+				return Blocked{What: what, Hint: "The sandbox limits the network of commands (" + strings.TrimSpace(line) + ")."}, true
+			}
+		}
+	}
 	home, _ := os.UserHomeDir()
 	for line := range strings.Lines(output) {
 		if !denied.MatchString(line) {
@@ -69,17 +81,6 @@ func (s *Sandbox) Explain(output, dir string) (b Blocked, ok bool) {
 			case pl.blocksWrite(abs) && userMayWrite(abs):
 				return Blocked{What: "write to " + abs, Hint: "Commands may write only in the workspace folder, the temp directory " +
 					"and the tools' caches; .git and loom's configuration files are read-only."}, true
-			}
-		}
-	}
-	if pl.Network != NetworkOn {
-		for line := range strings.Lines(output) {
-			if netFail.MatchString(line) || (strings.Contains(line, "connect") && denied.MatchString(line)) {
-				what := `network access (tools.network = "off")`
-				if pl.Network == NetworkAllow {
-					what = "a connection to a port not in tools.network"
-				}
-				return Blocked{What: what, Hint: "The sandbox limits the network of commands (" + strings.TrimSpace(line) + ")."}, true
 			}
 		}
 	}

@@ -165,13 +165,12 @@ func (s *Sandbox) Describe() string {
 		}
 		return p
 	}
-	writes := []string{"workspace", short(os.TempDir())}
+	writes := []string{"workspace"}
 	for _, d := range s.writable(home) {
-		if _, err := os.Stat(d); err == nil {
+		if _, err := os.Stat(d); err == nil && !slices.Contains(writes, short(d)) {
 			writes = append(writes, short(d))
 		}
 	}
-	writes = slices.Compact(writes)
 	var hidden []string
 	for _, d := range s.hidden(home) {
 		hidden = append(hidden, short(d))

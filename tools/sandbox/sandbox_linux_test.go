@@ -170,6 +170,13 @@ func listen(t *testing.T) int {
 }
 
 func TestSandboxNetwork(t *testing.T) {
+	// "off" is a network namespace of its own; without user namespaces,
+	// Landlock's TCP rules.
+	t.Run("namespaces", func(t *testing.T) { testNetwork(t, true) })
+	t.Run("landlock alone", func(t *testing.T) { testNetwork(t, false) })
+}
+
+func testNetwork(t *testing.T, userns bool) {
 	w := newWorld(t)
 	port := listen(t)
 	other := listen(t)
@@ -189,6 +196,10 @@ func TestSandboxNetwork(t *testing.T) {
 			tc.policy.Root = w.ws
 			s := New(tc.policy)
 			requireLandlock(t, s)
+			if userns && !s.sys.userns {
+				t.Skipf("no user namespaces here: %s", s.sys.why)
+			}
+			s.sys.userns = userns
 			out, code := sh(t, s, w.ws, connect(tc.port))
 			if got := code == 0 && out == "hi"; got != tc.reaches {
 				t.Fatalf("network %s, port %d: exit %d, %q; want reached=%v", tc.name, tc.port, code, out, tc.reaches)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -30,10 +31,10 @@ var probe = sync.OnceValue(func() system {
 		return system{why: sys.why}
 	}
 	cmd := exec.Command(exe, probeArg)
-	cmd.Env = []string{}
+	cmd.Env = []string{"TMPDIR=" + os.TempDir()}
 	cmd.SysProcAttr = namespaces(&syscall.SysProcAttr{}, true)
-	if err := cmd.Run(); err != nil {
-		sys.why = fmt.Sprintf("user namespaces are not available (%v)", err)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		sys.why = fmt.Sprintf("user namespaces are not available (%v %s)", err, strings.TrimSpace(string(out)))
 	} else {
 		sys.userns = true
 	}

@@ -27,32 +27,79 @@ func (r *Repo) Ignored(ctx context.Context, paths []string) map[string]bool {
 	if len(check) == 0 {
 		return out
 	}
+	return checkIgnore(ctx, r.git, check)
+}
+
+// IgnoredIn returns which of paths (relative to dir, slash-separated)
+// the git repository holding dir ignores, in one git process; none when
+// dir is in no repository.
+func IgnoredIn(ctx context.Context, dir string, paths []string) map[string]bool {
+	if len(paths) == 0 {
+		return map[string]bool{}
+	}
+	return checkIgnore(ctx, runner{dir: dir}, paths)
+}
+
+// checkIgnore asks git which of paths (relative to g's directory) its
+// ignore rules match.
+func checkIgnore(ctx context.Context, g runner, paths []string) map[string]bool {
+	out := map[string]bool{}
 	// Exit status 1 means none is ignored.
-	ls, _ := r.git.run(ctx, strings.Join(check, "\x00")+"\x00", "check-ignore", "--no-index", "-z", "--stdin")
+	ls, _ := g.run(ctx, strings.Join(paths, "\x00")+"\x00", "check-ignore", "--no-index", "-z", "--stdin")
 	for _, p := range NulFields(ls) {
 		out[p] = true
 	}
 	return out
 }
 
+// HeadTexts returns the texts HEAD has for paths (relative to the root,
+// slash-separated), as the worktree has them (filters applied); a path
+// HEAD does not have as a file is absent. Two git processes, whatever
+// the number of paths.
+func (r *Repo) HeadTexts(ctx context.Context, paths []string) (map[string]string, error) {
+	out := map[string]string{}
+	tree, err := r.treeEntries(ctx, r.Head, paths)
+	if err != nil || len(tree) == 0 {
+		return out, err
+	}
+	var in strings.Builder
+	var order []string
+	for _, p := range paths {
+		if e, ok := tree[p]; ok && (e.mode == "100644" || e.mode == "100755") {
+			in.WriteString(e.oid + " " + p + "\n")
+			order = append(order, p)
+		}
+	}
+	if len(order) == 0 {
+		return out, nil
+	}
+	raw, err := r.git.run(ctx, in.String(), "cat-file", "--batch", "--filters")
+	if err != nil {
+		return nil, err
+	}
+	// Each answer: "<oid> blob <size>\n<content>\n".
+	for _, p := range order {
+		head, rest, ok := strings.Cut(raw, "\n")
+		f := strings.Fields(head)
+		if !ok || len(f) != 3 {
+			return nil, errors.New("git cat-file --batch: unexpected answer " + head)
+		}
+		var size int
+		for _, c := range f[2] {
+			size = size*10 + int(c-'0')
+		}
+		if size > len(rest) {
+			return nil, errors.New("git cat-file --batch: short answer")
+		}
+		out[p] = rest[:size]
+		raw = strings.TrimPrefix(rest[size:], "\n")
+	}
+	return out, nil
+}
+
 // Nested returns the root of the submodule or nested repository holding
 // rel, "" when rel belongs to the worktree itself.
 func (r *Repo) Nested(rel string) string { return r.nestedRepo(rel) }
-
-// HeadText returns rel's text in HEAD as the worktree has it (filters
-// applied), and whether HEAD has it.
-func (r *Repo) HeadText(ctx context.Context, rel string) (string, bool, error) {
-	e, err := r.treeEntries(ctx, r.Head, []string{rel})
-	if err != nil {
-		return "", false, err
-	}
-	te, ok := e[rel]
-	if !ok || te.mode == "160000" {
-		return "", false, nil
-	}
-	out, err := r.git.run(ctx, "", "cat-file", "--filters", "--path="+rel, te.oid)
-	return out, true, err
-}
 
 // Restore puts HEAD's version of rel back in the worktree (removing a
 // file HEAD does not have), leaving the index alone. The content it

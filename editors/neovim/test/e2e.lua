@@ -40,6 +40,25 @@ local function unit_tests()
   local lines = { 'ab' }
   stream.append(lines, 'c\nd\n')
   check(vim.deep_equal(lines, { 'abc', 'd', '' }), 'append splits on newlines', vim.inspect(lines))
+
+  -- A retry after a partial answer: replace = true drops the abandoned
+  -- text, so the answer is not shown twice; text before a tool call stays.
+  local chat = require('loom.chat')
+  chat.tracker = stream.new()
+  local f = '/retract'
+  chat.delta({ folder = f, turn = 1, seq = 1, text = 'I will read a.txt.' })
+  chat.tool({ folder = f, turn = 1, id = 'c1', name = 'read_file', summary = 'a.txt', status = 'succeeded' })
+  chat.delta({ folder = f, turn = 1, seq = 2, text = "It says\nhel" })
+  chat.delta({ folder = f, turn = 1, seq = 3, text = '', replace = true })
+  chat.delta({ folder = f, turn = 1, seq = 4, text = 'It says hello.' })
+  local got = table.concat(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), '\n')
+  check(select(2, got:gsub('It says', '')) == 1 and got:find('It says hello.', 1, true) ~= nil and got:find('hel\n', 1, true) == nil,
+    'replace drops the retried partial answer', got)
+  check(got:find('I will read a.txt.', 1, true) ~= nil and got:find('read_file', 1, true) ~= nil,
+    'replace keeps the text before the tool call', got)
+  vim.bo[chat.buf()].modifiable = true
+  vim.api.nvim_buf_set_lines(chat.buf(), 0, -1, false, {})
+  vim.bo[chat.buf()].modifiable = false
 end
 
 local function e2e()
@@ -74,6 +93,8 @@ local function e2e()
     return status ~= nil
   end)
   check(status and status.state == 'WaitingForUserInput', 'session is waiting for input', vim.inspect(status))
+  check(status and type(status.sandbox) == 'string' and (status.sandbox:find('landlock ABI', 1, true) or status.sandbox:find('no sandbox', 1, true)),
+    'loom.status says how commands are confined', vim.inspect(status and status.sandbox))
 
   local head0 = git('rev-parse', 'HEAD')
   vim.cmd('LoomAsk greet the world')

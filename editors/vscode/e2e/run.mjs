@@ -75,6 +75,14 @@ const rules = [
       { text: ['I changed the greeting to **Goodbye**.'] },
     ],
   },
+  {
+    when: /frame hello\.txt/i,
+    replies: [
+      { tool: { name: 'read_file', args: { path: 'hello.txt' } } },
+      { tool: { name: 'write_file', args: { path: 'hello.txt', content: '# greeting\nHello, world!\nA second line.\n# end\n' } } },
+      { text: ['Framed it as you decided.'] },
+    ],
+  },
   { when: /tell me a long story/i, reply: { delayMs: 80, text: story } },
   {
     when: /run the long command/i,
@@ -684,6 +692,7 @@ step('10. the model\'s thinking shows folded above the answer, never in it', asy
   await shot('10', 'thinking');
 });
 
+<<<<<<< HEAD
 step('11. approval card: a 420-character command and a 9-line script are readable in full before Allow; "every command" needs a confirmation and is never the first Shift+Tab stop', async () => {
   const width = await chat().locator('body').evaluate((b) => b.clientWidth);
   times.panelWidthPx = width;
@@ -980,4 +989,84 @@ step('17. first run without a model: a setup card in the panel leads to a workin
   assert.equal(await page.locator('.notifications-toasts .notification-toast').filter({ hasText: /model/i }).count(), 0, 'no toast outlives the fix');
   await shot('17', 'working-prompt');
   await editUserSettings({});
+=======
+/** The toast whose text matches re, once visible. */
+async function toast(re) {
+  const t = page.locator('.notification-toast').filter({ hasText: re }).last();
+  await t.waitFor({ timeout: 30_000 });
+  return t;
+}
+
+step('11. review: with "Review edits before they apply", a change waits; one hunk accepted, one rejected with a comment', async () => {
+  await runCommand('Loom: Review Edits Before They Apply (toggle)');
+  await toast(/edits now wait for your review/);
+  // The server pulls the changed setting; give it a status round trip.
+  await until('tools.edits = review on the server', async () => {
+    const settings = JSON.parse(fs.readFileSync(path.join(ws, '.vscode', 'settings.json'), 'utf8'));
+    return settings['loom.tools.edits'] === 'review';
+  });
+  const before = git('rev-parse', 'HEAD').trim();
+  await ask('Frame hello.txt with a header and a footer');
+  const notice = await toast(/Loom proposes a change to hello\.txt \(2 hunks\)/);
+  assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), 'Hello, world!\nA second line.\n', 'nothing written before the review');
+  await shot('11', 'proposal');
+  await notice.locator('.monaco-button').filter({ hasText: 'Review…' }).click();
+  const row2 = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'hunk 2' }).first();
+  await row2.waitFor();
+  await row2.click(); // unchecks hunk 2
+  await shot('11', 'pick-hunks');
+  await page.locator('.quick-input-widget input').press('Enter');
+  const box = page.locator('.quick-input-widget input');
+  await until('the comment box', async () => ((await page.locator('.quick-input-widget').textContent()) ?? '').includes('Why reject'));
+  await box.fill('no footer please');
+  await box.press('Enter');
+  await toast(/applied 1 hunk\(s\), rejected 1/);
+  await shot('11', 'review-diff');
+  await page.locator('.tabs-container .tab[aria-label^="hello.txt"]').first().click();
+  await until('the tab to show the accepted hunk only', async () => {
+    const t = await editorText('hello.txt');
+    return t.includes('# greeting') && !t.includes('# end');
+  });
+  await waitIdle();
+  assert.notEqual(git('rev-parse', 'HEAD').trim(), before, 'the accepted hunk is committed');
+  const shown = git('show', '--format=', '--unified=0', 'HEAD').split('\n').filter((l) => /^[-+][^-+]/.test(l));
+  assert.deepEqual(shown, ['+# greeting']);
+  assert.match(JSON.stringify(model.requests.at(-1).messages.at(-1)), /hunk 2 rejected by the user: no footer please/);
+  await shot('11', 'accepted-one');
+});
+
+step('12. rewind: Restore Checkpoint (files and conversation) takes the agent hunk back, keeps the typed line; Redo', async () => {
+  // The user types a line at the end of hello.txt and saves.
+  await page.locator('.tabs-container .tab[aria-label^="hello.txt"]').first().click();
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('typed by me\n');
+  await page.keyboard.press('Control+S');
+  await until('the typed line on disk', async () => fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8').includes('typed by me'));
+  await runCommand('Loom: Restore Checkpoint…');
+  const turn = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Frame hello.txt' }).first();
+  await turn.waitFor();
+  await shot('12', 'checkpoints');
+  await turn.click();
+  const both = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Files and conversation' }).first();
+  await both.waitFor();
+  await both.click();
+  await until('the agent hunk taken back, the typed line kept', async () =>
+    fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8') === 'Hello, world!\nA second line.\ntyped by me\n');
+  assert.equal(git('log', '-1', '--format=%s').trim(), 'loom: rewind to turn ' + git('log', '-1', '--format=%s').trim().split(' ').pop());
+  await until('the tab to reload the restored file', async () => {
+    const t = await editorText('hello.txt');
+    return !t.includes('# greeting') && t.includes('typed by me');
+  });
+  // The rewound prompt comes back for editing.
+  await until('the prompt back in an input box', async () => (await page.locator('.quick-input-widget input').inputValue()) === 'Frame hello.txt with a header and a footer');
+  await shot('12', 'rewound');
+  await page.keyboard.press('Escape');
+  const restored = await toast(/restored to before turn/);
+  await restored.locator('.monaco-button').filter({ hasText: 'Redo' }).click();
+  await until('redo brings the hunk back', async () =>
+    fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8') === '# greeting\nHello, world!\nA second line.\ntyped by me\n');
+  await until('the tab to show it', async () => (await editorText('hello.txt')).includes('# greeting'));
+  await shot('12', 'redone');
+>>>>>>> main
 });

@@ -43,6 +43,13 @@ export class DeltaAssembler {
     return v;
   }
 
+  /** Drops the last n characters of a turn's text (a retracted partial answer). */
+  drop(folder: string, turn: number, n: number): void {
+    const key = turnKey(folder, turn);
+    const text = this.texts.get(key) ?? '';
+    this.texts.set(key, text.slice(0, Math.max(0, text.length - n)));
+  }
+
   /** The text shown so far of a turn. */
   text(folder: string, turn: number): string {
     return this.texts.get(turnKey(folder, turn)) ?? '';

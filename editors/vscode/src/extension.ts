@@ -19,6 +19,8 @@ import {
   Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
+import { ReviewController } from './review';
+import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
 
@@ -38,7 +40,7 @@ function settings(): LoomSettings {
       name: c.get<string>('model.name'),
       apiKeyEnv: c.get<string>('model.apiKeyEnv'),
     },
-    tools: { bash: c.get<string>('tools.bash') },
+    tools: { bash: c.get<string>('tools.bash'), edits: c.get<string>('tools.edits') },
     mcp: { approve: c.get<Record<string, unknown>>('mcp.approve') },
   };
 }
@@ -71,10 +73,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
     },
+<<<<<<< HEAD
   }, context.workspaceState);
   theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
+=======
+  });
+  const review = new ReviewController(async (cmd, args) => {
+    if (!c?.isRunning()) {
+      throw new Error('loom-lsp is not running (see the Loom output).');
+    }
+    return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] });
+  });
+>>>>>>> main
   context.subscriptions.push(
     chat.panel,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),
@@ -131,6 +143,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   reg('loom.reset', () => chat.reset());
   reg('loom.undo', () => chat.undo());
   reg('loom.compact', () => chat.compact());
+  reg('loom.reviewChange', () => review.review());
+  reg('loom.restoreCheckpoint', () => review.restoreCheckpoint());
+  reg('loom.redo', () => review.redo());
+  reg('loom.toggleReview', async () => {
+    const cfg = vscode.workspace.getConfiguration('loom');
+    const on = cfg.get<string>('tools.edits') === 'review';
+    await cfg.update('tools.edits', on ? 'auto' : 'review', vscode.ConfigurationTarget.Workspace);
+    void vscode.window.showInformationMessage(on ? 'Loom: edits now apply at once.' : 'Loom: edits now wait for your review.');
+  });
   reg('loom.history', async () => {
     const f = chat.current();
     if (f) {
@@ -194,6 +215,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void chat.refreshStatus();
   });
   c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
+  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => void review.proposed(p));
+  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => {
+    void chat.redraw(p.folder);
+    void review.rewound(p, (prompt) => chat.ask({ prompt }));
+  });
   c.onNotification(Methods.notice, (p: NoticeParams) => chat.notice('info', p.text, undefined, p.folder));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {

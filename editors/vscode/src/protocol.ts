@@ -11,10 +11,15 @@ export const Commands = {
   history: 'loom.history',
   undo: 'loom.undo',
   compact: 'loom.compact',
+<<<<<<< HEAD
   models: 'loom.models',
   setModel: 'loom.setModel',
   rules: 'loom.rules',
   rewind: 'loom.rewind',
+=======
+  /** Registered by the extension itself (review.ts), like the others. */
+  redo: 'loom.redo',
+>>>>>>> main
 } as const;
 
 /** The server's notification and request methods. */
@@ -48,7 +53,11 @@ export interface AskResult { folder: string; turn: number }
  * kind "thought" is the model's thinking (sent because the extension
  * declares experimental.loom.thoughts), never part of the answer.
  */
-export interface DisplayMessageParams { folder: string; turn: number; seq: number; text: string; kind?: string }
+export interface DisplayMessageParams {
+  folder: string; turn: number; seq: number; text: string; kind?: string;
+  /** Replace the turn's last block of answer text by text (a retry after a partial answer): drop the abandoned text. */
+  replace?: boolean;
+}
 
 /** A tool call's new status. */
 export interface ToolCallParams {
@@ -115,4 +124,4 @@ export interface HistoryResult { folder: string; messages: HistoryMessage[] }
 export interface UndoResult { folder: string; message: string }
 
 /** The experimental client capability that turns on loom/* messages. */
-export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true } };
+export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true } };

@@ -6,7 +6,7 @@
 /** The settings this extension reads (loom.path is the client's own). */
 export interface LoomSettings {
   model?: { provider?: string; baseUrl?: string; name?: string; apiKeyEnv?: string };
-  tools?: { bash?: string };
+  tools?: { bash?: string; edits?: string };
   /** loom.mcp.approve: an MCP server's name -> allow, ask or deny. */
   mcp?: { approve?: Record<string, unknown> };
 }
@@ -37,9 +37,17 @@ export function toServerConfig(s: LoomSettings | undefined, trusted?: boolean): 
   if (Object.keys(model).length > 0) {
     out.model = model;
   }
+  const tools: Record<string, string> = {};
   const bash = s?.tools?.bash;
   if (typeof bash === 'string' && bash !== '') {
-    out.tools = { bash };
+    tools.bash = bash;
+  }
+  const edits = s?.tools?.edits;
+  if (edits === 'auto' || edits === 'review') {
+    tools.edits = edits;
+  }
+  if (Object.keys(tools).length > 0) {
+    out.tools = tools;
   }
   const servers: Record<string, { approve: string }> = {};
   for (const [name, policy] of Object.entries(s?.mcp?.approve ?? {})) {

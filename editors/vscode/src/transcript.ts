@@ -155,6 +155,16 @@ export class Transcript {
       changed.push(thought);
       return { changed, gap: v.kind === 'gap' };
     }
+    if (p.replace) {
+      // A retry answers in place of the partial answer: drop it.
+      const open = this.openText;
+      if (open && open.turn === p.turn) {
+        this.assembler.drop(p.folder, p.turn, open.text.length);
+        open.text = p.text;
+        changed.push(open);
+      }
+      return { changed, gap: v.kind === 'gap' };
+    }
     let item = this.openText;
     if (!item || item.turn !== p.turn) {
       item = this.add({ kind: 'assistant', id: this.id('a'), turn: p.turn, text: '' });

@@ -18,6 +18,10 @@ local after_tool = false
 -- the last lines are the model's thinking: more thinking continues them,
 -- the answer starts on a line of its own
 local thinking = false
+-- the line (1-based) where the answer text streamed since the current
+-- model request began starts, or nil when no such text is shown: a
+-- displayMessage with replace = true drops the lines from there.
+local text_start
 
 --- The prefix of the lines of the model's thinking ("thought" deltas).
 --- Chat windows fold them (closed): zo opens them.
@@ -117,6 +121,7 @@ function M.block(lines)
   open_key = nil
   after_tool = false
   thinking = false
+  text_start = nil
 end
 
 local function label(folder)
@@ -193,16 +198,43 @@ function M.delta(p)
   if not open_turn(p) then
     return
   end
+  if p.replace then
+    return M.replace(p)
+  end
   modify(function(b)
     if after_tool or thinking then
       vim.api.nvim_buf_set_lines(b, -1, -1, false, { '' })
       after_tool, thinking = false, false
     end
     local n = vim.api.nvim_buf_line_count(b)
+    if not text_start then
+      text_start = n
+    end
     local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)
     local first = stream.append(last, p.text)
     vim.api.nvim_buf_set_lines(b, n - 1, n, false, last)
     return first
+  end)
+end
+
+--- Replaces the answer text streamed since the current model request
+--- began (a displayMessage with replace = true: the request failed partway
+--- and a retry answers in its place) by p.text.
+---@param p {folder: string, turn: integer, seq: integer, text: string}
+function M.replace(p)
+  modify(function(b)
+    local n = vim.api.nvim_buf_line_count(b)
+    if text_start and text_start <= n then
+      vim.api.nvim_buf_set_lines(b, text_start - 1, -1, false, { '' })
+    end
+    text_start = nil
+    n = vim.api.nvim_buf_line_count(b)
+    if p.text and p.text ~= '' then
+      text_start = n
+      local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)
+      stream.append(last, p.text)
+      vim.api.nvim_buf_set_lines(b, n - 1, n, false, last)
+    end
   end)
 end
 
@@ -221,6 +253,7 @@ function M.thought(p)
       local start = (last == '' and not after_tool) and n - 1 or n
       vim.api.nvim_buf_set_lines(b, start, -1, false, { '> thinking', M.THOUGHT_PREFIX })
       after_tool, thinking = false, true
+      text_start = nil
     end
     local n = vim.api.nvim_buf_line_count(b)
     local lines = vim.api.nvim_buf_get_lines(b, n - 1, n, false)
@@ -268,6 +301,7 @@ function M.tool(p)
   tool_lines[key] = vim.api.nvim_buf_line_count(b)
   -- Text after a tool call starts on a new line of the same answer.
   after_tool, thinking = true, false
+  text_start = nil
 end
 
 --- Replaces a folder's part of the chat with its transcript

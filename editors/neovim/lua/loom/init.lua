@@ -304,6 +304,9 @@ function M.status()
     if st.lastCommit and st.lastCommit ~= '' then
       msg = msg .. ', last commit ' .. st.lastCommit:sub(1, 12)
     end
+    if st.sandbox and st.sandbox ~= '' then
+      msg = msg .. '\nsandbox: ' .. st.sandbox
+    end
     if st.configError and st.configError ~= '' then
       msg = msg .. '\nconfig error: ' .. st.configError
     end

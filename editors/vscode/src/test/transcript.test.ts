@@ -37,6 +37,18 @@ test('thinking (kind thought) goes to a thought item of its own, never into the 
   assert.equal((t.items[2] as { text: string }).text, 'Answer.');
 });
 
+test('replace drops the partial answer a retry replaces; text before a tool call stays', () => {
+  const t = new Transcript(F, 'proj');
+  t.prompt('hi');
+  t.delta({ folder: F, turn: 1, seq: 1, text: 'Reading.' });
+  t.tool(tool('c1', 'succeeded'));
+  t.delta({ folder: F, turn: 1, seq: 2, text: "I'll read a.txt and" });
+  t.delta({ folder: F, turn: 1, seq: 3, text: '', replace: true });
+  t.delta({ folder: F, turn: 1, seq: 4, text: "I'll read a.txt and list the files." });
+  const texts = t.items.filter((i) => i.kind === 'assistant').map((i) => (i as { text: string }).text);
+  assert.deepEqual(texts, ['Reading.', "I'll read a.txt and list the files."]);
+});
+
 test('a duplicate delta is dropped, a gap is reported once', () => {
   const t = new Transcript(F, 'proj');
   t.delta({ folder: F, turn: 1, seq: 1, text: 'a' });

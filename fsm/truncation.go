@@ -1,0 +1,57 @@
+package fsm
+
+import "fmt"
+
+// A server may cut a prompt that does not fit its window instead of
+// refusing it: Ollama runs a model with num_ctx tokens (often far fewer
+// than it was trained with) and silently drops the oldest messages — the
+// user's request first. The only trace is the response's
+// usage.prompt_tokens, far below what was sent. The machine then says so,
+// takes that size as the window the server really has (cutWindow, never
+// above Config.ContextWindow), drops the answer made from a cut prompt,
+// and compacts and resends as after a context-length error.
+
+// cutMinTokens is how far below the estimate prompt_tokens must fall, in
+// tokens, to be taken as a cut: estimates are rough (bytes/4).
+const cutMinTokens = 1024
+
+// window is the context window the machine budgets with: the configured
+// one, bounded by what a cut prompt showed.
+func (m *Machine) window() int64 {
+	w := int64(m.cfg.ContextWindow)
+	if m.cutWindow > 0 && (w <= 0 || m.cutWindow < w) {
+		return m.cutWindow
+	}
+	return w
+}
+
+// promptWasCut reports whether the server read far less than it was sent:
+// under three quarters of the estimate, and by more than cutMinTokens.
+// (The estimate, bytes/4, is within some 20% of real tokenizers' counts,
+// and leaves out the tool schemas, which the server counts.)
+func (m *Machine) promptWasCut(u Usage) bool {
+	p := u.PromptTokens
+	return p > 0 && m.compaction == nil && p*4 < m.sentEstimate*3 && m.sentEstimate-p > cutMinTokens
+}
+
+// onPromptCut handles a response made from a cut prompt: the window is
+// lowered to what the server read plus what it wrote, the text shown is
+// retracted, and the conversation is compacted and sent again. A second
+// cut in the same turn ends it with the context-length error.
+func (m *Machine) onPromptCut(e LlmCompleted) []Action {
+	read, sent := e.Usage.PromptTokens, m.sentEstimate
+	m.cutWindow = read + e.Usage.CompletionTokens
+	m.lastPrompt, m.lastPromptMsgs = 0, 0
+	shown, request := m.partial.Len(), m.request
+	m.partial.Reset()
+	m.streaming = m.streaming[:0]
+	what := fmt.Sprintf("the server read only %d of about %d tokens sent: it cut the conversation to fit a smaller context window "+
+		"(Ollama: num_ctx; see \"Configure a model\" in the README), so its answer is dropped", read, sent)
+	var acts []Action
+	if _, _, ok := m.compactable(); ok && !m.ctxRetried {
+		acts = m.startCompaction(nil, what, m.estimate(m.outgoing()), compaction{resume: true, afterError: true})
+	} else {
+		acts = m.minimalError(what)
+	}
+	return m.retractIfReplaced(acts, request, shown)
+}

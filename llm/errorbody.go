@@ -1,0 +1,113 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// errorBody is what an error response says, whatever its shape.
+type errorBody struct {
+	// msg is the human-readable text, capped; the raw body when it is
+	// not JSON.
+	msg string
+	// code is the error's code or type ("context_length_exceeded", "429").
+	code string
+	// status is Google's status word ("RESOURCE_EXHAUSTED").
+	status string
+	// reason is a google.rpc.ErrorInfo reason ("API_KEY_INVALID").
+	reason string
+	// retryDelay is a google.rpc.RetryInfo retryDelay; zero when none.
+	retryDelay time.Duration
+}
+
+// parseErrorBody reads an error body. It understands
+// {"error":{"message","code","type"}} (OpenAI, vLLM, DeepSeek, Mistral's
+// newer shape, Anthropic's {"type":"error","error":{…}}), {"error":"text"}
+// (Ollama), a bare {"code","message","type"} (llama.cpp's in-stream
+// errors), {"message"}, {"detail"} (Mistral's 422 validation errors,
+// FastAPI), and Google's JSON array [{"error":{"code","message","status",
+// "details":[…RetryInfo, ErrorInfo…]}}]. Anything else is kept as plain
+// text, trimmed and capped.
+func parseErrorBody(body []byte) errorBody {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var arr []json.RawMessage
+		if json.Unmarshal(trimmed, &arr) == nil && len(arr) > 0 {
+			trimmed = arr[0]
+		}
+	}
+	var top struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Code    json.RawMessage `json:"code"`
+		Type    string          `json:"type"`
+	}
+	if json.Unmarshal(trimmed, &top) != nil {
+		return errorBody{msg: capText(strings.TrimSpace(string(body)))}
+	}
+	var eb errorBody
+	eb.code = rawScalar(top.Code)
+	if eb.code == "" && top.Type != "error" {
+		eb.code = top.Type
+	}
+	if len(top.Error) > 0 && string(top.Error) != "null" {
+		var inner struct {
+			Message string          `json:"message"`
+			Code    json.RawMessage `json:"code"`
+			Type    string          `json:"type"`
+			Status  string          `json:"status"`
+			Details []struct {
+				Type       string `json:"@type"`
+				RetryDelay string `json:"retryDelay"`
+				Reason     string `json:"reason"`
+			} `json:"details"`
+		}
+		if json.Unmarshal(top.Error, &inner) == nil {
+			eb.code = rawScalar(inner.Code)
+			if eb.code == "" {
+				eb.code = inner.Type
+			}
+			eb.status = inner.Status
+			for _, d := range inner.Details {
+				switch {
+				case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
+					if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 {
+						eb.retryDelay = dur
+					}
+				case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
+					eb.reason = d.Reason
+				}
+			}
+			if inner.Message != "" {
+				eb.msg = capText(inner.Message)
+				return eb
+			}
+		}
+		if s := rawScalar(top.Error); s != "" {
+			eb.msg = capText(s)
+			return eb
+		}
+		eb.msg = capText(string(top.Error))
+		return eb
+	}
+	switch {
+	case top.Message != "":
+		eb.msg = capText(top.Message)
+	case rawScalar(top.Detail) != "":
+		eb.msg = capText(rawScalar(top.Detail))
+	case len(top.Detail) > 0:
+		eb.msg = capText(string(top.Detail))
+	default:
+		eb.msg = capText(strings.TrimSpace(string(body)))
+	}
+	return eb
+}
+
+// serverMessage returns an error body's text and code.
+func serverMessage(body []byte) (msg, code string) {
+	eb := parseErrorBody(body)
+	return eb.msg, eb.code
+}
