@@ -997,7 +997,7 @@ async function toast(re) {
   return t;
 }
 
-step('11. review: with "Review edits before they apply", a change waits; one hunk accepted, one rejected with a comment', async () => {
+step('18. review: with "Review edits before they apply", a change waits; one hunk accepted, one rejected with a comment', async () => {
   await runCommand('Loom: Review Edits Before They Apply (toggle)');
   await toast(/edits now wait for your review/);
   // The server pulls the changed setting; give it a status round trip.
@@ -1009,19 +1009,19 @@ step('11. review: with "Review edits before they apply", a change waits; one hun
   await ask('Frame hello.txt with a header and a footer');
   const notice = await toast(/Loom proposes a change to hello\.txt \(2 hunks\)/);
   assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), 'Hello, world!\nA second line.\n', 'nothing written before the review');
-  await shot('11', 'proposal');
+  await shot('18', 'proposal');
   await notice.locator('.monaco-button').filter({ hasText: 'Review…' }).click();
   const row2 = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'hunk 2' }).first();
   await row2.waitFor();
   await row2.click(); // unchecks hunk 2
-  await shot('11', 'pick-hunks');
+  await shot('18', 'pick-hunks');
   await page.locator('.quick-input-widget input').press('Enter');
   const box = page.locator('.quick-input-widget input');
   await until('the comment box', async () => ((await page.locator('.quick-input-widget').textContent()) ?? '').includes('Why reject'));
   await box.fill('no footer please');
   await box.press('Enter');
   await toast(/applied 1 hunk\(s\), rejected 1/);
-  await shot('11', 'review-diff');
+  await shot('18', 'review-diff');
   await page.locator('.tabs-container .tab[aria-label^="hello.txt"]').first().click();
   await until('the tab to show the accepted hunk only', async () => {
     const t = await editorText('hello.txt');
@@ -1032,10 +1032,10 @@ step('11. review: with "Review edits before they apply", a change waits; one hun
   const shown = git('show', '--format=', '--unified=0', 'HEAD').split('\n').filter((l) => /^[-+][^-+]/.test(l));
   assert.deepEqual(shown, ['+# greeting']);
   assert.match(JSON.stringify(model.requests.at(-1).messages.at(-1)), /hunk 2 rejected by the user: no footer please/);
-  await shot('11', 'accepted-one');
+  await shot('18', 'accepted-one');
 });
 
-step('12. rewind: Restore Checkpoint (files and conversation) takes the agent hunk back, keeps the typed line; Redo', async () => {
+step('19. rewind: Restore Checkpoint (files and conversation) takes the agent hunk back, keeps the typed line; Redo', async () => {
   // The user types a line at the end of hello.txt and saves.
   await page.locator('.tabs-container .tab[aria-label^="hello.txt"]').first().click();
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
@@ -1046,7 +1046,7 @@ step('12. rewind: Restore Checkpoint (files and conversation) takes the agent hu
   await runCommand('Loom: Restore Checkpoint…');
   const turn = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Frame hello.txt' }).first();
   await turn.waitFor();
-  await shot('12', 'checkpoints');
+  await shot('19', 'checkpoints');
   await turn.click();
   const both = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Files and conversation' }).first();
   await both.waitFor();
@@ -1060,13 +1060,13 @@ step('12. rewind: Restore Checkpoint (files and conversation) takes the agent hu
   });
   // The rewound prompt comes back for editing.
   await until('the prompt back in an input box', async () => (await page.locator('.quick-input-widget input').inputValue()) === 'Frame hello.txt with a header and a footer');
-  await shot('12', 'rewound');
+  await shot('19', 'rewound');
   await page.keyboard.press('Escape');
   const restored = await toast(/restored to before turn/);
   await restored.locator('.monaco-button').filter({ hasText: 'Redo' }).click();
   await until('redo brings the hunk back', async () =>
     fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8') === '# greeting\nHello, world!\nA second line.\ntyped by me\n');
   await until('the tab to show it', async () => (await editorText('hello.txt')).includes('# greeting'));
-  await shot('12', 'redone');
+  await shot('19', 'redone');
 >>>>>>> main
 });
