@@ -692,7 +692,6 @@ step('10. the model\'s thinking shows folded above the answer, never in it', asy
   await shot('10', 'thinking');
 });
 
-<<<<<<< HEAD
 step('11. approval card: a 420-character command and a 9-line script are readable in full before Allow; "every command" needs a confirmation and is never the first Shift+Tab stop', async () => {
   const width = await chat().locator('body').evaluate((b) => b.clientWidth);
   times.panelWidthPx = width;
@@ -989,7 +988,8 @@ step('17. first run without a model: a setup card in the panel leads to a workin
   assert.equal(await page.locator('.notifications-toasts .notification-toast').filter({ hasText: /model/i }).count(), 0, 'no toast outlives the fix');
   await shot('17', 'working-prompt');
   await editUserSettings({});
-=======
+});
+
 /** The toast whose text matches re, once visible. */
 async function toast(re) {
   const t = page.locator('.notification-toast').filter({ hasText: re }).last();
@@ -1068,5 +1068,4 @@ step('19. rewind: Restore Checkpoint (files and conversation) takes the agent hu
     fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8') === '# greeting\nHello, world!\nA second line.\ntyped by me\n');
   await until('the tab to show it', async () => (await editorText('hello.txt')).includes('# greeting'));
   await shot('19', 'redone');
->>>>>>> main
 });

@@ -73,20 +73,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
     },
-<<<<<<< HEAD
   }, context.workspaceState);
   theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
-=======
-  });
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
     }
     return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] });
   });
->>>>>>> main
   context.subscriptions.push(
     chat.panel,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),

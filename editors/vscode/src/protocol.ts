@@ -11,15 +11,12 @@ export const Commands = {
   history: 'loom.history',
   undo: 'loom.undo',
   compact: 'loom.compact',
-<<<<<<< HEAD
   models: 'loom.models',
   setModel: 'loom.setModel',
   rules: 'loom.rules',
   rewind: 'loom.rewind',
-=======
   /** Registered by the extension itself (review.ts), like the others. */
   redo: 'loom.redo',
->>>>>>> main
 } as const;
 
 /** The server's notification and request methods. */
