@@ -159,12 +159,12 @@ func TestWorkspaceFallbackAndExplicit(t *testing.T) {
 	xdg := isolate(t)
 	write(t, xdg, "loom/loom.toml", "[agent]\nmax_retries = 5\n[model]\nname = \"xdg\"\n")
 	folder := t.TempDir()
-	ws := write(t, folder, "loom.toml", "[agent]\nmax_iterations = 4\n")
+	ws := write(t, folder, "loom.toml", "[agent]\nelide_after_turns = 4\n")
 	c, sources, err := Load(LoadOptions{Folder: folder})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Agent.MaxRetries != 5 || c.Model.Name != "xdg" || c.Agent.MaxIterations != 4 {
+	if c.Agent.MaxRetries != 5 || c.Model.Name != "xdg" || c.Agent.ElideAfterTurns != 4 {
 		t.Errorf("XDG user file or loom.toml fallback not applied: %+v", c.Agent)
 	}
 	if len(sources) != 2 || sources[0].Name != filepath.Join(xdg, "loom", "loom.toml") || sources[1].Name != ws {

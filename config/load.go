@@ -47,6 +47,20 @@ type Override struct {
 	Name string
 	// JSON is the object; empty or "null" means no override.
 	JSON []byte
+	// Pushed marks the settings an editor pushes or is asked for
+	// (workspace/didChangeConfiguration, workspace/configuration): a
+	// repository may fill them (.vscode/settings.json, .dir-locals.el), so
+	// their widening keys follow the rule of a workspace file (see
+	// [Trust]), and their trust keys are ignored.
+	Pushed bool
+	// VouchesTrust marks the initializationOptions of a client that
+	// declares experimental.loom.workspaceTrust: only there does
+	// trust.workspace count.
+	VouchesTrust bool
+	// Pending marks a layer the client has yet to send (the server asked
+	// for it): until it arrives, Load records no first trust of a folder,
+	// so that the record covers every layer.
+	Pending bool
 }
 
 // SourceKind says what a Source is.
@@ -117,12 +131,14 @@ func (o LoadOptions) userFile() string {
 }
 
 // Load merges, in precedence order, Default(), the user file, the
-// workspace file, then the overrides; each source overrides only the keys it
-// sets. The workspace file's restricted keys apply only when the folder is
-// trusted (see [Trust]); otherwise they are left out and
-// [Config.TrustNotice] says so. It returns the sources applied, and an error (made of *Error values)
-// for an unreadable or malformed source, an unknown key, a wrong type, or a
-// failed Validate. On error the Config must not be used: keep the previous.
+// workspace file, then the overrides; each source overrides only the keys
+// it sets. The widening keys of the workspace file and of pushed settings
+// apply only when the folder is trusted with their current values (see
+// [Trust]); otherwise they are left out and [Config.TrustNotice] says so.
+// It returns the sources applied, and an error (made of *Error values) for
+// an unreadable or malformed source, an unknown key, a wrong type, or a
+// failed Validate. On error the Config must not be used: keep the
+// previous.
 func Load(opts LoadOptions) (Config, []Source, error) {
 	c := Default()
 	c.origins = map[string]origin{}
@@ -130,40 +146,52 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 	var errs []error
 
 	if f := opts.userFile(); f != "" {
-		ok, err := c.applyFile(f, opts.ExplicitFile != "", false)
-		if ok {
+		l, err := readFileLayer(f, opts.ExplicitFile != "", nil)
+		errs = append(errs, err)
+		if l != nil {
+			errs = append(errs, c.applyLayer(l, nil))
 			sources = append(sources, Source{Kind: SourceUser, Name: f})
 		}
+	}
+	// Every layer is read once, so that what is hashed is what applies.
+	var ws *layer
+	if opts.Folder != "" {
+		for _, n := range workspaceNames {
+			f := filepath.Join(opts.Folder, n)
+			l, err := readFileLayer(f, false, []string{opts.Folder, UserConfigDir()})
+			errs = append(errs, err)
+			if l != nil || err != nil {
+				ws = l
+				break
+			}
+		}
+	}
+	overrides := make([]*layer, len(opts.Overrides))
+	for i, o := range opts.Overrides {
+		l, err := decodeOverride(o, opts.Folder)
+		overrides[i] = l
 		errs = append(errs, err)
 	}
 	if opts.Folder != "" {
-		trusted := opts.Trusted || editorTrusts(opts.Overrides)
-		if !trusted {
-			listed, err := ReadTrustFile(opts.trustFile())
-			errs = append(errs, err)
-			trusted = FolderTrusted(opts.Folder, append(slices.Clone(c.Trust.Folders), listed...))
-		}
-		c.trust = trustState{folder: resolvePath(opts.Folder), trusted: trusted}
-		for _, n := range workspaceNames {
-			f := filepath.Join(opts.Folder, n)
-			ok, err := c.applyFile(f, false, true)
-			errs = append(errs, err)
-			if ok {
-				sources = append(sources, Source{Kind: SourceWorkspace, Name: f})
-				c.markWorkspaceServers(f)
-				break
-			}
-			if err != nil {
-				break
-			}
-		}
+		errs = append(errs, c.decideTrust(opts, ws, overrides))
 	}
-	for _, o := range opts.Overrides {
-		ok, err := c.applyJSON(o, opts.Folder)
-		if ok {
-			sources = append(sources, Source{Kind: SourceOverride, Name: o.Name})
+	if ws != nil {
+		errs = append(errs, c.applyLayer(ws, c.workspaceSkip()))
+		sources = append(sources, Source{Kind: SourceWorkspace, Name: ws.src})
+		c.markWorkspaceServers(ws.src)
+	}
+	for i, l := range overrides {
+		if l == nil {
+			continue
 		}
-		errs = append(errs, err)
+		skip := func(key string, _ any) bool {
+			return key == "trust.folders" || (key == "trust.workspace" && !opts.Overrides[i].VouchesTrust)
+		}
+		if opts.Overrides[i].Pushed && opts.Folder != "" {
+			skip = c.workspaceSkip()
+		}
+		errs = append(errs, c.applyLayer(l, skip))
+		sources = append(sources, Source{Kind: SourceOverride, Name: l.src})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, sources, err
@@ -171,46 +199,90 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 	return c, sources, c.Validate()
 }
 
-// applyFile merges the TOML file at path into c. It reports whether the
-// file existed; a missing file is an error only when required. A
-// workspace file's trust keys, and its restricted keys when the folder is
-// not trusted, are left out and recorded in c.trust.
-func (c *Config) applyFile(path string, required, workspace bool) (bool, error) {
-	data, err := os.ReadFile(path)
+// layer is one source's raw values, decoded once.
+type layer struct {
+	src     string
+	raw     map[string]any
+	line    func(key []string) int
+	baseDir string
+	// loneApprovals: see applier.
+	loneApprovals bool
+	pushed        bool
+}
+
+// readFileLayer reads and decodes the TOML file at path (see readLimited
+// for within). A missing file gives nil, nil unless required; a file that
+// is there but unreadable or malformed gives nil and the error.
+func readFileLayer(path string, required bool, within []string) (*layer, error) {
+	data, err := readLimited(path, within)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && !required {
-			return false, nil
+		var ce *Error
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !required:
+			return nil, nil
+		case errors.As(err, &ce):
+			return nil, ce
 		}
-		return false, &Error{Source: path, Msg: readErrMsg(err)}
+		return nil, &Error{Source: path, Msg: readErrMsg(err)}
 	}
 	raw := map[string]any{}
 	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return true, &Error{Source: path, Line: parseErrLine(data, pe.Position), Msg: "invalid TOML: " + pe.Message}
+			return nil, &Error{Source: path, Line: parseErrLine(data, pe.Position), Msg: "invalid TOML: " + pe.Message}
 		}
-		return true, &Error{Source: path, Msg: "invalid TOML: " + err.Error()}
+		return nil, &Error{Source: path, Msg: "invalid TOML: " + err.Error()}
 	}
 	lines := keyLines(string(data))
-	a := applier{
-		src:     path,
-		line:    func(key []string) int { return lookupLine(lines, key) },
-		baseDir: filepath.Dir(path),
-		origins: c.origins,
+	return &layer{src: path, raw: raw, line: func(key []string) int { return lookupLine(lines, key) }, baseDir: filepath.Dir(path)}, nil
+}
+
+// decodeOverride decodes one override; nil, nil when there is none.
+func decodeOverride(o Override, folder string) (*layer, error) {
+	name := o.Name
+	if name == "" {
+		name = "overrides"
 	}
-	if workspace {
-		trusted := c.trust.trusted
-		a.skip = func(key string, val any) bool {
-			return restrictedKey(key, val) && (!trusted || key == "trust" || strings.HasPrefix(key, "trust."))
-		}
+	data := bytes.TrimSpace(o.JSON)
+	if len(data) == 0 || string(data) == "null" {
+		return nil, nil
 	}
-	a.apply(reflect.ValueOf(c).Elem(), raw, nil)
-	if workspace && !c.trust.trusted && len(a.skipped) > 0 {
-		c.trust.file, c.trust.ignored = path, a.skipped
-		slices.Sort(c.trust.ignored)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, &Error{Source: name, Msg: "invalid JSON object: " + err.Error()}
 	}
-	slices.SortStableFunc(a.errs, func(x, y *Error) int { return x.Line - y.Line })
-	return true, joinErrors(a.errs)
+	if dec.More() {
+		return nil, &Error{Source: name, Msg: "invalid JSON object: trailing data"}
+	}
+	return &layer{src: name, raw: raw, line: func([]string) int { return 0 }, baseDir: folder, loneApprovals: true, pushed: o.Pushed}, nil
+}
+
+// applyLayer merges l into c, leaving out the leaf keys skip names.
+func (c *Config) applyLayer(l *layer, skip func(key string, val any) bool) error {
+	a := applier{src: l.src, line: l.line, baseDir: l.baseDir, origins: c.origins, loneApprovals: l.loneApprovals, skip: skip}
+	a.apply(reflect.ValueOf(c).Elem(), l.raw, nil)
+	if l.line == nil || l.pushed || l.loneApprovals {
+		slices.SortStableFunc(a.errs, func(x, y *Error) int { return strings.Compare(x.Key, y.Key) })
+	} else {
+		slices.SortStableFunc(a.errs, func(x, y *Error) int { return x.Line - y.Line })
+	}
+	return joinErrors(a.errs)
+}
+
+// widening returns the widening keys l sets (with valid values), held
+// back from a scratch Config.
+func (l *layer) widening() []heldKey {
+	scratch := Default()
+	a := applier{src: l.src, line: l.line, baseDir: l.baseDir, origins: map[string]origin{}, loneApprovals: l.loneApprovals,
+		skip: WideningKey}
+	a.apply(reflect.ValueOf(&scratch).Elem(), l.raw, nil)
+	held := make([]heldKey, len(a.skipped))
+	for i, k := range a.skipped {
+		held[i] = heldKey{key: k, val: a.skippedVals[i], src: l.src}
+	}
+	return held
 }
 
 // parseErrLine is the line of a parse error. The library counts an
@@ -228,31 +300,6 @@ func readErrMsg(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-// applyJSON merges one override into c; it reports whether there was one.
-func (c *Config) applyJSON(o Override, folder string) (bool, error) {
-	name := o.Name
-	if name == "" {
-		name = "overrides"
-	}
-	data := bytes.TrimSpace(o.JSON)
-	if len(data) == 0 || string(data) == "null" {
-		return false, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var raw map[string]any
-	if err := dec.Decode(&raw); err != nil {
-		return true, &Error{Source: name, Msg: "invalid JSON object: " + err.Error()}
-	}
-	if dec.More() {
-		return true, &Error{Source: name, Msg: "invalid JSON object: trailing data"}
-	}
-	a := applier{src: name, line: func([]string) int { return 0 }, baseDir: folder, origins: c.origins, loneApprovals: true}
-	a.apply(reflect.ValueOf(c).Elem(), raw, nil)
-	slices.SortStableFunc(a.errs, func(x, y *Error) int { return strings.Compare(x.Key, y.Key) })
-	return true, joinErrors(a.errs)
 }
 
 func joinErrors(es []*Error) error {
@@ -274,8 +321,9 @@ type applier struct {
 	errs    []*Error
 	// skip, when set, leaves out a leaf key (dotted) with its value; the
 	// keys left out are collected in skipped.
-	skip    func(key string, val any) bool
-	skipped []string
+	skip        func(key string, val any) bool
+	skipped     []string
+	skippedVals []any // the values of skipped, in order
 	// loneApprovals, for an editor's overrides, leaves out an
 	// mcp.servers.NAME entry that sets only approve when no earlier source
 	// declares NAME: the editor remembers approvals per server for every
@@ -342,6 +390,7 @@ func (a *applier) apply(v reflect.Value, raw map[string]any, path []string) {
 			a.origins = origins
 			if len(a.errs) == errs {
 				a.skipped = append(a.skipped, name)
+				a.skippedVals = append(a.skippedVals, val)
 			}
 			continue
 		}

@@ -96,7 +96,7 @@ func TestUntrustedWorkspaceCannotWidenTheSandbox(t *testing.T) {
 	}
 	write(t, folder, ".loom.toml", "[tools]\nnetwork = \"off\"\n")
 	user = write(t, t.TempDir(), "loom.toml", "")
-	if c, _, err = Load(LoadOptions{UserFile: user, Folder: folder}); err != nil || c.Tools.Network.Mode != NetworkOff || c.TrustNotice() != "" {
+	if c, _, err = Load(LoadOptions{UserFile: user, Folder: folder}); err != nil || c.Tools.Network.Mode != NetworkOff || c.TrustNotice("") != "" {
 		t.Errorf("narrowing network = \"off\" not honoured: %+v, %v", c.Tools.Network, err)
 	}
 	// Trusted, the same file applies.

@@ -15,24 +15,32 @@ import (
 
 // Workspace trust.
 //
-// A repository's own .loom.toml (or loom.toml) is written by whoever wrote
-// the repository, not by the user. Keys that choose where model requests go
-// and with which credentials, that allow commands, or that change the
-// hooks would hand a cloned repository the user's secrets and shell, so
-// they are honoured from a workspace file only when the folder is trusted:
+// A repository's own .loom.toml (or loom.toml), and the settings an editor
+// pushes (which a repository's .vscode/settings.json or .dir-locals.el may
+// fill), are written by whoever wrote the repository, or by the agent's
+// own commands, not by the user. Their widening keys ([WideningKey]) are
+// honoured only when the folder is trusted and their values are those the
+// user trusted:
 //
-//   - listed, or inside a folder listed, in the user's own config
-//     ([trust] folders = ["/abs/path", ...]), symlinks resolved;
-//   - listed in the trust file that the loom.trust command appends to
-//     ([DefaultTrustFile]);
-//   - vouched for by the editor: {"trust": {"workspace": true}} in
-//     initializationOptions or workspace/didChangeConfiguration.
+//   - the folder is trusted when it is listed, or inside a folder listed,
+//     in the user's own config ([trust] folders = ["/abs/path", ...]) or in
+//     the trust file ([DefaultTrustFile]) that loom.trust writes, or when
+//     the editor vouches for it (trust.workspace = true in the
+//     initializationOptions of a client that declares
+//     experimental.loom.workspaceTrust, [Override.VouchesTrust]);
+//   - trust binds to content: the trust file records, per folder, a hash
+//     of the widening values it was trusted with. When they change (a
+//     command, a git pull), they are ignored, with one notice, until the
+//     user confirms again (loom.trust records the new hash). A trusted
+//     folder seen for the first time records its values as they are.
 //
-// A workspace file never sets trust.* itself. Otherwise the keys are left
-// out and [Config.TrustNotice] says which, and how to trust the folder.
+// Trust keys are read from the user's own file only (trust.workspace also
+// from a vouching client). Keys that only narrow (tools.bash = "deny")
+// apply at once from any source.
 
-// Trust is the [trust] table. It is read from the user's config and the
-// editor's overrides only; a workspace file's trust keys are ignored.
+// Trust is the [trust] table. It is read from the user's config (and
+// trust.workspace from a vouching client's initializationOptions only);
+// any other layer's trust keys are ignored.
 type Trust struct {
 	// Folders are absolute paths of trusted folders; their subfolders are
 	// trusted too.
@@ -44,69 +52,85 @@ type Trust struct {
 
 // trustState is what Load decided about the workspace folder's trust.
 type trustState struct {
-	folder  string   // the workspace folder Load read, "" when none
-	trusted bool     // the folder is trusted
-	file    string   // the workspace file whose keys were ignored
-	ignored []string // dotted keys of that file left out, sorted
-}
-
-// restrictedKey reports whether a workspace file may set key (a dotted
-// path) to val only when the folder is trusted. Keys that only narrow
-// what the user allowed (tools.bash = "ask" or "deny") stay allowed.
-func restrictedKey(key string, val any) bool {
-	switch key {
-	case "model.base_url", "model.api_key_env", "model.headers", "model.provider", "model.script":
-		return true
-	case "tools.bash":
-		s, _ := val.(string)
-		return s == string(PolicyAllow)
-	}
-	if SandboxKeyWidens(key, val) {
-		return true
-	}
-	for _, table := range []string{"hooks", "mcp", "trust"} {
-		if key == table || strings.HasPrefix(key, table+".") {
-			return true
-		}
-	}
-	return false
-}
-
-// RestrictedKeys names the keys (or tables) a workspace file sets only
-// for a trusted folder, for documentation and messages.
-func RestrictedKeys() []string {
-	return []string{"model.base_url", "model.api_key_env", "model.headers", "model.provider",
-		"model.script", `tools.bash = "allow"`, "hooks.*", "mcp.*",
-		`tools.sandbox = "off"`, `tools.network other than "off"`, "tools.sandbox_write", "tools.sandbox_hide"}
+	folder  string // the workspace folder Load read (resolved), "" when none
+	vouched bool   // the user (or the editor) trusts the folder
+	trusted bool   // vouched, and the widening values are the trusted ones
+	// changed: vouched, but the widening values differ from those the
+	// trust file records.
+	changed bool
+	quiet   bool      // a layer is pending: no notice yet
+	hash    string    // the widening values' contentHash, "" when none
+	file    string    // the workspace file, when it held widening keys back
+	ignored []heldKey // widening keys left out, sorted by key
 }
 
 // Trusted reports whether the workspace folder c was loaded for is
-// trusted, so that its workspace file's restricted keys were honoured.
-// It is false for a Config loaded without a folder, and for a hand-built
-// Config. Packages that start commands from configuration (MCP servers)
-// must start those a workspace file asked for only when this is true.
+// trusted with its current widening values, so that its workspace
+// layers' widening keys were honoured. It is false for a Config loaded
+// without a folder, and for a hand-built Config. Packages that start
+// commands from configuration (MCP servers) must start those a workspace
+// file asked for only when this is true.
 func (c Config) Trusted() bool { return c.trust.trusted }
 
-// IgnoredKeys returns the keys of the workspace file that were left out
-// because the folder is not trusted, sorted; nil when none were.
-func (c Config) IgnoredKeys() []string { return slices.Clone(c.trust.ignored) }
+// ContentHash is the hash of the folder's widening values (from its
+// workspace file and pushed settings) that loom.trust records; "" when
+// there are none.
+func (c Config) ContentHash() string { return c.trust.hash }
 
-// TrustNotice is the one message to show when keys of an untrusted
-// workspace file were ignored: which ones, and how to trust the folder.
-// It is "" when nothing was ignored.
-func (c Config) TrustNotice() string {
+// IgnoredKeys returns the widening keys of the workspace layers that were
+// left out, sorted; nil when none were.
+func (c Config) IgnoredKeys() []string {
+	var keys []string
+	for _, h := range c.trust.ignored {
+		if !slices.Contains(keys, h.key) {
+			keys = append(keys, h.key)
+		}
+	}
+	return keys
+}
+
+// DefaultTrustHow says how to trust a folder when the front end does not
+// say: the LSP command any client can send.
+const DefaultTrustHow = "run the command loom.trust (workspace/executeCommand)"
+
+// TrustNotice is the one message to show when widening keys of the
+// workspace layers were ignored: which ones, why, and how to trust the
+// folder. how names the front end's own way ("type /trust", "run :LoomTrust");
+// "" means DefaultTrustHow. It is "" when nothing was ignored.
+func (c Config) TrustNotice(how string) string {
 	t := c.trust
-	if len(t.ignored) == 0 {
+	if len(t.ignored) == 0 || t.quiet {
 		return ""
 	}
-	where := DefaultUserFile()
+	if how == "" {
+		how = DefaultTrustHow
+	}
+	var names []string
+	for _, h := range t.ignored {
+		n := h.key
+		if h.src != t.file {
+			n += " (from " + h.src + ")"
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	where := t.file
 	if where == "" {
-		where = "~/.config/loom/loom.toml"
+		where = "the editor's settings for " + t.folder
+	}
+	if t.changed {
+		return fmt.Sprintf("%s changed settings that widen what the agent may do or spend since you trusted %s, so they are ignored until you confirm them: %s. "+
+			"If you made these changes, %s to trust the folder with them.",
+			where, t.folder, strings.Join(names, ", "), how)
+	}
+	user := DefaultUserFile()
+	if user == "" {
+		user = "~/.config/loom/loom.toml"
 	}
 	return fmt.Sprintf("%s is in a folder you have not trusted, so these settings of it were ignored: %s. "+
-		"If you trust %s, run the command loom.trust (\"Loom: Trust this folder\"), trust the workspace in your editor, "+
-		"or add it to your own config %s:\n\n  [trust]\n  folders = [%q]",
-		t.file, strings.Join(t.ignored, ", "), t.folder, where, t.folder)
+		"If you trust %s, %s, or add it to your own config %s:\n\n  [trust]\n  folders = [%q]",
+		where, strings.Join(names, ", "), t.folder, how, user, t.folder)
 }
 
 // FolderTrusted reports whether folder is one of folders or inside one of
@@ -149,34 +173,92 @@ func DefaultTrustFile() string {
 }
 
 // ReadTrustFile returns the folders listed in a trust file: one absolute
-// path per line; blank lines and lines starting with # are skipped. A
-// missing file lists none.
+// path per line, optionally followed by a tab and the hash of the values
+// it was trusted with; blank lines and lines starting with # are skipped.
+// A missing file lists none.
 func ReadTrustFile(path string) ([]string, error) {
+	recs, err := readTrustRecords(path)
+	var folders []string
+	for _, r := range recs {
+		if r.vouches && !slices.Contains(folders, r.folder) {
+			folders = append(folders, r.folder)
+		}
+	}
+	return folders, err
+}
+
+// trustRecord is one line of the trust file: "folder", "folder<TAB>hash"
+// (trusted with these values), or "folder<TAB>hash<TAB>values-only" (the
+// values of a folder trusted elsewhere, by the user's own [trust] folders
+// or the editor, recorded on first sight; it trusts nothing by itself).
+type trustRecord struct {
+	folder  string
+	hash    string // "" in a line written before trust bound to content
+	vouches bool   // the line trusts the folder (loom.trust wrote it)
+}
+
+// valuesOnly marks a trust file line that records values only.
+const valuesOnly = "values-only"
+
+func readTrustRecords(path string) ([]trustRecord, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Error{Source: path, Msg: readErrMsg(err)}
+		return nil, err
 	}
-	var folders []string
+	var recs []trustRecord
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
-			folders = append(folders, line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
 		}
+		fields := strings.Split(line, "\t")
+		r := trustRecord{folder: strings.TrimSpace(fields[0]), vouches: true}
+		if len(fields) > 1 {
+			r.hash = strings.TrimSpace(fields[1])
+		}
+		if len(fields) > 2 && strings.TrimSpace(fields[2]) == valuesOnly {
+			r.vouches = false
+		}
+		recs = append(recs, r)
 	}
-	return folders, nil
+	return recs, nil
 }
 
-// TrustFolder records folder (made absolute, symlinks resolved) as trusted
-// in the trust file at path, creating it. Recording a folder already
-// trusted by the file is a no-op.
-func TrustFolder(path, folder string) error {
+// recordedHash returns the hash the last line for folder (resolved)
+// records, and whether there is one.
+func recordedHash(recs []trustRecord, folder string) (string, bool) {
+	r, ok := lastRecord(recs, folder)
+	return r.hash, ok
+}
+
+// lastRecord returns the last line for folder (resolved).
+func lastRecord(recs []trustRecord, folder string) (trustRecord, bool) {
+	var last trustRecord
+	ok := false
+	for _, r := range recs {
+		if filepath.IsAbs(r.folder) && resolvePath(r.folder) == folder {
+			last, ok = r, true
+		}
+	}
+	return last, ok
+}
+
+// TrustFolder records folder (made absolute, symlinks resolved) as
+// trusted with the widening values whose [Config.ContentHash] is hash, in
+// the trust file at path, creating it. Recording what the file already
+// says last for the folder is a no-op.
+func TrustFolder(path, folder, hash string) error { return appendTrust(path, folder, hash, true) }
+
+// appendTrust appends a line for folder to the trust file at path: one
+// that trusts it (vouches), or one that records its values only.
+func appendTrust(path, folder, hash string, vouches bool) error {
 	if path == "" {
 		return errors.New("trust: no config directory to record the trusted folder in (set HOME or XDG_CONFIG_HOME)")
 	}
@@ -184,11 +266,11 @@ func TrustFolder(path, folder string) error {
 		return fmt.Errorf("trust: %q is not an absolute path", folder)
 	}
 	folder = resolvePath(folder)
-	have, err := ReadTrustFile(path)
+	recs, err := readTrustRecords(path)
 	if err != nil {
 		return err
 	}
-	if FolderTrusted(folder, have) {
+	if last, ok := lastRecord(recs, folder); ok && last.hash == hash && (last.vouches || !vouches) {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -200,9 +282,18 @@ func TrustFolder(path, folder string) error {
 	}
 	header := ""
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		header = "# Folders trusted with loom.trust: their .loom.toml may choose the model server,\n# its credentials, allow commands and change hooks. One absolute path per line.\n"
+		header = "# Folders trusted with loom.trust: their .loom.toml and the editor's settings may choose the model server,\n" +
+			"# its credentials, the cost of a turn, allow commands, start MCP servers and change hooks, with the values\n" +
+			"# whose hash follows the tab (a change needs loom.trust again). One absolute path per line; the last line wins.\n"
 	}
-	_, err = f.WriteString(header + folder + "\n")
+	line := folder
+	if hash != "" {
+		line += "\t" + hash
+	}
+	if !vouches {
+		line += "\t" + valuesOnly
+	}
+	_, err = f.WriteString(header + line + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -212,12 +303,16 @@ func TrustFolder(path, folder string) error {
 	return nil
 }
 
-// editorTrusts reports whether one of the overrides sets trust.workspace
-// to true (the editor vouches for the workspace). The overrides are
-// applied (and checked) later; here a malformed one vouches for nothing.
+// editorTrusts reports whether an override of a client that vouches for
+// trust ([Override.VouchesTrust]) sets trust.workspace to true. Any other
+// layer's trust.workspace counts for nothing. The overrides are applied
+// (and checked) later; here a malformed one vouches for nothing.
 func editorTrusts(overrides []Override) bool {
 	trusted := false
 	for _, o := range overrides {
+		if !o.VouchesTrust {
+			continue
+		}
 		var raw struct {
 			Trust *struct {
 				Workspace *bool `json:"workspace"`
@@ -230,3 +325,73 @@ func editorTrusts(overrides []Override) bool {
 	}
 	return trusted
 }
+
+// decideTrust sets c.trust: whether the folder is trusted, and whether
+// the widening values of its workspace layers (ws, and the pushed
+// overrides) are those the trust file records. A trusted folder seen for
+// the first time (no record yet, or a record from before hashes) records
+// its values, unless a layer is still pending.
+func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer) error {
+	var held []heldKey
+	if ws != nil {
+		held = append(held, ws.widening()...)
+	}
+	pending := false
+	for i, l := range overrides {
+		pending = pending || opts.Overrides[i].Pending
+		if l != nil && l.pushed {
+			held = append(held, l.widening()...)
+		}
+	}
+	recs, err := readTrustRecords(opts.trustFile())
+	listed := slices.Clone(c.Trust.Folders)
+	for _, r := range recs {
+		if r.vouches {
+			listed = append(listed, r.folder)
+		}
+	}
+	t := trustState{folder: resolvePath(opts.Folder)}
+	t.vouched = opts.Trusted || editorTrusts(opts.Overrides) || FolderTrusted(t.folder, listed)
+	// Trust keys of these layers never apply, and are no content to trust.
+	content := slices.DeleteFunc(slices.Clone(held), func(h heldKey) bool { return isTrustKey(h.key) })
+	if len(content) > 0 {
+		t.hash = contentHash(content)
+	}
+	rec, recorded := recordedHash(recs, t.folder)
+	switch {
+	case !t.vouched:
+	case t.hash == "", opts.Trusted, recorded && rec == t.hash:
+		t.trusted = true
+	case recorded && rec != "":
+		// Changed since trusted. While a layer is pending the values are
+		// incomplete: held back without a notice until it arrives.
+		t.changed, t.quiet = true, pending
+	case pending:
+		t.trusted = true // provisional: recorded once every layer is in
+	default:
+		// A failure to record (a read-only config directory) leaves the
+		// folder trusted; the next load tries again.
+		_ = appendTrust(opts.trustFile(), t.folder, t.hash, false)
+		t.trusted = true
+	}
+	if !t.trusted {
+		t.ignored = held
+		slices.SortStableFunc(t.ignored, func(a, b heldKey) int { return strings.Compare(a.key, b.key) })
+		if ws != nil {
+			t.file = ws.src
+		}
+	}
+	c.trust = t
+	return err
+}
+
+// workspaceSkip is what a workspace layer leaves out: its trust keys, and
+// its widening keys unless the folder is trusted with their values.
+func (c *Config) workspaceSkip() func(key string, val any) bool {
+	trusted := c.trust.trusted
+	return func(key string, val any) bool {
+		return isTrustKey(key) || (!trusted && WideningKey(key, val))
+	}
+}
+
+func isTrustKey(key string) bool { return key == "trust" || strings.HasPrefix(key, "trust.") }

@@ -43,7 +43,7 @@ func TestUntrustedWorkspaceKeysIgnored(t *testing.T) {
 		key       string
 		got, want any
 	}{
-		{"model.name (harmless: honoured)", c.Model.Name, "ws-model"},
+		{"model.name (costs: ignored)", c.Model.Name, ""},
 		{"tools.bash_timeout (harmless: honoured)", c.Tools.BashTimeout.String(), "3m"},
 		{"model.base_url", c.Model.BaseURL, d.Model.BaseURL},
 		{"model.api_key_env", c.Model.APIKeyEnv, d.Model.APIKeyEnv},
@@ -62,11 +62,11 @@ func TestUntrustedWorkspaceKeysIgnored(t *testing.T) {
 		}
 	}
 	wantIgnored := []string{"hooks.auto_commit", "model.api_key_env", "model.base_url", "model.headers",
-		"model.provider", "model.script", "tools.bash", "trust.folders", "trust.workspace"}
+		"model.name", "model.provider", "model.script", "tools.bash", "trust.folders", "trust.workspace"}
 	if got := c.IgnoredKeys(); !reflect.DeepEqual(got, wantIgnored) {
 		t.Errorf("IgnoredKeys() = %v\nwant %v", got, wantIgnored)
 	}
-	notice := c.TrustNotice()
+	notice := c.TrustNotice("")
 	for _, want := range append(wantIgnored, ws, "loom.trust", "[trust]", fmt.Sprintf("folders = [%q]", folder),
 		filepath.Join(xdg, "loom", "loom.toml")) {
 		if !strings.Contains(notice, want) {
@@ -83,8 +83,8 @@ func TestUntrustedWorkspaceMayNarrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Tools.Bash != PolicyDeny || c.TrustNotice() != "" {
-		t.Errorf("tools.bash = %q, notice %q: want deny honoured without a notice", c.Tools.Bash, c.TrustNotice())
+	if c.Tools.Bash != PolicyDeny || c.TrustNotice("") != "" {
+		t.Errorf("tools.bash = %q, notice %q: want deny honoured without a notice", c.Tools.Bash, c.TrustNotice(""))
 	}
 }
 
@@ -132,11 +132,11 @@ func TestTrustedWorkspace(t *testing.T) {
 		opts LoadOptions
 	}{
 		{"user config lists a parent, via a symlink", fmt.Sprintf("[trust]\nfolders = [%q]\n", filepath.Join(base, "trusted-link")), LoadOptions{}},
-		{"editor vouches", "", LoadOptions{Overrides: []Override{{Name: "initializationOptions", JSON: []byte(`{"trust":{"workspace":true}}`)}}}},
+		{"editor vouches", "", LoadOptions{Overrides: []Override{{Name: "initializationOptions", JSON: []byte(`{"trust":{"workspace":true}}`), VouchesTrust: true}}}},
 		{"caller vouches", "", LoadOptions{Trusted: true}},
 		{"loom.trust recorded it", "", LoadOptions{TrustFile: trustFile}},
 	}
-	if err := TrustFolder(trustFile, opened); err != nil {
+	if err := TrustFolder(trustFile, opened, ""); err != nil { // a line from before hashes
 		t.Fatal(err)
 	}
 	for _, tc := range cases {
@@ -153,8 +153,8 @@ func TestTrustedWorkspace(t *testing.T) {
 			// Validation fails on the missing script; what matters is
 			// which keys applied.
 			c, _, _ := Load(opts)
-			if !c.Trusted() || c.TrustNotice() != "" {
-				t.Errorf("Trusted() = %v, notice %q: want trusted", c.Trusted(), c.TrustNotice())
+			if !c.Trusted() || c.TrustNotice("") != "" {
+				t.Errorf("Trusted() = %v, notice %q: want trusted", c.Trusted(), c.TrustNotice(""))
 			}
 			if c.Model.BaseURL != "https://evil.example/v1" || c.Tools.Bash != PolicyAllow || c.Hooks.AutoCommit {
 				t.Errorf("a trusted folder's keys were not applied: %+v %+v %+v", c.Model, c.Tools, c.Hooks)
@@ -165,17 +165,19 @@ func TestTrustedWorkspace(t *testing.T) {
 		})
 	}
 
-	t.Run("a later editor layer withdraws trust", func(t *testing.T) {
+	t.Run("only a vouching client's initializationOptions vouch", func(t *testing.T) {
 		isolate(t)
-		c, _, err := Load(LoadOptions{Folder: opened, TrustFile: filepath.Join(t.TempDir(), "none"), Overrides: []Override{
+		for _, o := range []Override{
 			{Name: "initializationOptions", JSON: []byte(`{"trust":{"workspace":true}}`)},
-			{Name: "workspace/didChangeConfiguration", JSON: []byte(`{"trust":{"workspace":false}}`)},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Trusted() || c.Model.BaseURL != DefaultBaseURL {
-			t.Errorf("Trusted() = %v, base_url %q: want untrusted", c.Trusted(), c.Model.BaseURL)
+			{Name: "workspace/configuration", JSON: []byte(`{"trust":{"workspace":true}}`), Pushed: true},
+		} {
+			c, _, err := Load(LoadOptions{Folder: opened, TrustFile: filepath.Join(t.TempDir(), "none"), Overrides: []Override{o}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Trusted() || c.Model.BaseURL != DefaultBaseURL {
+				t.Errorf("%s: Trusted() = %v, base_url %q: want untrusted", o.Name, c.Trusted(), c.Model.BaseURL)
+			}
 		}
 	})
 	t.Run("a sibling is not trusted", func(t *testing.T) {
@@ -195,21 +197,28 @@ func TestTrustFolderRecordsOnce(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "sub", "trusted-folders")
 	folder := t.TempDir()
 	for range 2 {
-		if err := TrustFolder(file, folder); err != nil {
+		if err := TrustFolder(file, folder, "sha256:aa"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := TrustFolder(file, filepath.Join(folder, "inner")); err != nil {
+	if err := TrustFolder(file, folder, "sha256:bb"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadTrustFile(file)
+	recs, err := readTrustRecords(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, []string{folder}) {
-		t.Errorf("trust file lists %v, want [%s]", got, folder)
+	if want := []trustRecord{{folder, "sha256:aa", true}, {folder, "sha256:bb", true}}; !reflect.DeepEqual(recs, want) {
+		t.Errorf("trust file records %v, want %v", recs, want)
 	}
-	if err := TrustFolder(file, "relative"); err == nil {
+	if h, ok := recordedHash(recs, folder); !ok || h != "sha256:bb" {
+		t.Errorf("recordedHash = %q, %v: want the last line's", h, ok)
+	}
+	got, err := ReadTrustFile(file)
+	if err != nil || !reflect.DeepEqual(got, []string{folder}) {
+		t.Errorf("trust file lists %v (%v), want [%s]", got, err, folder)
+	}
+	if err := TrustFolder(file, "relative", ""); err == nil {
 		t.Error("TrustFolder accepted a relative path")
 	}
 	st, err := os.Stat(file)

@@ -82,8 +82,12 @@ func (a Compacted) Describe() string {
 // "compacting the conversation (118k of 128k tokens)".
 func (a CompactionStarted) Message() string {
 	s := "compacting the conversation"
-	if a.Window > 0 {
+	switch {
+	case a.Window >= 10_000:
 		s += fmt.Sprintf(" (%s of %s tokens)", kilo(a.Tokens), kilo(a.Window))
+	case a.Window > 0:
+		// A small window in thousands reads "(2k of 2k tokens)": exact.
+		s += fmt.Sprintf(" (%d of %d tokens)", a.Tokens, a.Window)
 	}
 	if a.Reason != "" {
 		s += ": " + a.Reason

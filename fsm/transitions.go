@@ -335,8 +335,9 @@ func (m *Machine) becomeError(e LlmError) []Action {
 	m.retries++
 	m.lastErr = &e
 	delay := retryDelay(m.cfg, m.retries, m.request, e.RetryAfter)
-	// The message already names the kind and the HTTP status in words:
-	// the kind is the reason only when there is no message.
+	// The message already says what failed and the HTTP status ("rate
+	// limited by the provider (HTTP 429): …"): said once, not after the
+	// kind and status again.
 	reason := e.Message
 	if reason == "" {
 		reason = string(e.Kind)

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -13,32 +14,105 @@ import (
 // Names of the client's configuration layers, as config errors show them.
 const (
 	overrideInitOptions = "initializationOptions"
-	overrideSettings    = "workspace/didChangeConfiguration"
+	overrideSettings    = "workspace/configuration"
+	overridePushed      = "workspace/didChangeConfiguration"
 )
 
-// didChangeConfiguration replaces the settings layer; sessions reload.
-// The settings may be the loom object itself or wrap it as {"loom": …}.
+// loomSection is the section of the client's settings that is loom's.
+const loomSection = "loom"
+
+// didChangeConfiguration: the settings changed. As gopls does, a client
+// that answers workspace/configuration is asked for the loom section and
+// the payload is ignored (it may hold other servers' sections, and pushed
+// trust never counts). For a client that cannot be asked, the payload's
+// "loom" member is the loom section, or the payload itself when it has
+// only loom's own keys; anything else in it is not ours and is ignored.
 func (s *Server) didChangeConfiguration(_ context.Context, raw jsonrpc2.RawMessage) error {
 	var p protocol.DidChangeConfigurationParams
 	if err := decodeParams(protocol.MethodWorkspaceDidChangeConfiguration, raw, &p); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.settings = unwrapLoom(p.Settings)
+	pull := s.caps.configuration
+	if !pull {
+		s.settings = loomSettings(p.Settings)
+	}
 	s.mu.Unlock()
+	if pull {
+		s.pullSettings()
+		return nil
+	}
 	s.applyOverrides()
 	return nil
 }
 
-// applyOverrides hands the client's configuration layers to the host.
+// pullSettings asks the client for the loom section on a goroutine of
+// its own (a handler must not wait for the client), then hands the
+// layers to the host. Only the latest pull applies.
+func (s *Server) pullSettings() {
+	s.mu.Lock()
+	s.settingsGen++
+	gen := s.settingsGen
+	s.mu.Unlock()
+	s.goBackground(func() {
+		ctx, cancel := context.WithTimeout(s.ctx, s.opts.ClientCallTimeout)
+		defer cancel()
+		section := loomSection
+		var res []json.RawMessage
+		err := s.callClient(ctx, protocol.MethodWorkspaceConfiguration,
+			&protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: &section}}}, &res)
+		s.mu.Lock()
+		if gen != s.settingsGen {
+			s.mu.Unlock()
+			return
+		}
+		s.settingsPending = false
+		switch {
+		case err != nil:
+			s.log.Warn("workspace/configuration failed; keeping the previous settings", "err", err)
+		case len(res) > 0:
+			s.settings = nullToNil(res[0])
+		default:
+			s.settings = nil
+		}
+		s.mu.Unlock()
+		if s.ctx.Err() == nil {
+			s.applyOverrides()
+		}
+	})
+}
+
+// applyOverrides hands the client's configuration layers to the host:
+// initializationOptions (the client's own, which vouches for trust only
+// when the client declares experimental.loom.workspaceTrust), then the
+// settings, whose widening keys follow the workspace file's rule.
 func (s *Server) applyOverrides() {
 	s.mu.Lock()
+	name := overrideSettings
+	if !s.caps.configuration {
+		name = overridePushed
+	}
 	overrides := []config.Override{
-		{Name: overrideInitOptions, JSON: unwrapLoom(s.initOpts)},
-		{Name: overrideSettings, JSON: s.settings},
+		{Name: overrideInitOptions, JSON: unwrapLoom(s.initOpts), VouchesTrust: s.caps.workspaceTrust},
+		{Name: name, JSON: s.settings, Pushed: true, Pending: s.settingsPending},
 	}
 	s.mu.Unlock()
 	s.host.SetOverrides(overrides)
+}
+
+// trustHow names this client's own way to trust a folder, for the notice
+// about ignored settings.
+func (s *Server) trustHow() string {
+	s.mu.Lock()
+	caps := s.caps
+	s.mu.Unlock()
+	switch {
+	case caps.workspaceTrust:
+		return `run "Loom: Trust this Folder" from the Command Palette (or trust the workspace when VS Code asks)`
+	case strings.EqualFold(caps.client, "Neovim"):
+		return "run :LoomTrust (the loom.nvim plugin; any client: the command loom.trust)"
+	}
+	return `run the command loom.trust (workspace/executeCommand; in Neovim's plugin :LoomTrust, in VS Code "Loom: Trust this Folder")`
 }
 
 // unwrapLoom returns the value of a {"loom": {…}} wrapper (how editors
@@ -49,9 +123,35 @@ func unwrapLoom(raw []byte) []byte {
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) == nil && len(m) == 1 {
-		if inner, ok := m["loom"]; ok {
+		if inner, ok := m[loomSection]; ok {
 			return inner
 		}
+	}
+	return raw
+}
+
+// loomSettings finds the loom section in a pushed payload: its "loom"
+// member, else the payload when every key is one of loom's sections,
+// else nothing (the payload is other servers' settings).
+func loomSettings(raw []byte) []byte {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return nullToNil(raw) // not an object: config reports it
+	}
+	if inner, ok := m[loomSection]; ok {
+		return nullToNil(inner)
+	}
+	for k := range m {
+		if !config.IsSection(k) {
+			return nil
+		}
+	}
+	return raw
+}
+
+func nullToNil(raw []byte) []byte {
+	if t := strings.TrimSpace(string(raw)); t == "" || t == "null" {
+		return nil
 	}
 	return raw
 }

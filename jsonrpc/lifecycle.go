@@ -28,6 +28,15 @@ type clientCaps struct {
 	versionedEdits bool
 	// workDoneProgress: window.workDoneProgress.
 	workDoneProgress bool
+	// configuration: it answers workspace/configuration, so the loom
+	// section is pulled rather than read from pushed payloads.
+	configuration bool
+	// workspaceTrust: it declared experimental.loom.workspaceTrust, so
+	// trust.workspace in its initializationOptions vouches for the
+	// folders (VS Code's workspace trust).
+	workspaceTrust bool
+	// client is clientInfo.name, to name its own way to trust a folder.
+	client string
 	// review: it declared experimental.loom.review and answers
 	// loom/proposedChanges with loom.review.
 	review bool
@@ -50,6 +59,9 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	if w := c.Window; w != nil && w.WorkDoneProgress != nil {
 		caps.workDoneProgress = *w.WorkDoneProgress
 	}
+	if w := c.Workspace; w != nil && w.Configuration != nil {
+		caps.configuration = *w.Configuration
+	}
 	if w := c.Window; w != nil && w.ShowMessage != nil {
 		caps.showMessageRequest = true
 		if a := w.ShowMessage.MessageActionItem; a != nil && a.AdditionalPropertiesSupport != nil {
@@ -59,15 +71,17 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	if len(c.Experimental) > 0 {
 		var exp struct {
 			Loom *struct {
-				SaveDocuments bool `json:"saveDocuments"`
-				Thoughts      bool `json:"thoughts"`
-				Review        bool `json:"review"`
+				SaveDocuments  bool `json:"saveDocuments"`
+				Thoughts       bool `json:"thoughts"`
+				WorkspaceTrust bool `json:"workspaceTrust"`
+				Review         bool `json:"review"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
 			caps.loom = true
 			caps.saveDocuments = exp.Loom.SaveDocuments
 			caps.thoughts = exp.Loom.Thoughts
+			caps.workspaceTrust = exp.Loom.WorkspaceTrust
 			caps.review = exp.Loom.Review
 		}
 	}
@@ -89,6 +103,10 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 	}
 	s.state = lcInitialized
 	s.caps = parseCaps(p.Capabilities)
+	s.caps.client = p.ClientInfo.Name
+	// The settings are asked for at initialized; until they arrive no
+	// folder's first trust is recorded without them.
+	s.settingsPending = s.caps.configuration
 	if len(p.InitializationOptions) > 0 {
 		s.initOpts = append([]byte(nil), p.InitializationOptions...)
 	}
@@ -128,8 +146,12 @@ func (s *Server) initialized(_ context.Context, _ jsonrpc2.RawMessage) error {
 	s.mu.Lock()
 	folders := s.initFolders
 	s.initFolders = nil
+	pull := s.caps.configuration
 	s.mu.Unlock()
 	s.applyOverrides()
+	if pull {
+		s.pullSettings()
+	}
 	var errs []error
 	for _, u := range folders {
 		if err := s.addFolder(u); err != nil {

@@ -73,9 +73,13 @@ type Server struct {
 	state       lifecycle
 	caps        clientCaps
 	inflight    map[jsonrpc2.ID]context.CancelFunc
-	initOpts    []byte                    // initializationOptions, raw JSON
-	initFolders []uri.URI                 // from initialize, started at initialized
-	settings    []byte                    // the last workspace/didChangeConfiguration settings
+	initOpts    []byte    // initializationOptions, raw JSON
+	initFolders []uri.URI // from initialize, started at initialized
+	settings    []byte    // the loom settings last pulled (or pushed, for a client that cannot be asked)
+	// settingsPending: the settings were asked for and have not arrived.
+	settingsPending bool
+	// settingsGen numbers the pulls, so that only the latest one applies.
+	settingsGen uint64
 	outboxes    map[string]*outbox        // by folder and conversation
 	seqs        map[string]*atomic.Uint64 // displayMessage count, by folder
 	tornDown    bool                      // the teardown has collected the outboxes; no new ones
@@ -151,6 +155,9 @@ func newServer(opts Options) *Server {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	hopts := opts.Host
 	hopts.Editor = &editor{s: s}
+	if hopts.TrustHow == nil {
+		hopts.TrustHow = s.trustHow
+	}
 	if hopts.Logger == nil {
 		hopts.Logger = s.log
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 )
 
@@ -269,6 +270,9 @@ func WriteFileAtomic(e *Edit) error {
 	}
 	if abs != e.Path {
 		return fmt.Errorf("write %s: %w: now resolves to %s", e.RelPath, ErrOutsideRoot, abs)
+	}
+	if err := config.CheckProtected(root, abs); err != nil {
+		return fmt.Errorf("write: %w", err)
 	}
 	cur, err := os.ReadFile(abs)
 	switch {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/loom-lsp/loom-lsp/config"
 )
 
 //go:embed edit_file.md
@@ -73,13 +75,26 @@ func (EditFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 	if err != nil {
 		return readError("edit_file", rel, err)
 	}
+	// A file changed since the model read it (the user typing in it) is
+	// edited where the model saw it, and the edit rebased onto the new
+	// text, unless both changed the same lines.
+	var readBase string
+	var rebase bool
 	if res, ok := checkRead(env, "edit_file", abs, rel, data); !ok {
-		return res, nil
+		base, has := env.Reads.ReadText(abs)
+		if !has || env.Reads.Check(abs, []byte(base)) != nil || isBinary([]byte(base)) {
+			return res, nil
+		}
+		readBase, rebase = base, true
 	}
 	if isBinary(data) {
 		return toolError("edit_file %s: binary or non-UTF-8 file; it cannot be edited as text", rel), nil
 	}
 	oldText := string(data)
+	current := oldText
+	if rebase {
+		oldText = readBase
+	}
 	body, hasBOM := strings.CutPrefix(oldText, bom)
 	if p.OldString == "" {
 		if body != "" {
@@ -99,6 +114,8 @@ func (EditFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 		n = strings.Count(body, oldStr)
 	}
 	switch {
+	case n == 0 && rebase:
+		return toolError("edit_file %s: %v", rel, ErrStale), nil
 	case n == 0:
 		return toolError("edit_file %s: old_string was not found in the file%s", rel, closestHint(body, p.OldString)), nil
 	case n > 1 && !p.ReplaceAll:
@@ -122,11 +139,21 @@ func (EditFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 	if fi, err := os.Stat(abs); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	return editResult("edited", newEdit(env.Root, abs, false, oldText, newText, mode), n), nil
+	verb := "edited"
+	if rebase {
+		merged, err := Rebase(oldText, newText, current)
+		if err != nil {
+			return toolError("edit_file %s: %v, and the user (or another program) changed the lines you are editing: %v", rel, ErrStale, err), nil
+		}
+		oldText, newText = current, merged
+		verb = "edited (rebased onto the file's newer text, changed since you read it)"
+	}
+	return editResult(verb, newEdit(env.Root, abs, false, oldText, newText, mode), n), nil
 }
 
 // resolveForWrite confines a path the tool will change; paths inside a
-// .git directory are refused.
+// .git directory and loom's own configuration (config.IsProtected) are
+// refused.
 func resolveForWrite(env *Env, tool, p string) (abs, rel string, res Result, ok bool) {
 	abs, err := Resolve(env.Root, p)
 	if err != nil {
@@ -137,6 +164,9 @@ func resolveForWrite(env *Env, tool, p string) (abs, rel string, res Result, ok 
 		return "", "", toolError("%s: %q is the workspace root, not a file", tool, p), false
 	}
 	if err := checkGitDir(env.Root, abs); err != nil {
+		return "", "", toolError("%s: %v", tool, err), false
+	}
+	if err := config.CheckProtected(env.Root, abs); err != nil {
 		return "", "", toolError("%s: %v", tool, err), false
 	}
 	return abs, rel, Result{}, true

@@ -199,7 +199,8 @@ func TestEditFileStaleness(t *testing.T) {
 	mustToolError(t, run(t, WriteFile{}, env, map[string]any{"path": "f", "content": "x"}), "read it first")
 	mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": "f"}))
 	mustOK(t, run(t, EditFile{}, env, edit))
-	// Changed behind the model's back: refused until read again.
+	// Changed behind the model's back on the lines it edits: refused
+	// until read again.
 	writeFiles(t, env.Root, map[string]string{"f": "v1 changed\n"})
 	env.Reads.MarkStale(filepath.Join(env.Root, "f"))
 	mustToolError(t, run(t, EditFile{}, env, edit), "changed since you last read it")
@@ -212,6 +213,32 @@ func TestEditFileStaleness(t *testing.T) {
 	// A change without a watcher event is still caught by the hash.
 	writeFiles(t, env.Root, map[string]string{"f": "other\n"})
 	mustToolError(t, run(t, EditFile{}, env, map[string]any{"path": "f", "old_string": "other", "new_string": "v3"}), "changed since")
+}
+
+// An edit of a file changed since the read, on other lines, is rebased
+// onto the new text; on the same lines it is refused.
+func TestEditFileRebasesOntoNewerText(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	base := b.String()
+	env := editEnv(t, map[string]string{"f": base})
+	mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": "f"}))
+	typed := "// the user typed this\n" + base
+	writeFiles(t, env.Root, map[string]string{"f": typed})
+	env.Reads.MarkStale(filepath.Join(env.Root, "f"))
+	res := run(t, EditFile{}, env, map[string]any{"path": "f", "old_string": "line 20\n", "new_string": "line 20 fixed\n"})
+	mustOK(t, res)
+	if want := strings.Replace(typed, "line 20\n", "line 20 fixed\n", 1); res.Edit.NewText != want || res.Edit.OldText != typed {
+		t.Fatalf("rebased edit: old %q new %q", res.Edit.OldText, res.Edit.NewText)
+	}
+	if !strings.Contains(res.Edit.Diff, "+line 20 fixed") || strings.Contains(res.Edit.Diff, "+// the user typed") {
+		t.Errorf("the diff shows more than the agent's change: %s", res.Edit.Diff)
+	}
+	// The same lines: refused.
+	writeFiles(t, env.Root, map[string]string{"f": strings.Replace(base, "line 20\n", "line 20 user\n", 1)})
+	mustToolError(t, run(t, EditFile{}, env, map[string]any{"path": "f", "old_string": "line 20\n", "new_string": "line 20 fixed\n"}), "changed the lines you are editing")
 }
 
 func TestWriteFile(t *testing.T) {

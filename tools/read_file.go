@@ -133,6 +133,8 @@ func readError(tool, rel string, err error) (Result, error) {
 		return toolError("%s %s: is a directory; use list_files", tool, rel), nil
 	case errors.Is(err, fs.ErrPermission):
 		return toolError("%s %s: permission denied", tool, rel), nil
+	case errors.Is(err, ErrNotRegular):
+		return toolError("%s %s: %v", tool, rel, ErrNotRegular), nil
 	}
 	return Result{}, fmt.Errorf("%s %s: %w", tool, rel, err)
 }

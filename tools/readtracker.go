@@ -31,6 +31,10 @@ type ReadTracker struct {
 type readEntry struct {
 	hash  [sha256.Size]byte
 	stale bool
+	// text is the content read, kept (up to maxRebaseText) so that an
+	// edit of a file changed since can be rebased onto its new text.
+	text    string
+	hasText bool
 }
 
 // NewReadTracker returns an empty tracker.
@@ -44,7 +48,20 @@ func (t *ReadTracker) Record(path string, content []byte) {
 	if t.entries == nil {
 		t.entries = map[string]readEntry{}
 	}
-	t.entries[path] = readEntry{hash: sha256.Sum256(content)}
+	e := readEntry{hash: sha256.Sum256(content)}
+	if len(content) <= maxRebaseText {
+		e.text, e.hasText = string(content), true
+	}
+	t.entries[path] = e
+}
+
+// ReadText returns the content of path as the model last read it (or as
+// the agent last wrote it), when it was small enough to keep.
+func (t *ReadTracker) ReadText(path string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[path]
+	return e.text, ok && e.hasText
 }
 
 // MarkStale notes that path changed outside the agent (the file watcher

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -73,7 +72,7 @@ type FileSource interface {
 type DiskFiles struct{}
 
 // ReadFile reads absPath from disk.
-func (DiskFiles) ReadFile(absPath string) ([]byte, error) { return os.ReadFile(absPath) }
+func (DiskFiles) ReadFile(absPath string) ([]byte, error) { return ReadRegular(absPath) }
 
 // Defaults used when the matching Env field is zero.
 const (

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -183,15 +182,14 @@ func (s *Session) sendRequest(a fsm.SendLlmRequest) {
 	})
 }
 
-// retryInSuffix is a provider's own "; retry in 2s" at the end of an error.
-var retryInSuffix = regexp.MustCompile(`[;:,]?\s*retry in [0-9.]+\s*(ms|s|m)?\.?$`)
-
 // RetryWords says a scheduled retry in words: "retrying in 4s (rate
 // limited)". Front ends show a NoteRetry with it, so the words are the
 // same everywhere and said once.
 func RetryWords(delay time.Duration, reason string) string {
-	// The delay is said once, first: not again at the end of the reason.
-	reason = strings.TrimSpace(retryInSuffix.ReplaceAllString(reason, ""))
+	// The server's own "; retry in 2s" would say the delay twice.
+	if i := strings.LastIndex(reason, "; retry in "); i >= 0 {
+		reason = reason[:i]
+	}
 	if reason == "" {
 		return "retrying in " + formatDelay(delay)
 	}

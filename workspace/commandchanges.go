@@ -435,6 +435,12 @@ func (s *Session) DiscardCommandChanges(ctx context.Context, paths []string) (st
 		}
 	}
 	var backups, done []string
+	var abs []string
+	for _, c := range changes {
+		abs = append(abs, c.Path)
+	}
+	// The watcher's echo of this rewrite is no news for the user.
+	s.own.expect(relPaths(s.folder, abs))
 	for _, c := range changes {
 		backup, err := repo.Restore(ctx, c.Rel)
 		if err != nil {

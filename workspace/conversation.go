@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
@@ -35,6 +36,8 @@ type Session = Conversation
 // MCP servers, configuration) its conversations share, and its settings,
 // the configuration it runs with.
 type Conversation struct {
+	// own are files loom rewrites itself (undo): no news for the user.
+	own ownChanges
 	*Folder
 	settings
 
@@ -130,6 +133,8 @@ type Status struct {
 	// TrustNotice names the settings of an untrusted folder's .loom.toml
 	// that were ignored, and how to trust it; "" when none were.
 	TrustNotice string `json:"trustNotice,omitempty"`
+	// Bash is the policy of the bash tool in force (tools.bash).
+	Bash config.Policy `json:"bash"`
 	// MCPServers lists the configured MCP servers with their state and
 	// tool counts.
 	MCPServers []mcp.ServerStatus `json:"mcpServers"`
@@ -250,7 +255,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
-			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice,
+			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash,
 			Tokens: s.m.Tokens(),
 		}
 		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()

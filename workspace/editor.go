@@ -186,6 +186,10 @@ type Notification struct {
 	TotalUsage *fsm.Usage
 	// ErrorKind classifies a NoteError that came from the model.
 	ErrorKind fsm.ErrorKind
+	// Trust marks the NoteError whose Text is the notice about a folder's
+	// ignored settings (config.Config.TrustNotice), for a front end that
+	// shows it in the conversation.
+	Trust bool
 	// Compaction is set on NoteCompacted.
 	Compaction *CompactionNote
 	// Changes is set on NoteCommandChanges.

@@ -99,6 +99,9 @@ type settings struct {
 	env tools.Env
 	// instr is what was read of the project's AGENTS.md files.
 	instr instructions
+	// toolsNote is the notice about MCP tools left out (name collisions,
+	// past MaxTools) last shown, "" when none.
+	toolsNote string
 	// trustNotice is the untrusted-folder notice, "" when none.
 	trustNotice string
 	// serverWindow is what the model's server said of its context window

@@ -35,12 +35,16 @@ func (f *Folder) loadConfig(reload bool) {
 	// value is masked from now on.
 	secret.Take(cfg.Model.APIKeyEnv)
 	f.host.redactor.Add(f.host.opts.Getenv(cfg.Model.APIKeyEnv))
-	if notice := cfg.TrustNotice(); notice != st.trustNotice {
+	how := ""
+	if f.host.opts.TrustHow != nil {
+		how = f.host.opts.TrustHow()
+	}
+	if notice := cfg.TrustNotice(how); notice != st.trustNotice {
 		// Once per change, not on every reload.
 		st.trustNotice = notice
 		if notice != "" {
 			f.log.Warn("untrusted workspace settings ignored", "keys", cfg.IgnoredKeys())
-			f.notify(Notification{Kind: NoteError, Text: notice})
+			f.notify(Notification{Kind: NoteError, Text: notice, Trust: true})
 		}
 	}
 	st.provider, st.modelErr = f.host.opts.Provider(cfg, f.host.opts.Getenv)

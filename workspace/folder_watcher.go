@@ -69,7 +69,9 @@ func (s *Conversation) filesChanged(paths []string) {
 	rel := relPaths(s.folder, stale)
 	s.post(func() {
 		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
-			s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(rel, ", ")})
+			if news := s.own.news(rel); len(news) > 0 {
+				s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(news, ", ")})
+			}
 		}
 	})
 }

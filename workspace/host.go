@@ -35,6 +35,10 @@ type HostOptions struct {
 	// TrustFile is where TrustFolder records trusted folders. Default:
 	// config.DefaultTrustFile(), which config.Load reads.
 	TrustFile string
+	// TrustHow says, in the front end's own words, how the user trusts a
+	// folder ("type /trust"); it ends the notice about ignored settings.
+	// Called when a configuration loads. Default: config.DefaultTrustHow.
+	TrustHow func() string
 	// NewConversation makes every session start a new conversation, the
 	// folder's journal set aside as a reset does, instead of resuming it
 	// (`loom-lsp exec` without --resume).
@@ -104,15 +108,19 @@ func (h *Host) SetOverrides(overrides []config.Override) {
 }
 
 // TrustFolder trusts the workspace folder that contains path (see
-// config.Trust): it is recorded in the trust file, so that the trust
-// persists, and every session reloads its configuration. It returns the
-// folder trusted.
+// config.Trust) with its current widening values: it is recorded in the
+// trust file, so that the trust persists, and every session reloads its
+// configuration. It returns the folder trusted.
 func (h *Host) TrustFolder(path string) (string, error) {
 	s, err := h.Session(path)
 	if err != nil {
 		return "", err
 	}
-	if err := config.TrustFolder(h.opts.TrustFile, s.folder); err != nil {
+	// Trust binds to the widening values the folder has now (its
+	// .loom.toml and the editor's settings); a later change needs the
+	// user again.
+	cfg, _ := h.loadConfig(s.folder)
+	if err := config.TrustFolder(h.opts.TrustFile, s.folder, cfg.ContentHash()); err != nil {
 		return "", err
 	}
 	h.mu.Lock()

@@ -97,11 +97,17 @@ func (s *Folder) syncMCP() {
 }
 
 // rebuildTools makes the registry the built-in tools plus the ready MCP
-// servers' tools. It reports whether that changed the registry.
+// servers' tools. It reports whether that changed the registry. Tools
+// whose model name another took, and those past MaxTools, are left out
+// with one notice per change (offeredTools).
 func (s *Folder) rebuildTools() bool {
-	all := tools.DefaultRegistry().All()
-	for _, t := range s.mcp.Tools() {
-		all = append(all, t)
+	all, notes := offeredTools(tools.DefaultRegistry().All(), s.mcp.Tools(), MaxTools)
+	if note := strings.Join(notes, "\n"); note != s.next.toolsNote {
+		s.next.toolsNote = note // once per change
+		if note != "" {
+			s.log.Warn("MCP tools left out", "why", note)
+			s.notify(Notification{Kind: NoteError, Text: note})
+		}
 	}
 	reg := tools.NewRegistry(all...)
 	if s.next.schemas != nil && sameTools(s.next.registry, reg) {

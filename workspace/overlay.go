@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/loom-lsp/loom-lsp/internal/lsppos"
+	"github.com/loom-lsp/loom-lsp/tools"
 )
 
 // Overlay holds the documents open in the editor, as the user sees them,
@@ -176,12 +177,13 @@ func (o *Overlay) Document(path string) (text string, version int32, ok bool) {
 }
 
 // ReadFile implements tools.FileSource: the editor's text of an open
-// document, else the file on disk.
+// document, else the file on disk (never a FIFO or a device, which could
+// block the watcher or a tool: tools.ReadRegular).
 func (o *Overlay) ReadFile(path string) ([]byte, error) {
 	if text, _, ok := o.Document(path); ok {
 		return []byte(text), nil
 	}
-	return os.ReadFile(path)
+	return tools.ReadRegular(path)
 }
 
 // waitChanged blocks until the document at path is closed, or its version

@@ -3,26 +3,35 @@ package workspace
 import (
 	"testing"
 	"time"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
 )
 
-// TestRetryWordsSayEachThingOnce: the delay is said once (not again from
-// the provider's own "; retry in 2s"), and the reason as the provider
-// error said it.
+// The retry notice says the reason and the delay once each: the issue's
+// "retrying in 2s (rate_limited, HTTP 429: rate limited by the provider
+// (HTTP 429): … retry in 2s)" is one clean sentence.
 func TestRetryWordsSayEachThingOnce(t *testing.T) {
-	for _, c := range []struct {
-		delay  time.Duration
-		reason string
-		want   string
-	}{
-		{2 * time.Second, "rate limited by the provider (HTTP 429): Rate limit reached for gpt-4o; retry in 2s",
-			"retrying in 2s (rate limited by the provider (HTTP 429): Rate limit reached for gpt-4o)"},
-		{1500 * time.Millisecond, "rate limited by the provider (HTTP 429); retry in 1.5s", "retrying in 1.5s (rate limited by the provider (HTTP 429))"},
-		{time.Second, "the provider failed (HTTP 503)", "retrying in 1s (the provider failed (HTTP 503))"},
-		{time.Second, "", "retrying in 1s"},
-		{time.Second, "retry in 1s", "retrying in 1s"},
-	} {
-		if got := RetryWords(c.delay, c.reason); got != c.want {
-			t.Errorf("RetryWords(%v, %q) = %q, want %q", c.delay, c.reason, got, c.want)
+	m := fsm.New(fsm.Config{MaxRetries: 3, RetryBase: time.Second, RetryMax: time.Minute})
+	if _, err := m.Step(fsm.UserInput{Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	acts, err := m.Step(fsm.LlmError{Request: 1, Kind: fsm.ErrorRateLimited, Retryable: true, StatusCode: 429, RetryAfter: 2 * time.Second,
+		Message: "rate limited by the provider (HTTP 429): Rate limit reached for requests; retry in 2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var retry *fsm.ScheduleRetry
+	for _, a := range acts {
+		if r, ok := a.(fsm.ScheduleRetry); ok {
+			retry = &r
 		}
+	}
+	if retry == nil {
+		t.Fatalf("no retry scheduled: %v", acts)
+	}
+	got := RetryWords(retry.Delay, retry.Reason)
+	want := "retrying in 2s (rate limited by the provider (HTTP 429): Rate limit reached for requests)"
+	if got != want {
+		t.Errorf("RetryWords = %q\nwant        %q", got, want)
 	}
 }

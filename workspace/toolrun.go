@@ -21,6 +21,10 @@ import (
 // applied one of our edits.
 const editSettleTimeout = 2 * time.Second
 
+// maxEditAttempts bounds how often an edit the editor refused (the user
+// typed meanwhile) is rebased and sent again.
+const maxEditAttempts = 3
+
 // toolOutcome is what one call produced, delivered to the owner goroutine.
 type toolOutcome struct {
 	result  string
@@ -322,10 +326,25 @@ func (s *Session) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bo
 // there (a versioned edit, refused if the user typed meanwhile), else
 // atomically on disk.
 func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
+	// The tools refuse these already; whatever else computes an edit
+	// (a review applying a proposal later) meets the same wall.
+	if err := config.CheckProtected(s.folder, e.Path); err != nil {
+		return err
+	}
 	overlay := s.host.overlay
-	if text, version, open := overlay.Document(e.Path); open {
+	for attempt := 1; ; attempt++ {
+		text, version, open := overlay.Document(e.Path)
+		if !open {
+			break
+		}
 		if text != e.OldText {
-			return fmt.Errorf("%s changed in the editor while the edit was computed; read it again", e.RelPath)
+			// The user typed since the edit was computed: rebase it onto
+			// their text, unless both changed the same lines.
+			merged, err := tools.Rebase(e.OldText, e.NewText, text)
+			if err != nil {
+				return fmt.Errorf("%s changed in the editor while the edit was computed, on the lines it changes (%v); read it again", e.RelPath, err)
+			}
+			*e = *tools.NewEdit(s.folder, e.Path, e.Created, text, merged, e.Mode)
 		}
 		err := s.host.opts.Editor.ApplyEdit(ctx, DocumentEdit{Path: e.Path, Version: version, Edits: e.TextEdits, NewText: e.NewText})
 		switch {
@@ -337,11 +356,19 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 			cancel()
 			s.reads.Record(e.Path, []byte(e.NewText))
 			return nil
+		case errors.Is(err, ErrEditRejected) && attempt < maxEditAttempts:
+			// The user typed while the edit was on its way: wait for
+			// their didChange, then rebase onto it.
+			settle, cancel := context.WithTimeout(ctx, editSettleTimeout)
+			overlay.waitChanged(e.Path, version, settle.Done())
+			cancel()
+			continue
 		case errors.Is(err, ErrEditRejected):
-			return fmt.Errorf("the editor refused the edit to %s (%v): the document changed meanwhile; read it again", e.RelPath, err)
+			return fmt.Errorf("the editor refused the edit to %s (%v): the document kept changing; read it again", e.RelPath, err)
 		case !errors.Is(err, ErrUnsupported):
 			return fmt.Errorf("apply the edit to %s: %w", e.RelPath, err)
 		}
+		break
 	}
 	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
 		// Recorded first: the client may write the disk before it answers,

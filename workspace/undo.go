@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
@@ -64,6 +65,7 @@ func (s *Session) Undo(ctx context.Context, sha string) (string, error) {
 			return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 		}
 	}
+	s.own.expect(relPaths(s.folder, absPaths(repo.Top, target.Files)))
 	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{})
 	if err != nil {
 		return "", err
@@ -140,4 +142,13 @@ func (g *gitState) turnEnded() {
 		w <- g.lock.TryLock()
 	}
 	g.idle = nil
+}
+
+// absPaths joins each of rels (slash-separated, relative to top) to top.
+func absPaths(top string, rels []string) []string {
+	out := make([]string, len(rels))
+	for i, r := range rels {
+		out[i] = filepath.Join(top, filepath.FromSlash(r))
+	}
+	return out
 }

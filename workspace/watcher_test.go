@@ -229,17 +229,19 @@ func waitReady(t *testing.T, s *Session) {
 }
 
 func TestSessionConfigReloadKeepsTheOldConfigWhenBroken(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
 	dir := t.TempDir()
+	trustIn(t, xdg, dir)
 	cfgFile := filepath.Join(dir, ".loom.toml")
-	os.WriteFile(cfgFile, []byte("[agent]\nmax_iterations = 7\n"), 0o644)
+	os.WriteFile(cfgFile, []byte("[agent]\nelide_after_turns = 7\n"), 0o644)
 	ed := newRecordingEditor()
 	h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir(),
 		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil }})
 	defer h.Close()
 	s, _ := h.AddFolder(dir)
 	waitReady(t, s)
-	os.WriteFile(cfgFile, []byte("[agent\nmax_iterations = 8\n"), 0o644)
+	os.WriteFile(cfgFile, []byte("[agent\nelide_after_turns = 8\n"), 0o644)
 	ed.waitFor(t, "the broken config to be reported", func(n Notification) bool {
 		return n.Kind == NoteError && strings.Contains(n.Text, "keeping the previous configuration")
 	})
@@ -247,14 +249,14 @@ func TestSessionConfigReloadKeepsTheOldConfigWhenBroken(t *testing.T) {
 		t.Fatalf("Ask with the previous configuration: %v", err)
 	}
 	ed.turnEnded(t, 1)
-	os.WriteFile(cfgFile, []byte("[agent]\nmax_iterations = 9\n"), 0o644)
+	os.WriteFile(cfgFile, []byte("[agent]\nelide_after_turns = 9\n"), 0o644)
 	ed.waitFor(t, "the reload", func(n Notification) bool {
 		return n.Kind == NoteInfo && n.Text == "configuration reloaded"
 	})
 	ed.mu.Lock()
 	defer ed.mu.Unlock()
 	if i := slices.IndexFunc(ed.notes, func(n Notification) bool {
-		return n.Kind == NoteError && strings.Contains(n.Text, "max_iterations")
+		return n.Kind == NoteError && strings.Contains(n.Text, "elide_after_turns")
 	}); i >= 0 {
 		t.Fatalf("a valid config was reported: %q", ed.notes[i].Text)
 	}

@@ -43,7 +43,7 @@ func runACP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.configFile, "config", "", "config file to use instead of ~/.config/loom/loom.toml")
 	fs.StringVar(&f.script, "script", "", "use the scripted model in this TOML file (offline; see llm/testdata/README.md)")
 	logFile := fs.String("log", "", "write logs to `file` instead of stderr")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logLevel := fs.String("log-level", "", "log level: debug, info, warn or error (default: warn on stderr, which ACP clients show as errors; info with --log)")
 	stateDir := fs.String("state-dir", "", "keep conversation journals in `dir` (default $XDG_STATE_HOME/loom)")
 	rest, code, done := c.parse(args, stdout, stderr)
 	if done {
@@ -51,6 +51,12 @@ func runACP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(rest) > 0 {
 		return c.usageError(stderr, "unexpected arguments %q (acp takes flags only)", rest)
+	}
+	if *logLevel == "" {
+		*logLevel = "warn"
+		if *logFile != "" {
+			*logLevel = "info"
+		}
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

@@ -123,3 +123,19 @@ func TestTwoProcessesOnOneFolder(t *testing.T) {
 		t.Fatalf("--list table:\n%s", table.stdout)
 	}
 }
+
+// loom-lsp acp logs only warnings and errors on stderr by default (ACP
+// clients such as acp.el show every stderr line as an error); --log-level
+// info brings the chatter back.
+func TestACPStderrIsQuietByDefault(t *testing.T) {
+	dir, env := testRepo(t), isolatedEnv(t)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"
+	quiet := runLoomEnv(t, env, dir, init, "acp")
+	if quiet.code != 0 || strings.Contains(quiet.stderr, "level=INFO") {
+		t.Fatalf("default: exit %d, stderr:\n%s", quiet.code, quiet.stderr)
+	}
+	chatty := runLoomEnv(t, env, dir, init, "acp", "--log-level", "info")
+	if chatty.code != 0 || !strings.Contains(chatty.stderr, "level=INFO") {
+		t.Fatalf("--log-level info: exit %d, stderr:\n%s", chatty.code, chatty.stderr)
+	}
+}

@@ -42,6 +42,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	}
 	hostOpts := opts.Host
 	hostOpts.Editor = a
+	if hostOpts.TrustHow == nil {
+		hostOpts.TrustHow = func() string { return TrustHow }
+	}
 	if hostOpts.Logger == nil {
 		hostOpts.Logger = opts.Logger
 	}
@@ -96,6 +99,9 @@ type agent struct {
 	// mcpLayer is the configuration layer of the client's MCP servers
 	// last applied, "" for none.
 	mcpLayer string
+	// announced holds the ids of the sessions told their slash commands
+	// and trust notice (see trust.go).
+	announced sync.Map
 }
 
 // session is one ACP session: a conversation of a workspace folder.

@@ -70,6 +70,11 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 			a.out.mark(func() { a.waitFor(k).err = &note })
 			return
 		}
+		if n.Trust {
+			// The user must read it, and answer it with /trust.
+			a.out.update(s.id, acpsdk.UpdateAgentMessageText("⚠ "+n.Text+"\n\n"))
+			return
+		}
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
 	case workspace.NoteRetry:
 		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
@@ -96,6 +101,8 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		} else {
 			a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
 		}
+	case workspace.NoteCompacted:
+		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
 	case workspace.NoteTurnEnded:
 		k := turnKey{s.id, n.Turn}
 		outcome, usage := n.Outcome, n.Usage

@@ -63,7 +63,7 @@ func TestListAndLoadAfterRestart(t *testing.T) {
 		"  tool_call r1 read \"Read a.txt\" pending\n" +
 		"  tool_call_update r1 completed\n" +
 		"  agent \"It holds alpha.\"\n" +
-		"  commands /checkpoints /rewind /redo\n"
+		"  commands /checkpoints /rewind /redo /trust\n"
 	if got != want {
 		t.Errorf("replay before the response:\n%s\nwant:\n%s", got, want)
 	}

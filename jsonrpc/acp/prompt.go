@@ -30,6 +30,9 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	if resp, handled := a.slashTrust(ctx, s, text); handled {
+		return resp, nil
+	}
 	if answer, ok := a.slashCommand(context.WithoutCancel(ctx), s, text); ok {
 		a.out.update(s.id, acpsdk.UpdateAgentMessageText(answer))
 		if err := a.out.flush(ctx); err != nil {
@@ -37,6 +40,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
 	}
+	a.announceOnce(ctx, s)
 	// The first prompt after session/new must offer the MCP servers'
 	// tools: wait for those still starting (mcp.startup_timeout).
 	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {

@@ -31,6 +31,7 @@ var slashCommands = []acpsdk.AvailableCommand{
 	{Name: "rewind", Description: "go back to before a turn: /rewind N [files|conversation|both] (default both)",
 		Input: &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: "turn [files|conversation|both]"}}},
 	{Name: "redo", Description: "undo the last rewind (until your next prompt)"},
+	trustAvailable, // trust.go
 }
 
 // advertiseCommands sends the session's slash commands.

@@ -96,7 +96,7 @@ func TestSlashCommandsRewind(t *testing.T) {
 	h.initialize(true, true)
 	id := h.newSession(dir)
 	h.client.await(t, "available commands", func(ns []acpsdk.SessionNotification) bool {
-		return strings.Contains(describe(ns), "commands /checkpoints /rewind /redo")
+		return strings.Contains(describe(ns), "commands /checkpoints /rewind /redo /trust")
 	})
 	h.mustPrompt(id, "please tidy notes.txt", acpsdk.StopReasonEndTurn)
 	h.mustPrompt(id, "/checkpoints", acpsdk.StopReasonEndTurn)

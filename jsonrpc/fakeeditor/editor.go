@@ -44,6 +44,15 @@ type Config struct {
 	Folders []string
 	// InitializationOptions is marshalled as initializationOptions.
 	InitializationOptions any
+	// WorkspaceTrust also declares experimental.loom.workspaceTrust, as
+	// the VS Code extension does: its initializationOptions' trust counts.
+	WorkspaceTrust bool
+	// Settings, when not nil, declares workspace.configuration and
+	// answers workspace/configuration with each item's section of it
+	// (null when missing); SetSettings replaces them.
+	Settings map[string]any
+	// ClientName is clientInfo.name; "" means "fakeeditor".
+	ClientName string
 }
 
 // Message is a message the server sent: a notification or a request.
@@ -129,6 +138,14 @@ func (e *Editor) record(method string, params []byte) {
 	e.mu.Unlock()
 }
 
+// SetSettings replaces what workspace/configuration answers (see
+// Config.Settings); the caller then notifies didChangeConfiguration.
+func (e *Editor) SetSettings(settings map[string]any) {
+	e.mu.Lock()
+	e.cfg.Settings = settings
+	e.mu.Unlock()
+}
+
 func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	method := req.Method()
 	e.record(method, req.Params())
@@ -171,6 +188,24 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			return nil, nil
 		}
 		return &p.Actions[0], nil
+	case protocol.MethodWorkspaceConfiguration:
+		var p protocol.ConfigurationParams
+		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		e.mu.Lock()
+		settings := e.cfg.Settings
+		e.mu.Unlock()
+		if settings == nil {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
+		out := make([]any, len(p.Items))
+		for i, it := range p.Items {
+			if it.Section != nil {
+				out[i] = settings[*it.Section]
+			}
+		}
+		return out, nil
 	case "loom/saveDocuments":
 		if !e.cfg.Loom {
 			return nil, jsonrpc2.ErrMethodNotFound
@@ -217,16 +252,26 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		caps.Window = nil
 	}
 	if e.cfg.Loom {
-		caps.Experimental = []byte(`{"loom":{"saveDocuments":true}}`)
+		loom := map[string]bool{"saveDocuments": true}
 		if e.cfg.Thoughts {
-			caps.Experimental = []byte(`{"loom":{"saveDocuments":true,"thoughts":true}}`)
+			loom["thoughts"] = true
+		}
+		if e.cfg.WorkspaceTrust {
+			loom["workspaceTrust"] = true
 		}
 		if e.cfg.Review {
-			caps.Experimental = []byte(`{"loom":{"saveDocuments":true,"review":true}}`)
+			loom["review"] = true
 		}
+		caps.Experimental, _ = json.Marshal(map[string]any{"loom": loom})
+	}
+	if e.cfg.Settings != nil {
+		caps.Workspace.Configuration = &yes
 	}
 	params := protocol.InitializeParams{Capabilities: caps}
 	params.ClientInfo = protocol.ClientInfo{Name: "fakeeditor"}
+	if e.cfg.ClientName != "" {
+		params.ClientInfo.Name = e.cfg.ClientName
+	}
 	var folders []protocol.WorkspaceFolder
 	for _, f := range e.cfg.Folders {
 		folders = append(folders, protocol.WorkspaceFolder{URI: uri.File(f), Name: f})

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loom-lsp/loom-lsp/tools/reap"
 )
 
 const (
@@ -67,6 +69,7 @@ func (s *server) stop() { s.cancel() }
 // running is what a stdio server's process left to clean up.
 type running struct {
 	pid        int           // process group to kill; 0 for HTTP
+	marker     string        // reap marker of the process and all it starts; "" for HTTP
 	stderrDone chan struct{} // closed when stderr reached EOF
 	stderrR    *os.File
 }
@@ -169,6 +172,11 @@ func (s *server) connect() (*sdk.ClientSession, running, error) {
 	cmd.Dir = s.spec.Dir
 	cmd.Env = append([]string{}, s.spec.Env...) // never nil: nil would inherit ours
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Marked as a bash command is: what it starts outside its process
+	// group (setsid -f, a double fork) is killed when it stops, and by the
+	// watchdog when the daemon dies, even of SIGKILL (see tools/reap).
+	proc.marker = reap.NewMarker()
+	cmd.Env = append(cmd.Env, reap.Env(proc.marker))
 	if err := s.spec.Sandbox.Wrap(cmd); err != nil {
 		return nil, proc, err
 	}
@@ -216,6 +224,9 @@ func (s *server) finish(cs *sdk.ClientSession, proc running) {
 		<-closed
 	}
 	killGroup(proc.pid)
+	if proc.marker != "" {
+		reap.KillMarked(proc.marker, false)
+	}
 	if proc.stderrR != nil {
 		select {
 		case <-proc.stderrDone:

@@ -68,7 +68,17 @@ func runHelper(path string, argv []string) error {
 			return err
 		}
 	}
-	if err := restrict(pl); err != nil {
+	// The grants list directories' entries (around hidden paths), and an
+	// entry of a busy directory such as /tmp may vanish, or change from
+	// file to directory, between the listing and the rule: build the
+	// rules again. Nothing is restricted until all of them were added.
+	var err error
+	for range 3 {
+		if err = restrict(pl); err == nil {
+			break
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	if pl.Mounts {
@@ -231,7 +241,7 @@ func fsRules(pl plan, abi int) []landlock.Rule {
 	for _, g := range split("/", pl.Hide) {
 		switch {
 		case !g.whole:
-			rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir, g.path))
+			rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir, g.path).IgnoreIfMissing())
 		case isDir(g.path):
 			rules = append(rules, landlock.RODirs(g.path).IgnoreIfMissing())
 		default:
@@ -255,7 +265,7 @@ func fsRules(pl plan, abi int) []landlock.Rule {
 				}
 				rules = append(rules, r)
 			} else if exists(g.path) {
-				rules = append(rules, landlock.RWFiles(g.path))
+				rules = append(rules, landlock.RWFiles(g.path).IgnoreIfMissing())
 			}
 		}
 	}

@@ -250,3 +250,40 @@ func testCannotReachOtherProcesses(t *testing.T, userns bool) {
 		t.Errorf("could not signal its own child: exit %d, %q", code, out)
 	}
 }
+
+// TestSandboxSurvivesChurn: a directory granted entry by entry (it holds
+// a hidden path) whose entries come and go, as /tmp's do, never makes a
+// command fail to start.
+func TestSandboxSurvivesChurn(t *testing.T) {
+	w := newWorld(t)
+	churn := filepath.Join(w.tmp, "churn")
+	os.MkdirAll(filepath.Join(churn, "hidden"), 0o755)
+	s := New(Policy{Root: w.ws, Hide: []string{filepath.Join(churn, "hidden")}})
+	requireLandlock(t, s)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p := filepath.Join(churn, fmt.Sprintf("f%d", i%50))
+			if i%2 == 0 {
+				os.WriteFile(p, nil, 0o644)
+			} else {
+				os.Remove(p)
+				os.Mkdir(p, 0o755)
+				os.Remove(p)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := 0; i < 60; i++ {
+		if out, code := sh(t, s, w.ws, "true"); code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, code, out)
+		}
+	}
+}

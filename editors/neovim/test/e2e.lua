@@ -199,6 +199,73 @@ local function e2e()
     return t:find('# Loom transcript', 1, true) ~= nil and t:find('Goals: greet the world.', 1, true) ~= nil
   end)
 
+  -- :LoomNew starts a conversation beside the first; :LoomConversations
+  -- lists both (vim.ui.select), opens the first again and renames it.
+  local conv = require('loom.conversations')
+  local first_id = conv.current
+  check(first_id ~= nil, 'the chat knows its conversation after :LoomAsk')
+  vim.cmd('LoomNew')
+  wait(10000, ':LoomNew switches the chat to a new conversation', function()
+    return conv.current ~= nil and conv.current ~= first_id
+  end)
+  local second_id = conv.current
+  vim.cmd('LoomAsk second thread question')
+  wait(30000, 'the new conversation answers in the chat', function()
+    return chat_text():find('Second thread answer.', 1, true) ~= nil
+  end)
+  wait(10000, 'the new conversation is waiting', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput'
+  end)
+  check(vim.api.nvim_buf_get_name(require('loom.chat').buf()):find('second thread question', 1, true) ~= nil,
+    'the chat buffer is named after its conversation', vim.api.nvim_buf_get_name(require('loom.chat').buf()))
+  local shown, select_calls = nil, 0
+  local real_select, real_input = vim.ui.select, vim.ui.input
+  local function pick(action)
+    vim.ui.select = function(items, opts, on_choice)
+      select_calls = select_calls + 1
+      if opts.prompt == 'Loom conversations' then
+        shown = vim.tbl_map(function(it) return opts.format_item(it) end, items)
+        for _, it in ipairs(items) do
+          if it.id == first_id then
+            return on_choice(it)
+          end
+        end
+        return on_choice(nil)
+      end
+      on_choice(action)
+    end
+  end
+  pick('open')
+  vim.cmd('LoomConversations')
+  wait(10000, ':LoomConversations opens the first conversation', function()
+    return conv.current == first_id
+  end)
+  check(shown and #shown == 2, ':LoomConversations lists both conversations', vim.inspect(shown))
+  check(shown and table.concat(shown, '\n'):find('second thread question', 1, true) ~= nil and (table.concat(shown, '\n'):find('just now', 1, true) ~= nil or table.concat(shown, '\n'):find('ago', 1, true) ~= nil),
+    'each line has its title and relative time', vim.inspect(shown))
+  wait(10000, 'the opened conversation is redrawn in the chat', function()
+    local t = chat_text()
+    return t:find('# Loom transcript', 1, true) ~= nil and t:find('Second thread answer.', 1, true) == nil
+  end)
+  pick('rename')
+  vim.ui.input = function(_, on_confirm)
+    on_confirm('Renamed thread')
+  end
+  vim.cmd('LoomConversations')
+  local renamed = false
+  wait(10000, ':LoomConversations renames a conversation', function()
+    loom.execute('loom.conversations', {}, function(_, list)
+      for _, it in ipairs(list or {}) do
+        if it.id == first_id and it.title == 'Renamed thread' then
+          renamed = true
+        end
+      end
+    end)
+    return renamed
+  end)
+  vim.ui.select, vim.ui.input = real_select, real_input
+  check(second_id ~= first_id, 'two conversation ids')
+
   -- Health check runs without errors.
   vim.cmd('checkhealth loom')
   local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')

@@ -61,6 +61,11 @@ text = ["The selection ", "greets the world."]
 match.last_user_contains = "about to be compacted"
 text = ["Goals: greet the world."]
 
+# :LoomNew's conversation.
+[[step]]
+match.last_user_contains = "second thread"
+text = ["Second ", "thread ", "answer."]
+
 # A long, slow answer, cancelled by the test.
 [[step]]
 match.last_user_contains = "tell a long story"
@@ -118,6 +123,26 @@ done
 echo "ok   loom-lsp gone $((($(date +%s%N) - start) / 1000000)) ms after nvim exited"
 
 # Review and rewind: a second project under tools.edits = "review".
+# The first hour (README): an untrusted project whose .loom.toml sets the
+# model; the user trusts it with :LoomTrust.
+fproj=$tmp/first
+mkdir -p "$fproj"
+git -C "$fproj" init -q -b main
+printf 'hi\n' >"$fproj/notes.txt"
+cat >"$fproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+TOML
+cat >"$fproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "say hello"
+text = ["Hello from ", "the project model."]
+TOML
+(cd "$fproj" && LOOM_TEST_BIN=$bin timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/first_hour_e2e.lua" notes.txt)
+
 rproj=$tmp/review
 mkdir -p "$rproj"
 git -C "$rproj" init -q -b main

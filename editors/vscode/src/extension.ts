@@ -4,8 +4,8 @@
 // auto-commit.
 import * as vscode from 'vscode';
 import {
-  ExecuteCommandRequest, LanguageClient, LanguageClientOptions, LogMessageNotification, MessageActionItem, MessageType,
-  ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
+  ConfigurationParams, ExecuteCommandRequest, HandlerResult, LanguageClient, LanguageClientOptions, LogMessageNotification,
+  MessageActionItem, MessageType, ResponseError, ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
 } from 'vscode-languageclient/node';
 import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
@@ -23,6 +23,7 @@ import { ReviewController } from './review';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
+import { answerConfiguration, trustFolderCommand } from './trust';
 
 let client: LanguageClient | undefined;
 /** The chat, whose conversations are written down at deactivation. */
@@ -52,7 +53,29 @@ function settings(): LoomSettings {
  * could later clear but the workspace's trust, which this layer repeats.
  */
 function serverSettings(): object {
-  return toServerConfig(settings(), vscode.workspace.isTrusted);
+  return toServerConfig(settings());
+}
+
+/** Answers workspace/configuration: loom-lsp's section from our settings. */
+async function pullConfiguration(params: ConfigurationParams, token: vscode.CancellationToken,
+  next: (p: ConfigurationParams, t: vscode.CancellationToken) => HandlerResult<unknown[], void>): Promise<unknown[] | ResponseError<void>> {
+  const theirs = await next(params, token);
+  if (theirs instanceof ResponseError) {
+    return theirs;
+  }
+  return answerConfiguration(params.items, theirs, serverSettings);
+}
+
+/** Runs loom.trust on a folder; says so when asked to. */
+async function trustFolder(lc: LanguageClient, uri: string, say: boolean): Promise<void> {
+  try {
+    const res = await lc.sendRequest(ExecuteCommandRequest.type, { command: 'loom.trust', arguments: [{ uri }] }) as { folder?: string } | null;
+    if (say) {
+      void vscode.window.showInformationMessage(`Loom: trusted ${res?.folder ?? uri} with its current settings.`);
+    }
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Loom: could not trust the folder: ${errorText(e)}`);
+  }
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -197,6 +220,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // The workspace's trust from the first moment: the server reads the
     // folder's .loom.toml before the first didChangeConfiguration.
     initializationOptions: trustLayer(vscode.workspace.isTrusted),
+    // loom-lsp pulls its section (and takes no trust from it).
+    middleware: { workspace: { configuration: (params, token, next) => pullConfiguration(params, token, next) } },
     outputChannelName: 'Loom',
   };
   c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
@@ -216,7 +241,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void chat.redraw(p.folder);
     void review.rewound(p, (prompt) => chat.ask({ prompt }));
   });
-  c.onNotification(Methods.notice, (p: NoticeParams) => chat.notice('info', p.text, undefined, p.folder));
+  c.onNotification(Methods.notice, (p: NoticeParams) => {
+    chat.notice('info', p.text, undefined, p.folder);
+    // loom-lsp pulls the settings and reloads after answering: its
+    // "configuration reloaded" comes once the new model is in.
+    void chat.refreshStatus();
+  });
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments
@@ -243,11 +273,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   }));
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
+    // Trusting the workspace in VS Code's prompt trusts its folders in
+    // loom-lsp, with their settings as they are now.
     if (lc.isRunning()) {
-      void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
+      void Promise.all((vscode.workspace.workspaceFolders ?? []).map((f) => trustFolder(lc, f.uri.toString(), false)))
         .then(() => chat.settingsChanged());
     }
   }));
+  reg(trustFolderCommand, async () => {
+    const ed = vscode.window.activeTextEditor;
+    const folder = (ed && vscode.workspace.getWorkspaceFolder(ed.document.uri)) ?? vscode.workspace.workspaceFolders?.[0];
+    if (!folder || !lc.isRunning()) {
+      return;
+    }
+    await trustFolder(lc, folder.uri.toString(), true);
+    await chat.refreshStatus();
+  });
   context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(() => chat.panel.refresh()));
 
   try {

@@ -1,12 +1,13 @@
 // LoomFeature: the client-side half of experimental.loom. Type-only imports,
 // so it loads under plain node for the tests.
 import type { ClientCapabilities, FeatureState, ServerCapabilities, StaticFeature } from 'vscode-languageclient/node';
-import { Commands, experimentalCapability } from './protocol';
+import { experimentalCapability } from './protocol';
 
 /**
  * LoomFeature declares experimental.loom = {saveDocuments: true, thoughts:
- * true}, which makes loom-lsp send loom/* notifications (the model's
- * thinking included) and loom/saveDocuments, and
+ * true, workspaceTrust: true}, which makes loom-lsp send loom/* notifications
+ * (the model's thinking included) and loom/saveDocuments, and take VS
+ * Code's workspace trust from initializationOptions, and
  * takes the server's loom.* commands out of vscode-languageclient's
  * automatic command registration: the extension registers those command
  * IDs itself (they need a prompt, the selection and the folder), and two
@@ -19,8 +20,11 @@ export class LoomFeature implements StaticFeature {
   preInitialize(caps: ServerCapabilities): void {
     const p = caps.executeCommandProvider;
     if (p?.commands) {
-      const ours = new Set<string>(Object.values(Commands));
-      p.commands = p.commands.filter((c) => !ours.has(c));
+      // Every loom.* command, not only those of Commands: the extension
+      // calls the server's commands itself (sendRequest), and one it also
+      // registers (loom.redo, a later loom.newConversation …) would make
+      // the client fail to start with "command … already exists".
+      p.commands = p.commands.filter((c) => !c.startsWith('loom.'));
     }
   }
   initialize(): void { /* nothing to do */ }

@@ -299,7 +299,15 @@ function bashTurn(id, command) {
 test("permission allow", async () => {
   bashTurn("bash-allow", "echo yes > allowed.txt");
   agent.client.onPermission = (p) => {
-    assert.deepEqual(p.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+    // Allow once first; the folder's approval rules (this exact command)
+    // and the session-wide choices after it.
+    const ids = p.options.map((o) => o.optionId);
+    assert.equal(ids[0], "allow_once");
+    for (const id of ["allow_rule_exact", "allow_always", "reject_once", "reject_always"]) {
+      assert.ok(ids.includes(id), `option ${id} offered: ${ids}`);
+    }
+    assert.match(p.options.find((o) => o.optionId === "allow_rule_exact").name, /`echo yes ?> ?allowed\.txt`/);
+    assert.ok(p.options.every((o) => ["allow_once", "allow_always", "reject_once", "reject_always"].includes(o.kind)), "every option has an ACP kind");
     assert.equal(p.toolCall.toolCallId, "bash-allow");
     return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } };
   };
@@ -359,6 +367,72 @@ test("cancel while a permission request is pending: the tool does not run", asyn
   assert.ok(last.at <= answeredAt, "the final tool_call_update came after the response");
 });
 
+// The four same-cwd checks (several threads on one project, as Zed,
+// JetBrains, acpx and agent-shell open them): a second session/new while
+// the first streams, the earlier session usable after the later one, a
+// session/load while another streams, and both usable after.
+const sameCwdModel = (body) => {
+  const last = lastUserText(body);
+  if (/stream slowly/.test(last)) return { text: Array.from({ length: 30 }, (_, i) => `slow${i} `), paceMs: 40 };
+  return { text: [`answer to ${last}`] };
+};
+
+test("same cwd: session/new during a prompt starts another session and leaves the prompt running", async () => {
+  model.respond = sameCwdModel;
+  const from = agent.client.updates.length;
+  const running = agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "stream slowly please" }] });
+  await agent.client.waitFor("the first session streaming", () => agent.client.text(from).includes("slow0"));
+  const other = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  assert.notEqual(other.sessionId, sessionId);
+  const third = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  assert.notEqual(third.sessionId, other.sessionId, "two session/new with no prompt between gave the same id");
+  const r = await running;
+  assert.equal(r.stopReason, "end_turn");
+  const own = agent.client.updates
+    .slice(from)
+    .filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.update.content.text)
+    .join("");
+  assert.ok(own.includes("slow29"), `the first session's answer was cut: ${own}`);
+  globalThis.sameCwdOther = other.sessionId;
+});
+
+test("same cwd: the earlier session is usable after a later one, and both at once", async () => {
+  const other = globalThis.sameCwdOther;
+  const [a, b] = await Promise.all([
+    agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "earlier session" }] }),
+    agent.conn.prompt({ sessionId: other, prompt: [{ type: "text", text: "later session" }] }),
+  ]);
+  assert.equal(a.stopReason, "end_turn");
+  assert.equal(b.stopReason, "end_turn");
+  const textOf = (id) =>
+    agent.client.updates
+      .filter((u) => u.sessionId === id && u.update.sessionUpdate === "agent_message_chunk")
+      .map((u) => u.update.content.text)
+      .join("");
+  assert.ok(textOf(sessionId).includes("answer to earlier session") && !textOf(sessionId).includes("answer to later session"));
+  assert.ok(textOf(other).includes("answer to later session") && !textOf(other).includes("answer to earlier session"));
+});
+
+test("same cwd: session/load during a prompt leaves the prompt running; both usable after", async () => {
+  const other = globalThis.sameCwdOther;
+  const list = await agent.conn.listSessions({ cwd: work });
+  assert.ok(list.sessions.some((x) => x.sessionId === other && x.title === "later session"), JSON.stringify(list.sessions));
+  const from = agent.client.updates.length;
+  const running = agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "stream slowly again" }] });
+  await agent.client.waitFor("streaming", () => agent.client.text(from).includes("slow0"));
+  await agent.conn.loadSession({ sessionId: other, cwd: work, mcpServers: [] });
+  await agent.conn.resumeSession({ sessionId: other, cwd: work });
+  const r = await running;
+  assert.equal(r.stopReason, "end_turn");
+  const [a, b] = await Promise.all([
+    agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "first after load" }] }),
+    agent.conn.prompt({ sessionId: other, prompt: [{ type: "text", text: "loaded after load" }] }),
+  ]);
+  assert.equal(a.stopReason, "end_turn");
+  assert.equal(b.stopReason, "end_turn");
+});
+
 test("malformed line and unknown method: the agent goes on, stdout is only JSON-RPC", async () => {
   agent.child.stdin.write("this is not json\n");
   agent.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: "raw-1", method: "no/such/method", params: {} }) + "\n");
@@ -405,6 +479,53 @@ test("session/list and session/load in a fresh process replay the history before
   const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "still there?" }] });
   assert.equal(r.stopReason, "end_turn");
   assert.ok(model.lastMessages().some((m) => m.role === "user" && m.content === firstPrompt), "the model did not get the history");
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});
+
+test("review: request_permission carries the diff before any write; /checkpoints and /rewind take the change back", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\nedits = "review"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  await agent.client.waitFor("the slash commands", () =>
+    agent.client.updates.find((u) => u.update.sessionUpdate === "available_commands_update" && u.update.availableCommands.some((c) => c.name === "rewind")));
+  const before = fs.readFileSync(notes, "utf8");
+  const head = git("rev-parse", "HEAD").trim();
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool" && /applied/.test(last.content)) return { text: ["Done."] };
+    if (last.role === "tool") return { toolCalls: [{ id: "rev-edit", name: "edit_file", arguments: JSON.stringify({ path: "notes.txt", old_string: "one", new_string: "ONE" }) }] };
+    return { toolCalls: [{ id: "rev-read", name: "read_file", arguments: JSON.stringify({ path: "notes.txt" }) }] };
+  };
+  let writesAtPermission = -1;
+  agent.client.onPermission = (p) => {
+    writesAtPermission = agent.client.writes.length;
+    return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } };
+  };
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "uppercase one" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const p = agent.client.permissions.at(-1);
+  assert.equal(p.toolCall.toolCallId, "rev-edit");
+  const diff = p.toolCall.content.find((c) => c.type === "diff");
+  assert.equal(diff.path, notes);
+  assert.equal(diff.oldText, before);
+  assert.equal(diff.newText, before.replace("one", "ONE"));
+  assert.equal(writesAtPermission, 0, "written before the permission was answered");
+  assert.equal(fs.readFileSync(notes, "utf8"), before.replace("one", "ONE"));
+  assert.notEqual(git("rev-parse", "HEAD").trim(), head, "the accepted change is committed");
+  agent.client.onPermission = null;
+
+  const from = agent.client.updates.length;
+  await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "/checkpoints" }] });
+  const turn = agent.client.text(from).match(/turn (\d+): uppercase one/)?.[1];
+  assert.ok(turn, agent.client.text(from));
+  const from2 = agent.client.updates.length;
+  const rw = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: `/rewind ${turn} files` }] });
+  assert.equal(rw.stopReason, "end_turn");
+  assert.match(agent.client.text(from2), /Rewound \(files\) to before turn \d+\. Restored: notes\.txt\./);
+  assert.equal(fs.readFileSync(notes, "utf8"), before);
+  assert.equal(git("log", "-1", "--format=%s").trim(), `loom: rewind to turn ${turn}`);
   const ended = await agent.closeStdin();
   assert.equal(ended.code, 0);
 });

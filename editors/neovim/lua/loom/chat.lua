@@ -48,6 +48,16 @@ function M.buf()
   return buf
 end
 
+--- Names the chat buffer after the conversation it shows.
+---@param title string|nil
+function M.set_title(title)
+  local name = NAME
+  if title and title ~= '' then
+    name = NAME .. ' [' .. title:gsub('[%c]', ' ') .. ']'
+  end
+  pcall(vim.api.nvim_buf_set_name, M.buf(), name)
+end
+
 --- The fold level of a chat line: 1 for the model's thinking, so that
 --- it is shown collapsed under its "> thinking" line.
 ---@param lnum integer
@@ -266,8 +276,28 @@ function M.thought(p)
   end)
 end
 
+-- summaries keep each call's arguments: later updates of a call carry
+-- no summary, and the line must keep showing what runs.
+local summaries = {}
+
+-- args_text shows a call's arguments: a bash command as `$ command`.
+local function args_text(name, summary)
+  if summary == nil or summary == '' then
+    return ''
+  end
+  local ok, args = pcall(vim.json.decode, summary)
+  if ok and type(args) == 'table' and name == 'bash' and type(args.command) == 'string' then
+    return '$ ' .. args.command:gsub('\n', ' ⏎ ')
+  end
+  return summary
+end
+
 local function tool_line(p)
-  local line = string.format('  [%s] %s %s', p.status or '?', p.name or '?', p.summary or '')
+  local key = (p.folder or '') .. '#' .. tostring(p.id)
+  if p.summary and p.summary ~= '' then
+    summaries[key] = p.summary
+  end
+  local line = string.format('  [%s] %s %s', p.status or '?', p.name or '?', args_text(p.name, summaries[key]))
   if p.progress and p.progress ~= '' and p.status ~= 'running' then
     local first = vim.split(p.progress, '\n', { plain = true })[1]
     if #first > 120 then

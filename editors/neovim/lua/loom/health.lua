@@ -60,10 +60,31 @@ function M.check()
   end
   for _, c in ipairs(clients) do
     ok(string.format('client %d running for %s', c.id, c.config.root_dir or '?'))
+    local args = c.config.root_dir and { uri = vim.uri_from_fname(c.config.root_dir) } or vim.empty_dict()
+    local res = c.request_sync('workspace/executeCommand', { command = 'loom.status', arguments = { args } }, 3000)
+    local st = res and res.result
+    if res and res.err then
+      warn('loom.status failed: ' .. (res.err.message or vim.inspect(res.err)))
+    end
+    if type(st) == 'table' then
+      if st.trusted then
+        ok('the folder ' .. (st.folder or '?') .. ' is trusted: its .loom.toml may choose the model server and allow commands')
+      elseif st.trustNotice and st.trustNotice ~= '' then
+        local keys = st.trustNotice:match('these settings of it were ignored: (.-)%. If you trust') or '?'
+        warn('the folder ' .. (st.folder or '?') .. ' is not trusted; these keys of its .loom.toml are ignored: ' .. keys,
+          { 'If you trust this folder, run :LoomTrust (it is remembered)' })
+      else
+        info('the folder ' .. (st.folder or '?') .. ' is not trusted (no .loom.toml key was ignored); :LoomTrust trusts it')
+      end
+      if st.configError and st.configError ~= '' then
+        warn('configuration: ' .. st.configError)
+      end
+    end
   end
   info('The model is set in .loom.toml or ~/.config/loom/loom.toml, e.g.\n'
     .. '[model]\nprovider = "openai"\nbase_url = "http://localhost:11434/v1"\nname = "qwen2.5-coder"\n'
-    .. "or per editor: setup({ init_options = { model = { name = '...' } } })")
+    .. "or per editor: setup({ init_options = { model = { name = '...' } } })\n"
+    .. "A project's .loom.toml may choose the model server and allow commands only once you trust the folder (:LoomTrust).")
 end
 
 return M

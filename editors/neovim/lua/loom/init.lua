@@ -124,30 +124,53 @@ local function on_state(folder, state)
   vim.cmd('redrawstatus')
 end
 
+--- The server names every client's way to trust a folder; Neovim's own
+--- is :LoomTrust.
+---@param text string
+---@return string
+function M.own_trust_words(text)
+  if type(text) ~= 'string' then
+    return text
+  end
+  local server = 'run the command loom.trust ("Loom: Trust this folder"), trust the workspace in your editor,'
+  local s, e = text:find(server, 1, true)
+  if s then
+    text = text:sub(1, s - 1) .. 'run :LoomTrust' .. text:sub(e + 1)
+  end
+  return text
+end
+
 --- The handlers of the server's loom/* messages.
 M.handlers = {
+  ['window/showMessage'] = function(err, p, ctx, config)
+    if p and p.message then
+      p.message = M.own_trust_words(p.message)
+    end
+    return vim.lsp.handlers['window/showMessage'](err, p, ctx, config)
+  end,
   ['loom/displayMessage'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.delta(p)
     end
   end,
   ['loom/toolCall'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.tool(p)
     end
   end,
   ['loom/turnEnded'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.turn_ended(p)
     end
   end,
   ['loom/notice'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
+      p.text = M.own_trust_words(p.text)
       chat.notice(p)
     end
   end,
   ['loom/commit'] = function(_, p)
-    if p then
+    if p and require('loom.conversations').shown(p) then
       chat.commit(p)
     end
   end,
@@ -226,9 +249,13 @@ function M.execute(command, args, on_result)
   if args.uri == nil then
     args.uri = current_uri(client)
   end
+  args = require('loom.conversations').with(command, args)
   call(client, 'request', 'workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
     if err then
-      vim.notify('loom: ' .. command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      local msg = err.message or vim.inspect(err)
+      -- "nothing to commit", "nothing to compact": news, not a failure.
+      local level = msg:find('nothing to ', 1, true) and vim.log.levels.INFO or vim.log.levels.ERROR
+      vim.notify('loom: ' .. command .. ': ' .. msg, level)
     end
     if on_result then
       on_result(err, result)
@@ -276,7 +303,16 @@ function M.ask(prompt, opts)
     chat.open(M.config.chat.split)
     vim.api.nvim_set_current_win(win)
   end
-  M.execute('loom.ask', args)
+  M.execute('loom.ask', args, function(err, res)
+    local conv = require('loom.conversations')
+    if not err and res and res.conversation then
+      local fresh = conv.current ~= res.conversation or not conv.title or conv.title == ''
+      if fresh then
+        -- The first prompt of a conversation is its title.
+        conv.use(res.conversation, prompt:match('[^\n]*'))
+      end
+    end
+  end)
 end
 
 function M.cancel()
@@ -397,6 +433,8 @@ local function commands()
   def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
   def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })
   def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })
+  def('LoomNew', require('loom.conversations').new, { desc = 'Start a new Loom conversation (the others go on)' })
+  def('LoomConversations', require('loom.conversations').pick, { desc = 'List Loom conversations: open, rename, delete' })
   require('loom.review').commands()
 end
 

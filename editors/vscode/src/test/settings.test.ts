@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { toServerConfig, trustLayer } from '../settings';
+import { answerConfiguration } from '../trust';
 import { LoomFeature } from '../feature';
 import { isBusy, stateWords } from '../status';
 
@@ -25,13 +26,13 @@ test('the workspace trust goes with the settings, as the agreed trust.workspace 
 test('LoomFeature declares experimental.loom and keeps other experimental keys', () => {
   const caps: { experimental?: unknown } = { experimental: { other: 1 } };
   new LoomFeature().fillClientCapabilities(caps as never);
-  assert.deepEqual(caps.experimental, { other: 1, loom: { saveDocuments: true, thoughts: true, review: true } });
+  assert.deepEqual(caps.experimental, { other: 1, loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true } });
 });
 
 test('LoomFeature takes the loom.* commands out of automatic registration', () => {
-  const caps = { executeCommandProvider: { commands: ['loom.ask', 'loom.cancel', 'loom.reset', 'loom.status', 'loom.history', 'loom.undo', 'loom.other'] } };
+  const caps = { executeCommandProvider: { commands: ['loom.ask', 'loom.cancel', 'loom.reset', 'loom.status', 'loom.history', 'loom.undo', 'loom.redo', 'loom.newConversation', 'other.command'] } };
   new LoomFeature().preInitialize(caps as never);
-  assert.deepEqual(caps.executeCommandProvider.commands, ['loom.other']);
+  assert.deepEqual(caps.executeCommandProvider.commands, ['other.command']);
 });
 
 test('states in plain words', () => {
@@ -43,4 +44,10 @@ test('states in plain words', () => {
   assert.equal(stateWords('SomeNewState'), 'some new state');
   assert.equal(isBusy('ExecutingTools'), true);
   assert.equal(isBusy('WaitingForUserInput'), false);
+});
+
+test('workspace/configuration: the loom section is loom-lsp\'s keys without trust, other sections VS Code\'s', () => {
+  const loom = () => toServerConfig({ tools: { bash: 'deny' } });
+  assert.deepEqual(answerConfiguration([{ section: 'gopls' }, { section: 'loom' }, {}], [{ staticcheck: true }, { path: 'x' }, null], loom),
+    [{ staticcheck: true }, { tools: { bash: 'deny' } }, null]);
 });

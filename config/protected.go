@@ -1,0 +1,114 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Protected configuration.
+//
+// The files that configure loom, or the editor that starts it and pushes
+// settings to it, are the user's to change, never the agent's: an agent
+// that could write them could widen its own permissions (allow commands,
+// start an MCP server, send requests to a server of its choice). The tools
+// refuse them as they refuse .git, in every folder of the workspace (a
+// nested folder may be opened as a workspace of its own, Zed reads nested
+// .zed/settings.json, Emacs reads .dir-locals.el from every parent), and
+// the user's own configuration directory wherever the workspace is.
+
+// ErrProtected is wrapped by [CheckProtected]: the path is loom's
+// configuration, which only the user changes.
+var ErrProtected = errors.New("is loom's configuration: ask the user to change it")
+
+// ProtectedNames are the protected files, as slash paths matched against
+// the end of a path in any folder, letter case ignored (case-insensitive
+// file systems): loom's workspace files, the editors' workspace settings
+// that carry loom's settings, and Emacs's directory-local variables
+// (eglot reads eglot-workspace-configuration from them).
+var ProtectedNames = []string{
+	".loom.toml",
+	"loom.toml",
+	".vscode/settings.json",
+	".zed/settings.json",
+	".dir-locals.el",
+	".dir-locals-2.el",
+}
+
+// UserConfigDir is the directory of the user's own configuration: the
+// user file and the trust file ($XDG_CONFIG_HOME/loom, else
+// ~/.config/loom). "" when neither can be determined.
+func UserConfigDir() string {
+	if f := DefaultUserFile(); f != "" {
+		return filepath.Dir(f)
+	}
+	return ""
+}
+
+// IsProtected reports whether path (absolute) is loom's configuration: a
+// file whose path ends with one of [ProtectedNames], or the user's
+// configuration directory or anything inside it. Symlinks of path are
+// not resolved here: callers pass a resolved path, so that a link to a
+// protected file is caught under the link's target name.
+func IsProtected(path string) bool {
+	path = filepath.Clean(path)
+	for _, name := range ProtectedNames {
+		if endsWith(path, name) {
+			return true
+		}
+	}
+	if dir := UserConfigDir(); dir != "" {
+		for _, d := range []string{filepath.Clean(dir), resolvePath(dir)} {
+			if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CheckProtected returns an error wrapping [ErrProtected] when
+// IsProtected(path), naming path relative to root when it lies inside.
+func CheckProtected(root, path string) error {
+	if !IsProtected(path) {
+		return nil
+	}
+	name := path
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		name = filepath.ToSlash(rel)
+	}
+	return fmt.Errorf("%s %w", name, ErrProtected)
+}
+
+// ProtectedPaths returns the absolute paths of the protected files at the
+// top of folder (existing or not) and the user's configuration directory,
+// for a sandbox that keeps commands from writing them. Nested folders'
+// files are protected too: test a path with [IsProtected].
+func ProtectedPaths(folder string) []string {
+	var out []string
+	for _, name := range ProtectedNames {
+		out = append(out, filepath.Join(folder, filepath.FromSlash(name)))
+	}
+	if dir := UserConfigDir(); dir != "" {
+		out = append(out, dir)
+	}
+	return out
+}
+
+// endsWith reports whether the clean path's last elements are those of
+// the slash path name, letter case ignored.
+func endsWith(path, name string) bool {
+	want := strings.Split(name, "/")
+	have := strings.Split(filepath.ToSlash(path), "/")
+	if len(have) < len(want) {
+		return false
+	}
+	have = have[len(have)-len(want):]
+	for i := range want {
+		if !strings.EqualFold(have[i], want[i]) {
+			return false
+		}
+	}
+	return true
+}

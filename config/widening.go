@@ -1,0 +1,100 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Widening keys.
+//
+// A widening key gives the agent more than the defaults and the user's
+// own file gave it: where model requests go and with which credentials,
+// which commands run without asking, which servers start, what runs after
+// a tool, and what a turn may cost. A key that only narrows (tools.bash =
+// "ask" or "deny") applies from any source at once.
+
+// WideningKey reports whether a workspace layer (the folder's .loom.toml,
+// or settings an editor pushes, which a repository's .vscode/settings.json
+// or .dir-locals.el may fill) setting key (a dotted path) to val widens
+// what the agent may do or spend, so that it applies only in a trusted
+// folder and only with the values the user trusted (see [Trust]).
+func WideningKey(key string, val any) bool {
+	switch key {
+	// Where requests go, with which credentials and headers.
+	case "model.base_url", "model.api_key_env", "model.provider", "model.script":
+		return true
+	// What a turn may cost.
+	case "model.name", "model.max_tokens", "model.context_window",
+		"agent.max_iterations", "agent.max_retries", "agent.system_prompt",
+		"tools.max_output_bytes", "tools.bash_max_timeout":
+		return true
+	// Commands run without asking.
+	case "tools.bash":
+		s, _ := val.(string)
+		return s == string(PolicyAllow)
+	// Edits land without review.
+	case "tools.edits":
+		s, _ := val.(string)
+		return s == "auto"
+	}
+	// The sandbox: turned off, more places to write, the network on.
+	if SandboxKeyWidens(key, val) {
+		return true
+	}
+	for _, table := range []string{"model.headers", "hooks", "mcp", "trust"} {
+		if key == table || strings.HasPrefix(key, table+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// WideningKeys names the widening keys (or tables), for documentation and
+// messages.
+func WideningKeys() []string {
+	return []string{"model.base_url", "model.api_key_env", "model.headers.*", "model.provider", "model.script",
+		"model.name", "model.max_tokens", "model.context_window", "agent.max_iterations", "agent.max_retries",
+		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
+		`tools.bash = "allow"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
+		`tools.network (other than "off")`, "tools.sandbox_hide", "hooks.*", "mcp.*"}
+}
+
+// RestrictedKeys is WideningKeys, under its former name.
+func RestrictedKeys() []string { return WideningKeys() }
+
+// heldKey is a widening key a workspace layer set, with its value, held
+// back until the folder's trust and content are known.
+type heldKey struct {
+	key string
+	val any
+	src string // the layer's name: a file path or an override name
+}
+
+// contentHash is the hash of the widening values of a folder's workspace
+// layers that a trust record binds to: "sha256:" and hex. The layers'
+// names are left out, so that the same values moved between the file
+// and the settings stay trusted.
+func contentHash(held []heldKey) string {
+	lines := make([]string, 0, len(held))
+	for _, h := range held {
+		v, err := json.Marshal(h.val)
+		if err != nil {
+			v = []byte("?")
+		}
+		lines = append(lines, h.key+"="+string(v))
+	}
+	slices.Sort(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// IsSection reports whether name is a top-level section of loom.toml
+// ("model", "tools", …), to tell loom's settings from other servers'.
+func IsSection(name string) bool {
+	_, ok := fieldByTag(reflect.ValueOf(Config{}), name)
+	return ok
+}

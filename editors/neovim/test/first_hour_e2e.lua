@@ -1,0 +1,89 @@
+-- Run by run.sh: the first hour exactly as a new user follows the README.
+-- The project's .loom.toml sets the model, the folder is not trusted yet:
+-- the notice names :LoomTrust, :checkhealth loom says the folder is not
+-- trusted and which keys are ignored, :LoomTrust trusts it, and :LoomAsk
+-- then works. Exits 0 when every check passes, 1 otherwise.
+local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
+
+local failures = 0
+local function check(cond, what, detail)
+  if cond then
+    io.stdout:write('ok   first hour: ' .. what .. '\n')
+  else
+    failures = failures + 1
+    io.stdout:write('FAIL first hour: ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
+  end
+end
+local function wait(ms, what, cond)
+  local ok = vim.wait(ms, cond, 20)
+  check(ok, what)
+  return ok
+end
+
+-- Every message the user is shown, in order.
+local shown = {}
+local notify = vim.notify
+vim.notify = function(msg, level, opts)
+  table.insert(shown, tostring(msg))
+  return notify(msg, level, opts)
+end
+local function shown_text()
+  return table.concat(shown, '\n')
+end
+
+-- Unit checks of the chat lines: a call keeps its arguments (the bash
+-- command) after updates that carry none.
+local chat = require('loom.chat')
+chat.tool({ folder = '/u', turn = 1, id = 'b1', name = 'bash', summary = '{"command":"go test ./..."}', status = 'pending' })
+chat.tool({ folder = '/u', turn = 1, id = 'b1', name = 'bash', summary = '', status = 'succeeded', progress = 'exit 0' })
+local lines = table.concat(chat.lines(), '\n')
+check(lines:find('[succeeded] bash $ go test ./...', 1, true) ~= nil, 'a finished bash call still shows its command', lines)
+
+local function e2e()
+  local loom = require('loom')
+  loom.setup({ cmd = { bin }, chat = { split = 'split', open_on_ask = true } })
+  local file_buf = vim.api.nvim_get_current_buf()
+  local function client()
+    return (vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = 'loom', bufnr = file_buf })[1]
+  end
+  if not wait(10000, 'the client starts', function()
+    local c = client()
+    return c ~= nil and c.initialized == true
+  end) then
+    return
+  end
+  wait(10000, 'the notice about the untrusted .loom.toml is shown', function()
+    return shown_text():find('not trusted', 1, true) ~= nil
+  end)
+  local text = shown_text()
+  check(text:find(':LoomTrust', 1, true) ~= nil, 'the notice names :LoomTrust', text)
+  check(text:find('Loom: Trust this folder', 1, true) == nil, "the notice does not name VS Code's command", text)
+  check(text:find('model.script', 1, true) ~= nil, 'the notice names the ignored key', text)
+
+  vim.cmd('checkhealth loom')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(health:find('is not trusted', 1, true) ~= nil and health:find('model.script', 1, true) ~= nil and health:find(':LoomTrust', 1, true) ~= nil,
+    ':checkhealth loom says the folder is not trusted, which keys are ignored, and :LoomTrust', health)
+  vim.cmd('close')
+
+  vim.cmd('LoomTrust')
+  wait(10000, ':LoomTrust confirms', function()
+    return shown_text():find('loom: trusted', 1, true) ~= nil
+  end)
+  vim.cmd('LoomAsk say hello')
+  wait(30000, 'after trusting, the model of .loom.toml answers', function()
+    return table.concat(chat.lines(), '\n'):find('Hello from the project model.', 1, true) ~= nil
+  end)
+  vim.cmd('checkhealth loom')
+  health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(health:find('is trusted', 1, true) ~= nil, ':checkhealth loom now says the folder is trusted', health)
+end
+
+local ok, err = xpcall(e2e, debug.traceback)
+if not ok then
+  failures = failures + 1
+  io.stdout:write('FAIL first hour: error: ' .. tostring(err) .. '\n')
+end
+io.stdout:write(string.format('first hour: %d failure(s)\n', failures))
+io.stdout:flush()
+vim.cmd(failures > 0 and 'cquit 1' or 'qall!')

@@ -1,0 +1,38 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular is a path that is a FIFO, a device or a socket: reading
+// it could block for ever (a FIFO nobody writes) or never end (/dev/zero),
+// so it is never read.
+var ErrNotRegular = errors.New("not a regular file (a FIFO, device or socket): not read")
+
+// ReadRegular reads the whole file at path, as os.ReadFile does, but
+// never blocks on a FIFO nor reads a device: it opens without waiting
+// (O_NONBLOCK) and refuses what is not a regular file with an error
+// wrapping ErrNotRegular. A directory gives EISDIR, as os.ReadFile does.
+func ReadRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.IsDir():
+		return nil, &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	return io.ReadAll(f)
+}

@@ -1,0 +1,117 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/llm"
+)
+
+// TestConfigReloadRefusesDevicesAndFIFOs: a running session whose
+// .loom.toml is replaced (by a git pull, or a command) with a link to
+// /dev/zero, a FIFO or a 2 MB file reports it, keeps the previous
+// configuration and keeps answering; a good file is honoured again.
+func TestConfigReloadRefusesDevicesAndFIFOs(t *testing.T) {
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	trustIn(t, xdg, dir)
+	cfgFile := filepath.Join(dir, ".loom.toml")
+	os.WriteFile(cfgFile, []byte("[model]\nname = \"first\"\n"), 0o644)
+	ed := newRecordingEditor()
+	h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir(),
+		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil }})
+	defer h.Close()
+	s, _ := h.AddFolder(dir)
+	waitReady(t, s)
+	// Each bad file replaces the good one atomically, as git does.
+	replace := func(make func(tmp string) error) {
+		t.Helper()
+		tmp := filepath.Join(dir, ".loom.toml.new")
+		if err := make(tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cfgFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turns := uint64(0)
+	for _, tc := range []struct {
+		name string
+		make func(tmp string) error
+		want string
+	}{
+		{"/dev/zero", func(tmp string) error { return os.Symlink("/dev/zero", tmp) }, "a symlink to /dev/zero, outside"},
+		{"fifo", func(tmp string) error { return syscall.Mkfifo(tmp, 0o644) }, "a FIFO"},
+		{"2 MB", func(tmp string) error {
+			return os.WriteFile(tmp, []byte("# "+strings.Repeat("x", 2<<20)+"\n"), 0o644)
+		}, "larger than 1024 KiB"},
+	} {
+		from := ed.mark()
+		replace(tc.make)
+		ed.waitSince(t, from, tc.name+" reported", func(n Notification) bool {
+			return n.Kind == NoteError && strings.Contains(n.Text, tc.want) && strings.Contains(n.Text, "keeping the previous configuration")
+		})
+		st, err := s.Status(context.Background())
+		if err != nil || st.Model != "first" {
+			t.Fatalf("%s: status %v, model %q: want the previous configuration", tc.name, err, st.Model)
+		}
+		if _, err := s.Ask(context.Background(), "still works"); err != nil {
+			t.Fatalf("%s: Ask with the previous configuration: %v", tc.name, err)
+		}
+		turns++
+		ed.turnEnded(t, turns)
+		// Back to a good file before the next attack, so each one is a change.
+		from = ed.mark()
+		replace(func(tmp string) error { return os.WriteFile(tmp, []byte("[model]\nname = \"first\"\n"), 0o644) })
+		ed.waitSince(t, from, "the reload", func(n Notification) bool { return n.Kind == NoteInfo && n.Text == "configuration reloaded" })
+	}
+}
+
+// mark returns how many notifications the editor has seen.
+func (e *recordingEditor) mark() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.notes)
+}
+
+// waitSince is waitFor among the notifications after the first from.
+func (e *recordingEditor) waitSince(t testing.TB, from int, what string, ok func(Notification) bool) Notification {
+	t.Helper()
+	timer := time.AfterFunc(10*time.Second, func() { e.mu.Lock(); e.cond.Broadcast(); e.mu.Unlock() })
+	defer timer.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for {
+		for _, n := range e.notes[from:] {
+			if ok(n) {
+				return n
+			}
+		}
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, n := range e.notes[from:] {
+				fmt.Fprintf(&b, "  %s %q\n", n.Kind, n.Text)
+			}
+			t.Fatalf("timed out waiting for %s; got:\n%s", what, b.String())
+		}
+		e.cond.Wait()
+	}
+}
+
+// trustIn lists folder in [trust] folders of the user file under xdg.
+func trustIn(t testing.TB, xdg, folder string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(xdg, "loom"), 0o700)
+	if err := os.WriteFile(filepath.Join(xdg, "loom", "loom.toml"), []byte(fmt.Sprintf("[trust]\nfolders = [%q]\n", folder)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
