@@ -77,8 +77,41 @@ func newEdit(root, abs string, created bool, oldText, newText string, mode fs.Fi
 	if created {
 		from = "/dev/null"
 	}
-	e.Diff = unifiedDiff(from, to, oldText, edits)
+	// The diff shown (and counted for the model) is made of whole lines:
+	// a byte edit inside a line would show that line removed and added.
+	e.Diff = unifiedDiff(from, to, oldText, lineDiffEdits(oldText, newText))
 	return e
+}
+
+// lineDiffEdits returns the line edits from a to b for a diff to show:
+// the common whole lines at both ends are trimmed first (cheap on a huge
+// file), go-udiff's line diff does the rest, so inserting one line shows
+// as one added line.
+func lineDiffEdits(a, b string) []udiff.Edit {
+	if a == b {
+		return nil
+	}
+	n := min(len(a), len(b))
+	pre := 0
+	for pre < n && a[pre] == b[pre] {
+		pre++
+	}
+	pre = strings.LastIndexByte(a[:pre], '\n') + 1
+	suf := 0
+	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	// The suffix starts at a line start in both texts (pre is one).
+	lineStart := func(t string, i int) bool { return i == pre || t[i-1] == '\n' }
+	for suf > 0 && !(lineStart(a, len(a)-suf) && lineStart(b, len(b)-suf)) {
+		suf--
+	}
+	mid := udiff.Lines(a[pre:len(a)-suf], b[pre:len(b)-suf])
+	for i := range mid {
+		mid[i].Start += pre
+		mid[i].End += pre
+	}
+	return mid
 }
 
 // unifiedDiff renders edits of text as a unified diff with 3 lines of

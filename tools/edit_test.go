@@ -351,3 +351,43 @@ func TestUnifiedDiffWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffOfOneLineInsertIsOneLine: inserting a line that shares its
+// start with the next one ("line1.5" before "line2") shows as one added
+// line, not the next line removed and two added; every diff shown still
+// applies to the old text to give the new one.
+func TestDiffOfOneLineInsertIsOneLine(t *testing.T) {
+	e := newEdit("/w", "/w/f.txt", false, "line1\nline2\nline3\n", "line1\nline1.5\nline2\nline3\n", 0o644)
+	var plus, minus []string
+	for _, l := range strings.Split(e.Diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			plus = append(plus, l)
+		case strings.HasPrefix(l, "-"):
+			minus = append(minus, l)
+		}
+	}
+	if len(plus) != 1 || plus[0] != "+line1.5" || len(minus) != 0 {
+		t.Fatalf("diff of a one-line insert: +%q -%q\n%s", plus, minus, e.Diff)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		var lines []string
+		for i := range 3 + rng.IntN(20) {
+			lines = append(lines, fmt.Sprintf("item %d\n", i%4))
+		}
+		a := strings.Join(lines, "")
+		i := rng.IntN(len(lines))
+		lines = append(lines[:i], append([]string{fmt.Sprintf("item %d extra\n", rng.IntN(4))}, lines[i:]...)...)
+		b := strings.Join(lines, "")
+		edits := lineDiffEdits(a, b)
+		got, err := udiff.Apply(a, edits)
+		if err != nil || got != b {
+			t.Fatalf("line edits of %q -> %q do not apply: %v %q", a, b, err, got)
+		}
+		if d := unifiedDiff("a/f", "b/f", a, edits); strings.Count(d, "\n+") != 2 || strings.Count(d, "\n-") != 0 { // "\n+++" and the line
+			t.Fatalf("one inserted line, diff:\n%s", d)
+		}
+	}
+}

@@ -19,7 +19,7 @@ export async function startModel(rules, port = 0) {
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url.endsWith('/models')) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted-coder', object: 'model' }] }));
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted-coder', object: 'model' }, { id: 'scripted-mini', object: 'model' }] }));
       return;
     }
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {

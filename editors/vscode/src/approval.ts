@@ -26,6 +26,40 @@ export interface ApprovalRequest {
 /** The title of the server's own "Always allow" action (an MCP tool, this session). */
 export const serverAlwaysTitle = 'Always allow';
 
+/**
+ * A rule the server offers with an approval (an action item's rule, as
+ * loom-lsp's cmdrules.Rule): this exact command, or commands starting with
+ * these words.
+ */
+export type RuleOffer = { exact?: string; prefix?: string };
+
+/** An action item of window/showMessageRequest, as loom-lsp sends it. */
+export interface ActionItem { title: string; rule?: RuleOffer }
+
+/** The rule offers among the actions: the exact command and the prefix, each at most once. */
+export function ruleOffers(actions: readonly ActionItem[]): { exact?: ActionItem; prefix?: ActionItem } {
+  const out: { exact?: ActionItem; prefix?: ActionItem } = {};
+  for (const a of actions) {
+    if (typeof a.rule?.exact === 'string' && a.rule.exact !== '' && !out.exact) {
+      out.exact = a;
+    } else if (typeof a.rule?.prefix === 'string' && a.rule.prefix !== '' && !out.prefix) {
+      out.prefix = a;
+    }
+  }
+  return out;
+}
+
+/**
+ * The answer to send for a rule choice: the server's own action item,
+ * with the prefix the user edited (trimmed; the server re-parses it).
+ */
+export function ruleAnswer(offer: ActionItem, prefix?: string): ActionItem {
+  if (offer.rule?.prefix !== undefined && prefix !== undefined && prefix.trim() !== '') {
+    return { ...offer, rule: { prefix: prefix.trim().replace(/\s+/g, ' ') } };
+  }
+  return offer;
+}
+
 /** Parses an approval request; undefined for any other message. */
 export function parseApproval(message: string): ApprovalRequest | undefined {
   const m = /^Loom \(([^)]*)\) wants to run ([^:\n]+):\n?([\s\S]*)$/.exec(message);

@@ -3,16 +3,17 @@
 // does in the panel (send, stop, approve, open a diff, undo, …).
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { AlwaysRule, alwaysWords, parseApproval } from './approval';
+import { ActionItem, AlwaysRule, alwaysWords, parseApproval, ruleOffers } from './approval';
 import { explainAskError } from './askargs';
+import { contextAsText, contextUnsupported } from './contextitems';
 import { beforeText } from './diff';
 import { ChatPanel, PanelHost } from './panel';
 import {
-  AskArgs, AskResult, Commands, CommitParams, DisplayMessageParams, HistoryResult, StateParams, Status,
+  AskArgs, AskResult, Commands, CommitParams, DisplayMessageParams, HistoryResult, ModelsResult, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
-import type { FromWebview, Header, Item, NoticeAction } from './shared/messages';
-import { Transcript } from './transcript';
+import type { ContextItem, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import { SavedTranscript, Transcript } from './transcript';
 
 /** How the chat reaches the server. */
 export interface ServerLink {
@@ -20,10 +21,28 @@ export interface ServerLink {
   exec<T>(command: string, args: object): Promise<T>;
   /** Whether the server is up. */
   running(): boolean;
+  /** Whether the server lists command (initialize's executeCommandProvider). */
+  has(command: string): boolean;
 }
 
 /** The answer to an approval, from the card or the notification. */
-export type ApprovalAnswer = 'allow' | 'deny' | 'always';
+export type ApprovalAnswer = 'allow' | 'deny' | 'always' | 'exact' | 'prefix';
+
+/** An answer with the prefix the user edited (for "prefix"). */
+export interface ApprovalReply { answer: ApprovalAnswer; prefix?: string }
+
+/** What a pending approval offers beyond Allow / Deny. */
+export interface ApprovalOffers { always?: AlwaysRule; exact?: ActionItem; prefix?: ActionItem }
+
+/** Where the conversations are kept across a window reload (the workspace's Memento). */
+export interface TranscriptStore {
+  get<T>(key: string): T | undefined;
+  update(key: string, value: unknown): Thenable<void>;
+}
+
+/** The most items kept across a reload, and the most of one card's output. */
+const keptItems = 400;
+const keptOutput = 20_000;
 
 /** A scheme of read-only documents: the text of a file before an edit. */
 export const beforeScheme = 'loom-before';
@@ -33,14 +52,19 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   readonly panel: ChatPanel;
   private readonly transcripts = new Map<string, Transcript>();
   private selected: string | undefined;
-  private readonly approvals = new Map<string, { folder: string; resolve: (a: ApprovalAnswer) => void; always?: AlwaysRule }>();
+  private readonly approvals = new Map<string, { folder: string; resolve: (a: ApprovalReply) => void; offers: ApprovalOffers }>();
+  private readonly saveTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Per folder: the prompt that failed for want of a model, put back once one is set. */
+  private readonly unsent = new Map<string, string>();
   private approvalSeq = 0;
   private readonly befores = new Map<string, string>();
   private readonly onHeader = new vscode.EventEmitter<void>();
+  /** The composer's helpers (attach, slash commands, the setup card's model list). */
+  composer: ((msg: FromWebview) => Promise<void>) | undefined;
   /** Fires when a header (state, model) changes. */
   readonly onDidChangeHeader = this.onHeader.event;
 
-  constructor(extensionUri: vscode.Uri, private readonly server: ServerLink) {
+  constructor(extensionUri: vscode.Uri, private readonly server: ServerLink, private readonly store?: TranscriptStore) {
     this.panel = new ChatPanel(extensionUri, this);
   }
 
@@ -97,6 +121,33 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.panel.upsert(t.folder, items.filter((i): i is Item => i !== undefined));
     this.panel.header(t.header());
     this.onHeader.fire();
+    this.keep(t);
+  }
+
+  /** Writes every conversation's record now (the window is closing or reloading). */
+  async flush(): Promise<void> {
+    for (const t of this.saveTimers.keys()) {
+      clearTimeout(this.saveTimers.get(t));
+    }
+    this.saveTimers.clear();
+    await Promise.all([...this.transcripts.values()]
+      .filter((t) => t.items.length > 0)
+      .map((t) => this.store?.update(this.storeKey(t.folder), trimmed(t.saved()))));
+  }
+
+  private storeKey(folder: string): string {
+    return `loom.transcript:${folder}`;
+  }
+
+  /** Keeps t's conversation for a window reload (at most every 150 ms; flush() at the end). */
+  private keep(t: Transcript): void {
+    if (!this.store || this.saveTimers.has(t.folder)) {
+      return;
+    }
+    this.saveTimers.set(t.folder, setTimeout(() => {
+      this.saveTimers.delete(t.folder);
+      void this.store?.update(this.storeKey(t.folder), trimmed(t.saved()));
+    }, 150));
   }
 
   // --- server notifications ---------------------------------------------------
@@ -116,7 +167,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const t = this.transcript(p.folder);
     this.changed(t, t.setState(p.state, p.turn));
     if (p.state === 'WaitingForUserInput' && t.takeGap()) {
-      void this.redraw(p.folder);
+      void this.redraw(p.folder, false);
     }
   }
 
@@ -128,7 +179,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     void this.fillToolResults(p.folder);
     for (const [id, a] of this.approvals) {
       if (a.folder === p.folder) {
-        a.resolve('deny');
+        a.resolve({ answer: 'deny' });
         this.approvals.delete(id);
       }
     }
@@ -182,19 +233,38 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * in its tool card. Resolves with the first answer, from the card or
    * from answer() (the notification); undefined if it is not an approval.
    */
-  approval(message: string): { id: string; answer: Promise<ApprovalAnswer>; always?: AlwaysRule } | undefined {
+  approval(message: string, actions: readonly ActionItem[] = [], command?: string):
+    { id: string; answer: Promise<ApprovalReply>; offers: ApprovalOffers } | undefined {
     const req = parseApproval(message);
     const t = req ? this.byName(req.folderName) : undefined;
     if (!req || !t) {
       return undefined;
     }
     const id = `approval-${++this.approvalSeq}`;
-    const card = t.approval(id, req.tool, req.detail, req.always ? alwaysWords(req.always) : undefined);
+    const rules = ruleOffers(actions);
+    const offers: ApprovalOffers = { always: req.always, ...rules };
+    const exact = rules.exact?.rule?.exact;
+    const prefix = rules.prefix?.rule?.prefix;
+    // The whole command as the server parsed it, when it says it.
+    const detail = typeof command === 'string' && command !== '' ? command : req.detail;
+    const card = t.approval(id, req.tool, detail, req.always ? alwaysWords(req.always) : undefined, { exact, prefix });
     this.changed(t, [card]);
-    const answer = new Promise<ApprovalAnswer>((resolve) => {
-      this.approvals.set(id, { folder: t.folder, resolve, always: req.always });
+    const answer = new Promise<ApprovalReply>((resolve) => {
+      this.approvals.set(id, { folder: t.folder, resolve, offers });
     });
-    return { id, answer, always: req.always };
+    return { id, answer, offers };
+  }
+
+  /** The server took approval id back (it timed out): the card says so. */
+  withdrawn(id: string): void {
+    const p = this.approvals.get(id);
+    if (!p) {
+      return;
+    }
+    this.approvals.delete(id);
+    const t = this.transcript(p.folder);
+    this.changed(t, [t.answered(id, false, 'not answered in time')]);
+    p.resolve({ answer: 'deny' });
   }
 
   /**
@@ -202,29 +272,40 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * "always" first writes the setting that allows this kind of call in
    * the workspace's settings, then answers the pending call as allowed.
    */
-  async answer(id: string, a: ApprovalAnswer): Promise<void> {
+  async answer(id: string, a: ApprovalAnswer, prefix?: string): Promise<void> {
     const p = this.approvals.get(id);
     if (!p) {
       return;
     }
     this.approvals.delete(id);
+    let rule: string | undefined;
     if (a === 'always') {
-      if (p.always) {
-        await rememberAlways(p.always).catch((e) =>
+      if (p.offers.always) {
+        await rememberAlways(p.offers.always).catch((e) =>
           this.notice('error', `Could not save "always allow" in the workspace settings: ${errorText(e)}`, undefined, p.folder));
+        rule = p.offers.always.kind === 'bash' ? 'every command, in this workspace' : `every tool of ${p.offers.always.server}, in this workspace`;
       } else {
         a = 'allow';
       }
+    } else if (a === 'exact' && p.offers.exact?.rule?.exact) {
+      rule = `always \`${p.offers.exact.rule.exact}\``;
+    } else if (a === 'prefix' && p.offers.prefix?.rule?.prefix) {
+      rule = `always commands starting with \`${(prefix?.trim() || p.offers.prefix.rule.prefix).trim()}\``;
+    } else if (a === 'exact' || a === 'prefix') {
+      a = 'allow';
     }
     const t = this.transcript(p.folder);
-    this.changed(t, [t.answered(id, a !== 'deny')]);
-    p.resolve(a);
+    this.changed(t, [t.answered(id, a !== 'deny', rule)]);
+    p.resolve({ answer: a, prefix });
   }
 
   // --- commands ------------------------------------------------------------------
 
-  /** Sends a prompt (with the code action's uri and selection, if any). */
-  async ask(args: AskArgs, context?: string): Promise<AskResult | undefined> {
+  /**
+   * Sends a prompt (with the code action's uri and selection, if any, and
+   * the composer's attachments as loom.ask's context).
+   */
+  async ask(args: AskArgs, context?: string, attached: readonly ContextItem[] = []): Promise<AskResult | undefined> {
     const folder = this.folderOf(args.uri) ?? this.current();
     if (!folder) {
       void vscode.window.showErrorMessage('Loom: open a folder first; Loom works on a workspace folder.');
@@ -235,23 +316,65 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     const t = this.transcript(folder);
-    const item = t.prompt(args.prompt, context);
+    const item = t.prompt(args.prompt, context, attached.map((c) => c.label));
     this.changed(t, [item]);
     if (!args.uri) {
       args = { ...args, uri: vscode.Uri.file(folder).toString() };
     }
+    if (attached.length > 0) {
+      args = { ...args, context: [...attached] };
+    }
     try {
-      const res = await this.server.exec<AskResult>(Commands.ask, args);
+      let res: AskResult;
+      try {
+        res = await this.server.exec<AskResult>(Commands.ask, args);
+      } catch (e) {
+        if (!args.context || !contextUnsupported(errorText(e))) {
+          throw e;
+        }
+        // An older loom-lsp: the context goes along as words.
+        const rel = (u: string) => vscode.workspace.asRelativePath(vscode.Uri.parse(u, true));
+        const { context: ctx, ...rest } = args;
+        res = await this.server.exec<AskResult>(Commands.ask, { ...rest, prompt: `${args.prompt}\n\n${contextAsText(ctx, rel)}` });
+      }
       this.changed(t, t.asked(item, res.turn));
       return res;
     } catch (e) {
       const { text, action } = explainAskError(errorText(e));
-      this.changed(t, [t.notice('error', text, action)]);
       if (action === 'openSettings') {
-        void vscode.window.showErrorMessage('Loom: no model configured. Set loom.model.* in Settings.', 'Open Settings')
-          .then((b) => b && openSettings());
+        // No model yet: the panel's setup card asks for one (no toast
+        // to outlive the fix); the prompt comes back once it is set.
+        t.setup = true;
+        this.unsent.set(folder, args.prompt);
+        this.changed(t, [...t.failed(item), t.notice('info', 'No model is set up yet: choose one in the card below, then send again.', 'setup')]);
+        return undefined;
       }
+      this.changed(t, [...t.failed(item), t.notice('error', text, action)]);
       return undefined;
+    }
+  }
+
+  /** The settings changed: loom.status is asked again (and again while it says no model). */
+  async settingsChanged(): Promise<void> {
+    this.rechecks = 0;
+    await this.refreshStatus();
+  }
+
+  /**
+   * Writes the setup card's choice to the user settings (loom.model.*);
+   * the configuration change reaches the server and loom.status then says
+   * the model, which takes the card away.
+   */
+  async setup(choice: SetupChoice): Promise<void> {
+    const loom = vscode.workspace.getConfiguration('loom');
+    const g = vscode.ConfigurationTarget.Global;
+    try {
+      await loom.update('model.provider', choice.provider || 'openai', g);
+      await loom.update('model.baseUrl', choice.baseUrl.trim(), g);
+      await loom.update('model.name', choice.model.trim(), g);
+      await loom.update('model.apiKeyEnv', choice.apiKeyEnv.trim(), g);
+    } catch (e) {
+      this.notice('error', `Could not save the model settings: ${errorText(e)}`);
     }
   }
 
@@ -280,18 +403,75 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       const t = this.transcript(folder);
       t.redraw({ folder, messages: [] });
       t.usage = undefined;
+      this.keep(t);
       this.panel.refresh();
     }
   }
 
-  /** Takes back the commit sha (loom.undo {sha}), or the newest. */
+  /** Undoes commit sha (loom.undo {sha}); the newest when absent. */
   async undo(sha?: string): Promise<void> {
     const folder = this.current();
-    const r = await this.run<UndoResult>(Commands.undo, sha ? { sha } : {});
-    if (folder && r) {
-      const t = this.transcript(folder);
+    if (!folder) {
+      return;
+    }
+    const t = this.transcript(folder);
+    let r: UndoResult | undefined;
+    try {
+      try {
+        r = await this.server.exec<UndoResult>(Commands.undo, { ...this.folderArgs(folder), ...(sha ? { sha } : {}) });
+      } catch (e) {
+        // An older loom-lsp undoes its last commit only: the same thing
+        // when sha is the newest commit not undone yet.
+        if (!sha || !/unknown field "sha"/.test(errorText(e))) {
+          throw e;
+        }
+        if (t.newestCommit() !== sha) {
+          throw new Error('This loom-lsp undoes only its last commit; update it to undo an older one.');
+        }
+        r = await this.server.exec<UndoResult>(Commands.undo, this.folderArgs(folder));
+      }
+    } catch (e) {
+      this.notice('error', errorText(e), undefined, folder);
+      return;
+    }
+    if (r) {
       const item = t.undone(r.message, sha) ?? t.notice('info', r.message);
       this.changed(t, [item]);
+    }
+  }
+
+  /** Switches the current conversation's model (loom.setModel). */
+  async setModel(model: string): Promise<void> {
+    const folder = this.current();
+    if (!folder || model.trim() === '') {
+      return;
+    }
+    if (!this.server.has(Commands.setModel)) {
+      this.notice('error', 'This loom-lsp cannot switch models per conversation; set loom.model.name in Settings.');
+      return;
+    }
+    try {
+      await this.server.exec(Commands.setModel, { ...this.folderArgs(folder), model: model.trim() });
+      this.notice('info', `Model: ${model.trim()} for this conversation.`);
+    } catch (e) {
+      this.notice('error', errorText(e));
+    }
+    await this.refreshStatus();
+  }
+
+  /** Asks the user for a model from the server's list (/model without a name). */
+  async pickModel(): Promise<void> {
+    const folder = this.current();
+    const t = folder ? this.transcript(folder) : undefined;
+    const models = t?.models ?? [];
+    const pick = models.length > 0
+      ? await vscode.window.showQuickPick(models.map((m) => ({ label: m, description: m === t?.model ? 'current' : undefined })),
+        { placeHolder: 'The model for this conversation' })
+      : undefined;
+    if (pick) {
+      await this.setModel(pick.label);
+    } else if (models.length === 0) {
+      this.notice('info', 'The model server lists no models; type /model NAME.');
     }
   }
 
@@ -304,25 +484,38 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   }
 
   /** Runs a folder command; says a failure in the conversation. */
-  private async run<T>(cmd: string, extra: object = {}): Promise<T | null | undefined> {
+  private async run<T>(cmd: string): Promise<T | null | undefined> {
     try {
-      return (await this.server.exec<T>(cmd, { ...this.folderArgs(), ...extra })) ?? null;
+      return (await this.server.exec<T>(cmd, this.folderArgs())) ?? null;
     } catch (e) {
       this.notice('error', errorText(e));
       return undefined;
     }
   }
 
-  /** Redraws a folder's conversation from loom.history, and its header from loom.status. */
-  async redraw(folder: string): Promise<void> {
+  /**
+   * Redraws a folder's conversation and its header (loom.status). With
+   * keep, the conversation as drawn before (in memory, else kept across
+   * the window reload) is drawn again when loom.history says it is still
+   * the server's: diffs, commits with their Undo, notices and stop marks
+   * stay. Else, or without keep, from loom.history alone.
+   */
+  async redraw(folder: string, keep = true): Promise<void> {
     const t = this.transcript(folder);
     try {
       const [h, st] = await Promise.all([
         this.server.exec<HistoryResult>(Commands.history, this.folderArgs(folder)),
         this.server.exec<Status>(Commands.status, this.folderArgs(folder)),
       ]);
-      t.redraw(h);
-      this.applyStatus(t, st);
+      // What is drawn now, unless it has no prompt yet (just after a
+      // reload, only the server's first notices): then what was kept.
+      const drawn = t.saved();
+      const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.store?.get<SavedTranscript>(this.storeKey(folder));
+      if (!(keep && t.restore(before, h))) {
+        t.redraw(h);
+      }
+      await this.applyStatus(t, st);
+      this.keep(t);
     } catch (e) {
       t.notice('error', 'Could not load the conversation: ' + errorText(e));
     }
@@ -341,22 +534,61 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     } catch { /* the cards keep their summaries */ }
   }
 
+  private rechecks = 0;
+  private recheckTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Asks loom.status again a few times (0.5 s … 8 s) while it says no
+   * model: the server applies a settings change on its own goroutines,
+   * so a status asked right after may still be the old one.
+   */
+  private recheck(): void {
+    if (this.recheckTimer || this.rechecks >= 5) {
+      return;
+    }
+    const delay = 500 * 2 ** this.rechecks++;
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      void this.refreshStatus();
+    }, delay);
+  }
+
   /** Refreshes every folder's model and state from loom.status. */
   async refreshStatus(): Promise<void> {
     await Promise.all(this.folders().map(async (f) => {
       try {
         const st = await this.server.exec<Status>(Commands.status, this.folderArgs(f.path));
         const t = this.transcript(f.path);
-        this.applyStatus(t, st);
+        await this.applyStatus(t, st);
         this.panel.header(t.header());
       } catch { /* said elsewhere */ }
     }));
     this.onHeader.fire();
   }
 
-  private applyStatus(t: Transcript, st: Status): void {
+  private async applyStatus(t: Transcript, st: Status): Promise<void> {
     t.model = st.model;
     t.setState(st.state);
+    const wasSetup = t.setup;
+    t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
+    if (t.setup) {
+      this.recheck();
+    }
+    if (wasSetup && !t.setup) {
+      const prompt = this.unsent.get(t.folder);
+      this.unsent.delete(t.folder);
+      if (prompt && t.folder === this.current()) {
+        this.panel.fill(prompt);
+      }
+    }
+    if (this.server.has(Commands.models) && !t.setup) {
+      try {
+        const r = await this.server.exec<ModelsResult>(Commands.models, this.folderArgs(t.folder));
+        t.models = (r?.models ?? []).map((m) => m.id).filter((id) => typeof id === 'string');
+      } catch {
+        t.models = [];
+      }
+    }
   }
 
   // --- the panel's messages ----------------------------------------------------
@@ -364,7 +596,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   async handle(msg: FromWebview): Promise<void> {
     switch (msg.type) {
       case 'send':
-        await this.ask({ prompt: msg.text });
+        await this.ask({ prompt: msg.text }, undefined, msg.context ?? []);
         break;
       case 'stop':
         await this.cancel();
@@ -378,7 +610,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.onHeader.fire();
         break;
       case 'approve':
-        await this.answer(msg.id, msg.answer);
+        await this.answer(msg.id, msg.answer, msg.prefix);
         break;
       case 'copy':
         await vscode.env.clipboard.writeText(msg.text);
@@ -410,7 +642,22 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         await this.undo(msg.sha);
         break;
       case 'action':
-        await vscode.commands.executeCommand(msg.action === 'openSettings' ? 'loom.openSettings' : 'loom.installServer');
+        if (msg.action === 'setup') {
+          this.panel.refresh();
+        } else {
+          await vscode.commands.executeCommand(msg.action === 'openSettings' ? 'loom.openSettings' : 'loom.installServer');
+        }
+        break;
+      case 'setModel':
+        await this.setModel(msg.model);
+        break;
+      case 'setup':
+        await this.setup(msg.choice);
+        break;
+      case 'attach':
+      case 'slash':
+      case 'listModels':
+        await this.composer?.(msg);
         break;
       case 'ready':
         break;
@@ -441,6 +688,17 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.befores.get(uri.toString()) ?? '';
   }
+}
+
+/** t's saved conversation, capped for the workspace's storage. */
+function trimmed(s: SavedTranscript): SavedTranscript {
+  const items = s.items.slice(-keptItems).map((it) => {
+    if (it.kind === 'tool' && it.output.length > keptOutput) {
+      return { ...it, output: it.output.slice(0, keptOutput) + '\n… (cut; the whole result is in loom.history)' };
+    }
+    return it;
+  });
+  return { ...s, items };
 }
 
 /** Writes the workspace setting that allows this kind of call from now on. */

@@ -4,12 +4,13 @@
 // auto-commit.
 import * as vscode from 'vscode';
 import {
-  ConfigurationParams, ExecuteCommandRequest, HandlerResult, LanguageClient, LanguageClientOptions, LogMessageNotification, MessageType,
-  ResponseError, ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
+  ConfigurationParams, ExecuteCommandRequest, HandlerResult, LanguageClient, LanguageClientOptions, LogMessageNotification,
+  MessageActionItem, MessageType, ResponseError, ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
 } from 'vscode-languageclient/node';
-import { answerTitle } from './approval';
+import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
-import { ApprovalAnswer, beforeScheme, Chat, errorText, openSettings } from './chat';
+import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
+import { Composer } from './composer';
 import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
@@ -25,6 +26,8 @@ import { stateWords } from './status';
 import { answerConfiguration, trustFolderCommand } from './trust';
 
 let client: LanguageClient | undefined;
+/** The chat, whose conversations are written down at deactivation. */
+let theChat: Chat | undefined;
 
 /** The module path of loom-lsp's command, for go install. */
 const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
@@ -86,13 +89,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let c: LanguageClient | undefined;
   const chat = new Chat(context.extensionUri, {
     running: () => c?.isRunning() ?? false,
+    has: (cmd: string) => c?.initializeResult?.capabilities.executeCommandProvider?.commands.includes(cmd) ?? false,
     exec: async <T>(cmd: string, args: object): Promise<T> => {
       if (!c?.isRunning()) {
         throw new Error('loom-lsp is not running (see the Loom output).');
       }
       return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
     },
-  });
+  }, context.workspaceState);
+  theChat = chat;
+  const composer = new Composer(chat);
+  chat.composer = (m) => composer.handle(m);
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
@@ -119,7 +126,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(chat.onDidChangeHeader(drawStatus));
 
   const reg = (id: string, fn: (...a: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
-  reg('loom.chat', () => chat.panel.reveal());
+  // Ctrl+Alt+L: the panel, with the focus (and the keystrokes) in its input.
+  reg('loom.chat', () => chat.panel.reveal(true));
   reg('loom.openSettings', () => openSettings());
   reg('loom.installServer', () => {
     const term = vscode.window.createTerminal('Loom: install loom-lsp');
@@ -261,7 +269,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         .then((b) => b && vscode.commands.executeCommand('workbench.action.reloadWindow'));
     } else if (e.affectsConfiguration('loom') && lc.isRunning()) {
       void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
-        .then(() => chat.refreshStatus());
+        .then(() => chat.settingsChanged());
     }
   }));
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -269,7 +277,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // loom-lsp, with their settings as they are now.
     if (lc.isRunning()) {
       void Promise.all((vscode.workspace.workspaceFolders ?? []).map((f) => trustFolder(lc, f.uri.toString(), false)))
-        .then(() => chat.refreshStatus());
+        .then(() => chat.settingsChanged());
     }
   }));
   reg(trustFolderCommand, async () => {
@@ -318,25 +326,41 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
     const tag = ['', 'Error', 'Warn', 'Info', 'Log'][p.type] ?? 'Log';
     c.outputChannel.appendLine(`[${tag}] ${p.message}`);
   });
-  c.onRequest(ShowMessageRequest.type, async (p) => {
-    const titles = (p.actions ?? []).map((a) => a.title);
-    const asked = titles.includes('Allow') && titles.includes('Deny') ? chat.approval(p.message) : undefined;
+  c.onRequest(ShowMessageRequest.type, async (p, token) => {
+    const actions = (p.actions ?? []) as ActionItem[];
+    const titles = actions.map((a) => a.title);
+    // The whole command, when the server says it (params.loom.command).
+    const command = (p as { loom?: { command?: unknown } }).loom?.command;
+    const asked = titles.includes('Allow') && titles.includes('Deny')
+      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined) : undefined;
     if (!asked) {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
-      return pick ? { title: pick } : null;
+      return pick ? (actions.find((a) => a.title === pick) ?? { title: pick }) as MessageActionItem : null;
     }
+    // The server takes the request back when it times out.
+    const sub = token.onCancellationRequested(() => chat.withdrawn(asked.id));
     if (!chat.panel.visible) {
-      // The panel is hidden: ask in a notification too. (When it shows,
-      // the card asks alone: VS Code cannot take a notification back once
-      // the card has the answer.)
-      const always = 'Always allow in this workspace';
-      const buttons = asked.always ? ['Allow', 'Deny', always] : ['Allow', 'Deny'];
+      // The panel is hidden: ask in a notification too (Allow, Deny and
+      // the exact rule; "every command" needs the card's confirmation).
+      // When it shows, the card asks alone: VS Code cannot take a
+      // notification back once the card has the answer.
+      const exact = asked.offers.exact?.title;
+      const buttons = exact ? ['Allow', 'Deny', exact] : ['Allow', 'Deny'];
       void vscode.window.showWarningMessage(p.message, ...buttons).then((pick) => {
-        void chat.answer(asked.id, pick === always ? 'always' : pick === 'Allow' ? 'allow' : 'deny');
+        void chat.answer(asked.id, pick === exact && exact ? 'exact' : pick === 'Allow' ? 'allow' : 'deny');
       });
     }
-    const answer: ApprovalAnswer = await asked.answer;
-    return { title: answerTitle(answer, titles) };
+    const reply: ApprovalReply = await asked.answer;
+    sub.dispose();
+    // A rule answer is the server's own action item (with the rule).
+    if (reply.answer === 'exact' && asked.offers.exact) {
+      return asked.offers.exact as MessageActionItem;
+    }
+    if (reply.answer === 'prefix' && asked.offers.prefix) {
+      return ruleAnswer(asked.offers.prefix, reply.prefix) as MessageActionItem;
+    }
+    const a = reply.answer === 'always' ? 'always' : reply.answer === 'deny' ? 'deny' : 'allow';
+    return { title: answerTitle(a, titles) };
   });
 }
 
@@ -417,6 +441,8 @@ function statusWords(st: Status): string {
 }
 
 export async function deactivate(): Promise<void> {
+  // A reload must find the conversation as it was drawn, to the last change.
+  await theChat?.flush().catch(() => { /* the record is a convenience */ });
   if (client) {
     await client.stop();
     client = undefined;

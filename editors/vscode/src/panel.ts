@@ -4,7 +4,7 @@
 // (src/webview/main.ts), loaded under a strict Content-Security-Policy.
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
-import type { FromWebview, Header, Item, ToWebview } from './shared/messages';
+import type { ContextItem, FromWebview, Header, Item, ToWebview } from './shared/messages';
 
 /** What the panel needs from the extension. */
 export interface PanelHost {
@@ -54,13 +54,27 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }));
   }
 
-  /** Shows the panel (revealing its container). */
-  async reveal(): Promise<void> {
-    if (this.view) {
+  /** Shows the panel (revealing its container); with focus, the input takes the keyboard. */
+  async reveal(focus = false): Promise<void> {
+    if (this.view && !focus) {
       this.view.show(true);
       return;
     }
+    // Focusing the view gives the webview the keyboard; its input takes it.
     await vscode.commands.executeCommand(`${ChatPanel.viewId}.focus`);
+    if (focus) {
+      this.post({ type: 'focus' });
+    }
+  }
+
+  /** Adds chips to the composer. */
+  chips(items: ContextItem[]): void {
+    this.post({ type: 'chips', items });
+  }
+
+  /** The setup card's model list (or why there is none). */
+  setupModels(models: string[], error?: string): void {
+    this.post({ type: 'setupModels', models, error });
   }
 
   /** Sends everything of the current folder. */
@@ -99,7 +113,7 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }
     if (!this.ready) {
       // The snapshot sent on ready covers items; keep only what it doesn't.
-      if (msg.type === 'fill') {
+      if (msg.type === 'fill' || msg.type === 'focus') {
         this.pending.push(msg);
       }
       return;

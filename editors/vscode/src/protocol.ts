@@ -1,5 +1,6 @@
 // The loom-lsp wire protocol as this extension uses it. The server side is
 // jsonrpc/commands.go and jsonrpc/notify.go of loom-lsp; keep them in step.
+import type { ContextItem } from './shared/messages';
 
 /** Commands of workspace/executeCommand; each takes one object argument. */
 export const Commands = {
@@ -10,6 +11,10 @@ export const Commands = {
   history: 'loom.history',
   undo: 'loom.undo',
   compact: 'loom.compact',
+  models: 'loom.models',
+  setModel: 'loom.setModel',
+  rules: 'loom.rules',
+  rewind: 'loom.rewind',
   /** Registered by the extension itself (review.ts), like the others. */
   redo: 'loom.redo',
 } as const;
@@ -33,6 +38,8 @@ export interface AskArgs {
   prompt: string;
   uri?: string;
   selection?: { range: Range; text?: string; diagnostic?: string };
+  /** What the user attached in the composer (files, problems, texts). */
+  context?: ContextItem[];
 }
 
 /** loom.ask's reply. */
@@ -95,11 +102,18 @@ export interface Status {
   lastCommit?: string;
   configError?: string;
   messages: number;
+  /** The folder's command rules ("Always allow `npm test`" …). */
+  allowCommands?: ({ exact: string } | { prefix: string })[];
 }
+
+/** loom.models' reply: the models the server lists, and the conversation's. */
+export interface ModelsResult { models: { id: string }[]; current?: string }
 
 export interface HistoryMessage {
   role: string;
   content: string;
+  /** A user message's attachments (their labels make the chips again). */
+  context?: { kind: string; label?: string; uri?: string }[];
   toolCalls?: { id: string; name: string; arguments: string }[];
   toolCallId?: string;
 }

@@ -15,7 +15,10 @@ const toolStatuses: readonly string[] = ['streaming', 'pending', 'running', 'suc
 
 /** Transcript keeps the items of one folder's conversation. */
 export class Transcript {
-  readonly items: Item[] = [];
+  /** The conversation in order, without the queued prompts. */
+  private readonly main: Item[] = [];
+  /** Prompts typed during a turn, drawn after it until their turn starts. */
+  private readonly queue: UserItem[] = [];
   private readonly byId = new Map<string, Item>();
   private readonly assembler = new DeltaAssembler();
   private next = 0;
@@ -26,13 +29,22 @@ export class Transcript {
   private state = '';
   private turn = 0;
   model = '';
+  /** The models the server lists (the header's picker). */
+  models: string[] = [];
+  /** No model is configured: the panel shows the setup card. */
+  setup = false;
   usage: Usage | undefined;
   down = false;
 
   constructor(readonly folder: string, readonly name: string) {}
 
+  /** Everything to draw: the conversation, then the queued prompts. */
+  get items(): Item[] {
+    return this.queue.length === 0 ? this.main : [...this.main, ...this.queue];
+  }
+
   private add<T extends Item>(item: T): T {
-    this.items.push(item);
+    this.main.push(item);
     this.byId.set(item.id, item);
     this.openText = undefined;
     this.openThought = undefined;
@@ -58,12 +70,14 @@ export class Transcript {
       busy: isBusy(this.state),
       usage: this.usage,
       down: this.down,
+      models: this.models,
+      setup: this.setup,
     };
   }
 
   private activeTool(): string | undefined {
-    for (let i = this.items.length - 1; i >= 0; i--) {
-      const it = this.items[i];
+    for (let i = this.main.length - 1; i >= 0; i--) {
+      const it = this.main[i];
       if (it.kind === 'tool' && it.status === 'running') {
         return it.name;
       }
@@ -73,7 +87,7 @@ export class Transcript {
 
   /** The tool card whose approval is open, if any. */
   pendingApproval(): ToolItem | undefined {
-    return this.items.find((it): it is ToolItem => it.kind === 'tool' && it.approval?.state === 'ask');
+    return this.main.find((it): it is ToolItem => it.kind === 'tool' && it.approval?.state === 'ask');
   }
 
   /** Whether a turn is in flight. */
@@ -81,15 +95,46 @@ export class Transcript {
     return isBusy(this.state);
   }
 
-  /** The user's prompt, shown at once; queued when a turn is running. */
-  prompt(text: string, context?: string): UserItem {
-    return this.add<UserItem>({ kind: 'user', id: this.id('u'), text, queued: this.busy(), context });
+  /**
+   * The user's prompt, shown at once. During a running turn it is queued:
+   * drawn after the running answer (never inside it) until its turn starts.
+   */
+  prompt(text: string, context?: string, chips?: string[]): UserItem {
+    const item: UserItem = { kind: 'user', id: this.id('u'), text, context };
+    if (chips?.length) {
+      item.chips = chips;
+    }
+    if (this.busy() || this.queue.length > 0) {
+      item.queued = true;
+      this.queue.push(item);
+      this.byId.set(item.id, item);
+      return item;
+    }
+    return this.add(item);
   }
 
   /** Records the turn loom.ask answered for a prompt item. */
   asked(item: UserItem, turn: number): Item[] {
     item.turn = turn;
-    item.queued = turn > this.turn && this.busy();
+    if (item.queued && !(turn > this.turn && this.busy())) {
+      return this.unqueue(item);
+    }
+    return [item];
+  }
+
+  /** A prompt whose ask failed: out of the queue, into the conversation. */
+  failed(item: UserItem): Item[] {
+    return item.queued ? this.unqueue(item) : [item];
+  }
+
+  /** Moves a queued prompt to the end of the conversation: its turn starts. */
+  private unqueue(item: UserItem): Item[] {
+    const i = this.queue.indexOf(item);
+    if (i >= 0) {
+      this.queue.splice(i, 1);
+    }
+    item.queued = false;
+    this.add(item);
     return [item];
   }
 
@@ -130,16 +175,15 @@ export class Transcript {
     return { changed, gap: v.kind === 'gap' };
   }
 
-  /** Marks the prompts of turns up to turn as no longer queued. */
+  /** Moves the queued prompts of turns up to turn into the conversation. */
   private startTurn(turn: number): Item[] {
     if (turn > this.turn) {
       this.turn = turn;
     }
     const changed: Item[] = [];
-    for (const it of this.items) {
-      if (it.kind === 'user' && it.queued && it.turn !== undefined && it.turn <= this.turn) {
-        it.queued = false;
-        changed.push(it);
+    for (const it of [...this.queue]) {
+      if (it.turn !== undefined && it.turn <= this.turn) {
+        changed.push(...this.unqueue(it));
       }
     }
     return changed;
@@ -149,19 +193,29 @@ export class Transcript {
   tool(p: ToolCallParams): Item[] {
     const changed = this.startTurn(p.turn);
     const status = (toolStatuses.includes(p.status) ? p.status : 'running') as ToolStatus;
-    let card = this.byId.get('t' + p.id) as ToolItem | undefined;
+    // A call is known by its turn and id: model servers reuse ids
+    // ("call_1" again after a restart, "call_0" in every response).
+    const key = callKey(p.turn, p.id);
+    let card = this.byId.get(key) as ToolItem | undefined;
     const view = describeTool(p.name, p.summary);
     if (!card) {
-      // The approval request may come before the call's first status.
-      card = this.items.find((it): it is ToolItem => it.kind === 'tool' && it.callId === '' && it.name === p.name);
+      // The approval request may come before the call's first status:
+      // the newest open card it made, never an older one (a card an
+      // approval made whose call never reported is done by then).
+      for (let i = this.main.length - 1; i >= 0 && !card; i--) {
+        const it = this.main[i];
+        if (it.kind === 'tool' && it.callId === '' && it.name === p.name && !isDone(it.status)) {
+          card = it;
+        }
+      }
       if (card) {
         card.callId = p.id;
-        this.byId.set('t' + p.id, card);
+        this.byId.set(key, card);
       }
     }
     if (!card) {
       card = this.add<ToolItem>({
-        kind: 'tool', id: 't' + p.id, turn: p.turn, callId: p.id, name: p.name,
+        kind: 'tool', id: key, turn: p.turn, callId: p.id, name: p.name,
         title: view.title, path: view.path, status, output: '',
       });
     } else {
@@ -197,10 +251,10 @@ export class Transcript {
    * An approval request for tool with detail (the command): attached to
    * the open call of that tool with that command, or to a card of its own.
    */
-  approval(id: string, tool: string, detail: string, always?: string): ToolItem {
+  approval(id: string, tool: string, detail: string, always?: string, rules?: { exact?: string; prefix?: string }): ToolItem {
     let card: ToolItem | undefined;
-    for (let i = this.items.length - 1; i >= 0 && !card; i--) {
-      const it = this.items[i];
+    for (let i = this.main.length - 1; i >= 0 && !card; i--) {
+      const it = this.main[i];
       if (it.kind === 'tool' && it.name === tool && !it.approval && !isDone(it.status)) {
         card = it;
       }
@@ -211,15 +265,22 @@ export class Transcript {
         title: tool === 'bash' ? '$ ' + detail : detail, status: 'pending', output: '',
       });
     }
-    card.approval = { id, detail, state: 'ask', always } satisfies Approval;
+    if (tool === 'bash' && detail.length + 2 > card.title.length) {
+      // The whole command (the call's summary may be cut at 200 characters).
+      card.title = '$ ' + detail;
+    }
+    card.approval = { id, detail, state: 'ask', always, ...rules } satisfies Approval;
     return card;
   }
 
-  /** Records the answer to approval id; returns the card, if any. */
-  answered(id: string, allowed: boolean): ToolItem | undefined {
-    const card = this.items.find((it): it is ToolItem => it.kind === 'tool' && it.approval?.id === id);
+  /** Records the answer to approval id (and the rule chosen, in words); returns the card, if any. */
+  answered(id: string, allowed: boolean, rule?: string): ToolItem | undefined {
+    const card = this.main.find((it): it is ToolItem => it.kind === 'tool' && it.approval?.id === id);
     if (card?.approval) {
       card.approval.state = allowed ? 'allowed' : 'denied';
+      if (rule) {
+        card.approval.rule = rule;
+      }
     }
     return card;
   }
@@ -239,10 +300,21 @@ export class Transcript {
     return this.add({ kind: 'commit', id: this.id('c'), turn, sha, message });
   }
 
-  /** Marks the commit sha (else the newest) as undone with the server's words. */
+  /** The sha of the newest commit not undone, if any. */
+  newestCommit(): string | undefined {
+    for (let i = this.main.length - 1; i >= 0; i--) {
+      const it = this.main[i];
+      if (it.kind === 'commit' && !it.undone) {
+        return it.sha;
+      }
+    }
+    return undefined;
+  }
+
+  /** Marks the commit sha (the newest when absent) as undone with the server's words. */
   undone(message: string, sha?: string): Item | undefined {
-    for (let i = this.items.length - 1; i >= 0; i--) {
-      const it = this.items[i];
+    for (let i = this.main.length - 1; i >= 0; i--) {
+      const it = this.main[i];
       if (it.kind === 'commit' && !it.undone && (!sha || it.sha === sha)) {
         it.undone = message;
         return it;
@@ -253,7 +325,7 @@ export class Transcript {
 
   /** An error, warning or note, shown once: a repeat of the last notice is dropped. */
   notice(level: 'error' | 'warning' | 'info', text: string, action?: NoticeAction): Item | undefined {
-    const last = this.items[this.items.length - 1];
+    const last = this.main[this.main.length - 1];
     if (last?.kind === 'notice' && last.text === text) {
       return undefined;
     }
@@ -266,7 +338,7 @@ export class Transcript {
       this.usage = usage;
     }
     const changed: Item[] = [];
-    for (const it of this.items) {
+    for (const it of this.main) {
       if (it.kind === 'tool' && it.turn === turn && !isDone(it.status)) {
         it.status = 'cancelled';
         if (it.approval?.state === 'ask') {
@@ -284,12 +356,22 @@ export class Transcript {
     return this.assembler.takeGap(this.folder);
   }
 
-  /** Fills the tool cards' output with the results loom.history has. */
+  /**
+   * Fills the tool cards' output with the results loom.history has,
+   * pairing them from the newest (history may be compacted; ids may be
+   * reused by the model server).
+   */
   toolResults(h: HistoryResult): Item[] {
     const changed: Item[] = [];
-    for (const m of h.messages ?? []) {
-      const card = m.role === 'tool' && m.toolCallId ? this.byId.get('t' + m.toolCallId) : undefined;
-      if (card?.kind === 'tool' && isDone(card.status) && card.output !== m.content) {
+    const cards = new Map<string, ToolItem[]>();
+    for (const it of this.main) {
+      if (it.kind === 'tool' && it.callId !== '') {
+        cards.set(it.callId, [...(cards.get(it.callId) ?? []), it]);
+      }
+    }
+    for (const m of [...(h.messages ?? [])].reverse()) {
+      const card = m.role === 'tool' && m.toolCallId ? cards.get(m.toolCallId)?.pop() : undefined;
+      if (card && isDone(card.status) && card.output !== m.content) {
         card.output = m.content ?? '';
         changed.push(card);
       }
@@ -299,8 +381,7 @@ export class Transcript {
 
   /** Replaces everything with loom.history's transcript. */
   redraw(h: HistoryResult): void {
-    this.items.length = 0;
-    this.byId.clear();
+    this.clear();
     this.openText = undefined;
     this.assembler.clearTexts(this.folder);
     this.assembler.takeGap(this.folder);
@@ -309,7 +390,8 @@ export class Transcript {
     for (const m of h.messages ?? []) {
       if (m.role === 'user') {
         turn++;
-        this.add({ kind: 'user', id: this.id('u'), text: m.content, turn });
+        const chips = (m.context ?? []).map((c) => c.label ?? c.uri ?? c.kind).filter((l): l is string => !!l);
+        this.add({ kind: 'user', id: this.id('u'), text: m.content, turn, ...(chips.length ? { chips } : {}) });
       } else if (m.role === 'assistant') {
         if (m.content) {
           this.add({ kind: 'assistant', id: this.id('a'), turn, text: m.content });
@@ -317,7 +399,7 @@ export class Transcript {
         for (const tc of m.toolCalls ?? []) {
           const view = describeTool(tc.name, tc.arguments.replace(/\s+/g, ' '));
           const card = this.add<ToolItem>({
-            kind: 'tool', id: 't' + tc.id, turn, callId: tc.id, name: tc.name,
+            kind: 'tool', id: callKey(turn, tc.id), turn, callId: tc.id, name: tc.name,
             title: view.title, path: view.path, status: 'cancelled', output: '',
           });
           cards.set(tc.id, card);
@@ -335,6 +417,81 @@ export class Transcript {
     }
     this.turn = Math.max(this.turn, turn);
   }
+
+  private clear(): void {
+    this.main.length = 0;
+    this.queue.length = 0;
+    this.byId.clear();
+    this.openText = undefined;
+    this.openThought = undefined;
+  }
+
+  /** What to keep across a window reload (the conversation as drawn, and the turn). */
+  saved(): SavedTranscript {
+    return { version: 1, turn: this.turn, items: this.main };
+  }
+
+  /**
+   * Draws the conversation kept before a window reload, when it is still
+   * the server's (its last prompt is the last user message of
+   * loom.history); returns false, drawing nothing, when it is not (a new
+   * conversation, another client went on). A turn the reload cut (no end)
+   * gets an "interrupted" end; its unfinished cards are cancelled.
+   */
+  restore(saved: SavedTranscript | undefined, h: HistoryResult): boolean {
+    if (!saved || saved.version !== 1 || !Array.isArray(saved.items) || saved.items.length === 0) {
+      return false;
+    }
+    const users = (h.messages ?? []).filter((m) => m.role === 'user');
+    const lastSaved = [...saved.items].reverse().find((i): i is UserItem => i.kind === 'user');
+    const lastSent = users[users.length - 1]?.content;
+    if (!lastSaved || lastSent === undefined || !sameP(lastSaved.text, lastSent)) {
+      return false;
+    }
+    this.clear();
+    for (const it of saved.items) {
+      const item = { ...it } as Item;
+      this.main.push(item);
+      this.byId.set(item.id, item);
+      const n = Number(/\d+$/.exec(item.id)?.[0] ?? 0);
+      this.next = Math.max(this.next, n);
+    }
+    this.turn = Math.max(this.turn, saved.turn);
+    const lastTurn = lastSaved.turn;
+    const ended = lastTurn === undefined || this.main.some((i) => i.kind === 'turnEnd' && i.turn === lastTurn);
+    if (!ended) {
+      for (const it of this.main) {
+        if (it.kind === 'tool' && it.turn === lastTurn && !isDone(it.status)) {
+          it.status = 'cancelled';
+          if (it.approval?.state === 'ask') {
+            it.approval.state = 'denied';
+          }
+        }
+      }
+      this.add({ kind: 'turnEnd', id: this.id('e'), turn: lastTurn, outcome: 'interrupted' });
+    }
+    this.toolResults(h);
+    return true;
+  }
+}
+
+/** What a Transcript keeps across a window reload (workspaceState). */
+export interface SavedTranscript { version: 1; turn: number; items: Item[] }
+
+/**
+ * Whether a prompt as shown is the message loom.history has for it: the
+ * same, or the start of it (the server adds the diagnostic, the
+ * selection, the attached context).
+ */
+function sameP(shown: string, sent: string): boolean {
+  const a = shown.trim();
+  const b = sent.trim();
+  return a === b || b.startsWith(a) || b.includes(a);
+}
+
+/** The item id of call id of turn. */
+function callKey(turn: number, id: string): string {
+  return `t${turn}-${id}`;
 }
 
 /** A tool call's status, as its result in loom.history says it. */

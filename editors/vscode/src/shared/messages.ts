@@ -14,8 +14,36 @@ export interface Approval {
   detail: string;
   /** ask while open; then the answer given (here or in the notification). */
   state: 'ask' | 'allowed' | 'denied';
-  /** What "Always allow in this workspace" sets, in words; none when it is not offered. */
+  /** What "Always allow every command" sets, in words; none when it is not offered. */
   always?: string;
+  /** "Always allow `npm test`": the exact command a rule would allow, when the server offers it. */
+  exact?: string;
+  /** "Always allow commands starting with …": the prefix the server suggests (the user may edit it). */
+  prefix?: string;
+  /** The rule the user chose, in words, once answered. */
+  rule?: string;
+}
+
+/**
+ * Something attached to a prompt (a chip in the composer and under the
+ * prompt), sent as one of loom.ask's context items.
+ */
+export type ContextItem =
+  /** A file or a folder (uri), or a range of a file. */
+  | { kind: 'file'; label: string; uri: string; range?: { start: { line: number; character: number }; end: { line: number; character: number } } }
+  /** Problems (vscode.languages.getDiagnostics) of a file (uri) or of the workspace. */
+  | { kind: 'diagnostics'; label: string; uri?: string; items: DiagnosticItem[] }
+  /** A text with a label: a selection, a terminal command's output, the git changes. */
+  | { kind: 'text'; label: string; text: string };
+
+/** One problem, as loom.ask's diagnostics context carries it. */
+export interface DiagnosticItem {
+  uri: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  severity: 'error' | 'warning' | 'info' | 'hint';
+  message: string;
+  source?: string;
+  code?: string;
 }
 
 /** Token counts of a turn, as the model reported them. */
@@ -23,7 +51,15 @@ export interface Usage { prompt: number; completion: number; total: number }
 
 /** One entry of a conversation, as the panel draws it. */
 export type Item =
-  | { kind: 'user'; id: string; text: string; turn?: number; queued?: boolean; context?: string }
+  | {
+    kind: 'user'; id: string; text: string; turn?: number;
+    /** Typed during a running turn: drawn after it until its own turn starts. */
+    queued?: boolean;
+    /** A line under the prompt: the problem or the lines a code action sent. */
+    context?: string;
+    /** The labels of what was attached (chips). */
+    chips?: string[];
+  }
   | { kind: 'assistant'; id: string; turn: number; text: string }
   /** The model's thinking, shown folded; never part of the answer. */
   | { kind: 'thought'; id: string; turn: number; text: string }
@@ -43,10 +79,22 @@ export type Item =
   }
   | { kind: 'commit'; id: string; turn: number; sha: string; message: string; undone?: string }
   | { kind: 'notice'; id: string; level: 'error' | 'warning' | 'info'; text: string; action?: NoticeAction }
+  /** The end of a turn: done, cancelled (Stopped), failed, or interrupted (cut by a window reload). */
   | { kind: 'turnEnd'; id: string; turn: number; outcome: string; usage?: Usage };
 
 /** A button a notice may carry. */
-export type NoticeAction = 'openSettings' | 'installServer';
+export type NoticeAction = 'openSettings' | 'installServer' | 'setup';
+
+/** What the first-run setup card writes (the user settings loom.model.*). */
+export interface SetupChoice {
+  provider: string;
+  baseUrl: string;
+  model: string;
+  apiKeyEnv: string;
+}
+
+/** A slash command of the composer. */
+export interface SlashCommand { name: string; args?: string; help: string }
 
 /** The panel header of a folder. */
 export interface Header {
@@ -60,6 +108,10 @@ export interface Header {
   usage?: Usage;
   /** The server is not running (not found, crashed, …). */
   down?: boolean;
+  /** The models the server lists, for the picker (empty: the picker shows the name only). */
+  models?: string[];
+  /** No model is configured: the panel shows the setup card. */
+  setup?: boolean;
 }
 
 /** Messages from the extension to the webview. */
@@ -70,19 +122,34 @@ export type ToWebview =
   | { type: 'upsert'; folder: string; item: Item }
   | { type: 'header'; header: Header }
   /** Put text in the input box (a code action's prompt to edit). */
-  | { type: 'fill'; text: string };
+  | { type: 'fill'; text: string }
+  /** Add chips to the composer (the answer to attach). */
+  | { type: 'chips'; items: ContextItem[] }
+  /** Focus the input (Ctrl+Alt+L). */
+  | { type: 'focus' }
+  /** The models a server lists, for the setup card (or why not). */
+  | { type: 'setupModels'; models: string[]; error?: string };
 
 /** Messages from the webview to the extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; context?: ContextItem[] }
   | { type: 'stop' }
+  /** Open the attach quick pick (@, # or the Attach button); what: a direct choice. */
+  | { type: 'attach'; what?: 'selection' | 'problems' | 'files' | 'terminal' | 'git' }
+  | { type: 'setModel'; model: string }
+  | { type: 'slash'; name: string; args: string }
+  | { type: 'setup'; choice: SetupChoice }
+  /** List the models of a server (the setup card's model field). */
+  | { type: 'listModels'; baseUrl: string; apiKeyEnv: string }
   | { type: 'reset' }
   | { type: 'pickFolder'; folder: string }
-  | { type: 'approve'; id: string; answer: 'allow' | 'deny' | 'always' }
+  /** always: every command (after the card's confirmation); exact / prefix: a rule. */
+  | { type: 'approve'; id: string; answer: 'allow' | 'deny' | 'always' | 'exact' | 'prefix'; prefix?: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
   | { type: 'openDiff'; itemId: string }
   | { type: 'openFile'; path: string }
+  /** Undo a commit (its sha; the newest when absent). */
   | { type: 'undo'; sha?: string }
   | { type: 'action'; action: NoticeAction };

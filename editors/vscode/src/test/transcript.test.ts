@@ -72,7 +72,7 @@ test('a tool card keeps its title, status, output and diff; an edit card gets th
   assert.equal(card.output, 'ok 1', 'the last status\'s line is a summary, not the output');
   assert.equal(card.summary, 'ok 1\nok 2');
   const filled = t.toolResults({ folder: F, messages: [{ role: 'tool', content: 'ok 1\nok 2\nall passed', toolCallId: 'c1' }] });
-  assert.deepEqual(filled.map((i) => i.id), ['tc1']);
+  assert.deepEqual(filled.map((i) => i.id), ['t1-c1']);
   assert.equal(card.output, 'ok 1\nok 2\nall passed');
   const [edit] = t.tool({ folder: F, turn: 1, id: 'c2', name: 'edit_file', summary: '{"path":"a.txt","old_string":"x","new_string":"y"}', status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
   assert.ok(edit.kind === 'tool' && edit.path === 'a.txt' && edit.diff?.includes('+y'));
@@ -92,11 +92,16 @@ test('an approval attaches to the open call, and an early one is adopted by the 
   assert.equal(t.answered('ap1', true)?.approval?.state, 'allowed');
   assert.notEqual(t.header().state, 'waiting for approval');
 
+  // An approval card whose call never reported, ended with its turn,
+  // is not adopted by a later call.
+  const stale = t.approval('ap0', 'bash', 'old command');
+  t.turnEnded(1, 'done');
+  assert.equal(stale.status, 'cancelled');
   const early = t.approval('ap2', 'bash', 'rm -rf x');
   assert.equal(early.callId, '');
   const [adopted] = t.tool(tool('c9', 'pending', { summary: '{"command":"rm -rf x"}' }));
   assert.equal(adopted.id, early.id, 'one card, not two');
-  assert.equal(t.items.filter((i) => i.kind === 'tool').length, 2);
+  assert.equal(t.items.filter((i) => i.kind === 'tool').length, 3);
 });
 
 test('a queued prompt stops being queued when its turn starts', () => {

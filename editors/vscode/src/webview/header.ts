@@ -1,0 +1,57 @@
+// The panel's header: the folder (a picker in a multi-root workspace),
+// the model (a picker of the server's models), the state, the tokens of
+// the last turn and New.
+import type { Header } from '../shared/messages';
+import { button, el, formatTokens, post, state } from './dom';
+
+const bar = el('header', 'bar');
+const folders = el('select', 'folders');
+folders.title = 'Workspace folder';
+folders.setAttribute('aria-label', 'Workspace folder');
+const title = el('div', 'title');
+const modelName = el('span', 'model');
+const modelPick = el('select', 'model-picker');
+modelPick.setAttribute('aria-label', 'Model for this conversation');
+modelPick.title = 'The model of this conversation (loom.setModel)';
+const stateEl = el('span', 'state');
+const usageEl = el('span', 'usage');
+title.append(modelName, modelPick, stateEl, usageEl);
+const newBtn = button('New', 'icon', () => post({ type: 'reset' }), 'New conversation (loom.reset)');
+bar.append(folders, title, newBtn);
+
+folders.addEventListener('change', () => post({ type: 'pickFolder', folder: folders.value }));
+modelPick.addEventListener('change', () => post({ type: 'setModel', model: modelPick.value }));
+
+/** The header element. */
+export const headerBar = bar;
+
+/** Draws h. */
+export function drawHeader(h: Header | undefined): void {
+  folders.replaceChildren(...state.folders.map((f) => {
+    const o = el('option', undefined, f.name);
+    o.value = f.path;
+    o.selected = f.path === h?.folder;
+    return o;
+  }));
+  folders.hidden = state.folders.length < 2;
+  const model = h?.model ?? '';
+  const models = h?.models ?? [];
+  modelName.textContent = model || 'no model';
+  modelName.title = model ? `Model: ${model}` : 'No model configured: set one up in the card below';
+  if (models.length > 0) {
+    const names = models.includes(model) || !model ? models : [model, ...models];
+    modelPick.replaceChildren(...names.map((m) => {
+      const o = el('option', undefined, m);
+      o.value = m;
+      o.selected = m === model;
+      return o;
+    }));
+  }
+  // The picker when the server lists models, else the name alone.
+  modelPick.hidden = models.length === 0;
+  modelName.hidden = models.length > 0;
+  stateEl.textContent = h?.state ?? '';
+  stateEl.className = 'state' + (h?.busy ? ' busy' : '') + (h?.down ? ' down' : '');
+  usageEl.textContent = h?.usage ? `${formatTokens(h.usage.total)} tokens` : '';
+  usageEl.title = h?.usage ? `Last turn: ${h.usage.prompt} prompt + ${h.usage.completion} completion tokens` : '';
+}
