@@ -32,6 +32,10 @@ type Folder struct {
 	folder string
 	log    *slog.Logger
 
+	// reloadFailed: the last reload found a broken configuration and kept
+	// the one before; the folder's goroutine owns it.
+	reloadFailed bool
+
 	// life is cancelled when the folder shuts down; work that must not be
 	// cut short by a cancelled turn (a git commit) runs under it.
 	life    context.Context

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"reflect"
+
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
@@ -12,11 +14,18 @@ import (
 // goroutine and publishes the settings it gives. On a reload, a broken
 // configuration keeps the current one and is reported.
 func (f *Folder) loadConfig(reload bool) {
-	defer f.publish()
 	cfg, err := f.host.loadConfig(f.folder)
+	if reload && err == nil && f.next.cfgErr == nil && !f.reloadFailed && reflect.DeepEqual(cfg, f.next.cfg) {
+		// Nothing changed (a client answering the settings pull with what
+		// it had, a save that kept the file's text): no reload, no notice,
+		// and a turn in flight keeps its tools as they are.
+		return
+	}
+	defer f.publish()
 	if err != nil {
 		f.log.Warn("configuration error", "err", err)
 		if reload && f.next.cfgErr == nil {
+			f.reloadFailed = true // the fixed file is news, even if it is the same
 			f.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error() + " (keeping the previous configuration)"})
 			return
 		}
@@ -24,6 +33,7 @@ func (f *Folder) loadConfig(reload bool) {
 		f.notify(Notification{Kind: NoteError, Text: "loom.toml: " + err.Error()})
 		return
 	}
+	f.reloadFailed = false
 	st := &f.next
 	st.cfgErr = nil
 	st.cfg = cfg
