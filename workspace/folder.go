@@ -35,6 +35,11 @@ type Folder struct {
 	// reloadFailed: the last reload found a broken configuration and kept
 	// the one before; the folder's goroutine owns it.
 	reloadFailed bool
+	// afterPublish holds notices about tools (an MCP server ready, tools
+	// left out) until the settings they speak of reach the conversations,
+	// so that a prompt sent on seeing one sees the tools; the folder's
+	// goroutine owns it.
+	afterPublish []Notification
 
 	// life is cancelled when the folder shuts down; work that must not be
 	// cut short by a cancelled turn (a git commit) runs under it.
@@ -218,6 +223,16 @@ func (f *Folder) publish() {
 	f.mu.Unlock()
 	for _, c := range convs {
 		c.post(func() { c.useSettings(st) })
+	}
+	f.flushNotices()
+}
+
+// flushNotices sends the notices held until the settings were published.
+func (f *Folder) flushNotices() {
+	notes := f.afterPublish
+	f.afterPublish = nil
+	for _, n := range notes {
+		f.notify(n)
 	}
 }
 

@@ -86,7 +86,7 @@ func (s *Folder) syncMCP() {
 		if st.State == mcp.StateReady {
 			ready[st.Name] = true
 			if !s.mcpReady[st.Name] {
-				s.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf("MCP server %q is ready: %d tools", st.Name, st.Tools)})
+				s.afterPublish = append(s.afterPublish, Notification{Kind: NoteInfo, Text: fmt.Sprintf("MCP server %q is ready: %d tools", st.Name, st.Tools)})
 			}
 		}
 	}
@@ -94,6 +94,7 @@ func (s *Folder) syncMCP() {
 	if s.rebuildTools() {
 		s.publish()
 	}
+	s.flushNotices()
 }
 
 // rebuildTools makes the registry the built-in tools plus the ready MCP
@@ -106,7 +107,7 @@ func (s *Folder) rebuildTools() bool {
 		s.next.toolsNote = note // once per change
 		if note != "" {
 			s.log.Warn("MCP tools left out", "why", note)
-			s.notify(Notification{Kind: NoteError, Text: note})
+			s.afterPublish = append(s.afterPublish, Notification{Kind: NoteError, Text: note})
 		}
 	}
 	reg := tools.NewRegistry(all...)
