@@ -11,6 +11,7 @@ import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
 import { Composer } from './composer';
+import { ConversationList } from './conversationlist';
 import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
@@ -100,11 +101,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
+  const conversations = new ConversationList(chat);
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
     }
-    return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] });
+    // The shown conversation, unless the command names its own.
+    const a = { ...chat.conversationArgs(), ...(args as object) };
+    return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [a] });
   });
   context.subscriptions.push(
     chat.panel,
@@ -121,7 +125,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     const icon = h.down ? '$(error)' : h.busy ? '$(sync~spin)' : '$(comment-discussion)';
     status.text = `${icon} Loom: ${h.state}`;
-    status.tooltip = headers.map((x) => `${x.name}: ${x.state}${x.model ? ` (${x.model})` : ''}`).join('\n') + '\nClick to open the chat.';
+    status.tooltip = headers.map((x) => `${x.name}${x.title ? ` — ${x.title}` : ''}: ${x.state}${x.model ? ` (${x.model})` : ''}`).join('\n') +
+      '\nClick to open the chat.';
   };
   context.subscriptions.push(chat.onDidChangeHeader(drawStatus));
 
@@ -183,7 +188,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return;
     }
     try {
-      const st = await chat.exec<Status>('loom.status', { uri: vscode.Uri.file(f).toString() });
+      const st = await chat.exec<Status>('loom.status', chat.conversationArgs());
       void vscode.window.showInformationMessage(statusWords(st));
     } catch (e) {
       void vscode.window.showErrorMessage(`Loom: ${errorText(e)}`);
@@ -238,11 +243,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
   c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => void review.proposed(p));
   c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => {
-    void chat.redraw(p.folder);
+    void chat.redraw(p.folder, true, p.conversation ? chat.convs.get(p.folder, p.conversation) : undefined);
     void review.rewound(p, (prompt) => chat.ask({ prompt }));
   });
   c.onNotification(Methods.notice, (p: NoticeParams) => {
-    chat.notice('info', p.text, undefined, p.folder);
+    chat.notice('info', p.text, undefined, p.folder, p.conversation);
     // loom-lsp pulls the settings and reloads after answering: its
     // "configuration reloaded" comes once the new model is in.
     void chat.refreshStatus();
@@ -303,7 +308,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
-  await Promise.all(chat.folders().map((f) => chat.redraw(f.path)));
+  await conversations.start();
 }
 
 /**
@@ -330,17 +335,21 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
     const actions = (p.actions ?? []) as ActionItem[];
     const titles = actions.map((a) => a.title);
     // The whole command, when the server says it (params.loom.command).
-    const command = (p as { loom?: { command?: unknown } }).loom?.command;
+    const loom = (p as { loom?: { command?: unknown; folder?: unknown; conversation?: unknown } }).loom;
+    const command = loom?.command;
+    // The conversation that asks (maybe not the one shown: it keeps running).
+    const where = typeof loom?.folder === 'string' && typeof loom.conversation === 'string'
+      ? { folder: loom.folder, conversation: loom.conversation } : undefined;
     const asked = titles.includes('Allow') && titles.includes('Deny')
-      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined) : undefined;
+      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined, where) : undefined;
     if (!asked) {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
       return pick ? (actions.find((a) => a.title === pick) ?? { title: pick }) as MessageActionItem : null;
     }
     // The server takes the request back when it times out.
     const sub = token.onCancellationRequested(() => chat.withdrawn(asked.id));
-    if (!chat.panel.visible) {
-      // The panel is hidden: ask in a notification too (Allow, Deny and
+    if (!chat.panel.visible || !asked.shown) {
+      // The panel is hidden, or shows another conversation: ask in a notification too (Allow, Deny and
       // the exact rule; "every command" needs the card's confirmation).
       // When it shows, the card asks alone: VS Code cannot take a
       // notification back once the card has the answer.

@@ -4,6 +4,7 @@
 // region; prompts typed during a turn wait in a queue drawn after it.
 import type { Item, ToWebview } from '../shared/messages';
 import { addChips, composer, fill, focusInput, setBusy, stop } from './composer';
+import { conversationBar, conversationMenu, drawConversations, drawConversationTitle } from './conversations';
 import { el, post, save, state } from './dom';
 import { drawHeader, headerBar } from './header';
 import { render, updateInPlace } from './items';
@@ -23,7 +24,7 @@ log.append(list, queue);
 const empty = el('div', 'empty');
 empty.innerHTML = '<h2>Loom</h2><p>Ask about this workspace, or ask for a change. Loom reads and edits files, runs commands when you allow it, and commits what it changed.</p>';
 setupCard.hidden = true;
-app.append(headerBar, log, setupCard, composer);
+app.append(headerBar, conversationBar, conversationMenu, log, setupCard, composer);
 
 // Copy / Insert of code blocks: one listener for every block.
 log.addEventListener('click', (ev) => {
@@ -52,6 +53,7 @@ const nodes = new Map<string, HTMLElement>();
 function drawChrome(): void {
   const h = state.header;
   drawHeader(h);
+  drawConversationTitle(h);
   setBusy(!!h?.busy);
   app.classList.toggle('busy', !!h?.busy);
   setupCard.hidden = !h?.setup;
@@ -135,13 +137,19 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
       drawAll();
       break;
     case 'upsert':
-      if (m.folder === state.header?.folder) {
+      // Only the shown conversation's items (another's wait until it is shown).
+      if (m.folder === state.header?.folder && (m.conversation ?? '') === (state.header?.conversation ?? '')) {
         upsert(m.item);
       }
       break;
     case 'header':
       state.header = m.header;
       drawChrome();
+      break;
+    case 'conversations':
+      if (m.folder === state.header?.folder) {
+        drawConversations(m.items);
+      }
       break;
     case 'fill':
       fill(m.text);
