@@ -88,9 +88,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(status);
 
   let c: LanguageClient | undefined;
+  const feature = new LoomFeature();
   const chat = new Chat(context.extensionUri, {
     running: () => c?.isRunning() ?? false,
-    has: (cmd: string) => c?.initializeResult?.capabilities.executeCommandProvider?.commands.includes(cmd) ?? false,
+    // The commands the server listed (the feature keeps them: the client's own list lost the loom.* ones).
+    has: (cmd: string) => feature.serverCommands.includes(cmd),
     exec: async <T>(cmd: string, args: object): Promise<T> => {
       if (!c?.isRunning()) {
         throw new Error('loom-lsp is not running (see the Loom output).');
@@ -232,7 +234,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
   client = c;
   const lc = c;
-  c.registerFeature(new LoomFeature());
+  c.registerFeature(feature);
   c.onNotification(Methods.displayMessage, (p: DisplayMessageParams) => chat.delta(p));
   c.onNotification(Methods.toolCall, (p: ToolCallParams) => chat.tool(p));
   c.onNotification(Methods.state, (p: StateParams) => chat.state(p));

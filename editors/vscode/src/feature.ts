@@ -14,11 +14,18 @@ import { experimentalCapability } from './protocol';
  * registrations of one ID would fail.
  */
 export class LoomFeature implements StaticFeature {
+  /**
+   * The server's own commands (initialize's executeCommandProvider, before
+   * the loom.* ones are taken out below): what the server can do.
+   */
+  serverCommands: string[] = [];
+
   fillClientCapabilities(caps: ClientCapabilities): void {
     caps.experimental = { ...(caps.experimental as object | undefined), ...experimentalCapability };
   }
   preInitialize(caps: ServerCapabilities): void {
     const p = caps.executeCommandProvider;
+    this.serverCommands = [...(p?.commands ?? [])];
     if (p?.commands) {
       // Every loom.* command, not only those of Commands: the extension
       // calls the server's commands itself (sendRequest), and one it also

@@ -52,7 +52,7 @@ step('21. conversations: A streams on while B is asked and read; back to A, its 
     await chat().locator('.bar button', { hasText: /^New$/ }).click();
     await until('a new, empty conversation', async () => (await chat().locator('.msg').count()) === 0 && (await title()) === 'New conversation');
     await ask(essayTitle);
-    await until("A's answer to stream", async () => /loomword2 /.test(await logText()));
+    await until("A's answer to stream", async () => /loomword2/.test(await logText()));
     assert.equal(await chat().locator('button.send').textContent(), 'Stop', 'A is running');
     await until('the header to name A', async () => (await title()) === essayTitle);
 

@@ -31,8 +31,12 @@ test('LoomFeature declares experimental.loom and keeps other experimental keys',
 
 test('LoomFeature takes the loom.* commands out of automatic registration', () => {
   const caps = { executeCommandProvider: { commands: ['loom.ask', 'loom.cancel', 'loom.reset', 'loom.status', 'loom.history', 'loom.undo', 'loom.redo', 'loom.newConversation', 'other.command'] } };
-  new LoomFeature().preInitialize(caps as never);
+  const f = new LoomFeature();
+  f.preInitialize(caps as never);
   assert.deepEqual(caps.executeCommandProvider.commands, ['other.command']);
+  // What the server can do is still known (the conversation list, the model picker ask it).
+  assert.ok(f.serverCommands.includes('loom.newConversation'));
+  assert.ok(f.serverCommands.includes('loom.ask'));
 });
 
 test('states in plain words', () => {
