@@ -114,13 +114,13 @@ function itemRow(c: ConversationEntry, now: number): HTMLElement[] {
   });
   open.dataset.focusKey = 'open:' + c.id;
   const name = el('span', 'conv-name', c.title);
-  const meta = el('span', 'conv-meta', [when, c.turns > 0 ? `${c.turns} turn${c.turns > 1 ? 's' : ''}` : ''].filter(Boolean).join(' · '));
+  const meta = el('span', 'conv-meta', [when, c.turns > 0 ? `${c.turns} turn${c.turns > 1 ? 's' : ''}` : '',
+    c.elsewhere ? 'open in another loom process' : ''].filter(Boolean).join(' · '));
   open.append(name, meta);
   if (state) {
     open.append(el('span', 'badge conv-state' + (c.waiting ? ' waiting' : ''), state));
   }
-  open.setAttribute('aria-label', [c.title, c.current ? 'shown' : '', state, when, c.elsewhere ? 'open in another loom process' : '']
-    .filter(Boolean).join(', '));
+  // The accessible name is the visible text (title, when, turns, badge); aria-current marks the one shown.
   if (c.current) {
     open.setAttribute('aria-current', 'true');
   }
