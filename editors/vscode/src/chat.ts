@@ -137,6 +137,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return this.convs.entries(folder);
   }
 
+  /** Puts the keyboard in the panel's input. */
+  focusInput(): void {
+    this.panel.focus();
+  }
+
   /** Whether the server lists command (initialize's executeCommandProvider). */
   has(command: string): boolean {
     return this.server.has(command);

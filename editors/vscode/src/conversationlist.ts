@@ -83,6 +83,13 @@ export class ConversationList {
     if (!folder) {
       return;
     }
+    const shown = this.chat.transcript(folder);
+    if (shown.conversation !== '' && shown.items.length === 0 && !shown.busy()) {
+      // The conversation shown is new already: it is the one to type in.
+      this.chat.panel.refresh();
+      this.chat.focusInput();
+      return;
+    }
     if (!this.chat.has(Commands.newConversation)) {
       // An older loom-lsp: one conversation per folder, started afresh.
       await this.chat.reset();
@@ -91,6 +98,7 @@ export class ConversationList {
     try {
       const c = await this.chat.exec<ConversationInfo>(Commands.newConversation, { uri: uriOf(folder) });
       this.show(folder, c.id);
+      this.chat.focusInput();
       await this.chat.refreshStatus();
     } catch (e) {
       this.chat.notice('error', `Could not start a new conversation: ${errorText(e)}`);

@@ -174,6 +174,9 @@ export class Conversations {
     const ids = new Set(listed.map((c) => c.id));
     const shown = this.shownId(folder);
     const extra = this.of(folder).filter((t) => t.conversation !== '' && !ids.has(t.conversation));
+    // An empty conversation (no prompt, no title) is listed only while shown: New reuses it.
+    const empty = (id: string, info?: ConversationInfo) => id !== shown && !info?.title && (info?.turns ?? 0) === 0 &&
+      (this.find(folder, id)?.items.length ?? 0) === 0;
     const entry = (id: string, info?: ConversationInfo): ConversationEntry => {
       const t = this.find(folder, id);
       return {
@@ -187,7 +190,8 @@ export class Conversations {
         ...(info?.elsewhere ? { elsewhere: true } : {}),
       };
     };
-    return [...extra.map((t) => entry(t.conversation)), ...listed.map((c) => entry(c.id, c))];
+    return [...extra.filter((t) => !empty(t.conversation)).map((t) => entry(t.conversation)),
+      ...listed.filter((c) => !empty(c.id, c)).map((c) => entry(c.id, c))];
   }
 }
 

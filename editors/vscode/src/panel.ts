@@ -71,6 +71,11 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }
   }
 
+  /** Puts the keyboard in the input (when the panel has it). */
+  focus(): void {
+    this.post({ type: 'focus' });
+  }
+
   /** Adds chips to the composer. */
   chips(items: ContextItem[]): void {
     this.post({ type: 'chips', items });

@@ -102,6 +102,19 @@ test('the list: new conversations first, titles, running and waiting badges, the
   assert.equal(c.title(F, 'B'), 'renamed');
 });
 
+test('an empty conversation is listed only while shown', () => {
+  const c = new Conversations(() => 'proj');
+  c.setList(F, [{ id: 'E', title: '', turns: 0, live: true }, { id: 'A', title: 'a', turns: 1, live: true }]);
+  c.show(F, 'E');
+  assert.deepEqual(c.entries(F).map((x) => x.id), ['E', 'A']);
+  c.show(F, 'A');
+  assert.deepEqual(c.entries(F).map((x) => x.id), ['A']);
+  // A new one here, not listed by the server yet, with a prompt: listed.
+  const n = c.route(F, 'N').transcript;
+  n.prompt('hi');
+  assert.deepEqual(c.entries(F).map((x) => x.id), ['N', 'A']);
+});
+
 test('a deleted conversation leaves the list and its transcript', () => {
   const c = new Conversations(() => 'proj');
   c.setList(F, [{ id: 'A', title: 'a', turns: 1, live: true }, { id: 'B', title: 'b', turns: 1, live: true }]);
