@@ -185,7 +185,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
     this.saveTimers.clear();
     await Promise.all(this.convs.all()
-      .filter((t) => t.items.length > 0 && t.conversation !== '')
+      .filter((t) => t.loaded && t.items.length > 0 && t.conversation !== '')
       .map((t) => this.store?.update(storeKey(t.folder, t.conversation), trimmed(t.saved()))));
   }
 
@@ -202,12 +202,13 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
 
   /**
    * Keeps t's conversation for a window reload (at most every 150 ms;
-   * flush() at the end), under its conversation id: a conversation
-   * without an id yet is kept once the server names it.
+   * flush() at the end), under its conversation id, once it is loaded:
+   * before, it would overwrite the record the reload's redraw needs. A
+   * conversation without an id yet is kept once the server names it.
    */
   private keep(t: Transcript): void {
     const key = storeKey(t.folder, t.conversation);
-    if (!this.store || t.conversation === '' || this.saveTimers.has(key)) {
+    if (!this.store || !t.loaded || t.conversation === '' || this.saveTimers.has(key)) {
       return;
     }
     this.saveTimers.set(key, setTimeout(() => {

@@ -97,7 +97,7 @@ export class ConversationList {
     }
     try {
       const c = await this.chat.exec<ConversationInfo>(Commands.newConversation, { uri: uriOf(folder) });
-      this.show(folder, c.id);
+      this.show(folder, c.id, true);
       this.chat.focusInput();
       await this.chat.refreshStatus();
     } catch (e) {
@@ -107,9 +107,10 @@ export class ConversationList {
   }
 
   /**
-   * Shows conversation id. One already here is drawn as it stands (with
-   * what arrived while another was shown); one opened from its journal
-   * is drawn from the record kept for a reload, else from loom.history.
+   * Shows conversation id. One already drawn here is shown as it stands
+   * (with what arrived while another was shown); one opened from its
+   * journal is drawn from the record kept for a reload, else from
+   * loom.history.
    */
   async open(id: string): Promise<void> {
     const folder = this.chat.current();
@@ -124,7 +125,8 @@ export class ConversationList {
       return;
     }
     const fresh = this.show(folder, id);
-    if (fresh) {
+    // Known here only from notifications (a restarted server's "resumed" notice): drawn from the server too.
+    if (fresh || !this.chat.transcript(folder).loaded) {
       await this.chat.redraw(folder);
     } else {
       await this.chat.refreshStatus();
@@ -133,8 +135,12 @@ export class ConversationList {
   }
 
   /** Shows id in the panel; returns whether it is new here (to draw from the server). */
-  private show(folder: string, id: string): boolean {
-    const { fresh } = this.chat.convs.show(folder, id);
+  private show(folder: string, id: string, created = false): boolean {
+    const { transcript, fresh } = this.chat.convs.show(folder, id);
+    if (created) {
+      // A new conversation has nothing on the server to draw: it is whole.
+      transcript.loaded = true;
+    }
     this.chat.rememberShown(folder, id);
     this.chat.panel.refresh();
     return fresh;

@@ -91,8 +91,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const feature = new LoomFeature();
   const chat = new Chat(context.extensionUri, {
     running: () => c?.isRunning() ?? false,
-    // The commands the server listed (the feature keeps them: the client's own list lost the loom.* ones).
-    has: (cmd: string) => feature.serverCommands.includes(cmd),
+    // The server's own list: the loom.* commands are taken out of the capabilities (LoomFeature).
+    has: (cmd: string) => feature.serverCommands.has(cmd),
     exec: async <T>(cmd: string, args: object): Promise<T> => {
       if (!c?.isRunning()) {
         throw new Error('loom-lsp is not running (see the Loom output).');

@@ -15,18 +15,21 @@ import { experimentalCapability } from './protocol';
  */
 export class LoomFeature implements StaticFeature {
   /**
-   * The server's own commands (initialize's executeCommandProvider, before
-   * the loom.* ones are taken out below): what the server can do.
+   * Every command the server lists (initialize's executeCommandProvider),
+   * taken before the loom.* ones are filtered out: what the server can
+   * do (loom.models, loom.setModel, …).
    */
-  serverCommands: string[] = [];
+  readonly serverCommands = new Set<string>();
 
   fillClientCapabilities(caps: ClientCapabilities): void {
     caps.experimental = { ...(caps.experimental as object | undefined), ...experimentalCapability };
   }
   preInitialize(caps: ServerCapabilities): void {
     const p = caps.executeCommandProvider;
-    this.serverCommands = [...(p?.commands ?? [])];
     if (p?.commands) {
+      for (const c of p.commands) {
+        this.serverCommands.add(c);
+      }
       // Every loom.* command, not only those of Commands: the extension
       // calls the server's commands itself (sendRequest), and one it also
       // registers (loom.redo, a later loom.newConversation …) would make

@@ -34,6 +34,13 @@ export class Transcript {
   setup = false;
   usage: Usage | undefined;
   down = false;
+  /**
+   * The conversation was drawn from the server (restored from the record
+   * kept across a reload, or from loom.history). Until then it holds only
+   * what came first (a restarted server's "resumed" notice and the end of
+   * the turn the reload cut), which must never replace that record.
+   */
+  loaded = false;
   /** The server's id of this conversation ("" until it names it). */
   conversation = '';
   /** Its title, as the conversation list says it (the header shows it). */
@@ -398,6 +405,7 @@ export class Transcript {
   /** Replaces everything with loom.history's transcript. */
   redraw(h: HistoryResult): void {
     this.clear();
+    this.loaded = true;
     this.openText = undefined;
     this.assembler.clearTexts(this.folder);
     this.assembler.takeGap(this.folder);
@@ -465,6 +473,7 @@ export class Transcript {
       return false;
     }
     this.clear();
+    this.loaded = true;
     for (const it of saved.items) {
       const item = { ...it } as Item;
       this.main.push(item);
