@@ -72,6 +72,14 @@ step('21. conversations: A streams on while B is asked and read; back to A, its 
     assert.ok(bReq, "B's request reached the model");
     assert.doesNotMatch(JSON.stringify(bReq.messages), /essay about looms/i, "B's request carries nothing of A");
 
+    // Each its own Stop: a long answer in B, stopped, leaves A running (A's answer ends whole below).
+    await ask('Tell me a long story');
+    await until("B's story to stream", async () => /\bword3\b/.test(await logText()));
+    assert.equal(await chat().locator('button.send').textContent(), 'Stop');
+    await chat().locator('button.send').click();
+    await waitIdle();
+    await chat().locator('.turn-end.cancelled').last().waitFor();
+
     // The list: A running, B shown.
     await openList();
     await until('A running in the list', async () => (await row(essayTitle).locator('.conv-state').textContent()) === 'running');
@@ -92,7 +100,8 @@ step('21. conversations: A streams on while B is asked and read; back to A, its 
     await chat().locator('.conv-menu').waitFor({ state: 'hidden' });
     const a = await logText();
     assert.match(a, /ESSAY-START loomword0 [\s\S]*loomword29 ESSAY-END/, "A's whole answer");
-    assert.doesNotMatch(a, /TWO-PLUS|two plus two/, "nothing of B's in A");
+    assert.doesNotMatch(a, /TWO-PLUS|two plus two|\bword\d+|long story/i, "nothing of B's in A");
+    assert.equal(await chat().locator('.turn-end.cancelled').count(), 0, "A was not stopped by B's Stop");
     assert.equal(await chat().locator('.msg.assistant').count(), 1, 'one answer');
     await waitIdle();
     await shot('21', 'back-to-a');
