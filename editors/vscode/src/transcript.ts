@@ -35,6 +35,8 @@ export class Transcript {
   setup = false;
   usage: Usage | undefined;
   down = false;
+  /** tools.edits is "review": the header's toggle is on. */
+  reviewEdits = false;
 
   constructor(readonly folder: string, readonly name: string) {}
 
@@ -72,6 +74,7 @@ export class Transcript {
       down: this.down,
       models: this.models,
       setup: this.setup,
+      reviewEdits: this.reviewEdits,
     };
   }
 
