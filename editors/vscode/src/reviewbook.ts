@@ -242,10 +242,12 @@ export function proposedText(current: string, hunks: readonly ProposedHunk[]): {
   const anchors = new Map<string, number>();
   let at = 0;
   for (const h of sorted) {
+    // The lines the hunk removes, from its diff (the range's end is one
+    // line short when they run to a last line without a line end).
     const start = h.range.start.line;
-    const end = Math.max(h.range.end.line, start);
     const { removed, added } = hunkLines(h.diff);
-    if (start < at || end > lines.length || end - start !== removed.length) {
+    const end = start + removed.length;
+    if (start < at || end > lines.length) {
       return undefined;
     }
     for (let i = 0; i < removed.length; i++) {
