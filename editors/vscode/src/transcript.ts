@@ -68,7 +68,8 @@ export class Transcript {
       folder: this.folder,
       name: this.name,
       model: this.model,
-      state: this.down ? 'not running' : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
+      state: this.down ? 'not running' : this.reviewing() && this.busy() ? 'waiting for your review'
+        : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
       busy: isBusy(this.state),
       usage: this.usage,
       down: this.down,
@@ -86,6 +87,11 @@ export class Transcript {
       }
     }
     return undefined;
+  }
+
+  /** Whether a tool card's proposed change waits for the user's review. */
+  private reviewing(): boolean {
+    return this.main.some((it) => it.kind === 'tool' && it.review?.state === 'open');
   }
 
   /** The tool card whose approval is open, if any. */

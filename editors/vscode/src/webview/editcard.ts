@@ -131,7 +131,11 @@ function renderHunk(r: ReviewCard, f: ReviewFile, h: ReviewHunk, open: boolean):
   } else if (outcome) {
     head.append(el('span', `hunk-decision ${outcome}`, outcomeWords[outcome]));
   }
-  d.append(head, renderDiff(h.diff));
+  d.append(head);
+  if (outcome !== 'applied') {
+    // An applied hunk is in the card's diff of what landed.
+    d.append(renderDiff(h.diff));
+  }
   return d;
 }
 
