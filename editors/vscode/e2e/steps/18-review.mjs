@@ -8,7 +8,9 @@
 import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { addRules, ask, chat, editorText, git, model, openFile, page, runCommand, shot, step, times, until, waitIdle, ws } from '../harness.mjs';
+import {
+  addRules, ask, chat, editorText, editUserSettings, git, here, model, openFile, page, runCommand, shot, step, times, until, waitIdle, ws,
+} from '../harness.mjs';
 
 const lensBefore = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
 const lensAfter = 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nten\n';
@@ -21,6 +23,28 @@ addRules({
     { text: ['Shouted what you accepted.'] },
   ],
 });
+
+/** axe-core over the panel (with the card open) in the four themes of step 15: the serious violations found, by theme. */
+async function axeInThemes(card) {
+  const axeSource = fs.readFileSync(path.join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  const found = {};
+  for (const [theme, cls] of [['Dark Modern', 'vscode-dark'], ['Light Modern', 'vscode-light'],
+    ['Default High Contrast', 'vscode-high-contrast'], ['Default High Contrast Light', 'vscode-high-contrast-light']]) {
+    await editUserSettings({ 'workbench.colorTheme': theme });
+    await until(`the panel in ${theme}`, async () => chat().locator('body').evaluate((b, c) => b.classList.contains(c), cls), 30_000, 100);
+    const frame = await (await chat().locator('body').elementHandle()).ownerFrame();
+    await frame.evaluate(axeSource);
+    const res = await frame.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+    const serious = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    if (serious.length) {
+      found[theme] = serious.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+    }
+    await card.scrollIntoViewIfNeeded();
+    await shot('18', `card-${cls}`);
+  }
+  await editUserSettings({});
+  return found;
+}
 
 /** The tool card of the newest proposal. */
 function newestReview() {
@@ -118,6 +142,10 @@ step('18. review in the panel: the header toggle; the edit card (Accept hunk 1, 
   assert.equal(await submit.isDisabled(), false);
   assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), original, 'decided but not submitted: nothing written');
   await shot('18', 'card-decided');
+  // Readable and labelled in the four themes, decisions and comment shown.
+  const serious = await axeInThemes(card);
+  assert.deepEqual(serious, {}, 'no serious axe violations with the edit card open');
+  assert.equal(await card.locator('textarea.review-comment').inputValue(), 'no footer please', 'the comment survives the theme changes');
   const t0 = Date.now();
   await submit.click();
   await until('the buffer to show the accepted hunk only', async () => {

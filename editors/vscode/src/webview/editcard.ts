@@ -94,13 +94,15 @@ function renderFile(r: ReviewCard, f: ReviewFile, open: boolean): HTMLElement {
   const removed = f.hunks.reduce((k, h) => k + h.removed, 0);
   head.append(el('code', 'review-path', f.path), el('span', 'review-stat', `${kindWord(f.kind)}+${added} −${removed}`));
   const tools = el('div', 'review-file-tools');
-  tools.append(keyed(button('Open diff', 'link review-open-diff', () => send({ kind: 'openDiff', id: r.id, path: f.path }),
-    `Open ${f.path} in VS Code's diff editor, with Accept / Reject above each hunk`), `${r.id}:diff:${f.path}`));
+  if (open) {
+    tools.append(keyed(button('Open diff', 'link review-open-diff', () => send({ kind: 'openDiff', id: r.id, path: f.path }),
+      `Open ${f.path} in VS Code's diff editor, with Accept / Reject above each hunk`), `${r.id}:diff:${f.path}`));
+  }
   if (open && f.hunks.length > 1) {
     const ids = f.hunks.map((h) => h.id);
     tools.append(
-      decisionButton(r.id, ids, 'accept', `Accept file`, `Accept every hunk of ${f.path}`, f.hunks.every((h) => h.decision === 'accept'), `${r.id}:fa:${f.path}`),
-      decisionButton(r.id, ids, 'reject', `Reject file`, `Reject every hunk of ${f.path}`, f.hunks.every((h) => h.decision === 'reject'), `${r.id}:fr:${f.path}`),
+      decisionButton(r.id, ids, 'accept', `Accept file`, `Accept file ${f.path} (every hunk)`, f.hunks.every((h) => h.decision === 'accept'), `${r.id}:fa:${f.path}`),
+      decisionButton(r.id, ids, 'reject', `Reject file`, `Reject file ${f.path} (every hunk)`, f.hunks.every((h) => h.decision === 'reject'), `${r.id}:fr:${f.path}`),
     );
   }
   head.append(tools);
