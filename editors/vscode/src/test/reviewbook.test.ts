@@ -137,3 +137,28 @@ test('splitLines and headerLines', () => {
   assert.deepEqual(splitLines(''), []);
   assert.deepEqual(headerLines('--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -9 +9 @@\n-c\n+d\n'), [2, 5]);
 });
+
+import { Transcript } from '../transcript';
+
+test('the header says "waiting for your review" while a card\'s proposal is open, and the toggle\'s value', () => {
+  const t = new Transcript('/w', 'w');
+  const b = new ReviewBook();
+  t.prompt('frame it');
+  t.setState('ExecutingTools', 3);
+  const [card] = t.tool({ folder: '/w', turn: 3, id: 'c1', name: 'write_file', summary: '{"path":"hello.txt"}', status: 'running' });
+  assert.equal(t.header().state, 'running write_file');
+  b.add(proposal('3.c1'));
+  assert.equal(card.kind, 'tool');
+  if (card.kind === 'tool') {
+    card.review = b.card('3.c1');
+  }
+  assert.equal(t.header().state, 'waiting for your review');
+  b.send('3.c1', 'file:///w', 'accept');
+  if (card.kind === 'tool') {
+    card.review = b.card('3.c1');
+  }
+  assert.equal(t.header().state, 'running write_file');
+  assert.equal(t.header().reviewEdits, false);
+  t.reviewEdits = true;
+  assert.equal(t.header().reviewEdits, true);
+});
