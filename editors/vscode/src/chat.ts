@@ -14,6 +14,7 @@ import {
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
 import type { ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { ReviewIntent } from './shared/review';
 import { SavedTranscript, Transcript } from './transcript';
 
 /** How the chat reaches the server. */
@@ -68,6 +69,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   conversationList: ((msg: FromWebview) => Promise<void>) | undefined;
   /** Called when a conversation starts or stops running, or gets or loses an open approval (the list's badges). */
   onBusyChange: ((t: Transcript) => void) | undefined;
+  /** The edit card's and the review toggle's handler (reviewpanel.ts). */
+  review: ((intent: ReviewIntent) => Promise<void>) | undefined;
+  /** Whether edits wait for review, from loom.status (reviewpanel.ts). */
+  reviewEdits: ((st: Status) => boolean) | undefined;
+  /** Called after a folder's conversation was redrawn (its review cards come back). */
+  onRedraw: ((folder: string) => void) | undefined;
   /** Fires when a header (state, model) changes. */
   readonly onDidChangeHeader = this.onHeader.event;
 
@@ -160,6 +167,16 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   /** The headers of every conversation with a transcript. */
   headers(): Header[] {
     return this.convs.all().map((t) => t.header());
+  }
+
+  /** Sends changed items of a folder's conversation (the one shown when absent), and its header, to the panel. */
+  show(folder: string, items: Item[], conversation?: string): void {
+    this.changed(this.transcriptOf(folder, conversation), items);
+  }
+
+  /** The transcript of a folder's conversation; the one shown when conversation is absent. */
+  transcriptOf(folder: string, conversation?: string): Transcript {
+    return conversation ? this.convs.route(folder, conversation).transcript : this.transcript(folder);
   }
 
   private changed(t: Transcript, items: readonly (Item | undefined)[]): void {
@@ -620,6 +637,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     this.onHeader.fire();
+    this.onRedraw?.(folder);
   }
 
   /** Puts the tools' whole results (from loom.history) into their cards. */
@@ -665,6 +683,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private async applyStatus(t: Transcript, st: Status): Promise<void> {
     t.model = st.model;
     t.setState(st.state);
+    t.reviewEdits = this.reviewEdits?.(st) ?? st.edits === 'review';
     const wasSetup = t.setup;
     t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
     if (t.setup) {
@@ -736,6 +755,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       }
       case 'undo':
         await this.undo(msg.sha);
+        break;
+      case 'review':
+        await this.review?.(msg.intent);
         break;
       case 'action':
         if (msg.action === 'setup') {

@@ -118,6 +118,8 @@ export interface Status {
   messages: number;
   /** The id of the conversation it describes. */
   conversationId?: string;
+  /** tools.edits in force: "auto" or "review" (absent from an older loom-lsp). */
+  edits?: string;
   /** The folder's command rules ("Always allow `npm test`" …). */
   allowCommands?: ({ exact: string } | { prefix: string })[];
 }

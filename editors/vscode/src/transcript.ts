@@ -47,6 +47,8 @@ export class Transcript {
   title = '';
   /** When something last happened in it here (RFC 3339), if anything did. */
   updated: string | undefined;
+  /** tools.edits is "review": the header's toggle is on. */
+  reviewEdits = false;
 
   /**
    * assembler checks the deltas' seq: share one among the conversations
@@ -82,7 +84,8 @@ export class Transcript {
       folder: this.folder,
       name: this.name,
       model: this.model,
-      state: this.down ? 'not running' : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
+      state: this.down ? 'not running' : this.reviewing() && this.busy() ? 'waiting for your review'
+        : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
       busy: isBusy(this.state),
       usage: this.usage,
       down: this.down,
@@ -90,6 +93,7 @@ export class Transcript {
       setup: this.setup,
       conversation: this.conversation,
       title: this.title,
+      reviewEdits: this.reviewEdits,
     };
   }
 
@@ -106,6 +110,11 @@ export class Transcript {
       }
     }
     return undefined;
+  }
+
+  /** Whether a tool card's proposed change waits for the user's review. */
+  private reviewing(): boolean {
+    return this.main.some((it) => it.kind === 'tool' && it.review?.state === 'open');
   }
 
   /** The tool card whose approval is open, if any. */
