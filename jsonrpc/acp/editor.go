@@ -279,16 +279,22 @@ func ruleOf(ap workspace.Approval, id acpsdk.PermissionOptionId) *cmdrules.Rule 
 	return ap.Exact
 }
 
-// fileSession returns the session to read or write folder's files
-// through, or ErrUnsupported when the client cannot.
-func (a *agent) fileSession(folder string, write bool) (*session, error) {
+// fileSession returns the session to read or write a file through for
+// by (the session of its conversation), or ErrUnsupported when the client
+// cannot.
+func (a *agent) fileSession(by workspace.DocumentCaller, write bool) (*session, error) {
 	a.mu.Lock()
 	can := a.fs.ReadTextFile
 	if write {
 		can = a.fs.WriteTextFile
 	}
 	a.mu.Unlock()
-	s := a.liveIn(folder)
+	var s *session
+	if all := a.sessionsOf(by.Folder, by.Conversation); len(all) > 0 && by.Conversation != "" {
+		s = all[0]
+	} else {
+		s = a.liveIn(by.Folder)
+	}
 	if !can || s == nil {
 		return nil, workspace.ErrUnsupported
 	}
@@ -296,10 +302,16 @@ func (a *agent) fileSession(folder string, write bool) (*session, error) {
 }
 
 // ReadDocument implements workspace.DocumentStore with fs/read_text_file,
-// when the client advertised it.
-func (a *agent) ReadDocument(ctx context.Context, folder, path string) (string, error) {
-	s, err := a.fileSession(folder, false)
+// when the client advertised it. The updates queued before it (the
+// tool_call of the call that reads, and its in_progress) go out first:
+// notifications and requests share the connection, and a client must
+// never see a read it cannot explain.
+func (a *agent) ReadDocument(ctx context.Context, by workspace.DocumentCaller, path string) (string, error) {
+	s, err := a.fileSession(by, false)
 	if err != nil {
+		return "", err
+	}
+	if err := a.out.flush(ctx); err != nil {
 		return "", err
 	}
 	resp, err := a.client().ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: s.id, Path: path})
@@ -310,10 +322,14 @@ func (a *agent) ReadDocument(ctx context.Context, folder, path string) (string, 
 }
 
 // WriteDocument implements workspace.DocumentStore with
-// fs/write_text_file, when the client advertised it.
-func (a *agent) WriteDocument(ctx context.Context, folder, path, text string) error {
-	s, err := a.fileSession(folder, true)
+// fs/write_text_file, when the client advertised it; like ReadDocument,
+// after the updates queued before it.
+func (a *agent) WriteDocument(ctx context.Context, by workspace.DocumentCaller, path, text string) error {
+	s, err := a.fileSession(by, true)
 	if err != nil {
+		return err
+	}
+	if err := a.out.flush(ctx); err != nil {
 		return err
 	}
 	_, err = a.client().WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: s.id, Path: path, Content: text})
