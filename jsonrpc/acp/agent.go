@@ -135,6 +135,9 @@ type turnWait struct {
 
 var _ acpsdk.Agent = (*agent)(nil)
 var _ acpsdk.AgentLoader = (*agent)(nil)
+var _ interface {
+	UnstableSetSessionModel(context.Context, acpsdk.UnstableSetSessionModelRequest) (acpsdk.UnstableSetSessionModelResponse, error)
+} = (*agent)(nil)
 var _ workspace.Editor = (*agent)(nil)
 var _ workspace.DocumentStore = (*agent)(nil)
 
@@ -181,12 +184,6 @@ func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsd
 // SetSessionMode implements acpsdk.Agent; loom-lsp has no session modes.
 func (a *agent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
 	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
-}
-
-// SetSessionConfigOption implements acpsdk.Agent; loom-lsp offers no
-// session config options (the model is set in loom.toml).
-func (a *agent) SetSessionConfigOption(context.Context, acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
-	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
 }
 
 // Cancel implements acpsdk.Agent: session/cancel stops the session's turn

@@ -288,6 +288,76 @@ test("writing through fs/write_text_file; the hook commits the agent's change, n
   assert.match(git("log", "-1", "--format=%B"), /capitalize the title/);
 });
 
+/** What the agent sent, in wire order, from line `from` of its stdout: tool calls' updates, fs requests, permission requests. */
+function wireEvents(from = 0) {
+  const out = [];
+  for (const line of agent.lines.slice(from)) {
+    const m = JSON.parse(line);
+    const p = m.params ?? {};
+    if (m.method === "session/update" && (p.update.sessionUpdate === "tool_call" || p.update.sessionUpdate === "tool_call_update")) {
+      out.push({ kind: p.update.sessionUpdate, session: p.sessionId, call: p.update.toolCallId, status: p.update.status ?? "", paths: (p.update.locations ?? []).map((l) => l.path) });
+    } else if (m.method === "fs/read_text_file" || m.method === "fs/write_text_file") {
+      out.push({ kind: m.method, session: p.sessionId, paths: [p.path] });
+    } else if (m.method === "session/request_permission") {
+      out.push({ kind: "permission", session: p.sessionId, call: p.toolCall.toolCallId });
+    }
+  }
+  return out;
+}
+
+/** Each fs request of events, with what is wrong about it: none when a tool call of its session about its file was announced and is in progress. */
+function unexplainedRequests(events) {
+  const calls = new Map();
+  const wrong = [];
+  let n = 0;
+  events.forEach((ev, i) => {
+    const key = `${ev.session}/${ev.call}`;
+    if (ev.kind === "tool_call") calls.set(key, { status: ev.status, paths: [...ev.paths] });
+    else if (ev.kind === "tool_call_update") {
+      const c = calls.get(key);
+      if (!c) return wrong.push(`${i}: update of ${ev.call} before its tool_call`);
+      if (ev.status) c.status = ev.status;
+      c.paths.push(...ev.paths);
+    } else if (ev.kind.startsWith("fs/")) {
+      n++;
+      const ok = [...calls].some(([k, c]) => k.startsWith(`${ev.session}/`) && c.status === "in_progress" && c.paths.includes(ev.paths[0]));
+      if (!ok) wrong.push(`${i}: ${ev.kind} ${ev.paths[0]} with no tool call of its session about it in progress`);
+    }
+  });
+  return { n, wrong };
+}
+
+test("every fs request comes after the tool_call (and in_progress) of the tool that causes it, on every tool of a multi-tool turn", async () => {
+  const order = path.join(work, "order.txt");
+  fs.writeFileSync(order, "order one\n");
+  git("add", "order.txt");
+  git("commit", "-qm", "order.txt");
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") return { text: ["Done with the tools."] };
+    return {
+      toolCalls: [
+        { id: "ord-read", name: "read_file", arguments: JSON.stringify({ path: "order.txt" }) },
+        { id: "ord-notes", name: "read_file", arguments: JSON.stringify({ path: "notes.txt" }) },
+        { id: "ord-edit", name: "edit_file", arguments: JSON.stringify({ path: "order.txt", old_string: "one", new_string: "ONE" }) },
+        { id: "ord-write", name: "write_file", arguments: JSON.stringify({ path: "order-new.txt", content: "new\n" }) },
+        { id: "ord-reread", name: "read_file", arguments: JSON.stringify({ path: "order-new.txt" }) },
+      ],
+    };
+  };
+  const from = agent.lines.length;
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "use five tools" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const events = wireEvents(from);
+  const { n, wrong } = unexplainedRequests(events);
+  assert.ok(n >= 5, `only ${n} fs requests: ${JSON.stringify(events)}`);
+  assert.deepEqual(wrong, [], JSON.stringify(events, null, 1));
+  for (const id of ["ord-read", "ord-notes", "ord-edit", "ord-write", "ord-reread"]) {
+    assert.deepEqual(toolUpdates(agent.client, id).map((u) => u.status ?? ""), ["pending", "in_progress", "completed"], id);
+  }
+  assert.equal(fs.readFileSync(order, "utf8"), "order ONE\n");
+});
+
 function bashTurn(id, command) {
   model.respond = (body) => {
     const last = body.messages.at(-1);
@@ -311,9 +381,13 @@ test("permission allow", async () => {
     assert.equal(p.toolCall.toolCallId, "bash-allow");
     return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } };
   };
+  const fromLine = agent.lines.length;
   const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "run it" }] });
   assert.equal(r.stopReason, "end_turn");
   assert.equal(fs.readFileSync(path.join(work, "allowed.txt"), "utf8"), "yes\n");
+  // Pending while the user is asked; in_progress once allowed; then completed.
+  const shown = wireEvents(fromLine).filter((e) => e.call === "bash-allow").map((e) => (e.kind === "permission" ? "?" : e.status)).filter(Boolean);
+  assert.deepEqual(shown, ["pending", "?", "in_progress", "completed"]);
   const ups = toolUpdates(agent.client, "bash-allow");
   assert.equal(ups[0].kind, "execute");
   assert.equal(ups[0].title, "Run `echo yes > allowed.txt`");
@@ -323,9 +397,13 @@ test("permission allow", async () => {
 test("permission deny", async () => {
   bashTurn("bash-deny", "echo no > denied.txt");
   agent.client.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "reject_once").optionId } });
+  const fromLine = agent.lines.length;
   const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "run that" }] });
   assert.equal(r.stopReason, "end_turn");
   assert.ok(!fs.existsSync(path.join(work, "denied.txt")), "a denied command ran");
+  // Denied: from pending to failed, never running.
+  const shown = wireEvents(fromLine).filter((e) => e.call === "bash-deny").map((e) => (e.kind === "permission" ? "?" : e.status)).filter(Boolean);
+  assert.deepEqual(shown, ["pending", "?", "failed"]);
   assert.equal(toolUpdates(agent.client, "bash-deny").at(-1).status, "failed");
   assert.match(model.lastMessages().findLast((m) => m.role === "tool").content, /denied by the user/);
   agent.client.onPermission = null;
