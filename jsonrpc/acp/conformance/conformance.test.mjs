@@ -445,6 +445,49 @@ test("cancel while a permission request is pending: the tool does not run", asyn
   assert.ok(last.at <= answeredAt, "the final tool_call_update came after the response");
 });
 
+/** The raw result of the agent's answer to a request whose result names sessionId (the SDK may drop unstable fields). */
+function rawResult(pred) {
+  for (const line of agent.lines) {
+    const m = JSON.parse(line);
+    if (m.result && pred(m.result)) return m.result;
+  }
+  return undefined;
+}
+
+test("models: session/new advertises the server's models; set_config_option and set_model switch one session's model, and its requests use it", async () => {
+  const a = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const b = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const option = a.configOptions?.find((o) => o.id === "model");
+  assert.ok(option, `no model config option: ${JSON.stringify(a.configOptions)}`);
+  assert.equal(option.category, "model");
+  assert.equal(option.currentValue, "scripted");
+  assert.deepEqual(option.options.map((o) => o.value), ["scripted", "scripted-large"]);
+  const raw = rawResult((r) => r.sessionId === a.sessionId);
+  assert.equal(raw.models.currentModelId, "scripted");
+  assert.deepEqual(raw.models.availableModels.map((m) => m.modelId), ["scripted", "scripted-large"]);
+
+  // Stable: session/set_config_option.
+  const set = await agent.conn.setSessionConfigOption({ sessionId: a.sessionId, configId: "model", value: "scripted-large" });
+  assert.equal(set.configOptions.find((o) => o.id === "model").currentValue, "scripted-large");
+  model.respond = () => ({ text: ["ok"] });
+  await agent.conn.prompt({ sessionId: a.sessionId, prompt: [{ type: "text", text: "which model A" }] });
+  assert.equal(model.requests.at(-1).model, "scripted-large");
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "which model B" }] });
+  assert.equal(model.requests.at(-1).model, "scripted", "the other session's model changed too");
+  await assert.rejects(agent.conn.setSessionConfigOption({ sessionId: a.sessionId, configId: "mode", value: "x" }), (e) => e.code === -32602);
+
+  // Unstable: session/set_model (Zed), sent raw: the SDK has no method for it.
+  await agent.conn.request("session/set_model", { sessionId: b.sessionId, modelId: "scripted-large" });
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "which model B again" }] });
+  assert.equal(model.requests.at(-1).model, "scripted-large");
+  const update = agent.client.updates.find((u) => u.sessionId === b.sessionId && u.update.sessionUpdate === "config_option_update");
+  assert.equal(update?.update.configOptions.find((o) => o.id === "model").currentValue, "scripted-large");
+  // Loaded again, the session says the model it uses.
+  await agent.conn.loadSession({ sessionId: a.sessionId, cwd: work, mcpServers: [] });
+  const loaded = rawResult((r) => r.models && r.sessionId === undefined && r.models.currentModelId === "scripted-large");
+  assert.ok(loaded, "session/load does not advertise the switched model");
+});
+
 // The four same-cwd checks (several threads on one project, as Zed,
 // JetBrains, acpx and agent-shell open them): a second session/new while
 // the first streams, the earlier session usable after the later one, a
