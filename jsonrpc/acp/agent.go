@@ -39,6 +39,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		recent:   map[string]*session{},
 		turns:    map[turnKey]*turnWait{},
 		announce: map[string]int{},
+		held:     map[acpsdk.SessionId][]heldItem{},
+		replays:  map[acpsdk.SessionId]int{},
 	}
 	hostOpts := opts.Host
 	hostOpts.Editor = a
@@ -99,6 +101,10 @@ type agent struct {
 	// mcpLayer is the configuration layer of the client's MCP servers
 	// last applied, "" for none.
 	mcpLayer string
+	// held holds the updates of the sessions whose history session/load
+	// is replaying, replays counts those replays (see notices.go).
+	held    map[acpsdk.SessionId][]heldItem
+	replays map[acpsdk.SessionId]int
 	// announced holds the ids of the sessions told their slash commands
 	// and trust notice (see trust.go).
 	announced sync.Map
@@ -115,6 +121,9 @@ type session struct {
 	// retracted counts the session's retracted messages; it makes the
 	// messageId of the agent's text. Guarded by agent.mu.
 	retracted int
+	// notices counts the notices sent, for their messageIds; guarded by
+	// agent.mu.
+	notices int
 }
 
 // turnKey names a turn of an ACP session.

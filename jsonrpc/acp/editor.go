@@ -35,7 +35,7 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 			u := acpsdk.UpdateAgentMessageText(n.Text)
 			id := a.messageID(s, n.Turn)
 			u.AgentMessageChunk.MessageId = &id
-			a.out.update(s.id, u)
+			a.send(s.id, u)
 		}
 	case workspace.NoteRetract:
 		// The text of the failed request is abandoned: what follows is a
@@ -44,12 +44,12 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		a.mu.Lock()
 		s.retracted++
 		a.mu.Unlock()
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetractWords))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetractWords))
 	case workspace.NoteReasoning:
 		// The model's own reasoning: agent_thought_chunk, apart from the
 		// answer.
 		if n.Text != "" {
-			a.out.update(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
+			a.send(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
 		}
 	case workspace.NoteTool:
 		a.toolNote(s, n.Tool)
@@ -59,7 +59,7 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		}
 	case workspace.NoteRewound:
 		if !n.Redone {
-			a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn)))
+			a.send(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn)))
 		}
 	case workspace.NoteError:
 		if n.ErrorKind != "" {
@@ -67,24 +67,24 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 			// session/prompt answers with when the turn fails.
 			k := turnKey{s.id, n.Turn}
 			note := n
-			a.out.mark(func() { a.waitFor(k).err = &note })
+			a.markFor(s.id, func() { a.waitFor(k).err = &note })
 			return
 		}
 		if n.Trust {
 			// The user must read it, and answer it with /trust.
-			a.out.update(s.id, acpsdk.UpdateAgentMessageText("⚠ "+n.Text+"\n\n"))
+			a.send(s.id, acpsdk.UpdateAgentMessageText("⚠ "+n.Text+"\n\n"))
 			return
 		}
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
 	case workspace.NoteRetry:
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
 	case workspace.NoteCommit:
 		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
 		text := fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)
 		for _, note := range n.Commit.Notes {
 			text += "\n· " + note
 		}
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(text))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(text))
 	case workspace.NoteCommandChanges:
 		var b strings.Builder
 		for _, c := range n.Changes {
@@ -93,20 +93,20 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 				b.WriteString("```diff\n" + c.Diff + "```\n")
 			}
 		}
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(b.String()))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(b.String()))
 	case workspace.NoteInfo:
 		if n.Visible {
 			// The auto-commit's notes: the user must see them.
-			a.out.update(s.id, acpsdk.UpdateAgentThoughtText("· "+n.Text))
+			a.send(s.id, acpsdk.UpdateAgentThoughtText("· "+n.Text))
 		} else {
-			a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+			a.notice(s, infoKind(n), n.Text)
 		}
 	case workspace.NoteCompacted:
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
 	case workspace.NoteTurnEnded:
 		k := turnKey{s.id, n.Turn}
 		outcome, usage := n.Outcome, n.Usage
-		a.out.mark(func() {
+		a.markFor(s.id, func() {
 			w := a.waitFor(k)
 			w.outcome, w.usage = outcome, usage
 			close(w.done)
@@ -143,16 +143,16 @@ func (a *agent) toolNote(s *session, t *workspace.ToolNote) {
 	a.mu.Unlock()
 	switch t.Status {
 	case fsm.ToolPending:
-		a.out.update(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
+		a.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
 	case fsm.ToolRunning:
 		if shown != toolRunning {
-			a.out.update(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+			a.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 		}
 	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
 		if shown == toolUnseen {
-			a.out.update(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, ""), acpsdk.ToolCallStatusPending))
+			a.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, ""), acpsdk.ToolCallStatusPending))
 		}
-		a.out.update(s.id, finishUpdate(t))
+		a.send(s.id, finishUpdate(t))
 	}
 }
 

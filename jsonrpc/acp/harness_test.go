@@ -265,15 +265,39 @@ func describe(ns []acpsdk.SessionNotification) string {
 	return b.String()
 }
 
-// agentText is the agent's streamed text in ns.
+// agentText is the agent's streamed text in ns, loom's notices left out
+// (a message of their own, tagged in _meta).
 func agentText(ns []acpsdk.SessionNotification) string {
 	var b strings.Builder
 	for _, n := range ns {
-		if c := n.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+		if c := n.Update.AgentMessageChunk; c != nil && c.Content.Text != nil && noticeKind(n) == "" {
 			b.WriteString(c.Content.Text.Text)
 		}
 	}
 	return b.String()
+}
+
+// noticeKind is the kind of loom notice n is (_meta.loom.notice on an
+// agent message chunk), "" for none.
+func noticeKind(n acpsdk.SessionNotification) string {
+	c := n.Update.AgentMessageChunk
+	if c == nil {
+		return ""
+	}
+	loom, _ := c.Meta["loom"].(map[string]any)
+	kind, _ := loom["notice"].(string)
+	return kind
+}
+
+// notices are the texts of the loom notices in ns of session id.
+func notices(ns []acpsdk.SessionNotification, id acpsdk.SessionId) []string {
+	var out []string
+	for _, n := range ns {
+		if noticeKind(n) != "" && n.SessionId == id && n.Update.AgentMessageChunk.Content.Text != nil {
+			out = append(out, n.Update.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return out
 }
 
 // harness runs Serve in-process, connected over pipes to a client side

@@ -123,18 +123,25 @@ func (a *agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (a
 // notifications (the prompts, the answers, each tool call and its final
 // state) before the response.
 func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	// What the session is told while its history is replayed (the
+	// journal's "resumed" notice, a folder's notice, a running turn's
+	// text) waits behind the replay.
+	release := a.holdForReplay(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
+		release()
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	msgs, err := s.ws.History(ctx)
 	if err != nil {
+		release()
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	for _, u := range historyUpdates(s.folder, msgs) {
 		a.out.update(s.id, u)
 	}
 	a.advertiseCommands(s.id)
+	release()
 	if err := a.out.flush(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
