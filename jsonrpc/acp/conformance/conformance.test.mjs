@@ -87,12 +87,20 @@ class TestClient extends EventEmitter {
       check();
     });
   }
+  /** The agent's answer text since update `from`: loom's notices (messages of their own, tagged _meta.loom.notice) left out. */
   text(from = 0) {
     return this.updates
       .slice(from)
-      .filter((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text")
+      .filter((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text" && !u.update._meta?.loom?.notice)
       .map((u) => u.update.content.text)
       .join("");
+  }
+  /** loom's notices to session id: [{kind, text, index}]. */
+  notices(id) {
+    return this.updates
+      .map((u, index) => ({ u, index }))
+      .filter(({ u }) => u.sessionId === id && u.update.sessionUpdate === "agent_message_chunk" && u.update._meta?.loom?.notice)
+      .map(({ u, index }) => ({ kind: u.update._meta.loom.notice, text: u.update.content.text, index, messageId: u.update.messageId }));
   }
 }
 
@@ -488,6 +496,32 @@ test("models: session/new advertises the server's models; set_config_option and 
   assert.ok(loaded, "session/load does not advertise the switched model");
 });
 
+test("notices: the sandbox line once at a session's first prompt; a file changed on disk is told to the session that read it, not to the other", async () => {
+  const watched = path.join(work, "watched.txt");
+  fs.writeFileSync(watched, "before\n");
+  const a = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const b = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (/read watched/.test(lastUserText(body)) && last.role === "user") return { toolCalls: [{ id: "watch-read", name: "read_file", arguments: JSON.stringify({ path: "watched.txt" }) }] };
+    return { text: ["noted"] };
+  };
+  await agent.conn.prompt({ sessionId: a.sessionId, prompt: [{ type: "text", text: "read watched.txt" }] });
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "hello" }] });
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "hello again" }] });
+  for (const s of [a, b]) {
+    const sandbox = agent.client.notices(s.sessionId).filter((n) => n.kind === "sandbox");
+    assert.equal(sandbox.length, 1, JSON.stringify(agent.client.notices(s.sessionId)));
+    assert.match(sandbox[0].text, /^· sandbox: .*(network|no sandbox)/);
+    assert.ok(sandbox[0].messageId && !agent.client.updates.some((u) => u.update.messageId === sandbox[0].messageId && !u.update._meta?.loom), "a notice shares its message with the answer");
+  }
+  fs.writeFileSync(watched, "changed behind the agent's back\n");
+  const changed = (n) => /changed on disk since the agent read them.*watched\.txt/.test(n.text);
+  await agent.client.waitFor("A told that watched.txt changed", () => agent.client.notices(a.sessionId).find(changed));
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "anything new?" }] });
+  assert.ok(!agent.client.notices(b.sessionId).some(changed), "B was told of A's file");
+});
+
 // The four same-cwd checks (several threads on one project, as Zed,
 // JetBrains, acpx and agent-shell open them): a second session/new while
 // the first streams, the earlier session usable after the later one, a
@@ -586,6 +620,12 @@ test("session/list and session/load in a fresh process replay the history before
   assert.equal(info.title, firstPrompt);
   assert.ok(!Number.isNaN(Date.parse(info.updatedAt)));
   await agent.conn.loadSession({ sessionId, cwd: work, mcpServers: [] });
+  // The journal's notice, raised while the history is replayed, comes after the replay, before the response.
+  const resumed = agent.client.notices(sessionId).find((n) => /resumed the conversation/.test(n.text));
+  assert.ok(resumed, "no 'resumed' notice");
+  const lastReplayed = agent.client.updates.findLastIndex((u) => ["user_message_chunk", "tool_call", "tool_call_update"].includes(u.update.sessionUpdate) || (u.update.sessionUpdate === "agent_message_chunk" && !u.update._meta?.loom));
+  assert.ok(resumed.index > lastReplayed, `a notice landed inside the replay (at ${resumed.index}, replay ends at ${lastReplayed})`);
+  agent.client.updates = agent.client.updates.filter((u) => !u.update._meta?.loom);
   const replayed = agent.client.updates.map((u) => u.update);
   const kinds = new Set(replayed.map((u) => u.sessionUpdate));
   for (const k of ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]) assert.ok(kinds.has(k), `no ${k} replayed before the response`);
