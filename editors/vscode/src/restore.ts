@@ -63,7 +63,8 @@ export function rewindSaid(turn: number, restore: RestoreKind, r: RewindResult):
       msg += ` Your own edits were kept in ${r.kept.join(', ')}.`;
     }
     if (r.conflicts.length > 0) {
-      msg += ` Left as they are (your edits overlap the agent's): ${r.conflicts.join(', ')}.`;
+      const why = r.notes?.length ? `: ${r.notes.join('; ')}` : " (your edits overlap the agent's)";
+      msg += ` Left as they are: ${r.conflicts.join(', ')}${why}.`;
     }
   }
   if (r.prompt) {

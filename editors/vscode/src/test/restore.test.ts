@@ -32,7 +32,9 @@ test('the words said after a rewind name restored, kept and conflicting files', 
   assert.match(said, /^Restored the files and the conversation to before turn 2\./);
   assert.match(said, /Files restored: a\.txt, b\.txt \(commit abcdef1\)\./);
   assert.match(said, /Your own edits were kept in a\.txt\./);
-  assert.match(said, /Left as they are \(your edits overlap the agent's\): c\.txt\./);
+  assert.match(said, /Left as they are: c\.txt \(your edits overlap the agent's\)\./);
+  assert.match(rewindSaid(1, 'files', { restored: [], kept: [], conflicts: ['c.txt'], notes: ['c.txt has unsaved changes in the editor'] }),
+    /Left as they are: c\.txt: c\.txt has unsaved changes in the editor\./);
   assert.match(said, /Your prompt is back in the input/);
   assert.doesNotMatch(rewindSaid(2, 'conversation', { restored: [], kept: [], conflicts: [], prompt: 'two' }), /file/i);
   assert.match(rewindSaid(1, 'files', { restored: [], kept: [], conflicts: [] }), /No file to restore/);
