@@ -31,6 +31,14 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
   private readonly running = new Set<string>();
   /** Per folder: the notice whose Redo button stands, until the next prompt. */
   private readonly redoNotice = new Map<string, string>();
+  /** Per folder: the restore kind of the panel's last rewind (its redo changes the conversation unless files). */
+  private readonly lastRestore = new Map<string, RestoreKind>();
+  /**
+   * Per folder: loom/rewound notifications the panel's own rewind or redo
+   * will bring; the panel redraws for them itself (a second redraw, in
+   * whatever order the two arrive, would take its notice away).
+   */
+  private readonly expected = new Map<string, number>();
 
   constructor(private readonly chat: Chat) {}
 
@@ -101,6 +109,13 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
 
   /** A prompt was sent: the last rewind's Redo goes. */
   asked(folder: string): void {
+    this.expected.delete(folder);
+    this.lastRestore.delete(folder);
+    this.dropRedo(folder);
+  }
+
+  /** The last rewind's notice loses its Redo. */
+  private dropRedo(folder: string): void {
     const id = this.redoNotice.get(folder);
     this.redoNotice.delete(folder);
     const it = id ? this.chat.transcript(folder).get(id) : undefined;
@@ -117,7 +132,13 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
 
   /** loom/rewound: the conversation changed; its prompt comes back to the input. */
   async rewound(p: RewoundParams): Promise<void> {
-    await this.chat.redraw(p.folder);
+    const n = this.expected.get(p.folder) ?? 0;
+    if (n > 0) {
+      this.expected.set(p.folder, n - 1);
+      return;
+    }
+    // From loom.history alone: the conversation drawn before is not the server's any more.
+    await this.chat.redraw(p.folder, false);
     if (!p.redone && p.prompt && p.folder === this.chat.current()) {
       this.chat.panel.fill(p.prompt);
     }
@@ -166,16 +187,16 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     const sel = bar.select(paths);
     bar.remove(sel.agent, 'agent');
     if (sel.command.length > 0) {
-      const done = bar.keepingCommands(sel.command);
+      const unmark = bar.keepingCommands(sel.command);
       const abs = sel.command.map((p) => bar.commandChange(p)?.path ?? p);
       try {
-        const r = await this.chat.exec<UndoResult>('loom.commit', { ...this.uri(folder), paths: abs });
+        // The chat shows the commit (loom/commit) with its Undo.
+        await this.chat.exec<UndoResult>('loom.commit', { ...this.uri(folder), paths: abs });
         bar.remove(sel.command, 'command');
-        this.chat.notice('info', `Kept: ${r.message}`, undefined, folder);
+        setTimeout(unmark, 30_000);
       } catch (e) {
+        unmark();
         this.chat.notice('error', `Could not keep ${sel.command.join(', ')}: ${errorText(e)}`, undefined, folder);
-      } finally {
-        done();
       }
     }
     this.draw(folder);
@@ -252,14 +273,22 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
         this.chat.notice('error', 'This prompt is no longer a checkpoint of the conversation (it was compacted or rewound); see Loom: Restore Checkpoint… for the list.', undefined, folder);
         return;
       }
-      const r = await this.chat.exec<RewindResult>('loom.rewind', { ...this.uri(folder), turn: cp.turn, restore });
+      this.expect(folder, restore !== 'files');
+      let r: RewindResult;
+      try {
+        r = await this.chat.exec<RewindResult>('loom.rewind', { ...this.uri(folder), turn: cp.turn, restore });
+      } catch (e) {
+        this.expected.delete(folder);
+        throw e;
+      }
+      this.lastRestore.set(folder, restore);
       if (restore !== 'conversation') {
         const taken = (cps.checkpoints ?? []).filter((c) => c.turn >= cp.turn).flatMap((c) => c.commits);
         this.bar(folder).undone(taken);
         this.draw(folder);
       }
       if (restore !== 'files') {
-        await this.chat.redraw(folder);
+        await this.chat.redraw(folder, false);
       }
       this.chat.notice('info', rewindSaid(cp.turn, restore, r), 'redo', folder);
       const last = this.chat.transcript(folder).items.at(-1);
@@ -276,14 +305,31 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     }
   }
 
+  private expect(folder: string, conversation: boolean): void {
+    if (conversation) {
+      this.expected.set(folder, (this.expected.get(folder) ?? 0) + 1);
+    }
+  }
+
   /** Redo: undoes the last rewind (loom.redo). */
   async redo(folder: string): Promise<void> {
     this.running.add(folder);
     try {
       const before = await this.chat.exec<CheckpointsResult>('loom.checkpoints', this.uri(folder)).catch(() => undefined);
-      const r = await this.chat.exec<RewindResult>('loom.redo', this.uri(folder));
-      this.asked(folder);
-      await this.chat.redraw(folder);
+      const kind = this.lastRestore.get(folder);
+      this.expect(folder, kind !== undefined && kind !== 'files');
+      let r: RewindResult;
+      try {
+        r = await this.chat.exec<RewindResult>('loom.redo', this.uri(folder));
+      } catch (e) {
+        this.expected.delete(folder);
+        throw e;
+      }
+      this.dropRedo(folder);
+      this.lastRestore.delete(folder);
+      if (kind !== 'files') {
+        await this.chat.redraw(folder, false);
+      }
       const after = await this.chat.exec<CheckpointsResult>('loom.checkpoints', this.uri(folder)).catch(() => undefined);
       // The commits the rewind had taken are the session's again.
       const had = new Set((before?.checkpoints ?? []).flatMap((c) => c.commits));

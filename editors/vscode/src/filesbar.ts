@@ -37,8 +37,8 @@ export class ChangedFiles {
   commit(sha: string, files: readonly string[]): string[] {
     const fresh: string[] = [];
     for (const path of files) {
-      if (this.keeping.has(path)) {
-        continue;
+      if (this.keeping.delete(path)) {
+        continue; // the commit of a command's change the user kept
       }
       const f = this.agent.get(path);
       if (f) {
@@ -114,7 +114,12 @@ export class ChangedFiles {
     }
   }
 
-  /** Marks paths as being kept as commands' changes until done() (their commit is not the agent's). */
+  /**
+   * Marks paths as being kept as commands' changes: the next commit of
+   * each (loom/commit may come after loom.commit's answer) is not the
+   * agent's. The function returned unmarks those not committed yet (the
+   * keep failed, or its commit never came).
+   */
   keepingCommands(paths: readonly string[]): () => void {
     for (const p of paths) {
       this.keeping.add(p);

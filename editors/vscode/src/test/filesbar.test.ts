@@ -29,9 +29,12 @@ test("commands' changes join the bar with their diff's counts; keeping them igno
   const b = new ChangedFiles();
   b.commandChanges([{ path: '/w/gen.go', rel: 'gen.go', command: 'go generate', turn: 2, created: true, diff: '--- /dev/null\n+++ b/gen.go\n@@ -0,0 +1,2 @@\n+package x\n+var V = 1\n' }]);
   assert.deepEqual(b.list(), [{ path: 'gen.go', source: 'command', added: 2, removed: 0, command: 'go generate', created: true }]);
-  const done = b.keepingCommands(['gen.go']);
+  const unmark = b.keepingCommands(['gen.go']);
   assert.deepEqual(b.commit('cccc3333', ['gen.go']), [], 'a kept command change became an agent file');
-  done();
+  // Only its one commit: a later agent edit of gen.go is the agent's.
+  assert.deepEqual(b.commit('dddd4444', ['gen.go']), ['gen.go']);
+  unmark();
+  b.remove(['gen.go'], 'agent');
   b.remove(['gen.go'], 'command');
   assert.equal(b.empty, true);
   // The server's list replaces the bar's commands.
