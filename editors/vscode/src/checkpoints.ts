@@ -7,7 +7,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Chat } from './chat';
-import { ChangedFiles, CommandChangesParams, CommandChangeWire } from './filesbar';
+import { ChangedFiles, CommandChangesParams, CommandChangeWire, SavedBar } from './filesbar';
 import { agentCounts, gitTop, textAt } from './gitfiles';
 import type { CommitParams, UndoResult } from './protocol';
 import { matchCheckpoint, redoSaid, rewindSaid } from './restore';
@@ -40,7 +40,8 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
    */
   private readonly expected = new Map<string, number>();
 
-  constructor(private readonly chat: Chat) {}
+  /** store keeps each folder's agent files across a window reload (the workspace's Memento). */
+  constructor(private readonly chat: Chat, private readonly store?: { get<T>(key: string): T | undefined; update(key: string, value: unknown): Thenable<void> }) {}
 
   /** The bar of folder (created on first use). */
   bar(folder: string): ChangedFiles {
@@ -59,6 +60,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
 
   private draw(folder: string): void {
     this.chat.panel.filesBar(folder, this.files(folder));
+    void this.store?.update(`loom.filesBar:${folder}`, this.bar(folder).saved());
   }
 
   private async top(folder: string): Promise<string> {
@@ -78,7 +80,8 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
 
   /** loom/commit: the agent's files join the bar; their counts follow from git. */
   commit(p: CommitParams): void {
-    if (this.bar(p.folder).commit(p.sha, p.files ?? []).length > 0) {
+    const conversation = (p as { conversation?: string }).conversation ?? '';
+    if (this.bar(p.folder).commit(p.sha, p.files ?? [], conversation).length > 0) {
       this.draw(p.folder);
       void this.count(p.folder);
     }
@@ -90,8 +93,15 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     this.draw(p.folder);
   }
 
-  /** Lists the commands' changes still pending (after a start or a reload). */
+  /**
+   * Draws folder's bar after a start or a reload: the agent's files kept
+   * before it (counted again from git), and the commands' changes the
+   * server still has pending.
+   */
   async load(folder: string): Promise<void> {
+    if (this.bar(folder).restore(this.store?.get<SavedBar>(`loom.filesBar:${folder}`))) {
+      void this.count(folder);
+    }
     try {
       const r = await this.chat.exec<{ changes: CommandChangeWire[] | null }>('loom.commandChanges', this.uri(folder));
       this.bar(folder).setCommandChanges(r?.changes ?? []);
@@ -211,9 +221,12 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     const bar = this.bar(folder);
     const sel = bar.select(paths);
     for (const p of sel.agent) {
-      const f = bar.agentFile(p);
       try {
-        await this.chat.exec<UndoResult>('loom.undoFile', { ...this.uri(folder), path: p, commits: f?.commits ?? [] });
+        // Newest conversation first: its commits may be built on the others'.
+        for (const g of bar.undoGroups(p).reverse()) {
+          const conv = g.conversation ? { conversation: g.conversation } : {};
+          await this.chat.exec<UndoResult>('loom.undoFile', { ...this.uri(folder), ...conv, path: p, commits: g.commits });
+        }
         bar.remove([p], 'agent');
       } catch (e) {
         this.chat.notice('error', `Could not undo ${p}: ${errorText(e)}`, undefined, folder);

@@ -102,7 +102,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
-  const checkpoints = new Checkpoints(chat);
+  const checkpoints = new Checkpoints(chat, context.workspaceState);
   chat.checkpoints = checkpoints;
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {

@@ -26,16 +26,29 @@ export interface CommandChangeWire {
 /** loom/commandChanges' parameters. */
 export interface CommandChangesParams { folder: string; turn: number; changes: CommandChangeWire[] }
 
+/** What a bar keeps across a window reload: the agent's files and their commits. */
+export interface SavedBar {
+  version: 1;
+  agent: { path: string; commits: string[] }[];
+  /** The conversation of each commit (by sha), when not the folder's default. */
+  conversations?: Record<string, string>;
+}
+
 /** ChangedFiles keeps one folder's bar. */
 export class ChangedFiles {
   private readonly agent = new Map<string, AgentFile>();
   private readonly commands = new Map<string, CommandChangeWire>();
   /** Files being kept as a command's change: their commit is not the agent's. */
   private readonly keeping = new Set<string>();
+  /** The conversation that made each commit ("": the folder's default), for loom.undoFile. */
+  private readonly conversationOf = new Map<string, string>();
 
-  /** An auto-commit (loom/commit): its files join the bar, or gain the commit. */
-  commit(sha: string, files: readonly string[]): string[] {
+  /** An auto-commit (loom/commit) of conversation: its files join the bar, or gain the commit. */
+  commit(sha: string, files: readonly string[], conversation = ''): string[] {
     const fresh: string[] = [];
+    if (conversation) {
+      this.conversationOf.set(sha, conversation);
+    }
     for (const path of files) {
       if (this.keeping.delete(path)) {
         continue; // the commit of a command's change the user kept
@@ -86,6 +99,54 @@ export class ChangedFiles {
   agentFile(path: string): { path: string; commits: string[] } | undefined {
     const f = this.agent.get(path);
     return f ? { path: f.path, commits: [...f.commits] } : undefined;
+  }
+
+  /** path's commits grouped by the conversation that made them (loom.undoFile runs per conversation). */
+  undoGroups(path: string): { conversation: string; commits: string[] }[] {
+    const groups: { conversation: string; commits: string[] }[] = [];
+    for (const sha of this.agent.get(path)?.commits ?? []) {
+      const conversation = this.conversationOf.get(sha) ?? '';
+      const g = groups.find((x) => x.conversation === conversation);
+      if (g) {
+        g.commits.push(sha);
+      } else {
+        groups.push({ conversation, commits: [sha] });
+      }
+    }
+    return groups;
+  }
+
+  /** What to keep across a window reload. */
+  saved(): SavedBar {
+    const agent = [...this.agent.values()].map((f) => ({ path: f.path, commits: [...f.commits] }));
+    const conversations: Record<string, string> = {};
+    for (const f of agent) {
+      for (const sha of f.commits) {
+        const c = this.conversationOf.get(sha);
+        if (c) {
+          conversations[sha] = c;
+        }
+      }
+    }
+    return Object.keys(conversations).length > 0 ? { version: 1, agent, conversations } : { version: 1, agent };
+  }
+
+  /** Takes back what saved() kept, when the bar has no agent file yet; false when it is no record. */
+  restore(saved: SavedBar | undefined): boolean {
+    if (!saved || saved.version !== 1 || !Array.isArray(saved.agent) || this.agent.size > 0) {
+      return false;
+    }
+    for (const f of saved.agent) {
+      if (typeof f?.path === 'string' && Array.isArray(f.commits) && f.commits.length > 0 && f.commits.every((c) => typeof c === 'string')) {
+        this.agent.set(f.path, { path: f.path, commits: [...f.commits], added: 0, removed: 0, counted: false });
+      }
+    }
+    for (const [sha, c] of Object.entries(saved.conversations ?? {})) {
+      if (typeof c === 'string') {
+        this.conversationOf.set(sha, c);
+      }
+    }
+    return true;
   }
 
   /** The command change of path, if any. */

@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  addRules, ask, chat, editUserSettings, git, here, page, runCommand, shot, step, toast, until, waitIdle, ws,
+  addRules, ask, chat, editUserSettings, git, here, page, reloadWindow, runCommand, shot, step, toast, until, waitIdle, ws,
 } from '../harness.mjs';
 
 addRules(
@@ -90,6 +90,11 @@ step('20. changed-files bar: an agent edit shows with +/−, opens a diff, Undo 
   await until('hello.txt out of the bar', async () => JSON.stringify(await shownPaths()) === '["sig.txt"]');
   await chat().locator('.notice').filter({ hasText: /undid the agent's changes to hello\.txt/ }).last().waitFor();
   await shot('20', 'undone-one');
+
+  // A window reload keeps the bar (sig.txt, counted again from git).
+  await reloadWindow();
+  await until('sig.txt in the bar after the reload', async () => JSON.stringify(await shownPaths()) === '["sig.txt"]', 60_000);
+  await until('its counts', async () => (await row('sig.txt').locator('.fb-stat').textContent()) === '+1−0');
 
   // Keep sig.txt: it stays, the bar empties.
   await row('sig.txt').locator('button.fb-keep').click();

@@ -54,6 +54,23 @@ test('an undone commit takes its files out when nothing else is left', () => {
   assert.equal(b.empty, true);
 });
 
+test("a file's commits go to loom.undoFile per conversation; the agent's files survive a reload", () => {
+  const b = new ChangedFiles();
+  b.commit('aaaa1111', ['a.txt'], 'conv-1');
+  b.commit('bbbb2222', ['a.txt', 'b.txt']);
+  b.commit('cccc3333', ['a.txt'], 'conv-1');
+  assert.deepEqual(b.undoGroups('a.txt'), [{ conversation: 'conv-1', commits: ['aaaa1111', 'cccc3333'] }, { conversation: '', commits: ['bbbb2222'] }]);
+  b.commandChanges([{ path: '/w/x', rel: 'x', command: 'make', turn: 3 }]);
+  const kept = JSON.parse(JSON.stringify(b.saved()));
+  const again = new ChangedFiles();
+  assert.equal(again.restore(kept), true);
+  assert.deepEqual(again.select(), { agent: ['a.txt', 'b.txt'], command: [] }, "commands' changes come from the server, not the record");
+  assert.deepEqual(again.undoGroups('a.txt'), b.undoGroups('a.txt'));
+  assert.deepEqual(again.uncounted().map((f) => f.path), ['a.txt', 'b.txt'], 'counted again from git');
+  assert.equal(again.restore(kept), false, 'never over files it has');
+  assert.equal(new ChangedFiles().restore({ version: 2 } as never), false);
+});
+
 test('numstat output: text and binary files', () => {
   assert.deepEqual(parseNumstat('3\t1\ta.txt\n-\t-\tbin.dat\n'), { added: 3, removed: 1 });
   assert.deepEqual(parseNumstat(''), { added: 0, removed: 0 });
