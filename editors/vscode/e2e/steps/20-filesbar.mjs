@@ -42,11 +42,9 @@ async function allowCommand(prompt, text) {
 }
 
 step('20. changed-files bar: an agent edit shows with +/−, opens a diff, Undo on one file keeps the typed line; a command\'s new file is kept (committed) or discarded', async () => {
-  // Edits apply at once again (step 18 turned review on).
-  await runCommand('Loom: Review Edits Before They Apply (toggle)');
-  await toast(/edits now apply at once/);
+  // Edits apply at once (step 18 turned review off again).
   await until('tools.edits = auto', async () => JSON.parse(read('.vscode/settings.json'))['loom.tools.edits'] === 'auto');
-  // Edits without review widen what the agent may do: loom-lsp wants the user's word for the folder's settings.
+  // Edits without review widen what the agent may do: loom-lsp may want the user's word for the folder's settings.
   await runCommand('Loom: Trust this Folder');
   await toast(/trusted .* with its current settings/);
   await until('the model back in the header', async () => (await chat().locator('.bar .model').textContent()) === 'scripted-coder', 30_000, 100);
