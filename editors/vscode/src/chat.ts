@@ -12,7 +12,8 @@ import {
   AskArgs, AskResult, Commands, CommitParams, DisplayMessageParams, HistoryResult, ModelsResult, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
-import type { ContextItem, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { BarFile, ContextItem, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { ReviewIntent } from './shared/review';
 import { SavedTranscript, Transcript } from './transcript';
 
 /** How the chat reaches the server. */
@@ -40,6 +41,16 @@ export interface TranscriptStore {
   update(key: string, value: unknown): Thenable<void>;
 }
 
+/** The changed-files bar and the prompts' checkpoints (checkpoints.ts). */
+export interface CheckpointHooks {
+  handle(msg: FromWebview): Promise<void>;
+  files(folder: string): BarFile[];
+  /** A prompt was sent in folder. */
+  asked(folder: string): void;
+  /** A commit was undone from the chat (sha when known). */
+  undone(folder: string, sha?: string): void;
+}
+
 /** The most items kept across a reload, and the most of one card's output. */
 const keptItems = 400;
 const keptOutput = 20_000;
@@ -61,6 +72,14 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private readonly onHeader = new vscode.EventEmitter<void>();
   /** The composer's helpers (attach, slash commands, the setup card's model list). */
   composer: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** The changed-files bar and checkpoints. */
+  checkpoints: CheckpointHooks | undefined;
+  /** The edit card's and the review toggle's handler (reviewpanel.ts). */
+  review: ((intent: ReviewIntent) => Promise<void>) | undefined;
+  /** Whether edits wait for review, from loom.status (reviewpanel.ts). */
+  reviewEdits: ((st: Status) => boolean) | undefined;
+  /** Called after a folder's conversation was redrawn (its review cards come back). */
+  onRedraw: ((folder: string) => void) | undefined;
   /** Fires when a header (state, model) changes. */
   readonly onDidChangeHeader = this.onHeader.event;
 
@@ -107,14 +126,19 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return folder ? this.transcript(folder) : undefined;
   }
 
-  snapshot(folder: string): { header: Header; items: Item[] } {
+  snapshot(folder: string): { header: Header; items: Item[]; bar?: BarFile[] } {
     const t = this.transcript(folder);
-    return { header: t.header(), items: t.items };
+    return { header: t.header(), items: t.items, bar: this.checkpoints?.files(folder) };
   }
 
   /** The headers of every folder with a transcript. */
   headers(): Header[] {
     return [...this.transcripts.values()].map((t) => t.header());
+  }
+
+  /** Sends changed items of folder (and its header) to the panel. */
+  show(folder: string, items: Item[]): void {
+    this.changed(this.transcript(folder), items);
   }
 
   private changed(t: Transcript, items: readonly (Item | undefined)[]): void {
@@ -316,6 +340,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     const t = this.transcript(folder);
+    this.checkpoints?.asked(folder);
     const item = t.prompt(args.prompt, context, attached.map((c) => c.label));
     this.changed(t, [item]);
     if (!args.uri) {
@@ -437,6 +462,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     if (r) {
       const item = t.undone(r.message, sha) ?? t.notice('info', r.message);
       this.changed(t, [item]);
+      this.checkpoints?.undone(folder, item?.kind === 'commit' ? item.sha : sha);
     }
   }
 
@@ -523,6 +549,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     this.onHeader.fire();
+    this.onRedraw?.(folder);
   }
 
   /** Puts the tools' whole results (from loom.history) into their cards. */
@@ -569,6 +596,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private async applyStatus(t: Transcript, st: Status): Promise<void> {
     t.model = st.model;
     t.setState(st.state);
+    t.reviewEdits = this.reviewEdits?.(st) ?? st.edits === 'review';
     const wasSetup = t.setup;
     t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
     if (t.setup) {
@@ -641,8 +669,17 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       case 'undo':
         await this.undo(msg.sha);
         break;
+      case 'bar':
+      case 'restore':
+        await this.checkpoints?.handle(msg);
+        break;
+      case 'review':
+        await this.review?.(msg.intent);
+        break;
       case 'action':
-        if (msg.action === 'setup') {
+        if (msg.action === 'redo') {
+          await this.checkpoints?.handle(msg);
+        } else if (msg.action === 'setup') {
           this.panel.refresh();
         } else {
           await vscode.commands.executeCommand(msg.action === 'openSettings' ? 'loom.openSettings' : 'loom.installServer');

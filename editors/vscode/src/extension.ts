@@ -10,6 +10,8 @@ import {
 import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
+import { Checkpoints, commandChangesMethod } from './checkpoints';
+import type { CommandChangesParams } from './filesbar';
 import { Composer } from './composer';
 import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
@@ -20,6 +22,7 @@ import {
 } from './protocol';
 import { saveDocuments } from './save';
 import { ReviewController } from './review';
+import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
@@ -100,16 +103,31 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
+  const checkpoints = new Checkpoints(chat, context.workspaceState);
+  chat.checkpoints = checkpoints;
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
     }
     return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] });
   });
+  // Review in the panel's edit cards and the diff editor's CodeLens.
+  const editReview = new EditReview({
+    exec: (cmd, args) => chat.exec(cmd, args),
+    transcript: (f) => chat.transcript(f),
+    show: (f, items) => chat.show(f, items),
+    panelVisible: () => chat.panel.visible,
+    revealPanel: () => chat.panel.reveal(),
+  });
+  chat.review = (intent) => editReview.handle(intent);
+  chat.reviewEdits = (st) => reviewEditsInForce(st);
+  chat.onRedraw = (folder) => void editReview.resync(folder);
   context.subscriptions.push(
+    editReview,
     chat.panel,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),
     vscode.workspace.registerTextDocumentContentProvider(beforeScheme, chat),
+    vscode.workspace.registerTextDocumentContentProvider(Checkpoints.scheme, checkpoints),
   );
 
   const drawStatus = () => {
@@ -162,13 +180,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   reg('loom.reset', () => chat.reset());
   reg('loom.undo', () => chat.undo());
   reg('loom.compact', () => chat.compact());
-  reg('loom.reviewChange', () => review.review());
+  reg('loom.reviewChange', () => editReview.reviewOldest());
   reg('loom.restoreCheckpoint', () => review.restoreCheckpoint());
   reg('loom.redo', () => review.redo());
   reg('loom.toggleReview', async () => {
-    const cfg = vscode.workspace.getConfiguration('loom');
-    const on = cfg.get<string>('tools.edits') === 'review';
-    await cfg.update('tools.edits', on ? 'auto' : 'review', vscode.ConfigurationTarget.Workspace);
+    const shown = chat.headers().find((h) => h.folder === chat.current());
+    const on = shown?.reviewEdits ?? vscode.workspace.getConfiguration('loom').get<string>('tools.edits') === 'review';
+    await setReviewEdits(!on);
     void vscode.window.showInformationMessage(on ? 'Loom: edits now apply at once.' : 'Loom: edits now wait for your review.');
   });
   reg('loom.history', async () => {
@@ -233,15 +251,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   c.onNotification(Methods.state, (p: StateParams) => chat.state(p));
   c.onNotification(Methods.turnEnded, (p: TurnEndedParams) => {
     chat.turnEnded(p);
+    editReview.turnEnded(p.folder);
     void chat.refreshStatus();
   });
-  c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
-  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => void review.proposed(p));
-  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => {
-    void chat.redraw(p.folder);
-    void review.rewound(p, (prompt) => chat.ask({ prompt }));
+  c.onNotification(Methods.commit, (p: CommitParams) => {
+    chat.commit(p);
+    checkpoints.commit(p);
   });
+  c.onNotification(commandChangesMethod, (p: CommandChangesParams) => checkpoints.commandChanges(p));
+  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
+  // The conversation was rewound (from the panel, the palette or another
+  // client): redrawn, and the prompt back in the panel's input.
+  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => void checkpoints.rewound(p));
   c.onNotification(Methods.notice, (p: NoticeParams) => {
+    if (checkpoints.quiet(p.folder, p.text)) {
+      return; // the panel's own rewind says it in its words
+    }
     chat.notice('info', p.text, undefined, p.folder);
     // loom-lsp pulls the settings and reloads after answering: its
     // "configuration reloaded" comes once the new model is in.
@@ -304,6 +329,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
   await Promise.all(chat.folders().map((f) => chat.redraw(f.path)));
+  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path)));
 }
 
 /**

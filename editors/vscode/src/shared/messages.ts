@@ -1,7 +1,9 @@
 // The one message protocol between the extension and its chat webview.
 // Both sides import this file (the extension bundle and the webview
 // bundle), so a change to a message shows up as a type error on both.
-// No imports: it must load in the browser and under node.
+// No imports but the sibling shared files: it must load in the browser
+// and under node.
+import type { ReviewCard, ReviewIntent } from './review';
 
 /** How a tool call stands, as the card shows it. */
 export type ToolStatus = 'streaming' | 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -76,14 +78,42 @@ export type Item =
     /** The edited file's path (edit_file / write_file). */
     path?: string;
     approval?: Approval;
+    /** A proposed change waiting for (or decided by) the user's review. */
+    review?: ReviewCard;
   }
   | { kind: 'commit'; id: string; turn: number; sha: string; message: string; undone?: string }
   | { kind: 'notice'; id: string; level: 'error' | 'warning' | 'info'; text: string; action?: NoticeAction }
   /** The end of a turn: done, cancelled (Stopped), failed, or interrupted (cut by a window reload). */
   | { kind: 'turnEnd'; id: string; turn: number; outcome: string; usage?: Usage };
 
-/** A button a notice may carry. */
-export type NoticeAction = 'openSettings' | 'installServer' | 'setup';
+/** A button a notice may carry (redo: undo the rewind it tells of, until the next prompt). */
+export type NoticeAction = 'openSettings' | 'installServer' | 'setup' | 'redo';
+
+/**
+ * A file of the changed-files bar above the input: changed by the
+ * agent's edits since the user last kept them (undo takes the agent's
+ * hunks back), or by a command and not committed (keep commits it,
+ * discard restores the last commit's version).
+ */
+export interface BarFile {
+  /** The file, relative to the repository's top (as loom/commit names it). */
+  path: string;
+  source: 'agent' | 'command';
+  /** Lines added and removed by the change (agent: its commits together). */
+  added: number;
+  removed: number;
+  /** The command that changed it (source command). */
+  command?: string;
+  created?: boolean;
+  deleted?: boolean;
+  binary?: boolean;
+}
+
+/** What the user does in the changed-files bar; no paths: every file of the bar. */
+export type BarAction = 'keep' | 'undo' | 'diff';
+
+/** The restore kinds of a checkpoint. */
+export type RestoreKind = 'both' | 'files' | 'conversation';
 
 /** What the first-run setup card writes (the user settings loom.model.*). */
 export interface SetupChoice {
@@ -112,6 +142,8 @@ export interface Header {
   models?: string[];
   /** No model is configured: the panel shows the setup card. */
   setup?: boolean;
+  /** tools.edits is "review" (the header's toggle "Review edits before they apply"). */
+  reviewEdits?: boolean;
 }
 
 /** Messages from the extension to the webview. */
@@ -128,7 +160,9 @@ export type ToWebview =
   /** Focus the input (Ctrl+Alt+L). */
   | { type: 'focus' }
   /** The models a server lists, for the setup card (or why not). */
-  | { type: 'setupModels'; models: string[]; error?: string };
+  | { type: 'setupModels'; models: string[]; error?: string }
+  /** The changed-files bar of a folder (empty: hidden). */
+  | { type: 'filesBar'; folder: string; files: BarFile[] };
 
 /** Messages from the webview to the extension. */
 export type FromWebview =
@@ -152,4 +186,10 @@ export type FromWebview =
   | { type: 'openFile'; path: string }
   /** Undo a commit (its sha; the newest when absent). */
   | { type: 'undo'; sha?: string }
-  | { type: 'action'; action: NoticeAction };
+  /** The edit card and the header's review toggle (src/shared/review.ts). */
+  | { type: 'review'; intent: ReviewIntent }
+  | { type: 'action'; action: NoticeAction }
+  /** The changed-files bar: keep, undo (discard, for a command's change) or open the diff of paths (all when absent). */
+  | { type: 'bar'; action: BarAction; paths?: string[] }
+  /** Restore checkpoint on a prompt (its item id). */
+  | { type: 'restore'; itemId: string; restore: RestoreKind };

@@ -5,6 +5,7 @@
 import type { Item, ToWebview } from '../shared/messages';
 import { addChips, composer, fill, focusInput, setBusy, stop } from './composer';
 import { el, post, save, state } from './dom';
+import { drawFilesBar, filesBar } from './filesbar';
 import { drawHeader, headerBar } from './header';
 import { render, updateInPlace } from './items';
 import { setupCard, setupModels } from './setup';
@@ -23,7 +24,7 @@ log.append(list, queue);
 const empty = el('div', 'empty');
 empty.innerHTML = '<h2>Loom</h2><p>Ask about this workspace, or ask for a change. Loom reads and edits files, runs commands when you allow it, and commits what it changed.</p>';
 setupCard.hidden = true;
-app.append(headerBar, log, setupCard, composer);
+app.append(headerBar, log, setupCard, filesBar, composer);
 
 // Copy / Insert of code blocks: one listener for every block.
 log.addEventListener('click', (ev) => {
@@ -106,15 +107,20 @@ function upsert(item: Item): void {
         det.open = wasOpen;
       }
     }
+    // A control the user was on (data-focus-key) keeps the focus through a redraw.
+    const focusKey = old?.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.focusKey : undefined;
     if (old && !moved) {
       old.replaceWith(n);
+      if (focusKey) {
+        n.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
+      }
     } else {
       old?.remove();
       empty.remove();
       (isQueued(item) ? queue : list).append(n);
     }
     nodes.set(item.id, n);
-    if (item.kind === 'tool' && item.approval?.state === 'ask') {
+    if (item.kind === 'tool' && (item.approval?.state === 'ask' || (item.review?.state === 'open' && !(was?.kind === 'tool' && was.review)))) {
       // An approval below the fold comes into view.
       n.scrollIntoView({ block: 'nearest' });
       return;
@@ -154,6 +160,11 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
       break;
     case 'setupModels':
       setupModels(m.models, m.error);
+      break;
+    case 'filesBar':
+      if (m.folder === state.header?.folder) {
+        drawFilesBar(m.files);
+      }
       break;
   }
   save();
