@@ -169,12 +169,13 @@ export class EditReview implements vscode.Disposable {
       const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals', { uri: vscode.Uri.file(folder).toString() });
       waiting = r?.proposals ?? [];
     } catch {
-      return; // an older loom-lsp: nothing to compare with
+      // An older loom-lsp: only the proposals this window knows can be decided.
     }
     const t = this.host.transcript(folder);
     const stale: Item[] = [];
+    const live = (id: string) => waiting.some((w) => w.id === id) || this.book.get(id)?.state === 'open';
     for (const it of t.items) {
-      if (it.kind === 'tool' && it.review?.state === 'open' && !waiting.some((w) => w.id === it.review?.id)) {
+      if (it.kind === 'tool' && it.review?.state === 'open' && !live(it.review.id)) {
         this.book.close(it.review.id);
         it.review = { ...it.review, state: 'closed' };
         stale.push(it);
