@@ -110,8 +110,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Review in the panel's edit cards and the diff editor's CodeLens.
   const editReview = new EditReview({
     exec: (cmd, args) => chat.exec(cmd, args),
-    transcript: (f) => chat.transcript(f),
-    show: (f, items) => chat.show(f, items),
+    // One transcript per folder today; with conversations, the proposal's own.
+    transcript: (f, _conversation) => chat.transcript(f),
+    show: (f, items, _conversation) => chat.show(f, items),
     panelVisible: () => chat.panel.visible,
     revealPanel: () => chat.panel.reveal(),
   });

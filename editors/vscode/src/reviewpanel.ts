@@ -19,10 +19,13 @@ type ToolItem = Extract<Item, { kind: 'tool' }>;
 export interface ReviewHost {
   /** Runs a loom.* command; rejects with the server's error. */
   exec<T>(command: string, args: object): Promise<T>;
-  /** The transcript of a folder. */
-  transcript(folder: string): Transcript;
-  /** Sends changed items (and the header) of a folder to the panel. */
-  show(folder: string, items: Item[]): void;
+  /**
+   * The transcript of a folder's conversation (absent: the one shown),
+   * where the proposal's tool card is.
+   */
+  transcript(folder: string, conversation?: string): Transcript;
+  /** Sends changed items (and the header) of a folder's conversation to the panel. */
+  show(folder: string, items: Item[], conversation?: string): void;
   /** Whether the chat panel is on screen. */
   panelVisible(): boolean;
   /** Shows the chat panel. */
@@ -208,7 +211,7 @@ export class EditReview implements vscode.Disposable {
     if (!p || !card) {
       return undefined;
     }
-    const t = this.host.transcript(p.params.folder);
+    const t = this.host.transcript(p.params.folder, p.params.conversation);
     const it = toolCard(t, p.params);
     if (it) {
       it.review = card;
@@ -221,7 +224,7 @@ export class EditReview implements vscode.Disposable {
     const p = this.book.get(id);
     const it = this.setCard(id);
     if (p && it) {
-      this.host.show(p.params.folder, [it]);
+      this.host.show(p.params.folder, [it], p.params.conversation);
     }
     this.lens.refresh();
   }
