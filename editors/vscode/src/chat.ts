@@ -131,7 +131,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
     this.saveTimers.clear();
     await Promise.all([...this.transcripts.values()]
-      .filter((t) => t.items.length > 0)
+      .filter((t) => t.loaded && t.items.length > 0)
       .map((t) => this.store?.update(this.storeKey(t.folder), trimmed(t.saved()))));
   }
 
@@ -139,9 +139,13 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return `loom.transcript:${folder}`;
   }
 
-  /** Keeps t's conversation for a window reload (at most every 150 ms; flush() at the end). */
+  /**
+   * Keeps t's conversation for a window reload (at most every 150 ms;
+   * flush() at the end), once it is loaded: before, it would overwrite
+   * the record the reload's redraw needs.
+   */
   private keep(t: Transcript): void {
-    if (!this.store || this.saveTimers.has(t.folder)) {
+    if (!this.store || !t.loaded || this.saveTimers.has(t.folder)) {
       return;
     }
     this.saveTimers.set(t.folder, setTimeout(() => {
