@@ -455,8 +455,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       return;
     }
     try {
+      // loom-lsp says the switch in the conversation (loom/notice).
       await this.server.exec(Commands.setModel, { ...this.folderArgs(folder), model: model.trim() });
-      this.notice('info', `Model: ${model.trim()} for this conversation.`);
     } catch (e) {
       this.notice('error', errorText(e));
     }
@@ -570,12 +570,18 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.onHeader.fire();
   }
 
+  /** The model in use when each transcript's model list was asked. */
+  private readonly listedFor = new WeakMap<Transcript, string>();
+
   private async applyStatus(t: Transcript, st: Status): Promise<void> {
     t.model = st.model;
     t.setState(st.state);
     const wasSetup = t.setup;
     t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
     if (t.setup) {
+      // No model: no picker (the setup card asks), and a new list once one is set.
+      t.models = [];
+      this.listedFor.delete(t);
       this.recheck();
     }
     if (wasSetup && !t.setup) {
@@ -585,7 +591,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.panel.fill(prompt);
       }
     }
-    if (this.server.has(Commands.models) && !t.setup) {
+    // The list is asked once per model in use (not at every turn's end:
+    // each ask is a request to the model server).
+    if (this.server.has(Commands.models) && !t.setup && (t.models.length === 0 || this.listedFor.get(t) !== st.model)) {
+      this.listedFor.set(t, st.model);
       try {
         const r = await this.server.exec<ModelsResult>(Commands.models, this.folderArgs(t.folder));
         t.models = (r?.models ?? []).map((m) => m.id).filter((id) => typeof id === 'string');
