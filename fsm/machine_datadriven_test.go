@@ -274,7 +274,11 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		}
 		return ev
 	case "rewind":
-		return Rewind{Turn: u64("turn"), Restore: Restore(arg("restore"))}
+		ev := Rewind{Turn: u64("turn"), Restore: Restore(arg("restore"))}
+		if a, ok := td.Arg("left"); ok {
+			ev.Left = a.Vals
+		}
+		return ev
 	case "redo":
 		return Redo{}
 	case "shutdown":

@@ -71,7 +71,8 @@ func TestReviewProperties(t *testing.T) {
 					turns = append(turns, c.Turn)
 				}
 				return Rewind{Turn: rapid.SampledFrom(turns).Draw(t, "rturn"),
-					Restore: rapid.SampledFrom([]Restore{RestoreFiles, RestoreConversation, RestoreBoth}).Draw(t, "restore")}
+					Restore: rapid.SampledFrom([]Restore{RestoreFiles, RestoreConversation, RestoreBoth}).Draw(t, "restore"),
+					Left:    rapid.SliceOfN(rapid.SampledFrom([]string{"a.go", "b.go"}), 0, 2).Draw(t, "left")}
 			}
 		}
 		t.Repeat(map[string]func(*rapid.T){
@@ -170,4 +171,33 @@ func stepOK(t *rapid.T, m *Machine, ev Event) []Action {
 		t.Fatalf("%s: %v", ev.Describe(), err)
 	}
 	return acts
+}
+
+// TestRewindNoteNamesLeftFiles: a files rewind that left files as they
+// were tells the model which, ahead of its next request.
+func TestRewindNoteNamesLeftFiles(t *testing.T) {
+	m := New(Config{SystemPrompt: "sys", MaxIterations: 5})
+	step := func(ev Event) []Action {
+		acts, err := m.Step(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return acts
+	}
+	step(UserInput{Text: "one"})
+	step(LlmCompleted{Request: 1})
+	step(Rewind{Turn: 1, Restore: RestoreFiles, Left: []string{"b.txt"}})
+	var notes []string
+	for _, a := range step(UserInput{Text: "two"}) {
+		if r, ok := a.(SendLlmRequest); ok {
+			for _, msg := range r.Messages {
+				if strings.HasPrefix(msg.Content, "[loom] the user restored") {
+					notes = append(notes, msg.Content)
+				}
+			}
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "except in b.txt, left as it is") {
+		t.Fatalf("the model is not told b.txt was left: %q", notes)
+	}
 }

@@ -3,6 +3,7 @@ package fsm
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Each user turn is a checkpoint. Rewind takes the workspace's files, the
@@ -32,6 +33,10 @@ func (r Restore) conversation() bool { return r == RestoreConversation || r == R
 type Rewind struct {
 	Turn    uint64
 	Restore Restore
+	// Left are the files a files rewind left as they were, because the
+	// user's later edits could not be kept apart from the agent's; the
+	// model is told, so it does not take them for restored.
+	Left []string `json:",omitempty"`
 }
 
 // Redo undoes the last Rewind not yet undone. Valid only between turns,
@@ -45,6 +50,9 @@ type Redo struct{}
 // a refused files rewind changes nothing; the action then confirms it.
 type RewindFiles struct {
 	Turn uint64
+	// Left are the files the caller's work left as they were (the
+	// event's Left).
+	Left []string
 }
 
 // ConversationRewound tells the caller that the conversation was cut back
@@ -103,13 +111,24 @@ func (RedoFiles) isAction()           {}
 func (ConversationRedone) isAction()  {}
 
 // Describe implements [Event].
-func (e Rewind) Describe() string { return fmt.Sprintf("Rewind turn=%d restore=%s", e.Turn, e.Restore) }
+func (e Rewind) Describe() string {
+	d := fmt.Sprintf("Rewind turn=%d restore=%s", e.Turn, e.Restore)
+	if len(e.Left) > 0 {
+		d += fmt.Sprintf(" left=%v", e.Left)
+	}
+	return d
+}
 
 // Describe implements [Event].
 func (Redo) Describe() string { return "Redo" }
 
 // Describe implements [Action].
-func (a RewindFiles) Describe() string { return fmt.Sprintf("RewindFiles turn=%d", a.Turn) }
+func (a RewindFiles) Describe() string {
+	if len(a.Left) > 0 {
+		return fmt.Sprintf("RewindFiles turn=%d left=%v", a.Turn, a.Left)
+	}
+	return fmt.Sprintf("RewindFiles turn=%d", a.Turn)
+}
 
 // Describe implements [Action].
 func (a ConversationRewound) Describe() string {
@@ -192,8 +211,12 @@ func (m *Machine) checkRedo(e Redo) error {
 
 // rewindNote tells the model, before its next request, that the files it
 // changed were taken back while the conversation stayed.
-func rewindNote(turn uint64) string {
-	return fmt.Sprintf("[loom] the user restored the files to how they were before turn %d: every change you made since then was taken back (their own edits stay). Read files again before editing them.", turn)
+func rewindNote(turn uint64, left []string) string {
+	note := fmt.Sprintf("[loom] the user restored the files to how they were before turn %d: every change you made since then was taken back (their own edits stay)", turn)
+	if len(left) > 0 {
+		note += fmt.Sprintf(", except in %s, left as it is because the user's later edits there overlap yours", strings.Join(left, ", "))
+	}
+	return note + ". Read files again before editing them."
 }
 
 // onRewind: WaitingForUserInput -> WaitingForUserInput, with the
@@ -203,7 +226,7 @@ func (m *Machine) onRewind(e Rewind) []Action {
 	saved := rewound{turn: e.Turn, restore: e.Restore, notes: slices.Clone(m.notes)}
 	var acts []Action
 	if e.Restore.files() {
-		acts = append(acts, RewindFiles{Turn: e.Turn})
+		acts = append(acts, RewindFiles{Turn: e.Turn, Left: e.Left})
 	}
 	if e.Restore.conversation() {
 		saved.history = m.history
@@ -224,7 +247,7 @@ func (m *Machine) onRewind(e Rewind) []Action {
 		m.refreshElision()
 		acts = append(acts, ConversationRewound{Turn: e.Turn, Prompt: cp.prompt})
 	} else {
-		m.notes = append(m.notes, rewindNote(e.Turn))
+		m.notes = append(m.notes, rewindNote(e.Turn, e.Left))
 	}
 	m.redo = append(m.redo, saved)
 	return acts

@@ -38,3 +38,12 @@ func (o *ownChanges) news(rels []string) []string {
 	}
 	return out
 }
+
+// forget drops rels expected by expect that did not change after all.
+func (o *ownChanges) forget(rels []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range rels {
+		delete(o.paths, r)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -45,10 +46,12 @@ type RewindResult struct {
 	// later edits were kept.
 	Restored []string `json:"restored"`
 	Kept     []string `json:"kept"`
-	// Conflicts are files that could not be separated from the user's
-	// edits; a refusing rewind names them in its error and changes
-	// nothing, so this is empty on success.
+	// Conflicts are files left exactly as they were, because the user's
+	// later edits there could not be kept apart from the agent's (or the
+	// file is unsaved in the editor, staged, a link); the other files
+	// were rewound. Notes say why, one per conflict.
 	Conflicts []string `json:"conflicts"`
+	Notes     []string `json:"notes"`
 	// Commit is the commit that recorded the files' rewind (or redo).
 	Commit string `json:"commit,omitempty"`
 	// Prompt is the rewound turn's prompt, back for editing, when the
@@ -98,9 +101,11 @@ func (s *Session) CanRedo(ctx context.Context) bool {
 }
 
 // Rewind goes back to just before turn's prompt: restore says whether the
-// files, the conversation or both. The files are done first, so that a
-// refused files rewind (a file whose later edits overlap the agent's,
-// named in the error) changes nothing at all.
+// files, the conversation or both. The files are done first, file by
+// file: a file whose later edits overlap the agent's is left as it is and
+// named in the result's Conflicts, the others are rewound in one commit.
+// A refused rewind (a turn in flight, a git operation in progress)
+// changes nothing at all.
 func (s *Session) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (RewindResult, error) {
 	s.git.lock.Lock()
 	defer s.git.lock.Unlock()
@@ -146,6 +151,10 @@ func (s *Session) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) 
 			return RewindResult{}, err
 		}
 		res.Restored, res.Kept = rv.Files, rv.Kept
+		for _, c := range rv.Conflicts {
+			res.Conflicts = append(res.Conflicts, c.Path)
+			res.Notes = append(res.Notes, c.Reason)
+		}
 		rec.commit, rec.taken = rv.Commit, commits
 		if rv.Commit != nil {
 			res.Commit = rv.Commit.SHA
@@ -154,7 +163,7 @@ func (s *Session) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) 
 	var stepErr error
 	if err := s.call(ctx, func() {
 		var acts []fsm.Action
-		acts, stepErr = s.step(fsm.Rewind{Turn: turn, Restore: restore})
+		acts, stepErr = s.step(fsm.Rewind{Turn: turn, Restore: restore, Left: res.Conflicts})
 		if stepErr != nil {
 			return
 		}
@@ -240,17 +249,31 @@ func (s *Session) revertForRewind(ctx context.Context, scrub string, commits []*
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
 	}
+	leave := map[string]string{}
 	for _, c := range commits {
 		for _, rel := range c.Files {
 			if abs := repo.Top + "/" + rel; s.host.overlay.Dirty(abs) {
-				return nil, fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrRewindRefused, rel)
+				leave[rel] = rel + " has unsaved changes in the editor; save or revert them, then rewind again"
 			}
 		}
 	}
-	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true})
+	// The watcher's echo of the rewritten files is no news for the user
+	// or the model.
+	var rels []string
+	for _, c := range commits {
+		rels = append(rels, c.Files...)
+	}
+	s.own.expect(relPaths(s.folder, absPaths(repo.Top, rels)))
+	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave})
 	if err != nil {
+		s.own.forget(relPaths(s.folder, absPaths(repo.Top, rels)))
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
 	}
+	var left []string
+	for _, c := range rv.Conflicts {
+		left = append(left, c.Path)
+	}
+	s.own.forget(relPaths(s.folder, absPaths(repo.Top, left)))
 	return rv, nil
 }
 
@@ -263,6 +286,9 @@ func (r *RewindResult) normalize() {
 	}
 	if r.Conflicts == nil {
 		r.Conflicts = []string{}
+	}
+	if r.Notes == nil {
+		r.Notes = []string{}
 	}
 }
 
@@ -278,5 +304,17 @@ func rewindWords(turn uint64, restore fsm.Restore, r RewindResult) string {
 		}
 		msg += ")"
 	}
+	if left := r.LeftWords(); left != "" {
+		msg += "; " + left
+	}
 	return msg + "; loom.redo undoes it until your next prompt"
+}
+
+// LeftWords says which files the rewind left as they were, and why; ""
+// when none.
+func (r RewindResult) LeftWords() string {
+	if len(r.Conflicts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("left as they are: %s (%s)", strings.Join(r.Conflicts, ", "), strings.Join(r.Notes, "; "))
 }

@@ -90,6 +90,9 @@ func (r headlessTurn) run(ctx context.Context) int {
 		if len(res.Restored) > 0 {
 			msg += fmt.Sprintf("; restored %s", strings.Join(res.Restored, ", "))
 		}
+		if left := res.LeftWords(); left != "" {
+			msg += "; " + left
+		}
 		if res.Prompt != "" {
 			msg += fmt.Sprintf("; that turn's prompt was: %s", res.Prompt)
 		}

@@ -157,6 +157,9 @@ func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (an
 		if len(res.Kept) > 0 {
 			msg += " Your later edits were kept in " + strings.Join(res.Kept, ", ") + "."
 		}
+		if left := res.LeftWords(); left != "" {
+			msg += " Some files were " + left + "."
+		}
 		if res.Prompt != "" {
 			msg += "\n\nThat turn's prompt was:\n\n" + res.Prompt
 		}

@@ -35,7 +35,6 @@
 //     back (compare-and-swap) when they are its newest unpushed commits,
 //     else a revert commit takes them back keeping later commits'
 //     changes. A file where that cannot be done cleanly makes it refuse,
-//     naming the file.
-//   - [Snapshot] tells which files a command changed: those clean before
-//     it and dirty after.
+//     naming the file, or (LeaveConflicts, a rewind) is left as it is and
+//     named while the other files are taken back.
 package gitcommit

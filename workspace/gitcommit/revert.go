@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,6 +25,21 @@ type RevertOptions struct {
 	// could leave the branch, so that git log tells what happened and the
 	// revert commit can itself be reverted (a rewind and its redo).
 	KeepHistory bool
+	// LeaveConflicts takes back every file it can and leaves a file whose
+	// later changes cannot be kept apart from the agent's (or that is
+	// staged, or a symbolic link) exactly as it is, naming it in
+	// Reverted.Conflicts, instead of refusing the whole revert. It
+	// implies KeepHistory: a partial revert is always a revert commit.
+	LeaveConflicts bool
+	// Leave names files (relative, slash-separated) to leave as they are
+	// with LeaveConflicts, and why (unsaved in the editor, say).
+	Leave map[string]string
+}
+
+// Conflict is a file Revert left as it was, and why.
+type Conflict struct {
+	Path   string
+	Reason string
 }
 
 // Reverted is what Revert did.
@@ -40,6 +56,9 @@ type Reverted struct {
 	// Files are the files changed back; Kept those in which later
 	// changes (the user's, or later commits') were kept.
 	Files, Kept []string
+	// Conflicts are the files left as they were (only with
+	// RevertOptions.LeaveConflicts).
+	Conflicts []Conflict
 	// Commit is the revert commit, when one was made, as a Result that
 	// Revert can take back in turn.
 	Commit *Result
@@ -93,6 +112,8 @@ type revertFile struct {
 	entries          []Entry // the commits' entries of the file, newest first
 	newDisk          version
 	newTreeWasMerged bool
+	// left is set when the file is left as it was (LeaveConflicts).
+	left bool
 }
 
 // Revert takes the agent's changes of commits (agent commits made by
@@ -111,7 +132,9 @@ type revertFile struct {
 // the file) and having changed nothing, when an operation is in progress,
 // when a commit is not on the branch, when a file's later changes overlap
 // the agent's, when the user staged something else in a file, or when a
-// file is a symbolic link.
+// file is a symbolic link; with opts.LeaveConflicts such a file is left
+// as it was and named in Reverted.Conflicts instead, and the other files
+// are taken back (when none is left, no commit is made).
 func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions) (*Reverted, error) {
 	refuse := func(format string, args ...any) (*Reverted, error) {
 		return nil, fmt.Errorf("%w: "+format, append([]any{ErrUndoRefused}, args...)...)
@@ -129,7 +152,7 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 	if err != nil {
 		return nil, err
 	}
-	drop := !opts.KeepHistory && ordered[0].SHA == r.Head
+	drop := !opts.KeepHistory && !opts.LeaveConflicts && ordered[0].SHA == r.Head
 	for i := 0; drop && i+1 < len(ordered); i++ {
 		drop = ordered[i].Parent == ordered[i+1].SHA
 	}
@@ -153,11 +176,31 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 	if err != nil {
 		return nil, err
 	}
+	var conflicts []Conflict
+	// leave refuses the revert for f's reason, or (LeaveConflicts) drops
+	// f from files and records why.
+	leave := func(f *revertFile, reason string) bool {
+		if !opts.LeaveConflicts {
+			return false
+		}
+		conflicts = append(conflicts, Conflict{Path: f.path, Reason: reason})
+		f.left = true
+		return true
+	}
 	for _, f := range files {
+		if reason, ok := opts.Leave[f.path]; ok && leave(f, reason) {
+			continue
+		}
 		if f.head.mode == "120000" || f.treeText.present && f.tree.mode == "120000" {
+			if leave(f, f.path+" is a symbolic link; undo it with git") {
+				continue
+			}
 			return refuse("%s is a symbolic link; undo it with git", f.path)
 		}
 		if st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(f.path))); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			if leave(f, f.path+" is a symbolic link; undo it with git") {
+				continue
+			}
 			return refuse("%s is a symbolic link; undo it with git", f.path)
 		}
 		cur, has := idx[f.path]
@@ -166,8 +209,15 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 			f.indexAtHead = true
 		case has && cur == f.tree:
 		default:
-			return refuse("%s has changes staged since the commit; unstage them (git restore --staged %s) first", f.path, f.path)
+			reason := fmt.Sprintf("%s has changes staged since the commit; unstage them (git restore --staged %s) first", f.path, f.path)
+			if leave(f, reason) {
+				continue
+			}
+			return refuse("%s", reason)
 		}
+	}
+	if opts.LeaveConflicts {
+		files = slices.DeleteFunc(files, func(f *revertFile) bool { return f.left })
 	}
 	var revert *Result
 	if drop {
@@ -182,12 +232,22 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 		r.Head = oldest.Parent
 	} else {
 		for _, f := range files {
-			if reason := r.revertTree(ctx, f); reason != "" {
+			reason := r.revertTree(ctx, f)
+			if reason == "" {
+				reason = r.revertDisk(ctx, f)
+			}
+			if reason != "" && !leave(f, reason) {
 				return refuse("%s", reason)
 			}
-			if reason := r.revertDisk(ctx, f); reason != "" {
-				return refuse("%s", reason)
+		}
+		files = slices.DeleteFunc(files, func(f *revertFile) bool { return f.left })
+		if len(files) == 0 {
+			// Every file was left as it was: nothing to commit.
+			rv := &Reverted{Head: r.Head, Conflicts: conflicts}
+			for _, c := range ordered {
+				rv.Reverted = append(rv.Reverted, c.SHA)
 			}
+			return rv, nil
 		}
 		parent := r.Head
 		head, err := r.revertCommit(ctx, ordered, files, opts.Message)
@@ -201,7 +261,7 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 			revert.Entries = append(revert.Entries, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid, BaseMode: f.head.mode, Base: f.head.oid})
 		}
 	}
-	rv := &Reverted{Dropped: drop, Head: r.Head, Commit: revert}
+	rv := &Reverted{Dropped: drop, Head: r.Head, Commit: revert, Conflicts: conflicts}
 	for _, c := range ordered {
 		rv.Reverted = append(rv.Reverted, c.SHA)
 	}

@@ -258,7 +258,16 @@ function M.rewind(turn, restore, on_done)
       if res.kept and #res.kept > 0 then
         msg = msg .. '; your edits kept in ' .. table.concat(res.kept, ', ')
       end
-      notify(msg .. ' (:LoomRedo undoes it)')
+      local level
+      if res.conflicts and #res.conflicts > 0 then
+        -- Files whose later edits overlap the agent's are left as they are.
+        msg = msg .. '; left as they are: ' .. table.concat(res.conflicts, ', ')
+        if res.notes and #res.notes > 0 then
+          msg = msg .. ' (' .. table.concat(res.notes, '; ') .. ')'
+        end
+        level = vim.log.levels.WARN
+      end
+      notify(msg .. ' (:LoomRedo undoes it)', level)
       vim.cmd('checktime')
       if restore ~= 'files' then
         loom().history()

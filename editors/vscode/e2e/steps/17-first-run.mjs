@@ -1,0 +1,44 @@
+// Step 17: the first run without a model.
+import * as assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  addRules, ask, chat, editUserSettings, editorText, git, headerState, here, longCommand, model, nineLines, openFile,
+  openPanel, openWorkbench, page, panelCounts, reloadWindow, restartModel, runCommand, shot, step, stopModel, story,
+  times, toast, until, waitIdle, ws,
+} from '../harness.mjs';
+
+step('17. first run without a model: a setup card in the panel leads to a working prompt, with no toast', async (t) => {
+  // NOT YET verified end to end in this suite (written, never reached
+  // before the stop's deadline).
+  t.skip('not yet verified end to end');
+  return;
+  await editUserSettings({ 'loom.model.provider': undefined, 'loom.model.baseUrl': undefined, 'loom.model.name': undefined });
+  const card = chat().locator('section.setup');
+  await until('the setup card', async () => card.isVisible(), 30_000, 100);
+  assert.equal(await chat().locator('.bar .model').textContent(), 'no model');
+  await shot('17', 'setup-card');
+  await ask('Say ok');
+  const note = chat().locator('.notice').last();
+  await until('the short notice', async () => /No model is set up yet/.test((await note.textContent()) ?? ''));
+  assert.ok(((await note.textContent()) ?? '').split('\n').length <= 2, 'a short notice, not a 28-line error');
+  assert.equal(await page.locator('.notifications-toasts .notification-toast').filter({ hasText: /model/i }).count(), 0, 'no toast');
+  const t0 = Date.now();
+  await card.locator('select.setup-server').selectOption({ label: 'Another OpenAI-compatible server' });
+  await card.locator('input.setup-base-url').fill(model.url);
+  await card.locator('button.setup-list').click();
+  await until('the models listed', async () => /2 model/.test((await card.locator('.setup-note').textContent()) ?? ''));
+  assert.equal(await card.locator('input.setup-model').inputValue(), 'scripted-coder');
+  await shot('17', 'setup-filled');
+  await card.locator('button.setup-save').click();
+  await until('the card to go', async () => !(await card.isVisible()), 30_000, 100);
+  const input = chat().locator('textarea.input');
+  await until('the prompt back in the input', async () => (await input.inputValue()) === 'Say ok');
+  await input.press('Enter');
+  await until('the answer', async () => /ok, ready for more/.test((await chat().locator('.msg.assistant').last().textContent()) ?? ''));
+  times.setupToAnswer = Date.now() - t0;
+  await waitIdle();
+  assert.equal(await page.locator('.notifications-toasts .notification-toast').filter({ hasText: /model/i }).count(), 0, 'no toast outlives the fix');
+  await shot('17', 'working-prompt');
+  await editUserSettings({});
+});
