@@ -30,5 +30,6 @@ step('22. the model picker lists the server\'s models; switching sets the conver
   await ask('Say ok');
   await until('the answer', async () => (await oks.count()) > n);
   await waitIdle();
-  assert.deepEqual(model.requests.slice(back).map((r) => r.model), ['scripted-coder']);
+  const after = model.requests.slice(back).map((r) => r.model);
+  assert.ok(after.length >= 1 && after.every((m) => m === 'scripted-coder'), `the requests went to scripted-coder again: ${after}`);
 });
