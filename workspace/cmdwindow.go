@@ -47,6 +47,10 @@ type commandWindows struct {
 	// runs; degraded is set when the watcher only rescans periodically.
 	fenceDir string
 	degraded bool
+	// touched are the paths the watcher saw change (preimage.go); seeded
+	// is set once git's dirty files joined them.
+	touched map[string]bool
+	seeded  bool
 }
 
 // commandWindow is one command's window.
@@ -77,6 +81,7 @@ func (cw *commandWindows) watching(fenceDir string, degraded bool) {
 func (cw *commandWindows) changed(path string) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
+	cw.touchLocked(path)
 	for w := range cw.open {
 		w.paths[path] = true
 	}

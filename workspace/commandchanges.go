@@ -24,10 +24,11 @@ import (
 // Commands' changes are never auto-committed: only the bytes loom's edit
 // tools wrote are (that is the exact-attribution promise). The files a
 // command changed (cmdwindow.go tells which) are reported, each with its
-// diff against HEAD, and kept in the session's list until the user
-// decides: keep (KeepCommandChanges, loom.commit {paths}: commit them) or
-// discard (DiscardCommandChanges, loom.discard {paths}: restore HEAD's
-// version, refusing a file that changed since it was reported).
+// diff against the file just before the command (preimage.go), and kept
+// in the session's list until the user decides: keep (KeepCommandChanges,
+// loom.commit {paths}: commit them) or discard (DiscardCommandChanges,
+// loom.discard {paths}: the file as it was before the command, with the
+// user's edits since merged in).
 
 // maxCommandDiff bounds the diff shown for one command change.
 const maxCommandDiff = 256 << 10
@@ -54,6 +55,11 @@ type CommandChange struct {
 	// hash is the content's hash when reported ("-" when absent):
 	// discard refuses a file that changed since.
 	hash string
+	// before is the file just before the command ran, nil when not known
+	// (too large); after its text when reported, nil when not kept
+	// (binary or too large).
+	before *preImage
+	after  *preImage
 }
 
 // commandRun is what one bash call changed, as its window saw it.
@@ -63,6 +69,9 @@ type commandRun struct {
 	// reported changed meanwhile (the user's).
 	paths, claimed []string
 	scanned        bool
+	// before are the paths' texts just before the command, where known
+	// (preimage.go); a path not in it was as HEAD has it.
+	before map[string]preImage
 }
 
 // commandLine returns a bash call's command, for people.
@@ -76,14 +85,17 @@ func commandLine(arguments string) string {
 
 // closeCommand closes a command's window and sorts its paths into the
 // command's and the user's (those the editor reported meanwhile).
-func (s *Session) closeCommand(win *commandWindow, mark uint64, command string) *commandRun {
+func (s *Session) closeCommand(win *commandWindow, mark uint64, command string, before map[string]preImage) *commandRun {
 	paths, scanned := s.cmds.closeWindow(win, s.folder)
-	run := &commandRun{command: command, scanned: scanned}
+	run := &commandRun{command: command, scanned: scanned, before: map[string]preImage{}}
 	for _, p := range paths {
 		if s.host.overlay.EditorChangedSince(p, mark) {
 			run.claimed = append(run.claimed, p)
 		} else {
 			run.paths = append(run.paths, p)
+			if pre, ok := before[p]; ok {
+				run.before[p] = pre
+			}
 		}
 	}
 	sort.Strings(run.paths)
@@ -150,7 +162,11 @@ func (s *Session) reportCommands(ctx context.Context, repo *gitcommit.Repo, job 
 			if !ok || rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.Contains(rel, "/.git/") {
 				continue
 			}
-			cands = append(cands, CommandChange{Path: p, Rel: rel, Command: run.command, Turn: turn})
+			c := CommandChange{Path: p, Rel: rel, Command: run.command, Turn: turn}
+			if pre, ok := run.before[p]; ok {
+				c.before = &pre
+			}
+			cands = append(cands, c)
 		}
 	}
 	if len(cands) == 0 {
@@ -171,13 +187,20 @@ func (s *Session) reportCommands(ctx context.Context, repo *gitcommit.Repo, job 
 			continue
 		}
 		head, inHead := heads[c.Rel]
+		if c.before == nil {
+			// Not seen changed before the command (or too large to keep):
+			// as HEAD has it.
+			c.before = &preImage{text: head, present: inHead}
+		}
+		from := *c.before
 		st, err := os.Lstat(c.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			if !inHead {
+			if !from.present {
 				continue // made and removed again
 			}
 			c.Deleted, c.hash = true, "-"
+			c.after = &preImage{}
 		case err != nil || !st.Mode().IsRegular():
 			continue // a directory, a link: left to git status
 		default:
@@ -191,18 +214,21 @@ func (s *Session) reportCommands(ctx context.Context, repo *gitcommit.Repo, job 
 			if err != nil {
 				continue
 			}
-			if inHead && string(b) == head {
-				continue // as HEAD has it
+			if from.present && string(b) == from.text {
+				continue // as it was before the command
 			}
 			c.hash = contentHash(b)
-			if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 || strings.IndexByte(head[:min(len(head), 8000)], 0) >= 0 {
+			if len(b) <= maxPreImage {
+				c.after = &preImage{text: string(b), present: true}
+			}
+			if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 || isBinary(from.text) {
 				c.Binary = true
 				break
 			}
-			c.Diff = unifiedDiff(c.Rel, head, string(b), inHead)
+			c.Diff = unifiedDiff(c.Rel, from.text, string(b), from.present)
 		}
 		if c.Deleted {
-			c.Diff = unifiedDiff(c.Rel, head, "", true)
+			c.Diff = unifiedDiff(c.Rel, from.text, "", true)
 		}
 		if len(c.Diff) > maxCommandDiff {
 			c.Diff = c.Diff[:maxCommandDiff] + "\n… (diff cut at " + gitcommit.Size(maxCommandDiff) + ")\n"
@@ -212,14 +238,28 @@ func (s *Session) reportCommands(ctx context.Context, repo *gitcommit.Repo, job 
 	return changes, yours
 }
 
-// unifiedDiff is the diff of a file from HEAD's text (absent when !inHead)
-// to now.
+// unifiedDiff is the diff of a file from its text before the command
+// (absent when !inHead) to now.
 func unifiedDiff(rel, head, now string, inHead bool) string {
 	from := "a/" + rel
 	if !inHead {
 		from = "/dev/null"
 	}
 	return udiff.Unified(from, "b/"+rel, head, now)
+}
+
+// dirtyFiles lists the folder's files git reports changed or untracked,
+// absolute; none when it is no git repository.
+func (s *Session) dirtyFiles(ctx context.Context, scrub []string) []string {
+	repo, err := gitcommit.Open(ctx, s.folder, scrub...)
+	if err != nil {
+		return nil
+	}
+	rels, err := repo.Dirty(ctx)
+	if err != nil {
+		return nil
+	}
+	return absPaths(repo.Top, rels)
 }
 
 // contentHash names a file's content, for discard's guard.
@@ -335,9 +375,10 @@ func (g *gitState) addChanges(changes []CommandChange) {
 	g.changes = append(g.changes, changes...)
 }
 
-// KeepCommandChanges commits the commands' changes to paths as they are
-// on disk (loom.commit {paths}), as an auto-commit loom.undo can take
-// back, and returns what it did.
+// KeepCommandChanges commits the commands' changes to paths (loom.commit
+// {paths}): the command's own bytes, as reported, on top of HEAD (a
+// binary, deleted or too large file: as it is on disk), as an auto-commit
+// loom.undo can take back, and returns what it did.
 func (s *Session) KeepCommandChanges(ctx context.Context, paths []string) (string, error) {
 	changes, err := s.takeChanges(ctx, paths)
 	if err != nil {
@@ -361,7 +402,17 @@ func (s *Session) KeepCommandChanges(ctx context.Context, paths []string) (strin
 	var gc []gitcommit.Change
 	var cmds []string
 	for _, c := range changes {
-		gc = append(gc, gitcommit.Change{Path: c.Path, FromDisk: true})
+		if c.before != nil && c.after != nil && c.after.present && !c.Binary {
+			// The command's bytes only: the user's edits to the file
+			// from before the command (and since) stay uncommitted.
+			mode := fs.FileMode(0o644)
+			if st, err := os.Lstat(c.Path); err == nil {
+				mode = st.Mode().Perm()
+			}
+			gc = append(gc, gitcommit.Change{Path: c.Path, Steps: []gitcommit.Step{{Old: c.before.text, New: c.after.text}}, Created: !c.before.present, Mode: mode})
+		} else {
+			gc = append(gc, gitcommit.Change{Path: c.Path, FromDisk: true})
+		}
 		job.agentFiles = append(job.agentFiles, c.Path)
 		if !slices.Contains(cmds, c.Command) {
 			cmds = append(cmds, c.Command)
@@ -408,11 +459,14 @@ func (s *Session) KeepCommandChanges(ctx context.Context, paths []string) (strin
 	return msg, err
 }
 
-// DiscardCommandChanges restores HEAD's version of the commands' changes
-// to paths (a file the commands created is removed), refusing, before
-// touching anything, a file that changed since it was reported. The
-// discarded content is kept as a git object, and the message says how
-// to get it back.
+// DiscardCommandChanges takes the commands' changes to paths back: each
+// file becomes what it was just before the command ran (a file the
+// command created is removed, one it deleted comes back), and edits the
+// user made since the report stay, by a three-way merge. It refuses,
+// before touching anything, a file where the user's later edits overlap
+// the command's, or that cannot be merged (binary, too large) and changed
+// since. The discarded content is kept as a git object, and the message
+// says how to get it back.
 func (s *Session) DiscardCommandChanges(ctx context.Context, paths []string) (string, error) {
 	changes, err := s.takeChanges(ctx, paths)
 	if err != nil {
@@ -426,12 +480,19 @@ func (s *Session) DiscardCommandChanges(ctx context.Context, paths []string) (st
 		return "", err
 	}
 	limit := cfg.Hooks.FileLimit()
-	for _, c := range changes {
-		if currentHash(c, limit) != c.hash {
-			return "", fmt.Errorf("%s changed since the command's change was reported, so it is left as it is; restore it yourself with git restore %s if you mean to", c.Rel, c.Rel)
-		}
+	targets := make([]preImage, len(changes))
+	var kept []string
+	for i, c := range changes {
 		if s.host.overlay.Dirty(c.Path) {
 			return "", fmt.Errorf("%s has unsaved changes in the editor; save or revert them first", c.Rel)
+		}
+		target, mergedYours, err := discardTarget(ctx, repo, c, limit)
+		if err != nil {
+			return "", err
+		}
+		targets[i] = target
+		if mergedYours {
+			kept = append(kept, c.Rel)
 		}
 	}
 	var backups, done []string
@@ -441,18 +502,24 @@ func (s *Session) DiscardCommandChanges(ctx context.Context, paths []string) (st
 	}
 	// The watcher's echo of this rewrite is no news for the user.
 	s.own.expect(relPaths(s.folder, abs))
-	for _, c := range changes {
-		backup, err := repo.Restore(ctx, c.Rel)
+	for i, c := range changes {
+		backup, err := repo.Backup(ctx, c.Rel)
 		if err != nil {
 			return joinDone(done), fmt.Errorf("discarding %s: %w", c.Rel, err)
 		}
 		if backup != "" {
 			backups = append(backups, fmt.Sprintf("git cat-file -p %s > %s", gitcommit.Short(backup), c.Rel))
 		}
+		if err := writeVersion(c.Path, targets[i]); err != nil {
+			return joinDone(done), fmt.Errorf("discarding %s: %w", c.Rel, err)
+		}
 		done = append(done, c.Path)
 	}
 	rels := relPaths(repo.Top, done)
-	msg := "discarded the commands' changes to " + strings.Join(rels, ", ") + ": they are as the last commit has them"
+	msg := "discarded the commands' changes to " + strings.Join(rels, ", ") + ": they are as they were before the command"
+	if len(kept) > 0 {
+		msg += "; your edits made since were kept in " + strings.Join(kept, ", ")
+	}
 	if len(backups) > 0 {
 		msg += "; to get a discarded version back: " + strings.Join(backups, "; ")
 	}
@@ -461,6 +528,56 @@ func (s *Session) DiscardCommandChanges(ctx context.Context, paths []string) (st
 		s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
 	})
 	return msg, err
+}
+
+// discardTarget works out what discarding c leaves in its file: the file
+// before the command, with the user's edits since the report merged in
+// (mergedYours). A file that cannot be merged must be as reported.
+func discardTarget(ctx context.Context, repo *gitcommit.Repo, c CommandChange, limit int64) (target preImage, mergedYours bool, err error) {
+	before := preImage{}
+	if c.before != nil {
+		before = *c.before
+	}
+	if currentHash(c, limit) == c.hash {
+		return before, false, nil
+	}
+	refuse := fmt.Errorf("%s changed since the command's change was reported, in a way loom cannot keep apart from the command's, so it is left as it is; restore it yourself (git restore %s) if you mean to", c.Rel, c.Rel)
+	if c.after == nil || !c.after.present || !before.present || c.Binary {
+		return preImage{}, false, refuse
+	}
+	b, err := os.ReadFile(c.Path)
+	if err != nil || int64(len(b)) > limit || isBinary(string(b)) {
+		return preImage{}, false, refuse
+	}
+	merged, clean, err := repo.Merge3(ctx, string(b), c.after.text, before.text)
+	if err != nil {
+		return preImage{}, false, err
+	}
+	if !clean {
+		return preImage{}, false, fmt.Errorf("%s changed since the command's change was reported, on the lines the command changed, so it is left as it is; take the command's lines out yourself", c.Rel)
+	}
+	return preImage{text: merged, present: true}, true, nil
+}
+
+// writeVersion makes path hold v (removed when absent), keeping its mode.
+func writeVersion(path string, v preImage) error {
+	if !v.present {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	perm := fs.FileMode(0o644)
+	if st, err := os.Lstat(path); err == nil {
+		perm = st.Mode().Perm()
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(v.text), perm); err != nil {
+		return err
+	}
+	return os.Chmod(path, perm)
 }
 
 func joinDone(done []string) string {

@@ -153,3 +153,82 @@ func TestKeepAndDiscardCommandChanges(t *testing.T) {
 		t.Fatal("undo did not take the kept commit back")
 	}
 }
+
+// TestDiscardKeepsTheUsersOwnEdits: the user edited f.txt and g.txt
+// (uncommitted) before the agent's command changed other lines of both;
+// the report shows the command's lines only; after the report the user
+// edits f.txt again. Discarding f.txt takes the command's line back and
+// keeps both of the user's edits; keeping g.txt commits the command's
+// line only, the user's edit staying uncommitted in the worktree.
+func TestDiscardKeepsTheUsersOwnEdits(t *testing.T) {
+	base := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
+	dir := gitRepo(t, map[string]string{"f.txt": base, "g.txt": base})
+	f, g := filepath.Join(dir, "f.txt"), filepath.Join(dir, "g.txt")
+	userF := strings.Replace(base, "2\n", "two by the user\n", 1)
+	userG := strings.Replace(base, "2\n", "two by the user\n", 1)
+	os.WriteFile(f, []byte(userF), 0o644)
+	os.WriteFile(g, []byte(userG), 0o644)
+	model := turnsModel([][]fsm.ToolCall{{call("b", "bash", `{"command":"sed -i 's/^9$/nine by the command/' f.txt g.txt"}`)}})
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
+	s, _ := h.AddFolder(dir)
+	if _, err := s.Ask(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	h.editor.turnEnded(t, 1)
+	changes := changesOf(t, h, 1)
+	if got := rels(changes); !slices.Equal(got, []string{"f.txt", "g.txt"}) {
+		t.Fatalf("reported %q", got)
+	}
+	for _, c := range changes {
+		if !strings.Contains(c.Diff, "+nine by the command") || strings.Contains(c.Diff, "two by the user") {
+			t.Fatalf("the diff of %s is not the command's alone:\n%s", c.Rel, c.Diff)
+		}
+	}
+	// The user edits f.txt again after the report.
+	now, _ := os.ReadFile(f)
+	os.WriteFile(f, []byte(strings.Replace(string(now), "5\n", "five by the user\n", 1)), 0o644)
+	msg, err := s.DiscardCommandChanges(context.Background(), []string{"f.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(userF, "5\n", "five by the user\n", 1)
+	if got, _ := os.ReadFile(f); string(got) != want {
+		t.Fatalf("f.txt after discard %q, want %q (%s)", got, want, msg)
+	}
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	if _, err := s.KeepCommandChanges(context.Background(), []string{"g.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if runGit(t, dir, "rev-parse", "HEAD~1") != head {
+		t.Fatal("keep made no commit")
+	}
+	if got := runGit(t, dir, "show", "HEAD:g.txt"); got != strings.Replace(base, "9\n", "nine by the command\n", 1) {
+		t.Fatalf("the kept commit has g.txt = %q: want the command's line only", got)
+	}
+	if got, _ := os.ReadFile(g); string(got) != strings.Replace(userG, "9\n", "nine by the command\n", 1) {
+		t.Fatalf("g.txt on disk %q", got)
+	}
+}
+
+// TestDiscardRefusesOverlappingEdits: after the report the user changes
+// the very line the command changed: discard refuses and leaves the file.
+func TestDiscardRefusesOverlappingEdits(t *testing.T) {
+	base := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
+	dir := gitRepo(t, map[string]string{"f.txt": base})
+	f := filepath.Join(dir, "f.txt")
+	model := turnsModel([][]fsm.ToolCall{{call("b", "bash", `{"command":"sed -i 's/^9$/nine by the command/' f.txt"}`)}})
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
+	s, _ := h.AddFolder(dir)
+	if _, err := s.Ask(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	h.editor.turnEnded(t, 1)
+	mine := strings.Replace(base, "9\n", "nine by the command, and mine\n", 1)
+	os.WriteFile(f, []byte(mine), 0o644)
+	if _, err := s.DiscardCommandChanges(context.Background(), []string{"f.txt"}); err == nil || !strings.Contains(err.Error(), "on the lines the command changed") {
+		t.Fatalf("discard over the user's edit of the same line: %v", err)
+	}
+	if got, _ := os.ReadFile(f); string(got) != mine {
+		t.Fatalf("f.txt = %q", got)
+	}
+}

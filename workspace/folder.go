@@ -35,6 +35,9 @@ type Folder struct {
 	// reloadFailed: the last reload found a broken configuration and kept
 	// the one before; the folder's goroutine owns it.
 	reloadFailed bool
+	// providerKey is a hash of the API key the current provider was
+	// built with: a new key needs a new provider.
+	providerKey string
 	// afterPublish holds notices about tools (an MCP server ready, tools
 	// left out) until the settings they speak of reach the conversations,
 	// so that a prompt sent on seeing one sees the tools; the folder's

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"reflect"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -35,6 +37,7 @@ func (f *Folder) loadConfig(reload bool) {
 	}
 	f.reloadFailed = false
 	st := &f.next
+	prevModel, prevProvider := st.cfg.Model, st.provider
 	st.cfgErr = nil
 	st.cfg = cfg
 	if f.instrPaths == nil {
@@ -57,10 +60,19 @@ func (f *Folder) loadConfig(reload bool) {
 			f.notify(Notification{Kind: NoteError, Text: notice, Trust: true})
 		}
 	}
-	st.provider, st.modelErr = f.host.opts.Provider(cfg, f.host.opts.Getenv)
-	if st.modelErr != nil {
-		st.provider = nil
-		f.log.Info("no usable model", "err", st.modelErr)
+	key := keyHash(f.host.opts.Getenv(cfg.Model.APIKeyEnv))
+	if prevProvider != nil && reflect.DeepEqual(prevModel, cfg.Model) && key == f.providerKey {
+		// The model is as it was: keep its provider, and with it what it
+		// learned of the server (dialect, request cache; a scripted
+		// model's place in its script). A new one mid-turn would answer
+		// the turn's next request as a stranger to it.
+	} else {
+		st.provider, st.modelErr = f.host.opts.Provider(cfg, f.host.opts.Getenv)
+		f.providerKey = key
+		if st.modelErr != nil {
+			st.provider = nil
+			f.log.Info("no usable model", "err", st.modelErr)
+		}
 	}
 	f.probeWindow()
 	f.sandbox = f.sandboxFor(cfg)
@@ -121,4 +133,10 @@ func toolSchemas(r *tools.Registry) []llm.ToolSchema {
 		out[i] = llm.ToolSchema{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()}
 	}
 	return out
+}
+
+// keyHash names an API key's value without keeping it.
+func keyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
 }

@@ -158,9 +158,12 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (out
 		}
 		// The files the command changes: those the watcher sees change
 		// until it ends, less those the editor reports meanwhile.
+		// And the files as they were before it, so that its changes (not
+		// the user's earlier ones) can be told apart (preimage.go).
+		before := s.cmds.preImages(func() []string { return s.dirtyFiles(ctx, b.env.ScrubEnv) })
 		mark, win := s.host.overlay.EditorMark(), s.cmds.openWindow()
 		defer func() {
-			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments))
+			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
 			if !outcome.settled {
 				outcome.result += s.commandResultNote(ctx, outcome.command)
 			}

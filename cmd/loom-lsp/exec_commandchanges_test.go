@@ -51,6 +51,10 @@ func TestExecReportsCommandChangesNotCommitted(t *testing.T) {
 	if now := gitT(t, dir, "rev-parse", "HEAD"); now != head {
 		t.Fatal("HEAD moved")
 	}
+	// The text output, from a clean worktree again (a command that writes
+	// what the file already holds changes nothing, and is not reported).
+	gitT(t, dir, "checkout", "--", "greet.txt")
+	gitT(t, dir, "clean", "-fq", "--", "gen.txt")
 	r = runLoom(t, dir, "", "exec", "--approve", "bash=allow", "--script", writeScript(t, genScript), "generate")
 	if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "changed by `echo gen > gen.txt && echo changed > greet.txt` — not committed: greet.txt") {
 		t.Fatalf("text output:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)

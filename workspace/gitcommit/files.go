@@ -151,3 +151,38 @@ func (r *Repo) Restore(ctx context.Context, rel string) (backup string, err erro
 	}
 	return backup, os.Chmod(abs, perm)
 }
+
+// Dirty returns the worktree's files that differ from HEAD or are
+// untracked (not ignored), relative to the root, slash-separated. It
+// costs one git status: call it rarely.
+func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
+	out, err := r.git.run(ctx, "", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, rec := range strings.Split(out, "\x00") {
+		if len(rec) > 3 {
+			paths = append(paths, rec[3:])
+		}
+	}
+	return paths, nil
+}
+
+// Backup writes the file rel as it is on disk as a git object and
+// returns its name ("" when there is no regular file), so that a
+// replaced version can be got back (git cat-file -p).
+func (r *Repo) Backup(ctx context.Context, rel string) (string, error) {
+	st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(rel)))
+	if err != nil || !st.Mode().IsRegular() {
+		return "", nil
+	}
+	out, err := r.git.run(ctx, "", "hash-object", "-w", "--no-filters", "--", rel)
+	return strings.TrimSpace(out), err
+}
+
+// Merge3 merges the changes from base to theirs into ours (git
+// merge-file); clean is false when they overlap.
+func (r *Repo) Merge3(ctx context.Context, ours, base, theirs string) (merged string, clean bool, err error) {
+	return r.merge3(ctx, ours, base, theirs)
+}
