@@ -13,7 +13,7 @@ import {
   AskArgs, AskResult, Commands, CommitParams, ConversationArgs, DisplayMessageParams, HistoryResult, ModelsResult, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
-import type { ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
 import type { ReviewIntent } from './shared/review';
 import { SavedTranscript, Transcript } from './transcript';
 
@@ -40,6 +40,16 @@ export interface ApprovalOffers { always?: AlwaysRule; exact?: ActionItem; prefi
 export interface TranscriptStore {
   get<T>(key: string): T | undefined;
   update(key: string, value: unknown): Thenable<void>;
+}
+
+/** The changed-files bar and the prompts' checkpoints (checkpoints.ts). */
+export interface CheckpointHooks {
+  handle(msg: FromWebview): Promise<void>;
+  files(folder: string): BarFile[];
+  /** A prompt was sent in folder. */
+  asked(folder: string): void;
+  /** A commit was undone from the chat (sha when known). */
+  undone(folder: string, sha?: string): void;
 }
 
 /** The most items kept across a reload, and the most of one card's output. */
@@ -69,6 +79,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   conversationList: ((msg: FromWebview) => Promise<void>) | undefined;
   /** Called when a conversation starts or stops running, or gets or loses an open approval (the list's badges). */
   onBusyChange: ((t: Transcript) => void) | undefined;
+  /** The changed-files bar and checkpoints. */
+  checkpoints: CheckpointHooks | undefined;
   /** The edit card's and the review toggle's handler (reviewpanel.ts). */
   review: ((intent: ReviewIntent) => Promise<void>) | undefined;
   /** Whether edits wait for review, from loom.status (reviewpanel.ts). */
@@ -133,10 +145,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return folder ? this.transcript(folder) : undefined;
   }
 
-  snapshot(folder: string): { header: Header; items: Item[] } {
+  snapshot(folder: string): { header: Header; items: Item[]; bar?: BarFile[] } {
     const t = this.transcript(folder);
     t.title = this.convs.title(folder, t.conversation);
-    return { header: t.header(), items: t.items };
+    return { header: t.header(), items: t.items, bar: this.checkpoints?.files(folder) };
   }
 
   /** The conversation list of folder, as the header's list draws it. */
@@ -408,6 +420,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     const t = this.transcript(folder);
+    this.checkpoints?.asked(folder);
     const item = t.prompt(args.prompt, context, attached.map((c) => c.label));
     this.changed(t, [item]);
     if (!args.uri) {
@@ -545,6 +558,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     if (r) {
       const item = t.undone(r.message, sha) ?? t.notice('info', r.message);
       this.changed(t, [item]);
+      this.checkpoints?.undone(folder, item?.kind === 'commit' ? item.sha : sha);
     }
   }
 
@@ -559,8 +573,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       return;
     }
     try {
+      // loom-lsp says the switch in the conversation (loom/notice).
       await this.server.exec(Commands.setModel, { ...this.folderArgs(folder), model: model.trim() });
-      this.notice('info', `Model: ${model.trim()} for this conversation.`);
     } catch (e) {
       this.notice('error', errorText(e));
     }
@@ -680,6 +694,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.onHeader.fire();
   }
 
+  /** The model in use when each transcript's model list was asked. */
+  private readonly listedFor = new WeakMap<Transcript, string>();
+
   private async applyStatus(t: Transcript, st: Status): Promise<void> {
     t.model = st.model;
     t.setState(st.state);
@@ -687,6 +704,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const wasSetup = t.setup;
     t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
     if (t.setup) {
+      // No model: no picker (the setup card asks), and a new list once one is set.
+      t.models = [];
+      this.listedFor.delete(t);
       this.recheck();
     }
     if (wasSetup && !t.setup) {
@@ -696,7 +716,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.panel.fill(prompt);
       }
     }
-    if (this.server.has(Commands.models) && !t.setup) {
+    // The list is asked once per model in use (not at every turn's end:
+    // each ask is a request to the model server).
+    if (this.server.has(Commands.models) && !t.setup && (t.models.length === 0 || this.listedFor.get(t) !== st.model)) {
+      this.listedFor.set(t, st.model);
       try {
         const r = await this.server.exec<ModelsResult>(Commands.models, argsOf(t));
         t.models = (r?.models ?? []).map((m) => m.id).filter((id) => typeof id === 'string');
@@ -756,11 +779,17 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       case 'undo':
         await this.undo(msg.sha);
         break;
+      case 'bar':
+      case 'restore':
+        await this.checkpoints?.handle(msg);
+        break;
       case 'review':
         await this.review?.(msg.intent);
         break;
       case 'action':
-        if (msg.action === 'setup') {
+        if (msg.action === 'redo') {
+          await this.checkpoints?.handle(msg);
+        } else if (msg.action === 'setup') {
           this.panel.refresh();
         } else {
           await vscode.commands.executeCommand(msg.action === 'openSettings' ? 'loom.openSettings' : 'loom.installServer');

@@ -10,6 +10,8 @@ import {
 import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
+import { Checkpoints, commandChangesMethod } from './checkpoints';
+import type { CommandChangesParams } from './filesbar';
 import { Composer } from './composer';
 import { ConversationList } from './conversationlist';
 import { LoomFeature } from './feature';
@@ -25,7 +27,7 @@ import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
-import { answerConfiguration, trustFolderCommand } from './trust';
+import { answerConfiguration, SettingsScope, trustFolderCommand } from './trust';
 
 let client: LanguageClient | undefined;
 /** The chat, whose conversations are written down at deactivation. */
@@ -34,17 +36,29 @@ let theChat: Chat | undefined;
 /** The module path of loom-lsp's command, for go install. */
 const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
 
-function settings(): LoomSettings {
+/**
+ * The loom settings: all of them (as VS Code merges them), the user's own
+ * (user settings, which no repository fills), or the workspace's
+ * (.vscode/settings.json, which a repository may fill).
+ */
+function settings(scope: SettingsScope = 'all'): LoomSettings {
   const c = vscode.workspace.getConfiguration('loom');
+  const get = <T>(key: string): T | undefined => {
+    if (scope === 'all') {
+      return c.get<T>(key);
+    }
+    const i = c.inspect<T>(key);
+    return scope === 'user' ? i?.globalValue : i?.workspaceFolderValue ?? i?.workspaceValue;
+  };
   return {
     model: {
-      provider: c.get<string>('model.provider'),
-      baseUrl: c.get<string>('model.baseUrl'),
-      name: c.get<string>('model.name'),
-      apiKeyEnv: c.get<string>('model.apiKeyEnv'),
+      provider: get<string>('model.provider'),
+      baseUrl: get<string>('model.baseUrl'),
+      name: get<string>('model.name'),
+      apiKeyEnv: get<string>('model.apiKeyEnv'),
     },
-    tools: { bash: c.get<string>('tools.bash'), edits: c.get<string>('tools.edits') },
-    mcp: { approve: c.get<Record<string, unknown>>('mcp.approve') },
+    tools: { bash: get<string>('tools.bash'), edits: get<string>('tools.edits') },
+    mcp: { approve: get<Record<string, unknown>>('mcp.approve') },
   };
 }
 
@@ -54,8 +68,8 @@ function settings(): LoomSettings {
  * dropped there too; initializationOptions carry nothing that a setting
  * could later clear but the workspace's trust, which this layer repeats.
  */
-function serverSettings(): object {
-  return toServerConfig(settings());
+function serverSettings(scope: SettingsScope = 'all'): object {
+  return toServerConfig(settings(scope));
 }
 
 /** Answers workspace/configuration: loom-lsp's section from our settings. */
@@ -105,6 +119,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
   const conversations = new ConversationList(chat);
+  const checkpoints = new Checkpoints(chat, context.workspaceState);
+  chat.checkpoints = checkpoints;
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
@@ -129,6 +145,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     chat.panel,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),
     vscode.workspace.registerTextDocumentContentProvider(beforeScheme, chat),
+    vscode.workspace.registerTextDocumentContentProvider(Checkpoints.scheme, checkpoints),
   );
 
   const drawStatus = () => {
@@ -256,13 +273,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     editReview.turnEnded(p.folder, p.conversation);
     void chat.refreshStatus();
   });
-  c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
-  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
-  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => {
-    void chat.redraw(p.folder, true, p.conversation ? chat.convs.get(p.folder, p.conversation) : undefined);
-    void review.rewound(p, (prompt) => chat.ask({ prompt }));
+  c.onNotification(Methods.commit, (p: CommitParams) => {
+    chat.commit(p);
+    checkpoints.commit(p);
   });
+  c.onNotification(commandChangesMethod, (p: CommandChangesParams) => checkpoints.commandChanges(p));
+  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
+  // The conversation was rewound (from the panel, the palette or another
+  // client): redrawn, and the prompt back in the panel's input.
+  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => void checkpoints.rewound(p));
   c.onNotification(Methods.notice, (p: NoticeParams) => {
+    if (checkpoints.quiet(p.folder, p.text)) {
+      return; // the panel's own rewind says it in its words
+    }
     chat.notice('info', p.text, undefined, p.folder, p.conversation);
     // loom-lsp pulls the settings and reloads after answering: its
     // "configuration reloaded" comes once the new model is in.
@@ -325,6 +348,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
   await conversations.start();
+  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path)));
 }
 
 /**

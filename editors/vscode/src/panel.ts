@@ -4,7 +4,7 @@
 // (src/webview/main.ts), loaded under a strict Content-Security-Policy.
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
-import type { ContextItem, ConversationEntry, FromWebview, Header, Item, ToWebview } from './shared/messages';
+import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, ToWebview } from './shared/messages';
 
 /** What the panel needs from the extension. */
 export interface PanelHost {
@@ -13,7 +13,7 @@ export interface PanelHost {
   /** The folder shown. */
   current(): string | undefined;
   /** The items and header of a folder's shown conversation. */
-  snapshot(folder: string): { header: Header; items: Item[] } | undefined;
+  snapshot(folder: string): { header: Header; items: Item[]; bar?: BarFile[] } | undefined;
   /** The conversation list of folder. */
   entries(folder: string): ConversationEntry[];
   /** Whether the panel shows conversation of folder (the folder shown, and its conversation shown). */
@@ -93,6 +93,16 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     const header: Header = snap?.header ?? { folder: '', name: '', model: '', state: 'no folder open', busy: false };
     this.post({ type: 'snapshot', folders: this.host.folders(), header, items: snap?.items ?? [] });
     this.post({ type: 'conversations', folder: folder ?? '', items: folder ? this.host.entries(folder) : [] });
+    if (folder) {
+      this.post({ type: 'filesBar', folder, files: snap?.bar ?? [] });
+    }
+  }
+
+  /** Sends a folder's changed-files bar, if it is the one shown. */
+  filesBar(folder: string, files: BarFile[]): void {
+    if (folder === this.host.current()) {
+      this.post({ type: 'filesBar', folder, files });
+    }
   }
 
   /**

@@ -19,7 +19,10 @@ type ToolItem = Extract<Item, { kind: 'tool' }>;
 export interface ReviewHost {
   /** Runs a loom.* command; rejects with the server's error. */
   exec<T>(command: string, args: object): Promise<T>;
-  /** The transcript of a folder's conversation (the one shown when absent). */
+  /**
+   * The transcript of a folder's conversation (absent: the one shown),
+   * where the proposal's tool card is.
+   */
   transcript(folder: string, conversation?: string): Transcript;
   /** Sends changed items (and the header) of a folder's conversation to the panel. */
   show(folder: string, items: Item[], conversation?: string): void;
@@ -165,16 +168,19 @@ export class EditReview implements vscode.Disposable {
    */
   async resync(folder: string): Promise<void> {
     let waiting: ProposedChangesParams[] = [];
+    const conversation = this.host.transcript(folder).conversation;
     try {
-      const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals', { uri: vscode.Uri.file(folder).toString() });
+      const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals',
+        { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) });
       waiting = r?.proposals ?? [];
     } catch {
-      return; // an older loom-lsp: nothing to compare with
+      // An older loom-lsp: only the proposals this window knows can be decided.
     }
     const t = this.host.transcript(folder);
     const stale: Item[] = [];
+    const live = (id: string) => waiting.some((w) => w.id === id) || this.book.get(id)?.state === 'open';
     for (const it of t.items) {
-      if (it.kind === 'tool' && it.review?.state === 'open' && !waiting.some((w) => w.id === it.review?.id)) {
+      if (it.kind === 'tool' && it.review?.state === 'open' && !live(it.review.id)) {
         this.book.close(it.review.id);
         it.review = { ...it.review, state: 'closed' };
         stale.push(it);

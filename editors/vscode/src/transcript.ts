@@ -370,6 +370,10 @@ export class Transcript {
       this.usage = usage;
     }
     const changed: Item[] = [];
+    if (this.main.some((it) => it.kind === 'turnEnd' && it.turn === turn && it.outcome === 'interrupted')) {
+      // The restarted server closes the turn a reload cut: already marked.
+      return changed;
+    }
     for (const it of this.main) {
       if (it.kind === 'tool' && it.turn === turn && !isDone(it.status)) {
         it.status = 'cancelled';

@@ -6,6 +6,7 @@ import type { Item, ToWebview } from '../shared/messages';
 import { addChips, composer, fill, focusInput, setBusy, stop } from './composer';
 import { conversationBar, conversationMenu, drawConversations, drawConversationTitle } from './conversations';
 import { el, post, save, state } from './dom';
+import { drawFilesBar, filesBar } from './filesbar';
 import { drawHeader, headerBar } from './header';
 import { render, updateInPlace } from './items';
 import { setupCard, setupModels } from './setup';
@@ -24,7 +25,7 @@ log.append(list, queue);
 const empty = el('div', 'empty');
 empty.innerHTML = '<h2>Loom</h2><p>Ask about this workspace, or ask for a change. Loom reads and edits files, runs commands when you allow it, and commits what it changed.</p>';
 setupCard.hidden = true;
-app.append(headerBar, conversationBar, conversationMenu, log, setupCard, composer);
+app.append(headerBar, conversationBar, conversationMenu, log, setupCard, filesBar, composer);
 
 // Copy / Insert of code blocks: one listener for every block.
 log.addEventListener('click', (ev) => {
@@ -168,10 +169,21 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
     case 'setupModels':
       setupModels(m.models, m.error);
       break;
+    case 'filesBar':
+      if (m.folder === state.header?.folder) {
+        drawFilesBar(m.files);
+      }
+      break;
   }
   save();
 });
 
 drawAll();
 post({ type: 'ready' });
-focusInput();
+// The input takes the keyboard only when the panel has it: a panel that
+// loads (after a window reload) while the user types in the command
+// palette or an editor must not steal their keystrokes (and their Enter,
+// which would send them as a prompt). Ctrl+Alt+L posts 'focus'.
+if (document.hasFocus()) {
+  focusInput();
+}
