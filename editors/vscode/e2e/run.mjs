@@ -22,12 +22,10 @@ import './steps/08-commands.mjs';
 import './steps/11-approval.mjs';
 import './steps/13-composer.mjs';
 import './steps/15-axe.mjs';
-// Before 18: after the review toggle writes the workspace settings, a new
-// conversation gets no model until the user's settings are sent apart (BOARD 11:10).
-import './steps/21-conversations.mjs';
 import './steps/16-reload-mid-answer.mjs';
 import './steps/17-first-run.mjs';
 import './steps/18-review.mjs';
 import './steps/19-rewind.mjs';
 import './steps/20-filesbar.mjs';
+import './steps/21-conversations.mjs';
 import './steps/22-model-picker.mjs';
