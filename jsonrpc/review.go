@@ -31,6 +31,10 @@ type ProposedChangesParams struct {
 	ID           string           `json:"id"`
 	CallID       string           `json:"callId"`
 	Changes      []ProposedChange `json:"changes"`
+	// Command is the command line when these are a command's changes
+	// (kind command: already on disk; accept keeps them, reject
+	// discards them).
+	Command string `json:"command,omitempty"`
 }
 
 // ProposedChange is one file of a proposal.
@@ -132,7 +136,7 @@ func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
 
 // proposedParams is the wire form of a proposal.
 func (s *Server) proposedParams(folder string, turn uint64, p *workspace.ProposalNote) ProposedChangesParams {
-	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID}
+	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID, Command: p.Command}
 	for i, c := range p.Changes {
 		pc := ProposedChange{Path: c.Path, Kind: string(c.Kind), Diff: c.Diff, Hunks: []ProposedHunk{}}
 		if i < len(p.Abs) {

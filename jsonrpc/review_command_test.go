@@ -54,6 +54,9 @@ func TestReviewKeepsPartOfACommandsChanges(t *testing.T) {
 	if len(p.Changes) != 2 || p.Changes[0].Path != "n.txt" || p.Changes[1].Path != "r.txt" {
 		t.Fatalf("proposal %+v, want n.txt and r.txt", p.Changes)
 	}
+	if !strings.HasPrefix(p.Command, "sed -i") {
+		t.Fatalf("proposal's command %q", p.Command)
+	}
 	r := p.Changes[1]
 	if r.Kind != "command" || len(r.Hunks) != 2 || strings.Contains(r.Diff, "+e by the user") || !strings.Contains(r.Hunks[0].Diff, "+B cmd") {
 		t.Fatalf("r.txt change %+v", r)
