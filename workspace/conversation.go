@@ -135,6 +135,9 @@ type Status struct {
 	TrustNotice string `json:"trustNotice,omitempty"`
 	// Bash is the policy of the bash tool in force (tools.bash).
 	Bash config.Policy `json:"bash"`
+	// Edits says whether the agent's changes apply at once ("auto") or
+	// wait for the user's review ("review"): tools.edits in force.
+	Edits config.EditMode `json:"edits"`
 	// MCPServers lists the configured MCP servers with their state and
 	// tool counts.
 	MCPServers []mcp.ServerStatus `json:"mcpServers"`
@@ -255,7 +258,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
-			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash,
+			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash, Edits: s.cfg.Tools.Edits,
 			Tokens: s.m.Tokens(),
 		}
 		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()

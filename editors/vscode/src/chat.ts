@@ -13,6 +13,7 @@ import {
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
 import type { ContextItem, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { ReviewIntent } from './shared/review';
 import { SavedTranscript, Transcript } from './transcript';
 
 /** How the chat reaches the server. */
@@ -61,6 +62,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private readonly onHeader = new vscode.EventEmitter<void>();
   /** The composer's helpers (attach, slash commands, the setup card's model list). */
   composer: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** The edit card's and the review toggle's handler (reviewpanel.ts). */
+  review: ((intent: ReviewIntent) => Promise<void>) | undefined;
+  /** Whether edits wait for review, from loom.status (reviewpanel.ts). */
+  reviewEdits: ((st: Status) => boolean) | undefined;
+  /** Called after a folder's conversation was redrawn (its review cards come back). */
+  onRedraw: ((folder: string) => void) | undefined;
   /** Fires when a header (state, model) changes. */
   readonly onDidChangeHeader = this.onHeader.event;
 
@@ -115,6 +122,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   /** The headers of every folder with a transcript. */
   headers(): Header[] {
     return [...this.transcripts.values()].map((t) => t.header());
+  }
+
+  /** Sends changed items of folder (and its header) to the panel. */
+  show(folder: string, items: Item[]): void {
+    this.changed(this.transcript(folder), items);
   }
 
   private changed(t: Transcript, items: readonly (Item | undefined)[]): void {
@@ -523,6 +535,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     this.onHeader.fire();
+    this.onRedraw?.(folder);
   }
 
   /** Puts the tools' whole results (from loom.history) into their cards. */
@@ -569,6 +582,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private async applyStatus(t: Transcript, st: Status): Promise<void> {
     t.model = st.model;
     t.setState(st.state);
+    t.reviewEdits = this.reviewEdits?.(st) ?? st.edits === 'review';
     const wasSetup = t.setup;
     t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
     if (t.setup) {
@@ -640,6 +654,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       }
       case 'undo':
         await this.undo(msg.sha);
+        break;
+      case 'review':
+        await this.review?.(msg.intent);
         break;
       case 'action':
         if (msg.action === 'setup') {

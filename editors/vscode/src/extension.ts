@@ -20,6 +20,7 @@ import {
 } from './protocol';
 import { saveDocuments } from './save';
 import { ReviewController } from './review';
+import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
@@ -106,7 +107,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] });
   });
+  // Review in the panel's edit cards and the diff editor's CodeLens.
+  const editReview = new EditReview({
+    exec: (cmd, args) => chat.exec(cmd, args),
+    transcript: (f) => chat.transcript(f),
+    show: (f, items) => chat.show(f, items),
+    panelVisible: () => chat.panel.visible,
+    revealPanel: () => chat.panel.reveal(),
+  });
+  chat.review = (intent) => editReview.handle(intent);
+  chat.reviewEdits = (st) => reviewEditsInForce(st);
+  chat.onRedraw = (folder) => void editReview.resync(folder);
   context.subscriptions.push(
+    editReview,
     chat.panel,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),
     vscode.workspace.registerTextDocumentContentProvider(beforeScheme, chat),
@@ -162,13 +175,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   reg('loom.reset', () => chat.reset());
   reg('loom.undo', () => chat.undo());
   reg('loom.compact', () => chat.compact());
-  reg('loom.reviewChange', () => review.review());
+  reg('loom.reviewChange', () => editReview.reviewOldest());
   reg('loom.restoreCheckpoint', () => review.restoreCheckpoint());
   reg('loom.redo', () => review.redo());
   reg('loom.toggleReview', async () => {
-    const cfg = vscode.workspace.getConfiguration('loom');
-    const on = cfg.get<string>('tools.edits') === 'review';
-    await cfg.update('tools.edits', on ? 'auto' : 'review', vscode.ConfigurationTarget.Workspace);
+    const shown = chat.headers().find((h) => h.folder === chat.current());
+    const on = shown?.reviewEdits ?? vscode.workspace.getConfiguration('loom').get<string>('tools.edits') === 'review';
+    await setReviewEdits(!on);
     void vscode.window.showInformationMessage(on ? 'Loom: edits now apply at once.' : 'Loom: edits now wait for your review.');
   });
   reg('loom.history', async () => {
@@ -233,10 +246,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   c.onNotification(Methods.state, (p: StateParams) => chat.state(p));
   c.onNotification(Methods.turnEnded, (p: TurnEndedParams) => {
     chat.turnEnded(p);
+    editReview.turnEnded(p.folder);
     void chat.refreshStatus();
   });
   c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
-  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => void review.proposed(p));
+  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
   c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => {
     void chat.redraw(p.folder);
     void review.rewound(p, (prompt) => chat.ask({ prompt }));

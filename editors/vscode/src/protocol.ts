@@ -102,6 +102,8 @@ export interface Status {
   lastCommit?: string;
   configError?: string;
   messages: number;
+  /** tools.edits in force: "auto" or "review" (absent from an older loom-lsp). */
+  edits?: string;
   /** The folder's command rules ("Always allow `npm test`" …). */
   allowCommands?: ({ exact: string } | { prefix: string })[];
 }

@@ -13,7 +13,12 @@ export interface ProposedHunk {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
 export interface ProposedChange { uri: string; path: string; kind: string; diff: string; hunks: ProposedHunk[] }
-export interface ProposedChangesParams { folder: string; turn: number; id: string; callId: string; changes: ProposedChange[] }
+export interface ProposedChangesParams {
+  folder: string;
+  /** The conversation it belongs to (absent: the folder's most recent). */
+  conversation?: string;
+  turn: number; id: string; callId: string; changes: ProposedChange[];
+}
 export interface ReviewResult { applied: string[]; rejected: string[]; conflicts?: string[] }
 export interface Checkpoint { turn: number; prompt: string; time?: string; commits: string[]; files: string[]; compacted?: boolean }
 export interface CheckpointsResult { folder: string; checkpoints: Checkpoint[]; canRedo: boolean }
@@ -25,10 +30,10 @@ export const restoreKinds = ['both', 'files', 'conversation'] as const;
 
 /** loom.review's argument: the accepted hunks, the rest rejected. */
 export function reviewArgs(p: ProposedChangesParams, accepted: string[], comment?: string):
-  { uri: string; id: string; accept: string[] | 'all'; reject: string[] | 'all'; comment?: string } {
+  { uri: string; id: string; accept: string[] | 'all'; reject: string[] | 'all'; comment?: string; conversation?: string } {
   const all = p.changes.flatMap((c) => c.hunks.map((h) => h.id));
   const acc = all.filter((id) => accepted.includes(id));
-  const base = { uri: p.folder ? `file://${p.folder}` : '', id: p.id };
+  const base = { uri: p.folder ? `file://${p.folder}` : '', id: p.id, ...(p.conversation ? { conversation: p.conversation } : {}) };
   const withComment = comment && comment.trim() !== '' ? { comment: comment.trim() } : {};
   if (acc.length === all.length) {
     return { ...base, accept: 'all', reject: [], ...withComment };

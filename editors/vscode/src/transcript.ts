@@ -35,6 +35,8 @@ export class Transcript {
   setup = false;
   usage: Usage | undefined;
   down = false;
+  /** tools.edits is "review": the header's toggle is on. */
+  reviewEdits = false;
 
   constructor(readonly folder: string, readonly name: string) {}
 
@@ -66,12 +68,14 @@ export class Transcript {
       folder: this.folder,
       name: this.name,
       model: this.model,
-      state: this.down ? 'not running' : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
+      state: this.down ? 'not running' : this.reviewing() && this.busy() ? 'waiting for your review'
+        : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
       busy: isBusy(this.state),
       usage: this.usage,
       down: this.down,
       models: this.models,
       setup: this.setup,
+      reviewEdits: this.reviewEdits,
     };
   }
 
@@ -83,6 +87,11 @@ export class Transcript {
       }
     }
     return undefined;
+  }
+
+  /** Whether a tool card's proposed change waits for the user's review. */
+  private reviewing(): boolean {
+    return this.main.some((it) => it.kind === 'tool' && it.review?.state === 'open');
   }
 
   /** The tool card whose approval is open, if any. */

@@ -1,47 +1,170 @@
-// Step 18: review edits before they apply.
+// Step 18: review edits before they apply, in the panel. The header's
+// toggle "Review edits" turns tools.edits to review; a change the model
+// proposes waits in its tool card with Accept / Reject per hunk and a
+// comment box (nothing reaches the buffer or the disk before the
+// decision); Open diff shows it in VS Code's diff editor with Accept /
+// Reject CodeLens above each hunk, which decide in the same card and
+// send the decision once every hunk is decided.
 import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  addRules, ask, chat, editUserSettings, editorText, git, headerState, here, longCommand, model, nineLines, openFile,
-  openPanel, openWorkbench, page, panelCounts, reloadWindow, restartModel, runCommand, shot, step, stopModel, story,
-  times, toast, until, waitIdle, ws,
+  addRules, ask, chat, editorText, editUserSettings, git, here, model, openFile, page, runCommand, shot, step, times, until, waitIdle, ws,
 } from '../harness.mjs';
 
-step('18. review: with "Review edits before they apply", a change waits; one hunk accepted, one rejected with a comment', async () => {
-  await runCommand('Loom: Review Edits Before They Apply (toggle)');
-  await toast(/edits now wait for your review/);
-  // The server pulls the changed setting; give it a status round trip.
-  await until('tools.edits = review on the server', async () => {
-    const settings = JSON.parse(fs.readFileSync(path.join(ws, '.vscode', 'settings.json'), 'utf8'));
-    return settings['loom.tools.edits'] === 'review';
+const lensBefore = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
+const lensAfter = 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nten\n';
+
+addRules({
+  when: /shout two and nine in lens\.txt/i,
+  replies: [
+    { tool: { name: 'read_file', args: { path: 'lens.txt' } } },
+    { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensAfter } } },
+    { text: ['Shouted what you accepted.'] },
+  ],
+});
+
+/** axe-core over the panel (with the card open) in the four themes of step 15: the serious violations found, by theme. */
+async function axeInThemes(card) {
+  const axeSource = fs.readFileSync(path.join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  const found = {};
+  for (const [theme, cls] of [['Dark Modern', 'vscode-dark'], ['Light Modern', 'vscode-light'],
+    ['Default High Contrast', 'vscode-high-contrast'], ['Default High Contrast Light', 'vscode-high-contrast-light']]) {
+    await editUserSettings({ 'workbench.colorTheme': theme });
+    await until(`the panel in ${theme}`, async () => chat().locator('body').evaluate((b, c) => b.classList.contains(c), cls), 30_000, 100);
+    const frame = await (await chat().locator('body').elementHandle()).ownerFrame();
+    await frame.evaluate(axeSource);
+    const res = await frame.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+    const serious = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    if (serious.length) {
+      found[theme] = serious.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+    }
+    await card.scrollIntoViewIfNeeded();
+    await shot('18', `card-${cls}`);
+  }
+  await editUserSettings({});
+  return found;
+}
+
+/** The tool card of the newest proposal. */
+function newestReview() {
+  return chat().locator('.card.tool:has(.edit-review)').last();
+}
+
+/** Clicks the header toggle and waits until the server has the setting. */
+async function toggleReview(on) {
+  const box = chat().locator('.bar .review-toggle input');
+  await box.waitFor();
+  assert.equal(await box.isChecked(), !on, `the toggle is ${on ? 'off' : 'on'} first`);
+  await box.click();
+  await until(`loom.tools.edits = ${on ? 'review' : 'auto'} in the workspace settings`, async () => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(ws, '.vscode', 'settings.json'), 'utf8'))['loom.tools.edits'] === (on ? 'review' : 'auto');
+    } catch {
+      return false;
+    }
   });
+  // The box changes when loom.status says the server has it (not on the click).
+  await until(`the toggle ${on ? 'on' : 'off'} after loom.status`, async () => (await box.isChecked()) === on);
+}
+
+step('18. review in the panel: the header toggle; the edit card (Accept hunk 1, Reject hunk 2 with a comment); the diff editor\'s CodeLens', async () => {
+  await toggleReview(true);
+
+  // --- the diff editor's CodeLens --------------------------------------------
+  // The user's own file, committed.
+  fs.writeFileSync(path.join(ws, 'lens.txt'), lensBefore);
+  git('add', 'lens.txt');
+  git('commit', '-qm', 'lens.txt');
+  await ask('Shout two and nine in lens.txt');
+  let card = newestReview();
+  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
+  assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), lensBefore, 'nothing written before the review');
+  await card.locator('button.review-open-diff').click();
+  const diff = page.locator('.monaco-diff-editor').last();
+  await diff.waitFor({ timeout: 30_000 });
+  const lens = (title) => diff.locator('.codelens-decoration a').filter({ hasText: title }).first();
+  await lens('Accept hunk 1').waitFor({ timeout: 30_000 });
+  await lens('Reject hunk 2').waitFor();
+  assert.match((await diff.textContent()) ?? '', /TWO/, 'the proposed side has the change');
+  await shot('18', 'codelens');
+  await lens('Accept hunk 1').click();
+  // The card and the CodeLens keep one set of decisions.
+  await until('the card to show hunk 1 accepted', async () =>
+    (await card.locator('.review-hunk[data-hunk="1"] button.review-accept').getAttribute('aria-pressed')) === 'true');
+  await lens('Hunk 1: accepted').waitFor();
+  assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), lensBefore, 'one hunk decided: nothing sent yet');
+  await shot('18', 'codelens-one-decided');
+  await lens('Reject hunk 2').click();
+  // Every hunk decided: the decision goes, only hunk 1 lands.
+  await until('hunk 1 (only) on disk', async () => fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8') === 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n');
+  // A lens without a command is text, not a link.
+  await diff.locator('.codelens-decoration').filter({ hasText: 'Loom: applied 1; rejected 2' }).first().waitFor();
+  await card.locator('.edit-review.r-decided').waitFor();
+  await shot('18', 'codelens-decided');
+  await waitIdle();
+  assert.match(JSON.stringify(model.requests.at(-1).messages.at(-1)), /applied in part: hunk 2 rejected by the user/);
+  await runCommand('View: Close Editor');
+
+  // --- the panel's edit card ------------------------------------------------------
+  await openFile('hello.txt');
+  const original = 'Hello, world!\nA second line.\n';
+  assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), original);
   const before = git('rev-parse', 'HEAD').trim();
   await ask('Frame hello.txt with a header and a footer');
-  const notice = await toast(/Loom proposes a change to hello\.txt \(2 hunks\)/);
-  assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), 'Hello, world!\nA second line.\n', 'nothing written before the review');
-  await shot('18', 'proposal');
-  await notice.locator('.monaco-button').filter({ hasText: 'Review…' }).click();
-  const row2 = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'hunk 2' }).first();
-  await row2.waitFor();
-  await row2.click(); // unchecks hunk 2
-  await shot('18', 'pick-hunks');
-  await page.locator('.quick-input-widget input').press('Enter');
-  const box = page.locator('.quick-input-widget input');
-  await until('the comment box', async () => ((await page.locator('.quick-input-widget').textContent()) ?? '').includes('Why reject'));
-  await box.fill('no footer please');
-  await box.press('Enter');
-  await toast(/applied 1 hunk\(s\), rejected 1/);
-  await shot('18', 'review-diff');
-  await page.locator('.tabs-container .tab[aria-label^="hello.txt"]').first().click();
-  await until('the tab to show the accepted hunk only', async () => {
+  card = newestReview();
+  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
+  assert.match((await card.locator('.status-word').textContent()) ?? '', /waiting for your review/);
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /2 hunks; nothing is written until you decide/);
+  assert.equal(await page.locator('.notification-toast').filter({ hasText: 'Loom proposes' }).count(), 0, 'no notification while the panel shows the card');
+  // Nothing reached the buffer or the disk.
+  assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), original, 'nothing on disk before the decision');
+  assert.doesNotMatch(await editorText('hello.txt'), /# greeting|# end/, 'nothing in the buffer before the decision');
+  const submit = card.locator('button.review-submit');
+  assert.equal(await submit.isDisabled(), true, 'Submit waits until every hunk is decided');
+  await card.scrollIntoViewIfNeeded();
+  await shot('18', 'card');
+
+  // Hunk 1: a click. Hunk 2: the keyboard (focus, Enter), the focus staying on it.
+  await card.locator('.review-hunk[data-hunk="1"] button.review-accept').click();
+  await until('hunk 1 accepted', async () =>
+    (await card.locator('.review-hunk[data-hunk="1"] button.review-accept').getAttribute('aria-pressed')) === 'true');
+  const reject2 = card.locator('.review-hunk[data-hunk="2"] button.review-reject');
+  assert.equal(await reject2.getAttribute('aria-label'), 'Reject hunk 2 of hello.txt');
+  await reject2.focus();
+  await reject2.press('Enter');
+  await until('hunk 2 rejected', async () => (await reject2.getAttribute('aria-pressed')) === 'true');
+  await until('the focus kept on Reject after the redraw', async () =>
+    chat().locator('body').evaluate(() => document.activeElement?.getAttribute('aria-label') === 'Reject hunk 2 of hello.txt'));
+  const comment = card.locator('textarea.review-comment');
+  await comment.click();
+  await page.keyboard.type('no footer please');
+  assert.equal(await submit.isDisabled(), false);
+  assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), original, 'decided but not submitted: nothing written');
+  await shot('18', 'card-decided');
+  // Readable and labelled in the four themes, decisions and comment shown.
+  const serious = await axeInThemes(card);
+  assert.deepEqual(serious, {}, 'no serious axe violations with the edit card open');
+  assert.equal(await card.locator('textarea.review-comment').inputValue(), 'no footer please', 'the comment survives the theme changes');
+  const t0 = Date.now();
+  await submit.click();
+  await until('the buffer to show the accepted hunk only', async () => {
     const t = await editorText('hello.txt');
     return t.includes('# greeting') && !t.includes('# end');
   });
+  times['review: Submit -> buffer changed'] = Date.now() - t0;
+  await card.locator('.edit-review.r-decided').waitFor();
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /Applied hunk 1; rejected hunk 2\./);
+  assert.match((await card.locator('.review-comment-sent').textContent()) ?? '', /no footer please/);
   await waitIdle();
   assert.notEqual(git('rev-parse', 'HEAD').trim(), before, 'the accepted hunk is committed');
   const shown = git('show', '--format=', '--unified=0', 'HEAD').split('\n').filter((l) => /^[-+][^-+]/.test(l));
   assert.deepEqual(shown, ['+# greeting']);
+  assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), '# greeting\n' + original);
   assert.match(JSON.stringify(model.requests.at(-1).messages.at(-1)), /hunk 2 rejected by the user: no footer please/);
-  await shot('18', 'accepted-one');
+  await card.scrollIntoViewIfNeeded();
+  await shot('18', 'card-applied');
+
+  // Off again: edits apply at once for the steps after this one.
+  await toggleReview(false);
 });

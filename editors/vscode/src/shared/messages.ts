@@ -1,7 +1,9 @@
 // The one message protocol between the extension and its chat webview.
 // Both sides import this file (the extension bundle and the webview
 // bundle), so a change to a message shows up as a type error on both.
-// No imports: it must load in the browser and under node.
+// No imports but the sibling shared files: it must load in the browser
+// and under node.
+import type { ReviewCard, ReviewIntent } from './review';
 
 /** How a tool call stands, as the card shows it. */
 export type ToolStatus = 'streaming' | 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -76,6 +78,8 @@ export type Item =
     /** The edited file's path (edit_file / write_file). */
     path?: string;
     approval?: Approval;
+    /** A proposed change waiting for (or decided by) the user's review. */
+    review?: ReviewCard;
   }
   | { kind: 'commit'; id: string; turn: number; sha: string; message: string; undone?: string }
   | { kind: 'notice'; id: string; level: 'error' | 'warning' | 'info'; text: string; action?: NoticeAction }
@@ -112,6 +116,8 @@ export interface Header {
   models?: string[];
   /** No model is configured: the panel shows the setup card. */
   setup?: boolean;
+  /** tools.edits is "review" (the header's toggle "Review edits before they apply"). */
+  reviewEdits?: boolean;
 }
 
 /** Messages from the extension to the webview. */
@@ -152,4 +158,6 @@ export type FromWebview =
   | { type: 'openFile'; path: string }
   /** Undo a commit (its sha; the newest when absent). */
   | { type: 'undo'; sha?: string }
+  /** The edit card and the header's review toggle (src/shared/review.ts). */
+  | { type: 'review'; intent: ReviewIntent }
   | { type: 'action'; action: NoticeAction };

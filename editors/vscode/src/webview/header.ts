@@ -3,6 +3,7 @@
 // the last turn and New.
 import type { Header } from '../shared/messages';
 import { button, el, formatTokens, post, state } from './dom';
+import { drawReviewToggle, reviewToggle } from './reviewtoggle';
 
 const bar = el('header', 'bar');
 const folders = el('select', 'folders');
@@ -17,7 +18,7 @@ const stateEl = el('span', 'state');
 const usageEl = el('span', 'usage');
 title.append(modelName, modelPick, stateEl, usageEl);
 const newBtn = button('New', 'icon', () => post({ type: 'reset' }), 'New conversation (loom.reset)');
-bar.append(folders, title, newBtn);
+bar.append(folders, title, reviewToggle, newBtn);
 
 folders.addEventListener('change', () => post({ type: 'pickFolder', folder: folders.value }));
 modelPick.addEventListener('change', () => post({ type: 'setModel', model: modelPick.value }));
@@ -53,5 +54,6 @@ export function drawHeader(h: Header | undefined): void {
   stateEl.textContent = h?.state ?? '';
   stateEl.className = 'state' + (h?.busy ? ' busy' : '') + (h?.down ? ' down' : '');
   usageEl.textContent = h?.usage ? `${formatTokens(h.usage.total)} tokens` : '';
+  drawReviewToggle(h);
   usageEl.title = h?.usage ? `Last turn: ${h.usage.prompt} prompt + ${h.usage.completion} completion tokens` : '';
 }

@@ -106,15 +106,20 @@ function upsert(item: Item): void {
         det.open = wasOpen;
       }
     }
+    // A control the user was on (data-focus-key) keeps the focus through a redraw.
+    const focusKey = old?.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.focusKey : undefined;
     if (old && !moved) {
       old.replaceWith(n);
+      if (focusKey) {
+        n.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
+      }
     } else {
       old?.remove();
       empty.remove();
       (isQueued(item) ? queue : list).append(n);
     }
     nodes.set(item.id, n);
-    if (item.kind === 'tool' && item.approval?.state === 'ask') {
+    if (item.kind === 'tool' && (item.approval?.state === 'ask' || (item.review?.state === 'open' && !(was?.kind === 'tool' && was.review)))) {
       // An approval below the fold comes into view.
       n.scrollIntoView({ block: 'nearest' });
       return;

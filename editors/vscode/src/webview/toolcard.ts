@@ -3,6 +3,7 @@
 // diff of an edit.
 import type { Approval, Item } from '../shared/messages';
 import { button, el, post } from './dom';
+import { renderEditCard, reviewWord } from './editcard';
 
 type ToolItem = Extract<Item, { kind: 'tool' }>;
 
@@ -18,7 +19,7 @@ export function renderTool(it: ToolItem): HTMLElement {
   d.dataset.tool = it.name;
   const head = el('div', 'card-head');
   head.append(el('span', 'status-dot'), el('span', 'tool-name', it.name));
-  const word = it.approval?.state === 'ask' ? 'needs approval' : statusWords[it.status];
+  const word = it.approval?.state === 'ask' ? 'needs approval' : (it.review && reviewWord(it.review)) || statusWords[it.status];
   let t: HTMLElement;
   if (it.name === 'bash') {
     // The whole command, wrapped, its lines kept; scrolls when long.
@@ -37,6 +38,9 @@ export function renderTool(it: ToolItem): HTMLElement {
   if (it.approval) {
     d.append(renderApproval(it, it.approval));
   }
+  if (it.review) {
+    d.append(renderEditCard(it.review));
+  }
   if (it.diff) {
     const det = el('details', 'diff');
     det.open = true;
@@ -45,7 +49,7 @@ export function renderTool(it: ToolItem): HTMLElement {
     bar.append(button('Open diff', 'link open-diff', () => post({ type: 'openDiff', itemId: it.id }), 'Open in VS Code\'s diff editor'));
     det.append(el('summary', undefined, 'Diff'), bar, renderDiff(it.diff));
     d.append(det);
-  } else if (it.output || it.summary) {
+  } else if ((it.output || it.summary) && !it.review) {
     const det = el('details', 'output');
     det.open = it.status === 'running' || it.status === 'failed';
     const label = it.status === 'running' ? 'Output so far' : it.summary ? `Output · ${it.summary}` : 'Output';

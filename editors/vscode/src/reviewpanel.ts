@@ -1,0 +1,272 @@
+// Review in the chat panel (tools.edits = "review"): a loom/proposedChanges
+// becomes the edit card of its tool card (webview/editcard.ts); the
+// user's decisions there and on the diff editor's CodeLens
+// (reviewlens.ts) go into one ReviewBook, and the decision goes to the
+// server as one loom.review once it is whole. The header's toggle writes
+// loom.tools.edits. VS Code's own notification is the fallback when the
+// panel is not on screen.
+import * as vscode from 'vscode';
+import { ReviewBook } from './reviewbook';
+import { ReviewLens } from './reviewlens';
+import { ProposedChangesParams, ReviewResult } from './reviewwire';
+import type { Item } from './shared/messages';
+import type { HunkDecision, ReviewIntent } from './shared/review';
+import type { Transcript } from './transcript';
+
+type ToolItem = Extract<Item, { kind: 'tool' }>;
+
+/** What the review needs from the chat. */
+export interface ReviewHost {
+  /** Runs a loom.* command; rejects with the server's error. */
+  exec<T>(command: string, args: object): Promise<T>;
+  /** The transcript of a folder. */
+  transcript(folder: string): Transcript;
+  /** Sends changed items (and the header) of a folder to the panel. */
+  show(folder: string, items: Item[]): void;
+  /** Whether the chat panel is on screen. */
+  panelVisible(): boolean;
+  /** Shows the chat panel. */
+  revealPanel(): Promise<void>;
+}
+
+/** EditReview routes proposals, decisions and the review toggle. */
+export class EditReview implements vscode.Disposable {
+  readonly book = new ReviewBook();
+  readonly lens: ReviewLens;
+  private readonly subs: vscode.Disposable[] = [];
+
+  constructor(private readonly host: ReviewHost) {
+    this.lens = new ReviewLens(this.book, (id, hunks, d) => this.decideFromLens(id, hunks, d));
+    this.subs.push(this.lens);
+  }
+
+  /** loom/proposedChanges: the card asks; a notification too when the panel is hidden. */
+  proposed(p: ProposedChangesParams): void {
+    this.book.add(p);
+    this.draw(p.id);
+    if (!this.host.panelVisible()) {
+      void this.notify(p);
+    }
+  }
+
+  /** The fallback when the panel is not on screen: VS Code's notification. */
+  private async notify(p: ProposedChangesParams): Promise<void> {
+    const files = p.changes.map((c) => c.path).join(', ');
+    const hunks = p.changes.reduce((n, c) => n + c.hunks.length, 0);
+    const pick = await vscode.window.showInformationMessage(
+      `Loom proposes a change to ${files} (${hunks} hunk${hunks === 1 ? '' : 's'}); nothing is written until you decide.`,
+      'Review in Chat', 'Open Diff', 'Accept All', 'Reject All');
+    if (this.book.get(p.id)?.state !== 'open') {
+      return; // decided meanwhile (in the card or the diff)
+    }
+    if (pick === 'Review in Chat') {
+      await this.host.revealPanel();
+    } else if (pick === 'Open Diff' && p.changes[0]) {
+      await this.lens.open(p, p.changes[0].path);
+    } else if (pick === 'Accept All') {
+      await this.submit(p.id, 'accept');
+    } else if (pick === 'Reject All') {
+      const comment = await vscode.window.showInputBox({ prompt: 'Why? (the agent reads it)', placeHolder: 'optional comment', ignoreFocusOut: true });
+      await this.submit(p.id, 'reject', comment);
+    }
+  }
+
+  /** "Loom: Review the Proposed Change…": the panel's card and the diff of the oldest open proposal. */
+  async reviewOldest(): Promise<void> {
+    const p = this.book.open()[0];
+    if (!p) {
+      void vscode.window.showInformationMessage('Loom: no change waits for your review.');
+      return;
+    }
+    await this.host.revealPanel();
+    if (p.params.changes[0]) {
+      await this.lens.open(p.params, p.params.changes[0].path);
+    }
+  }
+
+  /** What the user did on an edit card or the header's toggle. */
+  async handle(intent: ReviewIntent): Promise<void> {
+    switch (intent.kind) {
+      case 'decide':
+        if (this.book.decide(intent.id, intent.hunks, intent.decision)) {
+          this.draw(intent.id);
+        }
+        break;
+      case 'comment':
+        // Kept for the decision; the card holds the text (no redraw while typing).
+        this.book.setComment(intent.id, intent.text);
+        this.setCard(intent.id);
+        break;
+      case 'submit':
+        await this.submit(intent.id, intent.all, intent.comment);
+        break;
+      case 'openDiff': {
+        const p = this.book.get(intent.id);
+        if (p) {
+          await this.lens.open(p.params, intent.path);
+        }
+        break;
+      }
+      case 'toggle':
+        await setReviewEdits(intent.on);
+        break;
+    }
+  }
+
+  /** A CodeLens click: the decision is sent once every hunk is decided. */
+  private async decideFromLens(id: string, hunks: string[] | 'all', d: HunkDecision | undefined): Promise<void> {
+    if (!this.book.decide(id, hunks, d)) {
+      return;
+    }
+    this.draw(id);
+    if (this.book.complete(id)) {
+      await this.submit(id);
+    }
+  }
+
+  /** Sends proposal id's decision (all accepted / rejected, or as decided). */
+  async submit(id: string, all?: HunkDecision, comment?: string): Promise<void> {
+    const p = this.book.get(id);
+    if (!p) {
+      return;
+    }
+    if (comment !== undefined && p.state === 'open') {
+      this.book.setComment(id, comment);
+    }
+    const sent = this.book.send(id, vscode.Uri.file(p.params.folder).toString(), all);
+    if ('error' in sent) {
+      p.error = `Not sent: ${sent.error}.`;
+      this.draw(id);
+      return;
+    }
+    p.error = undefined;
+    this.draw(id);
+    try {
+      const r = await this.host.exec<ReviewResult>('loom.review', sent.args);
+      this.book.settled(id, { applied: r?.applied ?? [], rejected: r?.rejected ?? [], conflicts: r?.conflicts ?? [] });
+    } catch (e) {
+      const msg = e instanceof Error ? e.message : String(e);
+      this.book.failed(id, `loom.review: ${msg}`, /no such proposal|not waiting|stale/i.test(msg));
+    }
+    this.draw(id);
+  }
+
+  /** The turn of folder ended: proposals still open were cancelled with it. */
+  turnEnded(folder: string): void {
+    for (const p of this.book.closeOpen(folder)) {
+      this.draw(p.params.id);
+    }
+  }
+
+  /**
+   * After a redraw (loom.history, a window reload): the proposals the
+   * server still waits on get their cards back; a card still asking for
+   * a proposal the server no longer has says it was not reviewed.
+   */
+  async resync(folder: string): Promise<void> {
+    let waiting: ProposedChangesParams[] = [];
+    try {
+      const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals', { uri: vscode.Uri.file(folder).toString() });
+      waiting = r?.proposals ?? [];
+    } catch {
+      return; // an older loom-lsp: nothing to compare with
+    }
+    const t = this.host.transcript(folder);
+    const stale: Item[] = [];
+    for (const it of t.items) {
+      if (it.kind === 'tool' && it.review?.state === 'open' && !waiting.some((w) => w.id === it.review?.id)) {
+        this.book.close(it.review.id);
+        it.review = { ...it.review, state: 'closed' };
+        stale.push(it);
+      }
+    }
+    if (stale.length) {
+      this.host.show(folder, stale);
+    }
+    for (const w of waiting) {
+      // loom.proposals does not know the turn: the card is found by its call.
+      this.book.add({ ...w, folder: w.folder || folder, turn: w.turn || this.turnOfCall(t, w.callId) });
+      this.draw(w.id);
+    }
+  }
+
+  private turnOfCall(t: Transcript, callId: string): number {
+    for (let i = t.items.length - 1; i >= 0; i--) {
+      const it = t.items[i];
+      if (it.kind === 'tool' && it.callId === callId) {
+        return it.turn;
+      }
+    }
+    return 0;
+  }
+
+  /** Puts proposal id's card into its tool card without sending it. */
+  private setCard(id: string): ToolItem | undefined {
+    const p = this.book.get(id);
+    const card = this.book.card(id);
+    if (!p || !card) {
+      return undefined;
+    }
+    const t = this.host.transcript(p.params.folder);
+    const it = toolCard(t, p.params);
+    if (it) {
+      it.review = card;
+    }
+    return it;
+  }
+
+  /** Redraws proposal id's card in the panel and its CodeLens. */
+  private draw(id: string): void {
+    const p = this.book.get(id);
+    const it = this.setCard(id);
+    if (p && it) {
+      this.host.show(p.params.folder, [it]);
+    }
+    this.lens.refresh();
+  }
+
+  dispose(): void {
+    for (const s of this.subs) {
+      s.dispose();
+    }
+  }
+}
+
+/**
+ * The tool card of a proposal's call: by its turn and call id, else the
+ * newest card of that call id, else a new card (the call's status never
+ * reached this window).
+ */
+function toolCard(t: Transcript, p: ProposedChangesParams): ToolItem | undefined {
+  const exact = t.get(`t${p.turn}-${p.callId}`);
+  if (exact?.kind === 'tool') {
+    return exact;
+  }
+  for (let i = t.items.length - 1; i >= 0; i--) {
+    const it = t.items[i];
+    if (it.kind === 'tool' && it.callId === p.callId) {
+      return it;
+    }
+  }
+  const made = t.tool({
+    folder: p.folder, turn: p.turn, id: p.callId, name: p.changes[0]?.kind === 'create' ? 'write_file' : 'edit_file',
+    summary: JSON.stringify({ path: p.changes[0]?.path ?? '' }), status: 'running',
+  });
+  return made.find((x): x is ToolItem => x.kind === 'tool' && x.callId === p.callId);
+}
+
+/** Writes loom.tools.edits ("review" or "auto") to the workspace settings. */
+export async function setReviewEdits(on: boolean): Promise<void> {
+  const cfg = vscode.workspace.getConfiguration('loom');
+  await cfg.update('tools.edits', on ? 'review' : 'auto', vscode.ConfigurationTarget.Workspace);
+}
+
+/**
+ * Whether edits wait for review: what loom.status says is in force (an
+ * untrusted folder's .loom.toml asking for review wins over an "auto"
+ * setting), else, from an older loom-lsp, the setting.
+ */
+export function reviewEditsInForce(status: { edits?: string }): boolean {
+  const v = status.edits || vscode.workspace.getConfiguration('loom').get<string>('tools.edits');
+  return v === 'review';
+}
