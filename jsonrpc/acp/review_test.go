@@ -181,3 +181,24 @@ func TestReviewCommandChangesKeepOrDiscard(t *testing.T) {
 		}
 	}
 }
+
+// TestSlashRewindNamesALeftFile: the user changes the agent's own line
+// after the turn; /rewind 1 files leaves the file as it is and says so.
+func TestSlashRewindNamesALeftFile(t *testing.T) {
+	dir := repo(t, map[string]string{"notes.txt": "first line\nsaved on disk\n"})
+	h := start(t, writeScript(t, reviewEditScript), "", nil)
+	h.initialize(true, true)
+	id := h.newSession(dir)
+	h.mustPrompt(id, "please tidy notes.txt", acpsdk.StopReasonEndTurn)
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("first line\ntidied by loom, and by me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.mustPrompt(id, "/rewind 1 files", acpsdk.StopReasonEndTurn)
+	if text := agentText(h.client.snapshot()); !strings.Contains(text, "Some files were left as they are: notes.txt (") {
+		t.Fatalf("/rewind answered %q", text)
+	}
+	if got, _ := os.ReadFile(notes); string(got) != "first line\ntidied by loom, and by me\n" {
+		t.Fatalf("notes.txt was touched: %q", got)
+	}
+}
