@@ -27,6 +27,12 @@ const (
 	// edits, or refuses saying why: UndoArgs -> UndoResult. It waits for
 	// the turn in flight to end.
 	CmdUndo = "loom.undo"
+	// CmdUndoFile takes back the agent's changes to one file (the
+	// changed-files bar's per-file Undo): the hunks the session's
+	// auto-commits wrote into it, keeping the user's edits and the
+	// commits' other files: UndoFileArgs -> UndoResult. It waits for the
+	// turn in flight to end.
+	CmdUndoFile = "loom.undoFile"
 	// CmdCommit commits the agent's commands' changes to paths (keep;
 	// they are never auto-committed), or, without paths, makes the
 	// auto-commit the daemon's death interrupted (reported on resume):
@@ -94,6 +100,21 @@ type UndoArgs struct {
 	// SHA names the auto-commit to take back (full or abbreviated, at
 	// least 4 hex digits); "" takes back the newest.
 	SHA string `json:"sha,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
+}
+
+// UndoFileArgs are loom.undoFile's arguments.
+type UndoFileArgs struct {
+	// URI selects the folder (see FolderArgs).
+	URI string `json:"uri,omitempty"`
+	// Path is the file, absolute or relative to the folder; required.
+	Path string `json:"path"`
+	// Commits name the auto-commits (full or abbreviated shas) whose
+	// changes to Path are taken back; empty: those of the latest turn
+	// that changed it.
+	Commits []string `json:"commits,omitempty"`
 	// Conversation selects one of the folder's conversations by id; ""
 	// is the folder's most recent.
 	Conversation string `json:"conversation,omitempty"`

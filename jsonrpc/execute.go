@@ -35,6 +35,7 @@ var commandList = []command{
 	{CmdStatus, typed(CmdStatus, (*Server).runStatus)},
 	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
 	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
+	{CmdUndoFile, typed(CmdUndoFile, (*Server).runUndoFile)},
 	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
 	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
 	{CmdDiscard, typed(CmdDiscard, (*Server).runDiscard)},
@@ -320,6 +321,21 @@ func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
 		return nil, err
 	}
 	msg, err := sess.Undo(ctx, a.SHA)
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+}
+
+func (s *Server) runUndoFile(ctx context.Context, a UndoFileArgs) (any, error) {
+	if a.Path == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: path is required", CmdUndoFile)
+	}
+	sess, err := s.session(CmdUndoFile, a.URI, a.Conversation)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := sess.UndoFile(ctx, a.Path, a.Commits)
 	if err != nil {
 		return nil, err
 	}

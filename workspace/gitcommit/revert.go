@@ -25,6 +25,11 @@ type RevertOptions struct {
 	// could leave the branch, so that git log tells what happened and the
 	// revert commit can itself be reverted (a rewind and its redo).
 	KeepHistory bool
+	// Paths, when not empty, restricts the revert to these files
+	// (slash-separated, relative to the repository's top): the commits'
+	// changes to other files stay, so the commits never leave the branch
+	// (a revert commit is made, as with KeepHistory).
+	Paths []string
 	// LeaveConflicts takes back every file it can and leaves a file whose
 	// later changes cannot be kept apart from the agent's (or that is
 	// staged, or a symbolic link) exactly as it is, naming it in
@@ -152,7 +157,7 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 	if err != nil {
 		return nil, err
 	}
-	drop := !opts.KeepHistory && !opts.LeaveConflicts && ordered[0].SHA == r.Head
+	drop := !opts.KeepHistory && !opts.LeaveConflicts && len(opts.Paths) == 0 && ordered[0].SHA == r.Head
 	for i := 0; drop && i+1 < len(ordered); i++ {
 		drop = ordered[i].Parent == ordered[i+1].SHA
 	}
@@ -164,9 +169,12 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 		}
 		drop = strings.TrimSpace(out) == "" // a pushed commit stays: revert it
 	}
-	files, err := r.revertPlan(ctx, ordered)
+	files, err := r.revertPlan(ctx, ordered, opts.Paths)
 	if err != nil {
 		return nil, err
+	}
+	if len(files) == 0 && len(opts.Paths) > 0 {
+		return refuse("the commits did not change %s", strings.Join(opts.Paths, ", "))
 	}
 	paths := make([]string, len(files))
 	for i, f := range files {
@@ -318,14 +326,21 @@ func (r *Repo) isAncestor(ctx context.Context, a, b string) bool {
 	return err == nil
 }
 
-// revertPlan gathers each file of the commits with its entries (newest
-// first), HEAD's version and the tree the drop would give (the oldest
-// commit's parent's).
-func (r *Repo) revertPlan(ctx context.Context, ordered []*Result) ([]*revertFile, error) {
+// revertPlan gathers each file of the commits (only those in only, when
+// it is not empty) with its entries (newest first), HEAD's version and
+// the tree the drop would give (the oldest commit's parent's).
+func (r *Repo) revertPlan(ctx context.Context, ordered []*Result, only []string) ([]*revertFile, error) {
+	keep := map[string]bool{}
+	for _, p := range only {
+		keep[p] = true
+	}
 	byPath := map[string]*revertFile{}
 	var paths []string
 	for _, c := range ordered {
 		for _, e := range c.Entries {
+			if len(keep) > 0 && !keep[e.Path] {
+				continue
+			}
 			f := byPath[e.Path]
 			if f == nil {
 				f = &revertFile{path: e.Path}

@@ -26,3 +26,4 @@ import './steps/16-reload-mid-answer.mjs';
 import './steps/17-first-run.mjs';
 import './steps/18-review.mjs';
 import './steps/19-rewind.mjs';
+import './steps/20-filesbar.mjs';

@@ -12,7 +12,7 @@ import {
   AskArgs, AskResult, Commands, CommitParams, DisplayMessageParams, HistoryResult, ModelsResult, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
-import type { ContextItem, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { BarFile, ContextItem, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
 import type { ReviewIntent } from './shared/review';
 import { SavedTranscript, Transcript } from './transcript';
 
@@ -41,6 +41,16 @@ export interface TranscriptStore {
   update(key: string, value: unknown): Thenable<void>;
 }
 
+/** The changed-files bar and the prompts' checkpoints (checkpoints.ts). */
+export interface CheckpointHooks {
+  handle(msg: FromWebview): Promise<void>;
+  files(folder: string): BarFile[];
+  /** A prompt was sent in folder. */
+  asked(folder: string): void;
+  /** A commit was undone from the chat (sha when known). */
+  undone(folder: string, sha?: string): void;
+}
+
 /** The most items kept across a reload, and the most of one card's output. */
 const keptItems = 400;
 const keptOutput = 20_000;
@@ -62,6 +72,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private readonly onHeader = new vscode.EventEmitter<void>();
   /** The composer's helpers (attach, slash commands, the setup card's model list). */
   composer: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** The changed-files bar and checkpoints. */
+  checkpoints: CheckpointHooks | undefined;
   /** The edit card's and the review toggle's handler (reviewpanel.ts). */
   review: ((intent: ReviewIntent) => Promise<void>) | undefined;
   /** Whether edits wait for review, from loom.status (reviewpanel.ts). */
@@ -114,9 +126,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return folder ? this.transcript(folder) : undefined;
   }
 
-  snapshot(folder: string): { header: Header; items: Item[] } {
+  snapshot(folder: string): { header: Header; items: Item[]; bar?: BarFile[] } {
     const t = this.transcript(folder);
-    return { header: t.header(), items: t.items };
+    return { header: t.header(), items: t.items, bar: this.checkpoints?.files(folder) };
   }
 
   /** The headers of every folder with a transcript. */
@@ -328,6 +340,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.refresh();
     }
     const t = this.transcript(folder);
+    this.checkpoints?.asked(folder);
     const item = t.prompt(args.prompt, context, attached.map((c) => c.label));
     this.changed(t, [item]);
     if (!args.uri) {
@@ -449,6 +462,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     if (r) {
       const item = t.undone(r.message, sha) ?? t.notice('info', r.message);
       this.changed(t, [item]);
+      this.checkpoints?.undone(folder, item?.kind === 'commit' ? item.sha : sha);
     }
   }
 
@@ -655,11 +669,17 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       case 'undo':
         await this.undo(msg.sha);
         break;
+      case 'bar':
+      case 'restore':
+        await this.checkpoints?.handle(msg);
+        break;
       case 'review':
         await this.review?.(msg.intent);
         break;
       case 'action':
-        if (msg.action === 'setup') {
+        if (msg.action === 'redo') {
+          await this.checkpoints?.handle(msg);
+        } else if (msg.action === 'setup') {
           this.panel.refresh();
         } else {
           await vscode.commands.executeCommand(msg.action === 'openSettings' ? 'loom.openSettings' : 'loom.installServer');

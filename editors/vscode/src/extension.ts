@@ -10,6 +10,8 @@ import {
 import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
+import { Checkpoints, commandChangesMethod } from './checkpoints';
+import type { CommandChangesParams } from './filesbar';
 import { Composer } from './composer';
 import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
@@ -101,6 +103,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
+  const checkpoints = new Checkpoints(chat, context.workspaceState);
+  chat.checkpoints = checkpoints;
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
@@ -123,6 +127,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     chat.panel,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat.panel),
     vscode.workspace.registerTextDocumentContentProvider(beforeScheme, chat),
+    vscode.workspace.registerTextDocumentContentProvider(Checkpoints.scheme, checkpoints),
   );
 
   const drawStatus = () => {
@@ -249,13 +254,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     editReview.turnEnded(p.folder);
     void chat.refreshStatus();
   });
-  c.onNotification(Methods.commit, (p: CommitParams) => chat.commit(p));
-  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
-  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => {
-    void chat.redraw(p.folder);
-    void review.rewound(p, (prompt) => chat.ask({ prompt }));
+  c.onNotification(Methods.commit, (p: CommitParams) => {
+    chat.commit(p);
+    checkpoints.commit(p);
   });
+  c.onNotification(commandChangesMethod, (p: CommandChangesParams) => checkpoints.commandChanges(p));
+  c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
+  // The conversation was rewound (from the panel, the palette or another
+  // client): redrawn, and the prompt back in the panel's input.
+  c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => void checkpoints.rewound(p));
   c.onNotification(Methods.notice, (p: NoticeParams) => {
+    if (checkpoints.quiet(p.folder, p.text)) {
+      return; // the panel's own rewind says it in its words
+    }
     chat.notice('info', p.text, undefined, p.folder);
     // loom-lsp pulls the settings and reloads after answering: its
     // "configuration reloaded" comes once the new model is in.
@@ -318,6 +329,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
   await Promise.all(chat.folders().map((f) => chat.redraw(f.path)));
+  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path)));
 }
 
 /**

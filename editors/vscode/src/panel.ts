@@ -4,7 +4,7 @@
 // (src/webview/main.ts), loaded under a strict Content-Security-Policy.
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
-import type { ContextItem, FromWebview, Header, Item, ToWebview } from './shared/messages';
+import type { BarFile, ContextItem, FromWebview, Header, Item, ToWebview } from './shared/messages';
 
 /** What the panel needs from the extension. */
 export interface PanelHost {
@@ -13,7 +13,7 @@ export interface PanelHost {
   /** The folder shown. */
   current(): string | undefined;
   /** The items and header of a folder. */
-  snapshot(folder: string): { header: Header; items: Item[] } | undefined;
+  snapshot(folder: string): { header: Header; items: Item[]; bar?: BarFile[] } | undefined;
   /** A message from the webview (other than ready). */
   handle(msg: FromWebview): void | Promise<void>;
 }
@@ -83,6 +83,16 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     const snap = folder ? this.host.snapshot(folder) : undefined;
     const header: Header = snap?.header ?? { folder: '', name: '', model: '', state: 'no folder open', busy: false };
     this.post({ type: 'snapshot', folders: this.host.folders(), header, items: snap?.items ?? [] });
+    if (folder) {
+      this.post({ type: 'filesBar', folder, files: snap?.bar ?? [] });
+    }
+  }
+
+  /** Sends a folder's changed-files bar, if it is the one shown. */
+  filesBar(folder: string, files: BarFile[]): void {
+    if (folder === this.host.current()) {
+      this.post({ type: 'filesBar', folder, files });
+    }
   }
 
   /** Sends changed items of folder, if it is the one shown. */

@@ -22,7 +22,12 @@ export interface ProposedChangesParams {
 export interface ReviewResult { applied: string[]; rejected: string[]; conflicts?: string[] }
 export interface Checkpoint { turn: number; prompt: string; time?: string; commits: string[]; files: string[]; compacted?: boolean }
 export interface CheckpointsResult { folder: string; checkpoints: Checkpoint[]; canRedo: boolean }
-export interface RewindResult { restored: string[]; kept: string[]; conflicts: string[]; commit?: string; prompt?: string }
+export interface RewindResult {
+  restored: string[]; kept: string[];
+  /** Files left as they were (the user's later edits overlap the agent's, unsaved, staged, a link); notes say why, one each. */
+  conflicts: string[]; notes?: string[];
+  commit?: string; prompt?: string;
+}
 export interface RewoundParams { folder: string; turn: number; prompt?: string; redone?: boolean }
 
 /** The restore kinds of a rewind, in the order offered. */

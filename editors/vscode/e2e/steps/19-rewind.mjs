@@ -1,44 +1,60 @@
-// Step 19: rewind to a checkpoint, and redo.
+// Step 19: Restore checkpoint on a prompt in the panel, and Redo.
 import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  addRules, ask, chat, editUserSettings, editorText, git, headerState, here, longCommand, model, nineLines, openFile,
-  openPanel, openWorkbench, page, panelCounts, reloadWindow, restartModel, runCommand, shot, step, stopModel, story,
-  times, toast, until, waitIdle, ws,
-} from '../harness.mjs';
+import { chat, editorText, git, page, shot, step, until, waitIdle, ws } from '../harness.mjs';
 
-step('19. rewind: Restore Checkpoint (files and conversation) takes the agent hunk back, keeps the typed line; Redo', async () => {
+const prompt = 'Frame hello.txt with a header and a footer';
+const read = (name) => fs.readFileSync(path.join(ws, name), 'utf8');
+
+step('19. rewind: the prompt\'s Restore checkpoint (files and conversation) takes the agent hunk back, keeps the typed line, puts the prompt back in the input; Redo', async () => {
   // The user types a line at the end of hello.txt and saves.
   await page.locator('.tabs-container .tab[aria-label^="hello.txt"]').first().click();
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+End');
   await page.keyboard.type('typed by me\n');
   await page.keyboard.press('Control+S');
-  await until('the typed line on disk', async () => fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8').includes('typed by me'));
-  await runCommand('Loom: Restore Checkpoint…');
-  const turn = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Frame hello.txt' }).first();
-  await turn.waitFor();
-  await shot('19', 'checkpoints');
-  await turn.click();
-  const both = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Files and conversation' }).first();
-  await both.waitFor();
-  await both.click();
-  await until('the agent hunk taken back, the typed line kept', async () =>
-    fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8') === 'Hello, world!\nA second line.\ntyped by me\n');
-  assert.equal(git('log', '-1', '--format=%s').trim(), 'loom: rewind to turn ' + git('log', '-1', '--format=%s').trim().split(' ').pop());
+  await until('the typed line on disk', async () => read('hello.txt').includes('typed by me'));
+  const before = read('hello.txt');
+  assert.ok(before.startsWith('# greeting\n'), `the agent's hunk of step 18 is there: ${JSON.stringify(before)}`);
+
+  // The prompt's control opens a menu of the three restores, by keyboard.
+  const item = chat().locator('.msg.user').filter({ hasText: prompt }).last();
+  const open = item.locator('button.restore-checkpoint');
+  await open.focus();
+  await page.keyboard.press('Enter');
+  const menu = item.locator('.checkpoint-menu');
+  await menu.waitFor();
+  assert.equal(await open.getAttribute('aria-expanded'), 'true');
+  assert.deepEqual(await menu.locator('button').allTextContents(), ['Files and conversation', 'Files only', 'Conversation only', 'Cancel']);
+  assert.equal(await chat().locator(':focus').textContent(), 'Files and conversation', 'the menu takes the focus');
+  await shot('19', 'checkpoint-menu');
+  await page.keyboard.press('Enter');
+
+  await until('the agent hunk taken back, the typed line kept', async () => read('hello.txt') === 'Hello, world!\nA second line.\ntyped by me\n');
+  assert.match(git('log', '-1', '--format=%s').trim(), /^loom: rewind to turn \d+$/);
   await until('the tab to reload the restored file', async () => {
     const t = await editorText('hello.txt');
     return !t.includes('# greeting') && t.includes('typed by me');
   });
-  // The rewound prompt comes back for editing.
-  await until('the prompt back in an input box', async () => (await page.locator('.quick-input-widget input').inputValue()) === 'Frame hello.txt with a header and a footer');
+  // The chat says it, with a Redo; the prompt is out of the conversation and back in the input.
+  const said = chat().locator('.notice').filter({ hasText: /Restored the files and the conversation to before turn \d+/ }).last();
+  await said.waitFor();
+  const words = (await said.textContent()) ?? '';
+  assert.match(words, /Files restored: hello\.txt/);
+  assert.match(words, /Your own edits were kept in hello\.txt/);
+  await until('the prompt back in the input', async () => (await chat().locator('textarea.input').inputValue()) === prompt);
+  assert.equal(await chat().locator('.msg.user').filter({ hasText: prompt }).count(), 0, 'the rewound prompt left the conversation');
   await shot('19', 'rewound');
-  await page.keyboard.press('Escape');
-  const restored = await toast(/restored to before turn/);
-  await restored.locator('.monaco-button').filter({ hasText: 'Redo' }).click();
-  await until('redo brings the hunk back', async () =>
-    fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8') === '# greeting\nHello, world!\nA second line.\ntyped by me\n');
+
+  await said.locator('button.redo').focus();
+  await page.keyboard.press('Enter');
+  await until('redo brings the hunk back', async () => read('hello.txt') === '# greeting\nHello, world!\nA second line.\ntyped by me\n');
   await until('the tab to show it', async () => (await editorText('hello.txt')).includes('# greeting'));
+  await chat().locator('.notice').filter({ hasText: /^Redone: the rewind is undone/ }).last().waitFor();
+  await until('the prompt back in the conversation', async () => (await chat().locator('.msg.user').filter({ hasText: prompt }).count()) === 1);
+  assert.match(git('log', '-1', '--format=%s').trim(), /^loom: redo/);
   await shot('19', 'redone');
+  await chat().locator('textarea.input').fill('');
+  await waitIdle();
 });

@@ -86,8 +86,34 @@ export type Item =
   /** The end of a turn: done, cancelled (Stopped), failed, or interrupted (cut by a window reload). */
   | { kind: 'turnEnd'; id: string; turn: number; outcome: string; usage?: Usage };
 
-/** A button a notice may carry. */
-export type NoticeAction = 'openSettings' | 'installServer' | 'setup';
+/** A button a notice may carry (redo: undo the rewind it tells of, until the next prompt). */
+export type NoticeAction = 'openSettings' | 'installServer' | 'setup' | 'redo';
+
+/**
+ * A file of the changed-files bar above the input: changed by the
+ * agent's edits since the user last kept them (undo takes the agent's
+ * hunks back), or by a command and not committed (keep commits it,
+ * discard restores the last commit's version).
+ */
+export interface BarFile {
+  /** The file, relative to the repository's top (as loom/commit names it). */
+  path: string;
+  source: 'agent' | 'command';
+  /** Lines added and removed by the change (agent: its commits together). */
+  added: number;
+  removed: number;
+  /** The command that changed it (source command). */
+  command?: string;
+  created?: boolean;
+  deleted?: boolean;
+  binary?: boolean;
+}
+
+/** What the user does in the changed-files bar; no paths: every file of the bar. */
+export type BarAction = 'keep' | 'undo' | 'diff';
+
+/** The restore kinds of a checkpoint. */
+export type RestoreKind = 'both' | 'files' | 'conversation';
 
 /** What the first-run setup card writes (the user settings loom.model.*). */
 export interface SetupChoice {
@@ -134,7 +160,9 @@ export type ToWebview =
   /** Focus the input (Ctrl+Alt+L). */
   | { type: 'focus' }
   /** The models a server lists, for the setup card (or why not). */
-  | { type: 'setupModels'; models: string[]; error?: string };
+  | { type: 'setupModels'; models: string[]; error?: string }
+  /** The changed-files bar of a folder (empty: hidden). */
+  | { type: 'filesBar'; folder: string; files: BarFile[] };
 
 /** Messages from the webview to the extension. */
 export type FromWebview =
@@ -160,4 +188,8 @@ export type FromWebview =
   | { type: 'undo'; sha?: string }
   /** The edit card and the header's review toggle (src/shared/review.ts). */
   | { type: 'review'; intent: ReviewIntent }
-  | { type: 'action'; action: NoticeAction };
+  | { type: 'action'; action: NoticeAction }
+  /** The changed-files bar: keep, undo (discard, for a command's change) or open the diff of paths (all when absent). */
+  | { type: 'bar'; action: BarAction; paths?: string[] }
+  /** Restore checkpoint on a prompt (its item id). */
+  | { type: 'restore'; itemId: string; restore: RestoreKind };

@@ -2,6 +2,7 @@
 // (markdown, updated in place while they stream), thinking, commits with
 // their Undo, notices and turn ends (Stopped, interrupted).
 import type { Item } from '../shared/messages';
+import { restoreControl } from './checkpoint';
 import { button, el, formatTokens, post } from './dom';
 import { renderMarkdown, updateMarkdown } from './markdown';
 import { renderTool } from './toolcard';
@@ -26,6 +27,9 @@ export function render(it: Item): HTMLElement {
       }
       if (it.context) {
         d.append(el('div', 'context', it.context));
+      }
+      if (it.turn !== undefined && !it.queued) {
+        d.append(restoreControl(it.id));
       }
       return d;
     }
@@ -67,6 +71,8 @@ export function render(it: Item): HTMLElement {
         d.append(button('Open Settings', 'secondary', () => post({ type: 'action', action: 'openSettings' })));
       } else if (it.action === 'installServer') {
         d.append(button('Install loom-lsp', 'secondary', () => post({ type: 'action', action: 'installServer' })));
+      } else if (it.action === 'redo') {
+        d.append(button('Redo', 'secondary redo', () => post({ type: 'action', action: 'redo' }), 'Undo this rewind (loom.redo); possible until your next prompt'));
       }
       return d;
     }

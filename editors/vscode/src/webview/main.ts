@@ -5,6 +5,7 @@
 import type { Item, ToWebview } from '../shared/messages';
 import { addChips, composer, fill, focusInput, setBusy, stop } from './composer';
 import { el, post, save, state } from './dom';
+import { drawFilesBar, filesBar } from './filesbar';
 import { drawHeader, headerBar } from './header';
 import { render, updateInPlace } from './items';
 import { setupCard, setupModels } from './setup';
@@ -23,7 +24,7 @@ log.append(list, queue);
 const empty = el('div', 'empty');
 empty.innerHTML = '<h2>Loom</h2><p>Ask about this workspace, or ask for a change. Loom reads and edits files, runs commands when you allow it, and commits what it changed.</p>';
 setupCard.hidden = true;
-app.append(headerBar, log, setupCard, composer);
+app.append(headerBar, log, setupCard, filesBar, composer);
 
 // Copy / Insert of code blocks: one listener for every block.
 log.addEventListener('click', (ev) => {
@@ -159,6 +160,11 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
       break;
     case 'setupModels':
       setupModels(m.models, m.error);
+      break;
+    case 'filesBar':
+      if (m.folder === state.header?.folder) {
+        drawFilesBar(m.files);
+      }
       break;
   }
   save();
