@@ -16,10 +16,17 @@ const (
 	overrideInitOptions = "initializationOptions"
 	overrideSettings    = "workspace/configuration"
 	overridePushed      = "workspace/didChangeConfiguration"
+	overrideUser        = "the editor's user settings"
 )
 
 // loomSection is the section of the client's settings that is loom's.
 const loomSection = "loom"
+
+// userSection is the section a client that declared
+// experimental.loom.userSettings answers with the user's own loom
+// settings (VS Code's user settings): the user's word, like the user's
+// loom.toml, never a repository's, so its widening keys need no trust.
+const userSection = "loom.user"
 
 // didChangeConfiguration: the settings changed. As gopls does, a client
 // that answers workspace/configuration is asked for the loom section and
@@ -57,10 +64,16 @@ func (s *Server) pullSettings() {
 	s.goBackground(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, s.opts.ClientCallTimeout)
 		defer cancel()
-		section := loomSection
+		section, user := loomSection, userSection
+		items := []protocol.ConfigurationItem{{Section: &section}}
+		s.mu.Lock()
+		withUser := s.caps.userSettings
+		s.mu.Unlock()
+		if withUser {
+			items = append(items, protocol.ConfigurationItem{Section: &user})
+		}
 		var res []json.RawMessage
-		err := s.callClient(ctx, protocol.MethodWorkspaceConfiguration,
-			&protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: &section}}}, &res)
+		err := s.callClient(ctx, protocol.MethodWorkspaceConfiguration, &protocol.ConfigurationParams{Items: items}, &res)
 		s.mu.Lock()
 		if gen != s.settingsGen {
 			s.mu.Unlock()
@@ -72,8 +85,12 @@ func (s *Server) pullSettings() {
 			s.log.Warn("workspace/configuration failed; keeping the previous settings", "err", err)
 		case len(res) > 0:
 			s.settings = nullToNil(res[0])
+			s.userSettings = nil
+			if withUser && len(res) > 1 {
+				s.userSettings = nullToNil(res[1])
+			}
 		default:
-			s.settings = nil
+			s.settings, s.userSettings = nil, nil
 		}
 		s.mu.Unlock()
 		if s.ctx.Err() == nil {
@@ -84,8 +101,10 @@ func (s *Server) pullSettings() {
 
 // applyOverrides hands the client's configuration layers to the host:
 // initializationOptions (the client's own, which vouches for trust only
-// when the client declares experimental.loom.workspaceTrust), then the
-// settings, whose widening keys follow the workspace file's rule.
+// when the client declares experimental.loom.workspaceTrust), the user's
+// own settings (experimental.loom.userSettings: applied like the user's
+// loom.toml), then the settings, whose widening keys follow the workspace
+// file's rule.
 func (s *Server) applyOverrides() {
 	s.mu.Lock()
 	name := overrideSettings
@@ -94,6 +113,7 @@ func (s *Server) applyOverrides() {
 	}
 	overrides := []config.Override{
 		{Name: overrideInitOptions, JSON: unwrapLoom(s.initOpts), VouchesTrust: s.caps.workspaceTrust},
+		{Name: overrideUser, JSON: s.userSettings},
 		{Name: name, JSON: s.settings, Pushed: true, Pending: s.settingsPending},
 	}
 	s.mu.Unlock()

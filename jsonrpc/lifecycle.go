@@ -35,6 +35,11 @@ type clientCaps struct {
 	// trust.workspace in its initializationOptions vouches for the
 	// folders (VS Code's workspace trust).
 	workspaceTrust bool
+	// userSettings: it declared experimental.loom.userSettings, so it
+	// answers a second configuration item, section loom.user, with the
+	// user's own settings (VS Code's user settings, which no repository
+	// fills); the loom section then holds the workspace's settings only.
+	userSettings bool
 	// client is clientInfo.name, to name its own way to trust a folder.
 	client string
 	// review: it declared experimental.loom.review and answers
@@ -75,6 +80,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 				Thoughts       bool `json:"thoughts"`
 				WorkspaceTrust bool `json:"workspaceTrust"`
 				Review         bool `json:"review"`
+				UserSettings   bool `json:"userSettings"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
@@ -83,6 +89,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 			caps.thoughts = exp.Loom.Thoughts
 			caps.workspaceTrust = exp.Loom.WorkspaceTrust
 			caps.review = exp.Loom.Review
+			caps.userSettings = exp.Loom.UserSettings
 		}
 	}
 	return caps

@@ -76,6 +76,9 @@ type Server struct {
 	initOpts    []byte    // initializationOptions, raw JSON
 	initFolders []uri.URI // from initialize, started at initialized
 	settings    []byte    // the loom settings last pulled (or pushed, for a client that cannot be asked)
+	// userSettings: the user's own loom settings last pulled (section
+	// loom.user, from a client that declared experimental.loom.userSettings).
+	userSettings []byte
 	// settingsPending: the settings were asked for and have not arrived.
 	settingsPending bool
 	// settingsGen numbers the pulls, so that only the latest one applies.

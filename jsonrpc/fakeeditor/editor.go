@@ -47,6 +47,10 @@ type Config struct {
 	// WorkspaceTrust also declares experimental.loom.workspaceTrust, as
 	// the VS Code extension does: its initializationOptions' trust counts.
 	WorkspaceTrust bool
+	// UserSettings also declares experimental.loom.userSettings, as the
+	// VS Code extension does: it answers section loom.user (Settings'
+	// "loom.user" entry) with the user's own settings.
+	UserSettings bool
 	// Settings, when not nil, declares workspace.configuration and
 	// answers workspace/configuration with each item's section of it
 	// (null when missing); SetSettings replaces them.
@@ -261,6 +265,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		}
 		if e.cfg.Review {
 			loom["review"] = true
+		}
+		if e.cfg.UserSettings {
+			loom["userSettings"] = true
 		}
 		caps.Experimental, _ = json.Marshal(map[string]any{"loom": loom})
 	}

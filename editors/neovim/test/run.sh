@@ -143,6 +143,49 @@ TOML
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/first_hour_e2e.lua" notes.txt)
 
+# :LoomUndo is no "changed on disk" news: a project whose model reads two
+# files and edits one (neither open in Neovim), then the user undoes it.
+uproj=$tmp/undo
+mkdir -p "$uproj"
+git -C "$uproj" init -q -b main
+git -C "$uproj" config user.name Test
+git -C "$uproj" config user.email t@example.com
+printf 'hello\n' >"$uproj/greet.txt"
+printf 'other\n' >"$uproj/other.txt"
+printf 'notes\n' >"$uproj/notes.md"
+cat >"$uproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+TOML
+cat >"$uproj/model.toml" <<'TOML'
+[[step]]
+match.last_role = "user"
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"greet.txt"}'
+  [[step.tool_call]]
+  id = "r2"
+  name = "read_file"
+  arguments = '{"path":"other.txt"}'
+[[step]]
+match.last_tool_result_contains = "other"
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
+[[step]]
+match.last_tool_result_contains = "edited greet.txt"
+text = ["Edited greet.txt."]
+TOML
+git -C "$uproj" add -A
+git -C "$uproj" commit -q -m initial
+printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$uproj" >"$XDG_CONFIG_HOME/loom/loom.toml"
+(cd "$uproj" && LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$uproj timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/undo_quiet_e2e.lua" notes.md)
+
 rproj=$tmp/review
 mkdir -p "$rproj"
 git -C "$rproj" init -q -b main

@@ -7,7 +7,7 @@
 import http from 'node:http';
 
 /**
- * @typedef {{ reasoning?: string[], text?: string[], delayMs?: number, tool?: { name: string, args: object }, usage?: object }} Reply
+ * @typedef {{ reasoning?: string[], text?: string[], delayMs?: number, tool?: { name: string, args: object }, usage?: object, gate?: () => Promise<void> }} Reply
  * @typedef {{ when: RegExp, reply?: Reply, afterTool?: Reply, replies?: Reply[] }} Rule
  */
 
@@ -52,6 +52,10 @@ export async function startModel(rules, port = 0) {
         if (typeof reply === 'function') {
           reply = reply(last.content ?? '');
         }
+      }
+      if (reply.gate) {
+        // The test holds this answer until it is ready for what follows.
+        await reply.gate();
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       const base = { id: 'chatcmpl-' + requests.length, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: 'scripted-coder' };

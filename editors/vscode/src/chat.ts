@@ -155,7 +155,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
     this.saveTimers.clear();
     await Promise.all([...this.transcripts.values()]
-      .filter((t) => t.items.length > 0)
+      .filter((t) => t.loaded && t.items.length > 0)
       .map((t) => this.store?.update(this.storeKey(t.folder), trimmed(t.saved()))));
   }
 
@@ -163,9 +163,13 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return `loom.transcript:${folder}`;
   }
 
-  /** Keeps t's conversation for a window reload (at most every 150 ms; flush() at the end). */
+  /**
+   * Keeps t's conversation for a window reload (at most every 150 ms;
+   * flush() at the end), once it is loaded: before, it would overwrite
+   * the record the reload's redraw needs.
+   */
   private keep(t: Transcript): void {
-    if (!this.store || this.saveTimers.has(t.folder)) {
+    if (!this.store || !t.loaded || this.saveTimers.has(t.folder)) {
       return;
     }
     this.saveTimers.set(t.folder, setTimeout(() => {
@@ -477,8 +481,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       return;
     }
     try {
+      // loom-lsp says the switch in the conversation (loom/notice).
       await this.server.exec(Commands.setModel, { ...this.folderArgs(folder), model: model.trim() });
-      this.notice('info', `Model: ${model.trim()} for this conversation.`);
     } catch (e) {
       this.notice('error', errorText(e));
     }
@@ -593,6 +597,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.onHeader.fire();
   }
 
+  /** The model in use when each transcript's model list was asked. */
+  private readonly listedFor = new WeakMap<Transcript, string>();
+
   private async applyStatus(t: Transcript, st: Status): Promise<void> {
     t.model = st.model;
     t.setState(st.state);
@@ -600,6 +607,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const wasSetup = t.setup;
     t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
     if (t.setup) {
+      // No model: no picker (the setup card asks), and a new list once one is set.
+      t.models = [];
+      this.listedFor.delete(t);
       this.recheck();
     }
     if (wasSetup && !t.setup) {
@@ -609,7 +619,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.panel.fill(prompt);
       }
     }
-    if (this.server.has(Commands.models) && !t.setup) {
+    // The list is asked once per model in use (not at every turn's end:
+    // each ask is a request to the model server).
+    if (this.server.has(Commands.models) && !t.setup && (t.models.length === 0 || this.listedFor.get(t) !== st.model)) {
+      this.listedFor.set(t, st.model);
       try {
         const r = await this.server.exec<ModelsResult>(Commands.models, this.folderArgs(t.folder));
         t.models = (r?.models ?? []).map((m) => m.id).filter((id) => typeof id === 'string');

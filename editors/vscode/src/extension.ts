@@ -26,7 +26,7 @@ import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
-import { answerConfiguration, trustFolderCommand } from './trust';
+import { answerConfiguration, SettingsScope, trustFolderCommand } from './trust';
 
 let client: LanguageClient | undefined;
 /** The chat, whose conversations are written down at deactivation. */
@@ -35,17 +35,29 @@ let theChat: Chat | undefined;
 /** The module path of loom-lsp's command, for go install. */
 const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
 
-function settings(): LoomSettings {
+/**
+ * The loom settings: all of them (as VS Code merges them), the user's own
+ * (user settings, which no repository fills), or the workspace's
+ * (.vscode/settings.json, which a repository may fill).
+ */
+function settings(scope: SettingsScope = 'all'): LoomSettings {
   const c = vscode.workspace.getConfiguration('loom');
+  const get = <T>(key: string): T | undefined => {
+    if (scope === 'all') {
+      return c.get<T>(key);
+    }
+    const i = c.inspect<T>(key);
+    return scope === 'user' ? i?.globalValue : i?.workspaceFolderValue ?? i?.workspaceValue;
+  };
   return {
     model: {
-      provider: c.get<string>('model.provider'),
-      baseUrl: c.get<string>('model.baseUrl'),
-      name: c.get<string>('model.name'),
-      apiKeyEnv: c.get<string>('model.apiKeyEnv'),
+      provider: get<string>('model.provider'),
+      baseUrl: get<string>('model.baseUrl'),
+      name: get<string>('model.name'),
+      apiKeyEnv: get<string>('model.apiKeyEnv'),
     },
-    tools: { bash: c.get<string>('tools.bash'), edits: c.get<string>('tools.edits') },
-    mcp: { approve: c.get<Record<string, unknown>>('mcp.approve') },
+    tools: { bash: get<string>('tools.bash'), edits: get<string>('tools.edits') },
+    mcp: { approve: get<Record<string, unknown>>('mcp.approve') },
   };
 }
 
@@ -55,8 +67,8 @@ function settings(): LoomSettings {
  * dropped there too; initializationOptions carry nothing that a setting
  * could later clear but the workspace's trust, which this layer repeats.
  */
-function serverSettings(): object {
-  return toServerConfig(settings());
+function serverSettings(scope: SettingsScope = 'all'): object {
+  return toServerConfig(settings(scope));
 }
 
 /** Answers workspace/configuration: loom-lsp's section from our settings. */
@@ -90,9 +102,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(status);
 
   let c: LanguageClient | undefined;
+  const feature = new LoomFeature();
   const chat = new Chat(context.extensionUri, {
     running: () => c?.isRunning() ?? false,
-    has: (cmd: string) => c?.initializeResult?.capabilities.executeCommandProvider?.commands.includes(cmd) ?? false,
+    // The server's own list: the loom.* commands are taken out of the capabilities (LoomFeature).
+    has: (cmd: string) => feature.serverCommands.has(cmd),
     exec: async <T>(cmd: string, args: object): Promise<T> => {
       if (!c?.isRunning()) {
         throw new Error('loom-lsp is not running (see the Loom output).');
@@ -114,8 +128,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Review in the panel's edit cards and the diff editor's CodeLens.
   const editReview = new EditReview({
     exec: (cmd, args) => chat.exec(cmd, args),
-    transcript: (f) => chat.transcript(f),
-    show: (f, items) => chat.show(f, items),
+    // One transcript per folder today; with conversations, the proposal's own.
+    transcript: (f, _conversation) => chat.transcript(f),
+    show: (f, items, _conversation) => chat.show(f, items),
     panelVisible: () => chat.panel.visible,
     revealPanel: () => chat.panel.reveal(),
   });
@@ -245,7 +260,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
   client = c;
   const lc = c;
-  c.registerFeature(new LoomFeature());
+  c.registerFeature(feature);
   c.onNotification(Methods.displayMessage, (p: DisplayMessageParams) => chat.delta(p));
   c.onNotification(Methods.toolCall, (p: ToolCallParams) => chat.tool(p));
   c.onNotification(Methods.state, (p: StateParams) => chat.state(p));

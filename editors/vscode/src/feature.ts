@@ -14,12 +14,22 @@ import { experimentalCapability } from './protocol';
  * registrations of one ID would fail.
  */
 export class LoomFeature implements StaticFeature {
+  /**
+   * Every command the server lists (initialize's executeCommandProvider),
+   * taken before the loom.* ones are filtered out: what the server can
+   * do (loom.models, loom.setModel, …).
+   */
+  readonly serverCommands = new Set<string>();
+
   fillClientCapabilities(caps: ClientCapabilities): void {
     caps.experimental = { ...(caps.experimental as object | undefined), ...experimentalCapability };
   }
   preInitialize(caps: ServerCapabilities): void {
     const p = caps.executeCommandProvider;
     if (p?.commands) {
+      for (const c of p.commands) {
+        this.serverCommands.add(c);
+      }
       // Every loom.* command, not only those of Commands: the extension
       // calls the server's commands itself (sendRequest), and one it also
       // registers (loom.redo, a later loom.newConversation …) would make

@@ -123,4 +123,4 @@ export interface HistoryResult { folder: string; messages: HistoryMessage[] }
 export interface UndoResult { folder: string; message: string }
 
 /** The experimental client capability that turns on loom/* messages. */
-export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true } };
+export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true } };

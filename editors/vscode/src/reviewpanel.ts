@@ -19,10 +19,13 @@ type ToolItem = Extract<Item, { kind: 'tool' }>;
 export interface ReviewHost {
   /** Runs a loom.* command; rejects with the server's error. */
   exec<T>(command: string, args: object): Promise<T>;
-  /** The transcript of a folder. */
-  transcript(folder: string): Transcript;
-  /** Sends changed items (and the header) of a folder to the panel. */
-  show(folder: string, items: Item[]): void;
+  /**
+   * The transcript of a folder's conversation (absent: the one shown),
+   * where the proposal's tool card is.
+   */
+  transcript(folder: string, conversation?: string): Transcript;
+  /** Sends changed items (and the header) of a folder's conversation to the panel. */
+  show(folder: string, items: Item[], conversation?: string): void;
   /** Whether the chat panel is on screen. */
   panelVisible(): boolean;
   /** Shows the chat panel. */
@@ -169,12 +172,13 @@ export class EditReview implements vscode.Disposable {
       const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals', { uri: vscode.Uri.file(folder).toString() });
       waiting = r?.proposals ?? [];
     } catch {
-      return; // an older loom-lsp: nothing to compare with
+      // An older loom-lsp: only the proposals this window knows can be decided.
     }
     const t = this.host.transcript(folder);
     const stale: Item[] = [];
+    const live = (id: string) => waiting.some((w) => w.id === id) || this.book.get(id)?.state === 'open';
     for (const it of t.items) {
-      if (it.kind === 'tool' && it.review?.state === 'open' && !waiting.some((w) => w.id === it.review?.id)) {
+      if (it.kind === 'tool' && it.review?.state === 'open' && !live(it.review.id)) {
         this.book.close(it.review.id);
         it.review = { ...it.review, state: 'closed' };
         stale.push(it);
@@ -207,7 +211,7 @@ export class EditReview implements vscode.Disposable {
     if (!p || !card) {
       return undefined;
     }
-    const t = this.host.transcript(p.params.folder);
+    const t = this.host.transcript(p.params.folder, p.params.conversation);
     const it = toolCard(t, p.params);
     if (it) {
       it.review = card;
@@ -220,7 +224,7 @@ export class EditReview implements vscode.Disposable {
     const p = this.book.get(id);
     const it = this.setCard(id);
     if (p && it) {
-      this.host.show(p.params.folder, [it]);
+      this.host.show(p.params.folder, [it], p.params.conversation);
     }
     this.lens.refresh();
   }

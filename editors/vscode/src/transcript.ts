@@ -35,6 +35,13 @@ export class Transcript {
   setup = false;
   usage: Usage | undefined;
   down = false;
+  /**
+   * The conversation was drawn from the server (restored from the record
+   * kept across a reload, or from loom.history). Until then it holds only
+   * what came first (a restarted server's "resumed" notice and the end of
+   * the turn the reload cut), which must never replace that record.
+   */
+  loaded = false;
   /** tools.edits is "review": the header's toggle is on. */
   reviewEdits = false;
 
@@ -347,6 +354,10 @@ export class Transcript {
       this.usage = usage;
     }
     const changed: Item[] = [];
+    if (this.main.some((it) => it.kind === 'turnEnd' && it.turn === turn && it.outcome === 'interrupted')) {
+      // The restarted server closes the turn a reload cut: already marked.
+      return changed;
+    }
     for (const it of this.main) {
       if (it.kind === 'tool' && it.turn === turn && !isDone(it.status)) {
         it.status = 'cancelled';
@@ -391,6 +402,7 @@ export class Transcript {
   /** Replaces everything with loom.history's transcript. */
   redraw(h: HistoryResult): void {
     this.clear();
+    this.loaded = true;
     this.openText = undefined;
     this.assembler.clearTexts(this.folder);
     this.assembler.takeGap(this.folder);
@@ -458,6 +470,7 @@ export class Transcript {
       return false;
     }
     this.clear();
+    this.loaded = true;
     for (const it of saved.items) {
       const item = { ...it } as Item;
       this.main.push(item);

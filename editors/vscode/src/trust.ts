@@ -8,14 +8,29 @@
 /** The section loom-lsp asks for. */
 export const loomSection = 'loom';
 
+/**
+ * The section a loom-lsp that knows experimental.loom.userSettings also
+ * asks for: the user's own settings (VS Code's user settings, which no
+ * repository fills), applied without the folder's trust. When it is
+ * asked, the loom section carries the workspace's settings only.
+ */
+export const userSection = 'loom.user';
+
+/** Which of the settings an answer carries. */
+export type SettingsScope = 'all' | 'user' | 'workspace';
+
 /** The palette command that trusts a folder (server command loom.trust). */
 export const trustFolderCommand = 'loom.trustFolder';
 
 /**
  * Answers a workspace/configuration request: the items asking for the
- * "loom" section get loom-lsp's keys (snake_case, no trust), the others
- * keep what VS Code answered (theirs, in order).
+ * "loom" section get loom-lsp's keys (snake_case, no trust) — the
+ * workspace's settings only when the user's are asked for apart
+ * (loom.user) — the others keep what VS Code answered (theirs, in order).
  */
-export function answerConfiguration(items: readonly { section?: string }[], theirs: readonly unknown[], loom: () => object): unknown[] {
-  return items.map((it, i) => (it.section === loomSection ? loom() : theirs[i] ?? null));
+export function answerConfiguration(items: readonly { section?: string }[], theirs: readonly unknown[],
+  loom: (scope: SettingsScope) => object): unknown[] {
+  const apart = items.some((it) => it.section === userSection);
+  return items.map((it, i) => it.section === loomSection ? loom(apart ? 'workspace' : 'all')
+    : it.section === userSection ? loom('user') : theirs[i] ?? null);
 }

@@ -8,12 +8,12 @@ import {
   times, toast, until, waitIdle, ws,
 } from '../harness.mjs';
 
-step('16. a reload keeps the commits with their Undo, the quick-fix prompt as shown, and marks a turn it cut as interrupted; Undo of the newer commit by its sha', async (t) => {
-  // NOT YET: a reload in the middle of an answer still falls back to
-  // loom.history (seen 09:44, cause not found in time); a reload between
-  // turns keeps everything (step 7).
-  t.skip('not yet: a reload mid-answer falls back to loom.history');
-  return;
+// The reload restarts the extension host and with it loom-lsp, so the turn
+// in flight is cut: the panel says so ("Interrupted: the window reloaded
+// during this turn"), its header is idle (nothing runs any more), and
+// everything drawn before stays (the record kept across the reload, not
+// loom.history's poorer transcript).
+step('16. a reload keeps the commits with their Undo, the quick-fix prompt as shown, and marks a turn it cut as interrupted; Undo of the newer commit by its sha', async () => {
   await ask('Write the first note');
   await until('the first commit', async () => (await chat().locator('.commit').filter({ hasText: 'note1' }).count()) === 1, 30_000);
   await waitIdle();
@@ -21,7 +21,8 @@ step('16. a reload keeps the commits with their Undo, the quick-fix prompt as sh
   await until('the second commit', async () => (await chat().locator('.commit').filter({ hasText: 'note2' }).count()) === 1, 30_000);
   await waitIdle();
   const fix = chat().locator('.msg.user').filter({ hasText: 'Fix this problem' }).first();
-  const fixShown = await fix.textContent();
+  // Step 8's quick-fix prompt (absent when E2E_STEPS leaves step 8 out).
+  const fixShown = (await fix.count()) > 0 ? await fix.textContent() : null;
   await ask('Tell me a long story');
   await until('the story to stream', async () => /word3 /.test((await chat().locator('.msg.assistant').last().textContent()) ?? ''));
   const before = await panelCounts();
@@ -30,8 +31,14 @@ step('16. a reload keeps the commits with their Undo, the quick-fix prompt as sh
   times.reloadMidTurnToRedrawn = Date.now() - r.t0;
   const after = await panelCounts();
   assert.deepEqual({ ...after, interrupted: 0 }, { ...before, interrupted: 0 }, 'everything kept');
-  assert.equal(await fix.textContent(), fixShown, 'the quick-fix prompt as the user saw it');
+  if (fixShown !== null) {
+    assert.equal(await fix.textContent(), fixShown, 'the quick-fix prompt as the user saw it');
+  }
   assert.equal(await chat().locator('.bar .state').textContent(), 'idle');
+  assert.match((await chat().locator('.turn-end.interrupted').textContent()) ?? '', /Interrupted: the window reloaded during this turn/);
+  assert.equal(await chat().locator('.msg.user').last().textContent().then((s) => /Tell me a long story/.test(s ?? '')), true, 'the cut prompt is kept');
+  assert.match((await chat().locator('.msg.assistant').last().textContent()) ?? '', /word3 /, 'the cut answer is kept');
+  await chat().locator('.turn-end.interrupted').scrollIntoViewIfNeeded();
   await shot('16', 'interrupted-after-reload');
   // Undo the newest commit by its sha (loom.undo {sha}).
   const second = chat().locator('.commit').filter({ hasText: 'note2' });

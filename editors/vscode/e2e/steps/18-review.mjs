@@ -4,22 +4,27 @@
 // comment box (nothing reaches the buffer or the disk before the
 // decision); Open diff shows it in VS Code's diff editor with Accept /
 // Reject CodeLens above each hunk, which decide in the same card and
-// send the decision once every hunk is decided.
+// send the decision once every hunk is decided. With the panel out of
+// sight, VS Code's notification stands in for the card.
 import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  addRules, ask, chat, editorText, editUserSettings, git, here, model, openFile, page, runCommand, shot, step, times, until, waitIdle, ws,
+  addRules, chat, editorText, editUserSettings, git, here, model, openFile, page, runCommand, shot, step, times, toast, until, waitIdle, ws,
 } from '../harness.mjs';
 
 const lensBefore = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
 const lensAfter = 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nten\n';
 
+// The proposal waits for the test (the panel hidden first): openGate.
+let openGate = () => {};
+const gate = new Promise((r) => { openGate = r; });
+
 addRules({
   when: /shout two and nine in lens\.txt/i,
   replies: [
     { tool: { name: 'read_file', args: { path: 'lens.txt' } } },
-    { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensAfter } } },
+    { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensAfter } }, gate: () => gate },
     { text: ['Shouted what you accepted.'] },
   ],
 });
@@ -46,6 +51,22 @@ async function axeInThemes(card) {
   return found;
 }
 
+/**
+ * Sends a prompt from the panel's input once the keyboard is really there:
+ * right after an editor had the focus, the webview may take it a moment
+ * later, and the typed prompt went into the editor (seen once under load).
+ */
+async function askInPanel(text) {
+  const input = chat().locator('textarea.input');
+  await until('the panel\'s input to have the keyboard', async () => {
+    await input.click();
+    return (await page.evaluate(() => document.activeElement?.tagName === 'IFRAME')) &&
+      input.evaluate((e) => document.hasFocus() && document.activeElement === e);
+  }, 10_000, 200);
+  await input.fill(text);
+  await input.press('Enter');
+}
+
 /** The tool card of the newest proposal. */
 function newestReview() {
   return chat().locator('.card.tool:has(.edit-review)').last();
@@ -68,7 +89,7 @@ async function toggleReview(on) {
   await until(`the toggle ${on ? 'on' : 'off'} after loom.status`, async () => (await box.isChecked()) === on);
 }
 
-step('18. review in the panel: the header toggle; the edit card (Accept hunk 1, Reject hunk 2 with a comment); the diff editor\'s CodeLens', async () => {
+step('18. review in the panel: the header toggle; with the panel hidden a notification, Open Diff and the CodeLens (Accept hunk 1, Reject hunk 2 sends); the edit card (Accept hunk 1, Reject hunk 2 with a comment, Submit)', async () => {
   await toggleReview(true);
 
   // --- the diff editor's CodeLens --------------------------------------------
@@ -76,11 +97,23 @@ step('18. review in the panel: the header toggle; the edit card (Accept hunk 1, 
   fs.writeFileSync(path.join(ws, 'lens.txt'), lensBefore);
   git('add', 'lens.txt');
   git('commit', '-qm', 'lens.txt');
-  await ask('Shout two and nine in lens.txt');
-  let card = newestReview();
-  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
+  await askInPanel('Shout two and nine in lens.txt');
+  // The model's write_file waits at the gate: the panel goes out of sight
+  // first, so VS Code's notification stands in for the card.
+  await until('the file read', async () => (await chat().locator('.card.tool[data-tool="read_file"]').count()) > 0
+    && model.requests.at(-1)?.messages.at(-1)?.role === 'tool');
+  await runCommand('View: Show Explorer');
+  await page.locator('.explorer-folders-view').first().waitFor();
+  openGate();
+  const notice = await toast(/Loom proposes a change to lens\.txt \(2 hunks\); nothing is written until you decide/);
   assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), lensBefore, 'nothing written before the review');
-  await card.locator('button.review-open-diff').click();
+  const openDiff = notice.locator('.monaco-button').filter({ hasText: 'Open Diff' });
+  await openDiff.waitFor();
+  for (const b of ['Review in Chat', 'Accept All', 'Reject All']) {
+    assert.equal(await notice.locator('.monaco-button').filter({ hasText: b }).count(), 1, `the notification offers ${b}`);
+  }
+  await shot('18', 'notification-panel-hidden');
+  await openDiff.click();
   const diff = page.locator('.monaco-diff-editor').last();
   await diff.waitFor({ timeout: 30_000 });
   const lens = (title) => diff.locator('.codelens-decoration a').filter({ hasText: title }).first();
@@ -89,10 +122,13 @@ step('18. review in the panel: the header toggle; the edit card (Accept hunk 1, 
   assert.match((await diff.textContent()) ?? '', /TWO/, 'the proposed side has the change');
   await shot('18', 'codelens');
   await lens('Accept hunk 1').click();
+  await lens('Hunk 1: accepted').waitFor();
   // The card and the CodeLens keep one set of decisions.
+  await runCommand('Loom: Open the Chat');
+  let card = newestReview();
+  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
   await until('the card to show hunk 1 accepted', async () =>
     (await card.locator('.review-hunk[data-hunk="1"] button.review-accept').getAttribute('aria-pressed')) === 'true');
-  await lens('Hunk 1: accepted').waitFor();
   assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), lensBefore, 'one hunk decided: nothing sent yet');
   await shot('18', 'codelens-one-decided');
   await lens('Reject hunk 2').click();
@@ -111,7 +147,7 @@ step('18. review in the panel: the header toggle; the edit card (Accept hunk 1, 
   const original = 'Hello, world!\nA second line.\n';
   assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), original);
   const before = git('rev-parse', 'HEAD').trim();
-  await ask('Frame hello.txt with a header and a footer');
+  await askInPanel('Frame hello.txt with a header and a footer');
   card = newestReview();
   await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
   assert.match((await card.locator('.status-word').textContent()) ?? '', /waiting for your review/);

@@ -79,6 +79,37 @@ test('a reload restores the conversation as drawn: diffs, commits, notices, stop
   assert.ok(n && !saved.items.some((i: { id: string }) => i.id === n.id));
 });
 
+test('a restarted server\'s first notices never replace the record; the cut turn is marked once', () => {
+  const t = new Transcript(F, 'proj');
+  t.asked(t.prompt('write a note'), 1);
+  t.setState('ExecutingTools', 1);
+  t.commit(1, 'abc1234567', 'loom: edit note.txt');
+  t.turnEnded(1, 'done');
+  const story = t.prompt('tell a long story');
+  t.asked(story, 2);
+  t.setState('CallingLlm', 2);
+  t.delta({ folder: F, turn: 2, seq: 1, text: 'Once upon' });
+  const saved = JSON.parse(JSON.stringify(t.saved()));
+
+  // After the reload: the restarted server closes the cut turn and says
+  // it resumed, before loom.history is asked.
+  const r = new Transcript(F, 'proj');
+  r.notice('info', 'resumed the conversation: 4 messages, 2 turns');
+  r.turnEnded(2, 'cancelled');
+  assert.equal(r.loaded, false, 'not loaded: what it holds must not be kept as the record');
+  const history = { folder: F, messages: [{ role: 'user', content: 'write a note' }, { role: 'user', content: 'tell a long story' }] };
+  assert.equal(r.restore(saved, history), true);
+  assert.equal(r.loaded, true);
+  // The server's end of the cut turn may also come after the redraw.
+  assert.deepEqual(r.turnEnded(2, 'cancelled'), []);
+  assert.deepEqual(r.items.map((i) => i.kind === 'turnEnd' ? `end:${i.outcome}` : i.kind),
+    ['user', 'commit', 'end:done', 'user', 'assistant', 'end:interrupted']);
+
+  const h = new Transcript(F, 'proj');
+  h.redraw(history);
+  assert.equal(h.loaded, true, 'drawn from loom.history: loaded');
+});
+
 test('a kept conversation that is no longer the server\'s is not restored', () => {
   const t = new Transcript(F, 'proj');
   t.asked(t.prompt('one'), 1);

@@ -26,13 +26,16 @@ test('the workspace trust goes with the settings, as the agreed trust.workspace 
 test('LoomFeature declares experimental.loom and keeps other experimental keys', () => {
   const caps: { experimental?: unknown } = { experimental: { other: 1 } };
   new LoomFeature().fillClientCapabilities(caps as never);
-  assert.deepEqual(caps.experimental, { other: 1, loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true } });
+  assert.deepEqual(caps.experimental, { other: 1, loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true } });
 });
 
 test('LoomFeature takes the loom.* commands out of automatic registration', () => {
   const caps = { executeCommandProvider: { commands: ['loom.ask', 'loom.cancel', 'loom.reset', 'loom.status', 'loom.history', 'loom.undo', 'loom.redo', 'loom.newConversation', 'other.command'] } };
-  new LoomFeature().preInitialize(caps as never);
+  const f = new LoomFeature();
+  f.preInitialize(caps as never);
   assert.deepEqual(caps.executeCommandProvider.commands, ['other.command']);
+  // What the server can do is still known (the model picker asks loom.models only when listed).
+  assert.ok(f.serverCommands.has('loom.redo') && f.serverCommands.has('other.command') && !f.serverCommands.has('loom.models'));
 });
 
 test('states in plain words', () => {
@@ -50,4 +53,17 @@ test('workspace/configuration: the loom section is loom-lsp\'s keys without trus
   const loom = () => toServerConfig({ tools: { bash: 'deny' } });
   assert.deepEqual(answerConfiguration([{ section: 'gopls' }, { section: 'loom' }, {}], [{ staticcheck: true }, { path: 'x' }, null], loom),
     [{ staticcheck: true }, { tools: { bash: 'deny' } }, null]);
+});
+
+test('workspace/configuration: asked for loom.user too, the user\'s settings go there and the loom section keeps the workspace\'s alone', () => {
+  const byScope = {
+    all: { model: { name: 'mine' }, tools: { bash: 'allow' } },
+    user: { model: { name: 'mine' } },
+    workspace: { tools: { bash: 'allow' } },
+  };
+  const loom = (scope: 'all' | 'user' | 'workspace') => byScope[scope];
+  assert.deepEqual(answerConfiguration([{ section: 'loom' }, { section: 'loom.user' }], [{ repo: 'filled' }, { repo: 'filled' }], loom),
+    [byScope.workspace, byScope.user]);
+  // An older loom-lsp asks for loom alone: everything, as before.
+  assert.deepEqual(answerConfiguration([{ section: 'loom' }], [null], loom), [byScope.all]);
 });

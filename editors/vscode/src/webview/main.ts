@@ -174,4 +174,10 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
 
 drawAll();
 post({ type: 'ready' });
-focusInput();
+// The input takes the keyboard only when the panel has it: a panel that
+// loads (after a window reload) while the user types in the command
+// palette or an editor must not steal their keystrokes (and their Enter,
+// which would send them as a prompt). Ctrl+Alt+L posts 'focus'.
+if (document.hasFocus()) {
+  focusInput();
+}
