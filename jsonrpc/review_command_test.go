@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/loom-lsp/loom-lsp/internal/gittest"
 	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
 	"github.com/loom-lsp/loom-lsp/workspace"
@@ -137,4 +139,49 @@ func lastToolResult(e *env) string {
 		}
 	}
 	return ""
+}
+
+// TestGenericClientKeepsOrDiscardsACommandsChanges: a client without
+// experimental.loom.review is asked Keep / Discard with a
+// window/showMessageRequest naming the command and the files; Discard
+// puts the files back, Keep commits them.
+func TestGenericClientKeepsOrDiscardsACommandsChanges(t *testing.T) {
+	for _, choice := range []string{"Keep", "Discard"} {
+		t.Run(choice, func(t *testing.T) {
+			dir := gittest.Repo(t, map[string]string{"r.txt": reviewBase})
+			var asked []string
+			e := newEnv(t, envOptions{script: commandScript, cfg: fakeeditor.Config{ApplyEdit: true, Folders: []string{dir}},
+				hooks: fakeeditor.Hooks{ShowMessageRequest: func(p *protocol.ShowMessageRequestParams) *protocol.MessageActionItem {
+					asked = append(asked, p.Message)
+					for _, a := range p.Actions {
+						if a.Title == choice {
+							return &a
+						}
+					}
+					return nil
+				}},
+				options: map[string]any{"tools": map[string]any{"bash": "allow", "edits": "review"}, "hooks": map[string]any{"auto_commit": true}}})
+			head := strings.TrimSpace(gittest.Run(t, e.folder, "rev-parse", "HEAD"))
+			e.ask("run it")
+			e.await("the turn's answer", func(msgs []fakeeditor.Message) bool {
+				for _, m := range msgs {
+					if m.Method == protocol.MethodWindowShowMessage && strings.Contains(string(m.Params), "done") {
+						return true
+					}
+				}
+				return false
+			})
+			if len(asked) != 1 || !strings.Contains(asked[0], "`sed -i") || !strings.Contains(asked[0], "changed n.txt, r.txt") {
+				t.Fatalf("asked %q", asked)
+			}
+			moved := strings.TrimSpace(gittest.Run(t, e.folder, "rev-parse", "HEAD")) != head
+			got := readFile(t, filepath.Join(e.folder, "r.txt"))
+			if choice == "Keep" && (!moved || !strings.Contains(got, "B cmd")) {
+				t.Fatalf("kept: HEAD moved %v, r.txt %q", moved, got)
+			}
+			if choice == "Discard" && (moved || got != reviewBase) {
+				t.Fatalf("discarded: HEAD moved %v, r.txt %q", moved, got)
+			}
+		})
+	}
 }
