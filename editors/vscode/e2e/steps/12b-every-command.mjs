@@ -12,8 +12,11 @@ import {
 step('12b. "Always allow every command…", confirmed: the next command runs unasked, no workspace setting is written; "Loom: Approval Rules…" removes it and commands are asked again', async () => {
   const settings = path.join(ws, '.vscode', 'settings.json');
   const settingsBefore = fs.existsSync(settings) ? fs.readFileSync(settings, 'utf8') : null;
+  const xCards = chat().locator('.card.tool').filter({ hasText: '$ npm run x' });
+  let n = await xCards.count();
   await ask('Run npm run x');
-  const card = chat().locator('.card.tool').filter({ hasText: '$ npm run x' }).last();
+  await until('the npm run x card', async () => (await xCards.count()) === n + 1);
+  const card = xCards.nth(n);
   await card.locator('button.always').click();
   await card.locator('button.always-confirm').click();
   await until('npm run x ran', async () => (await card.getAttribute('class'))?.includes('s-succeeded'));
@@ -23,8 +26,11 @@ step('12b. "Always allow every command…", confirmed: the next command runs una
   assert.equal(fs.existsSync(settings) ? fs.readFileSync(settings, 'utf8') : null, settingsBefore,
     'the workspace settings are untouched (a trust-bound loom.tools.bash would be held back)');
 
+  const greetings = chat().locator('.card.tool').filter({ hasText: 'echo hello-from-bash' });
+  const before = await greetings.count();
   await ask('Run the greeting script');
-  const next = chat().locator('.card.tool').filter({ hasText: 'echo hello-from-bash' }).last();
+  await until('the greeting card', async () => (await greetings.count()) === before + 1);
+  const next = greetings.nth(before);
   await until('the next command to run unasked', async () => (await next.getAttribute('class'))?.includes('s-succeeded'));
   assert.equal(await next.locator('button.allow').count(), 0, 'not asked');
   await waitIdle();
@@ -39,8 +45,10 @@ step('12b. "Always allow every command…", confirmed: the next command runs una
   await remove.click();
   await toast(/removed the rule every command/);
 
+  n = await xCards.count();
   await ask('Run npm run x');
-  const asked = chat().locator('.card.tool').filter({ hasText: '$ npm run x' }).last();
+  await until('the npm run x card', async () => (await xCards.count()) === n + 1);
+  const asked = xCards.nth(n);
   await asked.locator('button.deny').waitFor();
   await shot('12b', 'asked-again');
   await asked.locator('button.deny').click();
