@@ -80,9 +80,8 @@ step('12. "Always allow `npm test`": npm test then runs unasked, npm run x still
   const npmCards = chat().locator('.card.tool').filter({ hasText: '$ npm test' });
   const before = await npmCards.count();
   await ask('Run npm test');
-  // The second call's own card (until it is drawn, last() is the first one, allowed and done).
-  await until('the second npm test card', async () => (await npmCards.count()) > before);
-  const again = npmCards.last();
+  await until('the second npm test card', async () => (await npmCards.count()) === before + 1);
+  const again = npmCards.nth(before);
   await until('the second npm test to run unasked', async () => (await again.getAttribute('class'))?.includes('s-succeeded'));
   assert.equal(await again.locator('.approval').count(), 0, 'not asked');
   await waitIdle();
