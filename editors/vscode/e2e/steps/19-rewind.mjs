@@ -54,7 +54,7 @@ step('19. rewind: the prompt\'s Restore checkpoint (files and conversation) take
   await chat().locator('.notice').filter({ hasText: /^Redone: the rewind is undone/ }).last().waitFor();
   await until('the prompt back in the conversation', async () => (await chat().locator('.msg.user').filter({ hasText: prompt }).count()) === 1);
   assert.match(git('log', '-1', '--format=%s').trim(), /^loom: redo/);
+  assert.equal(await chat().locator('textarea.input').inputValue(), '', 'the prompt left the input again');
   await shot('19', 'redone');
-  await chat().locator('textarea.input').fill('');
   await waitIdle();
 });
