@@ -160,7 +160,7 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
       }
       break;
     case 'fill':
-      fill(m.text);
+      fill(m.text, m.ifText);
       break;
     case 'chips':
       addChips(m.items);
