@@ -123,6 +123,7 @@ export class ReviewBook {
     if (e) {
       e.state = 'decided';
       e.result = r;
+      e.error = undefined;
     }
   }
 

@@ -138,8 +138,11 @@ export class EditReview implements vscode.Disposable {
     }
     const sent = this.book.send(id, vscode.Uri.file(p.params.folder).toString(), all);
     if ('error' in sent) {
-      p.error = `Not sent: ${sent.error}.`;
-      this.draw(id);
+      if (p.state === 'open') {
+        // A second click while it is sent, or after, needs no words.
+        p.error = `Not sent: ${sent.error}.`;
+        this.draw(id);
+      }
       return;
     }
     p.error = undefined;

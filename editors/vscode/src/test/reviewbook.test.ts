@@ -77,6 +77,9 @@ test('a failed send opens the proposal again with its decisions; a proposal the 
   assert.equal(b.complete('6.c1'), true, 'decisions kept for the retry');
   assert.equal(b.card('6.c1')!.error, 'loom.review: timeout');
   b.send('6.c1', 'file:///w');
+  b.settled('6.c1', { applied: ['1', '2', '3'], rejected: [] });
+  assert.equal(b.card('6.c1')!.error, undefined, 'a decision that went through says no old error');
+  b.get('6.c1')!.state = 'sending';
   b.failed('6.c1', 'no such proposal', true);
   assert.equal(b.get('6.c1')!.state, 'failed');
   assert.deepEqual(b.send('6.c1', 'file:///w'), { error: 'this change was already decided' });
