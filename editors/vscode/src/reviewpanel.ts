@@ -181,7 +181,8 @@ export class EditReview implements vscode.Disposable {
     const stale: Item[] = [];
     const live = (id: string) => waiting.some((w) => w.id === id) || this.book.get(id)?.state === 'open';
     for (const it of t.items) {
-      if (it.kind === 'tool' && it.review?.state === 'open' && !live(it.review.id)) {
+      // "sending" too: a window reloaded while loom.review was on its way never heard back.
+      if (it.kind === 'tool' && (it.review?.state === 'open' || it.review?.state === 'sending') && !live(it.review.id)) {
         this.book.close(it.review.id);
         it.review = { ...it.review, state: 'closed' };
         stale.push(it);
