@@ -179,7 +179,7 @@ export class EditReview implements vscode.Disposable {
     }
     const t = this.host.transcript(folder);
     const stale: Item[] = [];
-    const live = (id: string) => waiting.some((w) => w.id === id) || this.book.get(id)?.state === 'open';
+    const live = (id: string) => waiting.some((w) => w.id === id) || ['open', 'sending'].includes(this.book.get(id)?.state ?? '');
     for (const it of t.items) {
       // "sending" too: a window reloaded while loom.review was on its way never heard back.
       if (it.kind === 'tool' && (it.review?.state === 'open' || it.review?.state === 'sending') && !live(it.review.id)) {
