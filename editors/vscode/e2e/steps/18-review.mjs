@@ -10,7 +10,8 @@ import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  addRules, chat, editorText, editUserSettings, git, here, model, openFile, page, runCommand, shot, step, times, toast, until, waitIdle, ws,
+  addRules, chat, editorText, editUserSettings, git, here, model, openFile, page, reloadWindow, runCommand, shot, step, times, toast, until,
+  waitIdle, ws,
 } from '../harness.mjs';
 
 const lensBefore = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
@@ -26,6 +27,15 @@ addRules({
     { tool: { name: 'read_file', args: { path: 'lens.txt' } } },
     { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensAfter } }, gate: () => gate },
     { text: ['Shouted what you accepted.'] },
+  ],
+});
+
+addRules({
+  when: /underline lens\.txt/i,
+  replies: [
+    { tool: { name: 'read_file', args: { path: 'lens.txt' } } },
+    { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensBefore + '====\n' } } },
+    { text: ['Underlined.'] },
   ],
 });
 
@@ -92,11 +102,28 @@ async function toggleReview(on) {
 step('18. review in the panel: the header toggle; with the panel hidden a notification, Open Diff and the CodeLens (Accept hunk 1, Reject hunk 2 sends); the edit card (Accept hunk 1, Reject hunk 2 with a comment, Submit)', async () => {
   await toggleReview(true);
 
-  // --- the diff editor's CodeLens --------------------------------------------
-  // The user's own file, committed.
+  // --- lens.txt: the user's own file, for the reload and the CodeLens ---------
+  // Committed, as the user's.
   fs.writeFileSync(path.join(ws, 'lens.txt'), lensBefore);
   git('add', 'lens.txt');
   git('commit', '-qm', 'lens.txt');
+
+  // --- a window reload while a change waits: nothing lands, the card says so --
+  await askInPanel('Underline lens.txt');
+  let card = newestReview();
+  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
+  await reloadWindow();
+  // The server went down with the window: the turn was cancelled, the change rejected.
+  card = chat().locator('.card.tool:has(.edit-review)').last();
+  await card.locator('.edit-review.r-closed').waitFor({ timeout: 30_000 });
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /Not reviewed: the turn ended first; nothing was written/);
+  assert.equal(await chat().locator('.edit-review.r-open').count(), 0);
+  assert.equal(await card.locator('button.review-accept').count(), 0, 'no buttons on a card nobody can decide');
+  await waitIdle();
+  assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), lensBefore, 'nothing written');
+  await shot('18', 'reloaded-not-reviewed');
+
+  // --- with the panel out of sight: the notification, Open Diff, the CodeLens --
   await askInPanel('Shout two and nine in lens.txt');
   // The model's write_file waits at the gate: the panel goes out of sight
   // first, so VS Code's notification stands in for the card.
@@ -125,7 +152,7 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   await lens('Hunk 1: accepted').waitFor();
   // The card and the CodeLens keep one set of decisions.
   await runCommand('Loom: Open the Chat');
-  let card = newestReview();
+  card = newestReview();
   await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
   await until('the card to show hunk 1 accepted', async () =>
     (await card.locator('.review-hunk[data-hunk="1"] button.review-accept').getAttribute('aria-pressed')) === 'true');
