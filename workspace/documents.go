@@ -17,8 +17,8 @@ var readsOneFile = map[string]bool{"read_file": true, "edit_file": true, "write_
 
 // documentSource returns where a tool call reads files: base (the
 // overlay, then the disk), with the editor's DocumentStore in between
-// when the Editor has one. ctx is the call's context.
-func (s *Session) documentSource(ctx context.Context, base tools.FileSource) tools.FileSource {
+// when the Editor has one. ctx is the call's context, callID the call.
+func (s *Session) documentSource(ctx context.Context, callID string, base tools.FileSource) tools.FileSource {
 	store, ok := s.host.opts.Editor.(DocumentStore)
 	if !ok {
 		return base
@@ -26,7 +26,7 @@ func (s *Session) documentSource(ctx context.Context, base tools.FileSource) too
 	if base == nil {
 		base = tools.DiskFiles{}
 	}
-	return storeFiles{ctx: ctx, store: store, folder: s.folder, overlay: s.host.overlay, base: base, log: s.log}
+	return storeFiles{ctx: ctx, store: store, by: s.caller(callID), overlay: s.host.overlay, base: base, log: s.log}
 }
 
 // storeFiles is a tools.FileSource reading a file open in the overlay
@@ -34,7 +34,7 @@ func (s *Session) documentSource(ctx context.Context, base tools.FileSource) too
 type storeFiles struct {
 	ctx     context.Context
 	store   DocumentStore
-	folder  string
+	by      DocumentCaller
 	overlay *Overlay
 	base    tools.FileSource
 	log     *slog.Logger
@@ -51,7 +51,7 @@ func (f storeFiles) ReadFile(absPath string) ([]byte, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		return f.base.ReadFile(absPath)
 	}
-	text, err := f.store.ReadDocument(f.ctx, f.folder, absPath)
+	text, err := f.store.ReadDocument(f.ctx, f.by, absPath)
 	switch {
 	case err == nil:
 		return []byte(text), nil
@@ -62,4 +62,10 @@ func (f storeFiles) ReadFile(absPath string) ([]byte, error) {
 		f.log.Warn("the editor could not read a file; reading the disk", "path", absPath, "err", err)
 	}
 	return f.base.ReadFile(absPath)
+}
+
+// caller names tool call callID of this conversation to the editor's
+// DocumentStore. It may run on any goroutine.
+func (s *Session) caller(callID string) DocumentCaller {
+	return DocumentCaller{Folder: s.folder, Conversation: s.ID(), CallID: callID}
 }

@@ -49,14 +49,26 @@ type Editor interface {
 // the post-tool hook work on those texts as on any other.
 type DocumentStore interface {
 	// ReadDocument returns the text of the file at path (absolute, inside
-	// folder) as the user sees it, unsaved changes included. It returns
+	// by.Folder) as the user sees it, unsaved changes included. It returns
 	// ErrUnsupported when the client cannot read files; the disk is read
 	// instead.
-	ReadDocument(ctx context.Context, folder, path string) (string, error)
+	ReadDocument(ctx context.Context, by DocumentCaller, path string) (string, error)
 	// WriteDocument replaces the text of the file at path (absolute,
-	// inside folder), creating it if needed. It returns ErrUnsupported
+	// inside by.Folder), creating it if needed. It returns ErrUnsupported
 	// when the client cannot write files; the disk is written instead.
-	WriteDocument(ctx context.Context, folder, path, text string) error
+	WriteDocument(ctx context.Context, by DocumentCaller, path, text string) error
+}
+
+// DocumentCaller names who reads or writes a document through the
+// editor: the conversation and the tool call that cause it. The
+// conversation has notified that call (NoteTool, status pending) before
+// the request is made, so a front end that sends both on one connection
+// can send the call first.
+type DocumentCaller struct {
+	Folder       string
+	Conversation string
+	// CallID is the tool call; "" for none.
+	CallID string
 }
 
 // DocumentEdit is an edit to an open document: apply Edits to the text at

@@ -153,11 +153,11 @@ func TestSessionsSeeTheEditorsOwnInterfaces(t *testing.T) {
 // storeEditor is an Editor that is also a DocumentStore.
 type storeEditor struct{ *recordingEditor }
 
-func (storeEditor) ReadDocument(context.Context, string, string) (string, error) {
+func (storeEditor) ReadDocument(context.Context, DocumentCaller, string) (string, error) {
 	return "", ErrUnsupported
 }
 
-func (storeEditor) WriteDocument(context.Context, string, string, string) error {
+func (storeEditor) WriteDocument(context.Context, DocumentCaller, string, string) error {
 	return ErrUnsupported
 }
 

@@ -228,7 +228,7 @@ func (s *Session) onApplyChanges(a fsm.ApplyChanges) {
 func (s *Session) applyHunks(ctx context.Context, root string, p *proposal, accepted []string) (ReviewResult, *tools.Edit, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		current, exists, err := s.currentText(ctx, p.edit.Path)
+		current, exists, err := s.currentText(ctx, p.callID, p.edit.Path)
 		if err != nil {
 			return ReviewResult{}, nil, err
 		}
@@ -241,7 +241,7 @@ func (s *Session) applyHunks(ctx context.Context, root string, p *proposal, acce
 			return out, nil, nil
 		}
 		e := tools.NewEdit(root, p.edit.Path, !exists, current, res.Text, p.edit.Mode)
-		if lastErr = s.applyEdit(ctx, e); lastErr == nil {
+		if lastErr = s.applyEdit(ctx, p.callID, e); lastErr == nil {
 			return out, e, nil
 		}
 		if ctx.Err() != nil {
@@ -252,13 +252,14 @@ func (s *Session) applyHunks(ctx context.Context, root string, p *proposal, acce
 }
 
 // currentText is the file's text as the user sees it now: the open
-// buffer, else the editor's document store, else the disk.
-func (s *Session) currentText(ctx context.Context, path string) (text string, exists bool, err error) {
+// buffer, else the editor's document store (asked for call callID), else
+// the disk.
+func (s *Session) currentText(ctx context.Context, callID, path string) (text string, exists bool, err error) {
 	if text, _, open := s.host.overlay.Document(path); open {
 		return text, true, nil
 	}
 	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
-		text, err := store.ReadDocument(ctx, s.folder, path)
+		text, err := store.ReadDocument(ctx, s.caller(callID), path)
 		if err == nil {
 			return text, true, nil
 		}

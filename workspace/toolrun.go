@@ -81,10 +81,7 @@ type batchRun struct {
 func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
-			// An undo in progress finishes first (Session.Undo).
-			s.git.lock.Lock()
-			s.runCall(ctx, b, a.Calls[i])
-			s.git.lock.Unlock()
+			s.runCall(ctx, b, a.Calls[i], true)
 			i++
 			continue
 		}
@@ -95,7 +92,7 @@ func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun)
 		var wg sync.WaitGroup
 		for _, c := range a.Calls[i:j] {
 			wg.Add(1)
-			go func() { defer wg.Done(); s.runCall(ctx, b, c) }()
+			go func() { defer wg.Done(); s.runCall(ctx, b, c, false) }()
 		}
 		wg.Wait()
 		i = j
@@ -106,13 +103,25 @@ func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun)
 // it reports after the batch was cancelled is dropped on the owner
 // goroutine (postLive), so it can never reach a later turn or a new
 // conversation.
-func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
+//
+// The call stays pending while the user is asked to approve it, and
+// becomes running once it may run. A mutating call (writeLock) holds the
+// folder's worktree lock only while it runs, never while the user is
+// asked: the folder's other conversations edit and commit meanwhile.
+func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) {
 	if ctx.Err() != nil {
 		return
 	}
 	turn := b.turn
-	s.postEventLive(ctx, fsm.ToolProgress{Turn: turn, CallID: c.ID, Message: "running"})
-	out := s.execute(ctx, b, c)
+	out, ran := s.admit(ctx, b, c)
+	if !ran {
+		if writeLock {
+			// An undo in progress finishes first (Session.Undo).
+			s.git.lock.Lock()
+			defer s.git.lock.Unlock()
+		}
+		out = s.execute(ctx, b, c)
+	}
 	if out.settled {
 		return
 	}
@@ -141,21 +150,68 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall) {
 	})
 }
 
-// execute runs the tool, asks for approval where policy says so, and
-// applies the edit it computed.
+// admit asks for the approval the call needs where policy says so, and
+// marks it running once it may run. done reports that the call will not
+// run: out is then its outcome (a refusal, or settled).
+func (s *Session) admit(ctx context.Context, b *batchRun, c fsm.ToolCall) (out toolOutcome, done bool) {
+	tool, ok := b.registry.Get(c.Name)
+	if !ok {
+		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}, true
+	}
+	decided := false
+	if c.Name == "bash" {
+		refusal, settled, approved := s.approveBash(ctx, b, c)
+		if settled {
+			return toolOutcome{settled: true}, true
+		}
+		if refusal != "" {
+			return toolOutcome{result: refusal, isError: true}, true
+		}
+		decided = approved
+	}
+	if t, isMCP := tool.(*mcp.Tool); isMCP {
+		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {
+			return toolOutcome{result: refusal, isError: true}, true
+		}
+	}
+	if !decided && !s.markRunning(ctx, b.turn, c.ID) {
+		return toolOutcome{settled: true}, true
+	}
+	return toolOutcome{}, false
+}
+
+// markRunning steps the call's "running" progress on the owner goroutine
+// and waits until it is taken, so that what the editor is told of the
+// call (running) goes out before anything the call itself asks of the
+// editor. It reports false when the turn is gone.
+func (s *Session) markRunning(ctx context.Context, turn uint64, callID string) bool {
+	taken := make(chan bool, 1)
+	s.post(func() {
+		if ctx.Err() != nil {
+			taken <- false
+			return
+		}
+		_, err := s.step(fsm.ToolProgress{Turn: turn, CallID: callID, Message: "running"})
+		taken <- err == nil
+	})
+	select {
+	case ok := <-taken:
+		return ok
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+// execute runs the tool the user (or the policy) admitted, and applies
+// the edit it computed.
 func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (outcome toolOutcome) {
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
 	}
 	if c.Name == "bash" {
-		refusal, settled := s.approveBash(ctx, b, c)
-		if settled {
-			return toolOutcome{settled: true}
-		}
-		if refusal != "" {
-			return toolOutcome{result: refusal, isError: true}
-		}
 		// The files the command changes: those the watcher sees change
 		// until it ends, less those the editor reports meanwhile.
 		// And the files as they were before it, so that its changes (not
@@ -169,14 +225,9 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (out
 			}
 		}()
 	}
-	if t, isMCP := tool.(*mcp.Tool); isMCP {
-		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {
-			return toolOutcome{result: refusal, isError: true}
-		}
-	}
 	env := b.env
 	if readsOneFile[c.Name] {
-		env.Files = s.documentSource(ctx, env.Files)
+		env.Files = s.documentSource(ctx, c.ID, env.Files)
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
@@ -196,7 +247,7 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (out
 		return out
 	}
 	if res.Edit != nil && !res.IsError {
-		if err := s.applyEdit(ctx, res.Edit); err != nil {
+		if err := s.applyEdit(ctx, c.ID, res.Edit); err != nil {
 			return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 		}
 		out.changed, out.diff = res.Edit.Path, res.Edit.Diff
@@ -212,13 +263,14 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (out
 // (fsm.ApprovalDecided): the command runs only once the machine took an
 // approval; settled reports that the machine completed the call itself
 // (denied), or that the turn is gone, so that nothing more must be
-// reported for it.
-func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) (refusal string, settled bool) {
+// reported for it; approved that the machine took an approval (the call
+// is running).
+func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) (refusal string, settled, approved bool) {
 	switch b.bash {
 	case config.PolicyAllow:
-		return "", false
+		return "", false, false
 	case config.PolicyDeny:
-		return `tool error: bash is disabled here (tools.bash = "deny"); do without running commands`, false
+		return `tool error: bash is disabled here (tools.bash = "deny"); do without running commands`, false, false
 	}
 	var args struct {
 		Command string `json:"command"`
@@ -229,11 +281,11 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 	if err != nil {
 		s.log.Warn("approval rules unreadable; asking", "err", err)
 	}
-	decide := func(ok bool, why string) (string, bool) {
+	decide := func(ok bool, why string) (string, bool, bool) {
 		if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
-			return "", true
+			return "", true, false
 		}
-		return "", false
+		return "", false, true
 	}
 	if ok, by := cmdrules.Match(rules, cmd, s.folder); ok {
 		return decide(true, "allowed by the rule "+ruleWords(by))
@@ -255,9 +307,9 @@ func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) 
 		return decide(false, why)
 	case err != nil:
 		if ctx.Err() != nil {
-			return "", true
+			return "", true, false
 		}
-		return "tool error: could not ask the user to approve the command: " + err.Error(), false
+		return "tool error: could not ask the user to approve the command: " + err.Error(), false, false
 	}
 	return decide(ok, "")
 }
@@ -327,8 +379,8 @@ func (s *Session) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bo
 
 // applyEdit lands an edit: through the editor when the document is open
 // there (a versioned edit, refused if the user typed meanwhile), else
-// atomically on disk.
-func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
+// atomically on disk. callID is the tool call that computed it.
+func (s *Session) applyEdit(ctx context.Context, callID string, e *tools.Edit) error {
 	// The tools refuse these already; whatever else computes an edit
 	// (a review applying a proposal later) meets the same wall.
 	if err := config.CheckProtected(s.folder, e.Path); err != nil {
@@ -377,7 +429,7 @@ func (s *Session) applyEdit(ctx context.Context, e *tools.Edit) error {
 		// Recorded first: the client may write the disk before it answers,
 		// and the watcher must see our own text there, not a change.
 		s.reads.Record(e.Path, []byte(e.NewText))
-		err := store.WriteDocument(ctx, s.folder, e.Path, e.NewText)
+		err := store.WriteDocument(ctx, s.caller(callID), e.Path, e.NewText)
 		if err == nil {
 			return nil
 		}

@@ -58,7 +58,9 @@ func (c *acpClient) RequestPermission(_ context.Context, p acpsdk.RequestPermiss
 func (c *acpClient) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if m := n.Update.AgentMessageChunk; m != nil && m.Content.Text != nil {
+	// loom's own notices (the sandbox line, …) are messages of their
+	// own, tagged in _meta; text is the agent's answer.
+	if m := n.Update.AgentMessageChunk; m != nil && m.Content.Text != nil && m.Meta["loom"] == nil {
 		if c.text.Len() == 0 {
 			c.firstAt = time.Now()
 		}

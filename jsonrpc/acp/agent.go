@@ -39,6 +39,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		recent:   map[string]*session{},
 		turns:    map[turnKey]*turnWait{},
 		announce: map[string]int{},
+		held:     map[acpsdk.SessionId][]heldItem{},
+		replays:  map[acpsdk.SessionId]int{},
 	}
 	hostOpts := opts.Host
 	hostOpts.Editor = a
@@ -99,6 +101,10 @@ type agent struct {
 	// mcpLayer is the configuration layer of the client's MCP servers
 	// last applied, "" for none.
 	mcpLayer string
+	// held holds the updates of the sessions whose history session/load
+	// is replaying, replays counts those replays (see notices.go).
+	held    map[acpsdk.SessionId][]heldItem
+	replays map[acpsdk.SessionId]int
 	// announced holds the ids of the sessions told their slash commands
 	// and trust notice (see trust.go).
 	announced sync.Map
@@ -115,6 +121,9 @@ type session struct {
 	// retracted counts the session's retracted messages; it makes the
 	// messageId of the agent's text. Guarded by agent.mu.
 	retracted int
+	// notices counts the notices sent, for their messageIds; guarded by
+	// agent.mu.
+	notices int
 }
 
 // turnKey names a turn of an ACP session.
@@ -135,6 +144,9 @@ type turnWait struct {
 
 var _ acpsdk.Agent = (*agent)(nil)
 var _ acpsdk.AgentLoader = (*agent)(nil)
+var _ interface {
+	UnstableSetSessionModel(context.Context, acpsdk.UnstableSetSessionModelRequest) (acpsdk.UnstableSetSessionModelResponse, error)
+} = (*agent)(nil)
 var _ workspace.Editor = (*agent)(nil)
 var _ workspace.DocumentStore = (*agent)(nil)
 
@@ -181,12 +193,6 @@ func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsd
 // SetSessionMode implements acpsdk.Agent; loom-lsp has no session modes.
 func (a *agent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
 	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
-}
-
-// SetSessionConfigOption implements acpsdk.Agent; loom-lsp offers no
-// session config options (the model is set in loom.toml).
-func (a *agent) SetSessionConfigOption(context.Context, acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
-	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
 }
 
 // Cancel implements acpsdk.Agent: session/cancel stops the session's turn

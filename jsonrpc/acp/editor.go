@@ -35,7 +35,7 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 			u := acpsdk.UpdateAgentMessageText(n.Text)
 			id := a.messageID(s, n.Turn)
 			u.AgentMessageChunk.MessageId = &id
-			a.out.update(s.id, u)
+			a.send(s.id, u)
 		}
 	case workspace.NoteRetract:
 		// The text of the failed request is abandoned: what follows is a
@@ -44,12 +44,12 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		a.mu.Lock()
 		s.retracted++
 		a.mu.Unlock()
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetractWords))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetractWords))
 	case workspace.NoteReasoning:
 		// The model's own reasoning: agent_thought_chunk, apart from the
 		// answer.
 		if n.Text != "" {
-			a.out.update(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
+			a.send(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
 		}
 	case workspace.NoteTool:
 		a.toolNote(s, n.Tool)
@@ -59,7 +59,7 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		}
 	case workspace.NoteRewound:
 		if !n.Redone {
-			a.out.update(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn)))
+			a.send(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn)))
 		}
 	case workspace.NoteError:
 		if n.ErrorKind != "" {
@@ -67,24 +67,24 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 			// session/prompt answers with when the turn fails.
 			k := turnKey{s.id, n.Turn}
 			note := n
-			a.out.mark(func() { a.waitFor(k).err = &note })
+			a.markFor(s.id, func() { a.waitFor(k).err = &note })
 			return
 		}
 		if n.Trust {
 			// The user must read it, and answer it with /trust.
-			a.out.update(s.id, acpsdk.UpdateAgentMessageText("⚠ "+n.Text+"\n\n"))
+			a.send(s.id, acpsdk.UpdateAgentMessageText("⚠ "+n.Text+"\n\n"))
 			return
 		}
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
 	case workspace.NoteRetry:
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
 	case workspace.NoteCommit:
 		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
 		text := fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)
 		for _, note := range n.Commit.Notes {
 			text += "\n· " + note
 		}
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(text))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(text))
 	case workspace.NoteCommandChanges:
 		var b strings.Builder
 		for _, c := range n.Changes {
@@ -93,20 +93,20 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 				b.WriteString("```diff\n" + c.Diff + "```\n")
 			}
 		}
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText(b.String()))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText(b.String()))
 	case workspace.NoteInfo:
 		if n.Visible {
 			// The auto-commit's notes: the user must see them.
-			a.out.update(s.id, acpsdk.UpdateAgentThoughtText("· "+n.Text))
+			a.send(s.id, acpsdk.UpdateAgentThoughtText("· "+n.Text))
 		} else {
-			a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+			a.notice(s, infoKind(n), n.Text)
 		}
 	case workspace.NoteCompacted:
-		a.out.update(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
+		a.send(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
 	case workspace.NoteTurnEnded:
 		k := turnKey{s.id, n.Turn}
 		outcome, usage := n.Outcome, n.Usage
-		a.out.mark(func() {
+		a.markFor(s.id, func() {
 			w := a.waitFor(k)
 			w.outcome, w.usage = outcome, usage
 			close(w.done)
@@ -143,16 +143,16 @@ func (a *agent) toolNote(s *session, t *workspace.ToolNote) {
 	a.mu.Unlock()
 	switch t.Status {
 	case fsm.ToolPending:
-		a.out.update(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
+		a.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
 	case fsm.ToolRunning:
 		if shown != toolRunning {
-			a.out.update(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+			a.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 		}
 	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
 		if shown == toolUnseen {
-			a.out.update(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, ""), acpsdk.ToolCallStatusPending))
+			a.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, ""), acpsdk.ToolCallStatusPending))
 		}
-		a.out.update(s.id, finishUpdate(t))
+		a.send(s.id, finishUpdate(t))
 	}
 }
 
@@ -279,16 +279,22 @@ func ruleOf(ap workspace.Approval, id acpsdk.PermissionOptionId) *cmdrules.Rule 
 	return ap.Exact
 }
 
-// fileSession returns the session to read or write folder's files
-// through, or ErrUnsupported when the client cannot.
-func (a *agent) fileSession(folder string, write bool) (*session, error) {
+// fileSession returns the session to read or write a file through for
+// by (the session of its conversation), or ErrUnsupported when the client
+// cannot.
+func (a *agent) fileSession(by workspace.DocumentCaller, write bool) (*session, error) {
 	a.mu.Lock()
 	can := a.fs.ReadTextFile
 	if write {
 		can = a.fs.WriteTextFile
 	}
 	a.mu.Unlock()
-	s := a.liveIn(folder)
+	var s *session
+	if all := a.sessionsOf(by.Folder, by.Conversation); len(all) > 0 && by.Conversation != "" {
+		s = all[0]
+	} else {
+		s = a.liveIn(by.Folder)
+	}
 	if !can || s == nil {
 		return nil, workspace.ErrUnsupported
 	}
@@ -296,10 +302,16 @@ func (a *agent) fileSession(folder string, write bool) (*session, error) {
 }
 
 // ReadDocument implements workspace.DocumentStore with fs/read_text_file,
-// when the client advertised it.
-func (a *agent) ReadDocument(ctx context.Context, folder, path string) (string, error) {
-	s, err := a.fileSession(folder, false)
+// when the client advertised it. The updates queued before it (the
+// tool_call of the call that reads, and its in_progress) go out first:
+// notifications and requests share the connection, and a client must
+// never see a read it cannot explain.
+func (a *agent) ReadDocument(ctx context.Context, by workspace.DocumentCaller, path string) (string, error) {
+	s, err := a.fileSession(by, false)
 	if err != nil {
+		return "", err
+	}
+	if err := a.out.flush(ctx); err != nil {
 		return "", err
 	}
 	resp, err := a.client().ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: s.id, Path: path})
@@ -310,10 +322,14 @@ func (a *agent) ReadDocument(ctx context.Context, folder, path string) (string, 
 }
 
 // WriteDocument implements workspace.DocumentStore with
-// fs/write_text_file, when the client advertised it.
-func (a *agent) WriteDocument(ctx context.Context, folder, path, text string) error {
-	s, err := a.fileSession(folder, true)
+// fs/write_text_file, when the client advertised it; like ReadDocument,
+// after the updates queued before it.
+func (a *agent) WriteDocument(ctx context.Context, by workspace.DocumentCaller, path, text string) error {
+	s, err := a.fileSession(by, true)
 	if err != nil {
+		return err
+	}
+	if err := a.out.flush(ctx); err != nil {
 		return err
 	}
 	_, err = a.client().WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: s.id, Path: path, Content: text})

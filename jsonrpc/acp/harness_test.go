@@ -1,7 +1,9 @@
 package acp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,6 +38,10 @@ type testClient struct {
 	reads       []string
 	writes      map[string]string
 	permissions []acpsdk.RequestPermissionRequest
+	// events is what the agent sent the client, in wire order: tool
+	// calls' updates, file requests and permission requests (see
+	// clientEvent, wireRecorder).
+	events []clientEvent
 	// permit answers a permission request; nil cancels it.
 	permit func(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
 }
@@ -51,6 +57,17 @@ func (c *testClient) changed(fn func()) {
 	fn()
 	c.cond.Broadcast()
 	c.mu.Unlock()
+}
+
+// clientEvent is one message the client got: kind "tool_call",
+// "tool_call_update" (CallID, Status, Paths: the locations), "read",
+// "write" (Paths: the file) or "permission" (CallID).
+type clientEvent struct {
+	Kind    string
+	Session acpsdk.SessionId
+	CallID  string
+	Status  string
+	Paths   []string
 }
 
 func (c *testClient) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
@@ -90,6 +107,92 @@ func (c *testClient) RequestPermission(ctx context.Context, p acpsdk.RequestPerm
 func (c *testClient) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
 	c.changed(func() { c.updates = append(c.updates, n) })
 	return nil
+}
+
+// wireRecorder passes the agent's output on and records, in the order
+// they are on the wire, the client events its lines carry: the SDK's
+// client handles requests and notifications on goroutines of their own,
+// so only the wire tells their order.
+type wireRecorder struct {
+	w       io.Writer
+	c       *testClient
+	partial []byte
+}
+
+func (r *wireRecorder) Write(p []byte) (int, error) {
+	r.partial = append(r.partial, p...)
+	for {
+		i := bytes.IndexByte(r.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if ev, ok := wireEvent(r.partial[:i]); ok {
+			r.c.changed(func() { r.c.events = append(r.c.events, ev) })
+		}
+		r.partial = r.partial[i+1:]
+	}
+	return r.w.Write(p)
+}
+
+// wireEvent is the client event of one line the agent wrote.
+func wireEvent(line []byte) (clientEvent, bool) {
+	var msg struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil {
+		return clientEvent{}, false
+	}
+	switch msg.Method {
+	case acpsdk.ClientMethodSessionUpdate:
+		var n acpsdk.SessionNotification
+		if json.Unmarshal(msg.Params, &n) != nil {
+			return clientEvent{}, false
+		}
+		return toolEvent(n)
+	case acpsdk.ClientMethodFsReadTextFile:
+		var p acpsdk.ReadTextFileRequest
+		_ = json.Unmarshal(msg.Params, &p)
+		return clientEvent{Kind: "read", Session: p.SessionId, Paths: []string{p.Path}}, true
+	case acpsdk.ClientMethodFsWriteTextFile:
+		var p acpsdk.WriteTextFileRequest
+		_ = json.Unmarshal(msg.Params, &p)
+		return clientEvent{Kind: "write", Session: p.SessionId, Paths: []string{p.Path}}, true
+	case acpsdk.ClientMethodSessionRequestPermission:
+		var p acpsdk.RequestPermissionRequest
+		_ = json.Unmarshal(msg.Params, &p)
+		return clientEvent{Kind: "permission", Session: p.SessionId, CallID: string(p.ToolCall.ToolCallId)}, true
+	}
+	return clientEvent{}, false
+}
+
+// toolEvent is the clientEvent of a tool call's update.
+func toolEvent(n acpsdk.SessionNotification) (clientEvent, bool) {
+	paths := func(locs []acpsdk.ToolCallLocation) []string {
+		var out []string
+		for _, l := range locs {
+			out = append(out, l.Path)
+		}
+		return out
+	}
+	switch u := n.Update; {
+	case u.ToolCall != nil:
+		return clientEvent{Kind: "tool_call", Session: n.SessionId, CallID: string(u.ToolCall.ToolCallId), Status: string(u.ToolCall.Status), Paths: paths(u.ToolCall.Locations)}, true
+	case u.ToolCallUpdate != nil:
+		st := ""
+		if u.ToolCallUpdate.Status != nil {
+			st = string(*u.ToolCallUpdate.Status)
+		}
+		return clientEvent{Kind: "tool_call_update", Session: n.SessionId, CallID: string(u.ToolCallUpdate.ToolCallId), Status: st, Paths: paths(u.ToolCallUpdate.Locations)}, true
+	}
+	return clientEvent{}, false
+}
+
+// eventLog returns a copy of the client's events so far.
+func (c *testClient) eventLog() []clientEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]clientEvent(nil), c.events...)
 }
 
 func (c *testClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
@@ -162,15 +265,39 @@ func describe(ns []acpsdk.SessionNotification) string {
 	return b.String()
 }
 
-// agentText is the agent's streamed text in ns.
+// agentText is the agent's streamed text in ns, loom's notices left out
+// (a message of their own, tagged in _meta).
 func agentText(ns []acpsdk.SessionNotification) string {
 	var b strings.Builder
 	for _, n := range ns {
-		if c := n.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+		if c := n.Update.AgentMessageChunk; c != nil && c.Content.Text != nil && noticeKind(n) == "" {
 			b.WriteString(c.Content.Text.Text)
 		}
 	}
 	return b.String()
+}
+
+// noticeKind is the kind of loom notice n is (_meta.loom.notice on an
+// agent message chunk), "" for none.
+func noticeKind(n acpsdk.SessionNotification) string {
+	c := n.Update.AgentMessageChunk
+	if c == nil {
+		return ""
+	}
+	loom, _ := c.Meta["loom"].(map[string]any)
+	kind, _ := loom["notice"].(string)
+	return kind
+}
+
+// notices are the texts of the loom notices in ns of session id.
+func notices(ns []acpsdk.SessionNotification, id acpsdk.SessionId) []string {
+	var out []string
+	for _, n := range ns {
+		if noticeKind(n) != "" && n.SessionId == id && n.Update.AgentMessageChunk.Content.Text != nil {
+			out = append(out, n.Update.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return out
 }
 
 // harness runs Serve in-process, connected over pipes to a client side
@@ -229,7 +356,7 @@ func startWith(t *testing.T, stateDir string, load func(string, []config.Overrid
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	go func() {
 		defer close(h.served)
-		Serve(context.Background(), agentIn, agentOut, Options{
+		Serve(context.Background(), agentIn, &wireRecorder{w: agentOut, c: h.client}, Options{
 			Host:    workspace.HostOptions{StateDir: stateDir, Config: load, Getenv: func(string) string { return "" }},
 			Version: "test",
 			Logger:  logger,

@@ -55,7 +55,11 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	a.register(id, c)
 	a.log.Info("session/new", "session", id, "cwd", c.Path())
 	a.advertiseCommands(id)
-	return acpsdk.NewSessionResponse{SessionId: id}, nil
+	m, err := a.modelsOf(ctx, c)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	return acpsdk.NewSessionResponse{SessionId: id, Models: m.state, ConfigOptions: m.options}, nil
 }
 
 // restore opens the conversation id of cwd, leaving the folder's other
@@ -119,23 +123,34 @@ func (a *agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (a
 // notifications (the prompts, the answers, each tool call and its final
 // state) before the response.
 func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	// What the session is told while its history is replayed (the
+	// journal's "resumed" notice, a folder's notice, a running turn's
+	// text) waits behind the replay.
+	release := a.holdForReplay(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
+		release()
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	msgs, err := s.ws.History(ctx)
 	if err != nil {
+		release()
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	for _, u := range historyUpdates(s.folder, msgs) {
 		a.out.update(s.id, u)
 	}
 	a.advertiseCommands(s.id)
+	release()
 	if err := a.out.flush(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	a.log.Info("session/load", "session", s.id, "cwd", s.folder, "messages", len(msgs))
-	return acpsdk.LoadSessionResponse{}, nil
+	m, err := a.modelsOf(ctx, s.ws)
+	if err != nil {
+		return acpsdk.LoadSessionResponse{}, err
+	}
+	return acpsdk.LoadSessionResponse{Models: m.state, ConfigOptions: m.options}, nil
 }
 
 // ResumeSession implements acpsdk.Agent: like session/load, without the
@@ -147,7 +162,11 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	}
 	a.advertiseCommands(s.id)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
-	return acpsdk.ResumeSessionResponse{}, nil
+	m, err := a.modelsOf(ctx, s.ws)
+	if err != nil {
+		return acpsdk.ResumeSessionResponse{}, err
+	}
+	return acpsdk.ResumeSessionResponse{Models: m.state, ConfigOptions: m.options}, nil
 }
 
 // ListSessions implements acpsdk.Agent: the journaled conversations of

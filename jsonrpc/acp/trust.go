@@ -28,13 +28,22 @@ var trustAvailable = acpsdk.AvailableCommand{
 
 // announceOnce sends, the first time a session prompts (the client knows
 // the session id by then), the trust notice of its folder when settings
-// were ignored. /trust is advertised with the other slash commands.
+// were ignored, and the sandbox line: how commands are confined (what
+// LSP clients see in loom.status). /trust is advertised with the other
+// slash commands.
 func (a *agent) announceOnce(ctx context.Context, s *session) {
 	if _, seen := a.announced.LoadOrStore(s.id, true); seen {
 		return
 	}
-	if st, err := s.ws.Status(ctx); err == nil && st.TrustNotice != "" {
-		a.out.update(s.id, acpsdk.UpdateAgentMessageText(st.TrustNotice+"\n\n"))
+	st, err := s.ws.Status(ctx)
+	if err != nil {
+		return
+	}
+	if st.TrustNotice != "" {
+		a.send(s.id, acpsdk.UpdateAgentMessageText(st.TrustNotice+"\n\n"))
+	}
+	if st.Sandbox != "" {
+		a.notice(s, "sandbox", "sandbox: "+st.Sandbox)
 	}
 }
 

@@ -87,12 +87,20 @@ class TestClient extends EventEmitter {
       check();
     });
   }
+  /** The agent's answer text since update `from`: loom's notices (messages of their own, tagged _meta.loom.notice) left out. */
   text(from = 0) {
     return this.updates
       .slice(from)
-      .filter((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text")
+      .filter((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text" && !u.update._meta?.loom?.notice)
       .map((u) => u.update.content.text)
       .join("");
+  }
+  /** loom's notices to session id: [{kind, text, index}]. */
+  notices(id) {
+    return this.updates
+      .map((u, index) => ({ u, index }))
+      .filter(({ u }) => u.sessionId === id && u.update.sessionUpdate === "agent_message_chunk" && u.update._meta?.loom?.notice)
+      .map(({ u, index }) => ({ kind: u.update._meta.loom.notice, text: u.update.content.text, index, messageId: u.update.messageId }));
   }
 }
 
@@ -288,6 +296,76 @@ test("writing through fs/write_text_file; the hook commits the agent's change, n
   assert.match(git("log", "-1", "--format=%B"), /capitalize the title/);
 });
 
+/** What the agent sent, in wire order, from line `from` of its stdout: tool calls' updates, fs requests, permission requests. */
+function wireEvents(from = 0) {
+  const out = [];
+  for (const line of agent.lines.slice(from)) {
+    const m = JSON.parse(line);
+    const p = m.params ?? {};
+    if (m.method === "session/update" && (p.update.sessionUpdate === "tool_call" || p.update.sessionUpdate === "tool_call_update")) {
+      out.push({ kind: p.update.sessionUpdate, session: p.sessionId, call: p.update.toolCallId, status: p.update.status ?? "", paths: (p.update.locations ?? []).map((l) => l.path) });
+    } else if (m.method === "fs/read_text_file" || m.method === "fs/write_text_file") {
+      out.push({ kind: m.method, session: p.sessionId, paths: [p.path] });
+    } else if (m.method === "session/request_permission") {
+      out.push({ kind: "permission", session: p.sessionId, call: p.toolCall.toolCallId });
+    }
+  }
+  return out;
+}
+
+/** Each fs request of events, with what is wrong about it: none when a tool call of its session about its file was announced and is in progress. */
+function unexplainedRequests(events) {
+  const calls = new Map();
+  const wrong = [];
+  let n = 0;
+  events.forEach((ev, i) => {
+    const key = `${ev.session}/${ev.call}`;
+    if (ev.kind === "tool_call") calls.set(key, { status: ev.status, paths: [...ev.paths] });
+    else if (ev.kind === "tool_call_update") {
+      const c = calls.get(key);
+      if (!c) return wrong.push(`${i}: update of ${ev.call} before its tool_call`);
+      if (ev.status) c.status = ev.status;
+      c.paths.push(...ev.paths);
+    } else if (ev.kind.startsWith("fs/")) {
+      n++;
+      const ok = [...calls].some(([k, c]) => k.startsWith(`${ev.session}/`) && c.status === "in_progress" && c.paths.includes(ev.paths[0]));
+      if (!ok) wrong.push(`${i}: ${ev.kind} ${ev.paths[0]} with no tool call of its session about it in progress`);
+    }
+  });
+  return { n, wrong };
+}
+
+test("every fs request comes after the tool_call (and in_progress) of the tool that causes it, on every tool of a multi-tool turn", async () => {
+  const order = path.join(work, "order.txt");
+  fs.writeFileSync(order, "order one\n");
+  git("add", "order.txt");
+  git("commit", "-qm", "order.txt");
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") return { text: ["Done with the tools."] };
+    return {
+      toolCalls: [
+        { id: "ord-read", name: "read_file", arguments: JSON.stringify({ path: "order.txt" }) },
+        { id: "ord-notes", name: "read_file", arguments: JSON.stringify({ path: "notes.txt" }) },
+        { id: "ord-edit", name: "edit_file", arguments: JSON.stringify({ path: "order.txt", old_string: "one", new_string: "ONE" }) },
+        { id: "ord-write", name: "write_file", arguments: JSON.stringify({ path: "order-new.txt", content: "new\n" }) },
+        { id: "ord-reread", name: "read_file", arguments: JSON.stringify({ path: "order-new.txt" }) },
+      ],
+    };
+  };
+  const from = agent.lines.length;
+  const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "use five tools" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const events = wireEvents(from);
+  const { n, wrong } = unexplainedRequests(events);
+  assert.ok(n >= 5, `only ${n} fs requests: ${JSON.stringify(events)}`);
+  assert.deepEqual(wrong, [], JSON.stringify(events, null, 1));
+  for (const id of ["ord-read", "ord-notes", "ord-edit", "ord-write", "ord-reread"]) {
+    assert.deepEqual(toolUpdates(agent.client, id).map((u) => u.status ?? ""), ["pending", "in_progress", "completed"], id);
+  }
+  assert.equal(fs.readFileSync(order, "utf8"), "order ONE\n");
+});
+
 function bashTurn(id, command) {
   model.respond = (body) => {
     const last = body.messages.at(-1);
@@ -311,9 +389,13 @@ test("permission allow", async () => {
     assert.equal(p.toolCall.toolCallId, "bash-allow");
     return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } };
   };
+  const fromLine = agent.lines.length;
   const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "run it" }] });
   assert.equal(r.stopReason, "end_turn");
   assert.equal(fs.readFileSync(path.join(work, "allowed.txt"), "utf8"), "yes\n");
+  // Pending while the user is asked; in_progress once allowed; then completed.
+  const shown = wireEvents(fromLine).filter((e) => e.call === "bash-allow").map((e) => (e.kind === "permission" ? "?" : e.status)).filter(Boolean);
+  assert.deepEqual(shown, ["pending", "?", "in_progress", "completed"]);
   const ups = toolUpdates(agent.client, "bash-allow");
   assert.equal(ups[0].kind, "execute");
   assert.equal(ups[0].title, "Run `echo yes > allowed.txt`");
@@ -323,9 +405,13 @@ test("permission allow", async () => {
 test("permission deny", async () => {
   bashTurn("bash-deny", "echo no > denied.txt");
   agent.client.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "reject_once").optionId } });
+  const fromLine = agent.lines.length;
   const r = await agent.conn.prompt({ sessionId, prompt: [{ type: "text", text: "run that" }] });
   assert.equal(r.stopReason, "end_turn");
   assert.ok(!fs.existsSync(path.join(work, "denied.txt")), "a denied command ran");
+  // Denied: from pending to failed, never running.
+  const shown = wireEvents(fromLine).filter((e) => e.call === "bash-deny").map((e) => (e.kind === "permission" ? "?" : e.status)).filter(Boolean);
+  assert.deepEqual(shown, ["pending", "?", "failed"]);
   assert.equal(toolUpdates(agent.client, "bash-deny").at(-1).status, "failed");
   assert.match(model.lastMessages().findLast((m) => m.role === "tool").content, /denied by the user/);
   agent.client.onPermission = null;
@@ -365,6 +451,75 @@ test("cancel while a permission request is pending: the tool does not run", asyn
   const last = agent.client.updates.filter((u) => u.update.toolCallId === "bash-cancel").at(-1);
   assert.equal(last.update.status, "failed");
   assert.ok(last.at <= answeredAt, "the final tool_call_update came after the response");
+});
+
+/** The raw result of the agent's answer to a request whose result names sessionId (the SDK may drop unstable fields). */
+function rawResult(pred) {
+  for (const line of agent.lines) {
+    const m = JSON.parse(line);
+    if (m.result && pred(m.result)) return m.result;
+  }
+  return undefined;
+}
+
+test("models: session/new advertises the server's models; set_config_option and set_model switch one session's model, and its requests use it", async () => {
+  const a = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const b = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const option = a.configOptions?.find((o) => o.id === "model");
+  assert.ok(option, `no model config option: ${JSON.stringify(a.configOptions)}`);
+  assert.equal(option.category, "model");
+  assert.equal(option.currentValue, "scripted");
+  assert.deepEqual(option.options.map((o) => o.value), ["scripted", "scripted-large"]);
+  const raw = rawResult((r) => r.sessionId === a.sessionId);
+  assert.equal(raw.models.currentModelId, "scripted");
+  assert.deepEqual(raw.models.availableModels.map((m) => m.modelId), ["scripted", "scripted-large"]);
+
+  // Stable: session/set_config_option.
+  const set = await agent.conn.setSessionConfigOption({ sessionId: a.sessionId, configId: "model", value: "scripted-large" });
+  assert.equal(set.configOptions.find((o) => o.id === "model").currentValue, "scripted-large");
+  model.respond = () => ({ text: ["ok"] });
+  await agent.conn.prompt({ sessionId: a.sessionId, prompt: [{ type: "text", text: "which model A" }] });
+  assert.equal(model.requests.at(-1).model, "scripted-large");
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "which model B" }] });
+  assert.equal(model.requests.at(-1).model, "scripted", "the other session's model changed too");
+  await assert.rejects(agent.conn.setSessionConfigOption({ sessionId: a.sessionId, configId: "mode", value: "x" }), (e) => e.code === -32602);
+
+  // Unstable: session/set_model (Zed), sent raw: the SDK has no method for it.
+  await agent.conn.request("session/set_model", { sessionId: b.sessionId, modelId: "scripted-large" });
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "which model B again" }] });
+  assert.equal(model.requests.at(-1).model, "scripted-large");
+  const update = agent.client.updates.find((u) => u.sessionId === b.sessionId && u.update.sessionUpdate === "config_option_update");
+  assert.equal(update?.update.configOptions.find((o) => o.id === "model").currentValue, "scripted-large");
+  // Loaded again, the session says the model it uses.
+  await agent.conn.loadSession({ sessionId: a.sessionId, cwd: work, mcpServers: [] });
+  const loaded = rawResult((r) => r.models && r.sessionId === undefined && r.models.currentModelId === "scripted-large");
+  assert.ok(loaded, "session/load does not advertise the switched model");
+});
+
+test("notices: the sandbox line once at a session's first prompt; a file changed on disk is told to the session that read it, not to the other", async () => {
+  const watched = path.join(work, "watched.txt");
+  fs.writeFileSync(watched, "before\n");
+  const a = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const b = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (/read watched/.test(lastUserText(body)) && last.role === "user") return { toolCalls: [{ id: "watch-read", name: "read_file", arguments: JSON.stringify({ path: "watched.txt" }) }] };
+    return { text: ["noted"] };
+  };
+  await agent.conn.prompt({ sessionId: a.sessionId, prompt: [{ type: "text", text: "read watched.txt" }] });
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "hello" }] });
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "hello again" }] });
+  for (const s of [a, b]) {
+    const sandbox = agent.client.notices(s.sessionId).filter((n) => n.kind === "sandbox");
+    assert.equal(sandbox.length, 1, JSON.stringify(agent.client.notices(s.sessionId)));
+    assert.match(sandbox[0].text, /^· sandbox: .*(network|no sandbox)/);
+    assert.ok(sandbox[0].messageId && !agent.client.updates.some((u) => u.update.messageId === sandbox[0].messageId && !u.update._meta?.loom), "a notice shares its message with the answer");
+  }
+  fs.writeFileSync(watched, "changed behind the agent's back\n");
+  const changed = (n) => /changed on disk since the agent read them.*watched\.txt/.test(n.text);
+  await agent.client.waitFor("A told that watched.txt changed", () => agent.client.notices(a.sessionId).find(changed));
+  await agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "anything new?" }] });
+  assert.ok(!agent.client.notices(b.sessionId).some(changed), "B was told of A's file");
 });
 
 // The four same-cwd checks (several threads on one project, as Zed,
@@ -465,6 +620,12 @@ test("session/list and session/load in a fresh process replay the history before
   assert.equal(info.title, firstPrompt);
   assert.ok(!Number.isNaN(Date.parse(info.updatedAt)));
   await agent.conn.loadSession({ sessionId, cwd: work, mcpServers: [] });
+  // The journal's notice, raised while the history is replayed, comes after the replay, before the response.
+  const resumed = agent.client.notices(sessionId).find((n) => /resumed the conversation/.test(n.text));
+  assert.ok(resumed, "no 'resumed' notice");
+  const lastReplayed = agent.client.updates.findLastIndex((u) => ["user_message_chunk", "tool_call", "tool_call_update"].includes(u.update.sessionUpdate) || (u.update.sessionUpdate === "agent_message_chunk" && !u.update._meta?.loom));
+  assert.ok(resumed.index > lastReplayed, `a notice landed inside the replay (at ${resumed.index}, replay ends at ${lastReplayed})`);
+  agent.client.updates = agent.client.updates.filter((u) => !u.update._meta?.loom);
   const replayed = agent.client.updates.map((u) => u.update);
   const kinds = new Set(replayed.map((u) => u.sessionUpdate));
   for (const k of ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]) assert.ok(kinds.has(k), `no ${k} replayed before the response`);

@@ -38,7 +38,7 @@ export class ScriptedModel {
   #handle(req, res) {
     if (req.method === "GET" && req.url.endsWith("/models")) {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ object: "list", data: [{ id: "scripted", object: "model", owned_by: "test" }] }));
+      res.end(JSON.stringify({ object: "list", data: ["scripted", "scripted-large"].map((id) => ({ id, object: "model", created: 0, owned_by: "test" })) }));
       return;
     }
     if (req.method !== "POST" || !req.url.endsWith("/chat/completions")) {

@@ -1,0 +1,128 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Model switching in ACP, per session (conversation), journaled like
+// LSP's loom.setModel (workspace.Conversation.SetModel). The models the
+// server lists are offered two ways, for the clients of both:
+//
+//   - the session's config option "model" (category "model"): in
+//     session/new, load and resume responses' configOptions, switched
+//     with session/set_config_option (stable ACP);
+//   - models (SessionModelState) in the same responses, switched with
+//     session/set_model (unstable ACP, what Zed uses).
+//
+// Either way the client gets a config_option_update with the new value.
+
+// modelConfigID is the id of the model's session config option.
+const modelConfigID = "model"
+
+// listModelsTimeout bounds the wait for the model server's list when a
+// session opens: a server that does not answer makes the list hold the
+// current model alone, never a slow session/new.
+const listModelsTimeout = 3 * time.Second
+
+// sessionModels is the model state of session s: what its responses
+// advertise.
+type sessionModels struct {
+	state   *acpsdk.SessionModelState
+	options []acpsdk.SessionConfigOption
+}
+
+// modelsOf lists the models of conversation c (the server's, and the one
+// in use). A server that cannot list them gives the current one alone.
+func (a *agent) modelsOf(ctx context.Context, c *workspace.Conversation) (sessionModels, error) {
+	lctx, cancel := context.WithTimeout(ctx, listModelsTimeout)
+	defer cancel()
+	list, err := c.Models(lctx)
+	if err != nil {
+		return sessionModels{}, err
+	}
+	if list.Error != "" {
+		a.log.Info("the model server lists no models", "error", list.Error)
+	}
+	return modelState(list), nil
+}
+
+// modelState turns a workspace model list into ACP's two shapes.
+func modelState(list workspace.ModelList) sessionModels {
+	state := &acpsdk.SessionModelState{CurrentModelId: acpsdk.ModelId(list.Current), AvailableModels: []acpsdk.ModelInfo{}}
+	opts := acpsdk.SessionConfigSelectOptionsUngrouped{}
+	for _, id := range list.Models {
+		info := acpsdk.ModelInfo{ModelId: acpsdk.ModelId(id), Name: id}
+		if id == list.Configured {
+			info.Description = acpsdk.Ptr("model.name in loom.toml")
+		}
+		state.AvailableModels = append(state.AvailableModels, info)
+		opts = append(opts, acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(id), Name: id, Description: info.Description})
+	}
+	category := acpsdk.SessionConfigOptionCategoryModel
+	option := acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
+		Type: "select", Id: modelConfigID, Name: "Model", Category: &category,
+		Description:  acpsdk.Ptr("the model this conversation's next requests use"),
+		CurrentValue: acpsdk.SessionConfigValueId(list.Current),
+		Options:      acpsdk.SessionConfigSelectOptions{Ungrouped: &opts},
+	}}
+	return sessionModels{state: state, options: []acpsdk.SessionConfigOption{option}}
+}
+
+// setModel switches session id's conversation to model and tells the
+// client the new value (config_option_update).
+func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string) (sessionModels, error) {
+	s, err := a.liveSession(id)
+	if err != nil {
+		return sessionModels{}, err
+	}
+	if model == "" {
+		return sessionModels{}, invalidParams("the model id is empty")
+	}
+	if _, err := s.ws.SetModel(ctx, model); err != nil {
+		if errors.Is(err, workspace.ErrBadModel) {
+			return sessionModels{}, invalidParams("%v", err)
+		}
+		return sessionModels{}, err
+	}
+	m, err := a.modelsOf(ctx, s.ws)
+	if err != nil {
+		return sessionModels{}, err
+	}
+	a.out.update(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+		SessionUpdate: "config_option_update", ConfigOptions: m.options,
+	}})
+	a.log.Info("model switched", "session", s.id, "model", model)
+	return m, nil
+}
+
+// UnstableSetSessionModel implements session/set_model (unstable ACP):
+// the session's next requests use the model. The name is not checked
+// against the server's list (a server may serve models it does not
+// list); a request to a model the server lacks fails with its error.
+func (a *agent) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableSetSessionModelRequest) (acpsdk.UnstableSetSessionModelResponse, error) {
+	_, err := a.setModel(ctx, p.SessionId, string(p.ModelId))
+	return acpsdk.UnstableSetSessionModelResponse{}, err
+}
+
+// SetSessionConfigOption implements acpsdk.Agent: the one option is
+// "model" (see UnstableSetSessionModel).
+func (a *agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	v := p.ValueId
+	if v == nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("the only config option is %q, whose value is a model id", modelConfigID)
+	}
+	if v.ConfigId != modelConfigID {
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q (the only one is %q)", v.ConfigId, modelConfigID)
+	}
+	m, err := a.setModel(ctx, v.SessionId, string(v.Value))
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: m.options}, nil
+}

@@ -1,0 +1,116 @@
+package acp
+
+import (
+	"fmt"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/loom-lsp/loom-lsp/workspace"
+)
+
+// Notices and session/load's replay. What loom itself tells a session
+// (a file changed on disk since the agent read it, an undo, the commit
+// journal, a configuration reload, an MCP server ready, the sandbox, …)
+// goes out as an agent_message_chunk of a message of its own (messageId
+// "<session>-notice-N"), tagged _meta {"loom": {"notice": kind}}, to the
+// sessions of the conversation it concerns (all of its folder's for a
+// folder's notice).
+//
+// While session/load replays a conversation, every update for that
+// session (a notice, a running turn's text) is held and queued after the
+// replay, so that nothing lands in the middle of the history.
+
+// noticeMeta tags a notice's update.
+func noticeMeta(kind string) map[string]any {
+	return map[string]any{"loom": map[string]any{"notice": kind}}
+}
+
+// notice sends text to session s as a notice message of its own.
+func (a *agent) notice(s *session, kind, text string) {
+	a.mu.Lock()
+	s.notices++
+	id := fmt.Sprintf("%s-notice-%d", s.id, s.notices)
+	a.mu.Unlock()
+	u := acpsdk.UpdateAgentMessageText("· " + text + "\n\n")
+	u.AgentMessageChunk.MessageId = &id
+	u.AgentMessageChunk.Meta = noticeMeta(kind)
+	a.send(s.id, u)
+}
+
+// heldItem is an update, or a marker (mark set), held during a replay.
+type heldItem struct {
+	update acpsdk.SessionUpdate
+	mark   func()
+}
+
+// send queues update u for session id, behind its replay if one runs.
+func (a *agent) send(id acpsdk.SessionId, u acpsdk.SessionUpdate) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, replaying := a.held[id]; replaying {
+		a.held[id] = append(a.held[id], heldItem{update: u})
+		return
+	}
+	a.out.update(id, u)
+}
+
+// markFor queues fn behind session id's updates (see outbox.mark).
+func (a *agent) markFor(id acpsdk.SessionId, fn func()) {
+	a.mu.Lock()
+	if _, replaying := a.held[id]; replaying {
+		a.held[id] = append(a.held[id], heldItem{mark: fn})
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	// Not under a.mu: a closed outbox runs fn at once, and fn may lock it.
+	a.out.mark(fn)
+}
+
+// holdForReplay starts holding session id's updates; the replay itself
+// is queued with out.update directly. The returned function queues what
+// was held after the replay and stops holding. Two replays of one
+// session at once hold until the last ends.
+func (a *agent) holdForReplay(id acpsdk.SessionId) (release func()) {
+	a.mu.Lock()
+	a.replays[id]++
+	if _, ok := a.held[id]; !ok {
+		a.held[id] = []heldItem{}
+	}
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		a.replays[id]--
+		for {
+			items := a.held[id]
+			if a.replays[id] > 0 || len(items) == 0 {
+				if a.replays[id] <= 0 {
+					delete(a.replays, id)
+					delete(a.held, id)
+				}
+				a.mu.Unlock()
+				return
+			}
+			// Still holding while these go out: what arrives meanwhile
+			// queues behind them, for the next round.
+			a.held[id] = []heldItem{}
+			a.mu.Unlock()
+			for _, it := range items {
+				if it.mark != nil {
+					a.out.mark(it.mark)
+				} else {
+					a.out.update(id, it.update)
+				}
+			}
+			a.mu.Lock()
+		}
+	}
+}
+
+// infoKind names a workspace notice for _meta.
+func infoKind(n workspace.Notification) string {
+	if n.Conversation == "" {
+		return "folder"
+	}
+	return "info"
+}
