@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 )
 
@@ -132,5 +133,48 @@ func TestUndoFileRefuses(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "g.txt")); string(got) != "GEE\n" {
 		t.Fatalf("g.txt = %q", got)
+	}
+}
+
+// UndoFile while a turn runs waits for it to end: without commits named,
+// it then takes back the running turn's change to the file (the latest
+// turn that changed it), not the one before, which was the latest when
+// the user clicked.
+func TestUndoFileWhileBusyWaitsForTheTurn(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"f.txt": fiveLines})
+	fifo, open := gate(t)
+	model := turnsModel(
+		[][]fsm.ToolCall{{call("r", "read_file", `{"path":"f.txt"}`)}, {edit("e1", "f.txt", "one", "ONE")}},
+		[][]fsm.ToolCall{{call("b", "bash", `{"command":"cat '`+fifo+`' >/dev/null"}`)}, {call("r2", "read_file", `{"path":"f.txt"}`)}, {edit("e2", "f.txt", "five", "FIVE")}},
+	)
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
+	s, _ := h.AddFolder(dir)
+	ask(t, h, s, "first")
+	turn, err := s.Ask(context.Background(), "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := open() // the command runs: the turn is busy
+	type result struct {
+		msg string
+		err error
+	}
+	undone := make(chan result, 1)
+	go func() {
+		msg, err := s.UndoFile(context.Background(), "f.txt", nil)
+		undone <- result{msg, err}
+	}()
+	g.Close()
+	h.editor.turnEnded(t, turn)
+	second := h.editor.waitFor(t, "the second commit", func(n Notification) bool { return n.Kind == NoteCommit && n.Turn == turn }).Commit.SHA
+	r := <-undone
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != "ONE\ntwo\nthree\nfour\nfive\n" {
+		t.Fatalf("f.txt = %q: want the second turn's FIVE taken back, the first turn's ONE kept", got)
+	}
+	if parent := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD~1")); parent != second {
+		t.Fatalf("HEAD~1 = %s, want the second turn's commit %s", parent, second)
 	}
 }

@@ -1,9 +1,10 @@
 // Rewind in VS Code, with VS Code's own UI: "Loom: Restore Checkpoint…"
 // lists the turns and rewinds the files, the conversation or both;
-// "Loom: Redo" undoes the last rewind. (A proposed change is reviewed in
+// "Loom: Redo" undoes the last rewind. (The rewound prompt comes back in
+// the panel's input: checkpoints.ts.) (A proposed change is reviewed in
 // the chat panel's edit card and the diff editor: reviewpanel.ts.)
 import * as vscode from 'vscode';
-import { checkpointLabel, CheckpointsResult, restoreKinds, RewindResult, RewoundParams } from './reviewwire';
+import { checkpointLabel, CheckpointsResult, restoreKinds, RewindResult } from './reviewwire';
 
 type Execute = (command: string, arg: object) => Promise<unknown>;
 
@@ -53,17 +54,6 @@ export class ReviewController {
       void vscode.window.showInformationMessage('Loom: the last rewind is undone.');
     } catch (e) {
       void vscode.window.showErrorMessage(`Loom: redo: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  }
-
-  /** loom/rewound: the rewound prompt comes back for editing. */
-  async rewound(p: RewoundParams, ask: (prompt: string) => Promise<unknown>): Promise<void> {
-    if (p.redone || !p.prompt) {
-      return;
-    }
-    const edited = await vscode.window.showInputBox({ prompt: `Edit and send again your prompt of turn ${p.turn}`, value: p.prompt, ignoreFocusOut: true });
-    if (edited && edited.trim() !== '') {
-      await ask(edited);
     }
   }
 }

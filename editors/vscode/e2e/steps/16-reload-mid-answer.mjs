@@ -48,4 +48,17 @@ step('16. a reload keeps the commits with their Undo, the quick-fix prompt as sh
   await until('the commit undone', async () => (await second.getAttribute('class'))?.includes('is-undone'));
   assert.ok(!fs.existsSync(path.join(ws, 'note2.txt')), 'note2.txt removed');
   await shot('16', 'undo-by-sha');
+  // A second reload: the restored conversation was kept again, with the
+  // interrupted mark and the undone commit.
+  const kept = await panelCounts();
+  assert.equal(kept.interrupted, 1);
+  assert.equal(kept.undone, 1);
+  await reloadWindow();
+  let again;
+  await until('the conversation redrawn again', async () => {
+    again = await panelCounts();
+    return JSON.stringify(again) === JSON.stringify(kept);
+  }, 60_000, 25).catch((e) => {
+    throw new Error(`${e.message}\nbefore ${JSON.stringify(kept)}\nafter  ${JSON.stringify(again)}`);
+  });
 });

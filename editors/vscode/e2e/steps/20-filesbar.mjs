@@ -107,14 +107,28 @@ step('20. changed-files bar: an agent edit shows with +/−, opens a diff, Undo 
   assert.equal(git('ls-files', 'version.txt').trim(), '', 'not committed before Keep');
   await axeInFourThemes();
   await shot('20', 'command-change');
+
+  // Another command asks while the bar is shown: Shift+Tab from the input still reaches Deny first
+  // (the bar is above the input on screen, after it in the tab order).
+  await ask('Generate the build stamp');
+  const card = chat().locator('.card.tool').filter({ hasText: 'stamp.txt' }).last();
+  await card.locator('button.deny').waitFor();
+  await chat().locator('textarea.input').focus();
+  await page.keyboard.press('Shift+Tab');
+  assert.match(await chat().locator(':focus').evaluate((e) => e.className), /\bdeny\b/, 'first Shift+Tab stop from the input');
+  await chat().locator('button.send').focus();
+  await page.keyboard.press('Tab');
+  assert.match(await chat().locator(':focus').evaluate((e) => e.className), /\bfb-toggle\b/, 'Tab after Send reaches the bar');
+  await card.locator('button.allow').click();
+  await waitIdle();
+  await until('stamp.txt in the bar', async () => JSON.stringify(await shownPaths()) === '["stamp.txt","version.txt"]');
+
   await row('version.txt').locator('button.fb-keep').click();
   await until('version.txt committed', async () => git('ls-files', 'version.txt').trim() === 'version.txt');
-  await until('the bar hidden', async () => bar().isHidden());
+  await until('version.txt out of the bar', async () => JSON.stringify(await shownPaths()) === '["stamp.txt"]');
   assert.equal(git('status', '--porcelain', '--', 'version.txt'), '');
 
-  // Another command's new file, discarded: it is gone.
-  await allowCommand('Generate the build stamp', 'stamp.txt');
-  await until('stamp.txt in the bar', async () => (await row('stamp.txt').count()) === 1);
+  // The other command's new file, discarded: it is gone.
   await row('stamp.txt').locator('button.fb-undo').click();
   await until('stamp.txt discarded', async () => !fs.existsSync(path.join(ws, 'stamp.txt')));
   await until('the bar hidden', async () => bar().isHidden());

@@ -24,7 +24,9 @@ log.append(list, queue);
 const empty = el('div', 'empty');
 empty.innerHTML = '<h2>Loom</h2><p>Ask about this workspace, or ask for a change. Loom reads and edits files, runs commands when you allow it, and commits what it changed.</p>';
 setupCard.hidden = true;
-app.append(headerBar, log, setupCard, filesBar, composer);
+// The bar shows above the input (style.css: order) but comes after it in
+// the tab order: Shift+Tab from the input still reaches an approval's Deny first.
+app.append(headerBar, log, setupCard, composer, filesBar);
 
 // Copy / Insert of code blocks: one listener for every block.
 log.addEventListener('click', (ev) => {
