@@ -249,6 +249,9 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	case "propose":
 		// Each input line is a file: "<kind> <path> <hunk>@<start>-<end>…".
 		ev := ChangesProposed{Turn: u64("turn"), CallID: arg("call")}
+		if a, ok := td.Arg("output"); ok {
+			ev.Output = strings.Join(a.Vals, " ")
+		}
 		for _, line := range strings.Split(td.Input, "\n") {
 			f := strings.Fields(line)
 			if len(f) < 2 {

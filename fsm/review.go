@@ -53,10 +53,17 @@ type FileChange struct {
 // Changes and wrote nothing, because edits are reviewed. The call then
 // waits for ChangesDecided; the caller sends no ToolCompleted for it
 // until an ApplyChanges asks it to apply what was accepted.
+//
+// A command's changes (Kind ChangeCommand) are proposed the same way
+// after the command ran: they are on disk already, and the decision keeps
+// (accepted hunks) or discards (rejected hunks) them. Output is then the
+// command's own result, which the model reads followed by the decision.
 type ChangesProposed struct {
 	Turn    uint64
 	CallID  string
 	Changes []FileChange
+	// Output is the command's result (a command's changes only).
+	Output string `json:",omitempty"`
 }
 
 // ChangesDecided is the user's decision on proposal ID: the hunks in
@@ -82,7 +89,10 @@ type ProposeChanges struct {
 // ApplyChanges asks the caller to apply exactly the Accepted hunks of
 // proposal ID (three-way, over whatever the user typed meanwhile), then
 // to step ToolCompleted for CallID with Result, or with an error result
-// saying what could not be applied.
+// saying what could not be applied. For a command's changes (Command
+// set), Accepted may be empty: the caller keeps the accepted hunks
+// (committed like an edit) and takes the others back off the disk, the
+// user's own edits staying.
 type ApplyChanges struct {
 	Turn     uint64
 	ID       string
@@ -90,12 +100,19 @@ type ApplyChanges struct {
 	Accepted []string
 	// Result is the tool result that tells the model the decision.
 	Result string
+	// Command marks a command's changes: already on disk.
+	Command bool `json:",omitempty"`
 }
 
 // pendingProposal is a proposal waiting for the user.
 type pendingProposal struct {
 	callID string
 	hunks  []string // in proposal order
+	// command marks a command's changes, output its result, files their
+	// paths.
+	command bool
+	output  string
+	files   []string
 }
 
 func (ChangesProposed) isEvent() {}
@@ -105,7 +122,11 @@ func (ApplyChanges) isAction()   {}
 
 // Describe implements [Event].
 func (e ChangesProposed) Describe() string {
-	return fmt.Sprintf("ChangesProposed turn=%d call=%s changes=%s", e.Turn, e.CallID, describeChanges(e.Changes))
+	d := fmt.Sprintf("ChangesProposed turn=%d call=%s changes=%s", e.Turn, e.CallID, describeChanges(e.Changes))
+	if e.Output != "" {
+		d += " output=" + quote(e.Output)
+	}
+	return d
 }
 
 // Describe implements [Event].
@@ -124,7 +145,11 @@ func (a ProposeChanges) Describe() string {
 
 // Describe implements [Action].
 func (a ApplyChanges) Describe() string {
-	return fmt.Sprintf("ApplyChanges turn=%d id=%s call=%s accepted=[%s] result=%s", a.Turn, a.ID, a.CallID, strings.Join(a.Accepted, " "), quote(a.Result))
+	d := fmt.Sprintf("ApplyChanges turn=%d id=%s call=%s accepted=[%s] result=%s", a.Turn, a.ID, a.CallID, strings.Join(a.Accepted, " "), quote(a.Result))
+	if a.Command {
+		d += " command"
+	}
+	return d
 }
 
 func describeChanges(cs []FileChange) string {
@@ -227,7 +252,14 @@ func (m *Machine) onChangesProposed(e ChangesProposed) []Action {
 	if m.proposals == nil {
 		m.proposals = map[string]*pendingProposal{}
 	}
-	m.proposals[id] = &pendingProposal{callID: e.CallID, hunks: hunks}
+	p := &pendingProposal{callID: e.CallID, hunks: hunks, output: e.Output}
+	for _, c := range e.Changes {
+		p.files = append(p.files, c.Path)
+		if c.Kind == ChangeCommand {
+			p.command = true
+		}
+	}
+	m.proposals[id] = p
 	return []Action{
 		DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: reviewWaiting},
 		ProposeChanges{Turn: m.turn, ID: id, CallID: e.CallID, Changes: e.Changes},
@@ -252,6 +284,9 @@ func (m *Machine) onChangesDecided(e ChangesDecided) []Action {
 		}
 	}
 	comment := strings.TrimSpace(e.Comment)
+	if p.command {
+		return m.decideCommand(e.ID, p, accepted, rejected, comment)
+	}
 	if len(accepted) == 0 {
 		result := "rejected by the user; nothing was written"
 		if comment != "" {
@@ -278,6 +313,51 @@ func (m *Machine) onChangesDecided(e ChangesDecided) []Action {
 		DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: "applying"},
 		ApplyChanges{Turn: m.turn, ID: e.ID, CallID: p.callID, Accepted: accepted, Result: result},
 	}
+}
+
+// decideCommand answers the review of a command's changes: the caller
+// keeps the accepted hunks and takes the others back, then completes the
+// call with the command's output and the decision.
+func (m *Machine) decideCommand(id string, p *pendingProposal, accepted, rejected []string, comment string) []Action {
+	files := strings.Join(p.files, ", ")
+	var words string
+	switch {
+	case len(accepted) == 0:
+		words = fmt.Sprintf("the user discarded this command's changes to %s: those files are as they were before it", files)
+	case len(rejected) == 0:
+		words = fmt.Sprintf("the user kept this command's changes to %s", files)
+	default:
+		noun := "hunk"
+		if len(rejected) > 1 {
+			noun = "hunks"
+		}
+		words = fmt.Sprintf("the user kept this command's changes to %s in part: %s %s discarded", files, noun, strings.Join(rejected, ", "))
+	}
+	if comment != "" {
+		words += "; the user says: " + comment
+	}
+	x := &m.execs[m.execByID[p.callID]]
+	x.Status, x.Progress = ExecRunning, "applying"
+	return []Action{
+		DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: "applying"},
+		ApplyChanges{Turn: m.turn, ID: id, CallID: p.callID, Accepted: accepted, Result: commandResult(p.output, words), Command: true},
+	}
+}
+
+// commandResult is a command's result followed by loom's note.
+func commandResult(output, note string) string {
+	return output + "\n[loom] " + note + "."
+}
+
+// cancelledReview is the result of reviewing call callID cut short by
+// a cancel.
+func (m *Machine) cancelledReview(callID string) string {
+	for _, p := range m.proposals {
+		if p.callID == callID && p.command {
+			return commandResult(p.output, "the turn was cancelled before the user decided on this command's changes: they stay on disk, not committed")
+		}
+	}
+	return rejectedByCancel
 }
 
 // PendingProposals returns the ids of the proposals waiting for the

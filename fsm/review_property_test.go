@@ -16,7 +16,7 @@ import (
 // that replaying the log gives the same output.
 func TestReviewProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		cfg := Config{Tools: map[string]ToolSpec{"edit_file": {Mutating: true}, "read_file": {}}, ReviewEdits: true,
+		cfg := Config{Tools: map[string]ToolSpec{"edit_file": {Mutating: true}, "bash": {Mutating: true}, "read_file": {}}, ReviewEdits: true,
 			MaxIterations: 8, SystemPrompt: rapid.SampledFrom([]string{"", "sys"}).Draw(t, "system")}
 		m := New(cfg)
 		var log []Event
@@ -41,7 +41,7 @@ func TestReviewProperties(t *testing.T) {
 				ev := LlmCompleted{Request: s.Request}
 				for i := 0; i < n; i++ {
 					callSeq++
-					name := rapid.SampledFrom([]string{"edit_file", "edit_file", "read_file"}).Draw(t, "name")
+					name := rapid.SampledFrom([]string{"edit_file", "edit_file", "bash", "read_file"}).Draw(t, "name")
 					ev.ToolCalls = append(ev.ToolCalls, ToolCall{ID: fmt.Sprintf("c%d", callSeq), Name: name, Arguments: "{}"})
 				}
 				return ev
@@ -49,6 +49,11 @@ func TestReviewProperties(t *testing.T) {
 				hunks := []Hunk{{ID: "1"}}
 				if rapid.Bool().Draw(t, "two") {
 					hunks = append(hunks, Hunk{ID: "2", StartLine: 5, EndLine: 6})
+				}
+				if rapid.Bool().Draw(t, "command") {
+					// A command's changes, with its output.
+					return ChangesProposed{Turn: s.Turn, CallID: rapid.SampledFrom(liveCalls()).Draw(t, "call"),
+						Changes: []FileChange{{Path: "gen.go", Kind: ChangeCommand, Hunks: hunks}}, Output: "exit 0"}
 				}
 				return ChangesProposed{Turn: s.Turn, CallID: rapid.SampledFrom(liveCalls()).Draw(t, "call"),
 					Changes: []FileChange{{Path: "a.go", Kind: ChangeEdit, Hunks: hunks}}}

@@ -366,7 +366,7 @@ func (m *Machine) abandonTurn() []Action {
 			if x.Status != ExecCompleted {
 				result := cancelledResult
 				if x.Status == ExecReviewing {
-					result = rejectedByCancel
+					result = m.cancelledReview(x.Call.ID)
 				}
 				x.Status, x.Result, x.IsError = ExecCompleted, result, true
 				acts = append(acts, DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolCancelled})

@@ -31,6 +31,10 @@ type ProposedChangesParams struct {
 	ID           string           `json:"id"`
 	CallID       string           `json:"callId"`
 	Changes      []ProposedChange `json:"changes"`
+	// Command is the command line when these are a command's changes
+	// (kind command: already on disk; accept keeps them, reject
+	// discards them).
+	Command string `json:"command,omitempty"`
 }
 
 // ProposedChange is one file of a proposal.
@@ -132,7 +136,7 @@ func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
 
 // proposedParams is the wire form of a proposal.
 func (s *Server) proposedParams(folder string, turn uint64, p *workspace.ProposalNote) ProposedChangesParams {
-	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID}
+	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID, Command: p.Command}
 	for i, c := range p.Changes {
 		pc := ProposedChange{Path: c.Path, Kind: string(c.Kind), Diff: c.Diff, Hunks: []ProposedHunk{}}
 		if i < len(p.Abs) {
@@ -187,6 +191,10 @@ func (s *Server) confirmProposal(folder string, p workspace.ProposalNote) {
 	s.mu.Lock()
 	ok, versioned := s.caps.applyEdit, s.caps.versionedEdits
 	s.mu.Unlock()
+	if p.Command != "" {
+		s.confirmCommandChanges(ctx, sess, p)
+		return
+	}
 	if !ok || len(p.Abs) == 0 {
 		sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, "this editor cannot show a change for review (no workspace/applyEdit); nothing was written")
 		return
@@ -317,4 +325,36 @@ func (s *Server) runRedo(ctx context.Context, a FolderArgs) (any, error) {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// Keep and discard are the choices of a command's changes.
+const (
+	keepChanges    = "Keep"
+	discardChanges = "Discard"
+)
+
+// confirmCommandChanges asks a generic client whether to keep or discard
+// a command's changes (they are on disk already) with a
+// window/showMessageRequest. Only an explicit Keep keeps (commits) them:
+// a dismissed question, or a client that cannot ask, discards them, as
+// nothing is committed without the user's word.
+func (s *Server) confirmCommandChanges(ctx context.Context, sess *workspace.Session, p workspace.ProposalNote) {
+	var files []string
+	for _, c := range p.Changes {
+		files = append(files, c.Path)
+	}
+	msg := fmt.Sprintf("`%s` changed %s: keep the changes (committed) or discard them (the files as they were before it)?", p.Command, strings.Join(files, ", "))
+	params := &protocol.ShowMessageRequestParams{Type: protocol.MessageTypeInfo, Message: msg,
+		Actions: []protocol.MessageActionItem{{Title: keepChanges}, {Title: discardChanges}}}
+	var item *protocol.MessageActionItem
+	err := s.callClient(ctx, protocol.MethodWindowShowMessageRequest, params, &item)
+	if err == nil && item != nil && item.Title == keepChanges {
+		sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
+		return
+	}
+	why := "the user did not choose to keep them"
+	if err != nil {
+		why = "the editor could not be asked"
+	}
+	sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
 }

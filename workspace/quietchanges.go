@@ -1,38 +1,50 @@
 package workspace
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // ownChanges are files loom itself is about to rewrite on disk (an undo
-// reverting a commit): the watcher's echo of that write still tells the
-// model (it must read them again), but is no "changed on disk" news for
-// the user, who asked for it.
+// reverting a commit, a rewind, a discard): the watcher's echo of that
+// write still tells the model (it must read them again), but is no
+// "changed on disk" news for the user, who asked for it. One rewrite may
+// reach the watcher as several batches of events (a truncate, then the
+// write), so an expectation holds for ownQuiet rather than for one echo.
 type ownChanges struct {
 	mu    sync.Mutex
-	paths map[string]bool // relative to the folder
+	paths map[string]time.Time // relative to the folder → until when
 }
+
+// ownQuiet is how long after expect an echo is loom's own.
+const ownQuiet = 5 * time.Second
 
 // expect notes that rels are about to change by loom's own doing.
 func (o *ownChanges) expect(rels []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.paths == nil {
-		o.paths = map[string]bool{}
+		o.paths = map[string]time.Time{}
 	}
+	until := time.Now().Add(ownQuiet)
 	for _, r := range rels {
-		o.paths[r] = true
+		o.paths[r] = until
 	}
 }
 
 // news returns the paths of rels that are not loom's own changes, and
-// forgets those that were.
+// forgets expectations that are over.
 func (o *ownChanges) news(rels []string) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	now := time.Now()
 	var out []string
 	for _, r := range rels {
-		if o.paths[r] {
+		if until, ok := o.paths[r]; ok {
+			if now.Before(until) {
+				continue
+			}
 			delete(o.paths, r)
-			continue
 		}
 		out = append(out, r)
 	}

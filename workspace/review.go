@@ -35,6 +35,11 @@ type ProposalNote struct {
 	OldText, NewText string
 	// Created marks a file the change creates.
 	Created bool
+	// Command is set for a command's changes (kind command; already on
+	// disk: accept keeps, reject discards); OldTexts and NewTexts are
+	// then each file's text before and after the command, as Abs.
+	Command            string
+	OldTexts, NewTexts []string
 }
 
 // ReviewResult is what a review decision did.
@@ -57,6 +62,8 @@ type proposal struct {
 	callID string
 	edit   *tools.Edit
 	change *review.Change
+	// cmd is set instead of edit and change for a command's changes.
+	cmd *commandReview
 	// settled is closed once the call is completed (applied or
 	// rejected): the batch's next mutating call may run.
 	settled chan struct{}
@@ -100,6 +107,11 @@ func (s *Session) onProposeChanges(a fsm.ProposeChanges) {
 }
 
 func (p *proposal) note() *ProposalNote {
+	if p.cmd != nil {
+		n := &ProposalNote{ID: p.id, CallID: p.callID, Command: p.cmd.command}
+		n.Changes, n.Abs, n.OldTexts, n.NewTexts = p.cmd.noteFiles()
+		return n
+	}
 	return &ProposalNote{ID: p.id, CallID: p.callID, Changes: []fsm.FileChange{p.change.File}, Abs: []string{p.edit.Path},
 		OldText: p.edit.OldText, NewText: p.edit.NewText, Created: p.edit.Created}
 }
@@ -129,7 +141,7 @@ func (s *Session) Review(ctx context.Context, id string, accept, reject []string
 		if p == nil {
 			return
 		}
-		all := p.change.HunkIDs()
+		all := p.hunkIDs()
 		if slices.Contains(accept, AllHunks) {
 			accept = all
 		}
@@ -181,6 +193,10 @@ func (s *Session) onApplyChanges(a fsm.ApplyChanges) {
 	}
 	ctx := s.turnContext()
 	root := s.env.Root
+	if p.cmd != nil {
+		s.goWorker(func() { s.applyCommand(ctx, a, p) })
+		return
+	}
 	s.goWorker(func() {
 		res, e, err := s.applyHunks(ctx, root, p, a.Accepted)
 		s.post(func() {
@@ -206,7 +222,7 @@ func (s *Session) onApplyChanges(a fsm.ApplyChanges) {
 			s.outputs[a.CallID] = toolOutput{text: result}
 			s.step(fsm.ToolCompleted{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError})
 			close(p.settled)
-			for _, id := range p.change.HunkIDs() {
+			for _, id := range p.hunkIDs() {
 				if !slices.Contains(a.Accepted, id) {
 					res.Rejected = append(res.Rejected, id)
 				}
@@ -289,12 +305,9 @@ func (s *Session) dropProposals() {
 // until the call is settled (applied or rejected) or the turn is gone, so
 // that the batch's next mutating call sees the file as the decision left
 // it.
-func (s *Session) awaitReview(ctx context.Context, turn uint64, c fsm.ToolCall, out toolOutcome) {
+func (s *Session) awaitReview(ctx context.Context, propose func() *proposal) {
 	taken := make(chan *proposal, 1)
-	s.postLive(ctx, func() {
-		// The card shows the decision, not the tool's own summary.
-		taken <- s.propose(turn, c.ID, out.propose)
-	})
+	s.postLive(ctx, func() { taken <- propose() })
 	var p *proposal
 	select {
 	case p = <-taken:

@@ -126,8 +126,21 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writ
 		return
 	}
 	if out.propose != nil {
-		s.awaitReview(ctx, turn, c, out)
+		// The card shows the decision, not the tool's own summary.
+		s.awaitReview(ctx, func() *proposal { return s.propose(turn, c.ID, out.propose) })
 		return
+	}
+	if b.review && out.command != nil {
+		// A command's changes join the review (review_command.go).
+		if cr := s.commandProposal(ctx, b, out.command, out.result); cr != nil {
+			s.awaitReview(ctx, func() *proposal {
+				if out.summary != "" {
+					s.summaries[c.ID] = out.summary
+				}
+				return s.proposeCommand(turn, c.ID, out.command, cr)
+			})
+			return
+		}
 	}
 	s.postLive(ctx, func() {
 		if out.changed != "" {

@@ -101,3 +101,67 @@ func TestExecRewind(t *testing.T) {
 		t.Fatalf("HEAD %q", s)
 	}
 }
+
+// TestExecRewindLeavesAnOverlappingFile: after the turn, the user changes
+// the agent's own line of greet.txt; exec --rewind 1 --restore files
+// leaves the file byte for byte as the user has it, makes no commit, and
+// says which file it left and why.
+func TestExecRewindLeavesAnOverlappingFile(t *testing.T) {
+	dir := testRepo(t)
+	env := isolatedEnv(t)
+	script := writeScript(t, proposeScript)
+	if r := runLoomEnv(t, env, dir, "", "exec", "--script", script, "greet the world"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	greet := filepath.Join(dir, "greet.txt")
+	if err := os.WriteFile(greet, []byte("hello, world, and mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := gitT(t, dir, "rev-parse", "HEAD")
+	r := runLoomEnv(t, env, dir, "", "exec", "--rewind", "1", "--restore", "files", "--script", script)
+	if r.code != 0 {
+		t.Fatalf("--rewind: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "left as they are: greet.txt (your changes to greet.txt since the commit overlap the agent's") {
+		t.Fatalf("stderr: %s", r.stderr)
+	}
+	if b, _ := os.ReadFile(greet); string(b) != "hello, world, and mine\n" {
+		t.Fatalf("greet.txt was touched: %q", b)
+	}
+	if now := gitT(t, dir, "rev-parse", "HEAD"); now != head {
+		t.Fatal("a rewind that left every file made a commit")
+	}
+}
+
+// TestExecProposeCommandChanges: a dry run (--edits propose) with a
+// command: its change is printed as a proposed_change of kind command,
+// then discarded, so the worktree is as before and nothing is committed.
+func TestExecProposeCommandChanges(t *testing.T) {
+	dir := testRepo(t)
+	head := gitT(t, dir, "rev-parse", "HEAD")
+	r := runLoom(t, dir, "", "exec", "--output", "jsonl", "--edits", "propose", "--approve", "bash=allow", "--script", writeScript(t, genScript), "generate")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var kinds []string
+	for _, ev := range validEvents(t, eventSchema(t), r.stdout) {
+		if ev["type"] == "proposed_change" {
+			kinds = append(kinds, ev["kind"].(string)+" "+ev["path"].(string))
+			if ev["path"] == "greet.txt" && !strings.Contains(ev["diff"].(string), "-hello\n+changed") {
+				t.Fatalf("greet.txt diff %q", ev["diff"])
+			}
+		}
+	}
+	if strings.Join(kinds, ",") != "command gen.txt,command greet.txt" {
+		t.Fatalf("proposed %q\nstdout:\n%s", kinds, r.stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(b) != "hello\n" {
+		t.Fatalf("greet.txt after a dry run: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gen.txt")); !os.IsNotExist(err) {
+		t.Fatalf("gen.txt left after a dry run: %v", err)
+	}
+	if now := gitT(t, dir, "rev-parse", "HEAD"); now != head {
+		t.Fatal("HEAD moved")
+	}
+}

@@ -56,10 +56,14 @@ func (a *agent) reviewProposal(s *session, p workspace.ProposalNote) {
 		if i < len(p.Abs) {
 			abs = p.Abs[i]
 		}
-		if c.Kind == fsm.ChangeCreate {
-			content = append(content, acpsdk.ToolDiffContent(abs, p.NewText))
+		oldText, newText := p.OldText, p.NewText
+		if p.Command != "" && i < len(p.OldTexts) && i < len(p.NewTexts) {
+			oldText, newText = p.OldTexts[i], p.NewTexts[i]
+		}
+		if c.Kind == fsm.ChangeCreate || p.Command != "" && oldText == "" {
+			content = append(content, acpsdk.ToolDiffContent(abs, newText))
 		} else {
-			content = append(content, acpsdk.ToolDiffContent(abs, p.NewText, p.OldText))
+			content = append(content, acpsdk.ToolDiffContent(abs, newText, oldText))
 		}
 		line := 1
 		if len(c.Hunks) > 0 {
@@ -68,19 +72,30 @@ func (a *agent) reviewProposal(s *session, p workspace.ProposalNote) {
 		locs = append(locs, acpsdk.ToolCallLocation{Path: abs, Line: acpsdk.Ptr(line)})
 		title = fmt.Sprintf("Review the change to %s (%d hunk(s))", c.Path, len(c.Hunks))
 	}
+	kind := acpsdk.ToolKindEdit
+	acceptName, rejectName := "Accept", "Reject"
+	if p.Command != "" {
+		// A command's changes are on disk already: keep or discard.
+		var files []string
+		for _, c := range p.Changes {
+			files = append(files, c.Path)
+		}
+		title = fmt.Sprintf("`%s` changed %s: keep or discard?", p.Command, strings.Join(files, ", "))
+		kind, acceptName, rejectName = acpsdk.ToolKindExecute, "Keep", "Discard"
+	}
 	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: s.id,
 		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(p.CallID),
 			Title:      acpsdk.Ptr(title),
-			Kind:       acpsdk.Ptr(acpsdk.ToolKindEdit),
+			Kind:       acpsdk.Ptr(kind),
 			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
 			Content:    content,
 			Locations:  locs,
 		},
 		Options: []acpsdk.PermissionOption{
-			{OptionId: optionAccept, Name: "Accept", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optionReject, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+			{OptionId: optionAccept, Name: acceptName, Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optionReject, Name: rejectName, Kind: acpsdk.PermissionOptionKindRejectOnce},
 		},
 	})
 	accept := err == nil && resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optionAccept

@@ -116,3 +116,89 @@ func TestSlashCommandsRewind(t *testing.T) {
 		t.Fatalf("bad /rewind answered %q", text)
 	}
 }
+
+// reviewCommandScript runs a command that rewrites a line of notes.txt.
+const reviewCommandScript = `
+[[step]]
+match.last_user_contains = "regenerate"
+match.last_role = "user"
+  [[step.tool_call]]
+  id = "cmd1"
+  name = "bash"
+  arguments = '{"command":"sed -i s/saved/generated/ notes.txt"}'
+
+[[step]]
+match.last_role = "tool"
+text = ["ok"]
+`
+
+// TestReviewCommandChangesKeepOrDiscard: under review a command's
+// changes are a session/request_permission with each file's diff (before
+// and after the command) and Keep / Discard; Discard puts the file back
+// as it was before the command, Keep leaves it and commits it.
+func TestReviewCommandChangesKeepOrDiscard(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		dir := repo(t, map[string]string{"notes.txt": "first line\nsaved on disk\n"})
+		h := start(t, writeScript(t, reviewCommandScript), "", func(c *config.Config) {
+			c.Tools.Edits = config.EditsReview
+			c.Tools.Bash = config.PolicyAllow
+		})
+		h.initialize(true, true)
+		notes := filepath.Join(dir, "notes.txt")
+		h.client.permit = func(_ context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+			option := optionReject
+			if keep {
+				option = optionAccept
+			}
+			return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{
+				Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(option)}}}, nil
+		}
+		id := h.newSession(dir)
+		h.mustPrompt(id, "please regenerate notes", acpsdk.StopReasonEndTurn)
+		var perms []acpsdk.RequestPermissionRequest
+		for _, p := range h.client.permissions {
+			if p.ToolCall.ToolCallId == "cmd1" && p.ToolCall.Kind != nil && *p.ToolCall.Kind == acpsdk.ToolKindExecute && len(p.ToolCall.Content) > 0 {
+				perms = append(perms, p)
+			}
+		}
+		if len(perms) != 1 {
+			t.Fatalf("%d keep/discard permission requests, want 1: %+v", len(perms), h.client.permissions)
+		}
+		p := perms[0]
+		diff := p.ToolCall.Content[0].Diff
+		if diff == nil || diff.Path != notes || diff.OldText == nil || *diff.OldText != "first line\nsaved on disk\n" || diff.NewText != "first line\ngenerated on disk\n" {
+			t.Fatalf("diff %+v", diff)
+		}
+		if p.Options[0].Name != "Keep" || p.Options[1].Name != "Discard" || !strings.Contains(*p.ToolCall.Title, "changed notes.txt") {
+			t.Fatalf("options %+v title %q", p.Options, *p.ToolCall.Title)
+		}
+		got, _ := os.ReadFile(notes)
+		if keep && string(got) != "first line\ngenerated on disk\n" {
+			t.Fatalf("kept: notes.txt is %q", got)
+		}
+		if !keep && string(got) != "first line\nsaved on disk\n" {
+			t.Fatalf("discarded: notes.txt is %q", got)
+		}
+	}
+}
+
+// TestSlashRewindNamesALeftFile: the user changes the agent's own line
+// after the turn; /rewind 1 files leaves the file as it is and says so.
+func TestSlashRewindNamesALeftFile(t *testing.T) {
+	dir := repo(t, map[string]string{"notes.txt": "first line\nsaved on disk\n"})
+	h := start(t, writeScript(t, reviewEditScript), "", nil)
+	h.initialize(true, true)
+	id := h.newSession(dir)
+	h.mustPrompt(id, "please tidy notes.txt", acpsdk.StopReasonEndTurn)
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("first line\ntidied by loom, and by me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.mustPrompt(id, "/rewind 1 files", acpsdk.StopReasonEndTurn)
+	if text := agentText(h.client.snapshot()); !strings.Contains(text, "Some files were left as they are: notes.txt (") {
+		t.Fatalf("/rewind answered %q", text)
+	}
+	if got, _ := os.ReadFile(notes); string(got) != "first line\ntidied by loom, and by me\n" {
+		t.Fatalf("notes.txt was touched: %q", got)
+	}
+}

@@ -153,6 +153,58 @@ local function run()
     vim.cmd('silent! checktime')
     return buffer_text(file_buf) == after2
   end), 'redo: buffer after :LoomRedo', buffer_text(file_buf))
+
+  -- Turn 3: a command changes lines a and j; its changes join the review
+  -- (keep / discard). Keep a, discard j: j is back, a is committed, the
+  -- user's uncommitted line e stays out of the commit.
+  local head3 = git('rev-parse', 'HEAD')
+  vim.cmd('LoomAsk turn three')
+  if not wait(30000, 'command review: the command changes arrive', function()
+    return #review.pending == 1 and review.pending[1].command ~= nil
+  end) then
+    return
+  end
+  vim.cmd('LoomReview')
+  local cbuf = vim.api.nvim_get_current_buf()
+  local clines = vim.api.nvim_buf_get_lines(cbuf, 0, -1, false)
+  io.stdout:write('     --- :LoomReview buffer (a command) ---\n')
+  for _, l in ipairs(clines) do
+    io.stdout:write('     ' .. l .. '\n')
+  end
+  check(clines[1]:find('the changes of `sed', 1, true) ~= nil and clines[2] == '# command r.txt', 'command review: the buffer names the command', clines[1] .. ' / ' .. tostring(clines[2]))
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal a')
+  local last_hunk
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(cbuf, 0, -1, false)) do
+    if l:match('^## hunk') then
+      last_hunk = i
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { last_hunk, 0 })
+  vim.cmd('normal r')
+  local cmarks = table.concat(vim.api.nvim_buf_get_lines(cbuf, 0, -1, false), '\n')
+  check(cmarks:find('[keep]', 1, true) and cmarks:find('[discard]', 1, true), 'command review: a and r mark keep and discard', cmarks)
+  vim.ui.input = function(_, cb)
+    cb('leave j')
+  end
+  local decided
+  review.submit(function(err, res)
+    decided = err or res
+  end)
+  wait(10000, 'command review: loom.review answered', function()
+    return decided ~= nil
+  end)
+  vim.api.nvim_set_current_win(file_win)
+  wait(30000, 'command review: turn 3 committed', function()
+    return loom.states[c.config.root_dir] == 'WaitingForUserInput' and git('rev-parse', 'HEAD') ~= head3
+  end)
+  local after3 = 'A-cmd\nB agent\nC two\nd\ne by the user\nf\ng\nh\ni\nj\n'
+  check(wait(10000, 'command review: the file keeps a, loses j', function()
+    vim.cmd('silent! checktime')
+    return buffer_text(file_buf) == after3
+  end), 'command review: buffer after keep a / discard j', buffer_text(file_buf))
+  local committed = vim.fn.system({ 'git', '-C', proj, 'show', 'HEAD:r.txt' })
+  check(committed == 'A-cmd\nB agent\nC two\nd\ne\nf\ng\nh\ni\nj\n', 'command review: the commit holds the kept line only', committed)
 end
 
 local ok, err = pcall(run)

@@ -198,6 +198,7 @@ provider = "script"
 script = "model.toml"
 [tools]
 edits = "review"
+bash = "allow"
 TOML
 cat >"$rproj/model.toml" <<'TOML'
 [[step]]
@@ -233,6 +234,17 @@ match.last_tool_result_contains = "j"
 match.last_user_contains = "turn two"
 match.last_role = "tool"
 text = ["done two"]
+
+[[step]]
+match.last_user_contains = "turn three"
+match.last_role = "user"
+  [[step.tool_call]]
+  name = "bash"
+  arguments = '{"command":"sed -i -e s/^a$/A-cmd/ -e s/^j$/J-cmd/ r.txt"}'
+[[step]]
+match.last_user_contains = "turn three"
+match.last_role = "tool"
+text = ["done three"]
 TOML
 git -C "$rproj" add -A
 git -C "$rproj" commit -q -m initial

@@ -39,6 +39,11 @@ function M.on_proposed(p)
   for _, c in ipairs(p.changes or {}) do
     files[#files + 1] = c.path
   end
+  if p.command then
+    -- A command's changes: on disk already; keep or discard them.
+    notify(string.format('`%s` changed %s: keep or discard with :LoomReview', p.command, table.concat(files, ', ')))
+    return
+  end
   notify(string.format('the agent proposes a change to %s: :LoomReview', table.concat(files, ', ')))
 end
 
@@ -66,11 +71,13 @@ end
 -- decisions so far.
 local state = nil
 
-local function decision_mark(d)
+-- A command's changes are kept or discarded (they are on disk already);
+-- an edit's are accepted or rejected.
+local function decision_mark(d, command)
   if d == 'accept' then
-    return '[accepted]'
+    return command and '[keep]' or '[accepted]'
   elseif d == 'reject' then
-    return '[rejected]'
+    return command and '[discard]' or '[rejected]'
   end
   return '[undecided]'
 end
@@ -78,12 +85,16 @@ end
 local function render()
   local lines, spans = {}, {}
   local p = state.proposal
-  lines[#lines + 1] = string.format('# Loom proposal %s: a accept hunk, r reject hunk, A/R all the rest, <CR> send', p.id)
+  if p.command then
+    lines[#lines + 1] = string.format('# Loom: the changes of `%s`: a keep hunk, r discard hunk, A/R all the rest, <CR> send', p.command)
+  else
+    lines[#lines + 1] = string.format('# Loom proposal %s: a accept hunk, r reject hunk, A/R all the rest, <CR> send', p.id)
+  end
   for _, c in ipairs(p.changes or {}) do
     lines[#lines + 1] = string.format('# %s %s', c.kind or 'edit', c.path)
     for _, h in ipairs(c.hunks or {}) do
       local first = #lines + 1
-      lines[#lines + 1] = string.format('## hunk %s %s', h.id, decision_mark(state.decisions[h.id]))
+      lines[#lines + 1] = string.format('## hunk %s %s', h.id, decision_mark(state.decisions[h.id], p.command))
       for _, l in ipairs(vim.split(h.diff or '', '\n', { plain = true })) do
         if l ~= '' then
           lines[#lines + 1] = l
@@ -155,7 +166,8 @@ function M.submit(on_done)
         table.remove(M.pending, i)
       end
       if not err then
-        notify(string.format('applied %d hunk(s), rejected %d', #(res and res.applied or {}), #(res and res.rejected or {})))
+        local fmt = p.command and 'kept %d hunk(s), discarded %d' or 'applied %d hunk(s), rejected %d'
+        notify(string.format(fmt, #(res and res.applied or {}), #(res and res.rejected or {})))
         vim.cmd('checktime')
       end
       if vim.api.nvim_buf_is_valid(buf) then

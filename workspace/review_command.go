@@ -1,0 +1,242 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/review"
+)
+
+// Under tools.edits = "review" a command's changes join the review list
+// (fsm.ChangesProposed, kind command): after a bash call, the text files
+// it changed are proposed with their hunks (the command's bytes only,
+// from the files as they were just before it), and the call waits for
+// the decision like an edit's. The command already wrote them, so the
+// decision is keep or discard: accepted hunks stay and are committed by
+// the post-tool hook like an edit's (only those bytes); rejected hunks
+// are taken back off the disk, by a three-way merge that keeps what the
+// user typed since. The model reads the command's output, then the
+// decision. Files that cannot be hunked (binary, too large, deleted) and
+// every command under tools.edits = "auto" are reported as before
+// (loom/commandChanges: keep with loom.commit, discard with loom.discard).
+
+// commandReview is a proposal of a command's changes.
+type commandReview struct {
+	command string
+	output  string
+	files   []*commandFile
+}
+
+// commandFile is one file of a commandReview.
+type commandFile struct {
+	abs, rel      string
+	before, after preImage
+	change        *review.Change
+	mode          fs.FileMode
+}
+
+// commandProposal works out the review of what run changed (on the
+// tool's worker): nil when nothing can be reviewed. The other files of
+// run stay in it, for the hook's report.
+func (s *Session) commandProposal(ctx context.Context, b *batchRun, run *commandRun, output string) *commandReview {
+	if run == nil || len(run.paths) == 0 {
+		return nil
+	}
+	repo, err := gitcommit.Open(ctx, s.folder, b.env.ScrubEnv...)
+	if err != nil {
+		return nil
+	}
+	cfg := s.cfgSnapshot(ctx)
+	changes, _ := s.reportCommands(ctx, repo, hookJob{cmds: []commandRun{*run}, cfg: cfg}, b.turn)
+	cr := &commandReview{command: run.command, output: output}
+	next := 1
+	for _, c := range changes {
+		if c.Binary || c.before == nil || c.after == nil || !c.after.present {
+			continue
+		}
+		ch := review.Split(c.Rel, c.before.text, c.after.text, !c.before.present, next)
+		if len(ch.File.Hunks) == 0 {
+			continue
+		}
+		ch.File.Kind = fsm.ChangeCommand
+		next += len(ch.File.Hunks)
+		mode := fs.FileMode(0o644)
+		if st, err := os.Lstat(c.Path); err == nil {
+			mode = st.Mode().Perm()
+		}
+		cr.files = append(cr.files, &commandFile{abs: c.Path, rel: c.Rel, before: *c.before, after: *c.after, change: ch, mode: mode})
+	}
+	if len(cr.files) == 0 {
+		return nil
+	}
+	return cr
+}
+
+// proposeCommand steps ChangesProposed for cr (on the owner goroutine)
+// and returns the proposal, or nil when the machine did not take it. The
+// proposed files leave run, so that the hook does not report them again.
+func (s *Session) proposeCommand(turn uint64, callID string, run *commandRun, cr *commandReview) *proposal {
+	p := &proposal{callID: callID, cmd: cr, settled: make(chan struct{}), outcome: make(chan reviewOutcome, 1)}
+	var changes []fsm.FileChange
+	proposed := map[string]bool{}
+	for _, f := range cr.files {
+		changes = append(changes, f.change.File)
+		proposed[f.abs] = true
+	}
+	s.proposed[callID] = p
+	if _, err := s.step(fsm.ChangesProposed{Turn: turn, CallID: callID, Changes: changes, Output: cr.output}); err != nil {
+		// Not reviewable after all: the command completes as under auto.
+		delete(s.proposed, callID)
+		s.git.cmds = append(s.git.cmds, *run)
+		s.outputs[callID] = toolOutput{text: cr.output}
+		s.step(fsm.ToolCompleted{Turn: turn, CallID: callID, Result: cr.output})
+		return nil
+	}
+	rest := *run
+	rest.paths = slices.DeleteFunc(slices.Clone(run.paths), func(p string) bool { return proposed[p] })
+	s.git.cmds = append(s.git.cmds, rest)
+	return p
+}
+
+// applyCommandDecision keeps the accepted hunks of a command's changes
+// and takes the others back (on a worker); it returns what it did and
+// the edits to record for the hook (the kept bytes).
+func (s *Session) applyCommandDecision(ctx context.Context, cr *commandReview, accepted []string) (ReviewResult, []commandKeep, error) {
+	repo, err := gitcommit.Open(ctx, s.folder, s.cfgSnapshot(ctx).Model.APIKeyEnv)
+	if err != nil {
+		return ReviewResult{}, nil, err
+	}
+	var res ReviewResult
+	var keep []commandKeep
+	var rewrite []string
+	for _, f := range cr.files {
+		rewrite = append(rewrite, f.abs)
+	}
+	// The watcher's echo of these rewrites is no news for the user.
+	s.own.expect(relPaths(s.folder, rewrite))
+	for _, f := range cr.files {
+		target, err := f.change.Apply(f.before.text, accepted)
+		if err != nil {
+			return res, keep, err
+		}
+		want := preImage{text: target.Text, present: true}
+		if !f.before.present && len(target.Applied) == 0 {
+			want = preImage{} // a file the command made, discarded whole
+		}
+		cur, err := os.ReadFile(f.abs)
+		switch {
+		case err == nil && string(cur) == f.after.text, err != nil && os.IsNotExist(err) && !f.after.present:
+			// As the command left it.
+		case err == nil && want.present:
+			merged, clean, merr := repo.Merge3(ctx, string(cur), f.after.text, want.text)
+			if merr != nil {
+				return res, keep, merr
+			}
+			if !clean {
+				// The user changed the same lines since: left as it is.
+				for _, h := range f.change.File.Hunks {
+					if !slices.Contains(accepted, h.ID) {
+						res.Conflicts = append(res.Conflicts, h.ID)
+					}
+				}
+				want = preImage{text: string(cur), present: true}
+				break
+			}
+			want.text = merged
+		default:
+			for _, h := range f.change.File.Hunks {
+				if !slices.Contains(accepted, h.ID) {
+					res.Conflicts = append(res.Conflicts, h.ID)
+				}
+			}
+			continue
+		}
+		if err := writeVersion(f.abs, want); err != nil {
+			return res, keep, fmt.Errorf("%s: %w", f.rel, err)
+		}
+		res.Applied = append(res.Applied, target.Applied...)
+		if target.Text != f.before.text && len(target.Applied) > 0 {
+			keep = append(keep, commandKeep{path: f.abs, before: f.before.text, after: target.Text, created: !f.before.present, mode: f.mode})
+		}
+	}
+	return res, keep, nil
+}
+
+// commandKeep is the kept part of a command's change to one file, which
+// the hook commits like an edit.
+type commandKeep struct {
+	path, before, after string
+	created             bool
+	mode                fs.FileMode
+}
+
+// commandNoteFiles returns cr's files for a ProposalNote.
+func (cr *commandReview) noteFiles() (changes []fsm.FileChange, abs, olds, news []string) {
+	for _, f := range cr.files {
+		changes = append(changes, f.change.File)
+		abs = append(abs, f.abs)
+		olds = append(olds, f.before.text)
+		news = append(news, f.after.text)
+	}
+	return
+}
+
+// hunkIDs are every hunk of p, in order.
+func (p *proposal) hunkIDs() []string {
+	if p.cmd == nil {
+		return p.change.HunkIDs()
+	}
+	var ids []string
+	for _, f := range p.cmd.files {
+		ids = append(ids, f.change.HunkIDs()...)
+	}
+	return ids
+}
+
+// commandWords names a command for the review's title.
+func commandWords(cmd string) string {
+	return "`" + cutRunes(strings.TrimSpace(cmd), 80) + "`"
+}
+
+// applyCommand performs an fsm.ApplyChanges of a command's changes (on
+// a worker), then completes the call on the owner goroutine.
+func (s *Session) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *proposal) {
+	res, keep, err := s.applyCommandDecision(ctx, p.cmd, a.Accepted)
+	s.post(func() {
+		if ctx.Err() != nil {
+			close(p.settled)
+			p.outcome <- reviewOutcome{res: res, err: fmt.Errorf("the turn was cancelled while the decision was applied")}
+			return
+		}
+		result, isError := a.Result, false
+		if err != nil {
+			result, isError = p.cmd.output+"\n[loom] the user's decision on this command's changes could not be applied: "+err.Error(), true
+		} else if len(res.Conflicts) > 0 {
+			result += fmt.Sprintf(" Hunks %v could not be taken back: the user changed the same lines since; they stay as they are.", res.Conflicts)
+		}
+		for _, k := range keep {
+			s.git.recordEdit(k.path, k.before, k.after, k.created, k.mode)
+		}
+		s.outputs[a.CallID] = toolOutput{text: result}
+		s.step(fsm.ToolCompleted{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError})
+		close(p.settled)
+		for _, id := range p.hunkIDs() {
+			if !slices.Contains(a.Accepted, id) {
+				res.Rejected = append(res.Rejected, id)
+			}
+		}
+		if res.Applied == nil {
+			res.Applied = []string{}
+		}
+		if res.Rejected == nil {
+			res.Rejected = []string{}
+		}
+		p.outcome <- reviewOutcome{res: res, err: err}
+	})
+}
