@@ -39,6 +39,14 @@ addRules({
   ],
 });
 
+const lensShouted = 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
+const fmtCommand = "sed -i 's/^one$/ONE/' lens.txt && printf 'eleven\\n' >> lens.txt";
+addRules({
+  when: /run the lens formatter/i,
+  reply: { text: ['Formatting.'], tool: { name: 'bash', args: { command: fmtCommand } } },
+  afterTool: { text: ['Formatted as you decided.'] },
+});
+
 /** axe-core over the panel (with the card open) in the four themes of step 15: the serious violations found, by theme. */
 async function axeInThemes(card) {
   const axeSource = fs.readFileSync(path.join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
@@ -168,6 +176,38 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   await waitIdle();
   assert.match(JSON.stringify(model.requests.at(-1).messages.at(-1)), /applied in part: hunk 2 rejected by the user/);
   await runCommand('View: Close Editor');
+
+  // --- a command's changes: on disk already; Keep one hunk, Discard the other -----
+  await askInPanel('Run the lens formatter');
+  card = chat().locator('.card.tool[data-tool="bash"]').last();
+  await until('the approval or the review', async () =>
+    (await card.locator('button.allow').count()) > 0 || (await card.locator('.edit-review.r-open').count()) > 0);
+  if (await card.locator('button.allow').count()) {
+    await card.locator('button.allow').click();
+  }
+  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /changed a file \(2 hunks\); they are on disk, not committed: keep or discard them/);
+  assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), 'ONE' + lensShouted.slice(3) + 'eleven\n', 'the command ran');
+  const headBefore = git('rev-parse', 'HEAD').trim();
+  const hunks = card.locator('.review-hunk');
+  assert.equal(await hunks.nth(0).locator('button.review-accept').textContent(), 'Keep');
+  await hunks.nth(0).locator('button.review-accept').click();
+  await until('hunk 1 kept', async () => (await hunks.nth(0).locator('button.review-accept').getAttribute('aria-pressed')) === 'true');
+  await hunks.nth(1).locator('button.review-reject').click();
+  await until('hunk 2 discarded', async () => (await hunks.nth(1).locator('button.review-reject').getAttribute('aria-pressed')) === 'true');
+  await card.scrollIntoViewIfNeeded();
+  await shot('18', 'command-keep-discard');
+  await card.locator('button.review-submit').click();
+  await until('the discarded hunk taken back, the kept one there', async () =>
+    fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8') === 'ONE' + lensShouted.slice(3));
+  await card.locator('.edit-review.r-decided').waitFor();
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /^Kept hunk \S+; discarded hunk \S+\.$/);
+  await waitIdle();
+  assert.notEqual(git('rev-parse', 'HEAD').trim(), headBefore, 'the kept hunk is committed');
+  assert.deepEqual(git('show', '--format=', '--unified=0', 'HEAD').split('\n').filter((l) => /^[-+][^-+]/.test(l)), ['-one', '+ONE']);
+  assert.match(JSON.stringify(model.requests.at(-1).messages.filter((m) => m.role === 'tool').at(-1)),
+    /kept this command's changes to lens\.txt in part: hunk \S+ discarded/);
+  await shot('18', 'command-decided');
 
   // --- the panel's edit card ------------------------------------------------------
   await openFile('hello.txt');
