@@ -294,3 +294,51 @@ func TestRuleCommands(t *testing.T) {
 		t.Errorf("rules after removal %v", res.AllowCommands)
 	}
 }
+
+// "Always allow every command" (loom.addRule {every}) is the user's rule:
+// afterwards any command runs unasked, even one no other rule can match;
+// loom.status lists it; removed, commands are asked again. Nothing is
+// written in the workspace (a trust-bound setting there would be held
+// back in a folder with any other widening value).
+func TestEveryCommandRule(t *testing.T) {
+	an := &answerer{}
+	e := newEnv(t, envOptions{
+		script:  bashScript("echo one $(echo two) > out.txt", "touch asked"),
+		cfg:     loomClient,
+		options: map[string]any{"tools": map[string]any{"bash": "ask"}},
+		hooks:   fakeeditor.Hooks{RawShowMessageRequest: an.hook},
+	})
+	var res RulesResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdAddRule, RuleArgs{Every: true}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.AllowCommands) != fmt.Sprint([]cmdrules.Rule{{Every: true}}) {
+		t.Errorf("rules %v", res.AllowCommands)
+	}
+	an.choose = func(approvalAsked) any {
+		t.Error("asked under the every-command rule")
+		return map[string]any{"title": approveDeny}
+	}
+	if c := e.runTurn(0); c.Status != "succeeded" || an.count() != 0 {
+		t.Fatalf("turn 0: bash %s after %d approvals, want succeeded unasked", c.Status, an.count())
+	}
+	if !hasDetail(t, e.ed.Messages(MethodToolCall), "allowed by the rule every command") {
+		t.Errorf("no tool call says the every-command rule allowed it")
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdRemoveRule, RuleArgs{Every: true}, &res); err != nil {
+		t.Fatal(err)
+	}
+	an.choose = func(approvalAsked) any { return map[string]any{"title": approveDeny} }
+	if c := e.runTurn(1); c.Status != "failed" || an.count() != 1 {
+		t.Fatalf("turn 1: bash %s after %d approvals, want failed after one question", c.Status, an.count())
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdAddRule, RuleArgs{Every: true, Prefix: "go"}, nil); err == nil {
+		t.Error("loom.addRule {every, prefix} accepted")
+	}
+	entries, _ := os.ReadDir(e.folder)
+	for _, en := range entries {
+		if en.Name() != "out.txt" {
+			t.Errorf("the workspace holds %s", en.Name())
+		}
+	}
+}

@@ -19,11 +19,17 @@ const (
 	CmdRemoveRule = "loom.removeRule"
 )
 
-// RuleArgs name a folder and one rule (exactly one of Exact and Prefix).
+// RuleArgs name a folder and one rule (exactly one of Exact, Prefix and
+// Every).
 type RuleArgs struct {
 	URI    string `json:"uri,omitempty"`
 	Exact  string `json:"exact,omitempty"`
 	Prefix string `json:"prefix,omitempty"`
+	// Every is "every command" in this folder: what a client's "Always
+	// allow every command" saves once the user confirmed it. It is the
+	// user's, kept with the other rules in the user's state directory;
+	// neither the repository nor the agent can set it.
+	Every bool `json:"every,omitempty"`
 	// Conversation selects one of the folder's conversations by id; ""
 	// is the folder's most recent.
 	Conversation string `json:"conversation,omitempty"`
@@ -48,7 +54,7 @@ func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.host.AddApprovalRule(sess.Path(), cmdrules.Rule{Exact: a.Exact, Prefix: a.Prefix}); err != nil {
+	if _, err := s.host.AddApprovalRule(sess.Path(), a.rule()); err != nil {
 		if errors.Is(err, cmdrules.ErrBadRule) {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAddRule, err)
 		}
@@ -62,7 +68,7 @@ func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	found, err := s.host.RemoveApprovalRule(sess.Path(), cmdrules.Rule{Exact: a.Exact, Prefix: a.Prefix})
+	found, err := s.host.RemoveApprovalRule(sess.Path(), a.rule())
 	if err != nil {
 		return nil, err
 	}
@@ -81,4 +87,8 @@ func (s *Server) rulesResult(folder string) (*RulesResult, error) {
 		rs = []cmdrules.Rule{}
 	}
 	return &RulesResult{Folder: folder, AllowCommands: rs}, nil
+}
+
+func (a RuleArgs) rule() cmdrules.Rule {
+	return cmdrules.Rule{Exact: a.Exact, Prefix: a.Prefix, Every: a.Every}
 }

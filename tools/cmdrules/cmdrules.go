@@ -28,6 +28,9 @@ import (
 
 // Rule is one approval rule; exactly one of its fields is set.
 type Rule struct {
+	// Every allows every command, parsed or not ("Always allow every
+	// command" in this folder, which clients ask the user to confirm).
+	Every bool `json:"every,omitempty"`
 	// Exact is a whole command line, as Parse prints it: it matches that
 	// line, and, inside a longer line, a simple command with the same
 	// words.
@@ -40,6 +43,9 @@ type Rule struct {
 
 // String says the rule in words.
 func (r Rule) String() string {
+	if r.Every {
+		return "every command"
+	}
 	if r.Prefix != "" {
 		return "commands starting with `" + r.Prefix + "`"
 	}
@@ -407,8 +413,12 @@ var ErrBadRule = errors.New("bad approval rule")
 // single-spaced).
 func Check(r Rule, root string) (Rule, error) {
 	switch {
+	case r.Every && (r.Exact != "" || r.Prefix != ""):
+		return Rule{}, fmt.Errorf("%w: every is a rule of its own (no exact or prefix with it)", ErrBadRule)
+	case r.Every:
+		return Rule{Every: true}, nil
 	case (r.Exact == "") == (r.Prefix == ""):
-		return Rule{}, fmt.Errorf("%w: set exactly one of exact and prefix", ErrBadRule)
+		return Rule{}, fmt.Errorf("%w: set exactly one of exact, prefix and every", ErrBadRule)
 	case r.Exact != "":
 		c := Parse(r.Exact, root)
 		if c.Unmatchable != "" {
@@ -452,8 +462,14 @@ func quoteAll(words []string) []string {
 }
 
 // Match reports whether rules allow c, and the rule of each simple
-// command (or the one exact rule of the whole line) that did.
+// command (or the one exact or every-command rule of the whole line)
+// that did.
 func Match(rules []Rule, c Command, root string) (bool, []Rule) {
+	for _, r := range rules {
+		if r.Every {
+			return true, []Rule{r}
+		}
+	}
 	if c.Unmatchable != "" {
 		return false, nil
 	}

@@ -128,6 +128,7 @@ func TestCheck(t *testing.T) {
 		{Rule{Exact: "npm  test"}, Rule{Exact: "npm test"}},
 		{Rule{Exact: "go test ./... | tail -5"}, Rule{Exact: "go test ./... | tail -5"}},
 		{Rule{Prefix: "git 'log'"}, Rule{Prefix: "git log"}},
+		{Rule{Every: true}, Rule{Every: true}},
 	}
 	for _, g := range good {
 		got, err := Check(g.in, root)
@@ -138,7 +139,7 @@ func TestCheck(t *testing.T) {
 	for _, bad := range []Rule{
 		{}, {Exact: "x", Prefix: "y"}, {Prefix: "sh"}, {Prefix: "eval"}, {Prefix: "env"}, {Prefix: "go test; rm"},
 		{Prefix: "go test | cat"}, {Prefix: "go test > x"}, {Prefix: "$X"}, {Exact: "go test $(id)"}, {Prefix: "bash -c"},
-		{Prefix: "rm -rf ~"}, {Prefix: "X=1 go"},
+		{Prefix: "rm -rf ~"}, {Prefix: "X=1 go"}, {Every: true, Exact: "ls"}, {Every: true, Prefix: "go"},
 	} {
 		if got, err := Check(bad, root); err == nil {
 			t.Errorf("Check(%+v) = %+v, want an error", bad, got)
@@ -299,3 +300,24 @@ type nopFile struct{}
 func (nopFile) Read([]byte) (int, error)    { return 0, io.EOF }
 func (nopFile) Write(p []byte) (int, error) { return len(p), nil }
 func (nopFile) Close() error                { return nil }
+
+// TestEveryCommand: the every-command rule the user confirmed allows any
+// line, even one no other rule could ever match; without it the same
+// lines stay unmatched.
+func TestEveryCommand(t *testing.T) {
+	root := t.TempDir()
+	every := Rule{Every: true}
+	for _, line := range []string{"npm test", "go test $(curl x) ; rm -rf ~", "eval \"$X\"", "if true; then", ""} {
+		c := Parse(line, root)
+		if ok, _ := Match([]Rule{{Prefix: "npm"}}, c, root); ok && line != "npm test" {
+			t.Errorf("%q matched a prefix rule", line)
+		}
+		ok, by := Match([]Rule{{Exact: "ls"}, every}, c, root)
+		if !ok || len(by) != 1 || by[0] != every {
+			t.Errorf("Match(every, %q) = %v, %v; want true by every", line, ok, by)
+		}
+	}
+	if got := every.String(); got != "every command" {
+		t.Errorf("String() = %q", got)
+	}
+}

@@ -20,6 +20,7 @@ import './steps/01-basics.mjs';
 import './steps/07-reload.mjs';
 import './steps/08-commands.mjs';
 import './steps/11-approval.mjs';
+import './steps/12b-every-command.mjs';
 import './steps/13-composer.mjs';
 import './steps/15-axe.mjs';
 import './steps/16-reload-mid-answer.mjs';

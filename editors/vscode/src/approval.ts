@@ -1,12 +1,13 @@
 // The server's approval requests ("Loom (name) wants to run bash:\n<cmd>"),
-// and what "Always allow in this workspace" remembers for each kind: bash
-// through loom.tools.bash, an MCP server's tools through loom.mcp.approve
-// (the server's mcp.servers.<name>.approve). No vscode imports: tested
+// and what "Always allow" remembers for each kind: every command as the
+// server's own approval rule (loom.addRule {every}, in the user's loom
+// state), an MCP server's tools through loom.mcp.approve (the server's
+// mcp.servers.<name>.approve). No vscode imports: tested
 // under node.
 
-/** The setting "Always allow in this workspace" writes for an approval. */
+/** What "Always allow" remembers for an approval. */
 export type AlwaysRule =
-  /** loom.tools.bash = "allow". */
+  /** Every command in this folder (loom.addRule {every}). */
   | { kind: 'bash' }
   /** loom.mcp.approve[server] = "allow": every tool of that MCP server. */
   | { kind: 'mcp'; server: string };
@@ -82,7 +83,7 @@ export function parseApproval(message: string): ApprovalRequest | undefined {
 /** The setting a rule writes, in words (the button's tooltip, the notice). */
 export function alwaysWords(rule: AlwaysRule): string {
   return rule.kind === 'bash'
-    ? 'Sets loom.tools.bash to "allow" in this workspace\'s settings: commands run without asking'
+    ? 'Every command the agent asks to run in this folder runs without asking (your own rule, kept outside the repository; loom.removeRule {every} takes it back)'
     : `Sets loom.mcp.approve["${rule.server}"] to "allow" in this workspace's settings: the tools of MCP server ${rule.server} run without asking`;
 }
 
@@ -96,4 +97,12 @@ export function answerTitle(answer: 'allow' | 'deny' | 'always', offered: readon
     return 'Deny';
   }
   return answer === 'always' && offered.includes(serverAlwaysTitle) ? serverAlwaysTitle : 'Allow';
+}
+
+/** An approval rule as loom.rules and loom.status list it. */
+export type SavedRule = { exact?: string; prefix?: string; every?: boolean };
+
+/** A saved rule in words: every command, `npm test`, commands starting with `go test`. */
+export function ruleWords(r: SavedRule): string {
+  return r.every ? 'every command' : r.exact ? `\`${r.exact}\`` : `commands starting with \`${r.prefix ?? ''}\``;
 }

@@ -309,9 +309,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     let rule: string | undefined;
     if (a === 'always') {
       if (p.offers.always) {
-        await rememberAlways(p.offers.always).catch((e) =>
-          this.notice('error', `Could not save "always allow" in the workspace settings: ${errorText(e)}`, undefined, p.folder));
-        rule = p.offers.always.kind === 'bash' ? 'every command, in this workspace' : `every tool of ${p.offers.always.server}, in this workspace`;
+        await this.rememberAlways(p.offers.always, p.folder).catch((e) =>
+          this.notice('error', `Could not save "always allow": ${errorText(e)}`, undefined, p.folder));
+        rule = p.offers.always.kind === 'bash' ? 'every command, in this folder' : `every tool of ${p.offers.always.server}, in this workspace`;
       } else {
         a = 'allow';
       }
@@ -325,6 +325,22 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const t = this.transcript(p.folder);
     this.changed(t, [t.answered(id, a !== 'deny', rule)]);
     p.resolve({ answer: a, prefix });
+  }
+
+  /**
+   * Remembers "always allow" for folder. Every command is the server's
+   * own rule (loom.addRule {every}, kept in the user's loom state, like
+   * the exact and prefix rules): a workspace setting would be trust-bound
+   * and held back in a folder with any other widening value. An MCP
+   * server's tools (and bash with an older server) go to the workspace
+   * settings.
+   */
+  private async rememberAlways(rule: AlwaysRule, folder: string): Promise<void> {
+    if (rule.kind === 'bash' && this.server.has(Commands.addRule)) {
+      await this.server.exec(Commands.addRule, { ...this.folderArgs(folder), every: true });
+      return;
+    }
+    await rememberAlways(rule);
   }
 
   // --- commands ------------------------------------------------------------------
@@ -751,7 +767,7 @@ function trimmed(s: SavedTranscript): SavedTranscript {
   return { ...s, items };
 }
 
-/** Writes the workspace setting that allows this kind of call from now on. */
+/** Writes the workspace setting that allows an MCP server's tools from now on. */
 async function rememberAlways(rule: AlwaysRule): Promise<void> {
   const loom = vscode.workspace.getConfiguration('loom');
   if (rule.kind === 'bash') {

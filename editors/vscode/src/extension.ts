@@ -2,6 +2,7 @@
 // experimental.loom, draws the conversation in the chat panel, shows the
 // state in the status bar and saves documents before the agent's
 // auto-commit.
+import { manageRules } from './rules';
 import * as vscode from 'vscode';
 import {
   ConfigurationParams, ExecuteCommandRequest, HandlerResult, LanguageClient, LanguageClientOptions, LogMessageNotification,
@@ -198,6 +199,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   reg('loom.reviewChange', () => editReview.reviewOldest());
   reg('loom.restoreCheckpoint', () => review.restoreCheckpoint());
   reg('loom.redo', () => review.redo());
+  reg('loom.manageRules', () => manageRules(chat));
   reg('loom.toggleReview', async () => {
     const shown = chat.headers().find((h) => h.folder === chat.current());
     const on = shown?.reviewEdits ?? vscode.workspace.getConfiguration('loom').get<string>('tools.edits') === 'review';

@@ -1,5 +1,6 @@
 // The loom-lsp wire protocol as this extension uses it. The server side is
 // jsonrpc/commands.go and jsonrpc/notify.go of loom-lsp; keep them in step.
+import type { SavedRule } from './approval';
 import type { ContextItem } from './shared/messages';
 
 /** Commands of workspace/executeCommand; each takes one object argument. */
@@ -14,6 +15,10 @@ export const Commands = {
   models: 'loom.models',
   setModel: 'loom.setModel',
   rules: 'loom.rules',
+  /** {uri?, exact?|prefix?|every?}: saves an approval rule (the user's, outside the repository). */
+  addRule: 'loom.addRule',
+  /** {uri?, exact?|prefix?|every?}: removes one. */
+  removeRule: 'loom.removeRule',
   rewind: 'loom.rewind',
   /** Registered by the extension itself (review.ts), like the others. */
   redo: 'loom.redo',
@@ -105,7 +110,7 @@ export interface Status {
   /** tools.edits in force: "auto" or "review" (absent from an older loom-lsp). */
   edits?: string;
   /** The folder's command rules ("Always allow `npm test`" …). */
-  allowCommands?: ({ exact: string } | { prefix: string })[];
+  allowCommands?: SavedRule[];
 }
 
 /** loom.models' reply: the models the server lists, and the conversation's. */

@@ -77,8 +77,11 @@ step('12. "Always allow `npm test`": npm test then runs unasked, npm run x still
   await card.locator('button.rule-exact').click();
   await until('npm test ran', async () => (await card.getAttribute('class'))?.includes('s-succeeded'));
   await waitIdle();
+  const npmCards = chat().locator('.card.tool').filter({ hasText: '$ npm test' });
+  const before = await npmCards.count();
   await ask('Run npm test');
-  const again = chat().locator('.card.tool').filter({ hasText: '$ npm test' }).last();
+  await until('the second npm test card', async () => (await npmCards.count()) === before + 1);
+  const again = npmCards.nth(before);
   await until('the second npm test to run unasked', async () => (await again.getAttribute('class'))?.includes('s-succeeded'));
   assert.equal(await again.locator('.approval').count(), 0, 'not asked');
   await waitIdle();

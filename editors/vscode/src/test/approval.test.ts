@@ -3,10 +3,10 @@ import * as assert from 'node:assert/strict';
 import { alwaysWords, answerTitle, parseApproval } from '../approval';
 import { toServerConfig } from '../settings';
 
-test('a bash approval: "always" means loom.tools.bash', () => {
+test('a bash approval: "always" means the every-command rule, outside the repository', () => {
   const r = parseApproval('Loom (greeting) wants to run bash:\nnpm test');
   assert.deepEqual(r, { folderName: 'greeting', tool: 'bash', detail: 'npm test', always: { kind: 'bash' } });
-  assert.match(alwaysWords(r!.always!), /loom\.tools\.bash/);
+  assert.match(alwaysWords(r!.always!), /every command .* without asking .*outside the repository/i);
 });
 
 test('an MCP approval: "always" means its server\'s approve policy', () => {
