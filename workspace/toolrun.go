@@ -196,7 +196,8 @@ func (s *Session) admit(ctx context.Context, b *batchRun, c fsm.ToolCall) (out t
 // markRunning steps the call's "running" progress on the owner goroutine
 // and waits until it is taken, so that what the editor is told of the
 // call (running) goes out before anything the call itself asks of the
-// editor. It reports false when the turn is gone.
+// editor. It reports false when the turn is gone (cancelled, or the
+// conversation closed).
 func (s *Session) markRunning(ctx context.Context, turn uint64, callID string) bool {
 	taken := make(chan bool, 1)
 	s.post(func() {
@@ -204,8 +205,12 @@ func (s *Session) markRunning(ctx context.Context, turn uint64, callID string) b
 			taken <- false
 			return
 		}
-		_, err := s.step(fsm.ToolProgress{Turn: turn, CallID: callID, Message: "running"})
-		taken <- err == nil
+		if _, err := s.step(fsm.ToolProgress{Turn: turn, CallID: callID, Message: "running"}); err != nil {
+			// Not expected while the batch is live; the call still runs
+			// and completes, so that the turn can end.
+			s.log.Warn("the machine refused a call's progress", "call", callID, "err", err)
+		}
+		taken <- true
 	})
 	select {
 	case ok := <-taken:

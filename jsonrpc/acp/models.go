@@ -94,7 +94,7 @@ func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string)
 	if err != nil {
 		return sessionModels{}, err
 	}
-	a.out.update(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+	a.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
 		SessionUpdate: "config_option_update", ConfigOptions: m.options,
 	}})
 	a.log.Info("model switched", "session", s.id, "model", model)

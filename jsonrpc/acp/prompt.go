@@ -34,7 +34,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		return resp, nil
 	}
 	if answer, ok := a.slashCommand(context.WithoutCancel(ctx), s, text); ok {
-		a.out.update(s.id, acpsdk.UpdateAgentMessageText(answer))
+		a.send(s.id, acpsdk.UpdateAgentMessageText(answer))
 		if err := a.out.flush(ctx); err != nil {
 			return acpsdk.PromptResponse{}, err
 		}

@@ -65,9 +65,9 @@ func (a *agent) slashTrust(ctx context.Context, s *session, text string) (resp a
 			msg += "\n\n" + st.TrustNotice
 		}
 	}
-	a.out.update(s.id, acpsdk.UpdateAgentMessageText(msg))
+	a.send(s.id, acpsdk.UpdateAgentMessageText(msg))
 	sent := make(chan struct{})
-	a.out.mark(func() { close(sent) })
+	a.markFor(s.id, func() { close(sent) })
 	select {
 	case <-sent:
 	case <-ctx.Done():

@@ -31,6 +31,8 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
   private readonly running = new Set<string>();
   /** Per folder: the notice whose Redo button stands, until the next prompt. */
   private readonly redoNotice = new Map<string, string>();
+  /** Per folder: the prompt the panel's last rewind put back in the input (a redo takes it out again). */
+  private readonly rewoundPrompt = new Map<string, string>();
   /** Per folder: the restore kind of the panel's last rewind (its redo changes the conversation unless files). */
   private readonly lastRestore = new Map<string, RestoreKind>();
   /**
@@ -121,6 +123,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
   asked(folder: string): void {
     this.expected.delete(folder);
     this.lastRestore.delete(folder);
+    this.rewoundPrompt.delete(folder);
     this.dropRedo(folder);
   }
 
@@ -310,6 +313,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
       }
       if (r.prompt) {
         this.chat.panel.fill(r.prompt);
+        this.rewoundPrompt.set(folder, r.prompt);
       }
     } catch (e) {
       this.chat.notice('error', `Could not restore the checkpoint: ${errorText(e)}`, undefined, folder);
@@ -340,6 +344,12 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
       }
       this.dropRedo(folder);
       this.lastRestore.delete(folder);
+      // The prompt is in the conversation again: out of the input, unless the user changed it there.
+      const prompt = this.rewoundPrompt.get(folder);
+      this.rewoundPrompt.delete(folder);
+      if (prompt) {
+        this.chat.panel.fill('', prompt);
+      }
       if (kind !== 'files') {
         await this.chat.redraw(folder, false);
       }

@@ -112,9 +112,9 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }
   }
 
-  /** Puts text in the input box. */
-  fill(text: string): void {
-    this.post({ type: 'fill', text });
+  /** Puts text in the input box (only when it holds ifText, if given). */
+  fill(text: string, ifText?: string): void {
+    this.post(ifText === undefined ? { type: 'fill', text } : { type: 'fill', text, ifText });
   }
 
   private post(msg: ToWebview): void {

@@ -462,6 +462,47 @@ function rawResult(pred) {
   return undefined;
 }
 
+test("while one session waits for a command's approval, another session of the folder edits and commits; then the first runs", async () => {
+  const lockFile = path.join(work, "lock-b.txt");
+  fs.writeFileSync(lockFile, "bee\n");
+  git("add", "lock-b.txt");
+  git("commit", "-qm", "lock-b.txt");
+  const a = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const b = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  model.respond = (body) => {
+    const prompt = body.messages.find((m) => m.role === "user" && !m.content.startsWith("<"))?.content ?? "";
+    const last = body.messages.at(-1);
+    if (last.role === "user" && /run the slow approval/.test(lastUserText(body)))
+      return { toolCalls: [{ id: "lock-bash", name: "bash", arguments: JSON.stringify({ command: "echo from-a > lock-a.txt" }) }] };
+    if (last.role === "user" && /edit lock-b/.test(lastUserText(body)))
+      return { toolCalls: [{ id: "lock-read", name: "read_file", arguments: JSON.stringify({ path: "lock-b.txt" }) }] };
+    if (last.role === "tool" && last.tool_call_id === "lock-read")
+      return { toolCalls: [{ id: "lock-edit", name: "edit_file", arguments: JSON.stringify({ path: "lock-b.txt", old_string: "bee", new_string: "BEE" }) }] };
+    return { text: [`done ${prompt.length}`] };
+  };
+  agent.client.onPermission = null;
+  const waiting = agent.conn.prompt({ sessionId: a.sessionId, prompt: [{ type: "text", text: "run the slow approval" }] });
+  await agent.client.waitFor("A's permission request", () => agent.client.pending.length > 0);
+  const head = git("rev-parse", "HEAD").trim();
+  let timer;
+  const rb = await Promise.race([
+    agent.conn.prompt({ sessionId: b.sessionId, prompt: [{ type: "text", text: "edit lock-b.txt" }] }),
+    new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("B's turn did not end while A waited for approval")), WAIT_MS))),
+  ]).catch((e) => {
+    // Unblock A, so that the suite goes on, and fail.
+    for (const resolve of agent.client.pending.splice(0)) resolve({ outcome: { outcome: "selected", optionId: "reject_once" } });
+    throw e;
+  }).finally(() => clearTimeout(timer));
+  assert.equal(rb.stopReason, "end_turn");
+  assert.notEqual(git("rev-parse", "HEAD").trim(), head, "B's edit was not committed while A waited");
+  assert.equal(git("show", "HEAD:lock-b.txt"), "BEE\n");
+  assert.ok(!fs.existsSync(path.join(work, "lock-a.txt")), "A's command ran before it was allowed");
+  for (const resolve of agent.client.pending.splice(0)) resolve({ outcome: { outcome: "selected", optionId: "allow_once" } });
+  const ra = await waiting;
+  assert.equal(ra.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(path.join(work, "lock-a.txt"), "utf8"), "from-a\n");
+});
+
 test("models: session/new advertises the server's models; set_config_option and set_model switch one session's model, and its requests use it", async () => {
   const a = await agent.conn.newSession({ cwd: work, mcpServers: [] });
   const b = await agent.conn.newSession({ cwd: work, mcpServers: [] });

@@ -154,7 +154,7 @@ export type ToWebview =
   | { type: 'upsert'; folder: string; item: Item }
   | { type: 'header'; header: Header }
   /** Put text in the input box (a code action's prompt to edit). */
-  | { type: 'fill'; text: string }
+  | { type: 'fill'; text: string; ifText?: string }
   /** Add chips to the composer (the answer to attach). */
   | { type: 'chips'; items: ContextItem[] }
   /** Focus the input (Ctrl+Alt+L). */

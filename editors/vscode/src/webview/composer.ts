@@ -48,8 +48,11 @@ export function setBusy(b: boolean): void {
   sendBtn.title = b ? 'Stop the turn (Escape); Enter in the input queues a prompt' : 'Send (Enter)';
 }
 
-/** Puts text in the input. */
-export function fill(text: string): void {
+/** Puts text in the input (only when it holds ifText, if given). */
+export function fill(text: string, ifText?: string): void {
+  if (ifText !== undefined && input.value !== ifText) {
+    return; // the user typed something else meanwhile: theirs stays
+  }
   input.value = text;
   state.draft = text;
   save();

@@ -152,7 +152,7 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
       drawChrome();
       break;
     case 'fill':
-      fill(m.text);
+      fill(m.text, m.ifText);
       break;
     case 'chips':
       addChips(m.items);
