@@ -185,3 +185,39 @@ func TestGenericClientKeepsOrDiscardsACommandsChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelLeavesACommandsChangesToDecide: cancelling the turn while a
+// command's changes wait for review leaves them on disk, uncommitted, in
+// the keep/discard list (loom/commandChanges); loom.discard then puts
+// r.txt back as it was before the command, the user's line staying.
+func TestCancelLeavesACommandsChangesToDecide(t *testing.T) {
+	e, path, user := commandReviewEnv(t)
+	head := strings.TrimSpace(gittest.Run(t, e.folder, "rev-parse", "HEAD"))
+	from := len(e.ed.Messages(""))
+	e.ask("run it")
+	awaitProposal(e)
+	if err := e.ed.ExecuteCommand(e.ctx, CmdCancel, FolderArgs{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.await("turn ended", turnEnded(e.folder, from))
+	e.await("the changes join the keep/discard list", func(msgs []fakeeditor.Message) bool {
+		for _, m := range msgs {
+			if m.Method == MethodCommandChanges && strings.Contains(string(m.Params), `"rel":"r.txt"`) && strings.Contains(string(m.Params), `"rel":"n.txt"`) {
+				return true
+			}
+		}
+		return false
+	})
+	if got := readFile(t, path); !strings.Contains(got, "B cmd") {
+		t.Fatalf("r.txt after the cancel %q: the command's change should stay", got)
+	}
+	if now := strings.TrimSpace(gittest.Run(t, e.folder, "rev-parse", "HEAD")); now != head {
+		t.Fatal("a cancelled review committed")
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdDiscard, PathsArgs{Paths: []string{"r.txt", "n.txt"}}, nil); err != nil {
+		t.Fatalf("loom.discard: %v", err)
+	}
+	if got := readFile(t, path); got != user {
+		t.Fatalf("r.txt after discard %q, want %q", got, user)
+	}
+}

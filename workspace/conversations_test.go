@@ -78,7 +78,8 @@ func (e *recordingEditor) turnEndedIn(t *testing.T, id string, turn uint64) Noti
 // editingModel makes each conversation (told apart by its first prompt,
 // "edit <file> <old> <new>") read the file, wait at the barrier until
 // every conversation has read, then edit it, reading again when the edit
-// is refused, and answer "done: <prompt>".
+// is refused (or the file is said to have changed on disk: the other
+// conversation's edit), and answer "done: <prompt>" once its edit is in.
 func editingModel(b *barrier) llm.Provider {
 	return funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
 		prompt := firstPrompt(req)
@@ -91,6 +92,10 @@ func editingModel(b *barrier) llm.Provider {
 			respond(req, emit, "", call(id, "read_file", `{"path":"`+file+`"}`))
 		case strings.Contains(last.Content, "tool error") || strings.Contains(last.Content, "read it again"):
 			respond(req, emit, "", call(id, "read_file", `{"path":"`+file+`"}`))
+		case strings.HasPrefix(previousCall(req), "read_file") && last.Role == fsm.RoleTool && strings.Contains(last.Content, repl):
+			// Read again after the other conversation's edit was said to
+			// have changed the file: this one's edit is already there.
+			respond(req, emit, "done: "+prompt)
 		case strings.HasPrefix(previousCall(req), "read_file"):
 			b.wait(ctx, prompt)
 			args, _ := json.Marshal(map[string]string{"path": file, "old_string": old, "new_string": repl})

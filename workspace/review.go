@@ -295,6 +295,12 @@ func (s *Session) currentText(ctx context.Context, callID, path string) (text st
 func (s *Session) dropProposals() {
 	for id, p := range s.proposals {
 		delete(s.proposals, id)
+		if p.cmd != nil {
+			// A command's changes nobody decided on stay on disk: they
+			// join the list to keep or discard later.
+			s.git.addChanges(p.cmd.changes)
+			s.notify(Notification{Kind: NoteCommandChanges, Turn: p.cmd.changes[0].Turn, Changes: p.cmd.changes})
+		}
 		close(p.settled)
 		p.outcome <- reviewOutcome{err: fmt.Errorf("%w: %q (the turn was cancelled)", ErrNoProposal, id)}
 	}

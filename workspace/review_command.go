@@ -22,8 +22,9 @@ import (
 // the post-tool hook like an edit's (only those bytes); rejected hunks
 // are taken back off the disk, by a three-way merge that keeps what the
 // user typed since. The model reads the command's output, then the
-// decision. Files that cannot be hunked (binary, too large, deleted) and
-// every command under tools.edits = "auto" are reported as before
+// decision. Files that cannot be hunked (binary, too large, deleted),
+// every command under tools.edits = "auto", and the proposed files of a
+// turn cancelled before the decision are reported as before
 // (loom/commandChanges: keep with loom.commit, discard with loom.discard).
 
 // commandReview is a proposal of a command's changes.
@@ -31,6 +32,9 @@ type commandReview struct {
 	command string
 	output  string
 	files   []*commandFile
+	// changes are the files' reports, for the keep/discard list when
+	// the turn is cancelled before the decision.
+	changes []CommandChange
 }
 
 // commandFile is one file of a commandReview.
@@ -71,6 +75,7 @@ func (s *Session) commandProposal(ctx context.Context, b *batchRun, run *command
 			mode = st.Mode().Perm()
 		}
 		cr.files = append(cr.files, &commandFile{abs: c.Path, rel: c.Rel, before: *c.before, after: *c.after, change: ch, mode: mode})
+		cr.changes = append(cr.changes, c)
 	}
 	if len(cr.files) == 0 {
 		return nil

@@ -58,6 +58,17 @@ local function run()
     return
   end
   check(buffer_text(file_buf) == base, 'review: the buffer is untouched before the review', buffer_text(file_buf))
+  -- A real configuration change while the proposal waits: the turn goes
+  -- on as if nothing happened (it used to get a fresh model provider,
+  -- which replayed its script and proposed the same write again).
+  do
+    local f = assert(io.open(proj .. '/.loom.toml', 'w'))
+    f:write('[model]\nprovider = "script"\nscript = "model.toml"\n[tools]\nedits = "review"\nbash = "allow"\napproval_timeout = "7m"\n')
+    f:close()
+  end
+  wait(15000, 'review: the configuration change is reloaded mid-review', function()
+    return table.concat(require('loom.chat').lines(), '\n'):find('configuration reloaded', 1, true) ~= nil
+  end)
   vim.cmd('LoomReview')
   local rbuf = vim.api.nvim_get_current_buf()
   local lines = vim.api.nvim_buf_get_lines(rbuf, 0, -1, false)

@@ -123,6 +123,7 @@ export class ReviewBook {
     if (e) {
       e.state = 'decided';
       e.result = r;
+      e.error = undefined;
     }
   }
 
@@ -165,7 +166,7 @@ export class ReviewBook {
       return undefined;
     }
     const c: ReviewCard = {
-      id, state: e.state, comment: e.comment,
+      id, state: e.state, comment: e.comment, ...(e.params.command ? { command: e.params.command } : {}),
       files: e.params.changes.map((f) => ({
         path: f.path, kind: f.kind,
         hunks: f.hunks.map((h) => ({ id: h.id, diff: h.diff, line: h.range.start.line + 1, ...diffStat(h.diff), decision: e.decisions.get(h.id) })),
@@ -259,6 +260,41 @@ export function proposedText(current: string, hunks: readonly ProposedHunk[]): {
     anchors.set(h.id, out.length);
     out.push(...added);
     at = end;
+  }
+  out.push(...lines.slice(at));
+  return { text: out.join(''), anchors };
+}
+
+/**
+ * For a command's changes (already on disk): the text before the command
+ * from the text now (every hunk taken back), and the 0-based line where
+ * each hunk's change is in the text now. Undefined when the text now no
+ * longer holds the lines a hunk added.
+ */
+export function textBefore(now: string, hunks: readonly ProposedHunk[]): { text: string; anchors: Map<string, number> } | undefined {
+  const lines = splitLines(now);
+  const sorted = [...hunks].sort((a, b) => a.range.start.line - b.range.start.line);
+  const out: string[] = [];
+  const anchors = new Map<string, number>();
+  let at = 0;
+  let shift = 0; // lines added minus removed by the hunks before
+  for (const h of sorted) {
+    const { removed, added } = hunkLines(h.diff);
+    const start = h.range.start.line + shift;
+    const end = start + added.length;
+    if (start < at || end > lines.length) {
+      return undefined;
+    }
+    for (let i = 0; i < added.length; i++) {
+      if (!sameLine(lines[start + i], added[i])) {
+        return undefined;
+      }
+    }
+    out.push(...lines.slice(at, start));
+    anchors.set(h.id, start);
+    out.push(...removed);
+    at = end;
+    shift += added.length - removed.length;
   }
   out.push(...lines.slice(at));
   return { text: out.join(''), anchors };

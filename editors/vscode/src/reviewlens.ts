@@ -8,7 +8,7 @@
 // (package.json configurationDefaults).
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { headerLines, proposedText, ReviewBook } from './reviewbook';
+import { headerLines, proposedText, ReviewBook, textBefore } from './reviewbook';
 import type { ProposedChange, ProposedChangesParams } from './reviewwire';
 import type { HunkDecision } from './shared/review';
 
@@ -52,22 +52,39 @@ export class ReviewLens implements vscode.TextDocumentContentProvider, vscode.Co
     if (!c) {
       return;
     }
+    this.warnIfLensOff();
+    if (p.command || c.kind === 'command') {
+      // Already on disk: left the file before the command, right the file now.
+      const now = await currentText(p.folder, c);
+      const before = now === undefined ? undefined : textBefore(now, c.hunks);
+      if (now !== undefined && before) {
+        const left = this.put({ id: p.id, path: c.path, side: 'current', text: before.text, anchors: new Map() });
+        const right = this.put({ id: p.id, path: c.path, side: 'proposed', text: now, anchors: before.anchors });
+        await vscode.commands.executeCommand('vscode.diff', left, right, `${path.basename(c.path)}: before ↔ after \`${p.command ?? 'a command'}\``, { preview: true });
+        return;
+      }
+      await this.showDiff(p, c);
+      return;
+    }
     const current = c.kind === 'create' ? '' : await currentText(p.folder, c);
     const proposed = current === undefined ? undefined : proposedText(current, c.hunks);
-    this.warnIfLensOff();
     if (current === undefined || !proposed) {
-      // The file changed since (or cannot be read): the proposal's own diff.
-      const anchors = new Map<string, number>();
-      headerLines(c.diff).forEach((line, i) => c.hunks[i] && anchors.set(c.hunks[i].id, line));
-      const uri = this.put({ id: p.id, path: c.path, side: 'diff', text: c.diff, anchors });
-      const doc = await vscode.workspace.openTextDocument(uri);
-      await vscode.languages.setTextDocumentLanguage(doc, 'diff');
-      await vscode.window.showTextDocument(doc, { preview: true });
+      await this.showDiff(p, c);
       return;
     }
     const left = this.put({ id: p.id, path: c.path, side: 'current', text: current, anchors: new Map() });
     const right = this.put({ id: p.id, path: c.path, side: 'proposed', text: proposed.text, anchors: proposed.anchors });
     await vscode.commands.executeCommand('vscode.diff', left, right, `${path.basename(c.path)}: now ↔ Loom's proposal`, { preview: true });
+  }
+
+  /** The file changed since (or cannot be read): the proposal's own unified diff, CodeLens on each @@. */
+  private async showDiff(p: ProposedChangesParams, c: ProposedChange): Promise<void> {
+    const anchors = new Map<string, number>();
+    headerLines(c.diff).forEach((line, i) => c.hunks[i] && anchors.set(c.hunks[i].id, line));
+    const uri = this.put({ id: p.id, path: c.path, side: 'diff', text: c.diff, anchors });
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, 'diff');
+    await vscode.window.showTextDocument(doc, { preview: true });
   }
 
   private put(o: Opened): vscode.Uri {
@@ -96,7 +113,8 @@ export class ReviewLens implements vscode.TextDocumentContentProvider, vscode.Co
     }
     if (p.state !== 'open') {
       const words = p.state === 'decided' && p.result
-        ? `Loom: applied ${p.result.applied.length ? p.result.applied.join(', ') : 'nothing'}; rejected ${p.result.rejected.length ? p.result.rejected.join(', ') : 'nothing'}`
+        ? `Loom: ${p.params.command ? 'kept' : 'applied'} ${p.result.applied.length ? p.result.applied.join(', ') : 'nothing'}; ` +
+          `${p.params.command ? 'discarded' : 'rejected'} ${p.result.rejected.length ? p.result.rejected.join(', ') : 'nothing'}`
         : 'Loom: this proposal was not reviewed (the turn ended)';
       return [new vscode.CodeLens(top, { title: words, command: '' })];
     }
@@ -110,12 +128,13 @@ export class ReviewLens implements vscode.TextDocumentContentProvider, vscode.Co
       const d = p.decisions.get(h.id);
       const lens = (title: string, tooltip: string, decision: HunkDecision | undefined) =>
         new vscode.CodeLens(r, { title, tooltip, command: decideCommand, arguments: [o.id, [h.id], decision] });
+      const [acc, rej, accd, rejd] = p.params.command ? ['Keep', 'Discard', 'kept', 'discarded'] : ['Accept', 'Reject', 'accepted', 'rejected'];
       if (d === undefined) {
-        out.push(lens(`Accept hunk ${h.id}`, `Apply hunk ${h.id} of ${c.path}`, 'accept'), lens(`Reject hunk ${h.id}`, `Do not apply hunk ${h.id}`, 'reject'));
+        out.push(lens(`${acc} hunk ${h.id}`, `${acc} hunk ${h.id} of ${c.path}`, 'accept'), lens(`${rej} hunk ${h.id}`, `${rej} hunk ${h.id} of ${c.path}`, 'reject'));
       } else {
         const other: HunkDecision = d === 'accept' ? 'reject' : 'accept';
-        out.push(lens(`Hunk ${h.id}: ${d === 'accept' ? 'accepted' : 'rejected'} (undo)`, 'Take the decision back', undefined),
-          lens(`${other === 'accept' ? 'Accept' : 'Reject'} instead`, `${other === 'accept' ? 'Apply' : 'Do not apply'} hunk ${h.id}`, other));
+        out.push(lens(`Hunk ${h.id}: ${d === 'accept' ? accd : rejd} (undo)`, 'Take the decision back', undefined),
+          lens(`${other === 'accept' ? acc : rej} instead`, `${other === 'accept' ? acc : rej} hunk ${h.id}`, other));
       }
     }
     return out;

@@ -56,9 +56,11 @@ export class EditReview implements vscode.Disposable {
   private async notify(p: ProposedChangesParams): Promise<void> {
     const files = p.changes.map((c) => c.path).join(', ');
     const hunks = p.changes.reduce((n, c) => n + c.hunks.length, 0);
-    const pick = await vscode.window.showInformationMessage(
-      `Loom proposes a change to ${files} (${hunks} hunk${hunks === 1 ? '' : 's'}); nothing is written until you decide.`,
-      'Review in Chat', 'Open Diff', 'Accept All', 'Reject All');
+    const [acceptAll, rejectAll] = p.command ? ['Keep All', 'Discard All'] : ['Accept All', 'Reject All'];
+    const pick = await vscode.window.showInformationMessage(p.command
+      ? `Loom: \`${p.command}\` changed ${files} (${hunks} hunk${hunks === 1 ? '' : 's'}); they are on disk, not committed: keep or discard them.`
+      : `Loom proposes a change to ${files} (${hunks} hunk${hunks === 1 ? '' : 's'}); nothing is written until you decide.`,
+    'Review in Chat', 'Open Diff', acceptAll, rejectAll);
     if (this.book.get(p.id)?.state !== 'open') {
       return; // decided meanwhile (in the card or the diff)
     }
@@ -66,9 +68,9 @@ export class EditReview implements vscode.Disposable {
       await this.host.revealPanel();
     } else if (pick === 'Open Diff' && p.changes[0]) {
       await this.lens.open(p, p.changes[0].path);
-    } else if (pick === 'Accept All') {
+    } else if (pick === acceptAll) {
       await this.submit(p.id, 'accept');
-    } else if (pick === 'Reject All') {
+    } else if (pick === rejectAll) {
       const comment = await vscode.window.showInputBox({ prompt: 'Why? (the agent reads it)', placeHolder: 'optional comment', ignoreFocusOut: true });
       await this.submit(p.id, 'reject', comment);
     }
@@ -138,8 +140,11 @@ export class EditReview implements vscode.Disposable {
     }
     const sent = this.book.send(id, vscode.Uri.file(p.params.folder).toString(), all);
     if ('error' in sent) {
-      p.error = `Not sent: ${sent.error}.`;
-      this.draw(id);
+      if (p.state === 'open') {
+        // A second click while it is sent, or after, needs no words.
+        p.error = `Not sent: ${sent.error}.`;
+        this.draw(id);
+      }
       return;
     }
     p.error = undefined;
@@ -176,9 +181,10 @@ export class EditReview implements vscode.Disposable {
     }
     const t = this.host.transcript(folder);
     const stale: Item[] = [];
-    const live = (id: string) => waiting.some((w) => w.id === id) || this.book.get(id)?.state === 'open';
+    const live = (id: string) => waiting.some((w) => w.id === id) || ['open', 'sending'].includes(this.book.get(id)?.state ?? '');
     for (const it of t.items) {
-      if (it.kind === 'tool' && it.review?.state === 'open' && !live(it.review.id)) {
+      // "sending" too: a window reloaded while loom.review was on its way never heard back.
+      if (it.kind === 'tool' && (it.review?.state === 'open' || it.review?.state === 'sending') && !live(it.review.id)) {
         this.book.close(it.review.id);
         it.review = { ...it.review, state: 'closed' };
         stale.push(it);
@@ -253,8 +259,8 @@ function toolCard(t: Transcript, p: ProposedChangesParams): ToolItem | undefined
     }
   }
   const made = t.tool({
-    folder: p.folder, turn: p.turn, id: p.callId, name: p.changes[0]?.kind === 'create' ? 'write_file' : 'edit_file',
-    summary: JSON.stringify({ path: p.changes[0]?.path ?? '' }), status: 'running',
+    folder: p.folder, turn: p.turn, id: p.callId, name: p.command ? 'bash' : p.changes[0]?.kind === 'create' ? 'write_file' : 'edit_file',
+    summary: JSON.stringify(p.command ? { command: p.command } : { path: p.changes[0]?.path ?? '' }), status: 'running',
   });
   return made.find((x): x is ToolItem => x.kind === 'tool' && x.callId === p.callId);
 }

@@ -18,6 +18,8 @@ export interface ProposedChangesParams {
   /** The conversation it belongs to (absent: the folder's most recent). */
   conversation?: string;
   turn: number; id: string; callId: string; changes: ProposedChange[];
+  /** A command's changes (kind command, already on disk): its command line. Accept keeps, reject discards. */
+  command?: string;
 }
 export interface ReviewResult { applied: string[]; rejected: string[]; conflicts?: string[] }
 export interface Checkpoint { turn: number; prompt: string; time?: string; commits: string[]; files: string[]; compacted?: boolean }

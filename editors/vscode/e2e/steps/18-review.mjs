@@ -10,7 +10,8 @@ import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  addRules, chat, editorText, editUserSettings, git, here, model, openFile, page, runCommand, shot, step, times, toast, until, waitIdle, ws,
+  addRules, chat, editorText, editUserSettings, git, here, model, openFile, page, reloadWindow, runCommand, shot, step, times, toast, until,
+  waitIdle, ws,
 } from '../harness.mjs';
 
 const lensBefore = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
@@ -27,6 +28,23 @@ addRules({
     { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensAfter } }, gate: () => gate },
     { text: ['Shouted what you accepted.'] },
   ],
+});
+
+addRules({
+  when: /underline lens\.txt/i,
+  replies: [
+    { tool: { name: 'read_file', args: { path: 'lens.txt' } } },
+    { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensBefore + '====\n' } } },
+    { text: ['Underlined.'] },
+  ],
+});
+
+const lensShouted = 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
+const fmtCommand = "sed -i 's/^one$/ONE/' lens.txt && printf 'eleven\\n' >> lens.txt";
+addRules({
+  when: /run the lens formatter/i,
+  reply: { text: ['Formatting.'], tool: { name: 'bash', args: { command: fmtCommand } } },
+  afterTool: { text: ['Formatted as you decided.'] },
 });
 
 /** axe-core over the panel (with the card open) in the four themes of step 15: the serious violations found, by theme. */
@@ -92,11 +110,28 @@ async function toggleReview(on) {
 step('18. review in the panel: the header toggle; with the panel hidden a notification, Open Diff and the CodeLens (Accept hunk 1, Reject hunk 2 sends); the edit card (Accept hunk 1, Reject hunk 2 with a comment, Submit)', async () => {
   await toggleReview(true);
 
-  // --- the diff editor's CodeLens --------------------------------------------
-  // The user's own file, committed.
+  // --- lens.txt: the user's own file, for the reload and the CodeLens ---------
+  // Committed, as the user's.
   fs.writeFileSync(path.join(ws, 'lens.txt'), lensBefore);
   git('add', 'lens.txt');
   git('commit', '-qm', 'lens.txt');
+
+  // --- a window reload while a change waits: nothing lands, the card says so --
+  await askInPanel('Underline lens.txt');
+  let card = newestReview();
+  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
+  await reloadWindow();
+  // The server went down with the window: the turn was cancelled, the change rejected.
+  card = chat().locator('.card.tool:has(.edit-review)').last();
+  await card.locator('.edit-review.r-closed').waitFor({ timeout: 30_000 });
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /Not reviewed: the turn ended first; nothing was written/);
+  assert.equal(await chat().locator('.edit-review.r-open').count(), 0);
+  assert.equal(await card.locator('button.review-accept').count(), 0, 'no buttons on a card nobody can decide');
+  await waitIdle();
+  assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), lensBefore, 'nothing written');
+  await shot('18', 'reloaded-not-reviewed');
+
+  // --- with the panel out of sight: the notification, Open Diff, the CodeLens --
   await askInPanel('Shout two and nine in lens.txt');
   // The model's write_file waits at the gate: the panel goes out of sight
   // first, so VS Code's notification stands in for the card.
@@ -125,7 +160,7 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   await lens('Hunk 1: accepted').waitFor();
   // The card and the CodeLens keep one set of decisions.
   await runCommand('Loom: Open the Chat');
-  let card = newestReview();
+  card = newestReview();
   await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
   await until('the card to show hunk 1 accepted', async () =>
     (await card.locator('.review-hunk[data-hunk="1"] button.review-accept').getAttribute('aria-pressed')) === 'true');
@@ -141,6 +176,38 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   await waitIdle();
   assert.match(JSON.stringify(model.requests.at(-1).messages.at(-1)), /applied in part: hunk 2 rejected by the user/);
   await runCommand('View: Close Editor');
+
+  // --- a command's changes: on disk already; Keep one hunk, Discard the other -----
+  await askInPanel('Run the lens formatter');
+  card = chat().locator('.card.tool[data-tool="bash"]').last();
+  await until('the approval or the review', async () =>
+    (await card.locator('button.allow').count()) > 0 || (await card.locator('.edit-review.r-open').count()) > 0);
+  if (await card.locator('button.allow').count()) {
+    await card.locator('button.allow').click();
+  }
+  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /changed a file \(2 hunks\); they are on disk, not committed: keep or discard them/);
+  assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), 'ONE' + lensShouted.slice(3) + 'eleven\n', 'the command ran');
+  const headBefore = git('rev-parse', 'HEAD').trim();
+  const hunks = card.locator('.review-hunk');
+  assert.equal(await hunks.nth(0).locator('button.review-accept').textContent(), 'Keep');
+  await hunks.nth(0).locator('button.review-accept').click();
+  await until('hunk 1 kept', async () => (await hunks.nth(0).locator('button.review-accept').getAttribute('aria-pressed')) === 'true');
+  await hunks.nth(1).locator('button.review-reject').click();
+  await until('hunk 2 discarded', async () => (await hunks.nth(1).locator('button.review-reject').getAttribute('aria-pressed')) === 'true');
+  await card.scrollIntoViewIfNeeded();
+  await shot('18', 'command-keep-discard');
+  await card.locator('button.review-submit').click();
+  await until('the discarded hunk taken back, the kept one there', async () =>
+    fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8') === 'ONE' + lensShouted.slice(3));
+  await card.locator('.edit-review.r-decided').waitFor();
+  assert.match((await card.locator('.review-state').textContent()) ?? '', /^Kept hunk \S+; discarded hunk \S+\.$/);
+  await waitIdle();
+  assert.notEqual(git('rev-parse', 'HEAD').trim(), headBefore, 'the kept hunk is committed');
+  assert.deepEqual(git('show', '--format=', '--unified=0', 'HEAD').split('\n').filter((l) => /^[-+][^-+]/.test(l)), ['-one', '+ONE']);
+  assert.match(JSON.stringify(model.requests.at(-1).messages.filter((m) => m.role === 'tool').at(-1)),
+    /kept this command's changes to lens\.txt in part: hunk \S+ discarded/);
+  await shot('18', 'command-decided');
 
   // --- the panel's edit card ------------------------------------------------------
   await openFile('hello.txt');

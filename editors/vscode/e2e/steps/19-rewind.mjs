@@ -7,7 +7,7 @@ import { chat, editorText, git, page, shot, step, until, waitIdle, ws } from '..
 const prompt = 'Frame hello.txt with a header and a footer';
 const read = (name) => fs.readFileSync(path.join(ws, name), 'utf8');
 
-step('19. rewind: the prompt\'s Restore checkpoint (files and conversation) takes the agent hunk back, keeps the typed line, puts the prompt back in the input; Redo', async () => {
+step('19. rewind: the prompt\'s Restore checkpoint (files and conversation) takes the agent hunk back, keeps the typed line, puts the prompt back in the input; Redo; conversation only leaves the files', async () => {
   // The user types a line at the end of hello.txt and saves.
   await page.locator('.tabs-container .tab[aria-label^="hello.txt"]').first().click();
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
@@ -56,5 +56,21 @@ step('19. rewind: the prompt\'s Restore checkpoint (files and conversation) take
   assert.match(git('log', '-1', '--format=%s').trim(), /^loom: redo/);
   assert.equal(await chat().locator('textarea.input').inputValue(), '', 'the prompt left the input again');
   await shot('19', 'redone');
+
+  // Conversation only: the files stay as they are, the prompt comes back; Redo again.
+  const files = read('hello.txt');
+  const head = git('rev-parse', 'HEAD').trim();
+  await chat().locator('.msg.user').filter({ hasText: prompt }).last().locator('button.restore-checkpoint').click();
+  await chat().locator('.checkpoint-menu button[data-restore="conversation"]').last().click();
+  const conv = chat().locator('.notice').filter({ hasText: /Restored the conversation to before turn \d+/ }).last();
+  await conv.waitFor();
+  assert.doesNotMatch((await conv.textContent()) ?? '', /Files restored/);
+  await until('the prompt back in the input', async () => (await chat().locator('textarea.input').inputValue()) === prompt);
+  assert.equal(read('hello.txt'), files, 'the files stay');
+  assert.equal(git('rev-parse', 'HEAD').trim(), head, 'no commit');
+  await shot('19', 'conversation-only');
+  await conv.locator('button.redo').click();
+  await until('the prompt back in the conversation', async () => (await chat().locator('.msg.user').filter({ hasText: prompt }).count()) === 1);
+  await until('the input empty again', async () => (await chat().locator('textarea.input').inputValue()) === '');
   await waitIdle();
 });

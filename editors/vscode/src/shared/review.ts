@@ -36,6 +36,11 @@ export interface ReviewCard {
   id: string;
   state: 'open' | 'sending' | 'decided' | 'failed' | 'closed';
   files: ReviewFile[];
+  /**
+   * A command's changes (already on disk): the command line. Accept is
+   * then Keep (committed) and Reject is Discard (taken back).
+   */
+  command?: string;
   /** The comment typed so far (sent with the decision). */
   comment: string;
   applied?: string[];

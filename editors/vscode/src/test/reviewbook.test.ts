@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { headerLines, hunkIds, proposedText, ReviewBook, splitLines } from '../reviewbook';
+import { headerLines, hunkIds, proposedText, ReviewBook, splitLines, textBefore } from '../reviewbook';
 import type { ProposedChangesParams, ProposedHunk } from '../reviewwire';
 
 // Hunks as loom-lsp's review.Split makes them (workspace/review), for
@@ -77,6 +77,9 @@ test('a failed send opens the proposal again with its decisions; a proposal the 
   assert.equal(b.complete('6.c1'), true, 'decisions kept for the retry');
   assert.equal(b.card('6.c1')!.error, 'loom.review: timeout');
   b.send('6.c1', 'file:///w');
+  b.settled('6.c1', { applied: ['1', '2', '3'], rejected: [] });
+  assert.equal(b.card('6.c1')!.error, undefined, 'a decision that went through says no old error');
+  b.get('6.c1')!.state = 'sending';
   b.failed('6.c1', 'no such proposal', true);
   assert.equal(b.get('6.c1')!.state, 'failed');
   assert.deepEqual(b.send('6.c1', 'file:///w'), { error: 'this change was already decided' });
@@ -124,6 +127,28 @@ test('proposedText applies every hunk and says where each lands', () => {
   assert.deepEqual([...l.anchors], [['1', 1], ['2', 8]]);
   const crlf = proposedText('a\r\nb\r\n', [{ id: '1', diff: '@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\r\n', range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } } }])!;
   assert.equal(crlf.text, 'a\r\nB\r\n');
+});
+
+test('textBefore: a command\'s changes (on disk) taken back, and where each hunk is now', () => {
+  const framed = '# greeting\nHello, world!\nA second line.\n# end\n';
+  const b = textBefore(framed, frame)!;
+  assert.equal(b.text, hello);
+  assert.deepEqual([...b.anchors], [['1', 0], ['2', 3]]);
+  const l = textBefore('a\nB\nc\nd\ne\nf\ng\nh\nI\nJ', lettersHunks)!;
+  assert.equal(l.text, letters);
+  assert.deepEqual([...l.anchors], [['1', 1], ['2', 8]]);
+  // The user typed over a line the command wrote: no before text.
+  assert.equal(textBefore('a\nB!\nc\nd\ne\nf\ng\nh\nI\nJ', lettersHunks), undefined);
+  // Round trip: the proposed text of the text before is the text now.
+  assert.equal(proposedText(b.text, frame)!.text, framed);
+});
+
+test('a command\'s proposal: its card carries the command', () => {
+  const b = new ReviewBook();
+  b.add({ ...proposal('11.c1'), command: 'npm run fmt' });
+  assert.equal(b.card('11.c1')!.command, 'npm run fmt');
+  b.add(proposal('12.c1'));
+  assert.equal('command' in b.card('12.c1')!, false);
 });
 
 test('proposedText refuses a file that changed since the proposal', () => {

@@ -21,6 +21,13 @@ function keyed<T extends HTMLElement>(e: T, key: string): T {
   return e;
 }
 
+/** The card's verbs: Accept / Reject, or Keep / Discard for a command's changes (already on disk). */
+function verbs(r: ReviewCard): { accept: string; reject: string; accepted: string; rejected: string } {
+  return r.command
+    ? { accept: 'Keep', reject: 'Discard', accepted: 'kept', rejected: 'discarded' }
+    : { accept: 'Accept', reject: 'Reject', accepted: 'accepted', rejected: 'rejected' };
+}
+
 /** The words of a card's state, for the status word of its tool card. */
 export function reviewWord(r: ReviewCard): string | undefined {
   switch (r.state) {
@@ -58,7 +65,9 @@ function stateWords(r: ReviewCard): string {
   const n = r.files.reduce((k, f) => k + f.hunks.length, 0);
   switch (r.state) {
     case 'open':
-      return `Waiting for your review: ${n} ${n === 1 ? 'hunk' : 'hunks'}; nothing is written until you decide.`;
+      return r.command
+        ? `Waiting for your review: \`${r.command}\` changed ${r.files.length === 1 ? 'a file' : `${r.files.length} files`} (${n} ${n === 1 ? 'hunk' : 'hunks'}); they are on disk, not committed: keep or discard them.`
+        : `Waiting for your review: ${n} ${n === 1 ? 'hunk' : 'hunks'}; nothing is written until you decide.`;
     case 'sending':
       return 'Applying your decision…';
     case 'closed':
@@ -69,9 +78,14 @@ function stateWords(r: ReviewCard): string {
       const applied = r.applied ?? [];
       const rejected = r.rejected ?? [];
       const parts: string[] = [];
-      parts.push(applied.length ? `Applied ${hunkWords(applied)}` : 'Nothing applied');
+      const v = verbs(r);
+      if (r.command) {
+        parts.push(applied.length ? `Kept ${hunkWords(applied)}` : 'Nothing kept');
+      } else {
+        parts.push(applied.length ? `Applied ${hunkWords(applied)}` : 'Nothing applied');
+      }
       if (rejected.length) {
-        parts.push(`rejected ${hunkWords(rejected)}`);
+        parts.push(`${v.rejected} ${hunkWords(rejected)}`);
       }
       if (r.conflicts?.length) {
         parts.push(`left out (you changed the same lines): ${r.conflicts.join(', ')}`);
@@ -100,9 +114,10 @@ function renderFile(r: ReviewCard, f: ReviewFile, open: boolean): HTMLElement {
   }
   if (open && f.hunks.length > 1) {
     const ids = f.hunks.map((h) => h.id);
+    const v = verbs(r);
     tools.append(
-      decisionButton(r.id, ids, 'accept', `Accept file`, `Accept file ${f.path} (every hunk)`, f.hunks.every((h) => h.decision === 'accept'), `${r.id}:fa:${f.path}`),
-      decisionButton(r.id, ids, 'reject', `Reject file`, `Reject file ${f.path} (every hunk)`, f.hunks.every((h) => h.decision === 'reject'), `${r.id}:fr:${f.path}`),
+      decisionButton(r.id, ids, 'accept', `${v.accept} file`, `${v.accept} file ${f.path} (every hunk)`, f.hunks.every((h) => h.decision === 'accept'), `${r.id}:fa:${f.path}`),
+      decisionButton(r.id, ids, 'reject', `${v.reject} file`, `${v.reject} file ${f.path} (every hunk)`, f.hunks.every((h) => h.decision === 'reject'), `${r.id}:fr:${f.path}`),
     );
   }
   head.append(tools);
@@ -123,15 +138,18 @@ function renderHunk(r: ReviewCard, f: ReviewFile, h: ReviewHunk, open: boolean):
   d.dataset.hunk = h.id;
   const head = el('div', 'hunk-head');
   head.append(el('span', 'hunk-name', `Hunk ${h.id} · line ${h.line} (+${h.added} −${h.removed})`));
+  const v = verbs(r);
   if (open) {
-    const word = h.decision === 'accept' ? 'accepted' : h.decision === 'reject' ? 'rejected' : 'undecided';
-    head.append(el('span', `hunk-decision ${word}`, word));
+    const cls = h.decision === 'accept' ? 'accepted' : h.decision === 'reject' ? 'rejected' : 'undecided';
+    const word = h.decision === 'accept' ? v.accepted : h.decision === 'reject' ? v.rejected : 'undecided';
+    head.append(el('span', `hunk-decision ${cls}`, word));
     head.append(
-      decisionButton(r.id, [h.id], 'accept', 'Accept', `Accept hunk ${h.id} of ${f.path}`, h.decision === 'accept', `${r.id}:a:${h.id}`),
-      decisionButton(r.id, [h.id], 'reject', 'Reject', `Reject hunk ${h.id} of ${f.path}`, h.decision === 'reject', `${r.id}:r:${h.id}`),
+      decisionButton(r.id, [h.id], 'accept', v.accept, `${v.accept} hunk ${h.id} of ${f.path}`, h.decision === 'accept', `${r.id}:a:${h.id}`),
+      decisionButton(r.id, [h.id], 'reject', v.reject, `${v.reject} hunk ${h.id} of ${f.path}`, h.decision === 'reject', `${r.id}:r:${h.id}`),
     );
   } else if (outcome) {
-    head.append(el('span', `hunk-decision ${outcome}`, outcomeWords[outcome]));
+    const word = outcome === 'applied' ? (r.command ? 'kept' : 'applied') : outcome === 'rejected' ? v.rejected : outcomeWords[outcome];
+    head.append(el('span', `hunk-decision ${outcome}`, word));
   }
   d.append(head);
   if (outcome !== 'applied') {
@@ -197,14 +215,15 @@ function renderActions(r: ReviewCard): HTMLElement {
   const go = keyed(button('Submit review', 'primary review-submit', submit,
     left === 0 ? 'Apply the accepted hunks; the agent reads what you rejected and your comment' : 'Decide every hunk first'), `${r.id}:submit`);
   go.disabled = left > 0;
-  const all = keyed(button('Accept all', 'secondary review-accept-all', () => {
+  const v = verbs(r);
+  const all = keyed(button(`${v.accept} all`, 'secondary review-accept-all', () => {
     drafts.delete(r.id);
     send({ kind: 'submit', id: r.id, all: 'accept', comment: text.value });
-  }, 'Apply every hunk now'), `${r.id}:all-accept`);
-  const none = keyed(button('Reject all', 'secondary review-reject-all', () => {
+  }, r.command ? 'Keep every change of the command (committed)' : 'Apply every hunk now'), `${r.id}:all-accept`);
+  const none = keyed(button(`${v.reject} all`, 'secondary review-reject-all', () => {
     drafts.delete(r.id);
     send({ kind: 'submit', id: r.id, all: 'reject', comment: text.value });
-  }, 'Write nothing; the agent reads your comment'), `${r.id}:all-reject`);
+  }, r.command ? 'Take every change of the command back; the agent reads your comment' : 'Write nothing; the agent reads your comment'), `${r.id}:all-reject`);
   buttons.append(go, all, none);
   const hint = el('div', 'review-hint', left === 0 ? 'Every hunk is decided.' : `${left} ${left === 1 ? 'hunk' : 'hunks'} left to decide.`);
   hint.setAttribute('aria-live', 'polite');

@@ -49,7 +49,7 @@ export function renderTool(it: ToolItem): HTMLElement {
     bar.append(button('Open diff', 'link open-diff', () => post({ type: 'openDiff', itemId: it.id }), 'Open in VS Code\'s diff editor'));
     det.append(el('summary', undefined, 'Diff'), bar, renderDiff(it.diff));
     d.append(det);
-  } else if ((it.output || it.summary) && !it.review) {
+  } else if ((it.output || it.summary) && !(it.review && !it.review.command)) {
     const det = el('details', 'output');
     det.open = it.status === 'running' || it.status === 'failed';
     const label = it.status === 'running' ? 'Output so far' : it.summary ? `Output · ${it.summary}` : 'Output';
