@@ -19,9 +19,9 @@ const (
 	CmdSetModel = "loom.setModel"
 )
 
-// ModelArgs select a conversation (Conversation, once a folder holds
-// several; the folder's current one until then) and, for loom.setModel,
-// the model ("" = back to model.name).
+// ModelArgs select a conversation (Conversation, by id; "" is the
+// folder's most recent) and, for loom.setModel, the model ("" = back to
+// model.name).
 type ModelArgs struct {
 	URI          string `json:"uri,omitempty"`
 	Conversation string `json:"conversation,omitempty"`
@@ -52,7 +52,7 @@ func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
 	if a.Model != "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes no model (use %s to switch)", CmdModels, CmdSetModel)
 	}
-	sess, err := s.session(CmdModels, a.URI)
+	sess, err := s.session(CmdModels, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
 }
 
 func (s *Server) runSetModel(ctx context.Context, a ModelArgs) (any, error) {
-	sess, err := s.session(CmdSetModel, a.URI)
+	sess, err := s.session(CmdSetModel, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}

@@ -98,3 +98,51 @@ func models(reqs []llmtest.Request) []string {
 	}
 	return out
 }
+
+// loom.setModel and loom.models act on the conversation they name, not on
+// the folder's most recent: the model set for the first conversation is
+// the one its next request asks, while the second (newer) one keeps the
+// configured model.
+func TestSetModelPerConversation(t *testing.T) {
+	srv := llmtest.NewServer(t, func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: []string{"ok"}} })
+	srv.Handle("/v1/models", openAIModels)
+	e := newEnv(t, envOptions{cfg: loomClient, options: modelServerOptions(srv)})
+	first := e.ask("first")
+	e.await("the first turn", turnEndedIn(first.Conversation, first.Turn))
+	var second ConversationItem
+	if err := e.ed.ExecuteCommand(e.ctx, CmdNewConversation, FolderArgs{}, &second); err != nil {
+		t.Fatal(err)
+	}
+	var list ModelsWire
+	if err := e.ed.ExecuteCommand(e.ctx, CmdModels, ModelArgs{Conversation: first.Conversation}, &list); err != nil {
+		t.Fatal(err)
+	}
+	configured := list.Current
+	var set SetModelResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdSetModel, ModelArgs{Conversation: first.Conversation, Model: "big-coder"}, &set); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{first.Conversation: "big-coder", second.ID: configured} {
+		var l ModelsWire
+		if err := e.ed.ExecuteCommand(e.ctx, CmdModels, ModelArgs{Conversation: id}, &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Current != want {
+			t.Errorf("loom.models of %s: current %q, want %q", id, l.Current, want)
+		}
+	}
+	var b AskResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdAsk, AskArgs{Prompt: "in the second", Conversation: second.ID}, &b); err != nil {
+		t.Fatal(err)
+	}
+	e.await("the second conversation's turn", turnEndedIn(second.ID, b.Turn))
+	var a AskResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdAsk, AskArgs{Prompt: "in the first again", Conversation: first.Conversation}, &a); err != nil {
+		t.Fatal(err)
+	}
+	e.await("the first conversation's second turn", turnEndedIn(first.Conversation, a.Turn))
+	reqs := srv.Requests()
+	if len(reqs) != 3 || reqs[0].Model != configured || reqs[1].Model != configured || reqs[2].Model != "big-coder" {
+		t.Fatalf("requests asked %v, want %s, %s (second conversation), then big-coder (first)", models(reqs), configured, configured)
+	}
+}

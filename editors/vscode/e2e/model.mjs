@@ -7,7 +7,9 @@
 import http from 'node:http';
 
 /**
- * @typedef {{ reasoning?: string[], text?: string[], delayMs?: number, tool?: { name: string, args: object }, usage?: object, gate?: () => Promise<void> }} Reply
+ * @typedef {{ reasoning?: string[], text?: string[], delayMs?: number, tool?: { name: string, args: object }, usage?: object, gate?: () => Promise<void>,
+ *   holdAfter?: number, hold?: () => Promise<void> }} Reply
+ *   holdAfter/hold: after holdAfter pieces of text, the stream waits for hold() (a gate the test opens).
  * @typedef {{ when: RegExp, reply?: Reply, afterTool?: Reply, replies?: Reply[] }} Rule
  */
 
@@ -70,9 +72,15 @@ export async function startModel(rules, port = 0) {
       for (const piece of reply.reasoning ?? []) { // as vLLM / llama.cpp / DeepSeek stream thinking
         send({ reasoning_content: piece });
       }
-      for (const piece of reply.text ?? []) {
+      for (const [i, piece] of (reply.text ?? []).entries()) {
         if (closed) {
           return;
+        }
+        if (reply.hold && i === reply.holdAfter) {
+          await reply.hold();
+          if (closed) {
+            return;
+          }
         }
         send({ content: piece });
         if (reply.delayMs) {

@@ -28,4 +28,5 @@ import './steps/17-first-run.mjs';
 import './steps/18-review.mjs';
 import './steps/19-rewind.mjs';
 import './steps/20-filesbar.mjs';
+import './steps/21-conversations.mjs';
 import './steps/22-model-picker.mjs';

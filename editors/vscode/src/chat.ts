@@ -7,12 +7,13 @@ import { ActionItem, AlwaysRule, alwaysWords, parseApproval, ruleOffers } from '
 import { explainAskError } from './askargs';
 import { contextAsText, contextUnsupported } from './contextitems';
 import { beforeText } from './diff';
+import { Conversations } from './conversations';
 import { ChatPanel, PanelHost } from './panel';
 import {
-  AskArgs, AskResult, Commands, CommitParams, DisplayMessageParams, HistoryResult, ModelsResult, StateParams, Status,
+  AskArgs, AskResult, Commands, CommitParams, ConversationArgs, DisplayMessageParams, HistoryResult, ModelsResult, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
-import type { BarFile, ContextItem, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
 import type { ReviewIntent } from './shared/review';
 import { SavedTranscript, Transcript } from './transcript';
 
@@ -61,9 +62,11 @@ export const beforeScheme = 'loom-before';
 /** Chat keeps the conversations and answers the panel. */
 export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   readonly panel: ChatPanel;
-  private readonly transcripts = new Map<string, Transcript>();
+  /** Every folder's conversations, and which one the panel shows. */
+  readonly convs = new Conversations((folder) =>
+    this.folders().find((f) => f.path === folder)?.name ?? path.basename(folder));
   private selected: string | undefined;
-  private readonly approvals = new Map<string, { folder: string; resolve: (a: ApprovalReply) => void; offers: ApprovalOffers }>();
+  private readonly approvals = new Map<string, { t: Transcript; resolve: (a: ApprovalReply) => void; offers: ApprovalOffers }>();
   private readonly saveTimers = new Map<string, ReturnType<typeof setTimeout>>();
   /** Per folder: the prompt that failed for want of a model, put back once one is set. */
   private readonly unsent = new Map<string, string>();
@@ -72,6 +75,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private readonly onHeader = new vscode.EventEmitter<void>();
   /** The composer's helpers (attach, slash commands, the setup card's model list). */
   composer: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** The conversation list's handlers (new, open, rename, delete). */
+  conversationList: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** Called when a conversation starts or stops running, or gets or loses an open approval (the list's badges). */
+  onBusyChange: ((t: Transcript) => void) | undefined;
   /** The changed-files bar and checkpoints. */
   checkpoints: CheckpointHooks | undefined;
   /** The edit card's and the review toggle's handler (reviewpanel.ts). */
@@ -108,15 +115,27 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return f?.uri.fsPath ?? all[0]?.path;
   }
 
-  /** The transcript of folder (created on first use). */
+  /** The transcript of folder's shown conversation (created on first use). */
   transcript(folder: string): Transcript {
-    let t = this.transcripts.get(folder);
-    if (!t) {
-      const name = this.folders().find((f) => f.path === folder)?.name ?? path.basename(folder);
-      t = new Transcript(folder, name);
-      this.transcripts.set(folder, t);
+    return this.convs.shown(folder);
+  }
+
+  /** Whether the panel shows conversation (of folder): its items may be drawn. */
+  shows(folder: string, conversation: string | undefined): boolean {
+    return folder === this.current() && this.convs.isShown(folder, conversation);
+  }
+
+  /**
+   * The transcript a server notification goes to: its conversation's,
+   * which may not be the one shown (it then is drawn when shown).
+   */
+  private route(p: { folder: string; conversation?: string }): Transcript {
+    const { transcript, adopted } = this.convs.route(p.folder, p.conversation);
+    transcript.updated = new Date().toISOString();
+    if (adopted && p.folder === this.current()) {
+      this.panel.refresh();
     }
-    return t;
+    return transcript;
   }
 
   /** The transcript of the folder whose name a server message gave. */
@@ -128,25 +147,65 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
 
   snapshot(folder: string): { header: Header; items: Item[]; bar?: BarFile[] } {
     const t = this.transcript(folder);
+    t.title = this.convs.title(folder, t.conversation);
     return { header: t.header(), items: t.items, bar: this.checkpoints?.files(folder) };
   }
 
-  /** The headers of every folder with a transcript. */
-  headers(): Header[] {
-    return [...this.transcripts.values()].map((t) => t.header());
+  /** The conversation list of folder, as the header's list draws it. */
+  entries(folder: string): ConversationEntry[] {
+    return this.convs.entries(folder);
   }
 
-  /** Sends changed items of folder (and its header) to the panel. */
-  show(folder: string, items: Item[]): void {
-    this.changed(this.transcript(folder), items);
+  /** Puts the keyboard in the panel's input. */
+  focusInput(): void {
+    this.panel.focus();
+  }
+
+  /** Whether the server lists command (initialize's executeCommandProvider). */
+  has(command: string): boolean {
+    return this.server.has(command);
+  }
+
+  /** Remembers which conversation of folder is shown, for the next window. */
+  rememberShown(folder: string, id: string): void {
+    void this.store?.update(`loom.shown:${folder}`, id);
+  }
+
+  /** The conversation of folder shown in the last window, if any. */
+  rememberedShown(folder: string): string | undefined {
+    return this.store?.get<string>(`loom.shown:${folder}`);
+  }
+
+  /** The headers of every conversation with a transcript. */
+  headers(): Header[] {
+    return this.convs.all().map((t) => t.header());
+  }
+
+  /** Sends changed items of a folder's conversation (the one shown when absent), and its header, to the panel. */
+  show(folder: string, items: Item[], conversation?: string): void {
+    this.changed(this.transcriptOf(folder, conversation), items);
+  }
+
+  /** The transcript of a folder's conversation; the one shown when conversation is absent. */
+  transcriptOf(folder: string, conversation?: string): Transcript {
+    return conversation ? this.convs.route(folder, conversation).transcript : this.transcript(folder);
   }
 
   private changed(t: Transcript, items: readonly (Item | undefined)[]): void {
-    this.panel.upsert(t.folder, items.filter((i): i is Item => i !== undefined));
+    t.title = this.convs.title(t.folder, t.conversation);
+    this.panel.upsert(t.folder, items.filter((i): i is Item => i !== undefined), t.conversation);
     this.panel.header(t.header());
     this.onHeader.fire();
     this.keep(t);
+    const badge = `${t.busy()}${t.pendingApproval() !== undefined}`;
+    if (this.badges.get(t) !== badge) {
+      this.badges.set(t, badge);
+      this.onBusyChange?.(t);
+    }
   }
+
+  /** Each transcript's running and approval state, as the list last drew it. */
+  private readonly badges = new WeakMap<Transcript, string>();
 
   /** Writes every conversation's record now (the window is closing or reloading). */
   async flush(): Promise<void> {
@@ -154,59 +213,70 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       clearTimeout(this.saveTimers.get(t));
     }
     this.saveTimers.clear();
-    await Promise.all([...this.transcripts.values()]
-      .filter((t) => t.loaded && t.items.length > 0)
-      .map((t) => this.store?.update(this.storeKey(t.folder), trimmed(t.saved()))));
+    await Promise.all(this.convs.all()
+      .filter((t) => t.loaded && t.items.length > 0 && t.conversation !== '')
+      .map((t) => this.store?.update(storeKey(t.folder, t.conversation), trimmed(t.saved()))));
   }
 
-  private storeKey(folder: string): string {
-    return `loom.transcript:${folder}`;
+  /** The record kept for a window reload of a conversation, if any (before conversations: the folder's). */
+  private kept(t: Transcript): SavedTranscript | undefined {
+    return this.store?.get<SavedTranscript>(storeKey(t.folder, t.conversation)) ??
+      this.store?.get<SavedTranscript>(`loom.transcript:${t.folder}`);
+  }
+
+  /** Forgets the record of a deleted conversation. */
+  async forget(folder: string, conversation: string): Promise<void> {
+    await this.store?.update(storeKey(folder, conversation), undefined);
   }
 
   /**
    * Keeps t's conversation for a window reload (at most every 150 ms;
-   * flush() at the end), once it is loaded: before, it would overwrite
-   * the record the reload's redraw needs.
+   * flush() at the end), under its conversation id, once it is loaded:
+   * before, it would overwrite the record the reload's redraw needs. A
+   * conversation without an id yet is kept once the server names it.
    */
   private keep(t: Transcript): void {
-    if (!this.store || !t.loaded || this.saveTimers.has(t.folder)) {
+    const key = storeKey(t.folder, t.conversation);
+    if (!this.store || !t.loaded || t.conversation === '' || this.saveTimers.has(key)) {
       return;
     }
-    this.saveTimers.set(t.folder, setTimeout(() => {
-      this.saveTimers.delete(t.folder);
-      void this.store?.update(this.storeKey(t.folder), trimmed(t.saved()));
+    this.saveTimers.set(key, setTimeout(() => {
+      this.saveTimers.delete(key);
+      if (t.conversation !== '' && storeKey(t.folder, t.conversation) === key) {
+        void this.store?.update(key, trimmed(t.saved()));
+      }
     }, 150));
   }
 
   // --- server notifications ---------------------------------------------------
 
   delta(p: DisplayMessageParams): void {
-    const t = this.transcript(p.folder);
+    const t = this.route(p);
     const { changed } = t.delta(p);
     this.changed(t, changed);
   }
 
   tool(p: ToolCallParams): void {
-    const t = this.transcript(p.folder);
+    const t = this.route(p);
     this.changed(t, t.tool(p));
   }
 
   state(p: StateParams): void {
-    const t = this.transcript(p.folder);
+    const t = this.route(p);
     this.changed(t, t.setState(p.state, p.turn));
     if (p.state === 'WaitingForUserInput' && t.takeGap()) {
-      void this.redraw(p.folder, false);
+      void this.redraw(p.folder, false, t);
     }
   }
 
   turnEnded(p: TurnEndedParams): void {
-    const t = this.transcript(p.folder);
+    const t = this.route(p);
     const u = p.usage;
     const usage = u ? { prompt: u.prompt_tokens, completion: u.completion_tokens, total: u.total_tokens } : undefined;
     this.changed(t, t.turnEnded(p.turn, p.outcome, usage));
-    void this.fillToolResults(p.folder);
+    void this.fillToolResults(t);
     for (const [id, a] of this.approvals) {
-      if (a.folder === p.folder) {
+      if (a.t === t) {
         a.resolve({ answer: 'deny' });
         this.approvals.delete(id);
       }
@@ -214,7 +284,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   }
 
   commit(p: CommitParams): void {
-    const t = this.transcript(p.folder);
+    const t = this.route(p);
     this.changed(t, [t.commit(p.turn, p.sha, p.message)]);
   }
 
@@ -237,19 +307,24 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return true;
   }
 
-  /** Says something in the current folder's conversation. */
-  notice(level: 'error' | 'warning' | 'info', text: string, action?: NoticeAction, folder = this.current()): void {
+  /**
+   * Says something in the current folder's conversation (the shown one,
+   * or, with conversation, that one).
+   */
+  notice(level: 'error' | 'warning' | 'info', text: string, action?: NoticeAction, folder = this.current(), conversation?: string): void {
     if (!folder) {
       return;
     }
-    const t = this.transcript(folder);
+    const t = conversation ? this.route({ folder, conversation }) : this.transcript(folder);
     this.changed(t, [t.notice(level, text, action)]);
   }
 
   /** Marks every transcript's server as down (or up again). */
   setDown(down: boolean): void {
     for (const f of this.folders()) {
-      const t = this.transcript(f.path);
+      this.transcript(f.path);
+    }
+    for (const t of this.convs.all()) {
       t.down = down;
       this.panel.header(t.header());
     }
@@ -261,10 +336,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * in its tool card. Resolves with the first answer, from the card or
    * from answer() (the notification); undefined if it is not an approval.
    */
-  approval(message: string, actions: readonly ActionItem[] = [], command?: string):
-    { id: string; answer: Promise<ApprovalReply>; offers: ApprovalOffers } | undefined {
+  approval(message: string, actions: readonly ActionItem[] = [], command?: string, where?: { folder?: string; conversation?: string }):
+    { id: string; answer: Promise<ApprovalReply>; offers: ApprovalOffers; shown: boolean } | undefined {
     const req = parseApproval(message);
-    const t = req ? this.byName(req.folderName) : undefined;
+    const t = !req ? undefined : where?.folder && where.conversation ? this.route({ folder: where.folder, conversation: where.conversation })
+      : this.byName(req.folderName);
     if (!req || !t) {
       return undefined;
     }
@@ -278,9 +354,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const card = t.approval(id, req.tool, detail, req.always ? alwaysWords(req.always) : undefined, { exact, prefix });
     this.changed(t, [card]);
     const answer = new Promise<ApprovalReply>((resolve) => {
-      this.approvals.set(id, { folder: t.folder, resolve, offers });
+      this.approvals.set(id, { t, resolve, offers });
     });
-    return { id, answer, offers };
+    return { id, answer, offers, shown: this.shows(t.folder, t.conversation) };
   }
 
   /** The server took approval id back (it timed out): the card says so. */
@@ -290,7 +366,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       return;
     }
     this.approvals.delete(id);
-    const t = this.transcript(p.folder);
+    const t = p.t;
     this.changed(t, [t.answered(id, false, 'not answered in time')]);
     p.resolve({ answer: 'deny' });
   }
@@ -309,8 +385,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     let rule: string | undefined;
     if (a === 'always') {
       if (p.offers.always) {
-        await this.rememberAlways(p.offers.always, p.folder).catch((e) =>
-          this.notice('error', `Could not save "always allow": ${errorText(e)}`, undefined, p.folder));
+        await this.rememberAlways(p.offers.always, p.t.folder).catch((e) =>
+          this.notice('error', `Could not save "always allow": ${errorText(e)}`, undefined, p.t.folder, p.t.conversation));
         rule = p.offers.always.kind === 'bash' ? 'every command, in this folder' : `every tool of ${p.offers.always.server}, in this workspace`;
       } else {
         a = 'allow';
@@ -322,7 +398,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     } else if (a === 'exact' || a === 'prefix') {
       a = 'allow';
     }
-    const t = this.transcript(p.folder);
+    const t = p.t;
     this.changed(t, [t.answered(id, a !== 'deny', rule)]);
     p.resolve({ answer: a, prefix });
   }
@@ -366,6 +442,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     if (!args.uri) {
       args = { ...args, uri: vscode.Uri.file(folder).toString() };
     }
+    if (t.conversation !== '' && !args.conversation) {
+      args = { ...args, conversation: t.conversation };
+    }
     if (attached.length > 0) {
       args = { ...args, context: [...attached] };
     }
@@ -382,7 +461,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         const { context: ctx, ...rest } = args;
         res = await this.server.exec<AskResult>(Commands.ask, { ...rest, prompt: `${args.prompt}\n\n${contextAsText(ctx, rel)}` });
       }
+      if (res.conversation && this.convs.adopt(folder, res.conversation)) {
+        this.panel.refresh();
+      }
       this.changed(t, t.asked(item, res.turn));
+      this.onBusyChange?.(t);
       return res;
     } catch (e) {
       const { text, action } = explainAskError(errorText(e));
@@ -434,8 +517,17 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
   }
 
-  private folderArgs(folder = this.current()): { uri?: string } {
-    return folder ? { uri: vscode.Uri.file(folder).toString() } : {};
+  private folderArgs(folder = this.current()): ConversationArgs {
+    return folder ? argsOf(this.transcript(folder)) : {};
+  }
+
+  /**
+   * The arguments that select the shown conversation of the current
+   * folder (uri and conversation): every request the panel makes
+   * carries them.
+   */
+  conversationArgs(): ConversationArgs {
+    return this.folderArgs();
   }
 
   async cancel(): Promise<void> {
@@ -546,17 +638,23 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * the server's: diffs, commits with their Undo, notices and stop marks
    * stay. Else, or without keep, from loom.history alone.
    */
-  async redraw(folder: string, keep = true): Promise<void> {
-    const t = this.transcript(folder);
+  async redraw(folder: string, keep = true, t = this.transcript(folder)): Promise<void> {
     try {
+      if (t.conversation === '') {
+        // The folder's most recent conversation is the one shown.
+        const st = await this.server.exec<Status>(Commands.status, argsOf(t));
+        if (st?.conversationId && this.convs.adopt(folder, st.conversationId)) {
+          t = this.convs.shown(folder);
+        }
+      }
       const [h, st] = await Promise.all([
-        this.server.exec<HistoryResult>(Commands.history, this.folderArgs(folder)),
-        this.server.exec<Status>(Commands.status, this.folderArgs(folder)),
+        this.server.exec<HistoryResult>(Commands.history, argsOf(t)),
+        this.server.exec<Status>(Commands.status, argsOf(t)),
       ]);
       // What is drawn now, unless it has no prompt yet (just after a
       // reload, only the server's first notices): then what was kept.
       const drawn = t.saved();
-      const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.store?.get<SavedTranscript>(this.storeKey(folder));
+      const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept(t);
       if (!(keep && t.restore(before, h))) {
         t.redraw(h);
       }
@@ -565,7 +663,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     } catch (e) {
       t.notice('error', 'Could not load the conversation: ' + errorText(e));
     }
-    if (folder === this.current()) {
+    if (this.shows(folder, t.conversation)) {
       this.panel.refresh();
     }
     this.onHeader.fire();
@@ -573,10 +671,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   }
 
   /** Puts the tools' whole results (from loom.history) into their cards. */
-  private async fillToolResults(folder: string): Promise<void> {
+  private async fillToolResults(t: Transcript): Promise<void> {
     try {
-      const h = await this.server.exec<HistoryResult>(Commands.history, this.folderArgs(folder));
-      const t = this.transcript(folder);
+      const h = await this.server.exec<HistoryResult>(Commands.history, argsOf(t));
       this.changed(t, t.toolResults(h));
     } catch { /* the cards keep their summaries */ }
   }
@@ -604,8 +701,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   async refreshStatus(): Promise<void> {
     await Promise.all(this.folders().map(async (f) => {
       try {
-        const st = await this.server.exec<Status>(Commands.status, this.folderArgs(f.path));
         const t = this.transcript(f.path);
+        const st = await this.server.exec<Status>(Commands.status, argsOf(t));
         await this.applyStatus(t, st);
         this.panel.header(t.header());
       } catch { /* said elsewhere */ }
@@ -640,7 +737,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     if (this.server.has(Commands.models) && !t.setup && (t.models.length === 0 || this.listedFor.get(t) !== st.model)) {
       this.listedFor.set(t, st.model);
       try {
-        const r = await this.server.exec<ModelsResult>(Commands.models, this.folderArgs(t.folder));
+        const r = await this.server.exec<ModelsResult>(Commands.models, argsOf(t));
         t.models = (r?.models ?? []).map((m) => m.id).filter((id) => typeof id === 'string');
       } catch {
         t.models = [];
@@ -725,6 +822,13 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       case 'listModels':
         await this.composer?.(msg);
         break;
+      case 'newConversation':
+      case 'openConversation':
+      case 'renameConversation':
+      case 'deleteConversation':
+      case 'listConversations':
+        await this.conversationList?.(msg);
+        break;
       case 'ready':
         break;
     }
@@ -754,6 +858,16 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.befores.get(uri.toString()) ?? '';
   }
+}
+
+/** The arguments that select t's folder and conversation. */
+export function argsOf(t: Transcript): ConversationArgs {
+  return { uri: vscode.Uri.file(t.folder).toString(), ...(t.conversation ? { conversation: t.conversation } : {}) };
+}
+
+/** Where a conversation's record is kept for a window reload. */
+function storeKey(folder: string, conversation: string): string {
+  return `loom.transcript:${folder}#${conversation}`;
 }
 
 /** t's saved conversation, capped for the workspace's storage. */

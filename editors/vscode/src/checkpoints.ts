@@ -74,8 +74,10 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     return t;
   }
 
-  private uri(folder: string): { uri: string } {
-    return { uri: vscode.Uri.file(folder).toString() };
+  /** The folder and its conversation shown (a command names its own conversation after this). */
+  private uri(folder: string): { uri: string; conversation?: string } {
+    const conversation = this.chat.transcript(folder).conversation;
+    return { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) };
   }
 
   // --- the server's notifications ------------------------------------------------
@@ -151,8 +153,8 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
       return;
     }
     // From loom.history alone: the conversation drawn before is not the server's any more.
-    await this.chat.redraw(p.folder, false);
-    if (!p.redone && p.prompt && p.folder === this.chat.current()) {
+    await this.chat.redraw(p.folder, false, p.conversation ? this.chat.transcriptOf(p.folder, p.conversation) : undefined);
+    if (!p.redone && p.prompt && this.chat.shows(p.folder, p.conversation ?? this.chat.transcript(p.folder).conversation)) {
       this.chat.panel.fill(p.prompt);
     }
   }

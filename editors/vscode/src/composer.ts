@@ -220,7 +220,7 @@ export class Composer implements vscode.Disposable {
     const cmd = parseSlash(`/${name} ${args}`);
     switch (cmd?.name) {
       case 'new':
-        await this.chat.reset();
+        await (this.chat.conversationList ? this.chat.conversationList({ type: 'newConversation' }) : this.chat.reset());
         break;
       case 'compact':
         await this.chat.compact();
@@ -255,7 +255,7 @@ export class Composer implements vscode.Disposable {
       return;
     }
     try {
-      const st = await this.chat.exec<Status>(Commands.status, { uri: vscode.Uri.file(folder).toString() });
+      const st = await this.chat.exec<Status>(Commands.status, this.chat.conversationArgs());
       const lines = [
         `State: ${stateWords(st.state)}; model: ${st.model || 'not set'}; ${st.messages} message(s); ${st.queued?.length ?? 0} queued.`,
       ];

@@ -14,6 +14,7 @@ import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './ch
 import { Checkpoints, commandChangesMethod } from './checkpoints';
 import type { CommandChangesParams } from './filesbar';
 import { Composer } from './composer';
+import { ConversationList } from './conversationlist';
 import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
@@ -118,20 +119,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   theChat = chat;
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
+  const conversations = new ConversationList(chat);
   const checkpoints = new Checkpoints(chat, context.workspaceState);
   chat.checkpoints = checkpoints;
   const review = new ReviewController(async (cmd, args) => {
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
     }
-    return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] });
+    // The shown conversation, unless the command names its own.
+    const a = { ...chat.conversationArgs(), ...(args as object) };
+    return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [a] });
   });
   // Review in the panel's edit cards and the diff editor's CodeLens.
   const editReview = new EditReview({
     exec: (cmd, args) => chat.exec(cmd, args),
-    // One transcript per folder today; with conversations, the proposal's own.
-    transcript: (f, _conversation) => chat.transcript(f),
-    show: (f, items, _conversation) => chat.show(f, items),
+    transcript: (f, conv) => chat.transcriptOf(f, conv),
+    show: (f, items, conv) => chat.show(f, items, conv),
     panelVisible: () => chat.panel.visible,
     revealPanel: () => chat.panel.reveal(),
   });
@@ -155,7 +158,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     const icon = h.down ? '$(error)' : h.busy ? '$(sync~spin)' : '$(comment-discussion)';
     status.text = `${icon} Loom: ${h.state}`;
-    status.tooltip = headers.map((x) => `${x.name}: ${x.state}${x.model ? ` (${x.model})` : ''}`).join('\n') + '\nClick to open the chat.';
+    status.tooltip = headers.map((x) => `${x.name}${x.title ? ` — ${x.title}` : ''}: ${x.state}${x.model ? ` (${x.model})` : ''}`).join('\n') +
+      '\nClick to open the chat.';
   };
   context.subscriptions.push(chat.onDidChangeHeader(drawStatus));
 
@@ -218,7 +222,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return;
     }
     try {
-      const st = await chat.exec<Status>('loom.status', { uri: vscode.Uri.file(f).toString() });
+      const st = await chat.exec<Status>('loom.status', chat.conversationArgs());
       void vscode.window.showInformationMessage(statusWords(st));
     } catch (e) {
       void vscode.window.showErrorMessage(`Loom: ${errorText(e)}`);
@@ -268,7 +272,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   c.onNotification(Methods.state, (p: StateParams) => chat.state(p));
   c.onNotification(Methods.turnEnded, (p: TurnEndedParams) => {
     chat.turnEnded(p);
-    editReview.turnEnded(p.folder);
+    editReview.turnEnded(p.folder, p.conversation);
     void chat.refreshStatus();
   });
   c.onNotification(Methods.commit, (p: CommitParams) => {
@@ -284,7 +288,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (checkpoints.quiet(p.folder, p.text)) {
       return; // the panel's own rewind says it in its words
     }
-    chat.notice('info', p.text, undefined, p.folder);
+    chat.notice('info', p.text, undefined, p.folder, p.conversation);
     // loom-lsp pulls the settings and reloads after answering: its
     // "configuration reloaded" comes once the new model is in.
     void chat.refreshStatus();
@@ -345,7 +349,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
-  await Promise.all(chat.folders().map((f) => chat.redraw(f.path)));
+  await conversations.start();
   await Promise.all(chat.folders().map((f) => checkpoints.load(f.path)));
 }
 
@@ -373,17 +377,21 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
     const actions = (p.actions ?? []) as ActionItem[];
     const titles = actions.map((a) => a.title);
     // The whole command, when the server says it (params.loom.command).
-    const command = (p as { loom?: { command?: unknown } }).loom?.command;
+    const loom = (p as { loom?: { command?: unknown; folder?: unknown; conversation?: unknown } }).loom;
+    const command = loom?.command;
+    // The conversation that asks (maybe not the one shown: it keeps running).
+    const where = typeof loom?.folder === 'string' && typeof loom.conversation === 'string'
+      ? { folder: loom.folder, conversation: loom.conversation } : undefined;
     const asked = titles.includes('Allow') && titles.includes('Deny')
-      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined) : undefined;
+      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined, where) : undefined;
     if (!asked) {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
       return pick ? (actions.find((a) => a.title === pick) ?? { title: pick }) as MessageActionItem : null;
     }
     // The server takes the request back when it times out.
     const sub = token.onCancellationRequested(() => chat.withdrawn(asked.id));
-    if (!chat.panel.visible) {
-      // The panel is hidden: ask in a notification too (Allow, Deny and
+    if (!chat.panel.visible || !asked.shown) {
+      // The panel is hidden, or shows another conversation: ask in a notification too (Allow, Deny and
       // the exact rule; "every command" needs the card's confirmation).
       // When it shows, the card asks alone: VS Code cannot take a
       // notification back once the card has the answer.

@@ -4,7 +4,7 @@
 // (src/webview/main.ts), loaded under a strict Content-Security-Policy.
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
-import type { BarFile, ContextItem, FromWebview, Header, Item, ToWebview } from './shared/messages';
+import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, ToWebview } from './shared/messages';
 
 /** What the panel needs from the extension. */
 export interface PanelHost {
@@ -12,8 +12,12 @@ export interface PanelHost {
   folders(): { path: string; name: string }[];
   /** The folder shown. */
   current(): string | undefined;
-  /** The items and header of a folder. */
+  /** The items and header of a folder's shown conversation. */
   snapshot(folder: string): { header: Header; items: Item[]; bar?: BarFile[] } | undefined;
+  /** The conversation list of folder. */
+  entries(folder: string): ConversationEntry[];
+  /** Whether the panel shows conversation of folder (the folder shown, and its conversation shown). */
+  shows(folder: string, conversation: string | undefined): boolean;
   /** A message from the webview (other than ready). */
   handle(msg: FromWebview): void | Promise<void>;
 }
@@ -67,6 +71,11 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }
   }
 
+  /** Puts the keyboard in the input (when the panel has it). */
+  focus(): void {
+    this.post({ type: 'focus' });
+  }
+
   /** Adds chips to the composer. */
   chips(items: ContextItem[]): void {
     this.post({ type: 'chips', items });
@@ -83,6 +92,7 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     const snap = folder ? this.host.snapshot(folder) : undefined;
     const header: Header = snap?.header ?? { folder: '', name: '', model: '', state: 'no folder open', busy: false };
     this.post({ type: 'snapshot', folders: this.host.folders(), header, items: snap?.items ?? [] });
+    this.post({ type: 'conversations', folder: folder ?? '', items: folder ? this.host.entries(folder) : [] });
     if (folder) {
       this.post({ type: 'filesBar', folder, files: snap?.bar ?? [] });
     }
@@ -95,20 +105,31 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }
   }
 
-  /** Sends changed items of folder, if it is the one shown. */
-  upsert(folder: string, items: readonly Item[]): void {
-    if (folder !== this.host.current()) {
+  /**
+   * Sends changed items of a folder's conversation, if it is the one
+   * shown: another conversation's items wait in its transcript until
+   * it is shown.
+   */
+  upsert(folder: string, items: readonly Item[], conversation?: string): void {
+    if (!this.host.shows(folder, conversation)) {
       return;
     }
     for (const item of items) {
-      this.post({ type: 'upsert', folder, item });
+      this.post({ type: 'upsert', folder, conversation, item });
     }
   }
 
-  /** Sends a folder's header, if it is the one shown. */
+  /** Sends a conversation's header, if it is the one shown. */
   header(header: Header): void {
-    if (header.folder === this.host.current()) {
+    if (this.host.shows(header.folder, header.conversation)) {
       this.post({ type: 'header', header });
+    }
+  }
+
+  /** Sends the list of the conversations of folder, if it is the one shown. */
+  conversations(folder: string, items: ConversationEntry[]): void {
+    if (folder === this.host.current()) {
+      this.post({ type: 'conversations', folder, items });
     }
   }
 

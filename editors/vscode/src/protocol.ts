@@ -22,7 +22,18 @@ export const Commands = {
   rewind: 'loom.rewind',
   /** Registered by the extension itself (review.ts), like the others. */
   redo: 'loom.redo',
+  conversations: 'loom.conversations',
+  newConversation: 'loom.newConversation',
+  openConversation: 'loom.openConversation',
+  renameConversation: 'loom.renameConversation',
+  deleteConversation: 'loom.deleteConversation',
 } as const;
+
+/**
+ * What every loom.* command takes to select a folder (uri) and one of its
+ * conversations (conversation; absent: the folder's most recent).
+ */
+export interface ConversationArgs { uri?: string; conversation?: string }
 
 /** The server's notification and request methods. */
 export const Methods = {
@@ -45,10 +56,12 @@ export interface AskArgs {
   selection?: { range: Range; text?: string; diagnostic?: string };
   /** What the user attached in the composer (files, problems, texts). */
   context?: ContextItem[];
+  /** The conversation it goes to (absent: the folder's most recent). */
+  conversation?: string;
 }
 
 /** loom.ask's reply. */
-export interface AskResult { folder: string; turn: number }
+export interface AskResult { folder: string; turn: number; conversation?: string }
 
 /**
  * A coalesced delta of streamed text; seq counts a folder's deltas from 1.
@@ -56,14 +69,14 @@ export interface AskResult { folder: string; turn: number }
  * declares experimental.loom.thoughts), never part of the answer.
  */
 export interface DisplayMessageParams {
-  folder: string; turn: number; seq: number; text: string; kind?: string;
+  folder: string; conversation?: string; turn: number; seq: number; text: string; kind?: string;
   /** Replace the turn's last block of answer text by text (a retry after a partial answer): drop the abandoned text. */
   replace?: boolean;
 }
 
 /** A tool call's new status. */
 export interface ToolCallParams {
-  folder: string;
+  folder: string; conversation?: string;
   turn: number;
   id: string;
   name: string;
@@ -74,25 +87,26 @@ export interface ToolCallParams {
   diff?: string;
 }
 
-export interface StateParams { folder: string; state: string; turn?: number }
+export interface StateParams { folder: string; conversation?: string; state: string; turn?: number }
 
 /** The end of a turn: its outcome (done, cancelled, error, …) and token usage. */
 export interface TurnEndedParams {
   folder: string;
+  conversation?: string;
   turn: number;
   outcome: string;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
 /** The auto-commit of a turn's edits. */
-export interface CommitParams { folder: string; turn: number; sha: string; message: string; files?: string[] }
+export interface CommitParams { folder: string; conversation?: string; turn: number; sha: string; message: string; files?: string[] }
 
 /**
  * What the session did on its own, for the conversation: kind "info"
  * ("compacting the conversation (…)", "resumed the conversation: …") or
  * "compacted" (the summary is in loom.history).
  */
-export interface NoticeParams { folder: string; turn: number; kind: string; text: string }
+export interface NoticeParams { folder: string; conversation?: string; turn: number; kind: string; text: string }
 
 export interface SaveDocumentsParams { uris: string[] }
 export interface SaveDocumentsResult { saved: string[] }
@@ -107,6 +121,8 @@ export interface Status {
   lastCommit?: string;
   configError?: string;
   messages: number;
+  /** The id of the conversation it describes. */
+  conversationId?: string;
   /** tools.edits in force: "auto" or "review" (absent from an older loom-lsp). */
   edits?: string;
   /** The folder's command rules ("Always allow `npm test`" …). */

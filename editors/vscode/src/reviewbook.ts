@@ -140,10 +140,12 @@ export class ReviewBook {
   }
 
   /** The turn of folder ended: its proposals still open were cancelled by the server. */
-  closeOpen(folder: string): Proposal[] {
+  closeOpen(folder: string, conversation?: string): Proposal[] {
     const out: Proposal[] = [];
     for (const e of this.byId.values()) {
-      if (e.params.folder === folder && (e.state === 'open' || e.state === 'sending')) {
+      // Only that conversation's (another one's turn may still wait on its review).
+      const mine = !conversation || !e.params.conversation || e.params.conversation === conversation;
+      if (e.params.folder === folder && mine && (e.state === 'open' || e.state === 'sending')) {
         e.state = 'closed';
         out.push(e);
       }

@@ -160,8 +160,8 @@ export class EditReview implements vscode.Disposable {
   }
 
   /** The turn of folder ended: proposals still open were cancelled with it. */
-  turnEnded(folder: string): void {
-    for (const p of this.book.closeOpen(folder)) {
+  turnEnded(folder: string, conversation?: string): void {
+    for (const p of this.book.closeOpen(folder, conversation)) {
       this.draw(p.params.id);
     }
   }
@@ -173,8 +173,10 @@ export class EditReview implements vscode.Disposable {
    */
   async resync(folder: string): Promise<void> {
     let waiting: ProposedChangesParams[] = [];
+    const conversation = this.host.transcript(folder).conversation;
     try {
-      const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals', { uri: vscode.Uri.file(folder).toString() });
+      const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals',
+        { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) });
       waiting = r?.proposals ?? [];
     } catch {
       // An older loom-lsp: only the proposals this window knows can be decided.

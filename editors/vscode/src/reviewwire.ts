@@ -30,7 +30,7 @@ export interface RewindResult {
   conflicts: string[]; notes?: string[];
   commit?: string; prompt?: string;
 }
-export interface RewoundParams { folder: string; turn: number; prompt?: string; redone?: boolean }
+export interface RewoundParams { folder: string; conversation?: string; turn: number; prompt?: string; redone?: boolean }
 
 /** The restore kinds of a rewind, in the order offered. */
 export const restoreKinds = ['both', 'files', 'conversation'] as const;

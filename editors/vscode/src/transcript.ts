@@ -20,7 +20,6 @@ export class Transcript {
   /** Prompts typed during a turn, drawn after it until their turn starts. */
   private readonly queue: UserItem[] = [];
   private readonly byId = new Map<string, Item>();
-  private readonly assembler = new DeltaAssembler();
   private next = 0;
   /** The assistant item text of a turn goes to, while it is the last item. */
   private openText: Extract<Item, { kind: 'assistant' }> | undefined;
@@ -42,10 +41,20 @@ export class Transcript {
    * the turn the reload cut), which must never replace that record.
    */
   loaded = false;
+  /** The server's id of this conversation ("" until it names it). */
+  conversation = '';
+  /** Its title, as the conversation list says it (the header shows it). */
+  title = '';
+  /** When something last happened in it here (RFC 3339), if anything did. */
+  updated: string | undefined;
   /** tools.edits is "review": the header's toggle is on. */
   reviewEdits = false;
 
-  constructor(readonly folder: string, readonly name: string) {}
+  /**
+   * assembler checks the deltas' seq: share one among the conversations
+   * of a folder (the server numbers a folder's deltas, not a conversation's).
+   */
+  constructor(readonly folder: string, readonly name: string, private readonly assembler = new DeltaAssembler()) {}
 
   /** Everything to draw: the conversation, then the queued prompts. */
   get items(): Item[] {
@@ -82,8 +91,15 @@ export class Transcript {
       down: this.down,
       models: this.models,
       setup: this.setup,
+      conversation: this.conversation,
+      title: this.title,
       reviewEdits: this.reviewEdits,
     };
+  }
+
+  /** How many prompts it has (its turns, as drawn). */
+  turns(): number {
+    return this.main.filter((it) => it.kind === 'user').length;
   }
 
   private activeTool(): string | undefined {

@@ -731,3 +731,43 @@ test("review: request_permission carries the diff before any write; /checkpoints
   const ended = await agent.closeStdin();
   assert.equal(ended.code, 0);
 });
+
+test("review: a command's changes are a request_permission with each file's diff, Keep / Discard; Discard puts the file back", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "allow"\nedits = "review"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const before = fs.readFileSync(notes, "utf8");
+  const head = git("rev-parse", "HEAD").trim();
+  let toolResult = "";
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") {
+      toolResult = last.content;
+      return { text: ["Done."] };
+    }
+    return { toolCalls: [{ id: "gen-cmd", name: "bash", arguments: JSON.stringify({ command: "printf 'added by the command\\n' >> notes.txt" }) }] };
+  };
+  let diskAtPermission = null;
+  agent.client.onPermission = (p) => {
+    diskAtPermission = fs.readFileSync(notes, "utf8");
+    return { outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "reject_once").optionId } };
+  };
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "generate" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const p = agent.client.permissions.at(-1);
+  assert.equal(p.toolCall.toolCallId, "gen-cmd");
+  assert.equal(p.toolCall.kind, "execute");
+  assert.deepEqual(p.options.map((o) => o.name), ["Keep", "Discard"]);
+  const diff = p.toolCall.content.find((c) => c.type === "diff");
+  assert.equal(diff.path, notes);
+  assert.equal(diff.oldText, before);
+  assert.equal(diff.newText, before + "added by the command\n");
+  assert.equal(diskAtPermission, before + "added by the command\n", "the command ran before it was asked");
+  assert.equal(fs.readFileSync(notes, "utf8"), before, "Discard puts the file back");
+  assert.equal(git("rev-parse", "HEAD").trim(), head, "nothing is committed");
+  assert.match(toolResult, /the user discarded this command's changes to notes\.txt/);
+  agent.client.onPermission = null;
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});

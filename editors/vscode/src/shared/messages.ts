@@ -142,16 +142,39 @@ export interface Header {
   models?: string[];
   /** No model is configured: the panel shows the setup card. */
   setup?: boolean;
+  /** The id of the conversation shown ("" until the server names it). */
+  conversation?: string;
+  /** Its title (the header's conversation button says it). */
+  title?: string;
   /** tools.edits is "review" (the header's toggle "Review edits before they apply"). */
   reviewEdits?: boolean;
+}
+
+/** One conversation of the header's list. */
+export interface ConversationEntry {
+  id: string;
+  title: string;
+  /** When it was last used (RFC 3339); the panel says it relative to now. */
+  updated?: string;
+  turns: number;
+  /** A turn is in flight in it. */
+  running: boolean;
+  /** It waits for an approval. */
+  waiting?: boolean;
+  /** The one shown. */
+  current: boolean;
+  /** Open in another loom process: read-only here. */
+  elsewhere?: boolean;
 }
 
 /** Messages from the extension to the webview. */
 export type ToWebview =
   /** Everything to draw: on open, on folder switch, after a redraw. */
   | { type: 'snapshot'; folders: { path: string; name: string }[]; header: Header; items: Item[] }
-  /** An item is new or changed (matched by id). */
-  | { type: 'upsert'; folder: string; item: Item }
+  /** An item is new or changed (matched by id) in a folder's conversation. */
+  | { type: 'upsert'; folder: string; conversation?: string; item: Item }
+  /** The folder's conversations, for the header's list. */
+  | { type: 'conversations'; folder: string; items: ConversationEntry[] }
   | { type: 'header'; header: Header }
   /** Put text in the input box (a code action's prompt to edit). */
   | { type: 'fill'; text: string; ifText?: string }
@@ -177,6 +200,15 @@ export type FromWebview =
   /** List the models of a server (the setup card's model field). */
   | { type: 'listModels'; baseUrl: string; apiKeyEnv: string }
   | { type: 'reset' }
+  /** Start a conversation beside the others (loom.newConversation). */
+  | { type: 'newConversation' }
+  /** Show conversation id (loom.openConversation); the others go on running. */
+  | { type: 'openConversation'; id: string }
+  | { type: 'renameConversation'; id: string; title: string }
+  /** Delete conversation id (the panel asked for confirmation). */
+  | { type: 'deleteConversation'; id: string }
+  /** Ask for the list again (the list is being opened). */
+  | { type: 'listConversations' }
   | { type: 'pickFolder'; folder: string }
   /** always: every command (after the card's confirmation); exact / prefix: a rule. */
   | { type: 'approve'; id: string; answer: 'allow' | 'deny' | 'always' | 'exact' | 'prefix'; prefix?: string }

@@ -187,3 +187,13 @@ test('the header says "waiting for your review" while a card\'s proposal is open
   t.reviewEdits = true;
   assert.equal(t.header().reviewEdits, true);
 });
+
+test("a turn's end closes only its own conversation's open proposals", () => {
+  const b = new ReviewBook();
+  b.add({ ...proposal('1.c1'), conversation: 'A' });
+  b.add({ ...proposal('2.c1'), conversation: 'B' });
+  assert.deepEqual(b.closeOpen('/w', 'A').map((p) => p.params.id), ['1.c1']);
+  assert.equal(b.get('2.c1')?.state, 'open');
+  // An older loom-lsp names no conversation: the folder's proposals.
+  assert.deepEqual(b.closeOpen('/w').map((p) => p.params.id), ['2.c1']);
+});

@@ -36,6 +36,7 @@ test('LoomFeature takes the loom.* commands out of automatic registration', () =
   assert.deepEqual(caps.executeCommandProvider.commands, ['other.command']);
   // What the server can do is still known (the model picker asks loom.models only when listed).
   assert.ok(f.serverCommands.has('loom.redo') && f.serverCommands.has('other.command') && !f.serverCommands.has('loom.models'));
+  assert.ok(f.serverCommands.has('loom.newConversation'));
 });
 
 test('states in plain words', () => {

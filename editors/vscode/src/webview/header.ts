@@ -17,7 +17,7 @@ modelPick.title = 'The model of this conversation (loom.setModel)';
 const stateEl = el('span', 'state');
 const usageEl = el('span', 'usage');
 title.append(modelName, modelPick, stateEl, usageEl);
-const newBtn = button('New', 'icon', () => post({ type: 'reset' }), 'New conversation (loom.reset)');
+const newBtn = button('New', 'icon', () => post({ type: 'newConversation' }), 'New conversation (the others stay in the list)');
 bar.append(folders, title, reviewToggle, newBtn);
 
 folders.addEventListener('change', () => post({ type: 'pickFolder', folder: folders.value }));

@@ -4,6 +4,7 @@
 // region; prompts typed during a turn wait in a queue drawn after it.
 import type { Item, ToWebview } from '../shared/messages';
 import { addChips, composer, fill, focusInput, setBusy, stop } from './composer';
+import { conversationBar, conversationMenu, drawConversations, drawConversationTitle } from './conversations';
 import { el, post, save, state } from './dom';
 import { drawFilesBar, filesBar } from './filesbar';
 import { drawHeader, headerBar } from './header';
@@ -26,7 +27,7 @@ empty.innerHTML = '<h2>Loom</h2><p>Ask about this workspace, or ask for a change
 setupCard.hidden = true;
 // The bar shows above the input (style.css: order) but comes after it in
 // the tab order: Shift+Tab from the input still reaches an approval's Deny first.
-app.append(headerBar, log, setupCard, composer, filesBar);
+app.append(headerBar, conversationBar, conversationMenu, log, setupCard, composer, filesBar);
 
 // Copy / Insert of code blocks: one listener for every block.
 log.addEventListener('click', (ev) => {
@@ -55,6 +56,7 @@ const nodes = new Map<string, HTMLElement>();
 function drawChrome(): void {
   const h = state.header;
   drawHeader(h);
+  drawConversationTitle(h);
   setBusy(!!h?.busy);
   app.classList.toggle('busy', !!h?.busy);
   setupCard.hidden = !h?.setup;
@@ -143,13 +145,19 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
       drawAll();
       break;
     case 'upsert':
-      if (m.folder === state.header?.folder) {
+      // Only the shown conversation's items (another's wait until it is shown).
+      if (m.folder === state.header?.folder && (m.conversation ?? '') === (state.header?.conversation ?? '')) {
         upsert(m.item);
       }
       break;
     case 'header':
       state.header = m.header;
       drawChrome();
+      break;
+    case 'conversations':
+      if (m.folder === state.header?.folder) {
+        drawConversations(m.items);
+      }
       break;
     case 'fill':
       fill(m.text, m.ifText);
