@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { addRules, ask, chat, editUserSettings, here, model, shot, step, until, waitIdle } from '../harness.mjs';
+import { addRules, ask, chat, editUserSettings, here, model, reloadWindow, shot, step, until, waitIdle } from '../harness.mjs';
 
 const essayTitle = 'Write a long essay about looms';
 const essay = ['ESSAY-START ', ...Array.from({ length: 30 }, (_, i) => `loomword${i} `), 'ESSAY-END'];
@@ -142,6 +142,26 @@ step('21. conversations: A streams on while B is asked and read; back to A, its 
     assert.equal(await row('Arithmetic').count(), 0, 'B deleted on the server');
     assert.equal(await title(), essayTitle, 'A still shown');
     assert.match(await logText(), /loomword29 ESSAY-END/);
+
+    // A window reload: the panel opens the conversation you were reading
+    // (not the server's most recent), drawn from its own record; another
+    // one opens from its journal, and back.
+    await closeList();
+    await reloadWindow();
+    await until('A shown again after the reload', async () => (await title()) === essayTitle && /loomword29 ESSAY-END/.test(await logText()), 60_000);
+    assert.doesNotMatch(await logText(), /TWO-PLUS/);
+    await openList();
+    const older = chat().locator('.conv-item:not(.current)').filter({ hasText: /turn/ });
+    if ((await older.count()) > 0) {
+      const name = ((await older.first().locator('.conv-name').textContent()) ?? '').trim();
+      await older.first().locator('.conv-open').click();
+      await until(`"${name}" shown`, async () => (await title()) === name && (await chat().locator('.msg.user').count()) > 0, 60_000);
+      assert.doesNotMatch(await logText(), /ESSAY|loomword/, 'nothing of A in the older conversation');
+      await shot('21', 'older-after-reload');
+      await openList();
+      await row(essayTitle).locator('.conv-open').click();
+      await until('A shown again', async () => (await title()) === essayTitle && /loomword29 ESSAY-END/.test(await logText()), 60_000);
+    }
 
     // axe over the open list, in the four themes.
     const axeSource = fs.readFileSync(path.join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
