@@ -137,6 +137,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     show: (f, items, conv) => chat.show(f, items, conv),
     panelVisible: () => chat.panel.visible,
     revealPanel: () => chat.panel.reveal(),
+    onPanelVisible: chat.panel.onDidChangeVisible,
   });
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
