@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
-	"github.com/loom-lsp/loom-lsp/tools"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
@@ -40,42 +40,78 @@ func (s *Session) sandboxStatus() string {
 }
 
 // escalate offers to rerun a command the sandbox blocked outside it,
-// under tools.bash = "ask" only: the user is asked once, with the
-// reason; the rerun's result replaces the blocked one and says so. Under
+// under tools.bash = "ask" only (execute set out.escalate): the user is
+// asked once, with the reason, without the worktree lock (the folder's
+// other conversations go on meanwhile); the rerun takes it again
+// (writeLock). The rerun's result replaces the blocked one and says so;
+// the two runs' changed files are reported as one command's. Under
 // "allow" nobody is asked (a command that runs unasked never leaves the
 // sandbox), and a client that cannot ask leaves the blocked result.
-func (s *Session) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall, tool tools.Tool, env tools.Env, res tools.Result) (tools.Result, error) {
-	if b.bash != config.PolicyAsk || env.Sandbox == nil {
-		return res, nil
-	}
+func (s *Session) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall, out toolOutcome, writeLock bool) toolOutcome {
+	blocked := out.escalate
+	out.escalate = nil
 	var args struct {
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
 	ok, err := s.approve(ctx, Approval{
 		Folder: s.folder, Turn: b.turn, Tool: "bash outside the sandbox", CallID: c.ID,
-		Detail: args.Command + "\n\nThe sandbox blocked it: " + res.Blocked + ". Run it again with your full permissions?",
+		Detail: args.Command + "\n\nThe sandbox blocked it: " + blocked.Blocked + ". Run it again with your full permissions?",
 	}, b.approvalTimeout)
 	switch {
 	case ctx.Err() != nil:
-		return res, ctx.Err()
+		return toolOutcome{result: "tool error: cancelled", isError: true}
 	case err != nil:
 		// No answer (timeout) or no way to ask: the blocked result stands.
-		res.Text += "Nobody approved running it outside the sandbox (" + err.Error() + ").\n"
-		return res, nil
+		out.result += "Nobody approved running it outside the sandbox (" + err.Error() + ").\n"
+		return out
 	case !ok:
-		res.Text += "The user declined to run it outside the sandbox.\n"
-		return res, nil
+		out.result += "The user declined to run it outside the sandbox.\n"
+		return out
 	}
 	if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: true}) {
-		return res, ctx.Err()
+		if ctx.Err() != nil {
+			return toolOutcome{result: "tool error: cancelled", isError: true}
+		}
+		return out
 	}
-	env.Sandbox = nil
-	again, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
-	if err != nil {
-		return again, err
+	again := s.executeLocked(ctx, b, c, writeLock, true)
+	if again.isError && strings.HasPrefix(again.result, "tool error: ") {
+		return again
 	}
-	again.Text = "The sandbox blocked the command (" + res.Blocked + "); the user approved running it again outside the sandbox, with their full permissions:\n" + again.Text
-	again.Summary += " (outside the sandbox)"
-	return again, nil
+	again.result = "The sandbox blocked the command (" + blocked.Blocked + "); the user approved running it again outside the sandbox, with their full permissions:\n" + again.result
+	again.summary += " (outside the sandbox)"
+	again.command = mergeRuns(out.command, again.command)
+	return again
+}
+
+// mergeRuns reports two runs of one command as one: the files either
+// changed, each as it was before the first.
+func mergeRuns(first, second *commandRun) *commandRun {
+	if first == nil || second == nil {
+		if first == nil {
+			return second
+		}
+		return first
+	}
+	m := &commandRun{command: second.command, scanned: first.scanned || second.scanned, before: map[string]preImage{}}
+	for _, r := range []*commandRun{second, first} { // the first run's pre-images win
+		for p, pre := range r.before {
+			m.before[p] = pre
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range append(append([]string(nil), first.paths...), second.paths...) {
+		if !seen[p] {
+			seen[p] = true
+			m.paths = append(m.paths, p)
+		}
+	}
+	for _, p := range append(append([]string(nil), first.claimed...), second.claimed...) {
+		if !seen[p] {
+			seen[p] = true
+			m.claimed = append(m.claimed, p)
+		}
+	}
+	return m
 }

@@ -51,6 +51,9 @@ type toolOutcome struct {
 	// propose is the edit computed under review, not applied: it becomes
 	// a proposal.
 	propose *tools.Edit
+	// escalate is the result of a command the sandbox blocked, under
+	// tools.bash = "ask": the user may have it run outside (escalate).
+	escalate *tools.Result
 }
 
 // toolOutput is what a finished call shows besides its summary.
@@ -115,12 +118,12 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writ
 	turn := b.turn
 	out, ran := s.admit(ctx, b, c)
 	if !ran {
-		if writeLock {
-			// An undo in progress finishes first (Session.Undo).
-			s.git.lock.Lock()
-			defer s.git.lock.Unlock()
+		out = s.executeLocked(ctx, b, c, writeLock, false)
+		if out.escalate != nil {
+			// The sandbox blocked the command: the user is asked whether
+			// to run it outside, without the worktree lock.
+			out = s.escalate(ctx, b, c, out, writeLock)
 		}
-		out = s.execute(ctx, b, c)
 	}
 	if out.settled {
 		return
@@ -222,9 +225,22 @@ func (s *Session) markRunning(ctx context.Context, turn uint64, callID string) b
 	}
 }
 
+// executeLocked runs execute holding the folder's worktree lock when
+// writeLock is set (a mutating call). An undo in progress finishes first
+// (Session.Undo).
+func (s *Session) executeLocked(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock, unsandboxed bool) toolOutcome {
+	if writeLock {
+		s.git.lock.Lock()
+		defer s.git.lock.Unlock()
+	}
+	return s.execute(ctx, b, c, unsandboxed)
+}
+
 // execute runs the tool the user (or the policy) admitted, and applies
-// the edit it computed.
-func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (outcome toolOutcome) {
+// the edit it computed. unsandboxed runs a command outside the sandbox
+// (the user approved it after the sandbox blocked it). A command the
+// sandbox blocked under tools.bash = "ask" comes back with escalate set.
+func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall, unsandboxed bool) (outcome toolOutcome) {
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
@@ -244,13 +260,16 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall) (out
 		}()
 	}
 	env := b.env
+	if unsandboxed {
+		env.Sandbox = nil
+	}
 	if readsOneFile[c.Name] {
 		env.Files = s.documentSource(ctx, c.ID, env.Files)
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
-	if err == nil && res.Blocked != "" {
-		res, err = s.escalate(ctx, b, c, tool, env, res)
+	if err == nil && res.Blocked != "" && b.bash == config.PolicyAsk && env.Sandbox != nil {
+		return toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode, escalate: &res}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
