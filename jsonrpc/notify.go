@@ -245,6 +245,28 @@ func (f *folderOut) caps() clientCaps {
 
 func (f *folderOut) label() string { return "Loom (" + filepath.Base(f.folder) + ")" }
 
+// ShowMessageParams is window/showMessage's params with the conversation
+// the message comes from: LSP clients ignore loom; ours draw the message
+// in that conversation, not in the one they show.
+type ShowMessageParams struct {
+	Type    protocol.MessageType `json:"type"`
+	Message string               `json:"message"`
+	Loom    MessageSource        `json:"loom"`
+}
+
+// MessageSource names the folder and conversation a message is about.
+type MessageSource struct {
+	Folder       string `json:"folder"`
+	Conversation string `json:"conversation,omitempty"`
+}
+
+// show sends window/showMessage naming this conversation.
+func (f *folderOut) show(typ protocol.MessageType, text string) {
+	f.s.notify(context.Background(), protocol.MethodWindowShowMessage, &ShowMessageParams{
+		Type: typ, Message: text, Loom: MessageSource{Folder: f.folder, Conversation: f.conversation},
+	})
+}
+
 // send sends n.
 func (f *folderOut) send(n workspace.Notification) {
 	caps := f.caps()
@@ -271,11 +293,11 @@ func (f *folderOut) send(n workspace.Notification) {
 			f.s.notify(ctx, MethodState, stateParams(f.folder, f.conversation, n))
 		}
 	case workspace.NoteError:
-		f.s.showMessage(protocol.MessageTypeError, f.label()+": "+n.Text)
+		f.show(protocol.MessageTypeError, f.label()+": "+n.Text)
 	case workspace.NoteRetry:
 		msg := workspace.RetryWords(n.Delay, n.Text)
 		f.turn.report(msg)
-		f.s.showMessage(protocol.MessageTypeWarning, f.label()+": "+msg)
+		f.show(protocol.MessageTypeWarning, f.label()+": "+msg)
 	case workspace.NoteCommit:
 		if c := n.Commit; c != nil {
 			notes := c.Notes
@@ -292,7 +314,7 @@ func (f *folderOut) send(n workspace.Notification) {
 			} else {
 				// A generic client hides log lines: the commit and its
 				// notes are something the user must see.
-				f.s.showMessage(protocol.MessageTypeInfo, line)
+				f.show(protocol.MessageTypeInfo, line)
 			}
 		}
 	case workspace.NoteCommandChanges:
@@ -303,7 +325,7 @@ func (f *folderOut) send(n workspace.Notification) {
 		}
 		// A generic client: the list where the user sees it, the diffs
 		// in the log.
-		f.s.showMessage(protocol.MessageTypeInfo, f.label()+": "+commandChangesWords(n.Changes))
+		f.show(protocol.MessageTypeInfo, f.label()+": "+commandChangesWords(n.Changes))
 		for _, c := range n.Changes {
 			if c.Diff != "" {
 				f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+c.Diff)
@@ -314,7 +336,7 @@ func (f *folderOut) send(n workspace.Notification) {
 			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Kind: NoticeInfo, Text: n.Text})
 		}
 		if n.Visible && !caps.loom {
-			f.s.showMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+			f.show(protocol.MessageTypeInfo, f.label()+": "+n.Text)
 		} else {
 			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
 		}
@@ -335,7 +357,7 @@ func (f *folderOut) send(n workspace.Notification) {
 			if len(answer) >= maxAnswer {
 				answer = truncate(answer, maxAnswer) + " (see the log for the rest)"
 			}
-			f.s.showMessage(protocol.MessageTypeInfo, f.label()+": "+strings.TrimSpace(answer))
+			f.show(protocol.MessageTypeInfo, f.label()+": "+strings.TrimSpace(answer))
 		}
 		f.answer.Reset()
 	default:

@@ -58,14 +58,13 @@ local function run()
     return
   end
   check(buffer_text(file_buf) == base, 'review: the buffer is untouched before the review', buffer_text(file_buf))
-  -- A real configuration change while the proposal waits: the turn goes
-  -- on as if nothing happened (it used to get a fresh model provider,
-  -- which replayed its script and proposed the same write again).
-  do
-    local f = assert(io.open(proj .. '/.loom.toml', 'w'))
-    f:write('[model]\nprovider = "script"\nscript = "model.toml"\n[tools]\nedits = "review"\nbash = "allow"\napproval_timeout = "7m"\n')
-    f:close()
-  end
+  -- A real configuration change while the proposal waits (the editor's
+  -- settings, pulled by the server): the turn goes on as if nothing
+  -- happened (it used to get a fresh model provider, which replayed its
+  -- script and proposed the same write again).
+  c.settings = { loom = { tools = { approval_timeout = '7m' } } }
+  c.config.settings = c.settings
+  c.notify('workspace/didChangeConfiguration', { settings = c.settings })
   wait(15000, 'review: the configuration change is reloaded mid-review', function()
     return table.concat(require('loom.chat').lines(), '\n'):find('configuration reloaded', 1, true) ~= nil
   end)
@@ -216,6 +215,45 @@ local function run()
   end), 'command review: buffer after keep a / discard j', buffer_text(file_buf))
   local committed = vim.fn.system({ 'git', '-C', proj, 'show', 'HEAD:r.txt' })
   check(committed == 'A-cmd\nB agent\nC two\nd\ne\nf\ng\nh\ni\nj\n', 'command review: the commit holds the kept line only', committed)
+
+  -- The user rewrites the kept line and saves; :LoomRewind {turn 3} files
+  -- cannot take the agent's line out of it: r.txt is left as it is, the
+  -- message names it, and no commit is made.
+  vim.api.nvim_buf_set_lines(file_buf, 0, 1, false, { 'A-cmd, then mine' })
+  vim.cmd('silent write')
+  local mine = buffer_text(file_buf)
+  local cps
+  vim.ui.select = function(its, _, cb)
+    cps = its
+    cb(nil)
+  end
+  vim.cmd('LoomCheckpoints')
+  wait(10000, 'rewind conflict: :LoomCheckpoints lists three turns', function()
+    return cps ~= nil and #cps == 3
+  end)
+  local said = {}
+  local notify0 = vim.notify
+  vim.notify = function(msg, level)
+    said[#said + 1] = { msg = msg, level = level }
+    return notify0(msg, level)
+  end
+  local head4 = git('rev-parse', 'HEAD')
+  vim.cmd('LoomRewind ' .. cps[3].turn .. ' files')
+  local warned
+  check(wait(15000, 'rewind conflict: the message names r.txt', function()
+    for _, m in ipairs(said) do
+      if m.msg:find('left as they are: r.txt', 1, true) then
+        warned = m
+        return true
+      end
+    end
+    return false
+  end), 'rewind conflict: :LoomRewind says which file it left', vim.inspect(said))
+  vim.notify = notify0
+  check(warned ~= nil and warned.level == vim.log.levels.WARN, 'rewind conflict: said as a warning')
+  vim.cmd('silent! checktime')
+  check(buffer_text(file_buf) == mine, 'rewind conflict: r.txt left as the user has it', buffer_text(file_buf))
+  check(git('rev-parse', 'HEAD') == head4, 'rewind conflict: no commit when every file is left')
 end
 
 local ok, err = pcall(run)

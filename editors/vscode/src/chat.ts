@@ -290,15 +290,16 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
 
   /**
    * A window/showMessage of the server ("Loom (name): text"): errors and
-   * retries go into the conversation. Returns false for a message that is
-   * not the chat's.
+   * retries go into their conversation (from: params.loom), else the one
+   * shown. Returns false for a message that is not the chat's.
    */
-  serverMessage(type: 'error' | 'warning' | 'info', message: string): boolean {
+  serverMessage(type: 'error' | 'warning' | 'info', message: string, from?: { folder?: string; conversation?: string }): boolean {
     const m = /^Loom \(([^)]*)\): ([\s\S]*)$/.exec(message);
     if (!m) {
       return false;
     }
-    const t = this.byName(m[1]);
+    // The conversation it comes from, when the server says it (not always the one shown).
+    const t = from?.folder && from.conversation ? this.route({ folder: from.folder, conversation: from.conversation }) : this.byName(m[1]);
     if (!t) {
       return false;
     }

@@ -362,8 +362,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
   const level = (t: MessageType) => t === MessageType.Error ? 'error' : t === MessageType.Warning ? 'warning' : 'info';
   c.onNotification(ShowMessageNotification.type, (p) => {
-    const shown = chat.serverMessage(level(p.type), p.message);
-    if (!shown || !chat.panel.visible) {
+    // loom-lsp names the conversation a message comes from (params.loom).
+    const from = (p as { loom?: { folder?: unknown; conversation?: unknown } }).loom;
+    const source = typeof from?.folder === 'string' && typeof from.conversation === 'string'
+      ? { folder: from.folder, conversation: from.conversation } : undefined;
+    const shown = chat.serverMessage(level(p.type), p.message, source);
+    // Also a toast when the panel is hidden, or shows another conversation.
+    if (!shown || !chat.panel.visible || (source && !chat.shows(source.folder, source.conversation))) {
       const show = p.type === MessageType.Error ? vscode.window.showErrorMessage
         : p.type === MessageType.Warning ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
       void show(p.message);
