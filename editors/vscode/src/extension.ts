@@ -286,7 +286,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // client): redrawn, and the prompt back in the panel's input.
   c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => void checkpoints.rewound(p));
   c.onNotification(Methods.notice, (p: NoticeParams) => {
-    if (checkpoints.quiet(p.folder, p.text)) {
+    if (checkpoints.quiet(p.folder, p.text, (p as { conversation?: string }).conversation)) {
       return; // the panel's own rewind says it in its words
     }
     chat.notice('info', p.text, undefined, p.folder, p.conversation);
