@@ -38,9 +38,10 @@ const (
 	// auto-commit the daemon's death interrupted (reported on resume):
 	// PathsArgs -> UndoResult (what it did).
 	CmdCommit = "loom.commit"
-	// CmdDiscard restores the last commit's version of the commands'
-	// changes to paths, refusing a file changed since it was reported:
-	// PathsArgs -> UndoResult (what it did).
+	// CmdDiscard puts the commands' changes to paths back as the files
+	// were before the command, merging in the user's edits since and
+	// refusing a file where they overlap: PathsArgs -> UndoResult (what
+	// it did).
 	CmdDiscard = "loom.discard"
 	// CmdCommandChanges lists the commands' changes reported and not yet
 	// kept or discarded: FolderArgs -> CommandChangesResult.

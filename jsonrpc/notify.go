@@ -154,7 +154,8 @@ type CommitParams struct {
 
 // CommandChangesParams are the files the agent's commands changed in a
 // turn, reported and not committed: loom.commit {paths} keeps (commits)
-// them, loom.discard {paths} restores the last commit's version.
+// them, loom.discard {paths} puts the files back as they were before
+// the command (the user's own edits kept).
 type CommandChangesParams struct {
 	Folder string `json:"folder"`
 	// Conversation is the id of the conversation it concerns; absent
@@ -174,7 +175,7 @@ type CommandChange struct {
 	Created bool   `json:"created,omitempty"`
 	Deleted bool   `json:"deleted,omitempty"`
 	Size    int64  `json:"size"`
-	// Diff is the unified diff from the last commit's version; "" when
+	// Diff is the unified diff from the file just before the command; "" when
 	// Binary or too large to show.
 	Diff   string `json:"diff,omitempty"`
 	Binary bool   `json:"binary,omitempty"`
@@ -203,7 +204,7 @@ func commandChangesWords(cs []workspace.CommandChange) string {
 	for _, cmd := range cmds {
 		parts = append(parts, fmt.Sprintf("changed by `%s` — not committed: %s", truncate(cmd, 80), strings.Join(byCmd[cmd], ", ")))
 	}
-	return strings.Join(parts, "; ") + ". Keep (commit) with loom.commit {paths}, or discard (restore the last commit's version) with loom.discard {paths}."
+	return strings.Join(parts, "; ") + ". Keep (commit) with loom.commit {paths}, or discard (back to before the command, your edits kept) with loom.discard {paths}."
 }
 
 // maxAnswer bounds the final answer shown to a client without

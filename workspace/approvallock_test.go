@@ -127,3 +127,80 @@ func TestApprovalWaitDoesNotHoldTheWorktree(t *testing.T) {
 		})
 	}
 }
+
+// TestHooksApprovalWaitDoesNotHoldTheWorktree: conversation A edited a
+// git hook, so its commit asks whether to run the user's hooks; while A
+// waits for that answer, conversation B edits and commits; then A is
+// answered and commits.
+func TestHooksApprovalWaitDoesNotHoldTheWorktree(t *testing.T) {
+	dir := gitRepo(t, map[string]string{".husky/pre-commit": "#!/bin/sh\nexit 0\n", "b.txt": "bee\n"})
+	os.Chmod(filepath.Join(dir, ".husky", "pre-commit"), 0o755)
+	runGit(t, dir, "config", "core.hooksPath", ".husky")
+	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
+		last := req.Messages[len(req.Messages)-1]
+		switch prompt := firstPrompt(req); {
+		case last.Role == fsm.RoleUser && prompt == "edit the hook":
+			respond(req, emit, "", call("a1", "read_file", `{"path":".husky/pre-commit"}`))
+		case prompt == "edit the hook" && previousCall(req) == "read_file":
+			respond(req, emit, "", call("a2", "edit_file", `{"path":".husky/pre-commit","old_string":"exit 0","new_string":"true; exit 0"}`))
+		case last.Role == fsm.RoleUser && prompt == "edit b":
+			respond(req, emit, "", call("b1", "read_file", `{"path":"b.txt"}`))
+		case prompt == "edit b" && previousCall(req) == "read_file":
+			respond(req, emit, "", call("b2", "edit_file", `{"path":"b.txt","old_string":"bee","new_string":"BEE"}`))
+		default:
+			respond(req, emit, "done: "+prompt)
+		}
+	})
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAsk })
+	asked := make(chan Approval, 1)
+	allow, gone := make(chan bool), make(chan struct{})
+	t.Cleanup(func() { close(gone) })
+	h.editor.approve = func(a Approval) (bool, error) {
+		asked <- a
+		select {
+		case ok := <-allow:
+			return ok, nil
+		case <-gone:
+			return false, nil
+		}
+	}
+	a, err := h.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := h.Folder(dir)
+	b, err := f.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	turnA, err := a.Ask(ctx, "edit the hook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req := <-asked; req.Tool != "git hooks" || req.Conversation != a.ID() {
+		t.Fatalf("asked %+v", req)
+	}
+	turnB, err := b.Ask(ctx, "edit b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.editor.waitFor(t, "B's commit while A waits for the hooks answer", func(n Notification) bool {
+		return n.Kind == NoteCommit && n.Conversation == b.ID()
+	})
+	h.editor.turnEndedIn(t, b.ID(), turnB)
+	if got := runGit(t, dir, "show", "HEAD:b.txt"); got != "BEE\n" {
+		t.Errorf("HEAD:b.txt = %q", got)
+	}
+	allow <- false
+	h.editor.turnEndedIn(t, a.ID(), turnA)
+	note := h.editor.waitFor(t, "A's commit", func(n Notification) bool {
+		return n.Kind == NoteCommit && n.Conversation == a.ID()
+	})
+	if !strings.Contains(note.Text, "your git hooks were not run for this commit") {
+		t.Errorf("A's commit says %q", note.Text)
+	}
+	if got := runGit(t, dir, "show", "HEAD:.husky/pre-commit"); !strings.Contains(got, "true; exit 0") {
+		t.Errorf("HEAD:.husky/pre-commit = %q", got)
+	}
+}

@@ -48,7 +48,8 @@ type CommandChange struct {
 	Deleted bool `json:"deleted,omitempty"`
 	// Size is the file's size on disk.
 	Size int64 `json:"size"`
-	// Diff is the unified diff from HEAD's version to the disk's; "" with
+	// Diff is the unified diff from the file just before the command
+	// (HEAD's version when not known) to the disk's; "" with
 	// Binary or when the file is too large to show (Size says).
 	Diff   string `json:"diff,omitempty"`
 	Binary bool   `json:"binary,omitempty"`
@@ -300,7 +301,7 @@ func commandNotes(changes []CommandChange, yours []string) (notes []string) {
 	}
 	for _, cmd := range cmds {
 		files := strings.Join(byCmd[cmd], ", ")
-		notes = append(notes, fmt.Sprintf("changed by `%s` — not committed: %s; keep them (commit: loom.commit with their paths) or discard them (restore the last commit's version: loom.discard with their paths)", cutRunes(cmd, 80), files))
+		notes = append(notes, fmt.Sprintf("changed by `%s` — not committed: %s; keep them (commit: loom.commit with their paths) or discard them (the files as they were before the command, your edits kept: loom.discard with their paths)", cutRunes(cmd, 80), files))
 	}
 	if len(yours) > 0 {
 		notes = append(notes, "changed while the commands ran but also changed in your editor meanwhile, so left to you, not reported as the commands': "+strings.Join(yours, ", "))

@@ -97,7 +97,7 @@ func TestCommandChangesAreReportedNotCommitted(t *testing.T) {
 }
 
 // Keep commits the named command changes (and undo can take them back);
-// discard restores the last commit's version, keeping the discarded
+// discard restores the file as it was before the command, keeping the discarded
 // text as a git object, and refuses a file changed since it was
 // reported.
 func TestKeepAndDiscardCommandChanges(t *testing.T) {

@@ -90,6 +90,17 @@ type hookJob struct {
 	agentFiles []string
 	prompt     string
 	cfg        config.Config
+	// hooks is whether the user's git hooks run for the commit, decided
+	// (the user asked) before the worktree lock is taken; nil: decided
+	// under it.
+	hooks *hooksDecision
+}
+
+// hooksDecision is approveHooks' answer: whether the hooks run, and what
+// to tell about it.
+type hooksDecision struct {
+	run  bool
+	note string
 }
 
 // newBatch forgets the previous batch's edits.
@@ -150,7 +161,10 @@ type hookResult struct {
 // PostToolsHookCompleted.
 func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJob) {
 	// A cancelled turn does not cut a commit short (that could leave the
-	// repository locked); only the session's shutdown does.
+	// repository locked); only the session's shutdown does. The user is
+	// asked about their git hooks, if at all, before the worktree lock is
+	// taken: the folder's other conversations go on meanwhile.
+	job.hooks = s.decideHooksEarly(s.life, job)
 	s.git.lock.Lock()
 	res := s.commitBatch(s.life, job)
 	s.git.lock.Unlock()
@@ -254,7 +268,12 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 		return done("nothing committed", hookResult{warn: len(skipped) > 0, quiet: true, notes: skipped, modelNote: strings.Join(skipped, "; ")})
 	}
 	notes = append(notes, skipped...)
-	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
+	runHooks, hookNote := false, ""
+	if job.hooks != nil {
+		runHooks, hookNote = job.hooks.run, job.hooks.note
+	} else {
+		runHooks, hookNote = s.approveHooks(ctx, repo, job, plan)
+	}
 	if hookNote != "" {
 		notes = append(notes, hookNote)
 	}
@@ -302,6 +321,22 @@ func (s *Session) editedAgain(repo *gitcommit.Repo, job hookJob) []string {
 	return []string{"changed again by a command after the agent's edit; that later change is left uncommitted: " + strings.Join(again, ", ")}
 }
 
+// decideHooksEarly asks approveHooks' question before the commit is
+// prepared (and the worktree locked), about every file the agent changed
+// in this session (those the commit holds are among them). nil when
+// there is nothing to commit or no repository: commitBatch decides.
+func (s *Session) decideHooksEarly(ctx context.Context, job hookJob) *hooksDecision {
+	if !job.cfg.Hooks.AutoCommit || len(job.batch) == 0 {
+		return nil
+	}
+	repo, err := gitcommit.Open(ctx, s.folder, job.cfg.Model.APIKeyEnv)
+	if err != nil {
+		return nil
+	}
+	run, note := s.approveHooks(ctx, repo, job, nil)
+	return &hooksDecision{run: run, note: note}
+}
+
 // approveHooks decides whether the user's git hooks run for the commit:
 // yes, unless the agent changed in this session a file they execute and
 // tools.bash is not "allow" (running them would run the agent's code).
@@ -316,7 +351,9 @@ func (s *Session) approveHooks(ctx context.Context, repo *gitcommit.Repo, job ho
 			rels = append(rels, rel)
 		}
 	}
-	rels = append(rels, plan.Files()...)
+	if plan != nil {
+		rels = append(rels, plan.Files()...)
+	}
 	touched := dedupe(repo.HookFiles(rels))
 	if len(touched) == 0 || !repo.HasCommitHooks() {
 		return true, ""

@@ -9,15 +9,15 @@
 // tools read the user's unsaved buffers through fs/read_text_file and
 // write through fs/write_text_file). It only translates:
 //
-//   - an ACP session is the live conversation of its cwd's workspace
-//     session (one state machine per folder). session/new starts a new
-//     conversation on that folder — the folder's previous one is set
-//     aside in its journal, stays listed by session/list and can be
-//     brought back with session/load or session/resume; a session that
-//     is no longer its folder's live conversation refuses prompts until
-//     it is loaded again. A folder's empty conversation is reused, so two
-//     session/new in a row without a prompt give the same id. Session ids
-//     come from the journals, so they survive a restart of the process.
+//   - an ACP session is a conversation of its cwd's workspace folder.
+//     Each session/new starts a new conversation beside the folder's
+//     others (two in a row give two); session/load and session/resume
+//     open a journaled one without touching the rest; session/close
+//     frees one. Session ids come from the journals, so they survive a
+//     restart of the process.
+//   - session/new, load and resume advertise the models the server lists
+//     (the config option "model", and the unstable models); set_model and
+//     set_config_option switch the session's conversation (models.go).
 //   - the MCP servers of session/new, load and resume become the editor's
 //     configuration layer [mcp.servers] (see useMCPServers).
 //   - session/prompt becomes one UserInput; it answers when that turn
@@ -25,5 +25,9 @@
 //     machine, never dropped.
 //   - the session's notifications become session/update notifications,
 //     sent in order by one goroutine (adjacent text chunks are merged
-//     while the client is slow to read).
+//     while the client is slow to read); loom's own notices are agent
+//     messages of their own tagged in _meta, held behind a session/load
+//     replay (notices.go). A file request (fs/read_text_file,
+//     fs/write_text_file) goes out only after the updates queued before
+//     it, so the client has seen the tool call that causes it.
 package acp

@@ -27,16 +27,17 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
   private readonly bars = new Map<string, ChangedFiles>();
   private readonly tops = new Map<string, string>();
   private readonly texts = new Map<string, string>();
-  /** Folders where a rewind or redo of the panel is running. */
+  // The maps below are per conversation: key(folder, conversation).
+  /** Conversations where a rewind or redo of the panel is running. */
   private readonly running = new Set<string>();
-  /** Per folder: the notice whose Redo button stands, until the next prompt. */
-  private readonly redoNotice = new Map<string, string>();
-  /** Per folder: the prompt the panel's last rewind put back in the input (a redo takes it out again). */
+  /** The notice whose Redo button stands, until the next prompt. */
+  private readonly redoNotice = new Map<string, { id: string; conversation: string }>();
+  /** The prompt the panel's last rewind put back in the input (a redo takes it out again). */
   private readonly rewoundPrompt = new Map<string, string>();
-  /** Per folder: the restore kind of the panel's last rewind (its redo changes the conversation unless files). */
+  /** The restore kind of the panel's last rewind (its redo changes the conversation unless files). */
   private readonly lastRestore = new Map<string, RestoreKind>();
   /**
-   * Per folder: loom/rewound notifications the panel's own rewind or redo
+   * The loom/rewound notifications the panel's own rewind or redo
    * will bring; the panel redraws for them itself (a second redraw, in
    * whatever order the two arrive, would take its notice away).
    */
@@ -75,6 +76,11 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
   }
 
   /** The folder and its conversation shown (a command names its own conversation after this). */
+  /** The key of a folder's conversation (the one shown when absent) in the maps above. */
+  private key(folder: string, conversation?: string): string {
+    return `${folder}#${conversation ?? this.chat.transcript(folder).conversation}`;
+  }
+
   private uri(folder: string): { uri: string; conversation?: string } {
     const conversation = this.chat.transcript(folder).conversation;
     return { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) };
@@ -123,33 +129,36 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
 
   /** A prompt was sent: the last rewind's Redo goes. */
   asked(folder: string): void {
-    this.expected.delete(folder);
-    this.lastRestore.delete(folder);
-    this.rewoundPrompt.delete(folder);
-    this.dropRedo(folder);
+    const k = this.key(folder);
+    this.expected.delete(k);
+    this.lastRestore.delete(k);
+    this.rewoundPrompt.delete(k);
+    this.dropRedo(folder, k);
   }
 
   /** The last rewind's notice loses its Redo. */
-  private dropRedo(folder: string): void {
-    const id = this.redoNotice.get(folder);
-    this.redoNotice.delete(folder);
-    const it = id ? this.chat.transcript(folder).get(id) : undefined;
+  private dropRedo(folder: string, k: string): void {
+    const n = this.redoNotice.get(k);
+    this.redoNotice.delete(k);
+    const conversation = n?.conversation || undefined;
+    const it = n ? this.chat.transcriptOf(folder, conversation).get(n.id) : undefined;
     if (it?.kind === 'notice' && it.action === 'redo') {
       it.action = undefined;
-      this.chat.panel.upsert(folder, [it]);
+      this.chat.show(folder, [it], conversation);
     }
   }
 
-  /** Whether a server notice is one the panel says itself (its rewind or redo is running). */
-  quiet(folder: string, text: string): boolean {
-    return this.running.has(folder) && ownWords.test(text);
+  /** Whether a server notice is one the panel says itself (its rewind or redo is running in that conversation). */
+  quiet(folder: string, text: string, conversation?: string): boolean {
+    return this.running.has(this.key(folder, conversation)) && ownWords.test(text);
   }
 
   /** loom/rewound: the conversation changed; its prompt comes back to the input. */
   async rewound(p: RewoundParams): Promise<void> {
-    const n = this.expected.get(p.folder) ?? 0;
+    const k = this.key(p.folder, p.conversation);
+    const n = this.expected.get(k) ?? 0;
     if (n > 0) {
-      this.expected.set(p.folder, n - 1);
+      this.expected.set(k, n - 1);
       return;
     }
     // From loom.history alone: the conversation drawn before is not the server's any more.
@@ -283,7 +292,8 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     if (index < 0) {
       return;
     }
-    this.running.add(folder);
+    const k = this.key(folder);
+    this.running.add(k);
     try {
       const cps = await this.chat.exec<CheckpointsResult>('loom.checkpoints', this.uri(folder));
       const cp = matchCheckpoint(cps.checkpoints ?? [], users, index);
@@ -291,15 +301,15 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
         this.chat.notice('error', 'This prompt is no longer a checkpoint of the conversation (it was compacted or rewound); see Loom: Restore Checkpoint… for the list.', undefined, folder);
         return;
       }
-      this.expect(folder, restore !== 'files');
+      this.expect(k, restore !== 'files');
       let r: RewindResult;
       try {
         r = await this.chat.exec<RewindResult>('loom.rewind', { ...this.uri(folder), turn: cp.turn, restore });
       } catch (e) {
-        this.expected.delete(folder);
+        this.expected.delete(k);
         throw e;
       }
-      this.lastRestore.set(folder, restore);
+      this.lastRestore.set(k, restore);
       if (restore !== 'conversation') {
         const taken = (cps.checkpoints ?? []).filter((c) => c.turn >= cp.turn).flatMap((c) => c.commits);
         this.bar(folder).undone(taken);
@@ -311,44 +321,45 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
       this.chat.notice('info', rewindSaid(cp.turn, restore, r), 'redo', folder);
       const last = this.chat.transcript(folder).items.at(-1);
       if (last?.kind === 'notice' && last.action === 'redo') {
-        this.redoNotice.set(folder, last.id);
+        this.redoNotice.set(k, { id: last.id, conversation: this.chat.transcript(folder).conversation });
       }
       if (r.prompt) {
         this.chat.panel.fill(r.prompt);
-        this.rewoundPrompt.set(folder, r.prompt);
+        this.rewoundPrompt.set(k, r.prompt);
       }
     } catch (e) {
       this.chat.notice('error', `Could not restore the checkpoint: ${errorText(e)}`, undefined, folder);
     } finally {
-      this.running.delete(folder);
+      this.running.delete(k);
     }
   }
 
-  private expect(folder: string, conversation: boolean): void {
+  private expect(k: string, conversation: boolean): void {
     if (conversation) {
-      this.expected.set(folder, (this.expected.get(folder) ?? 0) + 1);
+      this.expected.set(k, (this.expected.get(k) ?? 0) + 1);
     }
   }
 
   /** Redo: undoes the last rewind (loom.redo). */
   async redo(folder: string): Promise<void> {
-    this.running.add(folder);
+    const k = this.key(folder);
+    this.running.add(k);
     try {
       const before = await this.chat.exec<CheckpointsResult>('loom.checkpoints', this.uri(folder)).catch(() => undefined);
-      const kind = this.lastRestore.get(folder);
-      this.expect(folder, kind !== undefined && kind !== 'files');
+      const kind = this.lastRestore.get(k);
+      this.expect(k, kind !== undefined && kind !== 'files');
       let r: RewindResult;
       try {
         r = await this.chat.exec<RewindResult>('loom.redo', this.uri(folder));
       } catch (e) {
-        this.expected.delete(folder);
+        this.expected.delete(k);
         throw e;
       }
-      this.dropRedo(folder);
-      this.lastRestore.delete(folder);
+      this.dropRedo(folder, k);
+      this.lastRestore.delete(k);
       // The prompt is in the conversation again: out of the input, unless the user changed it there.
-      const prompt = this.rewoundPrompt.get(folder);
-      this.rewoundPrompt.delete(folder);
+      const prompt = this.rewoundPrompt.get(k);
+      this.rewoundPrompt.delete(k);
       if (prompt) {
         this.chat.panel.fill('', prompt);
       }
@@ -370,7 +381,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     } catch (e) {
       this.chat.notice('error', `Could not redo: ${errorText(e)}`, undefined, folder);
     } finally {
-      this.running.delete(folder);
+      this.running.delete(k);
     }
   }
 }

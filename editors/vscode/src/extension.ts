@@ -137,6 +137,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     show: (f, items, conv) => chat.show(f, items, conv),
     panelVisible: () => chat.panel.visible,
     revealPanel: () => chat.panel.reveal(),
+    onPanelVisible: chat.panel.onDidChangeVisible,
   });
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
@@ -285,7 +286,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // client): redrawn, and the prompt back in the panel's input.
   c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => void checkpoints.rewound(p));
   c.onNotification(Methods.notice, (p: NoticeParams) => {
-    if (checkpoints.quiet(p.folder, p.text)) {
+    if (checkpoints.quiet(p.folder, p.text, (p as { conversation?: string }).conversation)) {
       return; // the panel's own rewind says it in its words
     }
     chat.notice('info', p.text, undefined, p.folder, p.conversation);

@@ -29,6 +29,9 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
   private ready = false;
   private readonly pending: ToWebview[] = [];
   private readonly subs: vscode.Disposable[] = [];
+  private readonly visibility = new vscode.EventEmitter<boolean>();
+  /** Fires when the panel comes on screen (true) or goes out of sight (false). */
+  readonly onDidChangeVisible = this.visibility.event;
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly host: PanelHost) {}
 
@@ -52,6 +55,7 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
       }
       void this.host.handle(m);
     }));
+    this.subs.push(view.onDidChangeVisibility(() => this.visibility.fire(view.visible)));
     this.subs.push(view.onDidDispose(() => {
       this.view = undefined;
       this.ready = false;
@@ -188,5 +192,6 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     for (const s of this.subs) {
       s.dispose();
     }
+    this.visibility.dispose();
   }
 }

@@ -30,6 +30,8 @@ export interface ReviewHost {
   panelVisible(): boolean;
   /** Shows the chat panel. */
   revealPanel(): Promise<void>;
+  /** Fires when the panel comes on screen (true) or goes out of sight (false). */
+  onPanelVisible: vscode.Event<boolean>;
 }
 
 /** EditReview routes proposals, decisions and the review toggle. */
@@ -37,10 +39,20 @@ export class EditReview implements vscode.Disposable {
   readonly book = new ReviewBook();
   readonly lens: ReviewLens;
   private readonly subs: vscode.Disposable[] = [];
+  /** The proposals VS Code's notification was shown for (once each). */
+  private readonly notified = new Set<string>();
 
   constructor(private readonly host: ReviewHost) {
     this.lens = new ReviewLens(this.book, (id, hunks, d) => this.decideFromLens(id, hunks, d));
     this.subs.push(this.lens);
+    // The panel goes out of sight while a change waits: the notification asks instead.
+    this.subs.push(host.onPanelVisible((visible) => {
+      if (!visible) {
+        for (const p of this.book.open()) {
+          void this.notify(p.params);
+        }
+      }
+    }));
   }
 
   /** loom/proposedChanges: the card asks; a notification too when the panel is hidden. */
@@ -52,8 +64,12 @@ export class EditReview implements vscode.Disposable {
     }
   }
 
-  /** The fallback when the panel is not on screen: VS Code's notification. */
+  /** The fallback when the panel is not on screen: VS Code's notification (once per proposal). */
   private async notify(p: ProposedChangesParams): Promise<void> {
+    if (this.notified.has(p.id)) {
+      return;
+    }
+    this.notified.add(p.id);
     const files = p.changes.map((c) => c.path).join(', ');
     const hunks = p.changes.reduce((n, c) => n + c.hunks.length, 0);
     const [acceptAll, rejectAll] = p.command ? ['Keep All', 'Discard All'] : ['Accept All', 'Reject All'];
