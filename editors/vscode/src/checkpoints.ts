@@ -75,12 +75,12 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
     return t;
   }
 
-  /** The folder and its conversation shown (a command names its own conversation after this). */
   /** The key of a folder's conversation (the one shown when absent) in the maps above. */
   private key(folder: string, conversation?: string): string {
     return `${folder}#${conversation ?? this.chat.transcript(folder).conversation}`;
   }
 
+  /** The folder and its conversation shown (a command names its own conversation after this). */
   private uri(folder: string): { uri: string; conversation?: string } {
     const conversation = this.chat.transcript(folder).conversation;
     return { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) };
