@@ -102,7 +102,7 @@ function row(f: BarFile): HTMLLIElement {
   keep.setAttribute('aria-label', `Keep ${f.path}`);
   const word = f.source === 'command' ? 'Discard' : 'Undo';
   const undo = button(word, 'secondary fb-undo', () => act('undo', [f.path]),
-    f.source === 'command' ? `Discard ${f.path}: restore the last commit's version (loom.discard)` : `Undo the agent's changes to ${f.path}; your own edits stay (loom.undoFile)`);
+    f.source === 'command' ? `Discard ${f.path}: take the command's change back; your own edits stay (loom.discard)` : `Undo the agent's changes to ${f.path}; your own edits stay (loom.undoFile)`);
   undo.setAttribute('aria-label', `${word} ${f.path}`);
   li.append(keep, undo);
   return li;
