@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { ReviewBook } from './reviewbook';
 import { ReviewLens } from './reviewlens';
 import { ProposedChangesParams, ReviewResult } from './reviewwire';
+import { reviewEditsValue } from './settings';
 import type { Item } from './shared/messages';
 import type { HunkDecision, ReviewIntent } from './shared/review';
 import type { Transcript } from './transcript';
@@ -283,10 +284,11 @@ function toolCard(t: Transcript, p: ProposedChangesParams): ToolItem | undefined
   return made.find((x): x is ToolItem => x.kind === 'tool' && x.callId === p.callId);
 }
 
-/** Writes loom.tools.edits ("review" or "auto") to the workspace settings. */
+/** Sets loom.tools.edits in the workspace settings as the toggle says (reviewEditsValue). */
 export async function setReviewEdits(on: boolean): Promise<void> {
   const cfg = vscode.workspace.getConfiguration('loom');
-  await cfg.update('tools.edits', on ? 'review' : 'auto', vscode.ConfigurationTarget.Workspace);
+  const user = cfg.inspect<string>('tools.edits')?.globalValue;
+  await cfg.update('tools.edits', reviewEditsValue(on, user), vscode.ConfigurationTarget.Workspace);
 }
 
 /**

@@ -74,3 +74,20 @@ export function toServerConfig(s: LoomSettings | undefined, trusted?: boolean): 
 export function trustLayer(trusted: boolean): { trust: { workspace: boolean } } {
   return { trust: { workspace: trusted } };
 }
+
+/**
+ * What the panel's "Review edits" toggle writes to the workspace's
+ * loom.tools.edits (undefined: remove the value). On is "review", which
+ * only narrows. Off removes the workspace value rather than writing
+ * "auto": "auto" is a widening value, bound with the folder's other
+ * widening values to its trust, so writing it would make loom-lsp hold
+ * all of them back as changed since the folder was trusted. Only when
+ * the user's own settings say "review" does off write "auto" (in a
+ * trusted folder, it then asks to be trusted again, as it should).
+ */
+export function reviewEditsValue(on: boolean, userValue: string | undefined): 'review' | 'auto' | undefined {
+  if (on) {
+    return 'review';
+  }
+  return userValue === 'review' ? 'auto' : undefined;
+}

@@ -95,16 +95,22 @@ async function toggleReview(on) {
   const box = chat().locator('.bar .review-toggle input');
   await box.waitFor();
   assert.equal(await box.isChecked(), !on, `the toggle is ${on ? 'off' : 'on'} first`);
+  const held = chat().locator('.notice').filter({ hasText: /since you trusted/ });
+  const heldBefore = await held.count();
   await box.click();
-  await until(`loom.tools.edits = ${on ? 'review' : 'auto'} in the workspace settings`, async () => {
+  // On writes "review"; off removes the value (a written "auto" is a
+  // widening value: the server would hold back the folder's trusted
+  // values, .loom.toml's included, as changed since trusted).
+  await until(`loom.tools.edits ${on ? '= review' : 'removed'} in the workspace settings`, async () => {
     try {
-      return JSON.parse(fs.readFileSync(path.join(ws, '.vscode', 'settings.json'), 'utf8'))['loom.tools.edits'] === (on ? 'review' : 'auto');
+      return JSON.parse(fs.readFileSync(path.join(ws, '.vscode', 'settings.json'), 'utf8'))['loom.tools.edits'] === (on ? 'review' : undefined);
     } catch {
       return false;
     }
   });
   // The box changes when loom.status says the server has it (not on the click).
   await until(`the toggle ${on ? 'on' : 'off'} after loom.status`, async () => (await box.isChecked()) === on);
+  assert.equal(await held.count(), heldBefore, 'the toggle does not make the server hold the folder\'s trusted values back');
 }
 
 step('18. review in the panel: the header toggle; with the panel hidden a notification, Open Diff and the CodeLens (Accept hunk 1, Reject hunk 2 sends); the edit card (Accept hunk 1, Reject hunk 2 with a comment, Submit)', async () => {

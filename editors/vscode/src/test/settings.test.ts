@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { toServerConfig, trustLayer } from '../settings';
+import { reviewEditsValue, toServerConfig, trustLayer } from '../settings';
 import { answerConfiguration } from '../trust';
 import { LoomFeature } from '../feature';
 import { isBusy, stateWords } from '../status';
@@ -67,4 +67,12 @@ test('workspace/configuration: asked for loom.user too, the user\'s settings go 
     [byScope.workspace, byScope.user]);
   // An older loom-lsp asks for loom alone: everything, as before.
   assert.deepEqual(answerConfiguration([{ section: 'loom' }], [null], loom), [byScope.all]);
+});
+
+test('the review toggle: on writes review; off removes the workspace value (never a widening "auto"), unless the user\'s own settings say review', () => {
+  assert.equal(reviewEditsValue(true, undefined), 'review');
+  assert.equal(reviewEditsValue(true, 'auto'), 'review');
+  assert.equal(reviewEditsValue(false, undefined), undefined);
+  assert.equal(reviewEditsValue(false, 'auto'), undefined);
+  assert.equal(reviewEditsValue(false, 'review'), 'auto');
 });
