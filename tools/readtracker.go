@@ -77,6 +77,16 @@ func (t *ReadTracker) MarkStale(path string) {
 	}
 }
 
+// Holds reports whether content is what the model last read of path (or
+// what the agent last wrote there), stale or not.
+func (t *ReadTracker) Holds(path string, content []byte) bool {
+	sum := sha256.Sum256(content)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[path]
+	return ok && e.hash == sum
+}
+
 // Forget drops what is known of path, e.g. after it was deleted.
 func (t *ReadTracker) Forget(path string) {
 	t.mu.Lock()

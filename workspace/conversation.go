@@ -38,6 +38,9 @@ type Session = Conversation
 type Conversation struct {
 	// own are files loom rewrites itself (undo): no news for the user.
 	own ownChanges
+	// writes are the texts the conversation's own writes put in files:
+	// their watcher echo is no change (ownwrites.go).
+	writes ownWrites
 	*Folder
 	settings
 

@@ -48,8 +48,8 @@ func (f *Folder) filesChanged(paths []string) {
 }
 
 // filesChanged handles changes seen on disk (on the watcher's goroutine):
-// a file the model read whose content is no longer what it read, and that
-// our own edit did not write, is marked stale, so that edit_file refuses it
+// a file the model read whose content is no longer what it read, and is
+// not what our own write put there (ownWrites), is marked stale, so that edit_file refuses it
 // until it is read again, and the model is told at its next request.
 func (s *Conversation) filesChanged(paths []string) {
 	var stale []string
@@ -57,6 +57,9 @@ func (s *Conversation) filesChanged(paths []string) {
 		content, err := s.host.overlay.ReadFile(p)
 		if err != nil {
 			content = nil // deleted or unreadable: no longer what was read
+		}
+		if s.writes.is(p, content) {
+			continue // the echo of our own write
 		}
 		if err := s.reads.Check(p, content); errors.Is(err, tools.ErrStale) {
 			s.reads.MarkStale(p)

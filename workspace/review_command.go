@@ -119,12 +119,6 @@ func (s *Session) applyCommandDecision(ctx context.Context, cr *commandReview, a
 	}
 	var res ReviewResult
 	var keep []commandKeep
-	var rewrite []string
-	for _, f := range cr.files {
-		rewrite = append(rewrite, f.abs)
-	}
-	// The watcher's echo of these rewrites is no news for the user.
-	s.own.expect(relPaths(s.folder, rewrite))
 	for _, f := range cr.files {
 		target, err := f.change.Apply(f.before.text, accepted)
 		if err != nil {
@@ -135,9 +129,11 @@ func (s *Session) applyCommandDecision(ctx context.Context, cr *commandReview, a
 			want = preImage{} // a file the command made, discarded whole
 		}
 		cur, err := os.ReadFile(f.abs)
+		untouched := false
 		switch {
 		case err == nil && string(cur) == f.after.text, err != nil && os.IsNotExist(err) && !f.after.present:
 			// As the command left it.
+			untouched = true
 		case err == nil && want.present:
 			merged, clean, merr := repo.Merge3(ctx, string(cur), f.after.text, want.text)
 			if merr != nil {
@@ -162,8 +158,20 @@ func (s *Session) applyCommandDecision(ctx context.Context, cr *commandReview, a
 			}
 			continue
 		}
+		if want.present {
+			// The watcher's echo of this rewrite is no news; the user's
+			// change after it is.
+			s.writes.expect(f.abs, []byte(want.text))
+		}
 		if err := writeVersion(f.abs, want); err != nil {
 			return res, keep, fmt.Errorf("%s: %w", f.rel, err)
+		}
+		if untouched && want.present && s.reads.Holds(f.abs, []byte(f.before.text)) {
+			// The model knew the file as it was before its command; with
+			// the command and the decision it knows it now: what loom
+			// wrote is what it read. (The user's typing since, merged
+			// in otherwise, is news for it.)
+			s.reads.Record(f.abs, []byte(want.text))
 		}
 		res.Applied = append(res.Applied, target.Applied...)
 		if target.Text != f.before.text && len(target.Applied) > 0 {

@@ -252,8 +252,10 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall, unsa
 		// the user's earlier ones) can be told apart (preimage.go).
 		before := s.cmds.preImages(func() []string { return s.dirtyFiles(ctx, b.env.ScrubEnv) })
 		mark, win := s.host.overlay.EditorMark(), s.cmds.openWindow()
+		s.writes.commandStarted()
 		defer func() {
 			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
+			s.writes.commandEnded(outcome.command.paths, s.host.overlay.ReadFile)
 			if !outcome.settled {
 				outcome.result += s.commandResultNote(ctx, outcome.command)
 			}
@@ -424,6 +426,9 @@ func (s *Session) applyEdit(ctx context.Context, callID string, e *tools.Edit) e
 		return err
 	}
 	overlay := s.host.overlay
+	// The watcher may see the write before the read record below holds
+	// it: that echo is ours, not news.
+	s.writes.expect(e.Path, []byte(e.NewText))
 	for attempt := 1; ; attempt++ {
 		text, version, open := overlay.Document(e.Path)
 		if !open {
@@ -437,6 +442,7 @@ func (s *Session) applyEdit(ctx context.Context, callID string, e *tools.Edit) e
 				return fmt.Errorf("%s changed in the editor while the edit was computed, on the lines it changes (%v); read it again", e.RelPath, err)
 			}
 			*e = *tools.NewEdit(s.folder, e.Path, e.Created, text, merged, e.Mode)
+			s.writes.expect(e.Path, []byte(e.NewText))
 		}
 		err := s.host.opts.Editor.ApplyEdit(ctx, DocumentEdit{Path: e.Path, Version: version, Edits: e.TextEdits, NewText: e.NewText})
 		switch {
