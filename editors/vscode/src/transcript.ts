@@ -425,6 +425,9 @@ export class Transcript {
     let turn = 0;
     const cards = new Map<string, ToolItem>();
     for (const m of h.messages ?? []) {
+      if (isLoomNote(m)) {
+        continue;
+      }
       if (m.role === 'user') {
         turn++;
         const chips = (m.context ?? []).map((c) => c.label ?? c.uri ?? c.kind).filter((l): l is string => !!l);
@@ -479,7 +482,7 @@ export class Transcript {
     if (!saved || saved.version !== 1 || !Array.isArray(saved.items) || saved.items.length === 0) {
       return false;
     }
-    const users = (h.messages ?? []).filter((m) => m.role === 'user');
+    const users = (h.messages ?? []).filter((m) => m.role === 'user' && !isLoomNote(m));
     const lastSaved = [...saved.items].reverse().find((i): i is UserItem => i.kind === 'user');
     const lastSent = users[users.length - 1]?.content;
     if (!lastSaved || lastSent === undefined || !sameP(lastSaved.text, lastSent)) {
@@ -542,4 +545,14 @@ function historyStatus(result: string): ToolStatus {
 
 function isDone(s: ToolStatus): boolean {
   return s === 'succeeded' || s === 'failed' || s === 'cancelled';
+}
+
+/**
+ * Whether a user message of loom.history is loom's own note to the model
+ * ("[loom] changed on disk since you read them: …" after a command, a
+ * rewind's note, the compaction's summary), not a prompt the user typed:
+ * never drawn as one, nor counted as a turn.
+ */
+export function isLoomNote(m: { role: string; content?: string }): boolean {
+  return m.role === 'user' && (m.content ?? '').startsWith('[loom] ');
 }

@@ -42,8 +42,8 @@ async function allowCommand(prompt, text) {
 }
 
 step('20. changed-files bar: an agent edit shows with +/−, opens a diff, Undo on one file keeps the typed line; a command\'s new file is kept (committed) or discarded', async () => {
-  // Edits apply at once (step 18 turned review off again).
-  await until('tools.edits = auto', async () => JSON.parse(read('.vscode/settings.json'))['loom.tools.edits'] === 'auto');
+  // Edits apply at once (step 18 turned review off again: the workspace's value removed).
+  await until('loom.tools.edits no longer in the workspace settings', async () => !('loom.tools.edits' in JSON.parse(read('.vscode/settings.json'))));
   // Edits without review widen what the agent may do: loom-lsp may want the user's word for the folder's settings.
   await runCommand('Loom: Trust this Folder');
   await toast(/trusted .* with its current settings/);
