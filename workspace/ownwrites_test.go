@@ -1,0 +1,62 @@
+package workspace
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/llm"
+)
+
+// TestOwnWriteEchoBeforeItsReadRecord: the watcher may see loom's own
+// write of a file (an accepted hunk written on disk) before the model's
+// read record holds the new text; that echo is neither stale nor news,
+// while another file's change, and then the user's change of the same
+// file, are.
+func TestOwnWriteEchoBeforeItsReadRecord(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "old\n", "b.txt": "b\n"})
+	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) { respond(req, emit, "ok") })
+	h := newTestHost(t, model, nil)
+	s, _ := h.AddFolder(dir)
+	waitReady(t, s)
+	a, b := filepath.Join(s.folder, "a.txt"), filepath.Join(s.folder, "b.txt")
+	s.reads.Record(a, []byte("old\n"))
+	s.reads.Record(b, []byte("b\n"))
+	changed := func(rel string) func(Notification) bool {
+		return func(n Notification) bool {
+			return n.Kind == NoteInfo && strings.Contains(n.Text, "changed on disk") && strings.HasSuffix(n.Text, rel)
+		}
+	}
+	// As applyEdit: expected, written, and the echo comes first.
+	s.writes.expect(a, []byte("new\n"))
+	writeTestFile(t, a, "new\n")
+	s.filesChanged([]string{a})
+	// b.txt, changed by someone else, is news: once told, the echo of
+	// a.txt (handled before) would have been told too.
+	writeTestFile(t, b, "b by the user\n")
+	s.filesChanged([]string{b})
+	h.editor.waitFor(t, "b.txt's change", changed("b.txt"))
+	h.editor.mu.Lock()
+	for _, n := range h.editor.notes {
+		if changed("a.txt")(n) {
+			h.editor.mu.Unlock()
+			t.Fatalf("loom's own write of a.txt was news: %q", n.Text)
+		}
+	}
+	h.editor.mu.Unlock()
+	s.reads.Record(a, []byte("new\n")) // as applyEdit, after the write
+	// The user's change of a.txt afterwards is news.
+	writeTestFile(t, a, "by the user\n")
+	s.filesChanged([]string{a})
+	h.editor.waitFor(t, "a.txt's change by the user", changed("a.txt"))
+}
+
+func writeTestFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
