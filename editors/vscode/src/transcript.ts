@@ -425,7 +425,9 @@ export class Transcript {
     let turn = 0;
     const cards = new Map<string, ToolItem>();
     for (const m of h.messages ?? []) {
-      if (m.role === 'user') {
+      if (m.role === 'user' && m.note) {
+        this.notice('info', m.content.replace(/^\[loom\] /, ''));
+      } else if (m.role === 'user') {
         turn++;
         const chips = (m.context ?? []).map((c) => c.label ?? c.uri ?? c.kind).filter((l): l is string => !!l);
         this.add({ kind: 'user', id: this.id('u'), text: m.content, turn, ...(chips.length ? { chips } : {}) });
@@ -479,7 +481,7 @@ export class Transcript {
     if (!saved || saved.version !== 1 || !Array.isArray(saved.items) || saved.items.length === 0) {
       return false;
     }
-    const users = (h.messages ?? []).filter((m) => m.role === 'user');
+    const users = (h.messages ?? []).filter((m) => m.role === 'user' && !m.note);
     const lastSaved = [...saved.items].reverse().find((i): i is UserItem => i.kind === 'user');
     const lastSent = users[users.length - 1]?.content;
     if (!lastSaved || lastSent === undefined || !sameP(lastSaved.text, lastSent)) {
