@@ -120,6 +120,13 @@ func (c *Config) markWorkspaceServers(src string) {
 	}
 }
 
+// ValidMCPServerName reports whether name may name an MCP server: up to
+// 32 letters, digits, '-' or '_', without "__" (which separates the
+// server from the tool in a tool's model name).
+func ValidMCPServerName(name string) bool {
+	return serverNameRE.MatchString(name) && !strings.Contains(name, "__")
+}
+
 // validateMCP checks the [mcp] section.
 func (c Config) validateMCP(add func(*Error)) {
 	for _, name := range sortedNames(c.MCP.Servers) {
@@ -131,7 +138,7 @@ func (c Config) validateMCP(add func(*Error)) {
 			}
 			return firstSetKey(c, key, "command", "url", "args", "env", "approve", "timeout")
 		}
-		if !serverNameRE.MatchString(name) || strings.Contains(name, "__") {
+		if !ValidMCPServerName(name) {
 			add(c.keyErr(at("command"), "invalid server name %q: use up to 32 letters, digits, '-' or '_' (not \"__\")", name))
 		}
 		switch {

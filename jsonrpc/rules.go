@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -19,8 +20,8 @@ const (
 	CmdRemoveRule = "loom.removeRule"
 )
 
-// RuleArgs name a folder and one rule (exactly one of Exact, Prefix and
-// Every).
+// RuleArgs name a folder and one rule (exactly one of Exact, Prefix,
+// Every and MCPServer).
 type RuleArgs struct {
 	URI    string `json:"uri,omitempty"`
 	Exact  string `json:"exact,omitempty"`
@@ -30,6 +31,11 @@ type RuleArgs struct {
 	// user's, kept with the other rules in the user's state directory;
 	// neither the repository nor the agent can set it.
 	Every bool `json:"every,omitempty"`
+	// MCPServer names an MCP server whose tools run without asking in
+	// this folder (a client's "Always allow this server's tools"): the
+	// user's too, in the same place, instead of a trust-bound workspace
+	// setting.
+	MCPServer string `json:"mcpServer,omitempty"`
 	// Conversation selects one of the folder's conversations by id; ""
 	// is the folder's most recent.
 	Conversation string `json:"conversation,omitempty"`
@@ -39,6 +45,8 @@ type RuleArgs struct {
 type RulesResult struct {
 	Folder        string          `json:"folder"`
 	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+	// AllowMCPServers names the MCP servers whose tools run unasked.
+	AllowMCPServers []string `json:"allowMcpServers"`
 }
 
 func (s *Server) runRules(_ context.Context, a FolderArgs) (any, error) {
@@ -54,7 +62,16 @@ func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.host.AddApprovalRule(sess.Path(), a.rule()); err != nil {
+	var err2 error
+	switch {
+	case a.MCPServer != "" && (a.Exact != "" || a.Prefix != "" || a.Every):
+		err2 = fmt.Errorf("%w: mcpServer is a rule of its own (no exact, prefix or every with it)", cmdrules.ErrBadRule)
+	case a.MCPServer != "":
+		err2 = s.host.AddMCPServerRule(sess.Path(), a.MCPServer)
+	default:
+		_, err2 = s.host.AddApprovalRule(sess.Path(), a.rule())
+	}
+	if err := err2; err != nil {
 		if errors.Is(err, cmdrules.ErrBadRule) {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAddRule, err)
 		}
@@ -68,7 +85,12 @@ func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	found, err := s.host.RemoveApprovalRule(sess.Path(), a.rule())
+	var found bool
+	if a.MCPServer != "" {
+		found, err = s.host.RemoveMCPServerRule(sess.Path(), a.MCPServer)
+	} else {
+		found, err = s.host.RemoveApprovalRule(sess.Path(), a.rule())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +108,11 @@ func (s *Server) rulesResult(folder string) (*RulesResult, error) {
 	if rs == nil {
 		rs = []cmdrules.Rule{}
 	}
-	return &RulesResult{Folder: folder, AllowCommands: rs}, nil
+	servers, err := s.host.MCPServerRules(folder)
+	if err != nil {
+		return nil, err
+	}
+	return &RulesResult{Folder: folder, AllowCommands: rs, AllowMCPServers: append([]string{}, servers...)}, nil
 }
 
 func (a RuleArgs) rule() cmdrules.Rule {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 )
 
@@ -18,12 +19,21 @@ import (
 // starting with `go test`") are the user's, per workspace folder: they
 // live in the user's state directory (rules/<folder>-<hash>.json), never
 // in the repository, so neither a cloned repository nor the agent (whose
-// writes stay inside the workspace) can add one.
+// writes stay inside the workspace) can add one. Beside the command
+// rules, a folder's rules name the MCP servers whose tools run without
+// asking ("Always allow this server's tools"): a workspace setting would
+// be bound to the folder's trust and held back once changed.
 
 // ruleStore holds the approval rules of every folder of a host.
 type ruleStore struct {
 	mu     sync.Mutex
-	loaded map[string][]cmdrules.Rule // by folder
+	loaded map[string]folderRules // by folder
+}
+
+// folderRules are one folder's rules, as loaded.
+type folderRules struct {
+	commands   []cmdrules.Rule
+	mcpServers []string
 }
 
 // rulesFile is where folder's rules are kept, or an error when there is
@@ -40,6 +50,8 @@ func (h *Host) rulesFile(folder string) (string, error) {
 type rulesFileContent struct {
 	Folder        string          `json:"folder"`
 	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+	// AllowMCPServers names the MCP servers whose tools run unasked.
+	AllowMCPServers []string `json:"allowMcpServers,omitempty"`
 }
 
 // ApprovalRules returns the approval rules of folder (absolute), read
@@ -47,27 +59,38 @@ type rulesFileContent struct {
 func (h *Host) ApprovalRules(folder string) ([]cmdrules.Rule, error) {
 	h.rules.mu.Lock()
 	defer h.rules.mu.Unlock()
-	return h.loadRulesLocked(folder)
+	fr, err := h.loadRulesLocked(folder)
+	return slices.Clone(fr.commands), err
 }
 
-func (h *Host) loadRulesLocked(folder string) ([]cmdrules.Rule, error) {
-	if rs, ok := h.rules.loaded[folder]; ok {
-		return slices.Clone(rs), nil
+// MCPServerRules returns the MCP servers of folder (absolute) whose tools
+// the user allowed for good: under approve = "ask" their calls run
+// without asking.
+func (h *Host) MCPServerRules(folder string) ([]string, error) {
+	h.rules.mu.Lock()
+	defer h.rules.mu.Unlock()
+	fr, err := h.loadRulesLocked(folder)
+	return slices.Clone(fr.mcpServers), err
+}
+
+func (h *Host) loadRulesLocked(folder string) (folderRules, error) {
+	if fr, ok := h.rules.loaded[folder]; ok {
+		return fr, nil
 	}
 	path, err := h.rulesFile(folder)
 	if err != nil {
-		return nil, err
+		return folderRules{}, err
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = []byte(`{}`), nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the approval rules: %w", err)
+		return folderRules{}, fmt.Errorf("read the approval rules: %w", err)
 	}
 	var c rulesFileContent
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("read the approval rules %s: %w", path, err)
+		return folderRules{}, fmt.Errorf("read the approval rules %s: %w", path, err)
 	}
 	var rs []cmdrules.Rule
 	for _, r := range c.AllowCommands {
@@ -77,11 +100,20 @@ func (h *Host) loadRulesLocked(folder string) ([]cmdrules.Rule, error) {
 			h.opts.Logger.Warn("approval rule left out", "file", path, "err", err)
 		}
 	}
-	if h.rules.loaded == nil {
-		h.rules.loaded = map[string][]cmdrules.Rule{}
+	var servers []string
+	for _, name := range c.AllowMCPServers {
+		if config.ValidMCPServerName(name) && !slices.Contains(servers, name) {
+			servers = append(servers, name)
+		} else if !config.ValidMCPServerName(name) {
+			h.opts.Logger.Warn("MCP server rule left out", "file", path, "server", name)
+		}
 	}
-	h.rules.loaded[folder] = rs
-	return slices.Clone(rs), nil
+	if h.rules.loaded == nil {
+		h.rules.loaded = map[string]folderRules{}
+	}
+	fr := folderRules{commands: rs, mcpServers: servers}
+	h.rules.loaded[folder] = fr
+	return fr, nil
 }
 
 // AddApprovalRule checks r and adds it to folder's rules, persistently.
@@ -93,12 +125,36 @@ func (h *Host) AddApprovalRule(folder string, r cmdrules.Rule) (cmdrules.Rule, e
 	if err != nil {
 		return cmdrules.Rule{}, err
 	}
-	return r, h.editRules(folder, func(rs []cmdrules.Rule) []cmdrules.Rule {
-		if slices.Contains(rs, r) {
-			return rs
+	return r, h.editRules(folder, func(fr *folderRules) {
+		if !slices.Contains(fr.commands, r) {
+			fr.commands = append(fr.commands, r)
 		}
-		return append(rs, r)
 	})
+}
+
+// AddMCPServerRule lets the tools of folder's MCP server name run without
+// asking from now on, persistently. A name no server could have is an
+// error wrapping cmdrules.ErrBadRule.
+func (h *Host) AddMCPServerRule(folder, name string) error {
+	if !config.ValidMCPServerName(name) {
+		return fmt.Errorf("%w: invalid MCP server name %q", cmdrules.ErrBadRule, name)
+	}
+	return h.editRules(folder, func(fr *folderRules) {
+		if !slices.Contains(fr.mcpServers, name) {
+			fr.mcpServers = append(fr.mcpServers, name)
+		}
+	})
+}
+
+// RemoveMCPServerRule takes back AddMCPServerRule; it reports whether
+// there was such a rule.
+func (h *Host) RemoveMCPServerRule(folder, name string) (bool, error) {
+	found := false
+	err := h.editRules(folder, func(fr *folderRules) {
+		found = slices.Contains(fr.mcpServers, name)
+		fr.mcpServers = slices.DeleteFunc(slices.Clone(fr.mcpServers), func(x string) bool { return x == name })
+	})
+	return found, err
 }
 
 // RemoveApprovalRule removes r (in any spelling Check accepts) from
@@ -108,8 +164,8 @@ func (h *Host) RemoveApprovalRule(folder string, r cmdrules.Rule) (bool, error) 
 		r = c
 	}
 	found := false
-	err := h.editRules(folder, func(rs []cmdrules.Rule) []cmdrules.Rule {
-		return slices.DeleteFunc(rs, func(x cmdrules.Rule) bool {
+	err := h.editRules(folder, func(fr *folderRules) {
+		fr.commands = slices.DeleteFunc(slices.Clone(fr.commands), func(x cmdrules.Rule) bool {
 			if x == r {
 				found = true
 			}
@@ -121,19 +177,21 @@ func (h *Host) RemoveApprovalRule(folder string, r cmdrules.Rule) (bool, error) 
 
 // editRules changes folder's rules with edit and writes them (temp file
 // and rename, private to the user).
-func (h *Host) editRules(folder string, edit func([]cmdrules.Rule) []cmdrules.Rule) error {
+func (h *Host) editRules(folder string, edit func(*folderRules)) error {
 	h.rules.mu.Lock()
 	defer h.rules.mu.Unlock()
-	rs, err := h.loadRulesLocked(folder)
+	fr, err := h.loadRulesLocked(folder)
 	if err != nil {
 		return err
 	}
-	rs = edit(rs)
+	fr.commands = slices.Clone(fr.commands)
+	fr.mcpServers = slices.Clone(fr.mcpServers)
+	edit(&fr)
 	path, err := h.rulesFile(folder)
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(rulesFileContent{Folder: folder, AllowCommands: nonNil(rs)}, "", "  ")
+	data, err := json.MarshalIndent(rulesFileContent{Folder: folder, AllowCommands: nonNil(fr.commands), AllowMCPServers: fr.mcpServers}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -156,7 +214,7 @@ func (h *Host) editRules(folder string, edit func([]cmdrules.Rule) []cmdrules.Ru
 		os.Remove(tmp.Name())
 		return fmt.Errorf("save the approval rules: %w", werr)
 	}
-	h.rules.loaded[folder] = rs
+	h.rules.loaded[folder] = fr
 	return nil
 }
 

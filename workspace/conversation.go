@@ -152,6 +152,10 @@ type Status struct {
 	// AllowCommands are the folder's approval rules: the commands that
 	// run without asking under tools.bash = "ask".
 	AllowCommands []cmdrules.Rule `json:"allowCommands"`
+	// AllowMCPServers are the MCP servers whose tools the user allowed
+	// for good in this folder (the folder's rules): their calls run
+	// without asking under approve = "ask".
+	AllowMCPServers []string `json:"allowMcpServers"`
 	// ApprovalTimeout is how long an approval waits for the user
 	// (tools.approval_timeout), e.g. "10m0s".
 	ApprovalTimeout string `json:"approvalTimeout"`
@@ -282,6 +286,11 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			s.log.Warn("approval rules unreadable", "err", rerr)
 		}
 		st.AllowCommands = nonNil(rules)
+		servers, rerr := s.host.MCPServerRules(s.folder)
+		if rerr != nil {
+			s.log.Warn("approval rules unreadable", "err", rerr)
+		}
+		st.AllowMCPServers = append([]string{}, servers...)
 	}
 	return st, err
 }

@@ -153,7 +153,8 @@ func (a *alwaysAllowed) allow(name string) {
 }
 
 // approveMCP enforces the server's approve policy. It returns "" when the
-// call may run, else the tool result that explains why not.
+// call may run, else the tool result that explains why not. Under "ask",
+// a server the folder's rules allow (MCPServerRules) runs unasked.
 func (s *Session) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t *mcp.Tool) string {
 	policy, ok := b.mcpPolicies[t.Server()]
 	if !ok {
@@ -165,12 +166,21 @@ func (s *Session) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t
 	case config.PolicyDeny:
 		return fmt.Sprintf(`tool error: the tools of MCP server %q are disabled here (mcp.servers.%s.approve = "deny"); do without them`, t.Server(), t.Server())
 	}
+	// The user's own rule for this server (kept in the state directory,
+	// never in the repository): its tools run unasked under "ask".
+	servers, err := s.host.MCPServerRules(s.folder)
+	if err != nil {
+		s.log.Warn("approval rules unreadable; asking", "err", err)
+	}
+	if slices.Contains(servers, t.Server()) {
+		return ""
+	}
 	s.always.asking.Lock()
 	defer s.always.asking.Unlock()
 	if s.always.allowed(t.Name()) {
 		return ""
 	}
-	ok, err := s.approve(ctx, Approval{
+	ok, err = s.approve(ctx, Approval{
 		Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
 		Detail: fmt.Sprintf("MCP server %s, tool %s, arguments: %s", t.Server(), t.RemoteName(), compactJSON(c.Arguments)),
 		Always: func() { s.always.allow(t.Name()) },

@@ -1,15 +1,14 @@
 // The server's approval requests ("Loom (name) wants to run bash:\n<cmd>"),
-// and what "Always allow" remembers for each kind: every command as the
-// server's own approval rule (loom.addRule {every}, in the user's loom
-// state), an MCP server's tools through loom.mcp.approve (the server's
-// mcp.servers.<name>.approve). No vscode imports: tested
-// under node.
+// and what "Always allow" remembers for each kind: every command, or every
+// tool of an MCP server, as the server's own approval rule (loom.addRule
+// {every} / {mcpServer}, in the user's loom state, outside the
+// repository). No vscode imports: tested under node.
 
 /** What "Always allow" remembers for an approval. */
 export type AlwaysRule =
   /** Every command in this folder (loom.addRule {every}). */
   | { kind: 'bash' }
-  /** loom.mcp.approve[server] = "allow": every tool of that MCP server. */
+  /** Every tool of that MCP server in this folder (loom.addRule {mcpServer}). */
   | { kind: 'mcp'; server: string };
 
 /** An approval request, parsed from window/showMessageRequest. */
@@ -84,7 +83,12 @@ export function parseApproval(message: string): ApprovalRequest | undefined {
 export function alwaysWords(rule: AlwaysRule): string {
   return rule.kind === 'bash'
     ? 'Every command the agent asks to run in this folder runs without asking (your own rule, kept outside the repository; loom.removeRule {every} takes it back)'
-    : `Sets loom.mcp.approve["${rule.server}"] to "allow" in this workspace's settings: the tools of MCP server ${rule.server} run without asking`;
+    : `Every tool of MCP server ${rule.server} runs without asking in this folder (your own rule, kept outside the repository; "Loom: Approval Rules…" takes it back)`;
+}
+
+/** loom.addRule's rule for an "Always allow": {every} or {mcpServer}. */
+export function alwaysRuleArgs(rule: AlwaysRule): { every: true } | { mcpServer: string } {
+  return rule.kind === 'bash' ? { every: true } : { mcpServer: rule.server };
 }
 
 /**
@@ -100,9 +104,21 @@ export function answerTitle(answer: 'allow' | 'deny' | 'always', offered: readon
 }
 
 /** An approval rule as loom.rules and loom.status list it. */
-export type SavedRule = { exact?: string; prefix?: string; every?: boolean };
+export type SavedRule = { exact?: string; prefix?: string; every?: boolean; mcpServer?: string };
 
-/** A saved rule in words: every command, `npm test`, commands starting with `go test`. */
+/** A saved rule in words: every command, `npm test`, commands starting with `go test`, every tool of MCP server files. */
 export function ruleWords(r: SavedRule): string {
+  if (r.mcpServer) {
+    return `every tool of MCP server ${r.mcpServer}`;
+  }
   return r.every ? 'every command' : r.exact ? `\`${r.exact}\`` : `commands starting with \`${r.prefix ?? ''}\``;
+}
+
+/**
+ * A folder's rules as one list (loom.rules and loom.status keep the MCP
+ * servers apart, as allowMcpServers): each an argument loom.removeRule
+ * takes back.
+ */
+export function savedRules(res: { allowCommands?: SavedRule[]; allowMcpServers?: string[] } | null | undefined): SavedRule[] {
+  return [...(res?.allowCommands ?? []), ...(res?.allowMcpServers ?? []).map((mcpServer) => ({ mcpServer }))];
 }

@@ -3,7 +3,7 @@
 // does in the panel (send, stop, approve, open a diff, undo, …).
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { ActionItem, AlwaysRule, alwaysWords, parseApproval, ruleOffers } from './approval';
+import { ActionItem, AlwaysRule, alwaysRuleArgs, alwaysWords, parseApproval, ruleOffers } from './approval';
 import { explainAskError } from './askargs';
 import { contextAsText, contextUnsupported } from './contextitems';
 import { beforeText } from './diff';
@@ -374,8 +374,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
 
   /**
    * Answers approval id (the first answer wins; later ones are ignored).
-   * "always" first writes the setting that allows this kind of call in
-   * the workspace's settings, then answers the pending call as allowed.
+   * "always" first saves the user's rule that allows this kind of call
+   * in the folder (rememberAlways), then answers the pending call as
+   * allowed.
    */
   async answer(id: string, a: ApprovalAnswer, prefix?: string): Promise<void> {
     const p = this.approvals.get(id);
@@ -388,7 +389,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       if (p.offers.always) {
         await this.rememberAlways(p.offers.always, p.t.folder).catch((e) =>
           this.notice('error', `Could not save "always allow": ${errorText(e)}`, undefined, p.t.folder, p.t.conversation));
-        rule = p.offers.always.kind === 'bash' ? 'every command, in this folder' : `every tool of ${p.offers.always.server}, in this workspace`;
+        rule = p.offers.always.kind === 'bash' ? 'every command, in this folder' : `every tool of ${p.offers.always.server}, in this folder`;
       } else {
         a = 'allow';
       }
@@ -405,16 +406,16 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   }
 
   /**
-   * Remembers "always allow" for folder. Every command is the server's
-   * own rule (loom.addRule {every}, kept in the user's loom state, like
-   * the exact and prefix rules): a workspace setting would be trust-bound
-   * and held back in a folder with any other widening value. An MCP
-   * server's tools (and bash with an older server) go to the workspace
-   * settings.
+   * Remembers "always allow" for folder. Every command, and every tool
+   * of an MCP server, is the server's own rule (loom.addRule {every} /
+   * {mcpServer}, kept in the user's loom state, like the exact and prefix
+   * rules): a workspace setting would be trust-bound and held back in a
+   * folder with any other widening value. Only an older server without
+   * loom.addRule gets the workspace setting.
    */
   private async rememberAlways(rule: AlwaysRule, folder: string): Promise<void> {
-    if (rule.kind === 'bash' && this.server.has(Commands.addRule)) {
-      await this.server.exec(Commands.addRule, { ...this.folderArgs(folder), every: true });
+    if (this.server.has(Commands.addRule)) {
+      await this.server.exec(Commands.addRule, { ...this.folderArgs(folder), ...alwaysRuleArgs(rule) });
       return;
     }
     await rememberAlways(rule);
@@ -882,7 +883,7 @@ function trimmed(s: SavedTranscript): SavedTranscript {
   return { ...s, items };
 }
 
-/** Writes the workspace setting that allows an MCP server's tools from now on. */
+/** Writes the workspace setting that allows this kind of call (an older loom-lsp, without loom.addRule). */
 async function rememberAlways(rule: AlwaysRule): Promise<void> {
   const loom = vscode.workspace.getConfiguration('loom');
   if (rule.kind === 'bash') {

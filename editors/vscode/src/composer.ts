@@ -7,7 +7,7 @@ import { execFile } from 'child_process';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Chat } from './chat';
-import { ruleWords } from './approval';
+import { ruleWords, savedRules } from './approval';
 import { listModels } from './modellist';
 import { Commands, Status } from './protocol';
 import type { ContextItem, DiagnosticItem, FromWebview } from './shared/messages';
@@ -262,8 +262,8 @@ export class Composer implements vscode.Disposable {
       if (st.lastCommit) {
         lines.push(`Last commit: ${st.lastCommit.slice(0, 7)}.`);
       }
-      const rules = (st.allowCommands ?? []).map(ruleWords);
-      lines.push(rules.length > 0 ? `Always allowed: ${rules.join(', ')}.` : 'No command rules: commands are asked (or as loom.tools.bash says).');
+      const rules = savedRules(st).map(ruleWords);
+      lines.push(rules.length > 0 ? `Always allowed: ${rules.join(', ')}.` : 'No approval rules: commands and MCP tools are asked (or as loom.tools.bash and loom.mcp.approve say).');
       if (st.configError) {
         lines.push(`Configuration error: ${st.configError}`);
       }

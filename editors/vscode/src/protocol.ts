@@ -15,9 +15,9 @@ export const Commands = {
   models: 'loom.models',
   setModel: 'loom.setModel',
   rules: 'loom.rules',
-  /** {uri?, exact?|prefix?|every?}: saves an approval rule (the user's, outside the repository). */
+  /** {uri?, exact?|prefix?|every?|mcpServer?}: saves an approval rule (the user's, outside the repository). */
   addRule: 'loom.addRule',
-  /** {uri?, exact?|prefix?|every?}: removes one. */
+  /** {uri?, exact?|prefix?|every?|mcpServer?}: removes one. */
   removeRule: 'loom.removeRule',
   rewind: 'loom.rewind',
   /** Registered by the extension itself (review.ts), like the others. */
@@ -127,6 +127,8 @@ export interface Status {
   edits?: string;
   /** The folder's command rules ("Always allow `npm test`" …). */
   allowCommands?: SavedRule[];
+  /** The MCP servers whose tools run unasked in this folder (absent from an older loom-lsp). */
+  allowMcpServers?: string[];
 }
 
 /** loom.models' reply: the models the server lists, and the conversation's. */

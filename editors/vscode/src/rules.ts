@@ -3,7 +3,7 @@
 // the user's, kept by loom-lsp outside the repository; this is where a
 // VS Code user takes back an "Always allow …" they gave.
 import * as vscode from 'vscode';
-import { SavedRule, ruleWords } from './approval';
+import { SavedRule, ruleWords, savedRules } from './approval';
 import { Commands } from './protocol';
 
 /** What the command needs of the chat: the shown folder and the server. */
@@ -20,10 +20,10 @@ export async function manageRules(host: RulesHost): Promise<void> {
     return;
   }
   const uri = vscode.Uri.file(folder).toString();
-  const res = await host.exec<{ allowCommands?: SavedRule[] }>(Commands.rules, { uri });
-  const rules = res?.allowCommands ?? [];
+  const res = await host.exec<{ allowCommands?: SavedRule[]; allowMcpServers?: string[] }>(Commands.rules, { uri });
+  const rules = savedRules(res);
   if (rules.length === 0) {
-    void vscode.window.showInformationMessage('Loom: no approval rules in this folder: commands are asked (or as loom.tools.bash says).');
+    void vscode.window.showInformationMessage('Loom: no approval rules in this folder: commands and MCP tools are asked (or as loom.tools.bash and loom.mcp.approve say).');
     return;
   }
   const pick = await vscode.window.showQuickPick(
@@ -32,7 +32,7 @@ export async function manageRules(host: RulesHost): Promise<void> {
   if (!pick) {
     return;
   }
-  const yes = await vscode.window.showWarningMessage(`Remove the rule "${pick.label}"? Those commands will be asked again.`, { modal: true }, 'Remove');
+  const yes = await vscode.window.showWarningMessage(`Remove the rule "${pick.label}"? They will be asked again.`, { modal: true }, 'Remove');
   if (yes !== 'Remove') {
     return;
   }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { alwaysWords, answerTitle, parseApproval } from '../approval';
+import { alwaysRuleArgs, alwaysWords, answerTitle, parseApproval, ruleWords, savedRules } from '../approval';
 import { toServerConfig } from '../settings';
 
 test('a bash approval: "always" means the every-command rule, outside the repository', () => {
@@ -9,11 +9,14 @@ test('a bash approval: "always" means the every-command rule, outside the reposi
   assert.match(alwaysWords(r!.always!), /every command .* without asking .*outside the repository/i);
 });
 
-test('an MCP approval: "always" means its server\'s approve policy', () => {
+test('an MCP approval: "always" means the user\'s rule for its server (loom.addRule {mcpServer}), not a workspace setting', () => {
   const r = parseApproval('Loom (greeting) wants to run files__read:\nMCP server files, tool read, arguments: {"path":"a"}');
   assert.equal(r?.tool, 'files__read');
   assert.deepEqual(r?.always, { kind: 'mcp', server: 'files' });
-  assert.match(alwaysWords(r!.always!), /loom\.mcp\.approve\["files"\]/);
+  assert.match(alwaysWords(r!.always!), /every tool of MCP server files .*without asking .*outside the repository/i);
+  assert.doesNotMatch(alwaysWords(r!.always!), /loom\.mcp\.approve|settings/);
+  assert.deepEqual(alwaysRuleArgs(r!.always!), { mcpServer: 'files' });
+  assert.deepEqual(alwaysRuleArgs({ kind: 'bash' }), { every: true });
   // A detail naming another server than the tool's is not trusted to say which.
   assert.equal(parseApproval('Loom (g) wants to run a__x:\nMCP server b, tool x, arguments: {}')?.always, undefined);
 });
@@ -36,4 +39,12 @@ test('loom.mcp.approve becomes mcp.servers.NAME.approve; bad names and policies 
   assert.deepEqual(toServerConfig({ mcp: { approve: { files: 'allow', 'a__b': 'allow', web: 'sometimes', 'bad name': 'deny', git: 'deny' } } }),
     { mcp: { servers: { files: { approve: 'allow' }, git: { approve: 'deny' } } } });
   assert.deepEqual(toServerConfig({ mcp: { approve: {} } }), {});
+});
+
+test('loom.rules / loom.status: command rules and MCP servers as one list, each removable, in words', () => {
+  const rules = savedRules({ allowCommands: [{ exact: 'npm test' }, { every: true }], allowMcpServers: ['files'] });
+  assert.deepEqual(rules, [{ exact: 'npm test' }, { every: true }, { mcpServer: 'files' }]);
+  assert.deepEqual(rules.map(ruleWords), ['`npm test`', 'every command', 'every tool of MCP server files']);
+  assert.deepEqual(savedRules({ allowCommands: [{ prefix: 'go test' }] }), [{ prefix: 'go test' }]);
+  assert.deepEqual(savedRules(null), []);
 });

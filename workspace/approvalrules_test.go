@@ -1,0 +1,62 @@
+package workspace
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+)
+
+// The MCP server rules live beside the command rules in the state
+// directory: a second host (the next start) reads both back; editing one
+// kind keeps the other; names no server could have are refused, and left
+// out when a hand-edited file holds them.
+func TestMCPServerRulesPersist(t *testing.T) {
+	state, folder := t.TempDir(), t.TempDir()
+	newHost := func() *Host {
+		h := NewHost(HostOptions{StateDir: state, Config: func(string, []config.Override) (config.Config, error) { return config.Default(), nil }})
+		t.Cleanup(h.Close)
+		return h
+	}
+	h := newHost()
+	if _, err := h.AddApprovalRule(folder, cmdrules.Rule{Exact: "npm test"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"files", "ev", "files"} {
+		if err := h.AddMCPServerRule(folder, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []string{"", "a__b", "has space", strings.Repeat("x", 33)} {
+		if err := h.AddMCPServerRule(folder, bad); err == nil {
+			t.Errorf("AddMCPServerRule(%q) accepted", bad)
+		}
+	}
+	h2 := newHost()
+	if got, _ := h2.MCPServerRules(folder); !slices.Equal(got, []string{"files", "ev"}) {
+		t.Errorf("read back %v", got)
+	}
+	if found, err := h2.RemoveMCPServerRule(folder, "files"); !found || err != nil {
+		t.Errorf("remove files: %v, %v", found, err)
+	}
+	h3 := newHost()
+	if got, _ := h3.MCPServerRules(folder); !slices.Equal(got, []string{"ev"}) {
+		t.Errorf("after removal %v", got)
+	}
+	if got, _ := h3.ApprovalRules(folder); !slices.Equal(got, []cmdrules.Rule{{Exact: "npm test"}}) {
+		t.Errorf("command rules %v", got)
+	}
+	path, err := h3.rulesFile(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"allowMcpServers":["ok","a__b","../x"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := newHost().MCPServerRules(folder); !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("hand-edited file read as %v", got)
+	}
+}
