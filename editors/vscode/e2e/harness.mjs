@@ -363,6 +363,11 @@ export async function openFile(name) {
   await row.waitFor();
   await row.click(); // not Enter: the first row may still be a recently opened file
   await page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor();
+  // The editor takes the keyboard a moment after its tab shows: until it
+  // has, a click elsewhere (the panel's input) can lose the focus to it.
+  await until(`${name} to be the active editor with the keyboard`, async () =>
+    ((await page.locator('.tabs-container .tab.active').first().getAttribute('aria-label')) ?? '').includes(name) &&
+    page.evaluate(() => !!document.activeElement?.closest('.editor-group-container.active .monaco-editor')));
 }
 
 export async function openWorkbench() {
@@ -385,12 +390,55 @@ export async function waitIdle(timeout = 30_000) {
     (await chat().locator('button.send').textContent()) === 'Send', timeout);
 }
 
+/** Whether the keyboard is in the panel's input: the workbench's focus in the webview's frame, the frame's on the input. */
+async function inputHasKeyboard(input) {
+  return (await page.evaluate(() => document.activeElement?.tagName === 'IFRAME')) &&
+    input.evaluate((e) => document.hasFocus() && document.activeElement === e);
+}
+
+/** Where the keyboard is, in words (for a failure's message). */
+async function focusedElement() {
+  return page.evaluate(() => {
+    const a = document.activeElement;
+    return a ? `${a.tagName.toLowerCase()}.${[...a.classList].join('.')} in ${a.closest('[id]')?.id ?? 'the page'}` : 'nothing';
+  });
+}
+
+/**
+ * Sends a prompt from the panel's input as a user does, once the keyboard
+ * is really there: right after an editor had the focus, the editor may
+ * take it back a moment later, and a prompt typed then goes into the
+ * editor (seen under load). The input must hold the prompt before Enter,
+ * and the Enter must reach the input. Resolves the time of the Enter.
+ */
 export async function ask(text) {
   const input = chat().locator('textarea.input');
-  await input.click();
+  await until('the panel\'s input to have the keyboard', async () => {
+    if (!(await inputHasKeyboard(input))) {
+      await input.click();
+    }
+    return inputHasKeyboard(input);
+  }, 15_000, 100);
   await input.fill(text);
+  const held = await input.inputValue();
+  if (held !== text || !(await inputHasKeyboard(input))) {
+    throw new Error(`the prompt did not stay in the panel's input: it holds ${JSON.stringify(held)}, the keyboard is on ${await focusedElement()}`);
+  }
+  // Counts the Enters the input receives (the composer sends on its keydown).
+  const enters = await input.evaluate((e) => {
+    if (e.__loomEnters === undefined) {
+      e.__loomEnters = 0;
+      e.addEventListener('keydown', (ev) => {
+        if (ev.key === 'Enter') {
+          e.__loomEnters++;
+        }
+      }, true);
+    }
+    return e.__loomEnters;
+  });
   const t0 = Date.now();
   await input.press('Enter');
+  await until('the Enter to reach the panel\'s input', async () => (await input.evaluate((e) => e.__loomEnters)) > enters, 10_000);
   return t0;
 }
 

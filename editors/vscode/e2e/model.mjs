@@ -39,7 +39,14 @@ export async function startModel(rules, port = 0) {
         return;
       }
       requests.push(parsed);
-      const msgs = parsed.messages ?? [];
+      // What loom adds to the conversation on its own ("[loom] changed on
+      // disk since you read them: ...", placed after a tool's result) is
+      // not the user's prompt: a model answers the prompt, or the tool's
+      // result, with the note in mind. (A note a rule asks for, such as the
+      // compaction's prompt, stays.)
+      const isNote = (m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('[loom] ') &&
+        !rules.some((r) => r.when.test(m.content));
+      const msgs = (parsed.messages ?? []).filter((m) => !isNote(m));
       const last = msgs[msgs.length - 1] ?? {};
       const lastUser = [...msgs].reverse().find((m) => m.role === 'user');
       const prompt = typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content ?? '');

@@ -425,9 +425,13 @@ export class Transcript {
     let turn = 0;
     const cards = new Map<string, ToolItem>();
     for (const m of h.messages ?? []) {
-      if (m.role === 'user' && m.note) {
+      if (isLoomNote(m)) {
+        // What loom told the model (files changed on disk, a rewind): a
+        // notice, not a prompt of the user, and no turn of its own.
         this.notice('info', m.content.replace(/^\[loom\] /, ''));
-      } else if (m.role === 'user') {
+        continue;
+      }
+      if (m.role === 'user') {
         turn++;
         const chips = (m.context ?? []).map((c) => c.label ?? c.uri ?? c.kind).filter((l): l is string => !!l);
         this.add({ kind: 'user', id: this.id('u'), text: m.content, turn, ...(chips.length ? { chips } : {}) });
@@ -481,7 +485,7 @@ export class Transcript {
     if (!saved || saved.version !== 1 || !Array.isArray(saved.items) || saved.items.length === 0) {
       return false;
     }
-    const users = (h.messages ?? []).filter((m) => m.role === 'user' && !m.note);
+    const users = (h.messages ?? []).filter((m) => m.role === 'user' && !isLoomNote(m));
     const lastSaved = [...saved.items].reverse().find((i): i is UserItem => i.kind === 'user');
     const lastSent = users[users.length - 1]?.content;
     if (!lastSaved || lastSent === undefined || !sameP(lastSaved.text, lastSent)) {
@@ -544,4 +548,15 @@ function historyStatus(result: string): ToolStatus {
 
 function isDone(s: ToolStatus): boolean {
   return s === 'succeeded' || s === 'failed' || s === 'cancelled';
+}
+
+/**
+ * Whether a user message of loom.history is loom's own note to the model
+ * ("[loom] changed on disk since you read them: …" after a command, a
+ * rewind's note, the compaction's summary), not a prompt the user typed:
+ * drawn as a notice, never as a prompt, nor counted as a turn. loom-lsp
+ * marks them (note); the prefix covers an older loom-lsp.
+ */
+export function isLoomNote(m: { role: string; content?: string; note?: boolean }): boolean {
+  return m.role === 'user' && (m.note === true || (m.content ?? '').startsWith('[loom] '));
 }

@@ -45,8 +45,10 @@ step('13. queueing: a prompt typed during a turn is drawn after the running answ
   await shot('13', 'stop-with-text');
   // Escape stops.
   await input.fill('');
+  const answers = await chat().locator('.msg.assistant').count();
   await ask('Tell me a long story');
-  await until('the story to stream', async () => /word3 /.test((await chat().locator('.msg.assistant').last().textContent()) ?? ''));
+  await until('the new story to stream', async () => (await chat().locator('.msg.assistant').count()) > answers &&
+    /word3 /.test((await chat().locator('.msg.assistant').last().textContent()) ?? ''));
   const stops = await chat().locator('.turn-end.cancelled').count();
   const t0 = Date.now();
   await input.press('Escape');

@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  addRules, chat, editorText, editUserSettings, git, here, model, openFile, page, reloadWindow, runCommand, shot, step, times, toast, until,
+  addRules, ask, chat, editorText, editUserSettings, git, here, model, openFile, page, reloadWindow, runCommand, shot, step, times, toast, until,
   waitIdle, ws,
 } from '../harness.mjs';
 
@@ -69,22 +69,6 @@ async function axeInThemes(card) {
   return found;
 }
 
-/**
- * Sends a prompt from the panel's input once the keyboard is really there:
- * right after an editor had the focus, the webview may take it a moment
- * later, and the typed prompt went into the editor (seen once under load).
- */
-async function askInPanel(text) {
-  const input = chat().locator('textarea.input');
-  await until('the panel\'s input to have the keyboard', async () => {
-    await input.click();
-    return (await page.evaluate(() => document.activeElement?.tagName === 'IFRAME')) &&
-      input.evaluate((e) => document.hasFocus() && document.activeElement === e);
-  }, 10_000, 200);
-  await input.fill(text);
-  await input.press('Enter');
-}
-
 /** The tool card of the newest proposal. */
 function newestReview() {
   return chat().locator('.card.tool:has(.edit-review)').last();
@@ -123,7 +107,7 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   git('commit', '-qm', 'lens.txt');
 
   // --- a window reload while a change waits: nothing lands, the card says so --
-  await askInPanel('Underline lens.txt');
+  await ask('Underline lens.txt');
   let card = newestReview();
   await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
   await reloadWindow();
@@ -138,11 +122,13 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   await shot('18', 'reloaded-not-reviewed');
 
   // --- with the panel out of sight: the notification, Open Diff, the CodeLens --
-  await askInPanel('Shout two and nine in lens.txt');
+  const reads = await chat().locator('.card.tool[data-tool="read_file"]').count();
+  const asked = model.requests.length;
+  await ask('Shout two and nine in lens.txt');
   // The model's write_file waits at the gate: the panel goes out of sight
   // first, so VS Code's notification stands in for the card.
-  await until('the file read', async () => (await chat().locator('.card.tool[data-tool="read_file"]').count()) > 0
-    && model.requests.at(-1)?.messages.at(-1)?.role === 'tool');
+  await until('the file read', async () => (await chat().locator('.card.tool[data-tool="read_file"]').count()) > reads
+    && model.requests.slice(asked).some((r) => r.messages.at(-1)?.role === 'tool'));
   await runCommand('View: Show Explorer');
   await page.locator('.explorer-folders-view').first().waitFor();
   openGate();
@@ -184,7 +170,7 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   await runCommand('View: Close Editor');
 
   // --- a command's changes: on disk already; Keep one hunk, Discard the other -----
-  await askInPanel('Run the lens formatter');
+  await ask('Run the lens formatter');
   card = chat().locator('.card.tool[data-tool="bash"]').last();
   await until('the approval or the review', async () =>
     (await card.locator('button.allow').count()) > 0 || (await card.locator('.edit-review.r-open').count()) > 0);
@@ -220,7 +206,7 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   const original = 'Hello, world!\nA second line.\n';
   assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), original);
   const before = git('rev-parse', 'HEAD').trim();
-  await askInPanel('Frame hello.txt with a header and a footer');
+  await ask('Frame hello.txt with a header and a footer');
   card = newestReview();
   await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
   assert.match((await card.locator('.status-word').textContent()) ?? '', /waiting for your review/);

@@ -162,3 +162,23 @@ test('a call id the model server reuses in a later turn gets a card of its own',
     { role: 'tool', content: 'one', toolCallId: 'call_1' }, { role: 'tool', content: 'tests pass', toolCallId: 'call_1' }] });
   assert.ok(cards[0].kind === 'tool' && cards[0].output === 'one' && card.output === 'tests pass');
 });
+
+test('a reload after a command changed a file the model had read restores the record (loom\'s note after the prompt is no prompt)', () => {
+  const t = new Transcript(F, 'proj');
+  t.asked(t.prompt('run the formatter'), 1);
+  t.setState('ExecutingTools', 1);
+  t.tool({ folder: F, turn: 1, id: 'f1', name: 'bash', summary: '{"command":"fmt"}', status: 'succeeded' });
+  t.turnEnded(1, 'done');
+  const saved = JSON.parse(JSON.stringify(t.saved()));
+  const history = {
+    folder: F, messages: [
+      { role: 'user', content: 'run the formatter' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command":"fmt"}' }] },
+      { role: 'tool', content: 'done', toolCallId: 'f1' },
+      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)' },
+      { role: 'assistant', content: 'Formatted.' },
+    ],
+  };
+  const r = new Transcript(F, 'proj');
+  assert.equal(r.restore(saved, history), true, 'the record kept, not a poorer redraw');
+});

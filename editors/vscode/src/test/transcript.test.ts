@@ -144,6 +144,22 @@ test('redraw rebuilds prompts, answers and tool cards with their results from lo
   assert.ok(card.kind === 'tool' && card.title === '$ go test ./...' && card.output === 'ok  pkg' && card.status === 'succeeded');
 });
 
+test('redraw leaves out loom\'s own notes to the model: they are no prompts and no turns', () => {
+  const t = new Transcript(F, 'proj');
+  t.redraw({
+    folder: F, messages: [
+      { role: 'user', content: 'run the formatter' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command": "fmt"}' }] },
+      { role: 'tool', content: 'done', toolCallId: 'f1' },
+      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)' },
+      { role: 'assistant', content: 'Formatted.' },
+      { role: 'user', content: 'frame a.txt' },
+    ],
+  });
+  const users = t.items.filter((i) => i.kind === 'user');
+  assert.deepEqual(users.map((u) => u.kind === 'user' && [u.text, u.turn]), [['run the formatter', 1], ['frame a.txt', 2]]);
+});
+
 test('redraw marks denied and cancelled calls as the live cards did', () => {
   const t = new Transcript(F, 'proj');
   t.redraw({
