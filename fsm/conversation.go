@@ -31,6 +31,11 @@ type Message struct {
 	// text, and requests send it only for the current turn's messages
 	// (SendLlmRequest.TurnStart).
 	Reasoning string `json:"reasoning,omitempty"`
+	// Note marks a user-role message that is loom's own note to the model
+	// (files changed on disk, a rewind, a hook's note, the compacted
+	// summary), not a prompt of the user: a client shows it as a notice,
+	// and it is no turn of its own.
+	Note bool `json:"note,omitempty"`
 }
 
 // ToolCall is one function call requested by the model. Arguments is the

@@ -55,7 +55,7 @@ func (m *Machine) flushChanged() {
 	}
 	paths := append([]string(nil), m.changed...)
 	sort.Strings(paths)
-	m.history = append(m.history, Message{Role: RoleUser, Content: filesChangedNote + strings.Join(paths, ", ") + filesChangedTail})
+	m.history = append(m.history, Message{Role: RoleUser, Content: filesChangedNote + strings.Join(paths, ", ") + filesChangedTail, Note: true})
 	m.changed = m.changed[:0]
 	clear(m.changedSet)
 }

@@ -298,6 +298,9 @@ func describeHistory(msgs []Message) string {
 		if msg.ToolCallID != "" {
 			fmt.Fprintf(&b, "(%s)", msg.ToolCallID)
 		}
+		if msg.Note {
+			b.WriteString(" note")
+		}
 		fmt.Fprintf(&b, " %s", quote(msg.Content))
 		if len(msg.ToolCalls) > 0 {
 			b.WriteString(" calls=" + describeCalls(msg.ToolCalls, nil))

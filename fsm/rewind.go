@@ -277,7 +277,7 @@ func (m *Machine) onRedo() []Action {
 // flushNotes appends the pending notes to the conversation.
 func (m *Machine) flushNotes() {
 	for _, n := range m.notes {
-		m.history = append(m.history, Message{Role: RoleUser, Content: n})
+		m.history = append(m.history, Message{Role: RoleUser, Content: n, Note: true})
 	}
 	m.notes = nil
 }

@@ -289,9 +289,9 @@ func (m *Machine) finishBatch(acts []Action) []Action {
 func (m *Machine) onHookCompleted(e PostToolsHookCompleted) []Action {
 	switch {
 	case e.Failed:
-		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] the post-tool hook failed: " + e.ActionTaken})
+		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] the post-tool hook failed: " + e.ActionTaken, Note: true})
 	case e.Note != "":
-		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] " + e.Note})
+		m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] " + e.Note, Note: true})
 	}
 	return m.becomeCallingLlm(nil)
 }

@@ -177,6 +177,10 @@ type HistoryMessage struct {
 	// Context (user messages) are the items attached to the prompt;
 	// Content is then the prompt as typed.
 	Context []HistoryChip `json:"context,omitempty"`
+	// Note marks a user-role message that is loom's own note to the model
+	// (files changed on disk, a rewind, a hook's note, the compacted
+	// summary): no prompt of the user, and no turn; show it as a notice.
+	Note bool `json:"note,omitempty"`
 }
 
 // HistoryToolCall is one tool call of an assistant message.

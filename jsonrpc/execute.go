@@ -260,8 +260,8 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	}
 	out := &HistoryResult{Folder: sess.Path(), Messages: make([]HistoryMessage, 0, len(msgs))}
 	for _, m := range msgs {
-		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
-		if m.Role == fsm.RoleUser {
+		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Note: m.Note}
+		if m.Role == fsm.RoleUser && !m.Note {
 			var chips []workspace.ContextChip
 			hm.Content, chips = workspace.SplitPrompt(m.Content)
 			hm.Context = historyChips(chips)

@@ -77,4 +77,11 @@ func TestCompactFromTheEditorIsNoticed(t *testing.T) {
 	if !strings.Contains(string(b), "Goals: greet the world.") {
 		t.Errorf("loom.history after compacting lacks the summary: %s", b)
 	}
+	// The summary is loom's note, not a prompt of the user: clients draw
+	// it as a notice, and it starts no turn.
+	for _, m := range hist.Messages {
+		if m.Role == "user" && strings.Contains(m.Content, "Goals: greet the world.") != m.Note {
+			t.Errorf("user message %q has note=%v", m.Content, m.Note)
+		}
+	}
 }

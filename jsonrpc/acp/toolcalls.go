@@ -162,6 +162,12 @@ func historyUpdates(folder string, msgs []fsm.Message) []acpsdk.SessionUpdate {
 	for _, m := range msgs {
 		switch m.Role {
 		case fsm.RoleUser:
+			if m.Note {
+				// loom's own note to the model (files changed on disk, a
+				// rewind): the agent's side, never a prompt of the user.
+				out = append(out, acpsdk.UpdateAgentMessageText(m.Content))
+				continue
+			}
 			prompt, chips := workspace.SplitPrompt(m.Content)
 			if prompt != "" {
 				out = append(out, acpsdk.UpdateUserMessageText(prompt))

@@ -141,6 +141,8 @@ export interface HistoryMessage {
   context?: { kind: string; label?: string; uri?: string }[];
   toolCalls?: { id: string; name: string; arguments: string }[];
   toolCallId?: string;
+  /** A user-role message that is loom's own note to the model (files changed on disk, a rewind): no prompt, no turn. */
+  note?: boolean;
 }
 export interface HistoryResult { folder: string; messages: HistoryMessage[] }
 export interface UndoResult { folder: string; message: string }

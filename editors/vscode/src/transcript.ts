@@ -426,6 +426,9 @@ export class Transcript {
     const cards = new Map<string, ToolItem>();
     for (const m of h.messages ?? []) {
       if (isLoomNote(m)) {
+        // What loom told the model (files changed on disk, a rewind): a
+        // notice, not a prompt of the user, and no turn of its own.
+        this.notice('info', m.content.replace(/^\[loom\] /, ''));
         continue;
       }
       if (m.role === 'user') {
@@ -551,8 +554,9 @@ function isDone(s: ToolStatus): boolean {
  * Whether a user message of loom.history is loom's own note to the model
  * ("[loom] changed on disk since you read them: …" after a command, a
  * rewind's note, the compaction's summary), not a prompt the user typed:
- * never drawn as one, nor counted as a turn.
+ * drawn as a notice, never as a prompt, nor counted as a turn. loom-lsp
+ * marks them (note); the prefix covers an older loom-lsp.
  */
-export function isLoomNote(m: { role: string; content?: string }): boolean {
-  return m.role === 'user' && (m.content ?? '').startsWith('[loom] ');
+export function isLoomNote(m: { role: string; content?: string; note?: boolean }): boolean {
+  return m.role === 'user' && (m.note === true || (m.content ?? '').startsWith('[loom] '));
 }

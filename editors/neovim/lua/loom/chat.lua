@@ -341,7 +341,11 @@ end
 function M.redraw(res)
   local lines = { '# Loom transcript (' .. label(res.folder or '') .. ')' }
   for _, m in ipairs(res.messages or {}) do
-    if m.role == 'user' then
+    if m.role == 'user' and m.note then
+      -- loom's own note to the model (files changed on disk, a rewind):
+      -- no prompt of yours.
+      lines[#lines + 1] = '  [loom] ' .. (m.content or ''):gsub('^%[loom%] ', ''):gsub('\n', ' ')
+    elseif m.role == 'user' then
       vim.list_extend(lines, { '', '## You' })
       vim.list_extend(lines, vim.split(m.content or '', '\n', { plain = true }))
     elseif m.role == 'assistant' then

@@ -185,3 +185,33 @@ test('commits and their undo', () => {
   assert.ok(c?.kind === 'commit' && c.undone === 'reverted abcdef1');
   assert.equal(t.undone('again'), undefined);
 });
+
+test("loom's own notes to the model (note: true) redraw as notices, not prompts, and start no turn; a reload record still restores after one", () => {
+  const t = new Transcript(F, 'proj');
+  t.redraw({
+    folder: F, messages: [
+      { role: 'user', content: 'frame hello.txt' },
+      { role: 'assistant', content: 'Framed.' },
+      { role: 'user', content: '[loom] changed on disk since you read them: lens.txt (read them again before editing them)', note: true },
+      { role: 'user', content: 'say ok' },
+      { role: 'assistant', content: 'ok' },
+    ],
+  });
+  assert.deepEqual(t.items.map((i) => i.kind), ['user', 'assistant', 'notice', 'user', 'assistant']);
+  const n = t.items[2];
+  assert.ok(n.kind === 'notice' && n.text.startsWith('changed on disk since you read them: lens.txt'));
+  const turns = t.items.filter((i) => i.kind === 'user').map((i) => i.kind === 'user' ? i.turn : 0);
+  assert.deepEqual(turns, [1, 2], 'the note is no turn of its own');
+
+  const live = new Transcript(F, 'proj');
+  const p = live.prompt('say ok');
+  live.asked(p, 1);
+  const saved = JSON.parse(JSON.stringify(live.saved()));
+  const r = new Transcript(F, 'proj');
+  assert.equal(r.restore(saved, {
+    folder: F, messages: [
+      { role: 'user', content: 'say ok' },
+      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)', note: true },
+    ],
+  }), true, 'the last prompt is the last message that is no note');
+});
