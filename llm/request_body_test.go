@@ -201,8 +201,8 @@ func TestRequestBodyMatchesUncachedEncoder(t *testing.T) {
 // fsm.ToolCall. A field added to either without a comparison here would
 // let a request reuse a stale encoding; this test fails first.
 func TestSameMessageKnowsEveryField(t *testing.T) {
-	if n := reflect.TypeFor[fsm.Message]().NumField(); n != 5 {
-		t.Errorf("fsm.Message has %d fields; sameMessage compares 5: update it, then this count", n)
+	if n := reflect.TypeFor[fsm.Message]().NumField(); n != 6 {
+		t.Errorf("fsm.Message has %d fields; sameMessage compares 6: update it, then this count", n)
 	}
 	if n := reflect.TypeFor[fsm.ToolCall]().NumField(); n != 4 {
 		t.Errorf("fsm.ToolCall has %d fields; sameMessage compares them with ==: check that still holds, then this count", n)
@@ -215,6 +215,7 @@ func TestSameMessageKnowsEveryField(t *testing.T) {
 		func(m *fsm.Message) { m.ToolCalls = nil },
 		func(m *fsm.Message) { m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: `{"a":1}`}} },
 		func(m *fsm.Message) { m.Reasoning = "r" },
+		func(m *fsm.Message) { m.Note = true },
 		func(m *fsm.Message) {
 			m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: "{}", Signature: "s"}}
 		},
