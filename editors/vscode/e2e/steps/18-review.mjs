@@ -98,6 +98,11 @@ async function toggleReview(on) {
 }
 
 step('18. review in the panel: the header toggle; with the panel hidden a notification, Open Diff and the CodeLens (Accept hunk 1, Reject hunk 2 sends); the edit card (Accept hunk 1, Reject hunk 2 with a comment, Submit)', async () => {
+  // loom's own writes (an accepted hunk, a command's bytes, a discard) are
+  // no "changed on disk" news, in the chat or to the model.
+  const news = chat().locator('.notice').filter({ hasText: /changed on disk/ });
+  const newsBefore = await news.count();
+  const requestsBefore = model.requests.length;
   await toggleReview(true);
 
   // --- lens.txt: the user's own file, for the reload and the CodeLens ---------
@@ -261,5 +266,8 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   await shot('18', 'card-applied');
 
   // Off again: edits apply at once for the steps after this one.
+  assert.equal(await news.count(), newsBefore, 'no "changed on disk" notice for loom\'s own writes');
+  const told = model.requests.slice(requestsBefore).map((r) => JSON.stringify(r.messages.slice(-3))).filter((m) => /changed on disk since you read them/.test(m));
+  assert.equal(told.length, 0, `the model was told of loom's own writes: ${told[0] ?? ''}`);
   await toggleReview(false);
 });
