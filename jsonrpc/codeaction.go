@@ -28,7 +28,7 @@ func (s *Server) codeAction(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 	docURI := string(p.TextDocument.URI)
 	if path, err := uriPath(p.TextDocument.URI); err != nil {
 		return []protocol.CodeAction{}, nil
-	} else if _, err := s.host.Session(path); err != nil {
+	} else if _, err := s.host.Conversation(path); err != nil {
 		return []protocol.CodeAction{}, nil // not in a folder we serve
 	}
 	wants := func(k protocol.CodeActionKind) bool {

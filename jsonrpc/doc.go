@@ -1,6 +1,6 @@
 // Package jsonrpc is loom-lsp's LSP front end: a JSON-RPC 2.0 server over
 // Content-Length frames (go.lsp.dev/jsonrpc2 v1, go.lsp.dev/protocol v1)
-// that hosts one workspace.Session per workspace folder and implements
+// that hosts one workspace.Conversation per workspace folder and implements
 // workspace.Editor for them.
 //
 // # Wiring

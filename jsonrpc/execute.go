@@ -138,7 +138,7 @@ func firstByte(b []byte) byte {
 // arguments: the folder's most recent one when no id is given (clients
 // that know nothing of conversations), else that one, opened from its
 // journal if need be; it becomes the folder's most recent.
-func (s *Server) session(name, rawURI string, conversation ...string) (*workspace.Session, error) {
+func (s *Server) session(name, rawURI string, conversation ...string) (*workspace.Conversation, error) {
 	f, err := s.folder(name, rawURI)
 	if err != nil {
 		return nil, err

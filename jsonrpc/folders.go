@@ -26,7 +26,7 @@ func (s *Server) didChangeWorkspaceFolders(_ context.Context, raw jsonrpc2.RawMe
 		}
 		// Only a folder that has a session of its own: a path inside
 		// another folder must not close that folder's outbox.
-		if sess, err := s.host.Session(path); err == nil && sameFolder(sess.Path(), path) {
+		if sess, err := s.host.Conversation(path); err == nil && sameFolder(sess.Path(), path) {
 			s.host.RemoveFolder(path)
 			s.closeOutbox(sess.Path())
 		} else {

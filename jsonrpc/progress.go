@@ -168,7 +168,7 @@ func (s *Server) workDoneProgressCancel(_ context.Context, raw jsonrpc2.RawMessa
 		return nil
 	}
 	s.goBackground(func() {
-		sess, err := s.host.Session(folder)
+		sess, err := s.host.Conversation(folder)
 		if err != nil {
 			return
 		}

@@ -184,7 +184,7 @@ func (f *folderOut) sendRewound(caps clientCaps, n workspace.Notification) {
 // with a comment saying so, and nothing is written.
 func (s *Server) confirmProposal(folder string, p workspace.ProposalNote) {
 	ctx := s.ctx
-	sess, err := s.host.Session(folder)
+	sess, err := s.host.Conversation(folder)
 	if err != nil {
 		return
 	}
@@ -338,7 +338,7 @@ const (
 // window/showMessageRequest. Only an explicit Keep keeps (commits) them:
 // a dismissed question, or a client that cannot ask, discards them, as
 // nothing is committed without the user's word.
-func (s *Server) confirmCommandChanges(ctx context.Context, sess *workspace.Session, p workspace.ProposalNote) {
+func (s *Server) confirmCommandChanges(ctx context.Context, sess *workspace.Conversation, p workspace.ProposalNote) {
 	var files []string
 	for _, c := range p.Changes {
 		files = append(files, c.Path)

@@ -14,7 +14,7 @@ import (
 type workerGroup struct{ sync.WaitGroup }
 
 // goWorker runs fn on a new goroutine counted in s.workers.
-func (s *Session) goWorker(fn func()) {
+func (s *Conversation) goWorker(fn func()) {
 	s.workers.Add(1)
 	go func() {
 		defer s.workers.Done()
@@ -24,7 +24,7 @@ func (s *Session) goWorker(fn func()) {
 
 // turnContext returns the context of the turn in flight, creating it.
 // CancelInFlight cancels it.
-func (s *Session) turnContext() context.Context {
+func (s *Conversation) turnContext() context.Context {
 	if s.turnCtx == nil {
 		s.turnCtx, s.turnCancel = context.WithCancel(context.Background())
 	}
@@ -33,7 +33,7 @@ func (s *Session) turnContext() context.Context {
 
 // cancelInFlight cancels the model stream, tool runs and hook of the
 // turn in flight, and the retry timer.
-func (s *Session) cancelInFlight() {
+func (s *Conversation) cancelInFlight() {
 	if s.turnCancel != nil {
 		s.turnCancel()
 		s.turnCtx, s.turnCancel = nil, nil
@@ -46,7 +46,7 @@ func (s *Session) cancelInFlight() {
 
 // perform carries out one action of the machine. It never blocks: I/O
 // runs on worker goroutines, which report back through the inbox.
-func (s *Session) perform(a fsm.Action) {
+func (s *Conversation) perform(a fsm.Action) {
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
 		if a.Turn != s.startedTurn && !a.Compaction {
@@ -147,7 +147,7 @@ func (s *Session) perform(a fsm.Action) {
 }
 
 // sendRequest streams the model's response on a worker goroutine.
-func (s *Session) sendRequest(a fsm.SendLlmRequest) {
+func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	ctx := s.turnContext()
 	provider, schemas := s.provider, s.schemas
 	if provider == nil {
@@ -204,7 +204,7 @@ func formatDelay(d time.Duration) string {
 }
 
 // callArguments returns the arguments of a call of the current batch.
-func (s *Session) callArguments(id string) string {
+func (s *Conversation) callArguments(id string) string {
 	for _, x := range s.m.State().Executions {
 		if x.Call.ID == id {
 			return x.Call.Arguments

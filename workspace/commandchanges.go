@@ -86,7 +86,7 @@ func commandLine(arguments string) string {
 
 // closeCommand closes a command's window and sorts its paths into the
 // command's and the user's (those the editor reported meanwhile).
-func (s *Session) closeCommand(win *commandWindow, mark uint64, command string, before map[string]preImage) *commandRun {
+func (s *Conversation) closeCommand(win *commandWindow, mark uint64, command string, before map[string]preImage) *commandRun {
 	paths, scanned := s.cmds.closeWindow(win, s.folder)
 	run := &commandRun{command: command, scanned: scanned, before: map[string]preImage{}}
 	for _, p := range paths {
@@ -107,7 +107,7 @@ func (s *Session) closeCommand(win *commandWindow, mark uint64, command string, 
 // commandResultNote is what the model reads at the end of a command's
 // result: the files it changed (git-ignored ones left out), which loom
 // does not commit; "" when it changed none.
-func (s *Session) commandResultNote(ctx context.Context, run *commandRun) string {
+func (s *Conversation) commandResultNote(ctx context.Context, run *commandRun) string {
 	var rels []string
 	for _, p := range run.paths {
 		rel, err := filepath.Rel(s.folder, p)
@@ -141,7 +141,7 @@ func (s *Session) commandResultNote(ctx context.Context, run *commandRun) string
 // out the edit tools' files, git-ignored ones, those inside .git or a
 // nested repository, and those now as HEAD has them. yours are the files
 // the editor claimed.
-func (s *Session) reportCommands(ctx context.Context, repo *gitcommit.Repo, job hookJob, turn uint64) (changes []CommandChange, yours []string) {
+func (s *Conversation) reportCommands(ctx context.Context, repo *gitcommit.Repo, job hookJob, turn uint64) (changes []CommandChange, yours []string) {
 	seen := map[string]bool{}
 	for p := range job.batch {
 		seen[p] = true
@@ -251,7 +251,7 @@ func unifiedDiff(rel, head, now string, inHead bool) string {
 
 // dirtyFiles lists the folder's files git reports changed or untracked,
 // absolute; none when it is no git repository.
-func (s *Session) dirtyFiles(ctx context.Context, scrub []string) []string {
+func (s *Conversation) dirtyFiles(ctx context.Context, scrub []string) []string {
 	repo, err := gitcommit.Open(ctx, s.folder, scrub...)
 	if err != nil {
 		return nil
@@ -311,7 +311,7 @@ func commandNotes(changes []CommandChange, yours []string) (notes []string) {
 
 // CommandChanges returns the commands' changes reported and not yet kept
 // or discarded, oldest first. The review list builds on it.
-func (s *Session) CommandChanges(ctx context.Context) ([]CommandChange, error) {
+func (s *Conversation) CommandChanges(ctx context.Context) ([]CommandChange, error) {
 	var out []CommandChange
 	err := s.call(ctx, func() { out = append(out, s.git.changes...) })
 	return out, err
@@ -319,7 +319,7 @@ func (s *Session) CommandChanges(ctx context.Context) ([]CommandChange, error) {
 
 // takeChanges returns the reported changes of paths (absolute, or
 // relative to the folder), or an error naming a path that is not one.
-func (s *Session) takeChanges(ctx context.Context, paths []string) ([]CommandChange, error) {
+func (s *Conversation) takeChanges(ctx context.Context, paths []string) ([]CommandChange, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("name the files (paths) of the commands' changes to keep or discard")
 	}
@@ -380,7 +380,7 @@ func (g *gitState) addChanges(changes []CommandChange) {
 // {paths}): the command's own bytes, as reported, on top of HEAD (a
 // binary, deleted or too large file: as it is on disk), as an auto-commit
 // loom.undo can take back, and returns what it did.
-func (s *Session) KeepCommandChanges(ctx context.Context, paths []string) (string, error) {
+func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (string, error) {
 	changes, err := s.takeChanges(ctx, paths)
 	if err != nil {
 		return "", err
@@ -468,7 +468,7 @@ func (s *Session) KeepCommandChanges(ctx context.Context, paths []string) (strin
 // the command's, or that cannot be merged (binary, too large) and changed
 // since. The discarded content is kept as a git object, and the message
 // says how to get it back.
-func (s *Session) DiscardCommandChanges(ctx context.Context, paths []string) (string, error) {
+func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string) (string, error) {
 	changes, err := s.takeChanges(ctx, paths)
 	if err != nil {
 		return "", err
@@ -590,7 +590,7 @@ func joinDone(done []string) string {
 
 // cfgSnapshot returns the session's configuration (the zero one when the
 // session is gone).
-func (s *Session) cfgSnapshot(ctx context.Context) (cfg config.Config) {
+func (s *Conversation) cfgSnapshot(ctx context.Context) (cfg config.Config) {
 	s.call(ctx, func() { cfg = s.cfg })
 	return cfg
 }

@@ -26,7 +26,7 @@ var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
 
 // commitJournaled makes the commit, with its start (before anything is
 // written to the branch) and its end journaled.
-func (s *Session) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool) (*gitcommit.Result, error) {
+func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool) (*gitcommit.Result, error) {
 	rec := &commitRecord{Plan: plan, RunHooks: runHooks}
 	if err := s.call(ctx, func() {
 		// One write(2): it survives the daemon's death (kill -9); the
@@ -50,7 +50,7 @@ func (s *Session) commitJournaled(ctx context.Context, repo *gitcommit.Repo, pla
 
 // reportPendingCommit tells the user about a commit the daemon's death
 // interrupted (found on resume), and keeps it for CommitPending.
-func (s *Session) reportPendingCommit(rec *commitRecord) {
+func (s *Conversation) reportPendingCommit(rec *commitRecord) {
 	if rec == nil || rec.Plan == nil {
 		return
 	}
@@ -63,7 +63,7 @@ func (s *Session) reportPendingCommit(rec *commitRecord) {
 // CommitPending makes the commit the daemon's death interrupted
 // (loom.commit), and returns what it did. When the commit was in fact
 // made before the daemon died, it says so.
-func (s *Session) CommitPending(ctx context.Context) (string, error) {
+func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
 	var rec *commitRecord
 	var scrub string
 	if err := s.call(ctx, func() { rec, scrub = s.git.pending, s.cfg.Model.APIKeyEnv }); err != nil {

@@ -142,7 +142,7 @@ func (f *Folder) learnRunningWindow(prober llm.RunningWindowProber) {
 
 // Compact compacts the conversation now (fsm.Compact): the model
 // summarises it, and the summary replaces all but the last exchange.
-func (s *Session) Compact(ctx context.Context) error {
+func (s *Conversation) Compact(ctx context.Context) error {
 	var err error
 	callErr := s.call(ctx, func() {
 		switch {

@@ -48,7 +48,7 @@ func limitedServer(t *testing.T, limit int) (*llmtest.Server, *int) {
 
 // runTurns asks n questions of a session on srv and returns, for each
 // turn, the body size of its first request.
-func runTurns(t *testing.T, srv *llmtest.Server, n int, tweak func(*config.Config)) (*testHost, *Session) {
+func runTurns(t *testing.T, srv *llmtest.Server, n int, tweak func(*config.Config)) (*testHost, *Conversation) {
 	t.Helper()
 	folder := t.TempDir()
 	big := strings.Repeat("a line of big.txt, read again and again by the model\n", 80) // ~4 KB

@@ -18,12 +18,8 @@ import (
 // could not be loaded.
 var ErrConfig = errors.New("configuration error")
 
-// ErrClosed is returned by the methods of a Session that has shut down.
+// ErrClosed is returned by the methods of a Conversation that has shut down.
 var ErrClosed = errors.New("the session is closed")
-
-// Session is the former name of Conversation, kept so that code written
-// against it goes on compiling.
-type Session = Conversation
 
 // Conversation is one conversation of a workspace folder: its state
 // machine, its queue of prompts, its journal and its turn in flight. One

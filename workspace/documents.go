@@ -18,7 +18,7 @@ var readsOneFile = map[string]bool{"read_file": true, "edit_file": true, "write_
 // documentSource returns where a tool call reads files: base (the
 // overlay, then the disk), with the editor's DocumentStore in between
 // when the Editor has one. ctx is the call's context, callID the call.
-func (s *Session) documentSource(ctx context.Context, callID string, base tools.FileSource) tools.FileSource {
+func (s *Conversation) documentSource(ctx context.Context, callID string, base tools.FileSource) tools.FileSource {
 	store, ok := s.host.opts.Editor.(DocumentStore)
 	if !ok {
 		return base
@@ -66,6 +66,6 @@ func (f storeFiles) ReadFile(absPath string) ([]byte, error) {
 
 // caller names tool call callID of this conversation to the editor's
 // DocumentStore. It may run on any goroutine.
-func (s *Session) caller(callID string) DocumentCaller {
+func (s *Conversation) caller(callID string) DocumentCaller {
 	return DocumentCaller{Folder: s.folder, Conversation: s.ID(), CallID: callID}
 }

@@ -155,7 +155,7 @@ const (
 	// summary, Compaction what it replaced.
 	NoteCompacted NotificationKind = "compacted"
 	// NoteProposal: Proposal is a change waiting for the user's review
-	// (tools.edits = "review"); answer it with Session.Review.
+	// (tools.edits = "review"); answer it with Conversation.Review.
 	NoteProposal NotificationKind = "proposal"
 	// NoteRewound: the conversation was cut back to before turn Turn,
 	// whose prompt is Text (back to the input for editing); with Redone,

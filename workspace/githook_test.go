@@ -187,7 +187,7 @@ func TestHookCommitsOnlyTheAgentsHunksOfADirtyFile(t *testing.T) {
 	if d := runGit(t, dir, "diff", "greet.txt"); !strings.Contains(d, "+user's line") || strings.Contains(d, "+hello, world") || strings.Contains(d, "-hello") {
 		t.Fatalf("the unstaged diff is not the user's line alone:\n%s", d)
 	}
-	s, _ := h.Session(dir)
+	s, _ := h.Conversation(dir)
 	if _, err := s.Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestHookFailingPreCommitHookIsReported(t *testing.T) {
 }
 
 // undoSetup makes the session commit greet.txt and "new file.txt".
-func undoSetup(t *testing.T, files map[string]string) (*testHost, *Session, string) {
+func undoSetup(t *testing.T, files map[string]string) (*testHost, *Conversation, string) {
 	t.Helper()
 	if files == nil {
 		files = map[string]string{"greet.txt": "hello\n"}
@@ -241,7 +241,7 @@ func undoSetup(t *testing.T, files map[string]string) (*testHost, *Session, stri
 	if note := hookOutcome(t, h, dir); note.Kind != NoteCommit {
 		t.Fatalf("hook: %s %q", note.Kind, note.Text)
 	}
-	s, _ := h.Session(dir)
+	s, _ := h.Conversation(dir)
 	return h, s, dir
 }
 

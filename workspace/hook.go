@@ -159,7 +159,7 @@ type hookResult struct {
 
 // runHook runs the post-tool hook on a worker goroutine and reports
 // PostToolsHookCompleted.
-func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJob) {
+func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJob) {
 	// A cancelled turn does not cut a commit short (that could leave the
 	// repository locked); only the session's shutdown does. The user is
 	// asked about their git hooks, if at all, before the worktree lock is
@@ -197,7 +197,7 @@ func (s *Session) runHook(ctx context.Context, a fsm.RunPostToolsHook, job hookJ
 }
 
 // recordCommit keeps a commit for loom.undo; on the owner goroutine.
-func (s *Session) recordCommit(res hookResult) {
+func (s *Conversation) recordCommit(res hookResult) {
 	if res.commit == nil {
 		return
 	}
@@ -218,7 +218,7 @@ func commitNote(c *gitcommit.Result) *CommitNote {
 
 // commitBatch is the hook's work: commit the edit tools' texts, report
 // the commands' changes.
-func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
+func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult {
 	cfg := job.cfg
 	repo, err := gitcommit.Open(ctx, s.folder, cfg.Model.APIKeyEnv)
 	if err != nil {
@@ -300,7 +300,7 @@ func (s *Session) commitBatch(ctx context.Context, job hookJob) hookResult {
 // editedAgain says which files an edit tool wrote and a command then
 // changed again (a formatter): the commit holds the edit tool's text, the
 // command's later change is left in the worktree.
-func (s *Session) editedAgain(repo *gitcommit.Repo, job hookJob) []string {
+func (s *Conversation) editedAgain(repo *gitcommit.Repo, job hookJob) []string {
 	if len(job.cmds) == 0 {
 		return nil
 	}
@@ -325,7 +325,7 @@ func (s *Session) editedAgain(repo *gitcommit.Repo, job hookJob) []string {
 // prepared (and the worktree locked), about every file the agent changed
 // in this session (those the commit holds are among them). nil when
 // there is nothing to commit or no repository: commitBatch decides.
-func (s *Session) decideHooksEarly(ctx context.Context, job hookJob) *hooksDecision {
+func (s *Conversation) decideHooksEarly(ctx context.Context, job hookJob) *hooksDecision {
 	if !job.cfg.Hooks.AutoCommit || len(job.batch) == 0 {
 		return nil
 	}
@@ -341,7 +341,7 @@ func (s *Session) decideHooksEarly(ctx context.Context, job hookJob) *hooksDecis
 // yes, unless the agent changed in this session a file they execute and
 // tools.bash is not "allow" (running them would run the agent's code).
 // Under "ask" the user decides. note says what was decided, if anything.
-func (s *Session) approveHooks(ctx context.Context, repo *gitcommit.Repo, job hookJob, plan *gitcommit.Plan) (bool, string) {
+func (s *Conversation) approveHooks(ctx context.Context, repo *gitcommit.Repo, job hookJob, plan *gitcommit.Plan) (bool, string) {
 	if job.cfg.Tools.Bash == config.PolicyAllow {
 		return true, ""
 	}
@@ -389,7 +389,7 @@ func dedupe(ss []string) []string {
 // left unsaved. With a client that cannot save, it returns the note the
 // user must see: the commit holds the agent's text, the disk does not
 // yet.
-func (s *Session) saveCommittedBuffers(ctx context.Context, job hookJob) []string {
+func (s *Conversation) saveCommittedBuffers(ctx context.Context, job hookJob) []string {
 	var save []string
 	for p, b := range job.batch {
 		text, _, open := s.host.overlay.Document(p)
@@ -440,7 +440,7 @@ func indexNotes(rep gitcommit.IndexReport) []string {
 
 // retryIndex retries, once, the index update a held index.lock stopped,
 // and says how it went; on the owner goroutine, when a turn starts.
-func (s *Session) retryIndex(turn uint64) {
+func (s *Conversation) retryIndex(turn uint64) {
 	left := s.git.indexLeft
 	if left == nil {
 		return

@@ -123,7 +123,7 @@ func TestHookSavesABufferHoldingOnlyTheAgentsText(t *testing.T) {
 	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("status:\n%s", st)
 	}
-	s, _ := h.Session(dir)
+	s, _ := h.Conversation(dir)
 	if _, err := s.Undo(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "unsaved changes in the editor") {
 		// The buffer still holds the agent's text while the disk is back:
 		// undo writes the disk only, so it must refuse while the buffer

@@ -112,7 +112,7 @@ func (h *Host) SetOverrides(overrides []config.Override) {
 // trust file, so that the trust persists, and every session reloads its
 // configuration. It returns the folder trusted.
 func (h *Host) TrustFolder(path string) (string, error) {
-	s, err := h.Session(path)
+	s, err := h.Conversation(path)
 	if err != nil {
 		return "", err
 	}
@@ -136,7 +136,7 @@ func (h *Host) TrustFolder(path string) (string, error) {
 // which it returns. Adding a folder twice is a no-op. A configuration
 // error does not prevent the conversation from starting: it is reported,
 // and asking fails with it.
-func (h *Host) AddFolder(folder string) (*Session, error) {
+func (h *Host) AddFolder(folder string) (*Conversation, error) {
 	folder, err := canonicalFolder(folder)
 	if err != nil {
 		return nil, err
@@ -196,9 +196,9 @@ func (h *Host) Folders() []string {
 	return folders
 }
 
-// Session returns the most recent conversation of the folder that
+// Conversation returns the most recent conversation of the folder that
 // contains path (see Folder and Folder.Current).
-func (h *Host) Session(path string) (*Session, error) {
+func (h *Host) Conversation(path string) (*Conversation, error) {
 	f, err := h.Folder(path)
 	if err != nil {
 		return nil, err

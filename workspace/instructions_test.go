@@ -30,7 +30,7 @@ func answeringServer(t *testing.T) (*llmtest.Server, llm.Provider) {
 }
 
 // askOnce asks prompt and waits for the turn to end well.
-func askOnce(t *testing.T, h *testHost, s *Session, prompt string) {
+func askOnce(t *testing.T, h *testHost, s *Conversation, prompt string) {
 	t.Helper()
 	turn, err := s.Ask(context.Background(), prompt)
 	if err != nil {
@@ -65,7 +65,7 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func statusOf(t *testing.T, s *Session) Status {
+func statusOf(t *testing.T, s *Conversation) Status {
 	t.Helper()
 	st, err := s.Status(context.Background())
 	if err != nil {

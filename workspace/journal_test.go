@@ -79,7 +79,7 @@ func textModel() llm.Provider {
 	})
 }
 
-func transcript(t *testing.T, s *Session) string {
+func transcript(t *testing.T, s *Conversation) string {
 	t.Helper()
 	msgs, err := s.History(context.Background())
 	if err != nil {

@@ -98,7 +98,7 @@ func TestSecondHostOnAFolderJournalsItsOwnConversation(t *testing.T) {
 	first.editor.turnEnded(t, 1)
 	second := newTestHostIn(t, state, answer, nil)
 	s2, _ := second.AddFolder(folder)
-	for i, s := range []*Session{s2, s1, s2} {
+	for i, s := range []*Conversation{s2, s1, s2} {
 		if _, err := s.Ask(context.Background(), "question "+string(rune('b'+i))); err != nil {
 			t.Fatal(err)
 		}

@@ -155,7 +155,7 @@ func (a *alwaysAllowed) allow(name string) {
 // approveMCP enforces the server's approve policy. It returns "" when the
 // call may run, else the tool result that explains why not. Under "ask",
 // a server the folder's rules allow (MCPServerRules) runs unasked.
-func (s *Session) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t *mcp.Tool) string {
+func (s *Conversation) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t *mcp.Tool) string {
 	policy, ok := b.mcpPolicies[t.Server()]
 	if !ok {
 		policy = config.PolicyAsk

@@ -20,7 +20,7 @@ const mcpPoll = 20 * time.Millisecond
 // servers that did not come up in time, and tells the user about them;
 // the LSP daemon never calls it (its later prompts see the tools once the
 // servers are ready).
-func (s *Session) WaitMCP(ctx context.Context) ([]string, error) {
+func (s *Conversation) WaitMCP(ctx context.Context) ([]string, error) {
 	timeout := s.Folder.settingsNow().cfg.MCP.WaitTimeout()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()

@@ -17,8 +17,8 @@ import (
 // log record and every journal line passes through the host's redactor,
 // which masks the configured API keys' values and bearer tokens. The
 // Editor itself is not wrapped (its optional interfaces, such as
-// DocumentStore, stay visible): the choke points are Session.notify and
-// Session.approve, the journal's writer and the logger's handler.
+// DocumentStore, stay visible): the choke points are Conversation.notify and
+// Conversation.approve, the journal's writer and the logger's handler.
 //
 // The model's text arrives in deltas, and a key the model echoes (or a
 // 401 body streamed in fragments) may be cut between two of them or more:
@@ -51,7 +51,7 @@ func newShownTexts(r *secret.Redactor) []*shownText {
 // notify sends n to the editor, masked. Streamed text goes through its
 // kind's Stream; a notification that ends the streamed message first
 // flushes what the Streams held back. It runs on the owner goroutine.
-func (s *Session) notify(n Notification) {
+func (s *Conversation) notify(n Notification) {
 	n.Folder, n.Conversation = s.folder, s.conversationID
 	for _, st := range s.shown {
 		if st.kind != n.Kind {
@@ -92,14 +92,14 @@ func endsMessage(n Notification) bool {
 
 // flushShown sends what st held back, if anything, as the end of its
 // text.
-func (s *Session) flushShown(st *shownText) {
+func (s *Conversation) flushShown(st *shownText) {
 	if text := st.mask.Flush(); text != "" {
 		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Conversation: s.conversationID, Turn: st.turn, Kind: st.kind, Text: text})
 	}
 }
 
 // flushAllShown flushes every streamed kind's text.
-func (s *Session) flushAllShown() {
+func (s *Conversation) flushAllShown() {
 	for _, st := range s.shown {
 		s.flushShown(st)
 	}
@@ -143,7 +143,7 @@ var errApprovalTimeout = errors.New("no answer in time")
 // approve asks the editor to allow an action, its detail masked, waiting
 // at most timeout (none when 0) for the answer. It may run on any
 // goroutine.
-func (s *Session) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
+func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
 	a.Detail = s.host.redactor.String(a.Detail)
 	a.Conversation = s.ID()
 	if timeout <= 0 {

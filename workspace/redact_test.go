@@ -44,7 +44,7 @@ func TestSplitKeyAcrossInterleavedEvents(t *testing.T) {
 	const key = "sk-interleaved-0123456789abcdef"
 	t.Setenv("OPENAI_API_KEY", key)
 	state, folder := t.TempDir(), t.TempDir()
-	var s *Session
+	var s *Conversation
 	started := make(chan struct{})
 	first := true // requests come one at a time
 	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {

@@ -79,7 +79,7 @@ type reviewOutcome struct {
 // propose turns an edit computed under review into a proposal: it
 // records it, steps ChangesProposed and returns the proposal, or nil when
 // the machine did not take it (the turn is gone).
-func (s *Session) propose(turn uint64, callID string, e *tools.Edit) *proposal {
+func (s *Conversation) propose(turn uint64, callID string, e *tools.Edit) *proposal {
 	ch := review.Split(e.RelPath, e.OldText, e.NewText, e.Created, 1)
 	if len(ch.File.Hunks) == 0 {
 		return nil
@@ -95,7 +95,7 @@ func (s *Session) propose(turn uint64, callID string, e *tools.Edit) *proposal {
 
 // onProposeChanges performs fsm.ProposeChanges: the proposal gets its id
 // and is shown to the user.
-func (s *Session) onProposeChanges(a fsm.ProposeChanges) {
+func (s *Conversation) onProposeChanges(a fsm.ProposeChanges) {
 	p := s.proposed[a.CallID]
 	delete(s.proposed, a.CallID)
 	if p == nil {
@@ -117,7 +117,7 @@ func (p *proposal) note() *ProposalNote {
 }
 
 // Proposals returns the proposals waiting for the user, oldest first.
-func (s *Session) Proposals(ctx context.Context) ([]ProposalNote, error) {
+func (s *Conversation) Proposals(ctx context.Context) ([]ProposalNote, error) {
 	var out []ProposalNote
 	err := s.call(ctx, func() {
 		for _, id := range s.m.PendingProposals() {
@@ -133,7 +133,7 @@ func (s *Session) Proposals(ctx context.Context) ([]ProposalNote, error) {
 // are applied, the others are not ([AllHunks] names every hunk); comment
 // goes to the model with the decision. It returns once the accepted hunks
 // are in the buffer or on disk.
-func (s *Session) Review(ctx context.Context, id string, accept, reject []string, comment string) (ReviewResult, error) {
+func (s *Conversation) Review(ctx context.Context, id string, accept, reject []string, comment string) (ReviewResult, error) {
 	var p *proposal
 	var stepErr error
 	err := s.call(ctx, func() {
@@ -185,7 +185,7 @@ func (s *Session) Review(ctx context.Context, id string, accept, reject []string
 
 // onApplyChanges performs fsm.ApplyChanges: a worker applies the accepted
 // hunks, then the call is completed on the owner goroutine.
-func (s *Session) onApplyChanges(a fsm.ApplyChanges) {
+func (s *Conversation) onApplyChanges(a fsm.ApplyChanges) {
 	p := s.proposals[a.ID]
 	delete(s.proposals, a.ID)
 	if p == nil {
@@ -241,7 +241,7 @@ func (s *Session) onApplyChanges(a fsm.ApplyChanges) {
 // applyHunks applies the accepted hunks of p onto the file as it is now,
 // retrying when the user types between the read and the write. It returns
 // the edit that landed (nil when nothing changed).
-func (s *Session) applyHunks(ctx context.Context, root string, p *proposal, accepted []string) (ReviewResult, *tools.Edit, error) {
+func (s *Conversation) applyHunks(ctx context.Context, root string, p *proposal, accepted []string) (ReviewResult, *tools.Edit, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		current, exists, err := s.currentText(ctx, p.callID, p.edit.Path)
@@ -270,7 +270,7 @@ func (s *Session) applyHunks(ctx context.Context, root string, p *proposal, acce
 // currentText is the file's text as the user sees it now: the open
 // buffer, else the editor's document store (asked for call callID), else
 // the disk.
-func (s *Session) currentText(ctx context.Context, callID, path string) (text string, exists bool, err error) {
+func (s *Conversation) currentText(ctx context.Context, callID, path string) (text string, exists bool, err error) {
 	if text, _, open := s.host.overlay.Document(path); open {
 		return text, true, nil
 	}
@@ -292,7 +292,7 @@ func (s *Session) currentText(ctx context.Context, callID, path string) (text st
 
 // dropProposals forgets the proposals of a turn that ended or was
 // cancelled: the machine answered their calls.
-func (s *Session) dropProposals() {
+func (s *Conversation) dropProposals() {
 	for id, p := range s.proposals {
 		delete(s.proposals, id)
 		if p.cmd != nil {
@@ -311,7 +311,7 @@ func (s *Session) dropProposals() {
 // until the call is settled (applied or rejected) or the turn is gone, so
 // that the batch's next mutating call sees the file as the decision left
 // it.
-func (s *Session) awaitReview(ctx context.Context, propose func() *proposal) {
+func (s *Conversation) awaitReview(ctx context.Context, propose func() *proposal) {
 	taken := make(chan *proposal, 1)
 	s.postLive(ctx, func() { taken <- propose() })
 	var p *proposal

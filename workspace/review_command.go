@@ -48,7 +48,7 @@ type commandFile struct {
 // commandProposal works out the review of what run changed (on the
 // tool's worker): nil when nothing can be reviewed. The other files of
 // run stay in it, for the hook's report.
-func (s *Session) commandProposal(ctx context.Context, b *batchRun, run *commandRun, output string) *commandReview {
+func (s *Conversation) commandProposal(ctx context.Context, b *batchRun, run *commandRun, output string) *commandReview {
 	if run == nil || len(run.paths) == 0 {
 		return nil
 	}
@@ -86,7 +86,7 @@ func (s *Session) commandProposal(ctx context.Context, b *batchRun, run *command
 // proposeCommand steps ChangesProposed for cr (on the owner goroutine)
 // and returns the proposal, or nil when the machine did not take it. The
 // proposed files leave run, so that the hook does not report them again.
-func (s *Session) proposeCommand(turn uint64, callID string, run *commandRun, cr *commandReview) *proposal {
+func (s *Conversation) proposeCommand(turn uint64, callID string, run *commandRun, cr *commandReview) *proposal {
 	p := &proposal{callID: callID, cmd: cr, settled: make(chan struct{}), outcome: make(chan reviewOutcome, 1)}
 	var changes []fsm.FileChange
 	proposed := map[string]bool{}
@@ -112,7 +112,7 @@ func (s *Session) proposeCommand(turn uint64, callID string, run *commandRun, cr
 // applyCommandDecision keeps the accepted hunks of a command's changes
 // and takes the others back (on a worker); it returns what it did and
 // the edits to record for the hook (the kept bytes).
-func (s *Session) applyCommandDecision(ctx context.Context, cr *commandReview, accepted []string) (ReviewResult, []commandKeep, error) {
+func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandReview, accepted []string) (ReviewResult, []commandKeep, error) {
 	repo, err := gitcommit.Open(ctx, s.folder, s.cfgSnapshot(ctx).Model.APIKeyEnv)
 	if err != nil {
 		return ReviewResult{}, nil, err
@@ -219,7 +219,7 @@ func commandWords(cmd string) string {
 
 // applyCommand performs an fsm.ApplyChanges of a command's changes (on
 // a worker), then completes the call on the owner goroutine.
-func (s *Session) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *proposal) {
+func (s *Conversation) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *proposal) {
 	res, keep, err := s.applyCommandDecision(ctx, p.cmd, a.Accepted)
 	s.post(func() {
 		if ctx.Err() != nil {

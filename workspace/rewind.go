@@ -68,7 +68,7 @@ type rewindRecord struct {
 }
 
 // Checkpoints lists the turns one can rewind to, oldest first.
-func (s *Session) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
+func (s *Conversation) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	var out []Checkpoint
 	err := s.call(ctx, func() {
 		for _, c := range s.m.Checkpoints() {
@@ -94,7 +94,7 @@ func (s *Session) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 }
 
 // CanRedo reports whether Redo would undo a rewind now.
-func (s *Session) CanRedo(ctx context.Context) bool {
+func (s *Conversation) CanRedo(ctx context.Context) bool {
 	var ok bool
 	s.call(ctx, func() { ok = s.m.CanRedo() && len(s.rewinds) > 0 })
 	return ok
@@ -106,7 +106,7 @@ func (s *Session) CanRedo(ctx context.Context) bool {
 // named in the result's Conflicts, the others are rewound in one commit.
 // A refused rewind (a turn in flight, a git operation in progress)
 // changes nothing at all.
-func (s *Session) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (RewindResult, error) {
+func (s *Conversation) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (RewindResult, error) {
 	s.git.lock.Lock()
 	defer s.git.lock.Unlock()
 	var (
@@ -191,7 +191,7 @@ func (s *Session) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) 
 
 // Redo undoes the last rewind, until the next prompt: the conversation
 // comes back whole, and a files rewind's commit is reverted in turn.
-func (s *Session) Redo(ctx context.Context) (RewindResult, error) {
+func (s *Conversation) Redo(ctx context.Context) (RewindResult, error) {
 	s.git.lock.Lock()
 	defer s.git.lock.Unlock()
 	var rec *rewindRecord
@@ -244,7 +244,7 @@ func (s *Session) Redo(ctx context.Context) (RewindResult, error) {
 }
 
 // revertForRewind takes commits back with one revert commit of message.
-func (s *Session) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string) (*gitcommit.Reverted, error) {
+func (s *Conversation) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string) (*gitcommit.Reverted, error) {
 	repo, err := gitcommit.Open(ctx, s.folder, scrub)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)

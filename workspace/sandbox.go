@@ -35,7 +35,7 @@ func (s *Folder) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 
 // sandboxStatus is loom.status's line about the sandbox the
 // conversation's commands run in.
-func (s *Session) sandboxStatus() string {
+func (s *Conversation) sandboxStatus() string {
 	return s.env.Sandbox.Describe()
 }
 
@@ -47,7 +47,7 @@ func (s *Session) sandboxStatus() string {
 // the two runs' changed files are reported as one command's. Under
 // "allow" nobody is asked (a command that runs unasked never leaves the
 // sandbox), and a client that cannot ask leaves the blocked result.
-func (s *Session) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall, out toolOutcome, writeLock bool) toolOutcome {
+func (s *Conversation) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall, out toolOutcome, writeLock bool) toolOutcome {
 	blocked := out.escalate
 	out.escalate = nil
 	var args struct {

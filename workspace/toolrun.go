@@ -81,7 +81,7 @@ type batchRun struct {
 
 // runTools runs a batch in call order: consecutive read-only calls run in
 // parallel, and each mutating call runs alone, after everything before it.
-func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
+func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
 			s.runCall(ctx, b, a.Calls[i], true)
@@ -111,7 +111,7 @@ func (s *Session) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun)
 // becomes running once it may run. A mutating call (writeLock) holds the
 // folder's worktree lock only while it runs, never while the user is
 // asked: the folder's other conversations edit and commit meanwhile.
-func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) {
+func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -169,7 +169,7 @@ func (s *Session) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writ
 // admit asks for the approval the call needs where policy says so, and
 // marks it running once it may run. done reports that the call will not
 // run: out is then its outcome (a refusal, or settled).
-func (s *Session) admit(ctx context.Context, b *batchRun, c fsm.ToolCall) (out toolOutcome, done bool) {
+func (s *Conversation) admit(ctx context.Context, b *batchRun, c fsm.ToolCall) (out toolOutcome, done bool) {
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}, true
@@ -201,7 +201,7 @@ func (s *Session) admit(ctx context.Context, b *batchRun, c fsm.ToolCall) (out t
 // call (running) goes out before anything the call itself asks of the
 // editor. It reports false when the turn is gone (cancelled, or the
 // conversation closed).
-func (s *Session) markRunning(ctx context.Context, turn uint64, callID string) bool {
+func (s *Conversation) markRunning(ctx context.Context, turn uint64, callID string) bool {
 	taken := make(chan bool, 1)
 	s.post(func() {
 		if ctx.Err() != nil {
@@ -227,8 +227,8 @@ func (s *Session) markRunning(ctx context.Context, turn uint64, callID string) b
 
 // executeLocked runs execute holding the folder's worktree lock when
 // writeLock is set (a mutating call). An undo in progress finishes first
-// (Session.Undo).
-func (s *Session) executeLocked(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock, unsandboxed bool) toolOutcome {
+// (Conversation.Undo).
+func (s *Conversation) executeLocked(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock, unsandboxed bool) toolOutcome {
 	if writeLock {
 		s.git.lock.Lock()
 		defer s.git.lock.Unlock()
@@ -240,7 +240,7 @@ func (s *Session) executeLocked(ctx context.Context, b *batchRun, c fsm.ToolCall
 // the edit it computed. unsandboxed runs a command outside the sandbox
 // (the user approved it after the sandbox blocked it). A command the
 // sandbox blocked under tools.bash = "ask" comes back with escalate set.
-func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall, unsandboxed bool) (outcome toolOutcome) {
+func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall, unsandboxed bool) (outcome toolOutcome) {
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
@@ -304,7 +304,7 @@ func (s *Session) execute(ctx context.Context, b *batchRun, c fsm.ToolCall, unsa
 // (denied), or that the turn is gone, so that nothing more must be
 // reported for it; approved that the machine took an approval (the call
 // is running).
-func (s *Session) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) (refusal string, settled, approved bool) {
+func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) (refusal string, settled, approved bool) {
 	switch b.bash {
 	case config.PolicyAllow:
 		return "", false, false
@@ -368,7 +368,7 @@ func ruleWords(rs []cmdrules.Rule) string {
 }
 
 // rememberRule saves a rule the user picked in an approval and tells so.
-func (s *Session) rememberRule(turn uint64, r cmdrules.Rule) error {
+func (s *Conversation) rememberRule(turn uint64, r cmdrules.Rule) error {
 	saved, err := s.host.AddApprovalRule(s.folder, r)
 	if err != nil {
 		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom allowed the command once, but did not save the rule: " + err.Error()})
@@ -380,7 +380,7 @@ func (s *Session) rememberRule(turn uint64, r cmdrules.Rule) error {
 
 // notifyFromWorker sends n from a tool worker, through the owner
 // goroutine.
-func (s *Session) notifyFromWorker(n Notification) {
+func (s *Conversation) notifyFromWorker(n Notification) {
 	s.post(func() { s.notify(n) })
 }
 
@@ -396,7 +396,7 @@ func oneLine(cmd string) string {
 // decideApproval steps the user's decision on the owner goroutine and
 // reports whether the machine took it. A decision for a turn cancelled
 // meanwhile is dropped: it is not taken.
-func (s *Session) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bool {
+func (s *Conversation) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bool {
 	taken := make(chan bool, 1)
 	s.post(func() {
 		if ctx.Err() != nil {
@@ -419,7 +419,7 @@ func (s *Session) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bo
 // applyEdit lands an edit: through the editor when the document is open
 // there (a versioned edit, refused if the user typed meanwhile), else
 // atomically on disk. callID is the tool call that computed it.
-func (s *Session) applyEdit(ctx context.Context, callID string, e *tools.Edit) error {
+func (s *Conversation) applyEdit(ctx context.Context, callID string, e *tools.Edit) error {
 	// The tools refuse these already; whatever else computes an edit
 	// (a review applying a proposal later) meets the same wall.
 	if err := config.CheckProtected(s.folder, e.Path); err != nil {

@@ -26,7 +26,7 @@ var ErrUndoRefused = gitcommit.ErrUndoRefused
 //
 // Undo waits for the turn in flight to end (as a prompt would), and the
 // next turn's edits wait for it: it never races the agent.
-func (s *Session) Undo(ctx context.Context, sha string) (string, error) {
+func (s *Conversation) Undo(ctx context.Context, sha string) (string, error) {
 	held, err := s.waitTurnEnd(ctx)
 	if err != nil {
 		return "", err
@@ -101,7 +101,7 @@ func (g *gitState) forget(shas []string) {
 // when idle, else when the turn in flight ends. held reports that the
 // worktree lock was taken for the caller at the turn's end, before a
 // queued prompt's turn could take it.
-func (s *Session) waitTurnEnd(ctx context.Context) (held bool, err error) {
+func (s *Conversation) waitTurnEnd(ctx context.Context) (held bool, err error) {
 	var wait chan bool
 	if err := s.call(ctx, func() {
 		if s.busy() {

@@ -39,7 +39,7 @@ func edit(id, path, old, new string) fsm.ToolCall {
 }
 
 // ask runs one prompt to its end and returns the newest commit's sha.
-func ask(t *testing.T, h *testHost, s *Session, prompt string) string {
+func ask(t *testing.T, h *testHost, s *Conversation, prompt string) string {
 	t.Helper()
 	turn, err := s.Ask(context.Background(), prompt)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 // path, when the file has unsaved changes in the editor, or when the
 // user's edits to it overlap the agent's. Like Undo, it waits for the
 // turn in flight to end.
-func (s *Session) UndoFile(ctx context.Context, path string, commits []string) (string, error) {
+func (s *Conversation) UndoFile(ctx context.Context, path string, commits []string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", fmt.Errorf("%w: no file named", ErrUndoRefused)
 	}

@@ -13,7 +13,7 @@ import (
 
 // undoFileSetup runs one turn whose single commit edits f.txt (line one)
 // and g.txt, and returns the session, the folder and the commit.
-func undoFileSetup(t *testing.T) (*testHost, *Session, string, string) {
+func undoFileSetup(t *testing.T) (*testHost, *Conversation, string, string) {
 	t.Helper()
 	dir := gitRepo(t, map[string]string{"f.txt": fiveLines, "g.txt": "gee\n"})
 	model := turnsModel(

@@ -219,7 +219,7 @@ func TestSessionStaleFileIsRefusedAndToldToTheModel(t *testing.T) {
 	}
 }
 
-func waitReady(t *testing.T, s *Session) {
+func waitReady(t *testing.T, s *Conversation) {
 	t.Helper()
 	select {
 	case <-s.watchReady:

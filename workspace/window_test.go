@@ -16,7 +16,7 @@ import (
 
 // waitWindow waits until the session's question to the server about the
 // context window, if it asked one, is answered and applied.
-func waitWindow(t *testing.T, s *Session) {
+func waitWindow(t *testing.T, s *Conversation) {
 	t.Helper()
 	var answered chan struct{}
 	if err := s.Folder.call(context.Background(), func() { answered = s.Folder.window.answered }); err != nil {

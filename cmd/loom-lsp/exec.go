@@ -274,7 +274,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// A dry run: each proposal is shown, then rejected so that
 		// nothing is written, with a word for the model.
 		opts.OnProposal = func(p workspace.ProposalNote) {
-			if s, err := host.Session(folder); err == nil {
+			if s, err := host.Conversation(folder); err == nil {
 				s.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, proposeComment)
 			}
 		}

@@ -166,7 +166,7 @@ func (r headlessTurn) run(ctx context.Context) int {
 
 // open opens the folder's conversation to run the turn in: the one named,
 // else the folder's most recent (a new one unless resuming).
-func (r headlessTurn) open() (*workspace.Session, error) {
+func (r headlessTurn) open() (*workspace.Conversation, error) {
 	if r.conversation == "" {
 		return r.host.AddFolder(r.folder)
 	}

@@ -114,7 +114,7 @@ type agent struct {
 type session struct {
 	id     acpsdk.SessionId
 	folder string
-	ws     *workspace.Session
+	ws     *workspace.Conversation
 	// always holds the "always" answers to permission requests, by tool;
 	// guarded by agent.mu.
 	always map[string]bool
