@@ -308,23 +308,25 @@ func (m *Machine) outgoing() []Message {
 // batch saves at least a tenth of the window. Until then the prompt only
 // grows at its end, and each request's prefix is the previous request.
 // It builds a new view (never modifying one a request was given) only for
-// a batch, so its cost is paid once per turn at most.
-func (m *Machine) refreshElision() {
+// a batch, so its cost is paid once per turn at most. force elides
+// whatever is old enough, due or not (the request would otherwise be
+// compacted); it reports whether it elided anything.
+func (m *Machine) refreshElision(force bool) bool {
 	keep := m.cfg.KeepToolTurns
 	if keep <= 0 || len(m.turnStarts) <= keep {
-		return
+		return false
 	}
 	cut := m.turnStarts[len(m.turnStarts)-keep]
 	if cut <= m.elidedTo {
-		return
+		return false
 	}
 	saved := m.elisionSaving(cut)
 	if saved == 0 {
 		m.elidedTo = cut
-		return
+		return false
 	}
-	if !m.elisionDue(saved) {
-		return
+	if !force && !m.elisionDue(saved) {
+		return false
 	}
 	var names map[string]string
 	view := make([]Message, len(m.history), len(m.history)+8)
@@ -345,6 +347,7 @@ func (m *Machine) refreshElision() {
 	}
 	m.view, m.elidedTo = view, cut
 	m.lastPrompt, m.lastPromptMsgs = 0, 0
+	return true
 }
 
 // elideShare is the share of the compaction threshold (CompactAt ×
