@@ -103,6 +103,8 @@ type OpenAI struct {
 	cache messageCache
 	// dialect is the server's dialect; see dialect.go.
 	dialect dialectState
+	// probes are the discovery paths the server does not serve.
+	probes probeMemory
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
