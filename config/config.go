@@ -172,6 +172,13 @@ type Tools struct {
 	// Edits says whether the agent's file changes land at once
 	// (EditsAuto) or wait for the user's review (EditsReview).
 	Edits EditMode `toml:"edits"`
+	// Diagnostics, DiagnosticsWait, DiagnosticsSeverity and
+	// LanguageServers configure what the model hears from the language
+	// servers after its edits (config/diagnostics.go).
+	Diagnostics         string                    `toml:"diagnostics"`
+	DiagnosticsWait     Duration                  `toml:"diagnostics_wait"`
+	DiagnosticsSeverity string                    `toml:"diagnostics_severity"`
+	LanguageServers     map[string]LanguageServer `toml:"language_servers"`
 }
 
 // EditMode says when the agent's file changes land.
@@ -309,6 +316,10 @@ func Default() Config {
 			Sandbox:         SandboxWorkspace,
 			Network:         Network{Mode: NetworkOn},
 			Edits:           EditsAuto,
+
+			Diagnostics:         DiagnosticsAuto,
+			DiagnosticsWait:     Duration{DefaultDiagnosticsWait},
+			DiagnosticsSeverity: "warning",
 		},
 		Hooks: Hooks{
 			AutoCommit:   true,
@@ -463,6 +474,7 @@ func (c Config) Validate() error {
 		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
 	}
 	positive("tools.bash_timeout", t.BashTimeout)
+	c.validateDiagnostics(add)
 	positive("tools.bash_max_timeout", t.BashMaxTimeout)
 	positive("tools.approval_timeout", t.ApprovalTimeout)
 	if t.BashTimeout.Duration > 0 && t.BashMaxTimeout.Duration > 0 && t.BashMaxTimeout.Duration < t.BashTimeout.Duration {

@@ -77,11 +77,15 @@ type batchRun struct {
 	approvalTimeout time.Duration
 	// review proposes edits instead of applying them (tools.edits).
 	review bool
+	// diag tells the model the problems the batch's edits introduced;
+	// nil when no diagnostics apply (diagnose.go).
+	diag *diagBatch
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
 // parallel, and each mutating call runs alone, after everything before it.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
+	b.diag = s.newDiagBatch(a, b.review)
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
 			s.runCall(ctx, b, a.Calls[i], true)
@@ -118,6 +122,7 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 	turn := b.turn
 	out, ran := s.admit(ctx, b, c)
 	if !ran {
+		b.diag.beforeEdit(ctx, s, b.env.FileSource(), c)
 		out = s.executeLocked(ctx, b, c, writeLock, false)
 		if out.escalate != nil {
 			// The sandbox blocked the command: the user is asked whether
@@ -145,7 +150,15 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 			return
 		}
 	}
+	report, diagNote := b.diag.afterCall(ctx, c, out, s.relPath)
+	if report != "" {
+		out.result = strings.TrimRight(out.result, "\n") + "\n\n" + report + "\n"
+		out.summary += " · " + diagNote.Summary
+	}
 	s.postLive(ctx, func() {
+		if diagNote != nil {
+			s.notify(Notification{Kind: NoteDiagnostics, Turn: turn, Diagnostics: diagNote})
+		}
 		if out.changed != "" {
 			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}

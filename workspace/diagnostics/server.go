@@ -20,6 +20,10 @@ import (
 // startTimeout bounds a server's start (initialize answered).
 const startTimeout = 60 * time.Second
 
+// settleQuiet is how long a server must be quiet about a document
+// after publishing its diagnostics for them to be its answer.
+const settleQuiet = 150 * time.Millisecond
+
 // stopTimeout bounds a server's orderly shutdown before it is killed.
 const stopTimeout = 2 * time.Second
 
@@ -253,19 +257,35 @@ func (s *server) diagnostics(ctx context.Context, path, lang, text string) ([]Di
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, s.spec.Name, err)
 		}
 	}
+	// A server may publish a document's diagnostics in stages (gopls: a
+	// first answer while it loads the workspace, then the full one) and
+	// may leave the version out: the answer is the last publication for
+	// the text sent, once the server has been quiet about the document
+	// for settleQuiet.
+	var quiet <-chan time.Time
+	var answer []Diagnostic
+	answered := false
 	for {
 		s.mu.Lock()
 		pd, ok := s.published[key]
 		news := s.news
 		s.mu.Unlock()
 		if ok && ((pd.hasVersion && pd.version >= want) || (!pd.hasVersion && (send == nil || pd.seq > seqAt))) {
-			return pd.diags, nil
+			if !answered || pd.seq != seqAt {
+				answer, answered, seqAt = pd.diags, true, pd.seq
+				quiet = time.After(settleQuiet)
+			}
 		}
 		select {
 		case <-news:
+		case <-quiet:
+			return answer, nil
 		case <-s.exited:
 			return nil, fmt.Errorf("%w: %s exited", ErrUnavailable, s.spec.Name)
 		case <-ctx.Done():
+			if answered {
+				return answer, nil
+			}
 			return nil, fmt.Errorf("%w: %s did not answer in time", ErrUnavailable, s.spec.Name)
 		}
 	}
@@ -348,4 +368,3 @@ func convert(path string, d protocol.Diagnostic) Diagnostic {
 	}
 	return out
 }
-
