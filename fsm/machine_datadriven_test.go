@@ -42,6 +42,11 @@ func runScript(t *testing.T, path string) {
 			turn, conv := m.Usage()
 			return fmt.Sprintf("turn: %s\nconversation: %s\n", describeUsage(turn), describeUsage(conv))
 		}
+		if td.Cmd == "window" {
+			// The window the machine budgets with, and a lowered one.
+			n, why := m.CutWindow()
+			return fmt.Sprintf("window: %d\ncut: %d %s\n", m.window(), n, quote(why))
+		}
 		if td.Cmd == "reconfigure" {
 			// The arguments of 'new', as a config change (Reconfigure).
 			m.Reconfigure(scriptConfig(t, td))

@@ -119,7 +119,7 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 		return m.onPromptCut(e)
 	}
 	if e.Usage.PromptTokens > 0 {
-		m.lastPrompt, m.lastPromptMsgs = e.Usage.PromptTokens, m.sentMsgs
+		m.lastPrompt, m.lastPromptMsgs = promptRead(e.Usage), m.sentMsgs
 	}
 	calls := normalizeCalls(e.ToolCalls, m.request)
 	problems := m.callProblems(calls)
