@@ -274,6 +274,12 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	case "decide":
 		// decide id=… accept=(1,2) reject=(3); the input is the comment.
 		ev := ChangesDecided{ID: arg("id"), Comment: td.Input}
+		if a, ok := td.Arg("unreviewed"); ok {
+			ev.Unreviewed, ev.Comment = strings.Join(a.Vals, " "), ""
+			if td.Input != "" {
+				ev.Unreviewed = td.Input
+			}
+		}
 		if a, ok := td.Arg("accept"); ok {
 			ev.Accepted = a.Vals
 		}
