@@ -60,7 +60,7 @@ func WideningKeys() []string {
 		"model.name", "model.max_tokens", "model.context_window", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
-		`tools.network (other than "off")`, "tools.sandbox_hide", "hooks.*", "mcp.*"}
+		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "hooks.*", "mcp.*"}
 }
 
 // RestrictedKeys is WideningKeys, under its former name.
