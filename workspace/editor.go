@@ -69,6 +69,16 @@ type DocumentStore interface {
 	WriteDocument(ctx context.Context, by DocumentCaller, path, text string) error
 }
 
+// ReviewPanel is an Editor that shows several proposals at once, each
+// decided on its own in any order (a review panel, as in loom's VS Code
+// extension): the edits of a tool batch are then proposed together
+// rather than one after the other's decision.
+type ReviewPanel interface {
+	// ReviewsTogether reports whether the client shows proposals side by
+	// side now.
+	ReviewsTogether() bool
+}
+
 // DocumentCaller names who reads or writes a document through the
 // editor: the conversation and the tool call that cause it. The
 // conversation has notified that call (NoteTool, status pending) before
