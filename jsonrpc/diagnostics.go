@@ -24,15 +24,18 @@ type DiagnosticsParams struct {
 	URI string `json:"uri"`
 	// After is set when loom just edited the file: the client waits (at
 	// most WaitMs) for its language servers to publish the file's
-	// diagnostics anew before it answers. Unset, it answers at once.
+	// diagnostics anew before it answers. Unset, it answers with what it
+	// shows (waiting only for a file it had to open to know).
 	After  bool  `json:"after"`
 	WaitMs int64 `json:"waitMs"`
 }
 
 // DiagnosticsResult is loom/diagnostics' result: the file's diagnostics
-// in LSP's Diagnostic shape (range, severity, code, source, message).
+// in LSP's Diagnostic shape (range, severity, code, source, message), or
+// null when the client's language servers do not look at the file (it
+// is not open there): loom then asks a language server of its own.
 type DiagnosticsResult struct {
-	Diagnostics []lspDiagnostic `json:"diagnostics"`
+	Diagnostics *[]lspDiagnostic `json:"diagnostics"`
 }
 
 type lspDiagnostic struct {
@@ -61,7 +64,7 @@ func (e *editor) Diagnostics(ctx context.Context, _ workspace.DocumentCaller, pa
 		return nil, workspace.ErrUnsupported
 	}
 	params := DiagnosticsParams{URI: string(s.clientURI(path)), After: after}
-	if dl, ok := ctx.Deadline(); ok && after {
+	if dl, ok := ctx.Deadline(); ok {
 		// The client's wait ends before ours, so that its answer arrives.
 		params.WaitMs = max(0, time.Until(dl).Milliseconds()-200)
 	}
@@ -72,8 +75,11 @@ func (e *editor) Diagnostics(ctx context.Context, _ workspace.DocumentCaller, pa
 		}
 		return nil, fmt.Errorf("%s: %w: %v", MethodDiagnostics, diagnostics.ErrUnavailable, err)
 	}
-	out := make([]diagnostics.Diagnostic, 0, len(res.Diagnostics))
-	for _, d := range res.Diagnostics {
+	if res.Diagnostics == nil {
+		return nil, workspace.ErrDiagnosticsUnknown
+	}
+	out := make([]diagnostics.Diagnostic, 0, len(*res.Diagnostics))
+	for _, d := range *res.Diagnostics {
 		item := diagnostics.Diagnostic{
 			Path: path, Line: d.Range.Start.Line + 1, Col: d.Range.Start.Character + 1,
 			Severity: diagnostics.Severity(d.Severity), Source: d.Source, Message: d.Message,

@@ -103,7 +103,7 @@ func (s *Conversation) diagSource() diagnostics.Source {
 		pool = s.langServers
 	}
 	if ed, ok := s.folder.host.opts.Editor.(DiagnosticsSource); ok && !s.folder.editorDiagsUnsupported.Load() {
-		return &editorDiags{s: s, ed: ed, pool: pool, asked: map[string]bool{}}
+		return &editorDiags{s: s, ed: ed, pool: pool, asked: map[string]bool{}, ownServer: map[string]bool{}}
 	}
 	return pool
 }
@@ -118,21 +118,35 @@ type editorDiags struct {
 	ed    DiagnosticsSource
 	pool  diagnostics.Source
 	asked map[string]bool
+	// ownServer are the files the editor does not know (not open there):
+	// loom's own language server answers for them, before and after.
+	ownServer map[string]bool
 }
 
 func (e *editorDiags) Diagnostics(ctx context.Context, path, text string) ([]diagnostics.Diagnostic, error) {
 	after := e.asked[path]
 	e.asked[path] = true
-	ds, err := e.ed.Diagnostics(ctx, e.s.caller(""), path, after)
-	if errors.Is(err, ErrUnsupported) {
-		e.s.folder.editorDiagsUnsupported.Store(true)
-		if e.pool == nil {
-			return nil, diagnostics.ErrUnavailable
+	if !e.ownServer[path] {
+		ds, err := e.ed.Diagnostics(ctx, e.s.caller(""), path, after)
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			e.s.folder.editorDiagsUnsupported.Store(true)
+		case errors.Is(err, ErrDiagnosticsUnknown) && !after:
+		default:
+			return ds, err
 		}
-		return e.pool.Diagnostics(ctx, path, text)
+		e.ownServer[path] = true
 	}
-	return ds, err
+	if e.pool == nil {
+		return nil, diagnostics.ErrUnavailable
+	}
+	return e.pool.Diagnostics(ctx, path, text)
 }
+
+// ErrDiagnosticsUnknown is returned by DiagnosticsSource.Diagnostics
+// for a file the editor's language servers do not look at (not open
+// there): loom's own language server is asked instead.
+var ErrDiagnosticsUnknown = errors.New("the editor has no diagnostics for this file")
 
 // beforeEdit records the problems of the file call c is about to edit,
 // the first time the batch edits it.
