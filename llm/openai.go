@@ -291,7 +291,7 @@ func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, bod
 		}
 		if kind == sseDone {
 			done := fsm.LlmCompleted{Request: reqID, ToolCalls: acc.result(reqID), Usage: usage, FinishReason: reason}
-			if d.EchoReasoning && len(done.ToolCalls) > 0 {
+			if d.EchoReasoning {
 				done.Reasoning = reasoning.String()
 			}
 			finish(done)

@@ -55,12 +55,11 @@ type echo struct {
 }
 
 // echo returns what the dialect sends back with a message of the current
-// turn (inTurn), and nothing for earlier turns.
+// turn (inTurn) or of an earlier one: reasoning in every turn (DeepSeek
+// wants the reasoning of a tool-using turn in all later requests, the
+// compaction request included), signatures within the turn.
 func (d *Dialect) echo(inTurn bool) echo {
-	if !inTurn {
-		return echo{}
-	}
-	return echo{reasoning: d.EchoReasoning, signatures: d.EchoSignatures}
+	return echo{reasoning: d.EchoReasoning, signatures: d.EchoSignatures && inTurn}
 }
 
 // wireMessage converts one conversation message, with its reasoning and
@@ -97,7 +96,10 @@ func wireMessage(m fsm.Message, e echo) (openai.ChatCompletionMessageParamUnion,
 			}
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
 		}
-		if e.reasoning && m.Reasoning != "" && len(m.ToolCalls) > 0 {
+		// DeepSeek refuses a tool-calling message without its
+		// reasoning_content (even an empty one); it ignores the
+		// reasoning of other messages, which is sent when kept.
+		if e.reasoning && (m.Reasoning != "" || len(m.ToolCalls) > 0) {
 			a.SetExtraFields(map[string]any{"reasoning_content": m.Reasoning})
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
