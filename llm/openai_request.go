@@ -27,8 +27,12 @@ func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewP
 		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	}
 	p.setMaxTokens(d, &params)
-	if p.cfg.Temperature != nil {
+	if p.sendsTemperature(model) {
 		params.Temperature = openai.Float(*p.cfg.Temperature)
+	}
+	p.setChatEffort(d, &params)
+	if p.cfg.CacheKeys && req.CacheKey != "" {
+		params.PromptCacheKey = openai.String(req.CacheKey)
 	}
 	params.Messages = make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
 	for i, m := range req.Messages {
@@ -46,6 +50,25 @@ func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewP
 		params.Tools = append(params.Tools, tool)
 	}
 	return params, nil
+}
+
+// setChatEffort sends model.reasoning_effort as the dialect spells it:
+// reasoning_effort (OpenAI, vLLM, Ollama, DeepSeek), OpenRouter's
+// reasoning.effort; DeepSeek's thinking is turned off with
+// thinking.type "disabled" rather than an effort.
+func (p *OpenAI) setChatEffort(d *Dialect, params *openai.ChatCompletionNewParams) {
+	e := p.cfg.ReasoningEffort
+	if e == "" {
+		return
+	}
+	switch {
+	case d.Name == "openrouter":
+		params.SetExtraFields(map[string]any{"reasoning": map[string]string{"effort": e}})
+	case d.Name == "deepseek" && e == string(shared.ReasoningEffortNone):
+		params.SetExtraFields(map[string]any{"thinking": map[string]string{"type": "disabled"}})
+	default:
+		params.ReasoningEffort = shared.ReasoningEffort(e)
+	}
 }
 
 // echo says what an assistant message sends back besides its text and

@@ -45,7 +45,7 @@ type messageCache struct {
 
 // requestBody returns the JSON body of req, with "stream": true.
 func (p *OpenAI) requestBody(d *Dialect, req Request) ([]byte, error) {
-	params, err := p.buildParams(d, Request{Tools: req.Tools, Model: req.Model})
+	params, err := p.buildParams(d, Request{Tools: req.Tools, Model: req.Model, CacheKey: req.CacheKey})
 	if err != nil {
 		return nil, err
 	}
