@@ -92,6 +92,11 @@ func contentHash(held []heldKey) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// NoValuesHash is [contentHash] of no widening values: what a folder
+// trusted without a workspace file (or with one that widens nothing)
+// records.
+var NoValuesHash = contentHash(nil)
+
 // IsSection reports whether name is a top-level section of loom.toml
 // ("model", "tools", …), to tell loom's settings from other servers'.
 func IsSection(name string) bool {

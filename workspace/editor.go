@@ -16,6 +16,16 @@ import (
 // documents are reported.
 var ErrUnsupported = errors.New("not supported by this client")
 
+// CannotAskError is an ErrUnsupported from Editor.Approve that says, in
+// the front end's words, why no one can be asked and how to let the
+// agent run commands there (a headless run's flag, an editor's setting).
+type CannotAskError struct{ Why string }
+
+func (e *CannotAskError) Error() string { return e.Why }
+
+// Unwrap makes a CannotAskError an ErrUnsupported.
+func (e *CannotAskError) Unwrap() error { return ErrUnsupported }
+
 // ErrEditRejected is wrapped by Editor.ApplyEdit when the client refused
 // the edit, typically because the user typed in the document meanwhile.
 var ErrEditRejected = errors.New("the editor rejected the edit")

@@ -134,6 +134,19 @@ func (s *Conversation) Proposals(ctx context.Context) ([]ProposalNote, error) {
 // goes to the model with the decision. It returns once the accepted hunks
 // are in the buffer or on disk.
 func (s *Conversation) Review(ctx context.Context, id string, accept, reject []string, comment string) (ReviewResult, error) {
+	return s.decide(ctx, fsm.ChangesDecided{ID: id, Accepted: accept, Rejected: reject, Comment: comment})
+}
+
+// Unreviewed settles proposal id without the user's decision: why says
+// what happened instead (the file changed while the change waited, the
+// editor could not ask). Nothing is written, and the model reads why,
+// not a rejection by the user.
+func (s *Conversation) Unreviewed(ctx context.Context, id, why string) (ReviewResult, error) {
+	return s.decide(ctx, fsm.ChangesDecided{ID: id, Rejected: []string{AllHunks}, Unreviewed: why})
+}
+
+func (s *Conversation) decide(ctx context.Context, ev fsm.ChangesDecided) (ReviewResult, error) {
+	id, accept, reject := ev.ID, ev.Accepted, ev.Rejected
 	var p *proposal
 	var stepErr error
 	err := s.call(ctx, func() {
@@ -153,7 +166,8 @@ func (s *Conversation) Review(ctx context.Context, id string, accept, reject []s
 			}
 		}
 		var acts []fsm.Action
-		acts, stepErr = s.step(fsm.ChangesDecided{ID: id, Accepted: accept, Rejected: reject, Comment: comment})
+		ev.Accepted, ev.Rejected = accept, reject
+		acts, stepErr = s.step(ev)
 		if stepErr != nil {
 			return
 		}

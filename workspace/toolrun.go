@@ -338,6 +338,9 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		why := noAskWords
+		if ca := (*CannotAskError)(nil); errors.As(err, &ca) && ca.Why != "" {
+			why = ca.Why
+		}
 		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(args.Command) + "`: " + why + "."})
 		return decide(false, why)
 	case errors.Is(err, errApprovalTimeout):
