@@ -162,6 +162,10 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			ID: optional("id"), Name: optional("name"), ArgumentsDelta: td.Input}
 	case "completed":
 		ev := LlmCompleted{Request: u64("req"), FinishReason: optional("finish"), Reasoning: optional("reasoning")}
+		if v := optional("opaque"); v != "" {
+			api, data, _ := strings.Cut(v, ":")
+			ev.Opaque = Opaque{API: api, Data: data}
+		}
 		if v := optional("tokens"); v != "" {
 			n := int64(atoi(t, td, v))
 			ev.Usage = Usage{PromptTokens: n, CompletionTokens: n, TotalTokens: 2 * n}
@@ -274,6 +278,12 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	case "decide":
 		// decide id=… accept=(1,2) reject=(3); the input is the comment.
 		ev := ChangesDecided{ID: arg("id"), Comment: td.Input}
+		if a, ok := td.Arg("unreviewed"); ok {
+			ev.Unreviewed, ev.Comment = strings.Join(a.Vals, " "), ""
+			if td.Input != "" {
+				ev.Unreviewed = td.Input
+			}
+		}
 		if a, ok := td.Arg("accept"); ok {
 			ev.Accepted = a.Vals
 		}
@@ -317,6 +327,9 @@ func describeHistory(msgs []Message) string {
 		}
 		if msg.Reasoning != "" {
 			b.WriteString(" reasoning=" + quote(msg.Reasoning))
+		}
+		if msg.Opaque != (Opaque{}) {
+			b.WriteString(" opaque=" + msg.Opaque.API + ":" + quote(msg.Opaque.Data))
 		}
 		b.WriteByte('\n')
 	}

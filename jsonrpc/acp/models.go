@@ -44,19 +44,28 @@ type sessionModels struct {
 // (remembered from an earlier answer, else the current model alone): a
 // session opens without waiting for the model server. The server is
 // asked in the background; when its list differs, session id gets a
-// config_option_update.
-func (a *agent) modelsOf(ctx context.Context, id acpsdk.SessionId, c *workspace.Conversation) (sessionModels, error) {
+// config_option_update — after the response that names the session when
+// opening is set (session/new, load, resume: modelsOf runs in their
+// handler, before the response).
+func (a *agent) modelsOf(ctx context.Context, id acpsdk.SessionId, c *workspace.Conversation, opening bool) (sessionModels, error) {
 	known, err := c.KnownModels(ctx)
 	if err != nil {
 		return sessionModels{}, err
 	}
-	a.followModels(id, c, known)
+	written := make(chan struct{})
+	if opening {
+		a.watch.after(string(id), func() { close(written) })
+	} else {
+		close(written)
+	}
+	a.followModels(id, c, known, written)
 	return modelState(known), nil
 }
 
-// followModels asks the model server for conversation c's models and
-// tells the client when they are not those it was given.
-func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, known workspace.ModelList) {
+// followModels asks the model server for conversation c's models and,
+// once written is closed, tells the client when they are not those it
+// was given.
+func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, known workspace.ModelList, written <-chan struct{}) {
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
@@ -64,6 +73,11 @@ func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, kno
 		defer cancel()
 		list, err := c.AskModels(ctx)
 		if err != nil {
+			return
+		}
+		select {
+		case <-written:
+		case <-a.bgCtx.Done():
 			return
 		}
 		if list.Error != "" {
@@ -116,7 +130,7 @@ func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string)
 		}
 		return sessionModels{}, err
 	}
-	m, err := a.modelsOf(ctx, s.id, s.ws)
+	m, err := a.modelsOf(ctx, s.id, s.ws, false)
 	if err != nil {
 		return sessionModels{}, err
 	}
