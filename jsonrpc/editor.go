@@ -24,6 +24,15 @@ var _ workspace.Editor = (*editor)(nil)
 
 // Notify queues n on its folder's outbox; it never blocks. After the
 // teardown has started, n is dropped.
+// ReviewsTogether implements workspace.ReviewPanel: a client that shows
+// loom/proposedChanges (experimental.loom.review) draws every proposal
+// as its own card.
+func (e *editor) ReviewsTogether() bool {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	return e.s.caps.review
+}
+
 func (e *editor) Notify(n workspace.Notification) {
 	if b := e.s.outboxFor(n.Folder, n.Conversation); b != nil {
 		b.push(n)

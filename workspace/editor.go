@@ -69,6 +69,16 @@ type DocumentStore interface {
 	WriteDocument(ctx context.Context, by DocumentCaller, path, text string) error
 }
 
+// ReviewPanel is an Editor that shows several proposals at once, each
+// decided on its own in any order (a review panel, as in loom's VS Code
+// extension): the edits of a tool batch are then proposed together
+// rather than one after the other's decision.
+type ReviewPanel interface {
+	// ReviewsTogether reports whether the client shows proposals side by
+	// side now.
+	ReviewsTogether() bool
+}
+
 // DocumentCaller names who reads or writes a document through the
 // editor: the conversation and the tool call that cause it. The
 // conversation has notified that call (NoteTool, status pending) before
@@ -171,6 +181,9 @@ const (
 	// whose prompt is Text (back to the input for editing); with Redone,
 	// a redo made it whole again.
 	NoteRewound NotificationKind = "rewound"
+	// NoteDiagnostics: Diagnostics, what a batch of edits did to its
+	// files' problems (sent before the call that reports it finishes).
+	NoteDiagnostics NotificationKind = "diagnostics"
 )
 
 // RetractWords is how front ends without a way to drop text say that
@@ -218,6 +231,8 @@ type Notification struct {
 	Changes []CommandChange
 	// Proposal is set on NoteProposal.
 	Proposal *ProposalNote
+	// Diagnostics is set on NoteDiagnostics.
+	Diagnostics *DiagnosticsNote
 	// Redone is set on a NoteRewound that a redo undid.
 	Redone bool
 	// Visible marks a NoteInfo the user must see (the auto-commit's

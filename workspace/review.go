@@ -326,22 +326,22 @@ func (s *Conversation) dropProposals() {
 // that the batch's next mutating call sees the file as the decision left
 // it.
 func (s *Conversation) awaitReview(ctx context.Context, propose func() *proposal) {
+	if p := s.proposeLive(ctx, propose); p != nil {
+		s.awaitSettled(ctx, []*proposal{p})
+	}
+}
+
+// proposeLive runs propose on the owner goroutine while the turn is live
+// and returns the proposal it made, nil when none (or the turn is gone).
+func (s *Conversation) proposeLive(ctx context.Context, propose func() *proposal) *proposal {
 	taken := make(chan *proposal, 1)
 	s.postLive(ctx, func() { taken <- propose() })
-	var p *proposal
 	select {
-	case p = <-taken:
+	case p := <-taken:
+		return p
 	case <-ctx.Done():
-		return
+		return nil
 	case <-s.done:
-		return
-	}
-	if p == nil {
-		return
-	}
-	select {
-	case <-p.settled:
-	case <-ctx.Done():
-	case <-s.done:
+		return nil
 	}
 }
