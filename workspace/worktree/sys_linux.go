@@ -18,7 +18,7 @@ func openDir(root int, dir string, create bool) (int, error) {
 	}
 	fd, err := unix.Openat2(root, dir, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: 0,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	switch {
 	case err == nil:
@@ -30,9 +30,7 @@ func openDir(root int, dir string, create bool) (int, error) {
 	}
 	// ELOOP and ENOTDIR are explained, ENOENT created, and ENOSYS, EPERM
 	// (a seccomp filter) or E2BIG handled by the walk.
-	fd2, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d/%s", root, dir), unix.O_RDONLY, 0)
-	_ = walkDir
-	return fd2, err
+	return walkDir(root, dir, create)
 }
 
 // exchange swaps the names a and b of d atomically.
