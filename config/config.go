@@ -167,11 +167,24 @@ type Tools struct {
 	SandboxWrite []string `toml:"sandbox_write"`
 	// SandboxHide adds unreadable directories to the sandbox's.
 	SandboxHide []string `toml:"sandbox_hide"`
+	// SandboxUnhide takes paths out of the hidden ones (a credential
+	// file a command needs, e.g. ~/.npmrc for a private registry).
+	SandboxUnhide []string `toml:"sandbox_unhide"`
+	// SandboxSockets lists the unix sockets commands may reach (all
+	// others outside the workspace are hidden).
+	SandboxSockets []string `toml:"sandbox_sockets"`
 	// Network is what network commands reach.
 	Network Network `toml:"network"`
 	// Edits says whether the agent's file changes land at once
 	// (EditsAuto) or wait for the user's review (EditsReview).
 	Edits EditMode `toml:"edits"`
+	// Diagnostics, DiagnosticsWait, DiagnosticsSeverity and
+	// LanguageServers configure what the model hears from the language
+	// servers after its edits (config/diagnostics.go).
+	Diagnostics         string                    `toml:"diagnostics"`
+	DiagnosticsWait     Duration                  `toml:"diagnostics_wait"`
+	DiagnosticsSeverity string                    `toml:"diagnostics_severity"`
+	LanguageServers     map[string]LanguageServer `toml:"language_servers"`
 }
 
 // EditMode says when the agent's file changes land.
@@ -309,6 +322,10 @@ func Default() Config {
 			Sandbox:         SandboxWorkspace,
 			Network:         Network{Mode: NetworkOn},
 			Edits:           EditsAuto,
+
+			Diagnostics:         DiagnosticsAuto,
+			DiagnosticsWait:     Duration{DefaultDiagnosticsWait},
+			DiagnosticsSeverity: "warning",
 		},
 		Hooks: Hooks{
 			AutoCommit:   true,
@@ -463,6 +480,7 @@ func (c Config) Validate() error {
 		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
 	}
 	positive("tools.bash_timeout", t.BashTimeout)
+	c.validateDiagnostics(add)
 	positive("tools.bash_max_timeout", t.BashMaxTimeout)
 	positive("tools.approval_timeout", t.ApprovalTimeout)
 	if t.BashTimeout.Duration > 0 && t.BashMaxTimeout.Duration > 0 && t.BashMaxTimeout.Duration < t.BashTimeout.Duration {

@@ -244,7 +244,7 @@ func (m *Machine) onRewind(e Rewind) []Action {
 		}
 		m.view, m.elidedTo = nil, 0
 		m.lastPrompt, m.lastPromptMsgs = 0, 0
-		m.refreshElision()
+		m.refreshElision(false)
 		acts = append(acts, ConversationRewound{Turn: e.Turn, Prompt: cp.prompt})
 	} else {
 		m.notes = append(m.notes, rewindNote(e.Turn, e.Left))
@@ -267,7 +267,7 @@ func (m *Machine) onRedo() []Action {
 		m.turnStart, m.turnStarts = r.turnStart, r.turnStarts
 		m.view, m.elidedTo = nil, 0
 		m.lastPrompt, m.lastPromptMsgs = 0, 0
-		m.refreshElision()
+		m.refreshElision(false)
 		acts = append(acts, ConversationRedone{Turn: r.turn})
 	}
 	m.notes = r.notes
