@@ -10,8 +10,8 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
-	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 	"github.com/loom-lsp/loom-lsp/workspace/review"
+	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
 // Under tools.edits = "review" a command's changes join the review list

@@ -50,4 +50,6 @@ func (s *Conversation) ownText(abs string, content []byte, present bool) {
 }
 
 // version is p as the writer's Version.
-func (p preImage) version() worktree.Version { return worktree.Version{Text: p.text, Present: p.present} }
+func (p preImage) version() worktree.Version {
+	return worktree.Version{Text: p.text, Present: p.present}
+}
