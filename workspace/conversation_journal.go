@@ -124,6 +124,7 @@ func (s *Conversation) restore(path string) {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
 	s.reportPendingCommit(rp.pendingCommit)
+	s.finishRestore(rp.pendingRestore)
 	// The conversation's auto-commits, for a rewind after the restart.
 	s.git.commits, s.git.turnOf = rp.commits.commits, rp.commits.turnOf
 	if n := len(s.git.commits); n > 0 {
