@@ -185,6 +185,6 @@ func (s *Server) describe(ctx context.Context, name string, c *workspace.Convers
 	if info.ID == "" {
 		info.ID = c.ID()
 	}
-	info.Folder = c.Path()
+	info.Folder = c.Folder().Path()
 	return conversationItem(info), nil
 }

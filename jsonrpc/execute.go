@@ -191,7 +191,7 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 	}
 	prompt := a.Prompt
 	if a.Selection != nil {
-		ctxText, err := s.selectionContext(sess.Path(), a.URI, *a.Selection)
+		ctxText, err := s.selectionContext(sess.Folder().Path(), a.URI, *a.Selection)
 		if err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: selection: %v", CmdAsk, err)
 		}
@@ -202,7 +202,7 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 		if err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
 		}
-		if prompt, err = s.host.PromptWithContext(sess.Path(), prompt, items); err != nil {
+		if prompt, err = s.host.PromptWithContext(sess.Folder().Path(), prompt, items); err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
 		}
 	}
@@ -210,7 +210,7 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AskResult{Folder: sess.Path(), Turn: turn, Conversation: sess.ID()}, nil
+	return &AskResult{Folder: sess.Folder().Path(), Turn: turn, Conversation: sess.ID()}, nil
 }
 
 func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
@@ -258,7 +258,7 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &HistoryResult{Folder: sess.Path(), Messages: make([]HistoryMessage, 0, len(msgs))}
+	out := &HistoryResult{Folder: sess.Folder().Path(), Messages: make([]HistoryMessage, 0, len(msgs))}
 	for _, m := range msgs {
 		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Note: m.Note}
 		if m.Role == fsm.RoleUser && !m.Note {
@@ -288,7 +288,7 @@ func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
 func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
@@ -300,7 +300,7 @@ func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
 func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, error) {
@@ -312,7 +312,7 @@ func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return &CommandChangesResult{Folder: sess.Path(), Changes: commandChanges(cs)}, nil
+	return &CommandChangesResult{Folder: sess.Folder().Path(), Changes: commandChanges(cs)}, nil
 }
 
 func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
@@ -324,7 +324,7 @@ func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
 func (s *Server) runUndoFile(ctx context.Context, a UndoFileArgs) (any, error) {
@@ -339,7 +339,7 @@ func (s *Server) runUndoFile(ctx context.Context, a UndoFileArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &UndoResult{Folder: sess.Path(), Message: msg}, nil
+	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
 func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
@@ -347,7 +347,7 @@ func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	folder, err := s.host.TrustFolder(sess.Path())
+	folder, err := s.host.TrustFolder(sess.Folder().Path())
 	if err != nil {
 		return nil, err
 	}

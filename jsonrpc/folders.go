@@ -26,9 +26,9 @@ func (s *Server) didChangeWorkspaceFolders(_ context.Context, raw jsonrpc2.RawMe
 		}
 		// Only a folder that has a session of its own: a path inside
 		// another folder must not close that folder's outbox.
-		if sess, err := s.host.Conversation(path); err == nil && sameFolder(sess.Path(), path) {
+		if sess, err := s.host.Conversation(path); err == nil && sameFolder(sess.Folder().Path(), path) {
 			s.host.RemoveFolder(path)
-			s.closeOutbox(sess.Path())
+			s.closeOutbox(sess.Folder().Path())
 		} else {
 			s.host.RemoveFolder(path)
 		}

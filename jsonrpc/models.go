@@ -60,7 +60,7 @@ func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &ModelsWire{Folder: sess.Path(), Current: list.Current, Configured: list.Configured, Error: list.Error, Models: make([]ModelEntry, len(list.Models))}
+	out := &ModelsWire{Folder: sess.Folder().Path(), Current: list.Current, Configured: list.Configured, Error: list.Error, Models: make([]ModelEntry, len(list.Models))}
 	for i, id := range list.Models {
 		out.Models[i] = ModelEntry{ID: id}
 	}
@@ -79,5 +79,5 @@ func (s *Server) runSetModel(ctx context.Context, a ModelArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SetModelResult{Folder: sess.Path(), Model: now}, nil
+	return &SetModelResult{Folder: sess.Folder().Path(), Model: now}, nil
 }

@@ -127,9 +127,9 @@ func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &ProposalsResult{Folder: sess.Path(), Proposals: []ProposedChangesParams{}}
+	out := &ProposalsResult{Folder: sess.Folder().Path(), Proposals: []ProposedChangesParams{}}
 	for i := range notes {
-		out.Proposals = append(out.Proposals, s.proposedParams(sess.Path(), 0, &notes[i]))
+		out.Proposals = append(out.Proposals, s.proposedParams(sess.Folder().Path(), 0, &notes[i]))
 	}
 	return out, nil
 }
@@ -289,7 +289,7 @@ func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) 
 	if cps == nil {
 		cps = []workspace.Checkpoint{}
 	}
-	return &CheckpointsResult{Folder: sess.Path(), Checkpoints: cps, CanRedo: sess.CanRedo(ctx)}, nil
+	return &CheckpointsResult{Folder: sess.Folder().Path(), Checkpoints: cps, CanRedo: sess.CanRedo(ctx)}, nil
 }
 
 func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {

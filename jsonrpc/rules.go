@@ -54,7 +54,7 @@ func (s *Server) runRules(_ context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.rulesResult(sess.Path())
+	return s.rulesResult(sess.Folder().Path())
 }
 
 func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
@@ -67,9 +67,9 @@ func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 	case a.MCPServer != "" && (a.Exact != "" || a.Prefix != "" || a.Every):
 		err2 = fmt.Errorf("%w: mcpServer is a rule of its own (no exact, prefix or every with it)", cmdrules.ErrBadRule)
 	case a.MCPServer != "":
-		err2 = s.host.AddMCPServerRule(sess.Path(), a.MCPServer)
+		err2 = s.host.AddMCPServerRule(sess.Folder().Path(), a.MCPServer)
 	default:
-		_, err2 = s.host.AddApprovalRule(sess.Path(), a.rule())
+		_, err2 = s.host.AddApprovalRule(sess.Folder().Path(), a.rule())
 	}
 	if err := err2; err != nil {
 		if errors.Is(err, cmdrules.ErrBadRule) {
@@ -77,7 +77,7 @@ func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 		}
 		return nil, err
 	}
-	return s.rulesResult(sess.Path())
+	return s.rulesResult(sess.Folder().Path())
 }
 
 func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
@@ -87,9 +87,9 @@ func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
 	}
 	var found bool
 	if a.MCPServer != "" {
-		found, err = s.host.RemoveMCPServerRule(sess.Path(), a.MCPServer)
+		found, err = s.host.RemoveMCPServerRule(sess.Folder().Path(), a.MCPServer)
 	} else {
-		found, err = s.host.RemoveApprovalRule(sess.Path(), a.rule())
+		found, err = s.host.RemoveApprovalRule(sess.Folder().Path(), a.rule())
 	}
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
 	if !found {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: no such rule (loom.rules lists them)", CmdRemoveRule)
 	}
-	return s.rulesResult(sess.Path())
+	return s.rulesResult(sess.Folder().Path())
 }
 
 func (s *Server) rulesResult(folder string) (*RulesResult, error) {

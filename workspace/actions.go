@@ -177,7 +177,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 		provider.Stream(ctx, req, emit)
 		if askRunning && completed {
 			// The response loaded the model: its running window is known.
-			s.Folder.learnRunningWindow(prober)
+			s.folder.learnRunningWindow(prober)
 		}
 	})
 }

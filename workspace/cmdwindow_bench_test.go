@@ -78,7 +78,7 @@ func measureCommand(b *testing.B, dir string) (after, before time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	<-s.watchReady
+	<-s.folder.watchReady
 	repo, err := gitcommit.Open(context.Background(), dir)
 	if err != nil {
 		b.Fatal(err)
@@ -111,8 +111,8 @@ func measureCommand(b *testing.B, dir string) (after, before time.Duration) {
 		alone := command(i)
 		reset()
 		start := time.Now()
-		before := s.cmds.preImages(func() []string { return s.dirtyFiles(ctx, nil) })
-		mark, win := s.host.overlay.EditorMark(), s.cmds.openWindow()
+		before := s.folder.cmds.preImages(func() []string { return s.dirtyFiles(ctx, nil) })
+		mark, win := s.folder.host.overlay.EditorMark(), s.folder.cmds.openWindow()
 		command(i)
 		run := s.closeCommand(win, mark, "bench", before)
 		note := s.commandResultNote(ctx, run)

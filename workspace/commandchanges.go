@@ -87,10 +87,10 @@ func commandLine(arguments string) string {
 // closeCommand closes a command's window and sorts its paths into the
 // command's and the user's (those the editor reported meanwhile).
 func (s *Conversation) closeCommand(win *commandWindow, mark uint64, command string, before map[string]preImage) *commandRun {
-	paths, scanned := s.cmds.closeWindow(win, s.folder)
+	paths, scanned := s.folder.cmds.closeWindow(win, s.folder.dir)
 	run := &commandRun{command: command, scanned: scanned, before: map[string]preImage{}}
 	for _, p := range paths {
-		if s.host.overlay.EditorChangedSince(p, mark) {
+		if s.folder.host.overlay.EditorChangedSince(p, mark) {
 			run.claimed = append(run.claimed, p)
 		} else {
 			run.paths = append(run.paths, p)
@@ -110,7 +110,7 @@ func (s *Conversation) closeCommand(win *commandWindow, mark uint64, command str
 func (s *Conversation) commandResultNote(ctx context.Context, run *commandRun) string {
 	var rels []string
 	for _, p := range run.paths {
-		rel, err := filepath.Rel(s.folder, p)
+		rel, err := filepath.Rel(s.folder.dir, p)
 		if err != nil || strings.HasPrefix(rel, "..") || rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
 			continue
 		}
@@ -119,7 +119,7 @@ func (s *Conversation) commandResultNote(ctx context.Context, run *commandRun) s
 	if len(rels) == 0 {
 		return ""
 	}
-	ignored := gitcommit.IgnoredIn(ctx, s.folder, rels)
+	ignored := gitcommit.IgnoredIn(ctx, s.folder.dir, rels)
 	kept := rels[:0]
 	for _, rel := range rels {
 		if !ignored[rel] {
@@ -252,7 +252,7 @@ func unifiedDiff(rel, head, now string, inHead bool) string {
 // dirtyFiles lists the folder's files git reports changed or untracked,
 // absolute; none when it is no git repository.
 func (s *Conversation) dirtyFiles(ctx context.Context, scrub []string) []string {
-	repo, err := gitcommit.Open(ctx, s.folder, scrub...)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, scrub...)
 	if err != nil {
 		return nil
 	}
@@ -331,7 +331,7 @@ func (s *Conversation) takeChanges(ctx context.Context, paths []string) ([]Comma
 	for _, p := range paths {
 		abs := p
 		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(s.folder, filepath.FromSlash(p))
+			abs = filepath.Join(s.folder.dir, filepath.FromSlash(p))
 		}
 		abs = filepath.Clean(abs)
 		found := false
@@ -396,7 +396,7 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 	}); err != nil {
 		return "", err
 	}
-	repo, err := gitcommit.Open(ctx, s.folder, job.cfg.Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, job.cfg.Model.APIKeyEnv)
 	if err != nil {
 		return "", err
 	}
@@ -421,7 +421,7 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 	}
 	trailer := job.cfg.Hooks.TrailerFor(job.cfg.Model.Name)
 	message := func(files []string) string {
-		return commitMessage(files, s.host.redactor.String("kept the changes of `"+strings.Join(cmds, "`, `")+"`"), trailer)
+		return commitMessage(files, s.folder.host.redactor.String("kept the changes of `"+strings.Join(cmds, "`, `")+"`"), trailer)
 	}
 	plan, err := repo.Prepare(ctx, gc, message)
 	if err != nil {
@@ -476,7 +476,7 @@ func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string
 	s.git.lock.Lock()
 	defer s.git.lock.Unlock()
 	cfg := s.cfgSnapshot(ctx)
-	repo, err := gitcommit.Open(ctx, s.folder, cfg.Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, cfg.Model.APIKeyEnv)
 	if err != nil {
 		return "", err
 	}
@@ -484,7 +484,7 @@ func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string
 	targets := make([]preImage, len(changes))
 	var kept []string
 	for i, c := range changes {
-		if s.host.overlay.Dirty(c.Path) {
+		if s.folder.host.overlay.Dirty(c.Path) {
 			return "", fmt.Errorf("%s has unsaved changes in the editor; save or revert them first", c.Rel)
 		}
 		target, mergedYours, err := discardTarget(ctx, repo, c, limit)
@@ -502,7 +502,7 @@ func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string
 		abs = append(abs, c.Path)
 	}
 	// The watcher's echo of this rewrite is no news for the user.
-	s.own.expect(relPaths(s.folder, abs))
+	s.own.expect(relPaths(s.folder.dir, abs))
 	for i, c := range changes {
 		backup, err := repo.Backup(ctx, c.Rel)
 		if err != nil {

@@ -37,7 +37,9 @@ type Conversation struct {
 	// writes are the texts the conversation's own writes put in files:
 	// their watcher echo is no change (ownwrites.go).
 	writes ownWrites
-	*Folder
+	// folder is the workspace folder the conversation belongs to: what
+	// its conversations share (configuration, watcher, git, MCP servers).
+	folder *Folder
 	settings
 
 	inbox chan func()
@@ -165,7 +167,7 @@ type Status struct {
 
 func newConversation(f *Folder, o opening) *Conversation {
 	return &Conversation{
-		Folder:     f,
+		folder:     f,
 		opening:    o,
 		sharedID:   o.id,
 		sharedPath: o.path,
@@ -258,7 +260,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 	err := s.call(ctx, func() {
 		ms := s.m.State()
 		st = Status{
-			Folder: s.folder, State: ms.Kind.String(), Turn: ms.Turn,
+			Folder: s.folder.dir, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash, Edits: s.cfg.Tools.Edits,
@@ -266,7 +268,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		}
 		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = s.contextWindow()
-		st.MCPServers = s.mcp.Status()
+		st.MCPServers = s.folder.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
@@ -274,20 +276,20 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			st.Queued = []string{}
 		}
 		if s.cfgErr != nil {
-			st.ConfigError = s.host.redactor.String(s.cfgErr.Error())
+			st.ConfigError = s.folder.host.redactor.String(s.cfgErr.Error())
 		} else if s.modelErr != nil {
-			st.ConfigError = s.host.redactor.String(s.modelErr.Error())
+			st.ConfigError = s.folder.host.redactor.String(s.modelErr.Error())
 		}
 	})
 	if err == nil {
-		rules, rerr := s.host.ApprovalRules(s.folder)
+		rules, rerr := s.folder.host.ApprovalRules(s.folder.dir)
 		if rerr != nil {
-			s.log.Warn("approval rules unreadable", "err", rerr)
+			s.folder.log.Warn("approval rules unreadable", "err", rerr)
 		}
 		st.AllowCommands = nonNil(rules)
-		servers, rerr := s.host.MCPServerRules(s.folder)
+		servers, rerr := s.folder.host.MCPServerRules(s.folder.dir)
 		if rerr != nil {
-			s.log.Warn("approval rules unreadable", "err", rerr)
+			s.folder.log.Warn("approval rules unreadable", "err", rerr)
 		}
 		st.AllowMCPServers = append([]string{}, servers...)
 	}
@@ -298,7 +300,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 	var msgs []fsm.Message
 	err := s.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
-	r := s.host.redactor
+	r := s.folder.host.redactor
 	for i, m := range msgs {
 		msgs[i].Content = r.String(m.Content)
 		if len(m.ToolCalls) > 0 {
@@ -317,8 +319,8 @@ func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 // returned. The journal stays, listed and loadable. (Folder.Close closes
 // every conversation; Folder.CloseConversation one of them.)
 func (s *Conversation) Close() {
-	if s.Folder != nil {
-		s.forget(s)
+	if s.folder != nil {
+		s.folder.forget(s)
 	}
 	select {
 	case <-s.quit:
@@ -417,14 +419,14 @@ func (s *Conversation) setID(id, path string) {
 func (s *Conversation) run() {
 	defer close(s.done)
 	select {
-	case <-s.configured:
+	case <-s.folder.configured:
 	case <-s.quit:
 		if s.opening.lock != nil {
 			s.opening.lock.release()
 		}
 		return
 	}
-	s.useSettings(s.settingsNow())
+	s.useSettings(s.folder.settingsNow())
 	s.open(s.opening)
 	s.notifyState()
 	for !s.stopping {
@@ -462,9 +464,9 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 	acts, err := s.m.Step(ev)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleEvent) {
-			s.log.Debug("dropped a stale event", "err", rejectedForLog(ev, err))
+			s.folder.log.Debug("dropped a stale event", "err", rejectedForLog(ev, err))
 		} else {
-			s.log.Warn("event rejected", "err", rejectedForLog(ev, err))
+			s.folder.log.Warn("event rejected", "err", rejectedForLog(ev, err))
 		}
 		return nil, err
 	}
@@ -493,3 +495,6 @@ func (s *Conversation) notifyState() {
 	}
 	s.notify(n)
 }
+
+// Folder returns the workspace folder the conversation belongs to.
+func (c *Conversation) Folder() *Folder { return c.folder }

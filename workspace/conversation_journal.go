@@ -39,7 +39,7 @@ func (f *Folder) journalFile() string {
 		f.log.Warn("no journal", "err", err)
 		return ""
 	}
-	return journalPath(dir, f.folder)
+	return journalPath(dir, f.dir)
 }
 
 // open builds the conversation's machine from o: the conversation
@@ -103,11 +103,11 @@ func (s *Conversation) restore(path string) {
 	id := conversationID(rp.scan.header.Folder, rp.scan.header.Created)
 	s.setID(id, path)
 	s.readMeta(path)
-	j, err := appendJournal(path, s.folder, rp.scan.good, id)
+	j, err := appendJournal(path, s.folder.dir, rp.scan.good, id)
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
 	} else {
-		j.setRedactor(s.host.redactor)
+		j.setRedactor(s.folder.host.redactor)
 		s.journal = j
 		s.writeJournal(func(j *journal) error { return j.appendConfig(cfg) })
 	}
@@ -142,13 +142,13 @@ func (s *Conversation) restore(path string) {
 func (s *Conversation) startJournal(path string, created time.Time) {
 	s.turns, s.title, s.named = 0, "", false
 	os.Remove(metaPath(path)) // a meta file left by a journal set aside
-	j, err := createJournal(path, s.folder, created)
+	j, err := createJournal(path, s.folder.dir, created)
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
 		s.setID(unjournaledConversationID(), "")
 		return
 	}
-	j.setRedactor(s.host.redactor)
+	j.setRedactor(s.folder.host.redactor)
 	s.journal = j
 	s.setID(j.id, path)
 	cfg := s.machineConfig()
@@ -171,7 +171,7 @@ func (s *Conversation) restartJournal() {
 	}
 	if s.journal != nil {
 		if err := s.journal.close(); err != nil {
-			s.log.Warn("closing the journal", "err", err)
+			s.folder.log.Warn("closing the journal", "err", err)
 		}
 		s.journal = nil
 		s.setJournalAside(path)
@@ -184,7 +184,7 @@ func (s *Conversation) restartJournal() {
 // past conversations of the folder whose live journal is at live.
 func (s *Conversation) pruneJournals(live string) {
 	for _, p := range pruneJournals(live, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration, time.Now()) {
-		s.log.Info("old journal pruned", "path", p)
+		s.folder.log.Info("old journal pruned", "path", p)
 	}
 }
 
@@ -232,12 +232,12 @@ func (s *Conversation) setJournalAside(path string) {
 	aside := asideName(path, "reset", time.Now())
 	if err := os.Rename(path, aside); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			s.log.Error("cannot set the journal aside", "err", err)
+			s.folder.log.Error("cannot set the journal aside", "err", err)
 		}
 		return
 	}
 	os.Rename(metaPath(path), metaPath(aside))
-	s.log.Info("journal kept", "path", aside)
+	s.folder.log.Info("journal kept", "path", aside)
 }
 
 // journalEvent records an event the machine accepted.
@@ -285,7 +285,7 @@ func (s *Conversation) syncJournal() {
 	}
 	s.writeMeta()
 	if err := s.journal.sync(); err != nil {
-		s.log.Warn("journal sync failed", "err", err)
+		s.folder.log.Warn("journal sync failed", "err", err)
 	}
 }
 
@@ -294,7 +294,7 @@ func (s *Conversation) syncJournal() {
 func (s *Conversation) closeJournal() {
 	if s.journal != nil {
 		if err := s.journal.close(); err != nil {
-			s.log.Warn("closing the journal", "err", err)
+			s.folder.log.Warn("closing the journal", "err", err)
 		}
 		s.journal = nil
 	}

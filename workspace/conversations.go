@@ -209,7 +209,7 @@ func (s *Conversation) writeMeta() {
 	m := conversationMeta{Title: s.title, Named: s.named, Turns: s.turns, Updated: time.Now()}
 	_, m.Usage = s.m.Usage()
 	if err := writeMetaFile(path, m); err != nil {
-		s.log.Warn("conversation meta file", "err", err)
+		s.folder.log.Warn("conversation meta file", "err", err)
 	}
 }
 
@@ -246,7 +246,7 @@ func (s *Conversation) readMeta(path string) {
 func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, error) {
 	var c ConversationInfo
 	callErr := s.call(ctx, func() {
-		c = ConversationInfo{ID: s.conversationID, Folder: s.folder, Title: s.title, Turns: s.turns, Live: true}
+		c = ConversationInfo{ID: s.conversationID, Folder: s.folder.dir, Title: s.title, Turns: s.turns, Live: true}
 		_, c.Usage = s.m.Usage()
 		if path := s.journalPathShared(); path != "" {
 			c.path = path
@@ -290,7 +290,7 @@ func (s *Conversation) LoadConversation(ctx context.Context, id string) error {
 	if id == s.ID() {
 		return nil
 	}
-	target, err := s.Folder.find(id)
+	target, err := s.folder.find(id)
 	if err != nil {
 		return err
 	}
@@ -342,7 +342,7 @@ func (s *Conversation) loadInPlace(path string, lock *journalLock) {
 
 // find returns the folder's journaled conversation id.
 func (f *Folder) find(id string) (ConversationInfo, error) {
-	all, err := f.host.Conversations(f.folder)
+	all, err := f.host.Conversations(f.dir)
 	if err != nil {
 		return ConversationInfo{}, err
 	}
@@ -351,5 +351,5 @@ func (f *Folder) find(id string) (ConversationInfo, error) {
 			return c, nil
 		}
 	}
-	return ConversationInfo{}, fmt.Errorf("%w %q in %s", ErrUnknownConversation, id, f.folder)
+	return ConversationInfo{}, fmt.Errorf("%w %q in %s", ErrUnknownConversation, id, f.dir)
 }

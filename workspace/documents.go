@@ -19,14 +19,14 @@ var readsOneFile = map[string]bool{"read_file": true, "edit_file": true, "write_
 // overlay, then the disk), with the editor's DocumentStore in between
 // when the Editor has one. ctx is the call's context, callID the call.
 func (s *Conversation) documentSource(ctx context.Context, callID string, base tools.FileSource) tools.FileSource {
-	store, ok := s.host.opts.Editor.(DocumentStore)
+	store, ok := s.folder.host.opts.Editor.(DocumentStore)
 	if !ok {
 		return base
 	}
 	if base == nil {
 		base = tools.DiskFiles{}
 	}
-	return storeFiles{ctx: ctx, store: store, by: s.caller(callID), overlay: s.host.overlay, base: base, log: s.log}
+	return storeFiles{ctx: ctx, store: store, by: s.caller(callID), overlay: s.folder.host.overlay, base: base, log: s.folder.log}
 }
 
 // storeFiles is a tools.FileSource reading a file open in the overlay
@@ -67,5 +67,5 @@ func (f storeFiles) ReadFile(absPath string) ([]byte, error) {
 // caller names tool call callID of this conversation to the editor's
 // DocumentStore. It may run on any goroutine.
 func (s *Conversation) caller(callID string) DocumentCaller {
-	return DocumentCaller{Folder: s.folder, Conversation: s.ID(), CallID: callID}
+	return DocumentCaller{Folder: s.folder.dir, Conversation: s.ID(), CallID: callID}
 }

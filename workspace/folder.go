@@ -28,9 +28,9 @@ import (
 // goroutine applies it between events. The folder's methods are safe for
 // concurrent use.
 type Folder struct {
-	host   *Host
-	folder string
-	log    *slog.Logger
+	host *Host
+	dir  string
+	log  *slog.Logger
 
 	// reloadFailed: the last reload found a broken configuration and kept
 	// the one before; the folder's goroutine owns it.
@@ -132,7 +132,7 @@ func newFolder(h *Host, folder string) *Folder {
 	log := h.opts.Logger.With("folder", folder)
 	return &Folder{
 		host:       h,
-		folder:     folder,
+		dir:        folder,
 		log:        log,
 		life:       life,
 		endLife:    endLife,
@@ -148,7 +148,7 @@ func newFolder(h *Host, folder string) *Folder {
 }
 
 // Path returns the folder's path (absolute, resolved).
-func (f *Folder) Path() string { return f.folder }
+func (f *Folder) Path() string { return f.dir }
 
 // run is the folder's goroutine.
 func (f *Folder) run() {
@@ -249,7 +249,7 @@ func (f *Folder) settingsNow() settings {
 // notify sends a notice of the folder (not of one of its conversations)
 // to the editor, masked.
 func (f *Folder) notify(n Notification) {
-	n.Folder = f.folder
+	n.Folder = f.dir
 	f.host.opts.Editor.Notify(redactNote(f.host.redactor, n))
 }
 

@@ -16,7 +16,7 @@ import (
 // goroutine and publishes the settings it gives. On a reload, a broken
 // configuration keeps the current one and is reported.
 func (f *Folder) loadConfig(reload bool) {
-	cfg, err := f.host.loadConfig(f.folder)
+	cfg, err := f.host.loadConfig(f.dir)
 	if reload && err == nil && f.next.cfgErr == nil && !f.reloadFailed && reflect.DeepEqual(cfg, f.next.cfg) {
 		// Nothing changed (a client answering the settings pull with what
 		// it had, a save that kept the file's text): no reload, no notice,
@@ -41,7 +41,7 @@ func (f *Folder) loadConfig(reload bool) {
 	st.cfgErr = nil
 	st.cfg = cfg
 	if f.instrPaths == nil {
-		f.instrPaths = instructionPaths(f.folder)
+		f.instrPaths = instructionPaths(f.dir)
 	}
 	st.instr = readInstructions(f.instrPaths)
 	// The key leaves the process environment before any tool runs, and its
@@ -79,7 +79,7 @@ func (f *Folder) loadConfig(reload bool) {
 	f.applyMCP(cfg)
 	f.rebuildTools()
 	st.env = tools.Env{
-		Root:           f.folder,
+		Root:           f.dir,
 		Files:          f.host.overlay,
 		BashTimeout:    cfg.Tools.BashTimeout.Duration,
 		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
@@ -106,7 +106,7 @@ func (s *Conversation) useSettings(st settings) {
 // machineConfig derives the state machine's configuration.
 func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
-		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder) + s.instr.text,
+		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text,
 		Tools:         s.registry.Specs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,

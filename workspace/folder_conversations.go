@@ -209,7 +209,7 @@ func (f *Folder) latestOpening() opening {
 			}
 		}
 	}
-	all, err := f.host.Conversations(f.folder)
+	all, err := f.host.Conversations(f.dir)
 	if err != nil || len(all) == 0 || all[0].Elsewhere || all[0].Live {
 		return f.newOpening(false)
 	}
@@ -233,7 +233,7 @@ func (f *Folder) newOpening(setAside bool) opening {
 	if setAside || errors.Is(statErr, os.ErrNotExist) {
 		if lock, err := lockJournal(first); err == nil {
 			if _, err := os.Stat(first); setAside || errors.Is(err, os.ErrNotExist) {
-				return opening{id: conversationID(f.folder, created), path: first, lock: lock, fresh: true, setAside: setAside, created: created}
+				return opening{id: conversationID(f.dir, created), path: first, lock: lock, fresh: true, setAside: setAside, created: created}
 			}
 			lock.release() // created meanwhile by another process
 		}
@@ -243,7 +243,7 @@ func (f *Folder) newOpening(setAside bool) opening {
 	if err != nil {
 		return opening{id: unjournaledConversationID(), notice: err.Error() + ": this conversation is not journaled"}
 	}
-	return opening{id: conversationID(f.folder, created), path: path, lock: lock, fresh: true, created: created}
+	return opening{id: conversationID(f.dir, created), path: path, lock: lock, fresh: true, created: created}
 }
 
 // newJournalPath names the journal of a conversation created at created

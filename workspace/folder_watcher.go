@@ -15,8 +15,8 @@ import (
 // initial watches are set up.
 func (s *Folder) startWatcher() {
 	opts := watchOptions{
-		root:        s.folder,
-		configFiles: config.LoadOptions{Folder: s.folder}.Files(),
+		root:        s.dir,
+		configFiles: config.LoadOptions{Folder: s.dir}.Files(),
 		onFiles:     s.filesChanged,
 		onConfig:    s.ReloadConfig,
 
@@ -54,7 +54,7 @@ func (f *Folder) filesChanged(paths []string) {
 func (s *Conversation) filesChanged(paths []string) {
 	var stale []string
 	for _, p := range paths {
-		content, err := s.host.overlay.ReadFile(p)
+		content, err := s.folder.host.overlay.ReadFile(p)
 		if err != nil {
 			content = nil // deleted or unreadable: no longer what was read
 		}
@@ -69,7 +69,7 @@ func (s *Conversation) filesChanged(paths []string) {
 	if len(stale) == 0 {
 		return
 	}
-	rel := relPaths(s.folder, stale)
+	rel := relPaths(s.folder.dir, stale)
 	s.post(func() {
 		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
 			if news := s.own.news(rel); len(news) > 0 {

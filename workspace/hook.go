@@ -164,9 +164,9 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 	// repository locked); only the session's shutdown does. The user is
 	// asked about their git hooks, if at all, before the worktree lock is
 	// taken: the folder's other conversations go on meanwhile.
-	job.hooks = s.decideHooksEarly(s.life, job)
+	job.hooks = s.decideHooksEarly(s.folder.life, job)
 	s.git.lock.Lock()
-	res := s.commitBatch(s.life, job)
+	res := s.commitBatch(s.folder.life, job)
 	s.git.lock.Unlock()
 	s.post(func() {
 		s.recordCommit(res)
@@ -208,7 +208,7 @@ func (s *Conversation) recordCommit(res hookResult) {
 	}
 	s.git.turnOf[res.commit.SHA] = s.m.State().Turn
 	if len(res.indexLeft) > 0 {
-		s.git.indexLeft = &indexRetry{top: s.folder, entries: res.indexLeft}
+		s.git.indexLeft = &indexRetry{top: s.folder.dir, entries: res.indexLeft}
 	}
 }
 
@@ -220,7 +220,7 @@ func commitNote(c *gitcommit.Result) *CommitNote {
 // the commands' changes.
 func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult {
 	cfg := job.cfg
-	repo, err := gitcommit.Open(ctx, s.folder, cfg.Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, cfg.Model.APIKeyEnv)
 	if err != nil {
 		return hookResult{action: "not a git repository: changes left uncommitted"}
 	}
@@ -252,7 +252,7 @@ func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult 
 	repo.MaxFileBytes = cfg.Hooks.FileLimit()
 	// The prompt is masked as everything shown is: a key the user pasted
 	// into it never reaches the history.
-	prompt := s.host.redactor.String(job.prompt)
+	prompt := s.folder.host.redactor.String(job.prompt)
 	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, prompt, trailer) })
 	if errors.Is(err, gitcommit.ErrInProgress) {
 		return done("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), hookResult{warn: true})
@@ -307,7 +307,7 @@ func (s *Conversation) editedAgain(repo *gitcommit.Repo, job hookJob) []string {
 	var again []string
 	for _, p := range sortedKeys(job.batch) {
 		steps := job.batch[p].steps
-		if _, _, open := s.host.overlay.Document(p); open {
+		if _, _, open := s.folder.host.overlay.Document(p); open {
 			continue
 		}
 		if disk, err := os.ReadFile(p); err == nil && string(disk) != steps[len(steps)-1].New {
@@ -329,7 +329,7 @@ func (s *Conversation) decideHooksEarly(ctx context.Context, job hookJob) *hooks
 	if !job.cfg.Hooks.AutoCommit || len(job.batch) == 0 {
 		return nil
 	}
-	repo, err := gitcommit.Open(ctx, s.folder, job.cfg.Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, job.cfg.Model.APIKeyEnv)
 	if err != nil {
 		return nil
 	}
@@ -363,7 +363,7 @@ func (s *Conversation) approveHooks(ctx context.Context, repo *gitcommit.Repo, j
 	if job.cfg.Tools.Bash == config.PolicyDeny {
 		return false, notRun
 	}
-	ok, err := s.approve(ctx, Approval{Folder: s.folder, Tool: "git hooks",
+	ok, err := s.approve(ctx, Approval{Folder: s.folder.dir, Tool: "git hooks",
 		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"},
 		job.cfg.Tools.ApprovalTimeout.Duration)
 	if err != nil || !ok {
@@ -392,8 +392,8 @@ func dedupe(ss []string) []string {
 func (s *Conversation) saveCommittedBuffers(ctx context.Context, job hookJob) []string {
 	var save []string
 	for p, b := range job.batch {
-		text, _, open := s.host.overlay.Document(p)
-		if open && text == b.steps[len(b.steps)-1].New && s.host.overlay.Dirty(p) {
+		text, _, open := s.folder.host.overlay.Document(p)
+		if open && text == b.steps[len(b.steps)-1].New && s.folder.host.overlay.Dirty(p) {
 			save = append(save, p)
 		}
 	}
@@ -401,20 +401,20 @@ func (s *Conversation) saveCommittedBuffers(ctx context.Context, job hookJob) []
 		return nil
 	}
 	sort.Strings(save)
-	saved, err := s.host.opts.Editor.SaveDocuments(ctx, save)
+	saved, err := s.folder.host.opts.Editor.SaveDocuments(ctx, save)
 	if err != nil && !errors.Is(err, ErrUnsupported) {
-		s.log.Warn("saving documents failed", "err", err)
+		s.folder.log.Warn("saving documents failed", "err", err)
 	}
 	var unsaved []string
 	for _, p := range save {
-		if !slices.Contains(saved, p) && s.host.overlay.Dirty(p) {
+		if !slices.Contains(saved, p) && s.folder.host.overlay.Dirty(p) {
 			unsaved = append(unsaved, p)
 		}
 	}
 	if len(unsaved) == 0 {
 		return nil
 	}
-	return []string{"saved in git, not yet on disk: save the file (" + strings.Join(relPaths(s.folder, unsaved), ", ") + "); until then git diff shows the agent's change reversed"}
+	return []string{"saved in git, not yet on disk: save the file (" + strings.Join(relPaths(s.folder.dir, unsaved), ", ") + "); until then git diff shows the agent's change reversed"}
 }
 
 // indexNotes says how the user's index followed the commit, when it did
@@ -450,11 +450,11 @@ func (s *Conversation) retryIndex(turn uint64) {
 	s.goWorker(func() {
 		var text string
 		kind := NoteInfo
-		repo, err := gitcommit.Open(s.life, left.top, scrub)
+		repo, err := gitcommit.Open(s.folder.life, left.top, scrub)
 		if err != nil {
 			return
 		}
-		rep := repo.SyncIndex(s.life, left.entries, 500*time.Millisecond)
+		rep := repo.SyncIndex(s.folder.life, left.entries, 500*time.Millisecond)
 		files := make([]string, len(left.entries))
 		for i, e := range left.entries {
 			files[i] = e.Path

@@ -119,8 +119,8 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	// Trust binds to the widening values the folder has now (its
 	// .loom.toml and the editor's settings); a later change needs the
 	// user again.
-	cfg, _ := h.loadConfig(s.folder)
-	if err := config.TrustFolder(h.opts.TrustFile, s.folder, cfg.ContentHash()); err != nil {
+	cfg, _ := h.loadConfig(s.folder.dir)
+	if err := config.TrustFolder(h.opts.TrustFile, s.folder.dir, cfg.ContentHash()); err != nil {
 		return "", err
 	}
 	h.mu.Lock()
@@ -129,7 +129,7 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	for _, f := range folders {
 		f.ReloadConfig()
 	}
-	return s.folder, nil
+	return s.folder.dir, nil
 }
 
 // AddFolder opens folder (an absolute path) and starts its conversation,
@@ -230,7 +230,7 @@ func (h *Host) Folder(path string) (*Folder, error) {
 	var best *Folder
 	for folder, f := range h.folders {
 		if path == folder || strings.HasPrefix(path, folder+string(filepath.Separator)) {
-			if best == nil || len(folder) > len(best.folder) {
+			if best == nil || len(folder) > len(best.dir) {
 				best = f
 			}
 		}

@@ -234,7 +234,7 @@ func TestJournalTornLastLineIsSkippedAndReported(t *testing.T) {
 	h1.editor.turnEnded(t, 1)
 	want := transcript(t, s1)
 	h1.Close()
-	path := journalPath(state, s1.Path())
+	path := journalPath(state, s1.folder.Path())
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +303,7 @@ func TestJournalResetKeepsTheOldJournal(t *testing.T) {
 	if err := s.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	path := journalPath(state, s.Path())
+	path := journalPath(state, s.folder.Path())
 	asides, _ := filepath.Glob(strings.TrimSuffix(path, ".jsonl") + ".reset-*.jsonl")
 	if len(asides) != 1 {
 		t.Fatalf("kept journals: %v", asides)
@@ -339,7 +339,7 @@ func TestJournalHoldsNoAPIKey(t *testing.T) {
 	s.Ask(context.Background(), "print the environment")
 	h.editor.turnEnded(t, 1)
 	h.Close()
-	b, err := os.ReadFile(journalPath(state, s.Path()))
+	b, err := os.ReadFile(journalPath(state, s.folder.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestDescribeJournal(t *testing.T) {
 	s.Ask(context.Background(), "hello")
 	h.editor.turnEnded(t, 1)
 	h.Close()
-	f, err := os.Open(journalPath(state, s.Path()))
+	f, err := os.Open(journalPath(state, s.folder.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestDescribeJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"journal of " + s.Path(),
+		"journal of " + s.folder.Path(),
 		`UserInput "hello"`,
 		"  SendLlmRequest turn=1 req=1",
 		`LlmTextDelta req=1 "answer 1"`,

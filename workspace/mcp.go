@@ -34,21 +34,21 @@ func (s *Folder) applyMCP(cfg config.Config) {
 			}
 		}
 		sp := mcp.Spec{
-			Name: name, Command: srv.Command, Args: srv.Args, Dir: s.folder,
+			Name: name, Command: srv.Command, Args: srv.Args, Dir: s.dir,
 			Env: mcp.Environ(s.host.opts.Getenv, pass), URL: srv.URL,
-			Timeout: srv.CallTimeout(), Roots: []string{s.folder},
+			Timeout: srv.CallTimeout(), Roots: []string{s.dir},
 			Sandbox: s.sandbox,
 		}
 		if srv.FromWorkspace() && !cfg.Trusted() {
 			// config leaves such keys out; never start one anyway.
-			sp.NotStarted = config.MCPServerNote(name, s.folder)
+			sp.NotStarted = config.MCPServerNote(name, s.dir)
 		}
 		specs = append(specs, sp)
 	}
 	// Servers only an untrusted folder's .loom.toml declares: config left
 	// them out (its TrustNotice says so); list them as not started.
 	for _, name := range untrustedServers(cfg) {
-		specs = append(specs, mcp.Spec{Name: name, NotStarted: config.MCPServerNote(name, s.folder)})
+		specs = append(specs, mcp.Spec{Name: name, NotStarted: config.MCPServerNote(name, s.dir)})
 	}
 	s.mcp.Apply(specs)
 	s.next.mcpPolicies = map[string]config.Policy{}
@@ -168,9 +168,9 @@ func (s *Conversation) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCa
 	}
 	// The user's own rule for this server (kept in the state directory,
 	// never in the repository): its tools run unasked under "ask".
-	servers, err := s.host.MCPServerRules(s.folder)
+	servers, err := s.folder.host.MCPServerRules(s.folder.dir)
 	if err != nil {
-		s.log.Warn("approval rules unreadable; asking", "err", err)
+		s.folder.log.Warn("approval rules unreadable; asking", "err", err)
 	}
 	if slices.Contains(servers, t.Server()) {
 		return ""
@@ -181,7 +181,7 @@ func (s *Conversation) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCa
 		return ""
 	}
 	ok, err = s.approve(ctx, Approval{
-		Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
+		Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
 		Detail: fmt.Sprintf("MCP server %s, tool %s, arguments: %s", t.Server(), t.RemoteName(), compactJSON(c.Arguments)),
 		Always: func() { s.always.allow(t.Name()) },
 	}, b.approvalTimeout)

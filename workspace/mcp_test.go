@@ -271,7 +271,7 @@ func TestMCPReloadAddsServer(t *testing.T) {
 		t.Fatalf("servers before = %+v", st.MCPServers)
 	}
 	servers.Store(map[string]config.MCPServer{"ev": everythingServer(t, config.PolicyAllow)})
-	s.ReloadConfig()
+	s.folder.ReloadConfig()
 	h.serverReady(t, "ev")
 	s.Ask(context.Background(), "echo")
 	h.editor.turnEnded(t, 1)

@@ -21,7 +21,7 @@ const mcpPoll = 20 * time.Millisecond
 // the LSP daemon never calls it (its later prompts see the tools once the
 // servers are ready).
 func (s *Conversation) WaitMCP(ctx context.Context) ([]string, error) {
-	timeout := s.Folder.settingsNow().cfg.MCP.WaitTimeout()
+	timeout := s.folder.settingsNow().cfg.MCP.WaitTimeout()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(mcpPoll)
@@ -31,9 +31,9 @@ func (s *Conversation) WaitMCP(ctx context.Context) ([]string, error) {
 		// to its conversations before this returns: a prompt asked next
 		// is queued behind them.
 		var starting []string
-		if err := s.Folder.call(ctx, func() {
-			starting = startingServers(s.mcp.Status())
-			s.Folder.syncMCP()
+		if err := s.folder.call(ctx, func() {
+			starting = startingServers(s.folder.mcp.Status())
+			s.folder.syncMCP()
 		}); err != nil {
 			return nil, err
 		}
@@ -47,8 +47,8 @@ func (s *Conversation) WaitMCP(ctx context.Context) ([]string, error) {
 			return starting, ctx.Err()
 		case <-deadline.C:
 		}
-		err := s.Folder.call(ctx, func() {
-			s.Folder.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
+		err := s.folder.call(ctx, func() {
+			s.folder.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
 				"MCP server(s) %s did not come up within %s (mcp.startup_timeout): going on without their tools",
 				quoteNames(starting), timeout)})
 		})

@@ -59,7 +59,7 @@ func (s *Conversation) Models(ctx context.Context) (ModelList, error) {
 		ids, err := lister.ListModels(lctx)
 		cancel()
 		if err != nil {
-			list.Error = s.host.redactor.String(err.Error())
+			list.Error = s.folder.host.redactor.String(err.Error())
 		}
 		list.Models = ids
 	}

@@ -22,7 +22,7 @@ func TestOwnWriteEchoBeforeItsReadRecord(t *testing.T) {
 	h := newTestHost(t, model, nil)
 	s, _ := h.AddFolder(dir)
 	waitReady(t, s)
-	a, b := filepath.Join(s.folder, "a.txt"), filepath.Join(s.folder, "b.txt")
+	a, b := filepath.Join(s.folder.dir, "a.txt"), filepath.Join(s.folder.dir, "b.txt")
 	s.reads.Record(a, []byte("old\n"))
 	s.reads.Record(b, []byte("b\n"))
 	changed := func(rel string) func(Notification) bool {

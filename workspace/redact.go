@@ -52,7 +52,7 @@ func newShownTexts(r *secret.Redactor) []*shownText {
 // kind's Stream; a notification that ends the streamed message first
 // flushes what the Streams held back. It runs on the owner goroutine.
 func (s *Conversation) notify(n Notification) {
-	n.Folder, n.Conversation = s.folder, s.conversationID
+	n.Folder, n.Conversation = s.folder.dir, s.conversationID
 	for _, st := range s.shown {
 		if st.kind != n.Kind {
 			continue
@@ -62,14 +62,14 @@ func (s *Conversation) notify(n Notification) {
 			st.turn = n.Turn
 		}
 		if n.Text = st.mask.Write(n.Text); n.Text != "" {
-			s.host.opts.Editor.Notify(n)
+			s.folder.host.opts.Editor.Notify(n)
 		}
 		return
 	}
 	if endsMessage(n) {
 		s.flushAllShown()
 	}
-	s.host.opts.Editor.Notify(redactNote(s.host.redactor, n))
+	s.folder.host.opts.Editor.Notify(redactNote(s.folder.host.redactor, n))
 }
 
 // endsMessage reports whether n, which is no streamed text, ends the
@@ -94,7 +94,7 @@ func endsMessage(n Notification) bool {
 // text.
 func (s *Conversation) flushShown(st *shownText) {
 	if text := st.mask.Flush(); text != "" {
-		s.host.opts.Editor.Notify(Notification{Folder: s.folder, Conversation: s.conversationID, Turn: st.turn, Kind: st.kind, Text: text})
+		s.folder.host.opts.Editor.Notify(Notification{Folder: s.folder.dir, Conversation: s.conversationID, Turn: st.turn, Kind: st.kind, Text: text})
 	}
 }
 
@@ -144,14 +144,14 @@ var errApprovalTimeout = errors.New("no answer in time")
 // at most timeout (none when 0) for the answer. It may run on any
 // goroutine.
 func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
-	a.Detail = s.host.redactor.String(a.Detail)
+	a.Detail = s.folder.host.redactor.String(a.Detail)
 	a.Conversation = s.ID()
 	if timeout <= 0 {
-		return s.host.opts.Editor.Approve(ctx, a)
+		return s.folder.host.opts.Editor.Approve(ctx, a)
 	}
 	asking, cancel := context.WithTimeoutCause(ctx, timeout, errApprovalTimeout)
 	defer cancel()
-	ok, err := s.host.opts.Editor.Approve(asking, a)
+	ok, err := s.folder.host.opts.Editor.Approve(asking, a)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(asking), errApprovalTimeout) {
 		return false, errApprovalTimeout
 	}

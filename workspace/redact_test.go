@@ -114,7 +114,7 @@ func TestSplitKeyAcrossInterleavedEvents(t *testing.T) {
 	if strings.Contains(log.String(), key) {
 		t.Errorf("the log shows the key:\n%s", log.String())
 	}
-	b, err := os.ReadFile(journalPath(state, s.Path()))
+	b, err := os.ReadFile(journalPath(state, s.folder.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +199,14 @@ func BenchmarkNotifyText(b *testing.B) {
 			for _, k := range c.keys {
 				r.Add(k)
 			}
-			s := &Conversation{Folder: &Folder{folder: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}}, shown: newShownTexts(r)}
+			s := &Conversation{folder: &Folder{dir: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}}, shown: newShownTexts(r)}
 			n := Notification{Kind: NoteText, Turn: 1, Text: delta}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if c.raw {
-					n.Folder = s.folder
-					s.host.opts.Editor.Notify(n)
+					n.Folder = s.folder.dir
+					s.folder.host.opts.Editor.Notify(n)
 				} else {
 					s.notify(n)
 				}

@@ -128,7 +128,7 @@ func TestApprovalIsAMachineEvent(t *testing.T) {
 				t.Fatalf("approved=%v, tool result %q", approve, result)
 			}
 			h.Close()
-			b, err := os.ReadFile(journalPath(state, s.Path()))
+			b, err := os.ReadFile(journalPath(state, s.folder.Path()))
 			if err != nil {
 				t.Fatal(err)
 			}

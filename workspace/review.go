@@ -271,10 +271,10 @@ func (s *Conversation) applyHunks(ctx context.Context, root string, p *proposal,
 // buffer, else the editor's document store (asked for call callID), else
 // the disk.
 func (s *Conversation) currentText(ctx context.Context, callID, path string) (text string, exists bool, err error) {
-	if text, _, open := s.host.overlay.Document(path); open {
+	if text, _, open := s.folder.host.overlay.Document(path); open {
 		return text, true, nil
 	}
-	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+	if store, ok := s.folder.host.opts.Editor.(DocumentStore); ok {
 		text, err := store.ReadDocument(ctx, s.caller(callID), path)
 		if err == nil {
 			return text, true, nil

@@ -52,7 +52,7 @@ func (s *Conversation) commandProposal(ctx context.Context, b *batchRun, run *co
 	if run == nil || len(run.paths) == 0 {
 		return nil
 	}
-	repo, err := gitcommit.Open(ctx, s.folder, b.env.ScrubEnv...)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, b.env.ScrubEnv...)
 	if err != nil {
 		return nil
 	}
@@ -113,7 +113,7 @@ func (s *Conversation) proposeCommand(turn uint64, callID string, run *commandRu
 // and takes the others back (on a worker); it returns what it did and
 // the edits to record for the hook (the kept bytes).
 func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandReview, accepted []string) (ReviewResult, []commandKeep, error) {
-	repo, err := gitcommit.Open(ctx, s.folder, s.cfgSnapshot(ctx).Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, s.cfgSnapshot(ctx).Model.APIKeyEnv)
 	if err != nil {
 		return ReviewResult{}, nil, err
 	}

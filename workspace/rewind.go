@@ -72,7 +72,7 @@ func (s *Conversation) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	var out []Checkpoint
 	err := s.call(ctx, func() {
 		for _, c := range s.m.Checkpoints() {
-			cp := Checkpoint{Turn: c.Turn, Prompt: s.host.redactor.String(c.Prompt), Time: s.turnTimes[c.Turn], Compacted: c.Compacted, Commits: []string{}, Files: []string{}}
+			cp := Checkpoint{Turn: c.Turn, Prompt: s.folder.host.redactor.String(c.Prompt), Time: s.turnTimes[c.Turn], Compacted: c.Compacted, Commits: []string{}, Files: []string{}}
 			seen := map[string]bool{}
 			for _, commit := range s.git.commits {
 				if s.git.turnOf[commit.SHA] != c.Turn {
@@ -245,14 +245,14 @@ func (s *Conversation) Redo(ctx context.Context) (RewindResult, error) {
 
 // revertForRewind takes commits back with one revert commit of message.
 func (s *Conversation) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string) (*gitcommit.Reverted, error) {
-	repo, err := gitcommit.Open(ctx, s.folder, scrub)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, scrub)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
 	}
 	leave := map[string]string{}
 	for _, c := range commits {
 		for _, rel := range c.Files {
-			if abs := repo.Top + "/" + rel; s.host.overlay.Dirty(abs) {
+			if abs := repo.Top + "/" + rel; s.folder.host.overlay.Dirty(abs) {
 				leave[rel] = rel + " has unsaved changes in the editor; save or revert them, then rewind again"
 			}
 		}
@@ -263,17 +263,17 @@ func (s *Conversation) revertForRewind(ctx context.Context, scrub string, commit
 	for _, c := range commits {
 		rels = append(rels, c.Files...)
 	}
-	s.own.expect(relPaths(s.folder, absPaths(repo.Top, rels)))
+	s.own.expect(relPaths(s.folder.dir, absPaths(repo.Top, rels)))
 	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave})
 	if err != nil {
-		s.own.forget(relPaths(s.folder, absPaths(repo.Top, rels)))
+		s.own.forget(relPaths(s.folder.dir, absPaths(repo.Top, rels)))
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
 	}
 	var left []string
 	for _, c := range rv.Conflicts {
 		left = append(left, c.Path)
 	}
-	s.own.forget(relPaths(s.folder, absPaths(repo.Top, left)))
+	s.own.forget(relPaths(s.folder.dir, absPaths(repo.Top, left)))
 	return rv, nil
 }
 

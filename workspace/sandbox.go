@@ -21,7 +21,7 @@ func (s *Folder) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 		return nil
 	}
 	p := sandbox.Policy{
-		Root:    s.folder,
+		Root:    s.dir,
 		Write:   cfg.Tools.SandboxWrite,
 		Hide:    cfg.Tools.SandboxHide,
 		Network: cfg.Tools.Network.Mode,
@@ -55,7 +55,7 @@ func (s *Conversation) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
 	ok, err := s.approve(ctx, Approval{
-		Folder: s.folder, Turn: b.turn, Tool: "bash outside the sandbox", CallID: c.ID,
+		Folder: s.folder.dir, Turn: b.turn, Tool: "bash outside the sandbox", CallID: c.ID,
 		Detail: args.Command + "\n\nThe sandbox blocked it: " + blocked.Blocked + ". Run it again with your full permissions?",
 	}, b.approvalTimeout)
 	switch {

@@ -211,7 +211,7 @@ func (s *Conversation) markRunning(ctx context.Context, turn uint64, callID stri
 		if _, err := s.step(fsm.ToolProgress{Turn: turn, CallID: callID, Message: "running"}); err != nil {
 			// Not expected while the batch is live; the call still runs
 			// and completes, so that the turn can end.
-			s.log.Warn("the machine refused a call's progress", "call", callID, "err", err)
+			s.folder.log.Warn("the machine refused a call's progress", "call", callID, "err", err)
 		}
 		taken <- true
 	})
@@ -250,12 +250,12 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		// until it ends, less those the editor reports meanwhile.
 		// And the files as they were before it, so that its changes (not
 		// the user's earlier ones) can be told apart (preimage.go).
-		before := s.cmds.preImages(func() []string { return s.dirtyFiles(ctx, b.env.ScrubEnv) })
-		mark, win := s.host.overlay.EditorMark(), s.cmds.openWindow()
+		before := s.folder.cmds.preImages(func() []string { return s.dirtyFiles(ctx, b.env.ScrubEnv) })
+		mark, win := s.folder.host.overlay.EditorMark(), s.folder.cmds.openWindow()
 		s.writes.commandStarted()
 		defer func() {
 			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
-			s.writes.commandEnded(outcome.command.paths, s.host.overlay.ReadFile)
+			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.ReadFile)
 			if !outcome.settled {
 				outcome.result += s.commandResultNote(ctx, outcome.command)
 			}
@@ -277,7 +277,7 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		if ctx.Err() != nil {
 			return toolOutcome{result: "tool error: cancelled", isError: true}
 		}
-		s.log.Error("tool failed", "tool", c.Name, "err", err)
+		s.folder.log.Error("tool failed", "tool", c.Name, "err", err)
 		return toolOutcome{result: "tool error: " + err.Error(), isError: true}
 	}
 	out := toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode}
@@ -315,10 +315,10 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	cmd := cmdrules.Parse(args.Command, s.folder)
-	rules, err := s.host.ApprovalRules(s.folder)
+	cmd := cmdrules.Parse(args.Command, s.folder.dir)
+	rules, err := s.folder.host.ApprovalRules(s.folder.dir)
 	if err != nil {
-		s.log.Warn("approval rules unreadable; asking", "err", err)
+		s.folder.log.Warn("approval rules unreadable; asking", "err", err)
 	}
 	decide := func(ok bool, why string) (string, bool, bool) {
 		if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
@@ -326,11 +326,11 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 		}
 		return "", false, true
 	}
-	if ok, by := cmdrules.Match(rules, cmd, s.folder); ok {
+	if ok, by := cmdrules.Match(rules, cmd, s.folder.dir); ok {
 		return decide(true, "allowed by the rule "+ruleWords(by))
 	}
-	a := Approval{Folder: s.folder, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command}
-	a.Exact, a.Prefix = cmdrules.Suggest(rules, cmd, s.folder)
+	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command}
+	a.Exact, a.Prefix = cmdrules.Suggest(rules, cmd, s.folder.dir)
 	if a.Exact != nil {
 		a.Remember = func(r cmdrules.Rule) error { return s.rememberRule(b.turn, r) }
 	}
@@ -369,7 +369,7 @@ func ruleWords(rs []cmdrules.Rule) string {
 
 // rememberRule saves a rule the user picked in an approval and tells so.
 func (s *Conversation) rememberRule(turn uint64, r cmdrules.Rule) error {
-	saved, err := s.host.AddApprovalRule(s.folder, r)
+	saved, err := s.folder.host.AddApprovalRule(s.folder.dir, r)
 	if err != nil {
 		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom allowed the command once, but did not save the rule: " + err.Error()})
 		return err
@@ -422,10 +422,10 @@ func (s *Conversation) decideApproval(ctx context.Context, ev fsm.ApprovalDecide
 func (s *Conversation) applyEdit(ctx context.Context, callID string, e *tools.Edit) error {
 	// The tools refuse these already; whatever else computes an edit
 	// (a review applying a proposal later) meets the same wall.
-	if err := config.CheckProtected(s.folder, e.Path); err != nil {
+	if err := config.CheckProtected(s.folder.dir, e.Path); err != nil {
 		return err
 	}
-	overlay := s.host.overlay
+	overlay := s.folder.host.overlay
 	// The watcher may see the write before the read record below holds
 	// it: that echo is ours, not news.
 	s.writes.expect(e.Path, []byte(e.NewText))
@@ -441,10 +441,10 @@ func (s *Conversation) applyEdit(ctx context.Context, callID string, e *tools.Ed
 			if err != nil {
 				return fmt.Errorf("%s changed in the editor while the edit was computed, on the lines it changes (%v); read it again", e.RelPath, err)
 			}
-			*e = *tools.NewEdit(s.folder, e.Path, e.Created, text, merged, e.Mode)
+			*e = *tools.NewEdit(s.folder.dir, e.Path, e.Created, text, merged, e.Mode)
 			s.writes.expect(e.Path, []byte(e.NewText))
 		}
-		err := s.host.opts.Editor.ApplyEdit(ctx, DocumentEdit{Path: e.Path, Version: version, Edits: e.TextEdits, NewText: e.NewText})
+		err := s.folder.host.opts.Editor.ApplyEdit(ctx, DocumentEdit{Path: e.Path, Version: version, Edits: e.TextEdits, NewText: e.NewText})
 		switch {
 		case err == nil:
 			// The editor reports its new text with a didChange; wait for it
@@ -468,7 +468,7 @@ func (s *Conversation) applyEdit(ctx context.Context, callID string, e *tools.Ed
 		}
 		break
 	}
-	if store, ok := s.host.opts.Editor.(DocumentStore); ok {
+	if store, ok := s.folder.host.opts.Editor.(DocumentStore); ok {
 		// Recorded first: the client may write the disk before it answers,
 		// and the watcher must see our own text there, not a change.
 		s.reads.Record(e.Path, []byte(e.NewText))

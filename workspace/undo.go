@@ -56,16 +56,16 @@ func (s *Conversation) Undo(ctx context.Context, sha string) (string, error) {
 	case target == nil:
 		return "", fmt.Errorf("%w: %s is not an auto-commit of this session (its commits: %s)", ErrUndoRefused, sha, strings.Join(known, ", "))
 	}
-	repo, err := gitcommit.Open(ctx, s.folder, scrub)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, scrub)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrUndoRefused, err)
 	}
 	for _, rel := range target.Files {
-		if abs := repo.Top + "/" + rel; s.host.overlay.Dirty(abs) {
+		if abs := repo.Top + "/" + rel; s.folder.host.overlay.Dirty(abs) {
 			return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 		}
 	}
-	s.own.expect(relPaths(s.folder, absPaths(repo.Top, target.Files)))
+	s.own.expect(relPaths(s.folder.dir, absPaths(repo.Top, target.Files)))
 	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{})
 	if err != nil {
 		return "", err

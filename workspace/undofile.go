@@ -54,13 +54,13 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 	}); err != nil {
 		return "", err
 	}
-	repo, err := gitcommit.Open(ctx, s.folder, scrub)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, scrub)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrUndoRefused, err)
 	}
 	abs := path
 	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(s.folder, filepath.FromSlash(path))
+		abs = filepath.Join(s.folder.dir, filepath.FromSlash(path))
 	}
 	rel, err := filepath.Rel(repo.Top, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -78,10 +78,10 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 	if err != nil {
 		return "", err
 	}
-	if s.host.overlay.Dirty(filepath.Join(repo.Top, filepath.FromSlash(rel))) {
+	if s.folder.host.overlay.Dirty(filepath.Join(repo.Top, filepath.FromSlash(rel))) {
 		return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 	}
-	s.own.expect(relPaths(s.folder, absPaths(repo.Top, []string{rel})))
+	s.own.expect(relPaths(s.folder.dir, absPaths(repo.Top, []string{rel})))
 	message := "loom: undo the agent's changes to " + rel + "\n\nTakes back what "
 	for i, c := range targets {
 		if i > 0 {

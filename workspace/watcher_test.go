@@ -222,7 +222,7 @@ func TestSessionStaleFileIsRefusedAndToldToTheModel(t *testing.T) {
 func waitReady(t *testing.T, s *Conversation) {
 	t.Helper()
 	select {
-	case <-s.watchReady:
+	case <-s.folder.watchReady:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watcher never started")
 	}

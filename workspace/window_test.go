@@ -19,7 +19,7 @@ import (
 func waitWindow(t *testing.T, s *Conversation) {
 	t.Helper()
 	var answered chan struct{}
-	if err := s.Folder.call(context.Background(), func() { answered = s.Folder.window.answered }); err != nil {
+	if err := s.folder.call(context.Background(), func() { answered = s.folder.window.answered }); err != nil {
 		t.Fatal(err)
 	}
 	if answered == nil {
@@ -124,7 +124,7 @@ func TestContextWindowQuestionDoesNotBlockThePrompt(t *testing.T) {
 	}
 	// The journal recorded the change: a replay of it ends with the
 	// server's window.
-	path := s.journalFile()
+	path := s.folder.journalFile()
 	h.Close()
 	cfg := lastJournaledConfig(t, path)
 	if cfg.ContextWindow != 4096 {

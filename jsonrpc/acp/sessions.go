@@ -32,7 +32,7 @@ func (a *agent) register(id acpsdk.SessionId, c *workspace.Conversation) *sessio
 	defer a.mu.Unlock()
 	s, ok := a.sessions[id]
 	if !ok || s.ws != c {
-		s = &session{id: id, folder: c.Path(), ws: c, always: map[string]bool{}}
+		s = &session{id: id, folder: c.Folder().Path(), ws: c, always: map[string]bool{}}
 		a.sessions[id] = s
 	}
 	a.recent[s.folder] = s
@@ -53,7 +53,7 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	}
 	id := acpsdk.SessionId(c.ID())
 	a.register(id, c)
-	a.log.Info("session/new", "session", id, "cwd", c.Path())
+	a.log.Info("session/new", "session", id, "cwd", c.Folder().Path())
 	a.advertiseCommands(id)
 	m, err := a.modelsOf(ctx, c)
 	if err != nil {
