@@ -47,6 +47,9 @@ func (s *Conversation) cancelInFlight() {
 // perform carries out one action of the machine. It never blocks: I/O
 // runs on worker goroutines, which report back through the inbox.
 func (s *Conversation) perform(a fsm.Action) {
+	if s.performPlan(a) {
+		return
+	}
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
 		if a.Turn != s.startedTurn && !a.Compaction {

@@ -123,6 +123,7 @@ func (s *Conversation) restore(path string) {
 	if rp.steps > 0 {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
+	s.announcePlan()
 	s.reportPendingCommit(rp.pendingCommit)
 	// The conversation's auto-commits, for a rewind after the restart.
 	s.git.commits, s.git.turnOf = rp.commits.commits, rp.commits.turnOf

@@ -210,6 +210,8 @@ type Notification struct {
 	Proposal *ProposalNote
 	// Redone is set on a NoteRewound that a redo undid.
 	Redone bool
+	// Plan is the todo list (NotePlan).
+	Plan []fsm.PlanItem
 	// Visible marks a NoteInfo the user must see (the auto-commit's
 	// notes): a client that shows information only in a log shows this
 	// one as a message.
