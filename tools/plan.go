@@ -37,12 +37,11 @@ func (UpdatePlan) Mutating() bool { return false }
 // Schema implements Tool.
 func (UpdatePlan) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{` +
-		`"explanation":{"type":"string","description":"optional: why the list changed"},` +
-		`"plan":{"type":"array","description":"the whole list, in order","items":{"type":"object","properties":{` +
-		`"step":{"type":"string","description":"one short step"},` +
+		`"plan":{"type":"array","items":{"type":"object","properties":{` +
+		`"step":{"type":"string"},` +
 		`"status":{"type":"string","enum":["pending","in_progress","completed"]}},` +
-		`"required":["step","status"],"additionalProperties":false}}},` +
-		`"required":["plan"],"additionalProperties":false}`)
+		`"required":["step","status"]}}},` +
+		`"required":["plan"]}`)
 }
 
 // Run implements Tool; it is never called.
@@ -65,9 +64,7 @@ func (ProposePlan) Mutating() bool { return false }
 
 // Schema implements Tool.
 func (ProposePlan) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"plan":{"type":"string","description":"the plan, in Markdown: the steps, the files each touches, how it will be checked"}},` +
-		`"required":["plan"],"additionalProperties":false}`)
+	return json.RawMessage(`{"type":"object","properties":{"plan":{"type":"string"}},"required":["plan"]}`)
 }
 
 // Run implements Tool; it is never called.
