@@ -62,10 +62,10 @@ type execFlags struct {
 	edits, restore                                      string
 	// mode is --mode (agent, plan or ask; "" keeps the conversation's),
 	// plan is --plan (what to do with a proposed plan: stop or accept).
-	mode, plan string
-	maxIterations                                       int
-	rewind                                              uint64
-	fresh, verbose, debug, noDeltas, list               bool
+	mode, plan                            string
+	maxIterations                         int
+	rewind                                uint64
+	fresh, verbose, debug, noDeltas, list bool
 	// resume is --resume: "" when absent, resumeLatest without an id.
 	resume resumeFlag
 	// conversation is --conversation ID.
