@@ -493,6 +493,9 @@ func (s *Conversation) notifyState() {
 	}
 	s.lastState, s.stateShown = k, true
 	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput || k == fsm.ExecutingTools {
+		n.Context = s.contextUse()
+	}
 	if k == fsm.WaitingForUserInput {
 		var total fsm.Usage
 		n.Usage, total = s.m.Usage()

@@ -256,6 +256,7 @@ func (s *Conversation) journalEvent(ev fsm.Event) {
 		if s.title == "" {
 			s.title = conversationTitle(in.Text)
 			s.writeMeta()
+			s.notify(Notification{Kind: NoteTitle, Text: s.title})
 		}
 	}
 }

@@ -22,7 +22,23 @@ const (
 	// the user's decision (Conversation.DecidePlan); Tool.CallID names
 	// the call.
 	NotePlanProposal NotificationKind = "plan_proposal"
+	// NoteTitle: Text is the conversation's title (its first prompt's
+	// first line, or the one a rename set).
+	NoteTitle NotificationKind = "title"
 )
+
+// ContextUse is how full the model's context window is: Tokens estimates
+// what the next request sends, Window is the window (0: unknown).
+type ContextUse struct {
+	Tokens int64
+	Window int
+}
+
+// contextUse measures the context now, on the owner goroutine.
+func (s *Conversation) contextUse() *ContextUse {
+	w, _ := s.contextWindow()
+	return &ContextUse{Tokens: s.m.Tokens(), Window: w}
+}
 
 // ErrNoPlan is wrapped by DecidePlan's error when no plan waits for the
 // user.
@@ -121,10 +137,13 @@ func (s *Conversation) performPlan(a fsm.Action) bool {
 	return true
 }
 
-// announcePlan tells the editor the mode and the todo list of a resumed
-// conversation, when they are not the defaults.
+// announcePlan tells the editor the title, the mode and the todo list of
+// a resumed conversation, when they are not the defaults.
 func (s *Conversation) announcePlan() {
 	turn := s.m.State().Turn
+	if s.title != "" {
+		s.notify(Notification{Kind: NoteTitle, Turn: turn, Text: s.title})
+	}
 	if mode := s.m.Mode(); mode != fsm.ModeAgent {
 		s.notify(Notification{Kind: NoteMode, Turn: turn, Text: string(mode)})
 	}

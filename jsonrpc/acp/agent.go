@@ -190,11 +190,6 @@ func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsd
 	return acpsdk.AuthenticateResponse{}, nil
 }
 
-// SetSessionMode implements acpsdk.Agent; loom-lsp has no session modes.
-func (a *agent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
-	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
-}
-
 // Cancel implements acpsdk.Agent: session/cancel stops the session's turn
 // in flight (model stream, tools, a pending permission request); its
 // session/prompt then answers cancelled.
