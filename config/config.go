@@ -167,6 +167,12 @@ type Tools struct {
 	SandboxWrite []string `toml:"sandbox_write"`
 	// SandboxHide adds unreadable directories to the sandbox's.
 	SandboxHide []string `toml:"sandbox_hide"`
+	// SandboxUnhide takes paths out of the hidden ones (a credential
+	// file a command needs, e.g. ~/.npmrc for a private registry).
+	SandboxUnhide []string `toml:"sandbox_unhide"`
+	// SandboxSockets lists the unix sockets commands may reach (all
+	// others outside the workspace are hidden).
+	SandboxSockets []string `toml:"sandbox_sockets"`
 	// Network is what network commands reach.
 	Network Network `toml:"network"`
 	// Edits says whether the agent's file changes land at once

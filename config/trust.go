@@ -32,7 +32,9 @@ import (
 //     of the widening values it was trusted with. When they change (a
 //     command, a git pull), they are ignored, with one notice, until the
 //     user confirms again (loom.trust records the new hash). A trusted
-//     folder seen for the first time records its values as they are.
+//     folder seen for the first time records its values as they are,
+//     even when it has none: a .loom.toml that appears later (written by
+//     a command, brought by a git pull) is held back like a changed one.
 //
 // Trust keys are read from the user's own file only (trust.workspace also
 // from a vouching client). Keys that only narrow (tools.bash = "deny")
@@ -58,7 +60,10 @@ type trustState struct {
 	// changed: vouched, but the widening values differ from those the
 	// trust file records.
 	changed bool
-	quiet   bool      // a layer is pending: no notice yet
+	// appeared: changed, and the folder had no widening values when it
+	// was trusted (a .loom.toml that appeared since).
+	appeared bool
+	quiet    bool      // a layer is pending: no notice yet
 	hash    string    // the widening values' contentHash, "" when none
 	file    string    // the workspace file, when it held widening keys back
 	ignored []heldKey // widening keys left out, sorted by key
@@ -73,8 +78,10 @@ type trustState struct {
 func (c Config) Trusted() bool { return c.trust.trusted }
 
 // ContentHash is the hash of the folder's widening values (from its
-// workspace file and pushed settings) that loom.trust records; "" when
-// there are none.
+// workspace file and pushed settings) that loom.trust records. A folder
+// with none has the hash of the empty set ([NoValuesHash]), so that
+// trusting it binds to having none; "" only for a Config loaded without
+// a folder.
 func (c Config) ContentHash() string { return c.trust.hash }
 
 // IgnoredKeys returns the widening keys of the workspace layers that were
@@ -118,6 +125,11 @@ func (c Config) TrustNotice(how string) string {
 	where := t.file
 	if where == "" {
 		where = "the editor's settings for " + t.folder
+	}
+	if t.appeared {
+		return fmt.Sprintf("%s appeared with settings that widen what the agent may do or spend after you trusted %s without any, so they are ignored until you confirm them: %s. "+
+			"If you wrote it, %s to trust the folder with them.",
+			where, t.folder, strings.Join(names, ", "), how)
 	}
 	if t.changed {
 		return fmt.Sprintf("%s changed settings that widen what the agent may do or spend since you trusted %s, so they are ignored until you confirm them: %s. "+
@@ -354,18 +366,19 @@ func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer) er
 	t.vouched = opts.Trusted || editorTrusts(opts.Overrides) || FolderTrusted(t.folder, listed)
 	// Trust keys of these layers never apply, and are no content to trust.
 	content := slices.DeleteFunc(slices.Clone(held), func(h heldKey) bool { return isTrustKey(h.key) })
-	if len(content) > 0 {
-		t.hash = contentHash(content)
-	}
+	// A folder with no widening values records that too: trust binds to
+	// having none.
+	t.hash = contentHash(content)
 	rec, recorded := recordedHash(recs, t.folder)
 	switch {
 	case !t.vouched:
-	case t.hash == "", opts.Trusted, recorded && rec == t.hash:
+	case opts.Trusted, recorded && rec == t.hash:
 		t.trusted = true
 	case recorded && rec != "":
 		// Changed since trusted. While a layer is pending the values are
 		// incomplete: held back without a notice until it arrives.
 		t.changed, t.quiet = true, pending
+		t.appeared = rec == NoValuesHash
 	case pending:
 		t.trusted = true // provisional: recorded once every layer is in
 	default:

@@ -179,3 +179,69 @@ func TestPendingLayerRecordsNoTrust(t *testing.T) {
 		t.Fatalf("trust file %v, want one record of %s", recs, c.ContentHash())
 	}
 }
+
+// TestTrustOnFirstSightRecordsNoValues: a folder trusted while it has no
+// .loom.toml records that it has none, on every route (the user's
+// [trust] folders, the editor vouching, loom.trust / `loom-lsp trust` /
+// /trust, which all record ContentHash), so that the first .loom.toml
+// that appears later (a command wrote it, a git pull brought it) is held
+// back with a notice, like a changed one.
+func TestTrustOnFirstSightRecordsNoValues(t *testing.T) {
+	vouch := Override{Name: "initializationOptions", JSON: []byte(`{"trust":{"workspace":true}}`), VouchesTrust: true}
+	routes := []struct {
+		name  string
+		setup func(t *testing.T, xdg, folder string) []Override
+	}{
+		{"[trust] folders", func(t *testing.T, xdg, folder string) []Override {
+			write(t, xdg, "loom/loom.toml", fmt.Sprintf("[trust]\nfolders = [%q]\n", folder))
+			return nil
+		}},
+		{"editor vouches", func(t *testing.T, xdg, folder string) []Override { return []Override{vouch} }},
+		{"loom.trust", func(t *testing.T, xdg, folder string) []Override {
+			c, _, err := Load(LoadOptions{Folder: folder})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ContentHash() != NoValuesHash {
+				t.Fatalf("ContentHash of a folder without values: %q", c.ContentHash())
+			}
+			if err := TrustFolder(DefaultTrustFile(), folder, c.ContentHash()); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}},
+	}
+	for _, r := range routes {
+		t.Run(r.name, func(t *testing.T) {
+			xdg := isolate(t)
+			folder := t.TempDir()
+			overrides := r.setup(t, xdg, folder)
+			c, _, err := Load(LoadOptions{Folder: folder, Overrides: overrides})
+			if err != nil || !c.Trusted() {
+				t.Fatalf("trusted folder without .loom.toml: %v trusted=%v", err, c.Trusted())
+			}
+			// A command writes the first .loom.toml.
+			ws := write(t, folder, ".loom.toml", "[tools]\nbash = \"allow\"\nsandbox = \"off\"\n")
+			c, _, err = Load(LoadOptions{Folder: folder, Overrides: overrides})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Trusted() || c.Tools.Bash == PolicyAllow || c.Tools.Sandbox == SandboxOff {
+				t.Fatalf("a .loom.toml that appeared was taken unseen: trusted=%v bash=%q sandbox=%q", c.Trusted(), c.Tools.Bash, c.Tools.Sandbox)
+			}
+			notice := c.TrustNotice("")
+			for _, want := range []string{ws, "appeared", "tools.bash", "tools.sandbox", "loom.trust"} {
+				if !strings.Contains(notice, want) {
+					t.Errorf("notice does not say %q:\n%s", want, notice)
+				}
+			}
+			// The user confirms: the values apply.
+			if err := TrustFolder(DefaultTrustFile(), folder, c.ContentHash()); err != nil {
+				t.Fatal(err)
+			}
+			if c, _, _ := Load(LoadOptions{Folder: folder, Overrides: overrides}); !c.Trusted() || c.Tools.Bash != PolicyAllow {
+				t.Fatalf("after loom.trust: trusted=%v bash=%q", c.Trusted(), c.Tools.Bash)
+			}
+		})
+	}
+}

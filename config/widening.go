@@ -60,7 +60,7 @@ func WideningKeys() []string {
 		"model.name", "model.max_tokens", "model.context_window", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
-		`tools.network (other than "off")`, "tools.sandbox_hide", "hooks.*", "mcp.*"}
+		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "hooks.*", "mcp.*"}
 }
 
 // RestrictedKeys is WideningKeys, under its former name.
@@ -91,6 +91,11 @@ func contentHash(held []heldKey) string {
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// NoValuesHash is [contentHash] of no widening values: what a folder
+// trusted without a workspace file (or with one that widens nothing)
+// records.
+var NoValuesHash = contentHash(nil)
 
 // IsSection reports whether name is a top-level section of loom.toml
 // ("model", "tools", …), to tell loom's settings from other servers'.

@@ -11,7 +11,9 @@ import (
 //  1. Elision: tool results older than the last KeepToolTurns user turns
 //     and longer than elideMinBytes are replaced, in what is sent, by a
 //     note naming the call and the size (the history and the journal keep
-//     them whole).
+//     them whole). It happens in batches, once the request nears the
+//     compaction threshold, so that the prompt's prefix stays the same
+//     from one request to the next (see refreshElision).
 //  2. Compaction: when the estimate of the next request passes
 //     CompactAt × ContextWindow, the machine first sends a compaction
 //     request (the fixed summarisation prompt SummaryPrompt), and the
@@ -298,30 +300,35 @@ func (m *Machine) outgoing() []Message {
 }
 
 // refreshElision moves the elision cut to the start of the
-// KeepToolTurns-th last turn. It builds a new view (never modifying one a
-// request was given) only when a tool result newly falls behind the cut,
-// so its cost is paid once per turn at most.
-func (m *Machine) refreshElision() {
+// KeepToolTurns-th last turn, in batches: eliding rewrites the prompt from
+// the first elided result on, which servers that cache the prompt by its
+// prefix (vLLM, llama.cpp, OpenAI, DeepSeek, Anthropic) must then prefill
+// afresh, so old results are elided only when it is worth it — the
+// request would pass elideShare of the compaction threshold, and the
+// batch saves at least a tenth of the window. Until then the prompt only
+// grows at its end, and each request's prefix is the previous request.
+// It builds a new view (never modifying one a request was given) only for
+// a batch, so its cost is paid once per turn at most. force elides
+// whatever is old enough, due or not (the request would otherwise be
+// compacted); it reports whether it elided anything.
+func (m *Machine) refreshElision(force bool) bool {
 	keep := m.cfg.KeepToolTurns
 	if keep <= 0 || len(m.turnStarts) <= keep {
-		return
+		return false
 	}
 	cut := m.turnStarts[len(m.turnStarts)-keep]
 	if cut <= m.elidedTo {
-		return
+		return false
+	}
+	saved := m.elisionSaving(cut)
+	if saved == 0 {
+		m.elidedTo = cut
+		return false
+	}
+	if !force && !m.elisionDue(saved) {
+		return false
 	}
 	var names map[string]string
-	elide := -1
-	for i := m.elidedTo; i < cut; i++ {
-		if msg := &m.history[i]; msg.Role == RoleTool && len(msg.Content) > elideMinBytes {
-			elide = i
-			break
-		}
-	}
-	if elide < 0 {
-		m.elidedTo = cut
-		return
-	}
 	view := make([]Message, len(m.history), len(m.history)+8)
 	copy(view, m.outgoing())
 	for i := m.elidedTo; i < cut; i++ {
@@ -335,11 +342,48 @@ func (m *Machine) refreshElision() {
 			}
 		}
 		if msg.Role == RoleTool && len(msg.Content) > elideMinBytes {
-			msg.Content = fmt.Sprintf("[output of `%s` elided: %s; run the tool again to see it]", shorten(names[msg.ToolCallID]), size(len(msg.Content)))
+			msg.Content = elidedNote(names[msg.ToolCallID], len(msg.Content))
 		}
 	}
 	m.view, m.elidedTo = view, cut
 	m.lastPrompt, m.lastPromptMsgs = 0, 0
+	return true
+}
+
+// elideShare is the share of the compaction threshold (CompactAt ×
+// window) past which old tool results are elided.
+const elideShare = 0.75
+
+// noWindowBatch is the least a batch of elisions saves, in tokens, when
+// the machine has no window to budget with.
+const noWindowBatch = 8192
+
+// elisionSaving estimates the bytes that eliding the tool results of
+// history[elidedTo:cut] saves.
+func (m *Machine) elisionSaving(cut int) int64 {
+	var saved int64
+	for i := m.elidedTo; i < cut; i++ {
+		if msg := &m.history[i]; msg.Role == RoleTool && len(msg.Content) > elideMinBytes {
+			// The note is some 80 bytes.
+			saved += int64(len(msg.Content)) - 80
+		}
+	}
+	return saved
+}
+
+// elisionDue reports whether a batch of elisions saving saved bytes is
+// due now (see refreshElision).
+func (m *Machine) elisionDue(saved int64) bool {
+	w := m.window()
+	if w <= 0 {
+		return saved/4 >= noWindowBatch
+	}
+	est := m.estimate(m.outgoing())
+	return float64(est) > elideShare*m.cfg.CompactAt*float64(w) && saved/4 >= w/10
+}
+
+func elidedNote(call string, n int) string {
+	return fmt.Sprintf("[output of `%s` elided: %s; run the tool again to see it]", shorten(call), size(n))
 }
 
 func shorten(s string) string {

@@ -81,8 +81,11 @@ type Machine struct {
 	sentEstimate int64
 	// cutWindow, when positive, is the window the server showed it
 	// really has by cutting a prompt (see truncation.go); it bounds
-	// Config.ContextWindow.
+	// Config.ContextWindow. cutWhy says how it was learned. Both are
+	// forgotten on Reset, on a model switch and when the configured
+	// window changes.
 	cutWindow int64
+	cutWhy    string
 	// compaction is the compaction in flight, compactMsgs its request.
 	compaction  *compaction
 	compactMsgs []Message
@@ -415,5 +418,8 @@ func (m *Machine) apply(ev Event) []Action {
 // conversation's system message when the next turn starts, not in the
 // middle of a turn.
 func (m *Machine) Reconfigure(cfg Config) {
+	if cfg.ContextWindow != m.cfg.ContextWindow {
+		m.forgetCutWindow()
+	}
 	m.cfg = cfg.withDefaults()
 }

@@ -42,6 +42,11 @@ func runScript(t *testing.T, path string) {
 			turn, conv := m.Usage()
 			return fmt.Sprintf("turn: %s\nconversation: %s\n", describeUsage(turn), describeUsage(conv))
 		}
+		if td.Cmd == "window" {
+			// The window the machine budgets with, and a lowered one.
+			n, why := m.CutWindow()
+			return fmt.Sprintf("window: %d\ncut: %d %s\n", m.window(), n, quote(why))
+		}
 		if td.Cmd == "reconfigure" {
 			// The arguments of 'new', as a config change (Reconfigure).
 			m.Reconfigure(scriptConfig(t, td))
@@ -278,6 +283,12 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	case "decide":
 		// decide id=… accept=(1,2) reject=(3); the input is the comment.
 		ev := ChangesDecided{ID: arg("id"), Comment: td.Input}
+		if a, ok := td.Arg("unreviewed"); ok {
+			ev.Unreviewed, ev.Comment = strings.Join(a.Vals, " "), ""
+			if td.Input != "" {
+				ev.Unreviewed = td.Input
+			}
+		}
 		if a, ok := td.Arg("accept"); ok {
 			ev.Accepted = a.Vals
 		}

@@ -69,11 +69,16 @@ type ChangesProposed struct {
 // ChangesDecided is the user's decision on proposal ID: the hunks in
 // Accepted are applied, those in Rejected are not; a hunk named in
 // neither is rejected. Comment, if any, is passed on to the model.
+// Unreviewed, when set, says the user never decided: what happened
+// instead (the file changed while the change waited, the editor could
+// not ask); the proposal is then not applied, and the model reads that
+// reason, not a rejection by the user.
 type ChangesDecided struct {
-	ID       string
-	Accepted []string
-	Rejected []string
-	Comment  string
+	ID         string
+	Accepted   []string
+	Rejected   []string
+	Comment    string
+	Unreviewed string `json:",omitempty"`
 }
 
 // ProposeChanges asks the caller to show proposal ID (the changes of
@@ -134,6 +139,9 @@ func (e ChangesDecided) Describe() string {
 	s := fmt.Sprintf("ChangesDecided id=%s accepted=[%s] rejected=[%s]", e.ID, strings.Join(e.Accepted, " "), strings.Join(e.Rejected, " "))
 	if e.Comment != "" {
 		s += " comment=" + quote(e.Comment)
+	}
+	if e.Unreviewed != "" {
+		s += " unreviewed=" + quote(e.Unreviewed)
 	}
 	return s
 }
@@ -286,6 +294,9 @@ func (m *Machine) onChangesDecided(e ChangesDecided) []Action {
 	comment := strings.TrimSpace(e.Comment)
 	if p.command {
 		return m.decideCommand(e.ID, p, accepted, rejected, comment)
+	}
+	if why := strings.TrimSpace(e.Unreviewed); why != "" {
+		return m.onToolCompleted(ToolCompleted{Turn: m.turn, CallID: p.callID, Result: "not applied: " + why + "; nothing was written", IsError: true})
 	}
 	if len(accepted) == 0 {
 		result := "rejected by the user; nothing was written"

@@ -251,7 +251,7 @@ func (m *Machine) onRewind(e Rewind) []Action {
 		}
 		m.view, m.elidedTo = nil, 0
 		m.lastPrompt, m.lastPromptMsgs = 0, 0
-		m.refreshElision()
+		m.refreshElision(false)
 		m.told = cp.told
 		acts = append(acts, ConversationRewound{Turn: e.Turn, Prompt: cp.prompt})
 		if !slices.Equal(m.plan, cp.plan) {
@@ -279,7 +279,7 @@ func (m *Machine) onRedo() []Action {
 		m.turnStart, m.turnStarts = r.turnStart, r.turnStarts
 		m.view, m.elidedTo = nil, 0
 		m.lastPrompt, m.lastPromptMsgs = 0, 0
-		m.refreshElision()
+		m.refreshElision(false)
 		m.told = r.told
 		acts = append(acts, ConversationRedone{Turn: r.turn})
 		if !slices.Equal(m.plan, r.plan) {

@@ -30,7 +30,7 @@ func (m *Machine) startTurn(text string) []Action {
 	m.turnStarts = append(m.turnStarts, m.turnStart)
 	m.addCheckpoint(text, m.turnStart)
 	m.history = append(m.history, Message{Role: RoleUser, Content: text})
-	m.refreshElision()
+	m.refreshElision(false)
 	return m.becomeCallingLlm(nil)
 }
 
@@ -50,7 +50,12 @@ func (m *Machine) becomeCallingLlm(acts []Action) []Action {
 	m.iteration++
 	m.retries = 0
 	m.flushChanged()
-	if over, est := m.overBudget(m.outgoing()); over {
+	over, est := m.overBudget(m.outgoing())
+	if over && m.refreshElision(true) {
+		// Eliding the old tool results may be enough.
+		over, est = m.overBudget(m.outgoing())
+	}
+	if over {
 		if _, _, ok := m.compactable(); ok {
 			return m.startCompaction(acts, "past agent.compact_at", est, compaction{resume: true})
 		}
@@ -121,7 +126,7 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 		return m.onPromptCut(e)
 	}
 	if e.Usage.PromptTokens > 0 {
-		m.lastPrompt, m.lastPromptMsgs = e.Usage.PromptTokens, m.sentMsgs
+		m.lastPrompt, m.lastPromptMsgs = promptRead(e.Usage), m.sentMsgs
 	}
 	calls := normalizeCalls(e.ToolCalls, m.request)
 	problems := m.callProblems(calls)

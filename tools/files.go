@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 // walkLimit bounds the entries a plain walk visits outside a git repo.
@@ -44,8 +45,8 @@ func gitListFiles(ctx context.Context, root, rel string) ([]string, error) {
 	if rel != "" && rel != "." {
 		args = append(args, "--", ":(literal)"+rel)
 	}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = append(cmd.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	cmd := gitcmd.Command(ctx, "", args...)
+	cmd.Env = append(cmd.Env, "GIT_OPTIONAL_LOCKS=0")
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, err

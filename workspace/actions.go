@@ -66,6 +66,9 @@ func (s *Conversation) perform(a fsm.Action) {
 		ctx := s.turnContext()
 		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
 			registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
+		if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
+			b.together = rp.ReviewsTogether()
+		}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()

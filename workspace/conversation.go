@@ -272,6 +272,10 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		}
 		st.Usage.Turn, st.Usage.Conversation = s.m.Usage()
 		st.ContextWindow, st.ContextSource = s.contextWindow()
+		if n, why := s.m.CutWindow(); n > 0 && n < int64(st.ContextWindow) {
+			st.ContextSource = fmt.Sprintf("%s (instead of %d: %s); forgotten on loom.reset or a model switch", why, st.ContextWindow, st.ContextSource)
+			st.ContextWindow = int(n)
+		}
 		st.MCPServers = s.folder.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()

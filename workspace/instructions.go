@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 // InstructionsFile is the name of a project's instructions file, the
@@ -65,8 +66,7 @@ func instructionPaths(folder string) []string {
 func gitToplevel(dir string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
-	cmd.Dir = dir
+	cmd := gitcmd.Command(ctx, dir, "rev-parse", "--show-toplevel")
 	out, err := cmd.Output()
 	if err != nil {
 		return ""

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -152,8 +152,7 @@ func (w *watcher) inRoot(path string) bool {
 // loadIgnored lists the directories git ignores under root, in one git
 // call that does not descend into them.
 func (w *watcher) loadIgnored() {
-	cmd := exec.Command("git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-	cmd.Dir = w.opts.root
+	cmd := gitcmd.Command(context.Background(), w.opts.root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
 	out, err := cmd.Output()
 	if err != nil {
 		return // not a git repository: only .git is skipped
@@ -173,8 +172,7 @@ func (w *watcher) skipDir(dir string, fresh bool) bool {
 	}
 	if fresh && w.git {
 		// A directory that appeared after start: ask git.
-		cmd := exec.Command("git", "check-ignore", "-q", "--", dir)
-		cmd.Dir = w.opts.root
+		cmd := gitcmd.Command(context.Background(), w.opts.root, "check-ignore", "-q", "--", dir)
 		if cmd.Run() == nil {
 			w.ignored[dir] = true
 			return true

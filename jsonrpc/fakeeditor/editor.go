@@ -40,6 +40,13 @@ type Config struct {
 	// Vim's ALE does: the client cannot answer window/showMessageRequest
 	// (it never answers one it gets).
 	NoShowMessage bool
+	// AnswersAnyway, with NoShowMessage, answers window/showMessageRequest
+	// although it was not declared, as eglot and lsp-mode do.
+	AnswersAnyway bool
+	// Annotations declares workspace.workspaceEdit.changeAnnotationSupport
+	// (with ApplyEdit): the client confirms edits whose annotation needs
+	// it (here, by applying them).
+	Annotations bool
 	// Folders are the workspace folders (absolute paths).
 	Folders []string
 	// InitializationOptions is marshalled as initializationOptions.
@@ -174,7 +181,7 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return e.applyEdit(ctx, &p), nil
 	case protocol.MethodWindowShowMessageRequest:
-		if e.cfg.NoShowMessage {
+		if e.cfg.NoShowMessage && !e.cfg.AnswersAnyway {
 			<-ctx.Done() // like ALE: never answered
 			return nil, ctx.Err()
 		}
@@ -243,6 +250,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		caps.Workspace.ApplyEdit = &yes
 		if !e.cfg.Unversioned {
 			caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes}
+			if e.cfg.Annotations {
+				caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{}
+			}
 		}
 	}
 	if e.cfg.WorkDoneProgress {

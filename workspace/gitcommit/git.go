@@ -7,15 +7,22 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 // runner runs the real git CLI in a folder, with an environment that
-// never prompts and holds no model API key (the user's hooks run in it).
+// never prompts, holds no model API key (the user's hooks run in it) and
+// pins every configuration key that would make git run a program
+// (package gitcmd): git itself runs no hook, fsmonitor, pager or helper.
 type runner struct {
 	dir   string
 	scrub []string // extra variable names to remove
 	// extraEnv is added to the environment (GIT_INDEX_FILE=…).
 	extraEnv []string
+	// readHooksPath leaves core.hooksPath unpinned: only for Open's
+	// rev-parse, which asks where the user's hooks are and runs none.
+	readHooksPath bool
 }
 
 // withEnv returns a copy of g that adds kv ("NAME=value") to git's
@@ -64,8 +71,11 @@ func (g runner) env() []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=:")
-	return append(env, g.extraEnv...)
+	hooks := gitcmd.NoHooks
+	if g.readHooksPath {
+		hooks = ""
+	}
+	return append(gitcmd.Env(env, hooks), g.extraEnv...)
 }
 
 // secretVar reports whether an environment variable holds a model API

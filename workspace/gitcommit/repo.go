@@ -42,7 +42,7 @@ type Repo struct {
 // variables git and the hooks must not see (the model's API key; every
 // *_API_KEY is removed anyway).
 func Open(ctx context.Context, dir string, scrub ...string) (*Repo, error) {
-	g := runner{dir: dir, scrub: scrub}
+	g := runner{dir: dir, scrub: scrub, readHooksPath: true}
 	args := []string{"rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-path", "hooks", "--show-object-format"}
 	out, err := g.run(ctx, "", append(args, "HEAD")...)
 	if err != nil {
@@ -65,7 +65,7 @@ func Open(ctx context.Context, dir string, scrub ...string) (*Repo, error) {
 	if len(f) > 4 {
 		r.Head = f[4]
 	}
-	g.dir = r.Top
+	g.dir, g.readHooksPath = r.Top, false
 	r.git = g
 	return r, nil
 }

@@ -142,6 +142,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
   chat.onRedraw = (folder) => void editReview.resync(folder);
+  chat.reviewWaiting = (t) => editReview.book.open(t.folder).some((p) => (p.params.conversation ?? '') === t.conversation || !p.params.conversation);
   context.subscriptions.push(
     editReview,
     chat.panel,
@@ -198,7 +199,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
   reg('loom.cancel', () => chat.cancel());
-  reg('loom.reset', () => chat.reset());
+  // "Loom: New Conversation" (the palette, the view's +): the header's New,
+  // a conversation beside the others. (loom.reset emptied the shown one
+  // in place: the server gives it a new id, and the panel, still sending
+  // the old one, reopened the old history.)
+  reg('loom.reset', () => conversations.create());
   reg('loom.undo', () => chat.undo());
   reg('loom.compact', () => chat.compact());
   reg('loom.reviewChange', () => editReview.reviewOldest());
