@@ -171,6 +171,10 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			ID: optional("id"), Name: optional("name"), ArgumentsDelta: td.Input}
 	case "completed":
 		ev := LlmCompleted{Request: u64("req"), FinishReason: optional("finish"), Reasoning: optional("reasoning")}
+		if v := optional("opaque"); v != "" {
+			api, data, _ := strings.Cut(v, ":")
+			ev.Opaque = Opaque{API: api, Data: data}
+		}
 		if v := optional("tokens"); v != "" {
 			n := int64(atoi(t, td, v))
 			ev.Usage = Usage{PromptTokens: n, CompletionTokens: n, TotalTokens: 2 * n}
@@ -347,6 +351,9 @@ func describeHistory(msgs []Message) string {
 		}
 		if msg.Reasoning != "" {
 			b.WriteString(" reasoning=" + quote(msg.Reasoning))
+		}
+		if msg.Opaque != (Opaque{}) {
+			b.WriteString(" opaque=" + msg.Opaque.API + ":" + quote(msg.Opaque.Data))
 		}
 		b.WriteByte('\n')
 	}

@@ -134,10 +134,7 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	if text != "" || len(calls) > 0 {
-		msg := Message{Role: RoleAssistant, Content: text, ToolCalls: calls}
-		if len(calls) > 0 {
-			msg.Reasoning = e.Reasoning
-		}
+		msg := Message{Role: RoleAssistant, Content: text, ToolCalls: calls, Reasoning: e.Reasoning, Opaque: e.Opaque}
 		m.history = append(m.history, msg)
 	}
 	if len(calls) == 0 {

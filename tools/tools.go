@@ -112,6 +112,9 @@ type Env struct {
 	Progress func(msg string)
 }
 
+// FileSource is where the tools read text (Files, or the disk).
+func (e *Env) FileSource() FileSource { return e.files() }
+
 func (e *Env) files() FileSource {
 	if e.Files == nil {
 		return DiskFiles{}

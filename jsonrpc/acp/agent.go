@@ -58,7 +58,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	a.out = newOutbox(func(ctx context.Context, n acpsdk.SessionNotification) error {
 		return a.client().SessionUpdate(ctx, n)
 	})
-	a.conn = acpsdk.NewAgentSideConnection(a, w, r)
+	a.watch = newResponseWatch()
+	a.conn = acpsdk.NewAgentSideConnection(a, a.watch.writer(w), a.watch.reader(r))
 	a.conn.SetLogger(opts.Logger)
 	close(a.ready)
 	select {
@@ -88,6 +89,8 @@ type agent struct {
 	conn    *acpsdk.AgentSideConnection // set once, before ready is closed
 	ready   chan struct{}               // closed once conn is set
 	out     *outbox
+	// watch runs what waits for a session's response (afterresponse.go).
+	watch *responseWatch
 
 	mu       sync.Mutex
 	fs       acpsdk.FileSystemCapabilities // what the client can do with files
@@ -124,6 +127,9 @@ type session struct {
 	// notices counts the notices sent, for their messageIds; guarded by
 	// agent.mu.
 	notices int
+	// trustSaid is the trust notice last sent, so it is said once;
+	// guarded by agent.mu.
+	trustSaid string
 }
 
 // turnKey names a turn of an ACP session.

@@ -61,7 +61,9 @@ func (c *testClient) changed(fn func()) {
 
 // clientEvent is one message the client got: kind "tool_call",
 // "tool_call_update" (CallID, Status, Paths: the locations), "read",
-// "write" (Paths: the file) or "permission" (CallID).
+// "write" (Paths: the file), "permission" (CallID), "commands" (an
+// available_commands_update) or "response" (CallID: the request's id;
+// Session: the session its result names, if any).
 type clientEvent struct {
 	Kind    string
 	Session acpsdk.SessionId
@@ -137,17 +139,29 @@ func (r *wireRecorder) Write(p []byte) (int, error) {
 // wireEvent is the client event of one line the agent wrote.
 func wireEvent(line []byte) (clientEvent, bool) {
 	var msg struct {
+		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
 	}
 	if json.Unmarshal(line, &msg) != nil {
 		return clientEvent{}, false
 	}
 	switch msg.Method {
+	case "":
+		// A response: its session when its result names one.
+		var r struct {
+			SessionID acpsdk.SessionId `json:"sessionId"`
+		}
+		_ = json.Unmarshal(msg.Result, &r)
+		return clientEvent{Kind: "response", Session: r.SessionID, CallID: string(msg.ID)}, len(msg.ID) > 0
 	case acpsdk.ClientMethodSessionUpdate:
 		var n acpsdk.SessionNotification
 		if json.Unmarshal(msg.Params, &n) != nil {
 			return clientEvent{}, false
+		}
+		if n.Update.AvailableCommandsUpdate != nil {
+			return clientEvent{Kind: "commands", Session: n.SessionId}, true
 		}
 		return toolEvent(n)
 	case acpsdk.ClientMethodFsReadTextFile:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace"
+	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 )
 
 // Event is one line of the JSONL output of `loom-lsp exec`. Every event
@@ -58,15 +59,17 @@ type Event struct {
 	ElapsedMS int64           `json:"elapsed_ms,omitempty"`
 	// OutputLine is a running bash command's latest output line (capped
 	// at tools.ProgressLineMax bytes, secrets masked).
-	OutputLine string   `json:"output_line,omitempty"`
-	Status     string   `json:"status,omitempty"`
-	Message    string   `json:"message,omitempty"`
-	Summary    string   `json:"summary,omitempty"`
-	Output     *string  `json:"output,omitempty"`
-	ExitCode   *int     `json:"exit_code,omitempty"`
-	Diff       string   `json:"diff,omitempty"`
-	SHA        string   `json:"sha,omitempty"`
-	Files      []string `json:"files,omitempty"`
+	OutputLine string  `json:"output_line,omitempty"`
+	Status     string  `json:"status,omitempty"`
+	Message    string  `json:"message,omitempty"`
+	Summary    string  `json:"summary,omitempty"`
+	Output     *string `json:"output,omitempty"`
+	ExitCode   *int    `json:"exit_code,omitempty"`
+	Diff       string  `json:"diff,omitempty"`
+	SHA        string  `json:"sha,omitempty"`
+	// Diagnostics are a diagnostics event's new problems.
+	Diagnostics []diagnostics.Diagnostic `json:"diagnostics,omitempty"`
+	Files       []string                 `json:"files,omitempty"`
 	// Notes are a commit's notes for the user (hooks not run, files left
 	// uncommitted and why, …).
 	Notes []string `json:"notes,omitempty"`
