@@ -3,8 +3,8 @@
 // every path to the workspace root.
 //
 // Tools never write files themselves: edit_file and write_file compute an
-// [Edit] that the workspace applies to the editor buffer or, through
-// [WriteFileAtomic], to disk. Only bash has side effects of its own.
+// [Edit] that the workspace applies to the editor buffer or, through its
+// one writer (workspace/worktree), to disk. Only bash has side effects of its own.
 package tools
 
 import (

@@ -125,6 +125,7 @@ func (s *Conversation) restore(path string) {
 	}
 	s.announcePlan()
 	s.reportPendingCommit(rp.pendingCommit)
+	s.finishRestore(rp.pendingRestore)
 	// The conversation's auto-commits, for a rewind after the restart.
 	s.git.commits, s.git.turnOf = rp.commits.commits, rp.commits.turnOf
 	if n := len(s.git.commits); n > 0 {

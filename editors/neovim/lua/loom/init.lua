@@ -79,7 +79,7 @@ function M.capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
-    loom = { saveDocuments = true, thoughts = true, review = true },
+    loom = { saveDocuments = true, thoughts = true, review = true, diagnostics = true },
   })
   return caps
 end
@@ -205,6 +205,9 @@ M.handlers = {
   end,
   ['loom/saveDocuments'] = function(_, p)
     return { saved = M.save_documents(p and p.uris or {}) }
+  end,
+  ['loom/diagnostics'] = function(_, p)
+    return require('loom.diagnostics').answer(p or {})
   end,
 }
 
