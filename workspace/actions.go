@@ -181,7 +181,11 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if askRunning && completed {
+		if !completed {
+			return
+		}
+		s.folder.refreshWindow()
+		if askRunning {
 			// The response loaded the model: its running window is known.
 			s.folder.learnRunningWindow(prober)
 		}

@@ -470,6 +470,7 @@ func (s *Conversation) drain() {
 
 // step applies ev to the machine and performs the resulting actions.
 func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
+	cut, _ := s.m.CutWindow()
 	acts, err := s.m.Step(ev)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleEvent) {
@@ -480,6 +481,11 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 		return nil, err
 	}
 	s.journalEvent(ev)
+	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
+		s.folder.forgetWindow() // the server's window is not what it said
+	} else if now, _ := s.m.CutWindow(); now > 0 && now != cut {
+		s.folder.forgetWindow()
+	}
 	for _, a := range acts {
 		s.perform(a)
 		if _, ok := a.(fsm.WaitForInput); ok {

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -21,14 +22,16 @@ import (
 //     session/set_model (unstable ACP, what Zed uses).
 //
 // Either way the client gets a config_option_update with the new value.
+// A session opens with the models known at once (remembered from the
+// server's last answer, else the current one alone), and gets a
+// config_option_update when the server's list comes and differs.
 
 // modelConfigID is the id of the model's session config option.
 const modelConfigID = "model"
 
-// listModelsTimeout bounds the wait for the model server's list when a
-// session opens: a server that does not answer makes the list hold the
-// current model alone, never a slow session/new.
-const listModelsTimeout = 3 * time.Second
+// listModelsTimeout bounds the question to the model server for its
+// list, asked in the background when a session opens.
+const listModelsTimeout = 10 * time.Second
 
 // sessionModels is the model state of session s: what its responses
 // advertise.
@@ -37,19 +40,61 @@ type sessionModels struct {
 	options []acpsdk.SessionConfigOption
 }
 
-// modelsOf lists the models of conversation c (the server's, and the one
-// in use). A server that cannot list them gives the current one alone.
-func (a *agent) modelsOf(ctx context.Context, c *workspace.Conversation) (sessionModels, error) {
-	lctx, cancel := context.WithTimeout(ctx, listModelsTimeout)
-	defer cancel()
-	list, err := c.Models(lctx)
+// modelsOf returns at once the models known of conversation c's server
+// (remembered from an earlier answer, else the current model alone): a
+// session opens without waiting for the model server. The server is
+// asked in the background; when its list differs, session id gets a
+// config_option_update — after the response that names the session when
+// opening is set (session/new, load, resume: modelsOf runs in their
+// handler, before the response).
+func (a *agent) modelsOf(ctx context.Context, id acpsdk.SessionId, c *workspace.Conversation, opening bool) (sessionModels, error) {
+	known, err := c.KnownModels(ctx)
 	if err != nil {
 		return sessionModels{}, err
 	}
-	if list.Error != "" {
-		a.log.Info("the model server lists no models", "error", list.Error)
+	written := make(chan struct{})
+	if opening {
+		a.watch.after(string(id), func() { close(written) })
+	} else {
+		close(written)
 	}
-	return modelState(list), nil
+	a.followModels(id, c, known, written)
+	return modelState(known), nil
+}
+
+// followModels asks the model server for conversation c's models and,
+// once written is closed, tells the client when they are not those it
+// was given.
+func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, known workspace.ModelList, written <-chan struct{}) {
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		ctx, cancel := context.WithTimeout(a.bgCtx, listModelsTimeout)
+		defer cancel()
+		list, err := c.AskModels(ctx)
+		if err != nil {
+			return
+		}
+		select {
+		case <-written:
+		case <-a.bgCtx.Done():
+			return
+		}
+		if list.Error != "" {
+			a.log.Info("the model server lists no models", "error", list.Error)
+		}
+		if list.Current == known.Current && slices.Equal(list.Models, known.Models) {
+			return
+		}
+		opts := modelState(list).options
+		a.rememberModels(id, opts)
+		if mode, _, err := c.Mode(ctx); err == nil {
+			opts = append(opts, modeOption(mode))
+		}
+		a.send(id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+			SessionUpdate: "config_option_update", ConfigOptions: opts,
+		}})
+	}()
 }
 
 // modelState turns a workspace model list into ACP's two shapes.
@@ -90,7 +135,7 @@ func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string)
 		}
 		return sessionModels{}, err
 	}
-	st, err := a.stateOf(ctx, s.ws)
+	st, err := a.stateOf(ctx, s.id, s.ws, false)
 	if err != nil {
 		return sessionModels{}, err
 	}
@@ -133,7 +178,7 @@ func (a *agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionC
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
-	st, err := a.stateOf(ctx, s.ws)
+	st, err := a.stateOf(ctx, s.id, s.ws, false)
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}

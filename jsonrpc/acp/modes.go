@@ -65,12 +65,14 @@ type sessionState struct {
 	modes *acpsdk.SessionModeState
 }
 
-// stateOf gathers conversation c's models and mode.
-func (a *agent) stateOf(ctx context.Context, c *workspace.Conversation) (sessionState, error) {
-	m, err := a.modelsOf(ctx, c)
+// stateOf gathers conversation c's models and mode, for session id
+// (opening: see modelsOf).
+func (a *agent) stateOf(ctx context.Context, id acpsdk.SessionId, c *workspace.Conversation, opening bool) (sessionState, error) {
+	m, err := a.modelsOf(ctx, id, c, opening)
 	if err != nil {
 		return sessionState{}, err
 	}
+	a.rememberModels(id, m.options)
 	mode, _, err := c.Mode(ctx)
 	if err != nil {
 		return sessionState{}, err
@@ -101,22 +103,28 @@ func (a *agent) setMode(ctx context.Context, id acpsdk.SessionId, mode string) e
 	return nil
 }
 
-// modeChanged tells the client the session's new mode, both ways.
+// modeChanged tells the client the session's new mode, both ways. It runs
+// on the conversation's goroutine: the model's option is the one last
+// given to the client.
 func (a *agent) modeChanged(s *session, mode fsm.Mode) {
 	a.send(s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 		SessionUpdate: "current_mode_update", CurrentModeId: acpsdk.SessionModeId(mode),
 	}})
-	// The full set of options: the model's is asked of the conversation
-	// off the owner goroutine, which is the one notifying now.
-	go func() {
-		st, err := a.stateOf(context.Background(), s.ws)
-		if err != nil {
-			return
-		}
-		a.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
-			SessionUpdate: "config_option_update", ConfigOptions: st.options,
-		}})
-	}()
+	a.mu.Lock()
+	opts := append(append([]acpsdk.SessionConfigOption(nil), s.modelOptions...), modeOption(mode))
+	a.mu.Unlock()
+	a.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+		SessionUpdate: "config_option_update", ConfigOptions: opts,
+	}})
+}
+
+// rememberModels records the model options last given for session id.
+func (a *agent) rememberModels(id acpsdk.SessionId, opts []acpsdk.SessionConfigOption) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.sessions[id]; s != nil {
+		s.modelOptions = opts
+	}
 }
 
 // planUpdate is the todo list as an ACP plan update.

@@ -55,7 +55,7 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	a.register(id, c)
 	a.log.Info("session/new", "session", id, "cwd", c.Folder().Path())
 	a.advertiseCommands(id)
-	m, err := a.stateOf(ctx, c)
+	m, err := a.stateOf(ctx, id, c, true)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
@@ -146,7 +146,7 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	a.log.Info("session/load", "session", s.id, "cwd", s.folder, "messages", len(msgs))
-	m, err := a.stateOf(ctx, s.ws)
+	m, err := a.stateOf(ctx, s.id, s.ws, true)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -162,7 +162,7 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	}
 	a.advertiseCommands(s.id)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
-	m, err := a.stateOf(ctx, s.ws)
+	m, err := a.stateOf(ctx, s.id, s.ws, true)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
