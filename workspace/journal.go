@@ -130,6 +130,10 @@ func eventTag(ev fsm.Event) string {
 		return "Redo"
 	case fsm.SelectModel:
 		return "SelectModel"
+	case fsm.SetMode:
+		return "SetMode"
+	case fsm.PlanDecided:
+		return "PlanDecided"
 	}
 	return ""
 }
@@ -194,6 +198,10 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.Rewind](raw)
 	case "Redo":
 		return decodeAs[fsm.Redo](raw)
+	case "SetMode":
+		return decodeAs[fsm.SetMode](raw)
+	case "PlanDecided":
+		return decodeAs[fsm.PlanDecided](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }

@@ -771,3 +771,78 @@ test("review: a command's changes are a request_permission with each file's diff
   const ended = await agent.closeStdin();
   assert.equal(ended.code, 0);
 });
+
+/** The agent's wire lines, parsed (what is not JSON left out). */
+function wire() {
+  return agent.lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+test("available_commands_update comes after the response that names the session (session/new, session/load)", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  await agent.client.waitFor("the slash commands", () =>
+    agent.client.updates.find((u) => u.sessionId === s.sessionId && u.update.sessionUpdate === "available_commands_update"));
+  let msgs = wire();
+  const response = msgs.findIndex((m) => m.result?.sessionId === s.sessionId);
+  const commands = msgs.findIndex((m) => m.params?.sessionId === s.sessionId && m.params?.update?.sessionUpdate === "available_commands_update");
+  assert.ok(response >= 0 && commands > response, `session/new: response at line ${response}, commands at ${commands}`);
+  model.respond = () => ({ text: ["hi"] });
+  await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "hello" }] });
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+
+  agent = new Agent();
+  await agent.initialize();
+  await agent.conn.loadSession({ sessionId: s.sessionId, cwd: work, mcpServers: [] });
+  const atResponse = agent.client.updates.length;
+  assert.ok(!agent.client.updates.some((u) => u.update.sessionUpdate === "available_commands_update"), "commands before session/load's response");
+  await agent.client.waitFor("the slash commands after session/load", () =>
+    agent.client.updates.slice(atResponse).find((u) => u.update.sessionUpdate === "available_commands_update"));
+  msgs = wire();
+  const loadResponse = msgs.findIndex((m) => m.id !== undefined && m.method === undefined && m.result !== undefined && msgs.indexOf(m) > 0 && !("agentCapabilities" in (m.result ?? {})));
+  const loadCommands = msgs.findIndex((m) => m.params?.update?.sessionUpdate === "available_commands_update");
+  assert.ok(loadResponse >= 0 && loadCommands > loadResponse, `session/load: response at line ${loadResponse}, commands at ${loadCommands}`);
+  const ended2 = await agent.closeStdin();
+  assert.equal(ended2.code, 0);
+});
+
+test("review: Accept on a new file writes it (the client's 'not found' read is not fatal); the call is pending while the review waits", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\nedits = "review"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const fresh = path.join(work, "fresh.txt");
+  assert.ok(!fs.existsSync(fresh));
+  let toolResult = "";
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") {
+      toolResult = last.content;
+      return { text: ["Created."] };
+    }
+    return { toolCalls: [{ id: "new-file", name: "write_file", arguments: JSON.stringify({ path: "fresh.txt", content: "fresh\n" }) }] };
+  };
+  agent.client.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } });
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "create fresh.txt" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(fresh, "utf8"), "fresh\n", "the accepted new file was not written");
+  assert.doesNotMatch(toolResult, /error|failed/i, `the model read: ${toolResult}`);
+  assert.equal(toolUpdates(agent.client, "new-file").at(-1).status, "completed");
+  assert.match(git("log", "-1", "--stat", "--format=%s"), /fresh\.txt/, "the accepted new file is committed");
+  // In wire order: the call's last status before the permission request is pending.
+  const msgs = wire();
+  const asked = msgs.findIndex((m) => m.method === "session/request_permission" && m.params.toolCall.toolCallId === "new-file");
+  const statuses = msgs.slice(0, asked).filter((m) => m.params?.update?.toolCallId === "new-file" && m.params.update.status).map((m) => m.params.update.status);
+  assert.equal(statuses.at(-1), "pending", `statuses before the permission: ${statuses}`);
+  agent.client.onPermission = null;
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});
