@@ -16,6 +16,8 @@ import (
 //	sandbox = "workspace"           # or "off"
 //	sandbox_write = ["~/scratch"]   # more writable directories
 //	sandbox_hide = ["~/.kube"]      # more unreadable directories
+//	sandbox_unhide = ["~/.npmrc"]   # hidden by default, readable here
+//	sandbox_sockets = ["$SSH_AUTH_SOCK", "/run/docker.sock"]  # reachable unix sockets
 //	network = "on"                  # "off", or ["localhost:5432", "proxy.golang.org:443"]
 
 // Sandbox modes, the values of [Tools.Sandbox].
@@ -139,7 +141,7 @@ func SandboxKeyWidens(key string, val any) bool {
 		// "on" widens a user's "off"; an allow-list widens "off" too.
 		s, _ := val.(string)
 		return s != NetworkOff
-	case "tools.sandbox_write":
+	case "tools.sandbox_write", "tools.sandbox_unhide", "tools.sandbox_sockets":
 		return true
 	case "tools.sandbox_hide":
 		// A later layer replaces the list: one that sets it may drop the
@@ -160,11 +162,16 @@ func (c Config) validateSandbox(add func(*Error)) {
 	for _, list := range []struct {
 		key   string
 		paths []string
-	}{{"tools.sandbox_write", t.SandboxWrite}, {"tools.sandbox_hide", t.SandboxHide}} {
+	}{{"tools.sandbox_write", t.SandboxWrite}, {"tools.sandbox_hide", t.SandboxHide}, {"tools.sandbox_unhide", t.SandboxUnhide}} {
 		for _, p := range list.paths {
 			if !filepath.IsAbs(p) && p != "~" && !strings.HasPrefix(p, "~/") {
 				add(c.keyErr(list.key, "%q is not an absolute path (or one starting with ~/)", p))
 			}
+		}
+	}
+	for _, p := range t.SandboxSockets {
+		if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") && p != "$SSH_AUTH_SOCK" && p != "$XDG_RUNTIME_DIR" && !strings.HasPrefix(p, "$XDG_RUNTIME_DIR/") {
+			add(c.keyErr("tools.sandbox_sockets", "%q is not an absolute path (or one starting with ~/, $XDG_RUNTIME_DIR/, or $SSH_AUTH_SOCK)", p))
 		}
 	}
 }

@@ -67,6 +67,8 @@ func TestSandboxKeyWidens(t *testing.T) {
 		{"tools.network", "off", false},
 		{"tools.sandbox_write", []any{"/"}, true},
 		{"tools.sandbox_hide", []any{}, true},
+		{"tools.sandbox_unhide", []any{"~/.npmrc"}, true},
+		{"tools.sandbox_sockets", []any{"/run/docker.sock"}, true},
 		{"tools.bash_timeout", "1s", false},
 	} {
 		if got := SandboxKeyWidens(tc.key, tc.val); got != tc.widens {
@@ -82,15 +84,16 @@ func TestUntrustedWorkspaceCannotWidenTheSandbox(t *testing.T) {
 	isolate(t)
 	user := write(t, t.TempDir(), "loom.toml", "[tools]\nnetwork = \"off\"\nsandbox_hide = [\"~/.kube\"]\n")
 	folder := t.TempDir()
-	write(t, folder, ".loom.toml", "[tools]\nsandbox = \"off\"\nnetwork = [\"evil.example:443\"]\nsandbox_write = [\"/\"]\nsandbox_hide = []\n")
+	write(t, folder, ".loom.toml", "[tools]\nsandbox = \"off\"\nnetwork = [\"evil.example:443\"]\nsandbox_write = [\"/\"]\nsandbox_hide = []\nsandbox_unhide = [\"~/.ssh\"]\nsandbox_sockets = [\"/run/docker.sock\"]\n")
 	c, _, err := Load(LoadOptions{UserFile: user, Folder: folder})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Tools.Sandbox != SandboxWorkspace || c.Tools.Network.Mode != NetworkOff || len(c.Tools.SandboxWrite) != 0 || len(c.Tools.SandboxHide) != 1 {
+	if c.Tools.Sandbox != SandboxWorkspace || c.Tools.Network.Mode != NetworkOff || len(c.Tools.SandboxWrite) != 0 || len(c.Tools.SandboxHide) != 1 ||
+		len(c.Tools.SandboxUnhide) != 0 || len(c.Tools.SandboxSockets) != 0 {
 		t.Errorf("untrusted .loom.toml widened the sandbox: %+v", c.Tools)
 	}
-	want := []string{"tools.network", "tools.sandbox", "tools.sandbox_hide", "tools.sandbox_write"}
+	want := []string{"tools.network", "tools.sandbox", "tools.sandbox_hide", "tools.sandbox_sockets", "tools.sandbox_unhide", "tools.sandbox_write"}
 	if got := c.IgnoredKeys(); !reflect.DeepEqual(got, want) {
 		t.Errorf("IgnoredKeys() = %v, want %v", got, want)
 	}

@@ -69,11 +69,16 @@ type ChangesProposed struct {
 // ChangesDecided is the user's decision on proposal ID: the hunks in
 // Accepted are applied, those in Rejected are not; a hunk named in
 // neither is rejected. Comment, if any, is passed on to the model.
+// Unreviewed, when set, says the user never decided: what happened
+// instead (the file changed while the change waited, the editor could
+// not ask); the proposal is then not applied, and the model reads that
+// reason, not a rejection by the user.
 type ChangesDecided struct {
-	ID       string
-	Accepted []string
-	Rejected []string
-	Comment  string
+	ID         string
+	Accepted   []string
+	Rejected   []string
+	Comment    string
+	Unreviewed string `json:",omitempty"`
 }
 
 // ProposeChanges asks the caller to show proposal ID (the changes of
@@ -134,6 +139,9 @@ func (e ChangesDecided) Describe() string {
 	s := fmt.Sprintf("ChangesDecided id=%s accepted=[%s] rejected=[%s]", e.ID, strings.Join(e.Accepted, " "), strings.Join(e.Rejected, " "))
 	if e.Comment != "" {
 		s += " comment=" + quote(e.Comment)
+	}
+	if e.Unreviewed != "" {
+		s += " unreviewed=" + quote(e.Unreviewed)
 	}
 	return s
 }
@@ -242,7 +250,7 @@ func (m *Machine) checkDecided(e ChangesDecided) error {
 func (m *Machine) onChangesProposed(e ChangesProposed) []Action {
 	x := &m.execs[m.execByID[e.CallID]]
 	id := proposalID(m.request, e.CallID)
-	x.Status, x.Progress = ExecReviewing, reviewWaiting
+	x.Status, x.Progress = ExecReviewing, ReviewWaiting
 	var hunks []string
 	for _, c := range e.Changes {
 		for _, h := range c.Hunks {
@@ -261,13 +269,15 @@ func (m *Machine) onChangesProposed(e ChangesProposed) []Action {
 	}
 	m.proposals[id] = p
 	return []Action{
-		DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: reviewWaiting},
+		DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: ReviewWaiting},
 		ProposeChanges{Turn: m.turn, ID: id, CallID: e.CallID, Changes: e.Changes},
 	}
 }
 
-// reviewWaiting is the progress text of a call waiting for its review.
-const reviewWaiting = "waiting for your review"
+// ReviewWaiting is the progress text (DisplayToolCall's Detail, status
+// running) of a call waiting for the user's review: front ends whose
+// protocol has a waiting status show that instead of running.
+const ReviewWaiting = "waiting for your review"
 
 // onChangesDecided takes the user's decision: a proposal rejected whole
 // completes its call at once; otherwise the call is Running again while
@@ -286,6 +296,9 @@ func (m *Machine) onChangesDecided(e ChangesDecided) []Action {
 	comment := strings.TrimSpace(e.Comment)
 	if p.command {
 		return m.decideCommand(e.ID, p, accepted, rejected, comment)
+	}
+	if why := strings.TrimSpace(e.Unreviewed); why != "" {
+		return m.onToolCompleted(ToolCompleted{Turn: m.turn, CallID: p.callID, Result: "not applied: " + why + "; nothing was written", IsError: true})
 	}
 	if len(accepted) == 0 {
 		result := "rejected by the user; nothing was written"

@@ -9,7 +9,15 @@ import "fmt"
 // usage.prompt_tokens, far below what was sent. The machine then says so,
 // takes that size as the window the server really has (cutWindow, never
 // above Config.ContextWindow), drops the answer made from a cut prompt,
-// and compacts and resends as after a context-length error.
+// and compacts and resends as after a context-length error. The lowered
+// window is told (CutWindow, for loom.status) and forgotten on Reset, a
+// model switch or a new configured window.
+//
+// What the server read is its prompt_tokens plus its cached tokens when
+// it reports them: some servers count in prompt_tokens only the tokens
+// they did not have in their cache (llama.cpp's processed tokens,
+// Anthropic's input_tokens), and a prompt served mostly from the cache
+// is no cut.
 
 // cutMinTokens is how far below the estimate prompt_tokens must fall, in
 // tokens, to be taken as a cut: estimates are rough (bytes/4).
@@ -31,6 +39,9 @@ func (m *Machine) window() int64 {
 // and leaves out the tool schemas, which the server counts.)
 func (m *Machine) promptWasCut(u Usage) bool {
 	p := u.PromptTokens
+	if p > 0 && u.CachedTokens != nil {
+		p += *u.CachedTokens
+	}
 	return p > 0 && m.compaction == nil && p*4 < m.sentEstimate*3 && m.sentEstimate-p > cutMinTokens
 }
 
@@ -41,6 +52,7 @@ func (m *Machine) promptWasCut(u Usage) bool {
 func (m *Machine) onPromptCut(e LlmCompleted) []Action {
 	read, sent := e.Usage.PromptTokens, m.sentEstimate
 	m.cutWindow = read + e.Usage.CompletionTokens
+	m.cutWhy = fmt.Sprintf("lowered at turn %d: the server read only %d of about %d tokens sent", m.turn, read, sent)
 	m.lastPrompt, m.lastPromptMsgs = 0, 0
 	shown, request := m.partial.Len(), m.request
 	m.partial.Reset()
@@ -54,4 +66,27 @@ func (m *Machine) onPromptCut(e LlmCompleted) []Action {
 		acts = m.minimalError(what)
 	}
 	return m.retractIfReplaced(acts, request, shown)
+}
+
+// CutWindow returns the window a cut prompt showed the server really has
+// and why, or 0 and "" when none did (or it was forgotten: Reset, a model
+// switch, a new configured window). The machine budgets with it when it
+// is below Config.ContextWindow.
+func (m *Machine) CutWindow() (int64, string) {
+	return m.cutWindow, m.cutWhy
+}
+
+func (m *Machine) forgetCutWindow() {
+	m.cutWindow, m.cutWhy = 0, ""
+}
+
+// promptRead is the prompt tokens the server read, from its usage: its
+// prompt_tokens, which includes the cached tokens (OpenAI's counting),
+// unless the cached tokens exceed it: then the server counted only the
+// uncached ones, and read both.
+func promptRead(u Usage) int64 {
+	if u.CachedTokens != nil && *u.CachedTokens > u.PromptTokens {
+		return u.PromptTokens + *u.CachedTokens
+	}
+	return u.PromptTokens
 }

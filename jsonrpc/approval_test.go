@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
 
 	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
@@ -120,8 +123,8 @@ func TestApprovalRules(t *testing.T) {
 	if a := ruleAction(first, "exact"); a == nil || a.Rule.Exact != "echo hello" || a.Title != "Always allow `echo hello`" {
 		t.Errorf("exact action %+v", a)
 	}
-	if a := ruleAction(first, "prefix"); a == nil || a.Rule.Prefix != "echo hello" {
-		t.Errorf("prefix action %+v, want echo hello", a)
+	if a := ruleAction(first, "prefix"); a == nil || a.Rule.Prefix != "echo" {
+		t.Errorf("prefix action %+v, want echo (a prefixable program: its words are data)", a)
 	}
 	e.await("rule saved notice", hasMethod("loom/notice", "without asking"))
 
@@ -218,23 +221,77 @@ func hasDetail(t *testing.T, msgs []fakeeditor.Message, detail string) bool {
 	return false
 }
 
-// A client that declares no window capability (Vim's ALE) is never sent
-// a request it cannot answer: bash is denied at once, with how to allow
-// it, and the turn ends.
-func TestApprovalClientCannotAsk(t *testing.T) {
+// A client that declares no window capability and is not known to
+// answer window/showMessageRequest (Vim's ALE, which never answers) is
+// asked once with a short wait; the turn does not hang, the user is told
+// plainly once, the command is not run, and the client is not asked
+// again in that session.
+func TestApprovalClientNeverAnswers(t *testing.T) {
 	e := newEnv(t, envOptions{
-		script:  bashScript("touch ran"),
-		cfg:     fakeeditor.Config{NoShowMessage: true},
-		options: map[string]any{"tools": map[string]any{"bash": "ask"}},
+		script:    bashScript("touch ran", "touch ran2"),
+		cfg:       fakeeditor.Config{NoShowMessage: true, ClientName: "ALE"},
+		options:   map[string]any{"tools": map[string]any{"bash": "ask"}},
+		firstWait: 300 * time.Millisecond,
 	})
 	e.ask("run 0.")
 	e.await("the turn ended with the model's answer", hasMethod("window/showMessage", "done 0"))
-	if n := len(e.ed.Messages("window/showMessageRequest")); n != 0 {
-		t.Errorf("%d window/showMessageRequest sent to a client that cannot answer them", n)
+	if n := len(e.ed.Messages("window/showMessageRequest")); n != 1 {
+		t.Errorf("%d window/showMessageRequest sent, want 1 (a first short wait)", n)
 	}
-	e.await("the user is told how to allow commands", hasMethod("window/showMessage", `tools.bash = \"allow\"`))
-	if _, err := os.Stat(filepath.Join(e.folder, "ran")); err == nil {
-		t.Error("the command ran")
+	e.await("the request is cancelled", hasMethod("$/cancelRequest", `"id"`))
+	e.await("the user is told plainly", hasMethod("window/showMessage", "got no answer within 300ms, so it will not ask again in this session"))
+	e.await("and how to allow commands", hasMethod("window/showMessage", `set tools.bash = \"allow\"`))
+	e.ask("run 1.")
+	e.await("the second turn ended", hasMethod("window/showMessage", "done 1"))
+	if n := len(e.ed.Messages("window/showMessageRequest")); n != 1 {
+		t.Errorf("%d window/showMessageRequest sent, want still 1: a client that never answered is not asked again", n)
+	}
+	told := 0
+	for _, m := range e.ed.Messages("window/showMessage") {
+		if strings.Contains(string(m.Params), "will not ask again") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("told %d times that the editor is not asked again, want once", told)
+	}
+	for _, f := range []string{"ran", "ran2"} {
+		if _, err := os.Stat(filepath.Join(e.folder, f)); err == nil {
+			t.Errorf("the command making %s ran", f)
+		}
+	}
+}
+
+// eglot and lsp-mode answer window/showMessageRequest without declaring
+// window.showMessage: known by clientInfo.name, they are asked and waited
+// for; an unknown client that answers the first question in time is
+// asked like them afterwards.
+func TestApprovalAskedByClientName(t *testing.T) {
+	// A known client's user takes longer than the first wait to answer:
+	// it is waited for. An unknown one answers the first question in time.
+	for name, think := range map[string]time.Duration{"Eglot": 300 * time.Millisecond, "emacs": 300 * time.Millisecond, "Neovim": 300 * time.Millisecond, "some-new-editor": 0} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, envOptions{
+				script:    bashScript("touch ran", "touch ran2"),
+				cfg:       fakeeditor.Config{NoShowMessage: true, AnswersAnyway: true, ClientName: name},
+				options:   map[string]any{"tools": map[string]any{"bash": "ask"}},
+				firstWait: 100 * time.Millisecond,
+				hooks: fakeeditor.Hooks{ShowMessageRequest: func(p *protocol.ShowMessageRequestParams) *protocol.MessageActionItem {
+					time.Sleep(think) // the user reads the question
+					return &p.Actions[0]
+				}},
+			})
+			for i, f := range []string{"ran", "ran2"} {
+				e.ask(fmt.Sprintf("run %d.", i))
+				e.await("the answer", hasMethod("window/showMessage", fmt.Sprintf("done %d", i)))
+				if _, err := os.Stat(filepath.Join(e.folder, f)); err != nil {
+					t.Errorf("run %d: the approved command did not run: %v", i, err)
+				}
+			}
+			if n := len(e.ed.Messages("window/showMessageRequest")); n != 2 {
+				t.Errorf("%d window/showMessageRequest, want 2", n)
+			}
+		})
 	}
 }
 

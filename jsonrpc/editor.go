@@ -24,6 +24,15 @@ var _ workspace.Editor = (*editor)(nil)
 
 // Notify queues n on its folder's outbox; it never blocks. After the
 // teardown has started, n is dropped.
+// ReviewsTogether implements workspace.ReviewPanel: a client that shows
+// loom/proposedChanges (experimental.loom.review) draws every proposal
+// as its own card.
+func (e *editor) ReviewsTogether() bool {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	return e.s.caps.review
+}
+
 func (e *editor) Notify(n workspace.Notification) {
 	if b := e.s.outboxFor(n.Folder, n.Conversation); b != nil {
 		b.push(n)
@@ -197,16 +206,15 @@ func clip(s string, n int) string {
 
 // Approve asks with window/showMessageRequest (Allow / Deny, the rules
 // the session offers for a bash command, and "Always allow" when the
-// session can remember it) when the client declared window.showMessage;
-// otherwise it returns workspace.ErrUnsupported without asking.
-// Dismissing the message denies.
+// session can remember it); a client that does not answer such requests
+// (askClient) gets workspace.ErrUnsupported. Dismissing the message
+// denies. Only a client that declared experimental.loom gets the loom
+// member and the rules in the action items: a generic client gets LSP's
+// members only (strict clients such as eglot reject others).
 func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error) {
 	e.s.mu.Lock()
-	canAsk := e.s.caps.showMessageRequest
+	loom := e.s.caps.loom
 	e.s.mu.Unlock()
-	if !canAsk {
-		return false, workspace.ErrUnsupported
-	}
 	// The text and tool call before the approval go out first.
 	if b := e.s.outboxFor(a.Folder, a.Conversation); b != nil {
 		b.flush(ctx)
@@ -230,12 +238,17 @@ func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error
 	if a.Always != nil {
 		params.Actions = append(params.Actions, ApprovalAction{Title: approveAlways})
 	}
-	var item *ApprovalAction
-	if err := e.s.callClient(ctx, protocol.MethodWindowShowMessageRequest, params, &item); err != nil {
-		if errors.Is(err, jsonrpc2.ErrMethodNotFound) {
-			return false, workspace.ErrUnsupported
+	var wire any = params
+	if !loom {
+		std := &protocol.ShowMessageRequestParams{Type: params.Type, Message: params.Message}
+		for _, x := range params.Actions {
+			std.Actions = append(std.Actions, protocol.MessageActionItem{Title: x.Title})
 		}
-		return false, fmt.Errorf("window/showMessageRequest: %w", err)
+		wire = std
+	}
+	var item *ApprovalAction
+	if err := e.s.askClient(ctx, wire, &item); err != nil {
+		return false, err
 	}
 	if item == nil {
 		return false, nil

@@ -37,6 +37,8 @@ type envOptions struct {
 	window  time.Duration
 	// callTimeout is Options.ClientCallTimeout; 0 = the default.
 	callTimeout time.Duration
+	// firstWait is Options.FirstAnswerWait; 0 = the default.
+	firstWait time.Duration
 	// unresolved keeps the folders as given, symlinks and all, as a real
 	// editor sends them.
 	unresolved bool
@@ -97,7 +99,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	go func() {
 		e.exit <- Serve(context.Background(), serverEnd, Options{
 			Logger: testLogger(t), Version: "test", Host: hostOptions(t), CoalesceWindow: o.window,
-			ClientCallTimeout: o.callTimeout,
+			ClientCallTimeout: o.callTimeout, FirstAnswerWait: o.firstWait,
 		})
 	}()
 	e.ed = fakeeditor.Connect(ctx, clientEnd, o.cfg)

@@ -46,9 +46,20 @@ type clientCaps struct {
 	// loom/proposedChanges with loom.review.
 	review bool
 	// showMessageRequest: it declared window.showMessage, so it answers
-	// window/showMessageRequest (approvals); a client that did not (Vim's
-	// ALE) is never asked, and commands are denied with how to allow them.
+	// window/showMessageRequest (approvals). Clients that answer without
+	// declaring it (eglot, lsp-mode) are known by name (knownAsker); any
+	// other is asked with a short first wait (ask.go).
 	showMessageRequest bool
+	// knownAsker: clientInfo.name is a client known to answer
+	// window/showMessageRequest whether or not it declared it.
+	knownAsker bool
+	// annotations: workspace.workspaceEdit.changeAnnotationSupport, so an
+	// applyEdit whose annotation needs confirmation is shown to the user
+	// for confirmation before it applies.
+	annotations bool
+	// diagnostics: it declared experimental.loom.diagnostics and
+	// answers loom/diagnostics from its own language servers.
+	diagnostics bool
 	// actionProperties: window.showMessage.messageActionItem
 	// .additionalPropertiesSupport: the answer carries back the properties
 	// of the action item picked (an edited rule).
@@ -60,6 +71,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	if w := c.Workspace; w != nil && w.ApplyEdit != nil && *w.ApplyEdit {
 		caps.applyEdit = true
 		caps.versionedEdits = w.WorkspaceEdit != nil && w.WorkspaceEdit.DocumentChanges != nil && *w.WorkspaceEdit.DocumentChanges
+		caps.annotations = caps.versionedEdits && w.WorkspaceEdit.ChangeAnnotationSupport != nil
 	}
 	if w := c.Window; w != nil && w.WorkDoneProgress != nil {
 		caps.workDoneProgress = *w.WorkDoneProgress
@@ -81,6 +93,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 				WorkspaceTrust bool `json:"workspaceTrust"`
 				Review         bool `json:"review"`
 				UserSettings   bool `json:"userSettings"`
+				Diagnostics    bool `json:"diagnostics"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
@@ -90,6 +103,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 			caps.workspaceTrust = exp.Loom.WorkspaceTrust
 			caps.review = exp.Loom.Review
 			caps.userSettings = exp.Loom.UserSettings
+			caps.diagnostics = exp.Loom.Diagnostics
 		}
 	}
 	return caps
@@ -111,6 +125,7 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 	s.state = lcInitialized
 	s.caps = parseCaps(p.Capabilities)
 	s.caps.client = p.ClientInfo.Name
+	s.caps.knownAsker = answersRequests(p.ClientInfo.Name)
 	// The settings are asked for at initialized; until they arrive no
 	// folder's first trust is recorded without them.
 	s.settingsPending = s.caps.configuration

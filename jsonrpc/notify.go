@@ -261,8 +261,14 @@ type MessageSource struct {
 	Conversation string `json:"conversation,omitempty"`
 }
 
-// show sends window/showMessage naming this conversation.
+// show sends window/showMessage, naming this conversation to a client
+// that declared experimental.loom; a generic client gets LSP's members
+// only (eglot rejects a message with any other).
 func (f *folderOut) show(typ protocol.MessageType, text string) {
+	if !f.caps().loom {
+		f.s.showMessage(typ, text)
+		return
+	}
 	f.s.notify(context.Background(), protocol.MethodWindowShowMessage, &ShowMessageParams{
 		Type: typ, Message: text, Loom: MessageSource{Folder: f.folder, Conversation: f.conversation},
 	})
@@ -272,6 +278,9 @@ func (f *folderOut) show(typ protocol.MessageType, text string) {
 func (f *folderOut) send(n workspace.Notification) {
 	caps := f.caps()
 	ctx := context.Background()
+	if f.sendPlan(caps, n) {
+		return
+	}
 	switch n.Kind {
 	case workspace.NoteTurnStarted:
 		f.answer.Reset()

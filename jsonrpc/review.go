@@ -3,16 +3,11 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"path/filepath"
-	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
-	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -168,77 +163,14 @@ func (f *folderOut) sendProposal(caps clientCaps, n workspace.Notification) {
 		f.s.notify(context.Background(), MethodProposedChanges, &params)
 		return
 	}
-	go f.s.confirmProposal(f.folder, *p)
+	note := *p
+	f.s.goBackground(func() { f.s.confirmProposal(f.folder, f.conversation, note) })
 }
 
 // sendRewound tells a loom client that the conversation was rewound.
 func (f *folderOut) sendRewound(caps clientCaps, n workspace.Notification) {
 	if caps.loom {
 		f.s.notify(context.Background(), MethodRewound, &RewoundParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Prompt: n.Text, Redone: n.Redone})
-	}
-}
-
-// confirmProposal asks a generic client to confirm a proposal with an
-// annotated workspace/applyEdit and tells the session the answer. A
-// client that cannot apply edits cannot review: the change is rejected
-// with a comment saying so, and nothing is written.
-func (s *Server) confirmProposal(folder string, p workspace.ProposalNote) {
-	ctx := s.ctx
-	sess, err := s.host.Conversation(folder)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	ok, versioned := s.caps.applyEdit, s.caps.versionedEdits
-	s.mu.Unlock()
-	if p.Command != "" {
-		s.confirmCommandChanges(ctx, sess, p)
-		return
-	}
-	if !ok || len(p.Abs) == 0 {
-		sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, "this editor cannot show a change for review (no workspace/applyEdit); nothing was written")
-		return
-	}
-	path := p.Abs[0]
-	e := tools.NewEdit(folder, path, p.Created, p.OldText, p.NewText, 0)
-	label := "Loom: " + filepath.Base(path)
-	desc := fmt.Sprintf("the agent proposes %d change(s) to %s (tools.edits = \"review\")", len(p.Changes[0].Hunks), p.Changes[0].Path)
-	yes := true
-	params := &protocol.ApplyWorkspaceEditParams{Label: &label}
-	if versioned {
-		const annotation = "loom.review"
-		params.Edit.ChangeAnnotations = map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{
-			annotation: {Label: label, NeedsConfirmation: &yes, Description: &desc},
-		}
-		edits := make([]protocol.TextDocumentEditElement, 0, len(e.TextEdits))
-		for _, te := range e.TextEdits {
-			edits = append(edits, &protocol.AnnotatedTextEdit{TextEdit: protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText}, AnnotationID: annotation})
-		}
-		doc := protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: s.clientURI(path)}}
-		if _, version, open := s.host.Overlay().Document(path); open {
-			doc.Version = &version
-		}
-		params.Edit.DocumentChanges = []protocol.DocumentChange{&protocol.TextDocumentEdit{TextDocument: doc, Edits: edits}}
-	} else {
-		edits := make([]protocol.TextEdit, 0, len(e.TextEdits))
-		for _, te := range e.TextEdits {
-			edits = append(edits, protocol.TextEdit{Range: lspRange(te.Range), NewText: te.NewText})
-		}
-		params.Edit.Changes = map[uri.URI][]protocol.TextEdit{s.clientURI(path): edits}
-	}
-	var res protocol.ApplyWorkspaceEditResult
-	if err := s.callClient(ctx, protocol.MethodWorkspaceApplyEdit, params, &res); err != nil || !res.Applied {
-		why := "the user declined the change"
-		if res.FailureReason != nil && *res.FailureReason != "" {
-			why += ": " + *res.FailureReason
-		}
-		sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
-		return
-	}
-	// The editor applied it: the session's three-way apply finds the
-	// agent's text already there and only commits it.
-	if _, err := sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, ""); err != nil && !strings.Contains(err.Error(), "no such proposal") {
-		s.log.Info("review after a confirmed edit", "err", err)
 	}
 }
 
@@ -325,36 +257,4 @@ func (s *Server) runRedo(ctx context.Context, a FolderArgs) (any, error) {
 		return nil, err
 	}
 	return &res, nil
-}
-
-// Keep and discard are the choices of a command's changes.
-const (
-	keepChanges    = "Keep"
-	discardChanges = "Discard"
-)
-
-// confirmCommandChanges asks a generic client whether to keep or discard
-// a command's changes (they are on disk already) with a
-// window/showMessageRequest. Only an explicit Keep keeps (commits) them:
-// a dismissed question, or a client that cannot ask, discards them, as
-// nothing is committed without the user's word.
-func (s *Server) confirmCommandChanges(ctx context.Context, sess *workspace.Conversation, p workspace.ProposalNote) {
-	var files []string
-	for _, c := range p.Changes {
-		files = append(files, c.Path)
-	}
-	msg := fmt.Sprintf("`%s` changed %s: keep the changes (committed) or discard them (the files as they were before it)?", p.Command, strings.Join(files, ", "))
-	params := &protocol.ShowMessageRequestParams{Type: protocol.MessageTypeInfo, Message: msg,
-		Actions: []protocol.MessageActionItem{{Title: keepChanges}, {Title: discardChanges}}}
-	var item *protocol.MessageActionItem
-	err := s.callClient(ctx, protocol.MethodWindowShowMessageRequest, params, &item)
-	if err == nil && item != nil && item.Title == keepChanges {
-		sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
-		return
-	}
-	why := "the user did not choose to keep them"
-	if err != nil {
-		why = "the editor could not be asked"
-	}
-	sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
 }

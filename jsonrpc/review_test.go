@@ -186,10 +186,11 @@ func TestReviewCancelWhilePending(t *testing.T) {
 }
 
 // TestReviewGenericClientConfirms: a client without
-// experimental.loom.review gets the change as an applyEdit whose
+// experimental.loom.review that confirms annotated edits
+// (changeAnnotationSupport) gets the change as an applyEdit whose
 // annotation needs confirmation; applying it accepts it whole.
 func TestReviewGenericClientConfirms(t *testing.T) {
-	e, path := reviewEnv(t, fakeeditor.Config{})
+	e, path := reviewEnv(t, fakeeditor.Config{Annotations: true})
 	if err := e.ed.OpenFile(e.ctx, path); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	// ClientCallTimeout bounds server-to-client requests that are not tied
 	// to a session's context (window/workDoneProgress/create). Default 5 s.
 	ClientCallTimeout time.Duration
+	// FirstAnswerWait bounds the first window/showMessageRequest to a
+	// client not known to answer one. Default DefaultFirstAnswerWait.
+	FirstAnswerWait time.Duration
 }
 
 // lifecycle is where the server is in the LSP lifecycle.
@@ -72,6 +75,7 @@ type Server struct {
 	mu          sync.Mutex
 	state       lifecycle
 	caps        clientCaps
+	asks        askState // whether the client answers window/showMessageRequest (ask.go)
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	initOpts    []byte    // initializationOptions, raw JSON
 	initFolders []uri.URI // from initialize, started at initialized
@@ -145,6 +149,9 @@ func newServer(opts Options) *Server {
 	}
 	if opts.ClientCallTimeout <= 0 {
 		opts.ClientCallTimeout = 5 * time.Second
+	}
+	if opts.FirstAnswerWait <= 0 {
+		opts.FirstAnswerWait = DefaultFirstAnswerWait
 	}
 	s := &Server{
 		opts:     opts,

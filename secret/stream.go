@@ -47,8 +47,11 @@ func (st *Stream) Write(piece string) string {
 	}
 	values := st.r.values()
 	text = maskValues(text, values)
-	cut := openBearer(text, valueTail(text, values), st.prevWord)
-	cut = min(cut, bearerTail(text, st.prevWord))
+	// Hold back from the earliest possible beginning of a secret; a cut
+	// there must not split a token either ("Bearer Bearer " may end in
+	// what looks like a new scheme, and is the first token's value).
+	cut := min(valueTail(text, values), bearerTail(text, st.prevWord))
+	cut = openBearer(text, cut, st.prevWord)
 	if len(text)-cut > maxHeld(values) {
 		// A token too long to wait for: mask it now and drop the rest
 		// of it as it comes.

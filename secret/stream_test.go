@@ -23,6 +23,9 @@ var streamTexts = []string{
 	"Bearer\n\t token-after-white-space",
 	"AbBearer notatoken; xbearer no; bearer",
 	"a token at the very end: Bearer zzzzzzzz",
+	// The token of a scheme is a second "bearer" and a space: the tail
+	// that looks like a new scheme is the first token's end (FuzzStream).
+	"BeArer BeArer ",
 }
 
 // join runs pieces through a new Stream of r and returns what it shows,

@@ -47,6 +47,9 @@ func (s *Conversation) cancelInFlight() {
 // perform carries out one action of the machine. It never blocks: I/O
 // runs on worker goroutines, which report back through the inbox.
 func (s *Conversation) perform(a fsm.Action) {
+	if s.performPlan(a) {
+		return
+	}
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
 		if a.Turn != s.startedTurn && !a.Compaction {
@@ -63,6 +66,9 @@ func (s *Conversation) perform(a fsm.Action) {
 		ctx := s.turnContext()
 		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
 			registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
+		if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
+			b.together = rp.ReviewsTogether()
+		}
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
@@ -163,7 +169,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, CacheKey: s.ID()}
 	prober, askRunning := provider.(llm.RunningWindowProber)
 	askRunning = askRunning && s.runningWindow.Tokens == 0
 	completed := false
@@ -175,7 +181,11 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if askRunning && completed {
+		if !completed {
+			return
+		}
+		s.folder.refreshWindow()
+		if askRunning {
 			// The response loaded the model: its running window is known.
 			s.folder.learnRunningWindow(prober)
 		}

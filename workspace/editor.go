@@ -16,6 +16,16 @@ import (
 // documents are reported.
 var ErrUnsupported = errors.New("not supported by this client")
 
+// CannotAskError is an ErrUnsupported from Editor.Approve that says, in
+// the front end's words, why no one can be asked and how to let the
+// agent run commands there (a headless run's flag, an editor's setting).
+type CannotAskError struct{ Why string }
+
+func (e *CannotAskError) Error() string { return e.Why }
+
+// Unwrap makes a CannotAskError an ErrUnsupported.
+func (e *CannotAskError) Unwrap() error { return ErrUnsupported }
+
 // ErrEditRejected is wrapped by Editor.ApplyEdit when the client refused
 // the edit, typically because the user typed in the document meanwhile.
 var ErrEditRejected = errors.New("the editor rejected the edit")
@@ -57,6 +67,16 @@ type DocumentStore interface {
 	// inside by.Folder), creating it if needed. It returns ErrUnsupported
 	// when the client cannot write files; the disk is written instead.
 	WriteDocument(ctx context.Context, by DocumentCaller, path, text string) error
+}
+
+// ReviewPanel is an Editor that shows several proposals at once, each
+// decided on its own in any order (a review panel, as in loom's VS Code
+// extension): the edits of a tool batch are then proposed together
+// rather than one after the other's decision.
+type ReviewPanel interface {
+	// ReviewsTogether reports whether the client shows proposals side by
+	// side now.
+	ReviewsTogether() bool
 }
 
 // DocumentCaller names who reads or writes a document through the
@@ -161,6 +181,9 @@ const (
 	// whose prompt is Text (back to the input for editing); with Redone,
 	// a redo made it whole again.
 	NoteRewound NotificationKind = "rewound"
+	// NoteDiagnostics: Diagnostics, what a batch of edits did to its
+	// files' problems (sent before the call that reports it finishes).
+	NoteDiagnostics NotificationKind = "diagnostics"
 )
 
 // RetractWords is how front ends without a way to drop text say that
@@ -208,8 +231,15 @@ type Notification struct {
 	Changes []CommandChange
 	// Proposal is set on NoteProposal.
 	Proposal *ProposalNote
+	// Diagnostics is set on NoteDiagnostics.
+	Diagnostics *DiagnosticsNote
 	// Redone is set on a NoteRewound that a redo undid.
 	Redone bool
+	// Plan is the todo list (NotePlan).
+	Plan []fsm.PlanItem
+	// Context is how full the model's context is, on NoteState (after
+	// each model response and at a turn's end).
+	Context *ContextUse
 	// Visible marks a NoteInfo the user must see (the auto-commit's
 	// notes): a client that shows information only in a log shows this
 	// one as a message.

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -107,7 +108,7 @@ func TestOllamaRunningWindowKeepsTheRequest(t *testing.T) {
 // later request is cut.
 func TestSilentCutIsNoticedAndCompacted(t *testing.T) {
 	o := newOllamaLike(t, 4096, false)
-	h, _ := runTurns(t, o.Server, 12, func(c *config.Config) {})
+	h, s := runTurns(t, o.Server, 12, func(c *config.Config) {})
 	o.mu.Lock()
 	lost := o.lost
 	o.mu.Unlock()
@@ -119,6 +120,16 @@ func TestSilentCutIsNoticedAndCompacted(t *testing.T) {
 	}
 	if said != 1 {
 		t.Errorf("the cut was told %d times; want once", said)
+	}
+	// loom.status tells the lowered window and why, until a reset.
+	if st := statusOf(t, s); st.ContextWindow > 4096 || !strings.Contains(st.ContextSource, "the server read only") || !strings.Contains(st.ContextSource, "instead of 40960") {
+		t.Errorf("after the cut the status says window %d from %q", st.ContextWindow, st.ContextSource)
+	}
+	if err := s.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(t, s); st.ContextWindow != 40960 || strings.Contains(st.ContextSource, "read only") {
+		t.Errorf("after loom.reset the status says window %d from %q; want the server's 40960 again", st.ContextWindow, st.ContextSource)
 	}
 	if lost > 1 {
 		t.Errorf("the user's request was lost %d times; want at most the one that showed the cut", lost)

@@ -134,6 +134,19 @@ func (s *Conversation) Proposals(ctx context.Context) ([]ProposalNote, error) {
 // goes to the model with the decision. It returns once the accepted hunks
 // are in the buffer or on disk.
 func (s *Conversation) Review(ctx context.Context, id string, accept, reject []string, comment string) (ReviewResult, error) {
+	return s.decide(ctx, fsm.ChangesDecided{ID: id, Accepted: accept, Rejected: reject, Comment: comment})
+}
+
+// Unreviewed settles proposal id without the user's decision: why says
+// what happened instead (the file changed while the change waited, the
+// editor could not ask). Nothing is written, and the model reads why,
+// not a rejection by the user.
+func (s *Conversation) Unreviewed(ctx context.Context, id, why string) (ReviewResult, error) {
+	return s.decide(ctx, fsm.ChangesDecided{ID: id, Rejected: []string{AllHunks}, Unreviewed: why})
+}
+
+func (s *Conversation) decide(ctx context.Context, ev fsm.ChangesDecided) (ReviewResult, error) {
+	id, accept, reject := ev.ID, ev.Accepted, ev.Rejected
 	var p *proposal
 	var stepErr error
 	err := s.call(ctx, func() {
@@ -153,7 +166,8 @@ func (s *Conversation) Review(ctx context.Context, id string, accept, reject []s
 			}
 		}
 		var acts []fsm.Action
-		acts, stepErr = s.step(fsm.ChangesDecided{ID: id, Accepted: accept, Rejected: reject, Comment: comment})
+		ev.Accepted, ev.Rejected = accept, reject
+		acts, stepErr = s.step(ev)
 		if stepErr != nil {
 			return
 		}
@@ -312,22 +326,22 @@ func (s *Conversation) dropProposals() {
 // that the batch's next mutating call sees the file as the decision left
 // it.
 func (s *Conversation) awaitReview(ctx context.Context, propose func() *proposal) {
+	if p := s.proposeLive(ctx, propose); p != nil {
+		s.awaitSettled(ctx, []*proposal{p})
+	}
+}
+
+// proposeLive runs propose on the owner goroutine while the turn is live
+// and returns the proposal it made, nil when none (or the turn is gone).
+func (s *Conversation) proposeLive(ctx context.Context, propose func() *proposal) *proposal {
 	taken := make(chan *proposal, 1)
 	s.postLive(ctx, func() { taken <- propose() })
-	var p *proposal
 	select {
-	case p = <-taken:
+	case p := <-taken:
+		return p
 	case <-ctx.Done():
-		return
+		return nil
 	case <-s.done:
-		return
-	}
-	if p == nil {
-		return
-	}
-	select {
-	case <-p.settled:
-	case <-ctx.Done():
-	case <-s.done:
+		return nil
 	}
 }

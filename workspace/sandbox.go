@@ -24,8 +24,13 @@ func (s *Folder) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 		Root:    s.dir,
 		Write:   cfg.Tools.SandboxWrite,
 		Hide:    cfg.Tools.SandboxHide,
+		Unhide:  cfg.Tools.SandboxUnhide,
+		Sockets: cfg.Tools.SandboxSockets,
 		Network: cfg.Tools.Network.Mode,
 		Allow:   cfg.Tools.Network.Allow,
+	}
+	if dir, err := s.host.stateDir(); err == nil {
+		p.StateDir = dir
 	}
 	if s.sandbox != nil && reflect.DeepEqual(s.sandbox.Policy(), p) {
 		return s.sandbox

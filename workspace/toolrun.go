@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,19 +77,47 @@ type batchRun struct {
 	mcpPolicies map[string]config.Policy
 	// approvalTimeout bounds the wait for the user's answer.
 	approvalTimeout time.Duration
-	// review proposes edits instead of applying them (tools.edits).
-	review bool
+	// review proposes edits instead of applying them (tools.edits);
+	// together proposes the edits of the batch together (ReviewPanel).
+	review, together bool
+	// diag tells the model the problems the batch's edits introduced;
+	// nil when no diagnostics apply (diagnose.go).
+	diag *diagBatch
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
 // parallel, and each mutating call runs alone, after everything before it.
+//
+// Under review, in a client that shows proposals side by side
+// (ReviewPanel), the edits of a batch are proposed together: an edit
+// proposes its change and the next edit runs at once, so that the user
+// sees every file of the response and decides them in any order. What
+// could depend on an undecided edit waits for the decisions first: an
+// edit of a file already proposed, a command, any other mutating tool,
+// and reads.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
+	b.diag = s.newDiagBatch(a, b.review)
+	var undecided []*proposal
+	settle := func() {
+		s.awaitSettled(ctx, undecided)
+		undecided = nil
+	}
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
-			s.runCall(ctx, b, a.Calls[i], true)
+			c := a.Calls[i]
+			if name, ok := editTarget(c); !b.together || !ok || slices.ContainsFunc(undecided, func(p *proposal) bool { return sameFileName(p.edit.Path, name) }) {
+				settle()
+			}
+			if p := s.runCall(ctx, b, c, true); p != nil {
+				undecided = append(undecided, p)
+			}
+			if !b.together {
+				settle()
+			}
 			i++
 			continue
 		}
+		settle()
 		j := i
 		for j < len(a.Calls) && !a.Mutating[j] {
 			j++
@@ -102,6 +132,42 @@ func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batc
 	}
 }
 
+// editTarget is the path an edit call names (edit_file, write_file);
+// ok is false for any other call, or arguments without a path.
+func editTarget(c fsm.ToolCall) (path string, ok bool) {
+	if c.Name != "edit_file" && c.Name != "write_file" {
+		return "", false
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Path == "" {
+		return "", false
+	}
+	return args.Path, true
+}
+
+// sameFileName reports whether a proposed file and a call's path may be
+// the same file: the same base name is enough (a symlink or "a/../b"
+// never hides it).
+func sameFileName(proposed, path string) bool {
+	return filepath.Base(proposed) == filepath.Base(filepath.Clean(path))
+}
+
+// awaitSettled waits until every proposal of ps is decided (applied or
+// rejected), or the turn is gone.
+func (s *Conversation) awaitSettled(ctx context.Context, ps []*proposal) {
+	for _, p := range ps {
+		select {
+		case <-p.settled:
+		case <-ctx.Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+}
+
 // runCall runs one call and reports ToolProgress and ToolCompleted. What
 // it reports after the batch was cancelled is dropped on the owner
 // goroutine (postLive), so it can never reach a later turn or a new
@@ -111,13 +177,18 @@ func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batc
 // becomes running once it may run. A mutating call (writeLock) holds the
 // folder's worktree lock only while it runs, never while the user is
 // asked: the folder's other conversations edit and commit meanwhile.
-func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) {
+//
+// An edit computed under review is proposed, and runCall returns its
+// proposal without waiting for the decision (runTools waits where the
+// batch needs it); it returns nil otherwise.
+func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) *proposal {
 	if ctx.Err() != nil {
-		return
+		return nil
 	}
 	turn := b.turn
 	out, ran := s.admit(ctx, b, c)
 	if !ran {
+		b.diag.beforeEdit(ctx, s, b.env.FileSource(), c)
 		out = s.executeLocked(ctx, b, c, writeLock, false)
 		if out.escalate != nil {
 			// The sandbox blocked the command: the user is asked whether
@@ -126,12 +197,11 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		}
 	}
 	if out.settled {
-		return
+		return nil
 	}
 	if out.propose != nil {
 		// The card shows the decision, not the tool's own summary.
-		s.awaitReview(ctx, func() *proposal { return s.propose(turn, c.ID, out.propose) })
-		return
+		return s.proposeLive(ctx, func() *proposal { return s.propose(turn, c.ID, out.propose) })
 	}
 	if b.review && out.command != nil {
 		// A command's changes join the review (review_command.go).
@@ -142,10 +212,18 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 				}
 				return s.proposeCommand(turn, c.ID, out.command, cr)
 			})
-			return
+			return nil
 		}
 	}
+	report, diagNote := b.diag.afterCall(ctx, c, out, s.relPath)
+	if report != "" {
+		out.result = strings.TrimRight(out.result, "\n") + "\n\n" + report + "\n"
+		out.summary += " · " + diagNote.Summary
+	}
 	s.postLive(ctx, func() {
+		if diagNote != nil {
+			s.notify(Notification{Kind: NoteDiagnostics, Turn: turn, Diagnostics: diagNote})
+		}
 		if out.changed != "" {
 			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}
@@ -164,6 +242,7 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		s.outputs[c.ID] = toolOutput{text: out.result, exitCode: out.exitCode}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
 	})
+	return nil
 }
 
 // admit asks for the approval the call needs where policy says so, and
@@ -338,6 +417,9 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		why := noAskWords
+		if ca := (*CannotAskError)(nil); errors.As(err, &ca) && ca.Why != "" {
+			why = ca.Why
+		}
 		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(args.Command) + "`: " + why + "."})
 		return decide(false, why)
 	case errors.Is(err, errApprovalTimeout):
@@ -481,8 +563,8 @@ func (s *Conversation) applyEdit(ctx context.Context, callID string, e *tools.Ed
 			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
 	}
-	if err := tools.WriteFileAtomic(e); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	if err := s.writeEdit(e); err != nil {
+		return err
 	}
 	s.reads.Record(e.Path, []byte(e.NewText))
 	return nil

@@ -40,6 +40,13 @@ type Config struct {
 	// Vim's ALE does: the client cannot answer window/showMessageRequest
 	// (it never answers one it gets).
 	NoShowMessage bool
+	// AnswersAnyway, with NoShowMessage, answers window/showMessageRequest
+	// although it was not declared, as eglot and lsp-mode do.
+	AnswersAnyway bool
+	// Annotations declares workspace.workspaceEdit.changeAnnotationSupport
+	// (with ApplyEdit): the client confirms edits whose annotation needs
+	// it (here, by applying them).
+	Annotations bool
 	// Folders are the workspace folders (absolute paths).
 	Folders []string
 	// InitializationOptions is marshalled as initializationOptions.
@@ -102,6 +109,9 @@ type Hooks struct {
 	WorkDoneProgressCreate func(ctx context.Context)
 	// SaveDocuments returns the URIs saved; default: all of them.
 	SaveDocuments func(uris []string) []string
+	// Diagnostics answers loom/diagnostics (declared when set, with
+	// Loom): the file's diagnostics, in LSP's shape.
+	Diagnostics func(uri string, after bool) []map[string]any
 }
 
 type buffer struct {
@@ -174,7 +184,7 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return e.applyEdit(ctx, &p), nil
 	case protocol.MethodWindowShowMessageRequest:
-		if e.cfg.NoShowMessage {
+		if e.cfg.NoShowMessage && !e.cfg.AnswersAnyway {
 			<-ctx.Done() // like ALE: never answered
 			return nil, ctx.Err()
 		}
@@ -210,6 +220,23 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			}
 		}
 		return out, nil
+	case "loom/diagnostics":
+		h := e.Hooks.Diagnostics
+		if h == nil {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
+		var p struct {
+			URI   string `json:"uri"`
+			After bool   `json:"after"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		ds := h(p.URI, p.After)
+		if ds == nil {
+			ds = []map[string]any{}
+		}
+		return map[string]any{"diagnostics": ds}, nil
 	case "loom/saveDocuments":
 		if !e.cfg.Loom {
 			return nil, jsonrpc2.ErrMethodNotFound
@@ -243,6 +270,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		caps.Workspace.ApplyEdit = &yes
 		if !e.cfg.Unversioned {
 			caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes}
+			if e.cfg.Annotations {
+				caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{}
+			}
 		}
 	}
 	if e.cfg.WorkDoneProgress {
@@ -268,6 +298,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		}
 		if e.cfg.UserSettings {
 			loom["userSettings"] = true
+		}
+		if e.Hooks.Diagnostics != nil {
+			loom["diagnostics"] = true
 		}
 		caps.Experimental, _ = json.Marshal(map[string]any{"loom": loom})
 	}

@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkBashTrue is the sandbox's cost per command: `bash -c true`
@@ -49,4 +50,39 @@ func newWorldB(b *testing.B) string {
 		}
 	}
 	return w
+}
+
+// BenchmarkSocketHidingCost is what hiding unix sockets and credentials
+// adds to a command: `bash -c true` under the sandbox with the sockets
+// hidden (the runtime directory's tmpfs, the scans of /run, the temp
+// directories and the hidden ones, a /dev/null over each socket found)
+// and without, interleaved in one run; "with/without" is the ratio of
+// their times.
+func BenchmarkSocketHidingCost(b *testing.B) {
+	w := newWorldB(b)
+	with := New(Policy{Root: w})
+	requireLandlock(b, with)
+	without := New(Policy{Root: w})
+	without.socketsShown = true
+	var tWith, tWithout time.Duration
+	run := func(s *Sandbox) time.Duration {
+		start := time.Now()
+		cmd := exec.Command("bash", "-c", "true")
+		cmd.Dir = w
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := s.Wrap(cmd); err != nil {
+			b.Fatal(err)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		return time.Since(start)
+	}
+	for b.Loop() {
+		tWith += run(with)
+		tWithout += run(without)
+	}
+	b.ReportMetric(float64(tWith.Microseconds())/float64(b.N), "µs-with/op")
+	b.ReportMetric(float64(tWithout.Microseconds())/float64(b.N), "µs-without/op")
+	b.ReportMetric(float64(tWith)/float64(tWithout), "with/without")
 }

@@ -28,6 +28,11 @@ func init() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		// And the tmpfs that hides the runtime directory.
+		if err := hideSockets(plan{RuntimeDirs: []string{dir}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		if err := loopbackUp(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -60,6 +65,9 @@ func runHelper(path string, argv []string) error {
 	}
 	if pl.Mounts {
 		if err := mountReadOnly(pl.ReadOnly); err != nil {
+			return err
+		}
+		if err := hideSockets(pl); err != nil {
 			return err
 		}
 	}
@@ -220,11 +228,9 @@ func restrict(pl plan) error {
 		}
 	}
 	if abi >= 6 {
-		scoped := landlock.ScopedSet(ll.ScopeSignal)
-		if pl.Network != NetworkOn {
-			scoped |= landlock.ScopedSet(ll.ScopeAbstractUnixSocket)
-		}
-		args = append(args, scoped)
+		// Abstract unix sockets (X11's, an older D-Bus's) are scoped with
+		// the network on too: see sockets.go.
+		args = append(args, landlock.ScopedSet(ll.ScopeSignal|ll.ScopeAbstractUnixSocket))
 	}
 	cfg, err := landlock.NewConfig(args...)
 	if err != nil {
@@ -274,6 +280,7 @@ func fsRules(pl plan, abi int) []landlock.Rule {
 	if abi >= 5 {
 		devices, ptys = devices.WithIoctlDev(), ptys.WithIoctlDev()
 	}
+	rules = append(rules, socketRules(pl, abi)...)
 	return append(rules, devices, ptys)
 }
 

@@ -32,15 +32,25 @@ type plan struct {
 	// ReadOnly are paths under Root kept read-only; Hide are unreadable.
 	ReadOnly []string `json:"readOnly"`
 	Hide     []string `json:"hide"`
+	// Show are paths inside hidden directories that stay readable
+	// (tools.sandbox_unhide).
+	Show []string `json:"show,omitempty"`
 	// Network is "on", "off" or "allow" (then Ports).
 	Network string   `json:"network"`
 	Ports   []uint16 `json:"ports,omitempty"`
+	// The unix sockets hidden in the mount namespace (sockets.go), with
+	// Mounts only: RuntimeDirs are replaced by an empty private tmpfs;
+	// the SocketFiles that are sockets are covered with /dev/null; KeepSockets are left alone (and shown again inside
+	// the runtime directories).
+	RuntimeDirs []string `json:"runtimeDirs,omitempty"`
+	SocketFiles []string `json:"socketFiles,omitempty"`
+	KeepSockets []string `json:"keepSockets,omitempty"`
 }
 
 // plan resolves the policy for one command.
 func (s *Sandbox) plan() plan {
 	home, _ := os.UserHomeDir()
-	return plan{
+	pl := plan{
 		ABI:      s.sys.abi,
 		Mounts:   s.sys.userns,
 		NetNS:    s.netnsOff(),
@@ -48,9 +58,16 @@ func (s *Sandbox) plan() plan {
 		Write:    s.writable(home),
 		ReadOnly: s.readOnly(),
 		Hide:     s.hidden(home),
+		Show:     s.unhidden(home),
 		Network:  s.p.Network,
 		Ports:    ports(s.p.Allow),
 	}
+	if pl.Mounts && !s.socketsShown {
+		pl.RuntimeDirs = s.runtimeDirs()
+		pl.KeepSockets = s.keptSockets(home)
+		pl.SocketFiles = s.socketsToHide(pl.RuntimeDirs, pl.KeepSockets)
+	}
+	return pl
 }
 
 // ports returns the ports of "host:port" entries, without repeats.

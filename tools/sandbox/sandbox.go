@@ -55,6 +55,17 @@ type Policy struct {
 	Write []string
 	// Hide adds unreadable directories to the defaults.
 	Hide []string
+	// Unhide takes paths out of the hidden ones (tools.sandbox_unhide):
+	// a hidden path equal to one of them or inside it is readable again,
+	// and one inside a hidden directory is readable on its own.
+	Unhide []string
+	// StateDir is loom's state directory (every conversation's journal):
+	// hidden, as the default one is.
+	StateDir string
+	// Sockets lists the unix sockets commands may still reach
+	// (tools.sandbox_sockets; see sockets.go): absolute, ~/…,
+	// $SSH_AUTH_SOCK or $XDG_RUNTIME_DIR/….
+	Sockets []string
 	// ReadOnly names paths relative to Root that stay read-only (loom's
 	// configuration files); .git always does.
 	ReadOnly []string
@@ -69,10 +80,22 @@ type Policy struct {
 // workspace folder, which commands may read but not write (.git too).
 var DefaultReadOnly = []string{".loom.toml", "loom.toml", ".vscode/settings.json", ".zed/settings.json", ".dir-locals.el", ".dir-locals-2.el"}
 
-// DefaultHidden are the directories, relative to the home directory,
-// that a sandboxed command cannot read: keys and credentials, and loom's
-// own configuration.
-var DefaultHidden = []string{".ssh", ".aws", ".gnupg", ".config/loom", ".netrc", ".docker/config.json", ".kube", ".config/gcloud", ".azure", ".password-store"}
+// DefaultHidden are the directories and files, relative to the home
+// directory, that a sandboxed command cannot read: keys and credentials
+// (ssh, gpg, the clouds', git's, GitHub's CLI, npm's, PyPI's, cargo's,
+// docker's, Kubernetes', netrc, Vault's token, pass), loom's own
+// configuration and its state (every conversation's journal). The same
+// under $XDG_CONFIG_HOME and $XDG_STATE_HOME is hidden too.
+var DefaultHidden = []string{".ssh", ".aws", ".gnupg", ".config/loom", ".local/state/loom", ".netrc", ".docker/config.json", ".kube",
+	".config/gcloud", ".azure", ".password-store", ".git-credentials", ".config/git/credentials", ".config/gh/hosts.yml",
+	".npmrc", ".pypirc", ".cargo/credentials.toml", ".cargo/credentials", ".vault-token"}
+
+// xdgHidden are the hidden paths relative to $XDG_CONFIG_HOME and
+// $XDG_STATE_HOME, when those are set.
+var xdgHidden = map[string][]string{
+	"XDG_CONFIG_HOME": {"loom", "git/credentials", "gh/hosts.yml", "gcloud"},
+	"XDG_STATE_HOME":  {"loom"},
+}
 
 // DefaultWritable returns the tools' cache directories a sandboxed
 // command may write besides the workspace and the temp dir: ~/.cache
@@ -107,6 +130,9 @@ type Sandbox struct {
 	sys system
 	// told is set once a command's result said that there is no sandbox.
 	told atomic.Bool
+	// socketsShown turns the hiding of unix sockets off, only for the
+	// benchmark that measures its cost.
+	socketsShown bool
 }
 
 // system is what this machine offers: its Landlock ABI (0: none) and
@@ -171,6 +197,9 @@ func (s *Sandbox) Describe() string {
 			writes = append(writes, short(d))
 		}
 	}
+	// Shared memory and the terminals are writable too (fsRules): POSIX
+	// shared memory and semaphores live in /dev/shm.
+	writes = append(writes, "/dev/shm", "/dev/pts")
 	var hidden []string
 	for _, d := range s.hidden(home) {
 		hidden = append(hidden, short(d))
@@ -186,8 +215,15 @@ func (s *Sandbox) Describe() string {
 	case s.p.Network == NetworkOff && !s.netnsOff() && s.sys.abi < 4:
 		net = "on (cannot be turned off here: " + s.sys.why + ")"
 	}
-	return fmt.Sprintf("landlock ABI %d, writes: %s; %s; hidden: %s; network: %s",
-		s.sys.abi, strings.Join(writes, ", "), ro, strings.Join(hidden, ", "), net)
+	if un := s.unhidden(home); len(un) > 0 {
+		var shown []string
+		for _, d := range un {
+			shown = append(shown, short(d))
+		}
+		hidden = append(hidden, "not hidden (tools.sandbox_unhide): "+strings.Join(shown, ", "))
+	}
+	return fmt.Sprintf("landlock ABI %d, writes: %s; %s; hidden: %s; %s; network: %s",
+		s.sys.abi, strings.Join(writes, ", "), ro, strings.Join(hidden, ", "), s.describeSockets(short), net)
 }
 
 // netnsOff reports whether network "off" uses a network namespace.
@@ -211,13 +247,32 @@ func (s *Sandbox) hidden(home string) []string {
 			dirs = append(dirs, filepath.Join(home, d))
 		}
 	}
-	if cfg := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(cfg) {
-		dirs = append(dirs, filepath.Join(cfg, "loom"))
+	for v, names := range xdgHidden {
+		if base := os.Getenv(v); filepath.IsAbs(base) {
+			for _, n := range names {
+				dirs = append(dirs, filepath.Join(base, n))
+			}
+		}
+	}
+	if s.p.StateDir != "" {
+		dirs = append(dirs, s.p.StateDir)
 	}
 	for _, d := range s.p.Hide {
 		dirs = append(dirs, expandHome(d, home))
 	}
-	return cleanAll(dirs)
+	unhide := s.unhidden(home)
+	return slices.DeleteFunc(cleanAll(dirs), func(d string) bool {
+		return slices.ContainsFunc(unhide, func(u string) bool { return within(d, u) })
+	})
+}
+
+// unhidden is tools.sandbox_unhide, absolute.
+func (s *Sandbox) unhidden(home string) []string {
+	var out []string
+	for _, d := range s.p.Unhide {
+		out = append(out, expandHome(d, home))
+	}
+	return cleanAll(out)
 }
 
 // readOnly is every read-only path inside the workspace, absolute.

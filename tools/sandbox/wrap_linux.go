@@ -80,7 +80,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(slices.Clip(env), planVar+"="+string(data))
+	cmd.Env = append(s.commandEnv(slices.Clone(env)), planVar+"="+string(data))
 	attr := &syscall.SysProcAttr{}
 	if cmd.SysProcAttr != nil {
 		copied := *cmd.SysProcAttr

@@ -59,6 +59,9 @@ const keptOutput = 20_000;
 /** A scheme of read-only documents: the text of a file before an edit. */
 export const beforeScheme = 'loom-before';
 
+/** What Escape says while a change waits for review (and does not stop the turn). */
+export const escapeKeepsReview = 'A change waits for your review: Escape does not cancel it. Accept or reject it above; Stop cancels the turn (and rejects what waits).';
+
 /** Chat keeps the conversations and answers the panel. */
 export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   readonly panel: ChatPanel;
@@ -85,6 +88,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   review: ((intent: ReviewIntent) => Promise<void>) | undefined;
   /** Whether edits wait for review, from loom.status (reviewpanel.ts). */
   reviewEdits: ((st: Status) => boolean) | undefined;
+  /** Whether a change of this conversation waits for the user's review (reviewpanel.ts). */
+  reviewWaiting: ((t: Transcript) => boolean) | undefined;
   /** Called after a folder's conversation was redrawn (its review cards come back). */
   onRedraw: ((folder: string) => void) | undefined;
   /** Fires when a header (state, model) changes. */
@@ -755,6 +760,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         await this.ask({ prompt: msg.text }, undefined, msg.context ?? []);
         break;
       case 'stop':
+        if (msg.by === 'escape' && this.reviewWaiting?.(this.transcript(this.current() ?? ''))) {
+          // Escape stops the model, not a review: the proposals stay, to be decided (Stop cancels the turn).
+          this.notice('info', escapeKeepsReview);
+          break;
+        }
         await this.cancel();
         break;
       case 'reset':

@@ -23,6 +23,7 @@ import {
   Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
+import { answerDiagnostics, DiagnosticsParams, LspDiagnostic } from './diagnostics';
 import { ReviewController } from './review';
 import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
@@ -142,6 +143,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
   chat.onRedraw = (folder) => void editReview.resync(folder);
+  chat.reviewWaiting = (t) => editReview.book.open(t.folder).some((p) => (p.params.conversation ?? '') === t.conversation || !p.params.conversation);
   context.subscriptions.push(
     editReview,
     chat.panel,
@@ -198,7 +200,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
   reg('loom.cancel', () => chat.cancel());
-  reg('loom.reset', () => chat.reset());
+  // "Loom: New Conversation" (the palette, the view's +): the header's New,
+  // a conversation beside the others. (loom.reset emptied the shown one
+  // in place: the server gives it a new id, and the panel, still sending
+  // the old one, reopened the old history.)
+  reg('loom.reset', () => conversations.create());
   reg('loom.undo', () => chat.undo());
   reg('loom.compact', () => chat.compact());
   reg('loom.reviewChange', () => editReview.reviewOldest());
@@ -294,6 +300,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // "configuration reloaded" comes once the new model is in.
     void chat.refreshStatus();
   });
+  c.onRequest(Methods.diagnostics, (p: DiagnosticsParams) => answerDiagnostics(p, {
+    isOpen: (uri) => vscode.workspace.textDocuments.some((d) => d.uri.toString() === vscode.Uri.parse(uri, true).toString()),
+    open: async (uri) => {
+      try {
+        await vscode.workspace.openTextDocument(vscode.Uri.parse(uri, true));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    get: (uri) => vscode.languages.getDiagnostics(vscode.Uri.parse(uri, true)).map((d): LspDiagnostic => ({
+      range: { start: { line: d.range.start.line, character: d.range.start.character } },
+      severity: d.severity + 1,
+      code: typeof d.code === 'object' ? d.code.value : d.code,
+      source: d.source,
+      message: d.message,
+    })),
+    onChange: (uri, cb) => vscode.languages.onDidChangeDiagnostics((e) => {
+      const want = vscode.Uri.parse(uri, true).toString();
+      if (e.uris.some((u) => u.toString() === want)) {
+        cb();
+      }
+    }),
+  }));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments

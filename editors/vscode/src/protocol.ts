@@ -41,6 +41,7 @@ export const Methods = {
   toolCall: 'loom/toolCall',
   state: 'loom/state',
   saveDocuments: 'loom/saveDocuments',
+  diagnostics: 'loom/diagnostics',
   turnEnded: 'loom/turnEnded',
   commit: 'loom/commit',
   notice: 'loom/notice',
@@ -148,4 +149,4 @@ export interface HistoryResult { folder: string; messages: HistoryMessage[] }
 export interface UndoResult { folder: string; message: string }
 
 /** The experimental client capability that turns on loom/* messages. */
-export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true } };
+export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true } };

@@ -191,7 +191,8 @@ export type ToWebview =
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; text: string; context?: ContextItem[] }
-  | { type: 'stop' }
+  /** Stop the turn; by: 'escape' when the Escape key asked (a waiting review is then kept). */
+  | { type: 'stop'; by?: 'escape' }
   /** Open the attach quick pick (@, # or the Attach button); what: a direct choice. */
   | { type: 'attach'; what?: 'selection' | 'problems' | 'files' | 'terminal' | 'git' }
   | { type: 'setModel'; model: string }

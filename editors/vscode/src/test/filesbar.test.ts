@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ChangedFiles, parseNumstat } from '../filesbar';
 import { agentCounts, gitTop, textAt } from '../gitfiles';
+import { splitPath } from '../shared/paths';
 
 test('the bar gathers the agent commits per file until kept, and counts them', () => {
   const b = new ChangedFiles();
@@ -106,4 +107,15 @@ test('counts and the text before, from a real repository', async () => {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a long path is split so that the ellipsis lands in its middle: the folders give way, the name stays', () => {
+  assert.deepEqual(splitPath('src/deep/dir/name.go'), ['src/deep/dir/', 'name.go']);
+  assert.deepEqual(splitPath('top.txt'), ['', 'top.txt']);
+  // A long name: its last 24 characters stay whole, the rest joins the part that is cut.
+  const long = 'a/' + 'x'.repeat(40) + '_the_end_of_the_name.txt';
+  const [lead, tail] = splitPath(long);
+  assert.equal(tail.length, 24);
+  assert.equal(lead + tail, long);
+  assert.ok(tail.endsWith('_the_end_of_the_name.txt'));
 });

@@ -89,9 +89,9 @@ function drawChips(): void {
 }
 
 /** Stops the running turn (Stop, Escape). */
-export function stop(): void {
+export function stop(by?: 'escape'): void {
   if (busy) {
-    post({ type: 'stop' });
+    post(by ? { type: 'stop', by } : { type: 'stop' });
   }
 }
 

@@ -4,6 +4,7 @@
 // file: its name (opens the diff), +N −M, Keep / Undo (Keep / Discard
 // for a command's change); Keep all / Undo all for the whole bar.
 import type { BarAction, BarFile } from '../shared/messages';
+import { splitPath } from '../shared/paths';
 import { button, el, post } from './dom';
 
 const bar = el('section', 'filesbar');
@@ -79,16 +80,17 @@ function row(f: BarFile): HTMLLIElement {
   li.dataset.path = f.path;
   const slash = f.path.lastIndexOf('/');
   const name = slash >= 0 ? f.path.slice(slash + 1) : f.path;
-  const dir = slash >= 0 ? f.path.slice(0, slash) : '';
-  const open = button(name, 'link fb-name', () => act('diff', [f.path]), `Open the diff of ${f.path}: before ${f.source === 'agent' ? "the agent's change" : 'the command'} ↔ now`);
-  open.setAttribute('aria-label', `${name}: open the diff`);
+  // The whole path on one line, cut in the middle when the bar is narrow:
+  // the start of the path gives way first (an ellipsis where it is cut),
+  // the file's name last; the tooltip has the whole path.
+  const [lead, tail] = splitPath(f.path);
+  const open = button('', 'link fb-name', () => act('diff', [f.path]), `${f.path}\nOpen the diff: before ${f.source === 'agent' ? "the agent's change" : 'the command'} ↔ now`);
+  if (lead) {
+    open.append(el('span', 'fb-lead', lead));
+  }
+  open.append(el('span', 'fb-tail', tail));
+  open.setAttribute('aria-label', `${name}: open the diff of ${f.path}`);
   li.append(open);
-  if (dir) {
-    li.append(el('span', 'fb-dir', dir));
-  }
-  if (f.source === 'command') {
-    li.append(el('span', 'fb-badge', `command: ${f.command ?? ''}`.trim()));
-  }
   if (f.created) {
     li.append(el('span', 'fb-badge', 'new'));
   } else if (f.deleted) {
@@ -105,6 +107,12 @@ function row(f: BarFile): HTMLLIElement {
     f.source === 'command' ? `Discard ${f.path}: take the command's change back; your own edits stay (loom.discard)` : `Undo the agent's changes to ${f.path}; your own edits stay (loom.undoFile)`);
   undo.setAttribute('aria-label', `${word} ${f.path}`);
   li.append(keep, undo);
+  if (f.source === 'command') {
+    // Under the file, on a line of its own: a long command never pushes Keep / Discard away.
+    const badge = el('span', 'fb-badge fb-command', `command: ${f.command ?? ''}`.trim());
+    badge.title = f.command ?? '';
+    li.append(badge);
+  }
   return li;
 }
 

@@ -44,10 +44,12 @@ log.addEventListener('click', (ev) => {
   }
 });
 
-// Escape anywhere in the panel stops the running turn.
+// Escape anywhere in the panel stops the running turn (the extension
+// keeps a change that waits for the user's review: Escape stops the
+// model, not the review).
 document.addEventListener('keydown', (ev) => {
   if (ev.key === 'Escape' && !ev.defaultPrevented) {
-    stop();
+    stop('escape');
   }
 });
 
