@@ -160,9 +160,9 @@ func NewRegistry(tools ...Tool) *Registry {
 	return r
 }
 
-// DefaultRegistry returns a registry of the six built-in tools.
+// DefaultRegistry returns a registry of the built-in tools: the six that act on the workspace, and update_plan and propose_plan, which the state machine runs.
 func DefaultRegistry() *Registry {
-	return NewRegistry(ReadFile{}, ListFiles{}, Grep{}, EditFile{}, WriteFile{}, Bash{})
+	return NewRegistry(ReadFile{}, ListFiles{}, Grep{}, EditFile{}, WriteFile{}, Bash{}, UpdatePlan{}, ProposePlan{})
 }
 
 // Get returns the tool called name.

@@ -163,6 +163,10 @@ type Status struct {
 	// Sandbox says how commands are confined: "landlock ABI 7, writes:
 	// …, network: on", or why they are not.
 	Sandbox string `json:"sandbox"`
+	// Mode is the conversation's mode: agent, plan or ask.
+	Mode fsm.Mode `json:"mode"`
+	// Plan is the todo list (update_plan), empty when there is none.
+	Plan []fsm.PlanItem `json:"plan"`
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
@@ -276,6 +280,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
+		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -498,6 +503,9 @@ func (s *Conversation) notifyState() {
 	}
 	s.lastState, s.stateShown = k, true
 	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput || k == fsm.ExecutingTools {
+		n.Context = s.contextUse()
+	}
 	if k == fsm.WaitingForUserInput {
 		var total fsm.Usage
 		n.Usage, total = s.m.Usage()

@@ -61,7 +61,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		return a.client().SessionUpdate(ctx, n)
 	})
 	a.watch = newResponseWatch()
-	a.conn = acpsdk.NewAgentSideConnection(a, a.watch.writer(w), a.watch.reader(r))
+	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: a.watch.writer(w)}, newDeleteReader(a.watch.reader(r)))
 	a.conn.SetLogger(opts.Logger)
 	close(a.ready)
 	select {
@@ -135,6 +135,9 @@ type session struct {
 	// notices counts the notices sent, for their messageIds; guarded by
 	// agent.mu.
 	notices int
+	// modelOptions is the "model" config option last given to the
+	// client (modes.go); guarded by agent.mu.
+	modelOptions []acpsdk.SessionConfigOption
 	// trustSaid is the trust notice last sent, so it is said once;
 	// guarded by agent.mu.
 	trustSaid string
@@ -202,11 +205,6 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 // (the model's API key comes from the environment).
 func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
 	return acpsdk.AuthenticateResponse{}, nil
-}
-
-// SetSessionMode implements acpsdk.Agent; loom-lsp has no session modes.
-func (a *agent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
-	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
 }
 
 // Cancel implements acpsdk.Agent: session/cancel stops the session's turn

@@ -86,8 +86,13 @@ func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, kno
 		if list.Current == known.Current && slices.Equal(list.Models, known.Models) {
 			return
 		}
+		opts := modelState(list).options
+		a.rememberModels(id, opts)
+		if mode, _, err := c.Mode(ctx); err == nil {
+			opts = append(opts, modeOption(mode))
+		}
 		a.send(id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
-			SessionUpdate: "config_option_update", ConfigOptions: modelState(list).options,
+			SessionUpdate: "config_option_update", ConfigOptions: opts,
 		}})
 	}()
 }
@@ -130,15 +135,15 @@ func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string)
 		}
 		return sessionModels{}, err
 	}
-	m, err := a.modelsOf(ctx, s.id, s.ws, false)
+	st, err := a.stateOf(ctx, s.id, s.ws, false)
 	if err != nil {
 		return sessionModels{}, err
 	}
 	a.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
-		SessionUpdate: "config_option_update", ConfigOptions: m.options,
+		SessionUpdate: "config_option_update", ConfigOptions: st.options,
 	}})
 	a.log.Info("model switched", "session", s.id, "model", model)
-	return m, nil
+	return st.sessionModels, nil
 }
 
 // UnstableSetSessionModel implements session/set_model (unstable ACP):
@@ -150,19 +155,32 @@ func (a *agent) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableSe
 	return acpsdk.UnstableSetSessionModelResponse{}, err
 }
 
-// SetSessionConfigOption implements acpsdk.Agent: the one option is
-// "model" (see UnstableSetSessionModel).
+// SetSessionConfigOption implements acpsdk.Agent: the options are
+// "model" (see UnstableSetSessionModel) and "mode" (modes.go).
 func (a *agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
 	v := p.ValueId
 	if v == nil {
-		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("the only config option is %q, whose value is a model id", modelConfigID)
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("the config options are %q (a model id) and %q (ask, plan or agent)", modelConfigID, modeConfigID)
 	}
-	if v.ConfigId != modelConfigID {
-		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q (the only one is %q)", v.ConfigId, modelConfigID)
+	var err error
+	switch v.ConfigId {
+	case modelConfigID:
+		_, err = a.setModel(ctx, v.SessionId, string(v.Value))
+	case modeConfigID:
+		err = a.setMode(ctx, v.SessionId, string(v.Value))
+	default:
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q (they are %q and %q)", v.ConfigId, modelConfigID, modeConfigID)
 	}
-	m, err := a.setModel(ctx, v.SessionId, string(v.Value))
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
-	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: m.options}, nil
+	s, err := a.liveSession(v.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	st, err := a.stateOf(ctx, s.id, s.ws, false)
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: st.options}, nil
 }

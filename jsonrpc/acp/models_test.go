@@ -15,7 +15,7 @@ import (
 // must agree.
 func currentModel(t *testing.T, what string, m *acpsdk.SessionModelState, opts []acpsdk.SessionConfigOption) string {
 	t.Helper()
-	if m == nil || len(opts) != 1 || opts[0].Select == nil || opts[0].Select.Id != modelConfigID {
+	if m == nil || len(opts) != 2 || opts[0].Select == nil || opts[0].Select.Id != modelConfigID || opts[1].Select == nil || opts[1].Select.Id != modeConfigID {
 		t.Fatalf("%s: models %+v, config options %+v", what, m, opts)
 	}
 	if string(m.CurrentModelId) != string(opts[0].Select.CurrentValue) {
