@@ -47,6 +47,9 @@ func (s *Conversation) cancelInFlight() {
 // perform carries out one action of the machine. It never blocks: I/O
 // runs on worker goroutines, which report back through the inbox.
 func (s *Conversation) perform(a fsm.Action) {
+	if s.performPlan(a) {
+		return
+	}
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
 		if a.Turn != s.startedTurn && !a.Compaction {
@@ -70,7 +73,7 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
-		job.turn = a.Turn
+		job.turn, job.sandbox = a.Turn, s.env.Sandbox
 		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case *fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
@@ -178,7 +181,11 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if askRunning && completed {
+		if !completed {
+			return
+		}
+		s.folder.refreshWindow()
+		if askRunning {
 			// The response loaded the model: its running window is known.
 			s.folder.learnRunningWindow(prober)
 		}

@@ -32,6 +32,9 @@ func (a *agent) Notify(n workspace.Notification) {
 
 // notifySession sends n to the ACP session s.
 func (a *agent) notifySession(s *session, n workspace.Notification) {
+	if a.notifyPlan(s, n) {
+		return
+	}
 	switch n.Kind {
 	case workspace.NoteText:
 		if n.Text != "" {

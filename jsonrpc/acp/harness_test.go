@@ -272,6 +272,18 @@ func describe(ns []acpsdk.SessionNotification) string {
 				names = append(names, "/"+c.Name)
 			}
 			fmt.Fprintf(&b, "  commands %s\n", strings.Join(names, " "))
+		case u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil:
+			fmt.Fprintf(&b, "  title %q\n", *u.SessionInfoUpdate.Title)
+		case u.UsageUpdate != nil:
+			fmt.Fprintf(&b, "  usage %d/%d\n", u.UsageUpdate.Used, u.UsageUpdate.Size)
+		case u.CurrentModeUpdate != nil:
+			fmt.Fprintf(&b, "  mode %s\n", u.CurrentModeUpdate.CurrentModeId)
+		case u.Plan != nil:
+			var items []string
+			for _, e := range u.Plan.Entries {
+				items = append(items, string(e.Status)+":"+e.Content)
+			}
+			fmt.Fprintf(&b, "  plan %s\n", strings.Join(items, "; "))
 		default:
 			fmt.Fprintf(&b, "  other update\n")
 		}

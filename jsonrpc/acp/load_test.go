@@ -66,7 +66,11 @@ func TestListAndLoadAfterRestart(t *testing.T) {
 		"  agent \"It holds alpha.\"\n" +
 		// The journal's notice, raised while the history was replayed,
 		// waits behind the replay.
-		"  agent \"· resumed the conversation: 5 messages, 1 turn\\n\\n\"\n"
+		"  agent \"· resumed the conversation: 5 messages, 1 turn\\n\\n\"\n" +
+		// The title (session_info_update) and the context meter
+		// (usage_update: what the next request sends, of the window).
+		"  title \"what is in a.txt?\"\n" +
+		"  usage 217/32768\n"
 	if got != want {
 		t.Errorf("replay before the response:\n%s\nwant:\n%s", got, want)
 	}

@@ -186,6 +186,66 @@ printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$uproj" >"$XDG_CONFIG_HOME/l
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/undo_quiet_e2e.lua" notes.md)
 
+# Plan mode and the todo list: the model plans read-only, its edit is
+# refused, the plan is accepted with :LoomPlanDecide build and carried out.
+pproj=$tmp/plan
+mkdir -p "$pproj"
+git -C "$pproj" init -q -b main
+git -C "$pproj" config user.name Test
+git -C "$pproj" config user.email t@example.com
+printf 'hello\n' >"$pproj/greet.txt"
+cat >"$pproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+TOML
+cat >"$pproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "greet the world"
+  [[step.tool_call]]
+  id = "u1"
+  name = "update_plan"
+  arguments = '{"plan":[{"step":"look at greet.txt","status":"in_progress"},{"step":"greet the world","status":"pending"}]}'
+  [[step.tool_call]]
+  id = "e0"
+  name = "edit_file"
+  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hi"}'
+[[step]]
+match.last_tool_result_contains = "edit_file is refused in plan mode"
+  [[step.tool_call]]
+  id = "p1"
+  name = "propose_plan"
+  arguments = '{"plan":"1. change hello to hello, world in greet.txt"}'
+[[step]]
+match.last_tool_result_contains = "accepted the plan"
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"greet.txt"}'
+[[step]]
+match.last_tool_result_contains = "hello"
+match.last_role = "tool"
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
+[[step]]
+match.last_tool_result_contains = "edited greet.txt"
+  [[step.tool_call]]
+  id = "u2"
+  name = "update_plan"
+  arguments = '{"plan":[{"step":"look at greet.txt","status":"completed"},{"step":"greet the world","status":"completed"}]}'
+[[step]]
+match.last_tool_result_contains = "plan updated"
+text = ["Done."]
+TOML
+git -C "$pproj" add -A
+git -C "$pproj" commit -q -m initial
+printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$pproj" >"$XDG_CONFIG_HOME/loom/loom.toml"
+(cd "$pproj" && LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$pproj timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/plan_e2e.lua" greet.txt)
+
 rproj=$tmp/review
 mkdir -p "$rproj"
 git -C "$rproj" init -q -b main
