@@ -68,12 +68,12 @@ func (s *Conversation) expandCommand(prompt string) (string, error) {
 	return "", fmt.Errorf("unknown command /%s; the commands are: %s", name, strings.Join(known, " "))
 }
 
-// CustomCommands lists the folder's custom commands, for the front ends'
-// slash menus.
-func (s *Conversation) CustomCommands() []agentfiles.Command {
-	var out []agentfiles.Command
-	_ = s.call(context.Background(), func() { out = append(out, s.agent.commands...) })
-	return out
+// CustomCommands lists the folder's custom commands (and user-invocable
+// skills), for the front ends' slash menus. Safe on any goroutine.
+func (f *Folder) CustomCommands() []agentfiles.Command {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agentfiles.Command(nil), f.current.agent.commands...)
 }
 
 // skillTool is the `skill` tool: the model loads a skill's instructions,
