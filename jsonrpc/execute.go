@@ -48,6 +48,7 @@ var commandList = []command{
 	{CmdSetModel, typed(CmdSetModel, (*Server).runSetModel)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
+	{CmdReviewDraft, typed(CmdReviewDraft, (*Server).runReviewDraft)},
 	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
 	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
 	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
