@@ -33,6 +33,8 @@ import { answerConfiguration, SettingsScope, trustFolderCommand } from './trust'
 let client: LanguageClient | undefined;
 /** The chat, whose conversations are written down at deactivation. */
 let theChat: Chat | undefined;
+/** The review, whose drafts (decisions so far, the comment typed) go to the server at deactivation. */
+let theReview: EditReview | undefined;
 
 /** The module path of loom-lsp's command, for go install. */
 const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
@@ -139,6 +141,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     revealPanel: () => chat.panel.reveal(),
     onPanelVisible: chat.panel.onDidChangeVisible,
   });
+  theReview = editReview;
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
   chat.onRedraw = (folder) => void editReview.resync(folder);
@@ -504,7 +507,10 @@ function statusWords(st: Status): string {
 
 export async function deactivate(): Promise<void> {
   // A reload must find the conversation as it was drawn, to the last change.
-  await theChat?.flush().catch(() => { /* the record is a convenience */ });
+  await Promise.all([
+    theChat?.flush().catch(() => { /* the record is a convenience */ }),
+    theReview?.flushDrafts().catch(() => { /* so is the draft */ }),
+  ]);
   if (client) {
     await client.stop();
     client = undefined;

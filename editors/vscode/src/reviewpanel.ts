@@ -42,6 +42,8 @@ export class EditReview implements vscode.Disposable {
   private readonly subs: vscode.Disposable[] = [];
   /** The proposals VS Code's notification was shown for (once each). */
   private readonly notified = new Set<string>();
+  /** The drafts not sent to the server yet (loom.reviewDraft), by proposal id. */
+  private readonly draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly host: ReviewHost) {
     this.lens = new ReviewLens(this.book, (id, hunks, d) => this.decideFromLens(id, hunks, d));
@@ -112,12 +114,14 @@ export class EditReview implements vscode.Disposable {
       case 'decide':
         if (this.book.decide(intent.id, intent.hunks, intent.decision)) {
           this.draw(intent.id);
+          this.keepDraft(intent.id, 0);
         }
         break;
       case 'comment':
         // Kept for the decision; the card holds the text (no redraw while typing).
         this.book.setComment(intent.id, intent.text);
         this.setCard(intent.id);
+        this.keepDraft(intent.id, 300);
         break;
       case 'submit':
         await this.submit(intent.id, intent.all, intent.comment);
@@ -135,12 +139,46 @@ export class EditReview implements vscode.Disposable {
     }
   }
 
+  /**
+   * Tells the server what the user decided so far on proposal id and the
+   * comment typed (loom.reviewDraft), after delay ms without a change: a
+   * window reload (which restarts loom-lsp) gives them back.
+   */
+  private keepDraft(id: string, delay: number): void {
+    clearTimeout(this.draftTimers.get(id));
+    this.draftTimers.set(id, setTimeout(() => void this.sendDraft(id), delay));
+  }
+
+  private async sendDraft(id: string): Promise<void> {
+    this.draftTimers.delete(id);
+    const p = this.book.get(id);
+    const draft = this.book.draft(id);
+    if (!p || !draft) {
+      return;
+    }
+    try {
+      await this.host.exec('loom.reviewDraft', {
+        uri: vscode.Uri.file(p.params.folder).toString(), ...(p.params.conversation ? { conversation: p.params.conversation } : {}), id, ...draft,
+      });
+    } catch { /* an older loom-lsp, or decided meanwhile: the draft is a convenience */ }
+  }
+
+  /** Sends the drafts still waiting for their delay (the window closes or reloads). */
+  async flushDrafts(): Promise<void> {
+    const ids = [...this.draftTimers.keys()];
+    for (const id of ids) {
+      clearTimeout(this.draftTimers.get(id));
+    }
+    await Promise.all(ids.map((id) => this.sendDraft(id)));
+  }
+
   /** A CodeLens click: the decision is sent once every hunk is decided. */
   private async decideFromLens(id: string, hunks: string[] | 'all', d: HunkDecision | undefined): Promise<void> {
     if (!this.book.decide(id, hunks, d)) {
       return;
     }
     this.draw(id);
+    this.keepDraft(id, 0);
     if (this.book.complete(id)) {
       await this.submit(id);
     }
@@ -255,6 +293,9 @@ export class EditReview implements vscode.Disposable {
   }
 
   dispose(): void {
+    for (const t of this.draftTimers.values()) {
+      clearTimeout(t);
+    }
     for (const s of this.subs) {
       s.dispose();
     }
