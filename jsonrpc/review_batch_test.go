@@ -115,9 +115,10 @@ func TestReviewSurvivesRestart(t *testing.T) {
 	}
 
 	e = newEnv(t, opts)
-	var got ProposalsResult
-	if err := e.ed.ExecuteCommand(e.ctx, CmdProposals, FolderArgs{}, &got); err != nil {
-		t.Fatalf("loom.proposals: %v", err)
+	// What the reloaded panel asks: one loom.panelState.
+	var got PanelStateResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdPanelState, FolderArgs{}, &got); err != nil {
+		t.Fatalf("loom.panelState: %v", err)
 	}
 	if len(got.Proposals) != 1 || got.Proposals[0].ID != p.ID || len(got.Proposals[0].Changes[0].Hunks) != 2 {
 		t.Fatalf("proposals after the restart %+v, want %s back", got.Proposals, p.ID)
@@ -125,9 +126,8 @@ func TestReviewSurvivesRestart(t *testing.T) {
 	if d := got.Proposals[0].Draft; d == nil || strings.Join(d.Accepted, ",") != h[1].ID || d.Comment != "keep b" {
 		t.Fatalf("draft after the restart %+v", d)
 	}
-	var st workspace.Status
-	if err := e.ed.ExecuteCommand(e.ctx, CmdStatus, FolderArgs{}, &st); err != nil || st.State != "ExecutingTools" {
-		t.Fatalf("status after the restart %+v (%v), want the turn still waiting", st, err)
+	if got.Status.State != "ExecutingTools" {
+		t.Fatalf("status after the restart %+v, want the turn still waiting", got.Status)
 	}
 	from := len(e.ed.Messages(""))
 	var res workspace.ReviewResult
