@@ -18,6 +18,7 @@
 import './harness.mjs';
 import './steps/01-basics.mjs';
 import './steps/07-reload.mjs';
+import './steps/07b-reload-time.mjs';
 import './steps/08-commands.mjs';
 import './steps/11-approval.mjs';
 import './steps/12b-every-command.mjs';

@@ -12,6 +12,7 @@ import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
 import { Checkpoints, commandChangesMethod } from './checkpoints';
+import type { CommandChangeWire } from './filesbar';
 import type { CommandChangesParams } from './filesbar';
 import { Composer } from './composer';
 import { ConversationList } from './conversationlist';
@@ -144,7 +145,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   theReview = editReview;
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
-  chat.onRedraw = (folder) => void editReview.resync(folder);
+  chat.onRedraw = (folder, proposals) => void editReview.resync(folder, proposals as ProposedChangesParams[] | undefined);
   chat.reviewWaiting = (t) => editReview.book.open(t.folder).some((p) => (p.params.conversation ?? '') === t.conversation || !p.params.conversation);
   context.subscriptions.push(
     editReview,
@@ -358,8 +359,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
-  await conversations.start();
-  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path)));
+  // One loom.panelState per folder draws everything (an older loom-lsp: one request per part).
+  const states = await conversations.start();
+  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path, states.get(f.path)?.commandChanges as CommandChangeWire[] | undefined)));
 }
 
 /**

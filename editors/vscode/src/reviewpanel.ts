@@ -223,16 +223,19 @@ export class EditReview implements vscode.Disposable {
 
   /**
    * After a redraw (loom.history, a window reload): the proposals the
-   * server still waits on get their cards back; a card still asking for
+   * server still waits on (known: loom.panelState's, else asked) get
+   * their cards back; a card still asking for
    * a proposal the server no longer has says it was not reviewed.
    */
-  async resync(folder: string): Promise<void> {
-    let waiting: ProposedChangesParams[] = [];
+  async resync(folder: string, known?: ProposedChangesParams[]): Promise<void> {
+    let waiting: ProposedChangesParams[] = known ?? [];
     const conversation = this.host.transcript(folder).conversation;
     try {
-      const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals',
-        { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) });
-      waiting = r?.proposals ?? [];
+      if (!known) {
+        const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals',
+          { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) });
+        waiting = r?.proposals ?? [];
+      }
     } catch {
       // An older loom-lsp: only the proposals this window knows can be decided.
     }
