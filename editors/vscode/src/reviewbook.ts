@@ -201,7 +201,26 @@ export class ReviewBook {
     if (e.error) {
       c.error = e.error;
     }
+    const others = this.siblings(id).length;
+    if (e.state === 'open' && others > 0) {
+      c.others = others;
+    }
     return c;
+  }
+
+  /**
+   * The other edit proposals of proposal id's response (same folder,
+   * conversation and turn) still waiting: proposed together, decided
+   * together when the user asks. A command's changes are never among them.
+   */
+  siblings(id: string): Proposal[] {
+    const e = this.byId.get(id);
+    if (!e || e.params.command) {
+      return [];
+    }
+    const p = e.params;
+    return [...this.byId.values()].filter((x) => x !== e && x.state === 'open' && !x.params.command && x.params.folder === p.folder &&
+      (x.params.conversation ?? '') === (p.conversation ?? '') && x.params.turn === p.turn);
   }
 }
 

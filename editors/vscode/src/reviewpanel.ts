@@ -62,6 +62,7 @@ export class EditReview implements vscode.Disposable {
   proposed(p: ProposedChangesParams): void {
     this.book.add(p);
     this.draw(p.id);
+    this.drawSiblings(p.id); // their "all N files" counts
     if (!this.host.panelVisible()) {
       void this.notify(p);
     }
@@ -126,6 +127,12 @@ export class EditReview implements vscode.Disposable {
       case 'submit':
         await this.submit(intent.id, intent.all, intent.comment);
         break;
+      case 'submitResponse': {
+        // Every file of the response: this card with its comment, the others as they stand.
+        const others = this.book.siblings(intent.id).map((x) => x.params.id);
+        await Promise.all([this.submit(intent.id, intent.all, intent.comment), ...others.map((id) => this.submit(id, intent.all))]);
+        break;
+      }
       case 'openDiff': {
         const p = this.book.get(intent.id);
         if (p) {
@@ -204,6 +211,7 @@ export class EditReview implements vscode.Disposable {
     }
     p.error = undefined;
     this.draw(id);
+    this.drawSiblings(id);
     try {
       const r = await this.host.exec<ReviewResult>('loom.review', sent.args);
       this.book.settled(id, { applied: r?.applied ?? [], rejected: r?.rejected ?? [], conflicts: r?.conflicts ?? [] });
@@ -256,7 +264,9 @@ export class EditReview implements vscode.Disposable {
     for (const w of waiting) {
       // loom.proposals does not know the turn: the card is found by its call.
       this.book.add({ ...w, folder: w.folder || folder, turn: w.turn || this.turnOfCall(t, w.callId) });
-      this.draw(w.id);
+    }
+    for (const w of waiting) {
+      this.draw(w.id); // once all are in: each card counts the others of its response
     }
   }
 
@@ -283,6 +293,13 @@ export class EditReview implements vscode.Disposable {
       it.review = card;
     }
     return it;
+  }
+
+  /** Redraws the cards of the other files of proposal id's response (how many wait changed). */
+  private drawSiblings(id: string): void {
+    for (const x of this.book.siblings(id)) {
+      this.draw(x.params.id);
+    }
   }
 
   /** Redraws proposal id's card in the panel and its CodeLens. */

@@ -214,3 +214,20 @@ test('the decisions so far and the comment go to the server as a draft, and come
   assert.deepEqual(again.undecided('3.c1'), ['2']);
   assert.equal(again.card('3.c1')?.comment, 'not l.txt');
 });
+
+test('the files of one response are siblings: each card counts the others still waiting, a command never joins them', () => {
+  const b = new ReviewBook();
+  const one = (id: string, turn = 3, extra: Partial<ProposedChangesParams> = {}): ProposedChangesParams => ({ ...proposal(id), turn, ...extra });
+  b.add(one('3.a'));
+  assert.equal(b.card('3.a')?.others, undefined, 'alone: no "all N files"');
+  b.add(one('3.b'));
+  b.add(one('3.c', 4));
+  b.add(one('3.d', 3, { command: 'make' }));
+  b.add(one('3.e', 3, { folder: '/other' }));
+  assert.equal(b.card('3.a')?.others, 1);
+  assert.deepEqual(b.siblings('3.b').map((p) => p.params.id), ['3.a']);
+  assert.deepEqual(b.siblings('3.d'), [], "a command's changes are decided on their own");
+  b.decide('3.b', 'all', 'accept');
+  assert.ok(!('error' in b.send('3.b', 'file:///w')));
+  assert.equal(b.card('3.a')?.others, undefined, 'the other file is decided: alone again');
+});
