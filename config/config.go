@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,6 +109,13 @@ type Model struct {
 	// MaxAnswerBytes caps the text and reasoning of one model response:
 	// past it the stream is cut and the turn ends with an error. > 0.
 	MaxAnswerBytes int `toml:"max_answer_bytes"`
+	// API is the wire API the model is spoken to with: APIChat,
+	// APIResponses, or "" to choose per model (OpenAI's reasoning and
+	// Codex models on api.openai.com use the Responses API).
+	API string `toml:"api"`
+	// ReasoningEffort, when set, is sent to the model as each API spells
+	// it: one of ReasoningEfforts.
+	ReasoningEffort string `toml:"reasoning_effort"`
 	// Script is the scripted-model file for ProviderScript, made absolute
 	// relative to the file that set it.
 	Script string `toml:"script"`
@@ -124,6 +132,18 @@ const (
 	// MaxTokensFieldCompletion always sends max_completion_tokens.
 	MaxTokensFieldCompletion = "max_completion_tokens"
 )
+
+// The values of [Model.API].
+const (
+	// APIChat is the Chat Completions API (POST /chat/completions).
+	APIChat = "chat"
+	// APIResponses is OpenAI's Responses API (POST /responses).
+	APIResponses = "responses"
+)
+
+// ReasoningEfforts are the values of [Model.ReasoningEffort], as OpenAI
+// spells them; other APIs get the nearest they know.
+var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 
 // Agent bounds one user turn.
 type Agent struct {
@@ -178,6 +198,13 @@ type Tools struct {
 	// Edits says whether the agent's file changes land at once
 	// (EditsAuto) or wait for the user's review (EditsReview).
 	Edits EditMode `toml:"edits"`
+	// Diagnostics, DiagnosticsWait, DiagnosticsSeverity and
+	// LanguageServers configure what the model hears from the language
+	// servers after its edits (config/diagnostics.go).
+	Diagnostics         string                    `toml:"diagnostics"`
+	DiagnosticsWait     Duration                  `toml:"diagnostics_wait"`
+	DiagnosticsSeverity string                    `toml:"diagnostics_severity"`
+	LanguageServers     map[string]LanguageServer `toml:"language_servers"`
 }
 
 // EditMode says when the agent's file changes land.
@@ -315,6 +342,10 @@ func Default() Config {
 			Sandbox:         SandboxWorkspace,
 			Network:         Network{Mode: NetworkOn},
 			Edits:           EditsAuto,
+
+			Diagnostics:         DiagnosticsAuto,
+			DiagnosticsWait:     Duration{DefaultDiagnosticsWait},
+			DiagnosticsSeverity: "warning",
 		},
 		Hooks: Hooks{
 			AutoCommit:   true,
@@ -429,6 +460,14 @@ func (c Config) Validate() error {
 	default:
 		add(c.keyErr("model.server", "unknown server %q: want one of ollama, llamacpp, vllm, lmstudio, deepseek, gemini, mistral, openrouter, anthropic, openai (or leave it out to detect it)", m.Server))
 	}
+	switch m.API {
+	case "", APIChat, APIResponses:
+	default:
+		add(c.keyErr("model.api", "unknown API %q: want %q or %q (or leave it out to choose per model)", m.API, APIChat, APIResponses))
+	}
+	if !slices.Contains(append([]string{""}, ReasoningEfforts...), m.ReasoningEffort) {
+		add(c.keyErr("model.reasoning_effort", "unknown effort %q: want one of %s", m.ReasoningEffort, strings.Join(ReasoningEfforts, ", ")))
+	}
 	if m.MaxAnswerBytes <= 0 {
 		add(c.keyErr("model.max_answer_bytes", "must be > 0, got %d", m.MaxAnswerBytes))
 	}
@@ -469,6 +508,7 @@ func (c Config) Validate() error {
 		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
 	}
 	positive("tools.bash_timeout", t.BashTimeout)
+	c.validateDiagnostics(add)
 	positive("tools.bash_max_timeout", t.BashMaxTimeout)
 	positive("tools.approval_timeout", t.ApprovalTimeout)
 	if t.BashTimeout.Duration > 0 && t.BashMaxTimeout.Duration > 0 && t.BashMaxTimeout.Duration < t.BashTimeout.Duration {

@@ -305,6 +305,9 @@ func TestValidate(t *testing.T) {
 		{"script without path", "[model]\nprovider = \"script\"\n", []string{`:2: model.provider: provider "script" requires model.script`}},
 		{"output bytes", "[tools]\nmax_output_bytes = 0\n", []string{`:2: tools.max_output_bytes: must be > 0`}},
 		{"elision", "[agent]\nelide_after_turns = -1\n", []string{`:2: agent.elide_after_turns: must be >= 0`}},
+		{"api", "[model]\nname = \"q\"\napi = \"completions\"\n", []string{`:3: model.api: unknown API "completions"`}},
+		{"api responses", "[model]\napi = \"responses\"\nreasoning_effort = \"xhigh\"\n", nil},
+		{"reasoning effort", "[model]\nreasoning_effort = \"extreme\"\n", []string{`:2: model.reasoning_effort: unknown effort "extreme": want one of none, minimal, low, medium, high, xhigh, max`}},
 		{"several at once", "[agent]\nmax_iterations = 0\nmax_retries = -2\n", []string{"max_iterations", "max_retries"}},
 	}
 	for _, tt := range tests {

@@ -45,7 +45,7 @@ func WideningKey(key string, val any) bool {
 	if SandboxKeyWidens(key, val) {
 		return true
 	}
-	for _, table := range []string{"model.headers", "hooks", "mcp", "trust"} {
+	for _, table := range []string{"model.headers", "hooks", "mcp", "trust", "tools.language_servers"} {
 		if key == table || strings.HasPrefix(key, table+".") {
 			return true
 		}
@@ -60,7 +60,7 @@ func WideningKeys() []string {
 		"model.name", "model.max_tokens", "model.context_window", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
-		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "hooks.*", "mcp.*"}
+		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*"}
 }
 
 // RestrictedKeys is WideningKeys, under its former name.

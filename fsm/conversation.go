@@ -25,17 +25,30 @@ type Message struct {
 	Content    string     `json:"content"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
-	// Reasoning is the reasoning of an assistant message that made tool
-	// calls, kept only for servers that require it back within the
-	// turn's tool loop (see LlmCompleted.Reasoning). It is not answer
-	// text, and requests send it only for the current turn's messages
-	// (SendLlmRequest.TurnStart).
+	// Reasoning is the reasoning of an assistant message, kept only for
+	// servers that require it back (see LlmCompleted.Reasoning). It is not
+	// answer text; which requests send it is the provider's business.
 	Reasoning string `json:"reasoning,omitempty"`
 	// Note marks a user-role message that is loom's own note to the model
 	// (files changed on disk, a rewind, a hook's note, the compacted
 	// summary), not a prompt of the user: a client shows it as a notice,
 	// and it is no turn of its own.
 	Note bool `json:"note,omitempty"`
+	// Opaque is what the server that wrote this assistant message requires
+	// sent back with it (reasoning items, thinking blocks and their
+	// signatures, reasoning details), kept for the provider that made it.
+	// The machine never reads it.
+	Opaque Opaque `json:"opaque,omitzero"`
+}
+
+// Opaque is data a provider keeps with a message and sends back unchanged.
+// It is comparable: two Opaques are the same data when they are ==.
+type Opaque struct {
+	// API names the wire format Data belongs to ("responses", "messages",
+	// "openrouter"): a provider sends back only its own.
+	API string `json:"api"`
+	// Data is the provider's encoding, never interpreted outside it.
+	Data string `json:"data"`
 }
 
 // ToolCall is one function call requested by the model. Arguments is the

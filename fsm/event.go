@@ -43,9 +43,12 @@ type LlmCompleted struct {
 	Usage        Usage
 	FinishReason string
 	// Reasoning is the response's reasoning, set only when the server
-	// requires it sent back with the tool calls it made within the turn
-	// (DeepSeek's thinking mode); the assistant message keeps it.
+	// requires it sent back (DeepSeek's thinking mode); the assistant
+	// message keeps it.
 	Reasoning string `json:",omitempty"`
+	// Opaque is what the server requires sent back with this response
+	// (see Message.Opaque); the assistant message keeps it.
+	Opaque Opaque `json:",omitzero"`
 }
 
 // ErrorKind classifies a model error for display and for the retry

@@ -52,6 +52,15 @@ func runScript(t *testing.T, path string) {
 			m.Reconfigure(scriptConfig(t, td))
 			return "state: " + m.State().Describe() + "\n"
 		}
+		if td.Cmd == "message" {
+			// One message's whole text: message n=<index>.
+			a, _ := td.Arg("n")
+			return m.Messages()[atoi(t, td, a.Vals[0])].Content + "\n"
+		}
+		if td.Cmd == "plan" {
+			// The todo list and the mode.
+			return fmt.Sprintf("mode: %s\nplan: %s\n", m.Mode(), DescribePlan(m.Plan(), "; "))
+		}
 		if td.Cmd == "turn-start" {
 			// Where the current turn begins: the messages a request sends
 			// back reasoning and signatures with (SendLlmRequest.TurnStart).
@@ -162,6 +171,10 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			ID: optional("id"), Name: optional("name"), ArgumentsDelta: td.Input}
 	case "completed":
 		ev := LlmCompleted{Request: u64("req"), FinishReason: optional("finish"), Reasoning: optional("reasoning")}
+		if v := optional("opaque"); v != "" {
+			api, data, _ := strings.Cut(v, ":")
+			ev.Opaque = Opaque{API: api, Data: data}
+		}
 		if v := optional("tokens"); v != "" {
 			n := int64(atoi(t, td, v))
 			ev.Usage = Usage{PromptTokens: n, CompletionTokens: n, TotalTokens: 2 * n}
@@ -295,6 +308,21 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return ev
 	case "redo":
 		return Redo{}
+	case "set-mode":
+		return SetMode{Mode: Mode(strings.TrimSpace(td.Input))}
+	case "plan-decided":
+		// plan-decided turn=… call=… accept|reject [fresh] [edited]; the
+		// input is the comment (reject) or, with edited, the plan.
+		ev := PlanDecided{Turn: u64("turn"), CallID: arg("call"), Decision: PlanReject, Fresh: td.HasArg("fresh")}
+		if td.HasArg("accept") {
+			ev.Decision = PlanAccept
+		}
+		if td.HasArg("edited") {
+			ev.Plan = td.Input
+		} else {
+			ev.Comment = td.Input
+		}
+		return ev
 	case "shutdown":
 		return ShutdownRequested{}
 	}
@@ -323,6 +351,9 @@ func describeHistory(msgs []Message) string {
 		}
 		if msg.Reasoning != "" {
 			b.WriteString(" reasoning=" + quote(msg.Reasoning))
+		}
+		if msg.Opaque != (Opaque{}) {
+			b.WriteString(" opaque=" + msg.Opaque.API + ":" + quote(msg.Opaque.Data))
 		}
 		b.WriteByte('\n')
 	}

@@ -46,6 +46,8 @@ var commandList = []command{
 	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},
 	{CmdModels, typed(CmdModels, (*Server).runModels)},
 	{CmdSetModel, typed(CmdSetModel, (*Server).runSetModel)},
+	{CmdSetMode, typed(CmdSetMode, (*Server).runSetMode)},
+	{CmdDecidePlan, typed(CmdDecidePlan, (*Server).runDecidePlan)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
 	{CmdReviewDraft, typed(CmdReviewDraft, (*Server).runReviewDraft)},

@@ -53,6 +53,8 @@ func statusError(d *Dialect, reqID uint64, status int, h http.Header, body []byt
 		e.Kind, e.Retryable, what = fsm.ErrorServer, true, "the provider failed"
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind, what = fsm.ErrorAuth, "the provider refused the credentials (check the API key)"
+	case status == http.StatusNotFound && strings.Contains(serverMsg, "v1/responses"):
+		e.Kind, what = fsm.ErrorNotFound, `the model is served only by the Responses API (set model.api = "responses")`
 	case status == http.StatusNotFound:
 		e.Kind, what = fsm.ErrorNotFound, "not found (check base_url and the model name)"
 	case status == http.StatusRequestEntityTooLarge:

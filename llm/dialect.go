@@ -32,10 +32,12 @@ type Dialect struct {
 	// max_tokens_field is "auto"; "" chooses from the model's name
 	// (max_completion_tokens for OpenAI's reasoning models).
 	MaxTokensField string
-	// EchoReasoning sends the reasoning of each assistant message that
-	// made tool calls in the current turn back as its reasoning_content
-	// (DeepSeek's thinking mode answers 400 "Missing reasoning_content"
-	// otherwise). Never across turns.
+	// EchoReasoning keeps the reasoning of each assistant message and
+	// sends it back as its reasoning_content in every later request, the
+	// compaction request included; a message with tool calls always
+	// carries the field, "" when it had no reasoning (DeepSeek's thinking
+	// mode answers 400 "The reasoning_content in the thinking mode must be
+	// passed back" otherwise, from the turn after a tool-using turn on).
 	EchoReasoning bool
 	// EchoSignatures sends each tool call's thought signature back with
 	// it, as extra_content.google.thought_signature, within the current

@@ -113,17 +113,22 @@ func TestDialects(t *testing.T) {
 				t.Errorf("answer %q usage %+v; want %q %d/%d", ans.text, ans.done.Usage, want.AnswerText, want.AnswerPrompt, want.AnswerCompletion)
 			}
 
-			// 3. A later turn: nothing is echoed across turns.
+			// 3. A later turn, and a compaction request (TurnStart past
+			// the end): signatures are not echoed across turns; DeepSeek's
+			// reasoning is, in every later request.
 			next := append(append([]fsm.Message(nil), loop...),
-				fsm.Message{Role: fsm.RoleAssistant, Content: ans.text},
+				fsm.Message{Role: fsm.RoleAssistant, Content: ans.text, Reasoning: ans.done.Reasoning},
 				fsm.Message{Role: fsm.RoleUser, Content: "thanks"})
-			if r := streamOnce(t, p, Request{ID: 3, Messages: next, TurnStart: len(next) - 1}); r.err != nil {
-				t.Fatalf("a later turn failed: %s", r.err.Message)
-			}
-			last := srv.Requests()[len(srv.Requests())-1].Body
-			for _, leak := range []string{"reasoning_content", "thought_signature"} {
-				if strings.Contains(string(last), leak) {
-					t.Errorf("a later turn's request sends %s: %s", leak, last)
+			for _, turnStart := range []int{len(next) - 1, len(next)} {
+				if r := streamOnce(t, p, Request{ID: 3, Messages: next, TurnStart: turnStart}); r.err != nil {
+					t.Fatalf("a later turn (turn start %d) failed: %s", turnStart, r.err.Message)
+				}
+				last := string(srv.Requests()[len(srv.Requests())-1].Body)
+				if strings.Contains(last, "thought_signature") {
+					t.Errorf("a later turn's request sends thought_signature: %s", last)
+				}
+				if echoes := strings.Contains(last, `"reasoning_content":`); echoes != p.Dialect().EchoReasoning {
+					t.Errorf("a later turn's request sends reasoning_content: %v, want %v: %s", echoes, p.Dialect().EchoReasoning, last)
 				}
 			}
 

@@ -72,6 +72,17 @@ type OpenAIConfig struct {
 	// response: past it the stream is cut and the request fails with a
 	// non-retryable error. Zero means DefaultMaxAnswerBytes.
 	MaxAnswerBytes int
+	// API is the wire API: APIChat, APIResponses, or "" to choose per
+	// model (see [DefaultAPI]) and to switch to the Responses API when the
+	// server says a model is served only there.
+	API string
+	// ReasoningEffort, when set, is sent as each API spells it
+	// (reasoning_effort, reasoning.effort): one of [ReasoningEfforts].
+	ReasoningEffort string
+	// CacheKeys sends each request's CacheKey as prompt_cache_key
+	// (OpenAI's API, where it routes requests with a shared prefix to the
+	// same cache). Set for api.openai.com unless configured.
+	CacheKeys bool
 	// EncodeEveryMessage makes each request encode all of its messages
 	// instead of reusing their encodings from earlier requests: the
 	// reference the benchmarks measure the cache against.
@@ -103,6 +114,15 @@ type OpenAI struct {
 	cache messageCache
 	// dialect is the server's dialect; see dialect.go.
 	dialect dialectState
+	// probes are the discovery paths the server does not serve.
+	probes probeMemory
+	// responsesOnly holds the models the server said are served only by
+	// the Responses API (guarded by dialect.mu).
+	responsesOnly map[string]bool
+	// noSummary is set once the server refused reasoning summaries
+	// (an unverified organization): they are not asked for again
+	// (guarded by dialect.mu).
+	noSummary bool
 }
 
 // NewOpenAI checks cfg and returns a provider. It reads no environment
@@ -125,6 +145,14 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	if cfg.FirstByteTimeout < 0 {
 		return nil, fmt.Errorf("openai provider: first-byte timeout %s is negative", cfg.FirstByteTimeout)
+	}
+	switch cfg.API {
+	case "", APIChat, APIResponses:
+	default:
+		return nil, fmt.Errorf("openai provider: unknown api %q (want %q or %q)", cfg.API, APIChat, APIResponses)
+	}
+	if !ValidReasoningEffort(cfg.ReasoningEffort) {
+		return nil, fmt.Errorf("openai provider: unknown reasoning effort %q (want one of %s)", cfg.ReasoningEffort, strings.Join(reasoningEfforts, ", "))
 	}
 	if cfg.MaxAnswerBytes < 0 {
 		return nil, fmt.Errorf("openai provider: max answer bytes %d is negative", cfg.MaxAnswerBytes)
@@ -176,7 +204,8 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	return p, nil
 }
 
-// Stream sends req and streams the response; see [Provider].
+// Stream sends req and streams the response; see [Provider]. The wire API
+// is the Chat Completions API or the Responses API, per [OpenAI.API].
 func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) {
 	finished := false
 	finish := func(ev fsm.Event) {
@@ -186,44 +215,81 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 		}
 	}
 	defer recoverStream(ctx, req.ID, &finished, emit)
+	if p.API(req.Model) == APIResponses {
+		p.streamResponses(ctx, req, emit, finish)
+		return
+	}
 	d := p.Dialect()
-
 	reqBody, err := p.requestBody(d, req)
 	if err != nil {
 		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
 			Message: "cannot build the model request: " + err.Error()})
 		return
 	}
-
-	sctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	wd := newWatchdog(p.cfg.IdleTimeout, func() { cancel(errIdle) })
-	defer wd.stop()
-
-	var resp *http.Response
-	wd.armFor(p.cfg.FirstByteTimeout)
-	err = p.client.Post(sctx, "chat/completions", reqBody, &resp)
-	wd.disarm()
-	if resp != nil && resp.Body != nil {
-		defer resp.Body.Close()
-	}
-	if ctx.Err() != nil {
+	x, fail := p.post(ctx, req.ID, "chat/completions", reqBody)
+	defer x.close()
+	if fail != nil {
+		if p.switchToResponses(req.Model, *fail) {
+			p.streamResponses(ctx, req, emit, finish)
+			return
+		}
+		finish(*fail)
 		return
+	}
+	if x.body == nil {
+		return // cancelled
+	}
+	p.decode(ctx, x.sctx, p.Dialect(), req.ID, x.body, emit, finish)
+}
+
+// exchange is one request sent and its response being read.
+type exchange struct {
+	// sctx ends with the caller's context or when the idle watchdog
+	// fires (its cause is then errIdle).
+	sctx context.Context
+	// body is the response body, watched by the idle watchdog; nil when
+	// the caller's context ended.
+	body  io.Reader
+	close func()
+}
+
+// post sends body to path and waits for the response's headers. A
+// failure (an HTTP error status, a transport error, a JSON body instead
+// of an event stream) is returned as the LlmError to finish with; a
+// cancelled ctx returns neither body nor error. The caller calls close.
+func (p *OpenAI) post(ctx context.Context, reqID uint64, path string, reqBody []byte) (exchange, *fsm.LlmError) {
+	sctx, cancel := context.WithCancelCause(ctx)
+	wd := newWatchdog(p.cfg.IdleTimeout, func() { cancel(errIdle) })
+	var resp *http.Response
+	x := exchange{sctx: sctx}
+	x.close = func() {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		wd.stop()
+		cancel(nil)
+	}
+	wd.armFor(p.cfg.FirstByteTimeout)
+	err := p.client.Post(sctx, path, reqBody, &resp)
+	wd.disarm()
+	if ctx.Err() != nil {
+		return x, nil
 	}
 	if resp != nil {
 		p.noteServerHeader(resp.Header.Get("Server"))
-		d = p.Dialect()
 	}
+	d := p.Dialect()
 	if err != nil || resp == nil || resp.StatusCode >= 300 {
-		finish(p.responseError(sctx, d, req.ID, resp, err))
-		return
+		e := p.responseError(sctx, d, reqID, resp, err)
+		return x, &e
 	}
 	body := &watchedReader{r: resp.Body, wd: wd}
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		finish(p.jsonInsteadOfStream(sctx, d, req.ID, body))
-		return
+		e := p.jsonInsteadOfStream(sctx, d, reqID, body)
+		return x, &e
 	}
-	p.decode(ctx, sctx, d, req.ID, body, emit, finish)
+	x.body = body
+	return x, nil
 }
 
 // jsonInsteadOfStream handles a success status with a JSON body instead
@@ -291,7 +357,7 @@ func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, bod
 		}
 		if kind == sseDone {
 			done := fsm.LlmCompleted{Request: reqID, ToolCalls: acc.result(reqID), Usage: usage, FinishReason: reason}
-			if d.EchoReasoning && len(done.ToolCalls) > 0 {
+			if d.EchoReasoning {
 				done.Reasoning = reasoning.String()
 			}
 			finish(done)

@@ -27,8 +27,12 @@ func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewP
 		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	}
 	p.setMaxTokens(d, &params)
-	if p.cfg.Temperature != nil {
+	if p.sendsTemperature(model) {
 		params.Temperature = openai.Float(*p.cfg.Temperature)
+	}
+	p.setChatEffort(d, &params)
+	if p.cfg.CacheKeys && req.CacheKey != "" {
+		params.PromptCacheKey = openai.String(req.CacheKey)
 	}
 	params.Messages = make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
 	for i, m := range req.Messages {
@@ -48,6 +52,25 @@ func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewP
 	return params, nil
 }
 
+// setChatEffort sends model.reasoning_effort as the dialect spells it:
+// reasoning_effort (OpenAI, vLLM, Ollama, DeepSeek), OpenRouter's
+// reasoning.effort; DeepSeek's thinking is turned off with
+// thinking.type "disabled" rather than an effort.
+func (p *OpenAI) setChatEffort(d *Dialect, params *openai.ChatCompletionNewParams) {
+	e := p.cfg.ReasoningEffort
+	if e == "" {
+		return
+	}
+	switch {
+	case d.Name == "openrouter":
+		params.SetExtraFields(map[string]any{"reasoning": map[string]string{"effort": e}})
+	case d.Name == "deepseek" && e == string(shared.ReasoningEffortNone):
+		params.SetExtraFields(map[string]any{"thinking": map[string]string{"type": "disabled"}})
+	default:
+		params.ReasoningEffort = shared.ReasoningEffort(e)
+	}
+}
+
 // echo says what an assistant message sends back besides its text and
 // calls.
 type echo struct {
@@ -55,12 +78,11 @@ type echo struct {
 }
 
 // echo returns what the dialect sends back with a message of the current
-// turn (inTurn), and nothing for earlier turns.
+// turn (inTurn) or of an earlier one: reasoning in every turn (DeepSeek
+// wants the reasoning of a tool-using turn in all later requests, the
+// compaction request included), signatures within the turn.
 func (d *Dialect) echo(inTurn bool) echo {
-	if !inTurn {
-		return echo{}
-	}
-	return echo{reasoning: d.EchoReasoning, signatures: d.EchoSignatures}
+	return echo{reasoning: d.EchoReasoning, signatures: d.EchoSignatures && inTurn}
 }
 
 // wireMessage converts one conversation message, with its reasoning and
@@ -97,7 +119,10 @@ func wireMessage(m fsm.Message, e echo) (openai.ChatCompletionMessageParamUnion,
 			}
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
 		}
-		if e.reasoning && m.Reasoning != "" && len(m.ToolCalls) > 0 {
+		// DeepSeek refuses a tool-calling message without its
+		// reasoning_content (even an empty one); it ignores the
+		// reasoning of other messages, which is sent when kept.
+		if e.reasoning && (m.Reasoning != "" || len(m.ToolCalls) > 0) {
 			a.SetExtraFields(map[string]any{"reasoning_content": m.Reasoning})
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil

@@ -45,7 +45,7 @@ type messageCache struct {
 
 // requestBody returns the JSON body of req, with "stream": true.
 func (p *OpenAI) requestBody(d *Dialect, req Request) ([]byte, error) {
-	params, err := p.buildParams(d, Request{Tools: req.Tools, Model: req.Model})
+	params, err := p.buildParams(d, Request{Tools: req.Tools, Model: req.Model, CacheKey: req.CacheKey})
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func encodeMessage(m fsm.Message, e echo) ([]byte, error) {
 // encoded, is compared too: a note and a prompt of the same text are never
 // taken for each other).
 func sameMessage(a, b *fsm.Message) bool {
-	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Reasoning != b.Reasoning || a.Note != b.Note || len(a.ToolCalls) != len(b.ToolCalls) {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Reasoning != b.Reasoning || a.Note != b.Note || a.Opaque != b.Opaque || len(a.ToolCalls) != len(b.ToolCalls) {
 		return false
 	}
 	for i := range a.ToolCalls {

@@ -58,6 +58,9 @@ func (s *Conversation) cancelInFlight() {
 // perform carries out one action of the machine. It never blocks: I/O
 // runs on worker goroutines, which report back through the inbox.
 func (s *Conversation) perform(a fsm.Action) {
+	if s.performPlan(a) {
+		return
+	}
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
 		if a.Turn != s.startedTurn && !a.Compaction {
@@ -172,7 +175,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, CacheKey: s.ID()}
 	prober, askRunning := provider.(llm.RunningWindowProber)
 	askRunning = askRunning && s.runningWindow.Tokens == 0
 	completed := false
@@ -184,7 +187,11 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if askRunning && completed {
+		if !completed {
+			return
+		}
+		s.folder.refreshWindow()
+		if askRunning {
 			// The response loaded the model: its running window is known.
 			s.folder.learnRunningWindow(prober)
 		}

@@ -123,7 +123,9 @@ func (s *Conversation) restore(path string) {
 	if rp.steps > 0 {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
+	s.announcePlan()
 	s.reportPendingCommit(rp.pendingCommit)
+	s.finishRestore(rp.pendingRestore)
 	// The conversation's auto-commits, for a rewind after the restart.
 	s.git.commits, s.git.turnOf = rp.commits.commits, rp.commits.turnOf
 	if n := len(s.git.commits); n > 0 {
@@ -259,6 +261,7 @@ func (s *Conversation) journalEvent(ev fsm.Event) {
 		if s.title == "" {
 			s.title = conversationTitle(in.Text)
 			s.writeMeta()
+			s.notify(Notification{Kind: NoteTitle, Text: s.title})
 		}
 	}
 }

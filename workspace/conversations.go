@@ -277,6 +277,7 @@ func (s *Conversation) Rename(ctx context.Context, title string) error {
 			}
 		}
 		s.writeMeta()
+		s.notify(Notification{Kind: NoteTitle, Text: s.title})
 	})
 }
 

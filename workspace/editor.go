@@ -181,6 +181,9 @@ const (
 	// whose prompt is Text (back to the input for editing); with Redone,
 	// a redo made it whole again.
 	NoteRewound NotificationKind = "rewound"
+	// NoteDiagnostics: Diagnostics, what a batch of edits did to its
+	// files' problems (sent before the call that reports it finishes).
+	NoteDiagnostics NotificationKind = "diagnostics"
 )
 
 // RetractWords is how front ends without a way to drop text say that
@@ -228,8 +231,15 @@ type Notification struct {
 	Changes []CommandChange
 	// Proposal is set on NoteProposal.
 	Proposal *ProposalNote
+	// Diagnostics is set on NoteDiagnostics.
+	Diagnostics *DiagnosticsNote
 	// Redone is set on a NoteRewound that a redo undid.
 	Redone bool
+	// Plan is the todo list (NotePlan).
+	Plan []fsm.PlanItem
+	// Context is how full the model's context is, on NoteState (after
+	// each model response and at a turn's end).
+	Context *ContextUse
 	// Visible marks a NoteInfo the user must see (the auto-commit's
 	// notes): a client that shows information only in a log shows this
 	// one as a message.

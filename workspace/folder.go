@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -13,6 +14,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
+	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 )
 
 // Folder is one workspace folder: its conversations and the parts they
@@ -84,6 +86,12 @@ type Folder struct {
 	// and undos. So a command's window (cmdwindow.go) never sees another
 	// conversation's edit.
 	worktreeMu sync.Mutex
+	// lang is the language servers loom runs for the folder
+	// (langservers.go).
+	lang langServers
+	// editorDiagsUnsupported is set once the editor said it cannot give
+	// diagnostics: the folder's own language servers are used instead.
+	editorDiagsUnsupported atomic.Bool
 	// currentMu makes Current open one conversation at a time.
 	currentMu sync.Mutex
 
@@ -114,6 +122,9 @@ type settings struct {
 	// toolsNote is the notice about MCP tools left out (name collisions,
 	// past MaxTools) last shown, "" when none.
 	toolsNote string
+	// langServers runs the language servers that check the agent's
+	// edits, nil when loom runs none for the folder (langservers.go).
+	langServers *diagnostics.Pool
 	// trustNotice is the untrusted-folder notice, "" when none.
 	trustNotice string
 	// serverWindow is what the model's server said of its context window
@@ -290,6 +301,7 @@ func (f *Folder) Close() {
 		go func() { defer wg.Done(); c.Close() }()
 	}
 	wg.Wait()
+	f.lang.close()
 	select {
 	case <-f.quit:
 	default:

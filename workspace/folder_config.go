@@ -76,6 +76,7 @@ func (f *Folder) loadConfig(reload bool) {
 	}
 	f.probeWindow()
 	f.sandbox = f.sandboxFor(cfg)
+	st.langServers = f.langServersFor(cfg)
 	f.applyMCP(cfg)
 	f.rebuildTools()
 	st.env = tools.Env{

@@ -75,6 +75,8 @@ type journalRecord struct {
 	Config *fsm.Config     `json:"config,omitempty"`
 	// Commit is set for "commit" and "commit-end" (commitjournal.go).
 	Commit *commitRecord `json:"commit,omitempty"`
+	// Restore is set for "restore" and "restore-end" (restores.go).
+	Restore *restoreRecord `json:"restore,omitempty"`
 }
 
 // eventTag returns the journal type tag of ev, "" for an event that is not
@@ -128,6 +130,10 @@ func eventTag(ev fsm.Event) string {
 		return "Redo"
 	case fsm.SelectModel:
 		return "SelectModel"
+	case fsm.SetMode:
+		return "SetMode"
+	case fsm.PlanDecided:
+		return "PlanDecided"
 	}
 	return ""
 }
@@ -192,6 +198,10 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.Rewind](raw)
 	case "Redo":
 		return decodeAs[fsm.Redo](raw)
+	case "SetMode":
+		return decodeAs[fsm.SetMode](raw)
+	case "PlanDecided":
+		return decodeAs[fsm.PlanDecided](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }
@@ -431,7 +441,11 @@ type journalStep struct {
 	// set for "commit-end".
 	commit    *commitRecord
 	commitEnd bool
-	event     fsm.Event // else an event
+	// restore is a "restore" record (a revert's restores planned);
+	// restoreEnd is set for "restore-end".
+	restore    *restoreRecord
+	restoreEnd bool
+	event      fsm.Event // else an event
 }
 
 // journalScan is what reading a journal found besides its records.
@@ -511,6 +525,10 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 			fn(journalStep{line: line, commit: rec.Commit, commitEnd: rec.Type == "commit-end"})
 			continue
 		}
+		if rec.Type == "restore" || rec.Type == "restore-end" {
+			fn(journalStep{line: line, restore: rec.Restore, restoreEnd: rec.Type == "restore-end"})
+			continue
+		}
 		ev, err := decodeEvent(rec.Type, rec.Event)
 		if err != nil {
 			sc.bad = append(sc.bad, fmt.Sprintf("line %d: %v", line, err))
@@ -551,6 +569,8 @@ type replayed struct {
 	rejected []string
 	// pendingCommit is an auto-commit that started and never ended.
 	pendingCommit *commitRecord
+	// pendingRestore are a revert's restores planned and never ended.
+	pendingRestore *restoreRecord
 	// commits are the auto-commits the conversation made and did not
 	// rewind, with their turns, for a rewind after a restart.
 	commits commitLog
@@ -569,6 +589,13 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 	var rp replayed
 	var pendingTurn uint64
 	sc, err := scanJournal(f, func(st journalStep) {
+		if st.restore != nil || st.restoreEnd {
+			rp.pendingRestore = st.restore
+			if st.restoreEnd {
+				rp.pendingRestore = nil
+			}
+			return
+		}
 		if st.commit != nil || st.commitEnd {
 			if !st.commitEnd {
 				rp.pendingCommit = st.commit
@@ -633,6 +660,10 @@ func DescribeJournal(r io.Reader, w io.Writer) error {
 		}
 		if st.commit != nil || st.commitEnd {
 			fmt.Fprintf(bw, "%d: %s\n", st.line, describeCommit(st))
+			return
+		}
+		if st.restore != nil || st.restoreEnd {
+			fmt.Fprintf(bw, "%d: %s\n", st.line, describeRestore(st))
 			return
 		}
 		if m == nil {

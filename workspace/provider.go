@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
@@ -30,9 +32,19 @@ func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, e
 			FirstByteTimeout: cfg.Model.FirstByteTimeout.Duration,
 			Server:           cfg.Model.Server,
 			MaxAnswerBytes:   cfg.Model.MaxAnswerBytes,
+			API:              cfg.Model.API,
+			ReasoningEffort:  cfg.Model.ReasoningEffort,
+			CacheKeys:        isOpenAIHost(cfg.Model.BaseURL),
 		})
 	}
 	return nil, fmt.Errorf("model.provider %q is not known (use %q or %q)", cfg.Model.Provider, config.ProviderOpenAI, config.ProviderScript)
+}
+
+// isOpenAIHost reports whether baseURL is OpenAI's own API, whose prompt
+// cache routes by prompt_cache_key.
+func isOpenAIHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
 }
 
 func loadScript(path string) (llm.Provider, error) {

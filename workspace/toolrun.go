@@ -80,6 +80,9 @@ type batchRun struct {
 	// review proposes edits instead of applying them (tools.edits);
 	// together proposes the edits of the batch together (ReviewPanel).
 	review, together bool
+	// diag tells the model the problems the batch's edits introduced;
+	// nil when no diagnostics apply (diagnose.go).
+	diag *diagBatch
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
@@ -93,6 +96,7 @@ type batchRun struct {
 // edit of a file already proposed, a command, any other mutating tool,
 // and reads.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
+	b.diag = s.newDiagBatch(a, b.review)
 	var undecided []*proposal
 	settle := func() {
 		s.awaitSettled(ctx, undecided)
@@ -184,6 +188,7 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 	turn := b.turn
 	out, ran := s.admit(ctx, b, c)
 	if !ran {
+		b.diag.beforeEdit(ctx, s, b.env.FileSource(), c)
 		out = s.executeLocked(ctx, b, c, writeLock, false)
 		if out.escalate != nil {
 			// The sandbox blocked the command: the user is asked whether
@@ -210,7 +215,15 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 			return nil
 		}
 	}
+	report, diagNote := b.diag.afterCall(ctx, c, out, s.relPath)
+	if report != "" {
+		out.result = strings.TrimRight(out.result, "\n") + "\n\n" + report + "\n"
+		out.summary += " · " + diagNote.Summary
+	}
 	s.postLive(ctx, func() {
+		if diagNote != nil {
+			s.notify(Notification{Kind: NoteDiagnostics, Turn: turn, Diagnostics: diagNote})
+		}
 		if out.changed != "" {
 			s.git.recordEdit(out.changed, out.before, out.after, out.created, out.mode)
 		}
@@ -550,8 +563,8 @@ func (s *Conversation) applyEdit(ctx context.Context, callID string, e *tools.Ed
 			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
 	}
-	if err := tools.WriteFileAtomic(e); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	if err := s.writeEdit(e); err != nil {
+		return err
 	}
 	s.reads.Record(e.Path, []byte(e.NewText))
 	return nil

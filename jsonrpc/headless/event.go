@@ -5,6 +5,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace"
+	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 )
 
 // Event is one line of the JSONL output of `loom-lsp exec`. Every event
@@ -32,6 +33,12 @@ import (
 //	                   a change not written)
 //	turn_completed     turn, outcome (done|failed|cancelled), usage,
 //	                   conversation_usage
+//	mode               turn, mode (agent|plan|ask): the conversation's mode
+//	                   changed (--mode, an accepted plan)
+//	plan               turn, plan (the todo list: [{step, status}], status
+//	                   pending|in_progress|completed; empty: no list)
+//	plan_proposed      turn, id, text (a plan waiting for approval; see
+//	                   --plan)
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
@@ -52,15 +59,17 @@ type Event struct {
 	ElapsedMS int64           `json:"elapsed_ms,omitempty"`
 	// OutputLine is a running bash command's latest output line (capped
 	// at tools.ProgressLineMax bytes, secrets masked).
-	OutputLine string   `json:"output_line,omitempty"`
-	Status     string   `json:"status,omitempty"`
-	Message    string   `json:"message,omitempty"`
-	Summary    string   `json:"summary,omitempty"`
-	Output     *string  `json:"output,omitempty"`
-	ExitCode   *int     `json:"exit_code,omitempty"`
-	Diff       string   `json:"diff,omitempty"`
-	SHA        string   `json:"sha,omitempty"`
-	Files      []string `json:"files,omitempty"`
+	OutputLine string  `json:"output_line,omitempty"`
+	Status     string  `json:"status,omitempty"`
+	Message    string  `json:"message,omitempty"`
+	Summary    string  `json:"summary,omitempty"`
+	Output     *string `json:"output,omitempty"`
+	ExitCode   *int    `json:"exit_code,omitempty"`
+	Diff       string  `json:"diff,omitempty"`
+	SHA        string  `json:"sha,omitempty"`
+	// Diagnostics are a diagnostics event's new problems.
+	Diagnostics []diagnostics.Diagnostic `json:"diagnostics,omitempty"`
+	Files       []string                 `json:"files,omitempty"`
 	// Notes are a commit's notes for the user (hooks not run, files left
 	// uncommitted and why, …).
 	Notes []string `json:"notes,omitempty"`
@@ -81,6 +90,10 @@ type Event struct {
 	// Path and Hunks are a proposed change's file and hunks.
 	Path  string      `json:"path,omitempty"`
 	Hunks []HunkEvent `json:"hunks,omitempty"`
+	// Mode is the conversation's mode (mode).
+	Mode string `json:"mode,omitempty"`
+	// Plan is the todo list (plan); never left out of a plan event.
+	Plan *[]fsm.PlanItem `json:"plan,omitempty"`
 }
 
 // HunkEvent is one hunk of a proposed_change: its unified diff and the

@@ -274,12 +274,13 @@ func (s *DialectServer) validate(body []byte) string {
 			return "stream_options: extra inputs are not permitted"
 		}
 	case "deepseek":
-		// Thinking mode: the assistant messages of the current turn that
-		// made tool calls carry their reasoning_content.
-		for i := lastUser + 1; i < len(req.Messages); i++ {
-			m := req.Messages[i]
+		// Thinking mode: every assistant message that made tool calls, in
+		// this turn or any earlier one, carries its reasoning_content
+		// (DeepSeek's thinking-mode guide: "must be passed back to the API
+		// in all subsequent requests").
+		for i, m := range req.Messages {
 			if m.Role == "assistant" && len(m.ToolCalls) > 0 && m.ReasoningContent == nil {
-				return fmt.Sprintf("missing reasoning_content at message index %d", i)
+				return fmt.Sprintf("The `reasoning_content` in the thinking mode must be passed back to the API (message index %d)", i)
 			}
 		}
 	case "gemini":

@@ -24,6 +24,7 @@ import {
   Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
+import { answerDiagnostics, DiagnosticsParams, LspDiagnostic } from './diagnostics';
 import { ReviewController } from './review';
 import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
@@ -303,6 +304,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // "configuration reloaded" comes once the new model is in.
     void chat.refreshStatus();
   });
+  c.onRequest(Methods.diagnostics, (p: DiagnosticsParams) => answerDiagnostics(p, {
+    isOpen: (uri) => vscode.workspace.textDocuments.some((d) => d.uri.toString() === vscode.Uri.parse(uri, true).toString()),
+    open: async (uri) => {
+      try {
+        await vscode.workspace.openTextDocument(vscode.Uri.parse(uri, true));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    get: (uri) => vscode.languages.getDiagnostics(vscode.Uri.parse(uri, true)).map((d): LspDiagnostic => ({
+      range: { start: { line: d.range.start.line, character: d.range.start.character } },
+      severity: d.severity + 1,
+      code: typeof d.code === 'object' ? d.code.value : d.code,
+      source: d.source,
+      message: d.message,
+    })),
+    onChange: (uri, cb) => vscode.languages.onDidChangeDiagnostics((e) => {
+      const want = vscode.Uri.parse(uri, true).toString();
+      if (e.uris.some((u) => u.toString() === want)) {
+        cb();
+      }
+    }),
+  }));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments

@@ -43,6 +43,7 @@ export const Methods = {
   toolCall: 'loom/toolCall',
   state: 'loom/state',
   saveDocuments: 'loom/saveDocuments',
+  diagnostics: 'loom/diagnostics',
   turnEnded: 'loom/turnEnded',
   commit: 'loom/commit',
   notice: 'loom/notice',
@@ -166,4 +167,4 @@ export interface PanelState<Conversation = unknown, Proposal = unknown, Change =
 export interface UndoResult { folder: string; message: string }
 
 /** The experimental client capability that turns on loom/* messages. */
-export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true } };
+export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true } };

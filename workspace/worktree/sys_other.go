@@ -1,0 +1,9 @@
+//go:build !linux
+
+package worktree
+
+// openDir opens dir (slash-separated, relative to root) one component at
+// a time without following a link.
+func openDir(root int, dir string, create bool) (int, error) {
+	return walkDir(root, dir, create)
+}
