@@ -61,6 +61,8 @@ step('20b. changed-files bar at 300 px with a 120-character path: cut in the mid
   assert.ok(m.leadCut && m.ellipsis === 'ellipsis', 'the folders are cut, with an ellipsis');
   assert.ok(m.tailWhole && m.tail === 'fragment_shader.glsl', `the file's name whole: ${m.tail}`);
   assert.ok(m.title.startsWith(longPath), 'the whole path in the tooltip');
+  const head = await bar.locator('.fb-head').evaluate((h) => ['.fb-toggle', '.fb-keep-all', '.fb-undo-all'].map((s) => h.querySelector(s).getBoundingClientRect().top));
+  assert.ok(Math.max(...head) - Math.min(...head) < 4, `the bar's header on one line: ${head}`);
   await row.scrollIntoViewIfNeeded();
   await shot('20b', 'bar-300px-long-path');
   // The bar cleared and the side bar as it was, for the steps after this one.
