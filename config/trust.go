@@ -64,9 +64,9 @@ type trustState struct {
 	// was trusted (a .loom.toml that appeared since).
 	appeared bool
 	quiet    bool      // a layer is pending: no notice yet
-	hash    string    // the widening values' contentHash, "" when none
-	file    string    // the workspace file, when it held widening keys back
-	ignored []heldKey // widening keys left out, sorted by key
+	hash     string    // the widening values' contentHash, "" when none
+	file     string    // the workspace file, when it held widening keys back
+	ignored  []heldKey // widening keys left out, sorted by key
 }
 
 // Trusted reports whether the workspace folder c was loaded for is

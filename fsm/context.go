@@ -220,7 +220,7 @@ func (m *Machine) finishCompaction(summary string) []Action {
 	}
 	h := make([]Message, 0, from+1+len(m.history)-to)
 	h = append(h, m.history[:from]...)
-	h = append(h, Message{Role: RoleUser, Content: summaryLead + summary, Note: true})
+	h = append(h, Message{Role: RoleUser, Content: summaryLead + summary + m.carriedState(), Note: true})
 	h = append(h, m.history[to:]...)
 	dropped := to - from
 	m.compactCheckpoints(from, to)

@@ -218,6 +218,9 @@ func (s State) Describe() string {
 	if s.Redo > 0 {
 		fmt.Fprintf(&b, " redo=%d", s.Redo)
 	}
+	if s.Mode != "" && s.Mode != ModeAgent {
+		fmt.Fprintf(&b, " mode=%s", s.Mode)
+	}
 	if s.LastError != nil {
 		fmt.Fprintf(&b, " error=%s", s.LastError.Kind)
 	}

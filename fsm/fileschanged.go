@@ -50,6 +50,7 @@ func (m *Machine) onFilesChanged(e FilesChanged) []Action {
 // conversation.
 func (m *Machine) flushChanged() {
 	m.flushNotes()
+	m.flushMode()
 	if len(m.changed) == 0 {
 		return
 	}

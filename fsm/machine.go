@@ -108,6 +108,20 @@ type Machine struct {
 	// the stack of rewinds since the last prompt.
 	checkpoints []checkpoint
 	redo        []rewound
+
+	// mode is the conversation's mode ("" is agent); told is the mode
+	// the conversation's messages last told the model (see flushMode).
+	mode, told Mode
+	// plan is the todo list (update_plan).
+	plan []PlanItem
+	// planCall is the propose_plan call waiting for the user's decision
+	// ("" for none), planText its plan.
+	planCall, planText string
+	// stopTurn ends the turn instead of the next model request (a plan
+	// decision that asked for it); fresh is then the prompt of the new
+	// conversation to start.
+	stopTurn bool
+	fresh    string
 }
 
 type streamingCall struct {
@@ -138,6 +152,7 @@ func (m *Machine) State() State {
 		Messages:   len(m.history),
 		Compacting: m.compaction != nil,
 		Redo:       len(m.redo),
+		Mode:       m.Mode(),
 	}
 	if m.lastErr != nil {
 		e := *m.lastErr
@@ -284,6 +299,10 @@ func (m *Machine) check(ev Event) error {
 		return m.checkRewind(e)
 	case Redo:
 		return m.checkRedo(e)
+	case SetMode:
+		return m.checkSetMode(e)
+	case PlanDecided:
+		return m.checkPlanDecided(e)
 	case Reset, DropQueued, ShutdownRequested, SelectModel, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
@@ -384,6 +403,10 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onRewind(e)
 	case Redo:
 		return m.onRedo()
+	case SetMode:
+		return m.onSetMode(e)
+	case PlanDecided:
+		return m.onPlanDecided(e)
 	case ShutdownRequested:
 		return m.becomeShuttingDown()
 	}

@@ -52,6 +52,15 @@ func runScript(t *testing.T, path string) {
 			m.Reconfigure(scriptConfig(t, td))
 			return "state: " + m.State().Describe() + "\n"
 		}
+		if td.Cmd == "message" {
+			// One message's whole text: message n=<index>.
+			a, _ := td.Arg("n")
+			return m.Messages()[atoi(t, td, a.Vals[0])].Content + "\n"
+		}
+		if td.Cmd == "plan" {
+			// The todo list and the mode.
+			return fmt.Sprintf("mode: %s\nplan: %s\n", m.Mode(), DescribePlan(m.Plan(), "; "))
+		}
 		if td.Cmd == "turn-start" {
 			// Where the current turn begins: the messages a request sends
 			// back reasoning and signatures with (SendLlmRequest.TurnStart).
@@ -299,6 +308,21 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return ev
 	case "redo":
 		return Redo{}
+	case "set-mode":
+		return SetMode{Mode: Mode(strings.TrimSpace(td.Input))}
+	case "plan-decided":
+		// plan-decided turn=… call=… accept|reject [fresh] [edited]; the
+		// input is the comment (reject) or, with edited, the plan.
+		ev := PlanDecided{Turn: u64("turn"), CallID: arg("call"), Decision: PlanReject, Fresh: td.HasArg("fresh")}
+		if td.HasArg("accept") {
+			ev.Decision = PlanAccept
+		}
+		if td.HasArg("edited") {
+			ev.Plan = td.Input
+		} else {
+			ev.Comment = td.Input
+		}
+		return ev
 	case "shutdown":
 		return ShutdownRequested{}
 	}

@@ -12,7 +12,7 @@ import (
 
 // propertyTools are the tools the property tests declare; "ghost" is
 // never declared, so calls to it exercise the unknown-tool path.
-var propertyTools = map[string]ToolSpec{"read_file": {}, "grep": {}, "edit_file": {Mutating: true}, "bash": {Mutating: true}}
+var propertyTools = map[string]ToolSpec{"read_file": {}, "grep": {}, "edit_file": {Mutating: true}, "bash": {Mutating: true}, UpdatePlanTool: {}, ProposePlanTool: {}}
 
 // eventGen draws events that are mostly plausible for the machine's
 // current state, mixed with stale, future and malformed ones.
@@ -43,8 +43,8 @@ func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
 	for i := range calls {
 		calls[i] = ToolCall{
 			ID:        rapid.SampledFrom([]string{"", "a", "b", fmt.Sprintf("c%d", i)}).Draw(t, "id"),
-			Name:      rapid.SampledFrom([]string{"read_file", "grep", "edit_file", "bash", "ghost"}).Draw(t, "name"),
-			Arguments: rapid.SampledFrom([]string{"", "{}", `{"path":"a"}`, `{"pa`, "[1]", "null"}).Draw(t, "args"),
+			Name:      rapid.SampledFrom([]string{"read_file", "grep", "edit_file", "bash", "ghost", UpdatePlanTool, ProposePlanTool}).Draw(t, "name"),
+			Arguments: rapid.SampledFrom([]string{"", "{}", `{"path":"a"}`, `{"pa`, "[1]", "null", `{"plan":"p"}`, `{"plan":[{"step":"s","status":"pending"}]}`}).Draw(t, "args"),
 		}
 	}
 	return calls
@@ -112,12 +112,19 @@ func (g eventGen) draw(t *rapid.T) Event {
 	case 12:
 		return FilesChanged{Paths: rapid.SliceOfN(rapid.SampledFrom([]string{"a.go", "b.go"}), 0, 2).Draw(t, "paths")}
 	case 13:
+		if rapid.IntRange(0, 2).Draw(t, "plandecided") == 0 {
+			return PlanDecided{Turn: g.turn(t), CallID: g.callID(t), Decision: rapid.SampledFrom([]PlanDecision{PlanAccept, PlanReject, "maybe"}).Draw(t, "decision"),
+				Fresh: rapid.Bool().Draw(t, "fresh"), Comment: rapid.SampledFrom([]string{"", "why"}).Draw(t, "pcomment")}
+		}
 		return ApprovalDecided{Turn: g.turn(t), CallID: g.callID(t), Approved: rapid.Bool().Draw(t, "approved")}
 	case 14:
 		switch rapid.IntRange(0, 6).Draw(t, "between") {
 		case 0:
 			return Reset{}
 		case 6:
+			if rapid.Bool().Draw(t, "mode") {
+				return SetMode{Mode: rapid.SampledFrom([]Mode{ModeAgent, ModePlan, ModeAsk, "nope"}).Draw(t, "newmode")}
+			}
 			return SelectModel{Model: rapid.SampledFrom([]string{"", "small", "big"}).Draw(t, "model")}
 		case 1, 2:
 			return Compact{}

@@ -148,7 +148,16 @@ func (m *Machine) onReset() []Action {
 	m.compaction, m.compactMsgs, m.ctxRetried = nil, nil, false
 	m.turnUsage, m.totalUsage = Usage{}, Usage{}
 	m.forgetCutWindow()
-	return append(acts, ConversationReset{IDs: m.IDs()})
+	acts = append(acts, ConversationReset{IDs: m.IDs()})
+	if len(m.plan) > 0 {
+		acts = append(acts, PlanUpdated{Turn: m.turn})
+	}
+	m.plan = nil
+	if m.Mode() != ModeAgent {
+		acts = append(acts, ModeChanged{Mode: ModeAgent})
+	}
+	m.mode, m.told = "", ""
+	return acts
 }
 
 // onApprovalDecided records the user's answer: an approved call is

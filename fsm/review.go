@@ -250,7 +250,7 @@ func (m *Machine) checkDecided(e ChangesDecided) error {
 func (m *Machine) onChangesProposed(e ChangesProposed) []Action {
 	x := &m.execs[m.execByID[e.CallID]]
 	id := proposalID(m.request, e.CallID)
-	x.Status, x.Progress = ExecReviewing, reviewWaiting
+	x.Status, x.Progress = ExecReviewing, ReviewWaiting
 	var hunks []string
 	for _, c := range e.Changes {
 		for _, h := range c.Hunks {
@@ -269,13 +269,15 @@ func (m *Machine) onChangesProposed(e ChangesProposed) []Action {
 	}
 	m.proposals[id] = p
 	return []Action{
-		DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: reviewWaiting},
+		DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolRunning, Detail: ReviewWaiting},
 		ProposeChanges{Turn: m.turn, ID: id, CallID: e.CallID, Changes: e.Changes},
 	}
 }
 
-// reviewWaiting is the progress text of a call waiting for its review.
-const reviewWaiting = "waiting for your review"
+// ReviewWaiting is the progress text (DisplayToolCall's Detail, status
+// running) of a call waiting for the user's review: front ends whose
+// protocol has a waiting status show that instead of running.
+const ReviewWaiting = "waiting for your review"
 
 // onChangesDecided takes the user's decision: a proposal rejected whole
 // completes its call at once; otherwise the call is Running again while
@@ -385,3 +387,13 @@ func (m *Machine) PendingProposals() []string {
 // rejectedByCancel is the tool result of a call whose review the user
 // cut short by cancelling the turn.
 const rejectedByCancel = "rejected: the user cancelled the turn before deciding; nothing was written"
+
+// ProposalCall returns the call of proposal id and its hunks in
+// proposal order; ok is false when no such proposal waits.
+func (m *Machine) ProposalCall(id string) (callID string, hunks []string, ok bool) {
+	p, ok := m.proposals[id]
+	if !ok {
+		return "", nil, false
+	}
+	return p.callID, slices.Clone(p.hunks), true
+}

@@ -90,6 +90,10 @@ type checkpoint struct {
 	turn   uint64
 	prompt string
 	at     int
+	// told and plan are the mode the conversation had told the model and
+	// the todo list when the turn started, for a conversation rewind.
+	told Mode
+	plan []PlanItem
 }
 
 // rewound is what a rewind replaced, for Redo.
@@ -101,6 +105,8 @@ type rewound struct {
 	turnStart   int
 	turnStarts  []int
 	notes       []string
+	told        Mode
+	plan        []PlanItem
 }
 
 func (Rewind) isEvent()               {}
@@ -157,7 +163,7 @@ func (m *Machine) CanRedo() bool { return len(m.redo) > 0 && m.kind == WaitingFo
 
 // addCheckpoint records the turn starting now; its prompt is at index at.
 func (m *Machine) addCheckpoint(prompt string, at int) {
-	m.checkpoints = append(m.checkpoints, checkpoint{turn: m.turn, prompt: prompt, at: at})
+	m.checkpoints = append(m.checkpoints, checkpoint{turn: m.turn, prompt: prompt, at: at, told: m.told, plan: m.plan})
 	m.redo = nil
 }
 
@@ -232,6 +238,7 @@ func (m *Machine) onRewind(e Rewind) []Action {
 		saved.history = m.history
 		saved.checkpoints = m.checkpoints
 		saved.turnStart, saved.turnStarts = m.turnStart, m.turnStarts
+		saved.told, saved.plan = m.told, m.plan
 		// Capping the slice makes the next append copy, so the saved
 		// history (and requests that share it) is never overwritten.
 		m.history = m.history[:cp.at:cp.at]
@@ -245,7 +252,12 @@ func (m *Machine) onRewind(e Rewind) []Action {
 		m.view, m.elidedTo = nil, 0
 		m.lastPrompt, m.lastPromptMsgs = 0, 0
 		m.refreshElision(false)
+		m.told = cp.told
 		acts = append(acts, ConversationRewound{Turn: e.Turn, Prompt: cp.prompt})
+		if !slices.Equal(m.plan, cp.plan) {
+			m.plan = cp.plan
+			acts = append(acts, PlanUpdated{Turn: m.turn, Items: m.Plan()})
+		}
 	} else {
 		m.notes = append(m.notes, rewindNote(e.Turn, e.Left))
 	}
@@ -268,7 +280,12 @@ func (m *Machine) onRedo() []Action {
 		m.view, m.elidedTo = nil, 0
 		m.lastPrompt, m.lastPromptMsgs = 0, 0
 		m.refreshElision(false)
+		m.told = r.told
 		acts = append(acts, ConversationRedone{Turn: r.turn})
+		if !slices.Equal(m.plan, r.plan) {
+			m.plan = r.plan
+			acts = append(acts, PlanUpdated{Turn: m.turn, Items: m.Plan()})
+		}
 	}
 	m.notes = r.notes
 	return acts

@@ -83,4 +83,6 @@ type State struct {
 	Compacting bool
 	// Redo counts the rewinds a Redo can still undo.
 	Redo int
+	// Mode is the conversation's mode.
+	Mode Mode
 }

@@ -13,6 +13,10 @@ import (
 // cancelledResult is the tool result of a call that Cancel cut short.
 const cancelledResult = "tool error: cancelled by the user before this call finished"
 
+// cancelledPlan is the result of a proposed plan the user did not decide
+// on before cancelling the turn.
+const cancelledPlan = "tool error: the user cancelled the turn before deciding on the plan; stay in the current mode"
+
 // startTurn begins a user turn: UserInput -> CallingLlm + SendLlmRequest.
 func (m *Machine) startTurn(text string) []Action {
 	m.turn += 1 + m.dropped
@@ -33,6 +37,9 @@ func (m *Machine) startTurn(text string) []Action {
 // becomeCallingLlm sends the next model request of the turn, unless the
 // iteration guard stops the turn.
 func (m *Machine) becomeCallingLlm(acts []Action) []Action {
+	if acts, stopped := m.stopAfterBatch(acts); stopped {
+		return acts
+	}
 	if m.iteration >= m.cfg.MaxIterations {
 		acts = append(acts, DisplayError{
 			Turn: m.turn, Kind: ErrorOther,
@@ -181,6 +188,8 @@ func (m *Machine) becomeExecutingTools(calls []ToolCall, problems []string) []Ac
 		if problem := problems[i]; problem != "" {
 			x.Status, x.Result, x.IsError = ExecCompleted, problem, true
 			acts = append(acts, DisplayToolCall{Turn: m.turn, CallID: c.ID, Name: c.Name, Status: ToolFailed, Detail: problem})
+		} else if internal, ok := m.runInternal(&x); ok {
+			acts = append(acts, internal...)
 		} else {
 			m.running++
 			run.Calls = append(run.Calls, c)
@@ -192,6 +201,9 @@ func (m *Machine) becomeExecutingTools(calls []ToolCall, problems []string) []Ac
 	}
 	if m.running == 0 {
 		return m.finishBatch(acts)
+	}
+	if len(run.Calls) == 0 {
+		return acts
 	}
 	return append(acts, run)
 }
@@ -224,7 +236,7 @@ func (m *Machine) callProblem(c *ToolCall) string {
 		c.Arguments = "{}"
 		return fmt.Sprintf("tool error: the arguments of %s must be a JSON object; you sent %s", c.Name, quote(sent))
 	}
-	return ""
+	return m.modeRefusal(*c)
 }
 
 func (m *Machine) toolNames() []string {
@@ -367,7 +379,10 @@ func (m *Machine) abandonTurn() []Action {
 			x := &m.execs[i]
 			if x.Status != ExecCompleted {
 				result := cancelledResult
-				if x.Status == ExecReviewing {
+				switch {
+				case x.Call.ID == m.planCall:
+					result = cancelledPlan
+				case x.Status == ExecReviewing:
 					result = m.cancelledReview(x.Call.ID)
 				}
 				x.Status, x.Result, x.IsError = ExecCompleted, result, true
@@ -390,6 +405,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.lastErr = nil
 	m.execs, m.execByID, m.running = nil, nil, 0
 	clear(m.proposals)
+	m.planCall, m.planText, m.stopTurn, m.fresh = "", "", false, ""
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	m.compaction, m.compactMsgs = nil, nil

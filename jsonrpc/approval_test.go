@@ -123,8 +123,8 @@ func TestApprovalRules(t *testing.T) {
 	if a := ruleAction(first, "exact"); a == nil || a.Rule.Exact != "echo hello" || a.Title != "Always allow `echo hello`" {
 		t.Errorf("exact action %+v", a)
 	}
-	if a := ruleAction(first, "prefix"); a == nil || a.Rule.Prefix != "echo hello" {
-		t.Errorf("prefix action %+v, want echo hello", a)
+	if a := ruleAction(first, "prefix"); a == nil || a.Rule.Prefix != "echo" {
+		t.Errorf("prefix action %+v, want echo (a prefixable program: its words are data)", a)
 	}
 	e.await("rule saved notice", hasMethod("loom/notice", "without asking"))
 

@@ -57,6 +57,9 @@ type clientCaps struct {
 	// applyEdit whose annotation needs confirmation is shown to the user
 	// for confirmation before it applies.
 	annotations bool
+	// diagnostics: it declared experimental.loom.diagnostics and
+	// answers loom/diagnostics from its own language servers.
+	diagnostics bool
 	// actionProperties: window.showMessage.messageActionItem
 	// .additionalPropertiesSupport: the answer carries back the properties
 	// of the action item picked (an edited rule).
@@ -90,6 +93,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 				WorkspaceTrust bool `json:"workspaceTrust"`
 				Review         bool `json:"review"`
 				UserSettings   bool `json:"userSettings"`
+				Diagnostics    bool `json:"diagnostics"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
@@ -99,6 +103,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 			caps.workspaceTrust = exp.Loom.WorkspaceTrust
 			caps.review = exp.Loom.Review
 			caps.userSettings = exp.Loom.UserSettings
+			caps.diagnostics = exp.Loom.Diagnostics
 		}
 	}
 	return caps

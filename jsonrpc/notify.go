@@ -278,6 +278,9 @@ func (f *folderOut) show(typ protocol.MessageType, text string) {
 func (f *folderOut) send(n workspace.Notification) {
 	caps := f.caps()
 	ctx := context.Background()
+	if f.sendPlan(caps, n) {
+		return
+	}
 	switch n.Kind {
 	case workspace.NoteTurnStarted:
 		f.answer.Reset()

@@ -114,6 +114,8 @@ type OpenAI struct {
 	cache messageCache
 	// dialect is the server's dialect; see dialect.go.
 	dialect dialectState
+	// probes are the discovery paths the server does not serve.
+	probes probeMemory
 	// responsesOnly holds the models the server said are served only by
 	// the Responses API (guarded by dialect.mu).
 	responsesOnly map[string]bool

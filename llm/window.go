@@ -40,7 +40,8 @@ var ErrNoWindow = errors.New("the server does not tell the model's context windo
 const maxProbeBody = 8 << 20
 
 // ContextWindow asks the server for the context window of the configured
-// model, trying in turn what each OpenAI-compatible server answers:
+// model, asking at once (concurrently; the first in this order that tells
+// wins) what each OpenAI-compatible server answers:
 //   - GET {base_url}/models: vLLM's max_model_len (OpenRouter's
 //     context_length) of the model's entry;
 //   - GET {root}/props, root being base_url without "/v1": llama.cpp's
@@ -50,7 +51,8 @@ const maxProbeBody = 8 << 20
 //
 // OpenAI's own API (api.openai.com) tells none of these: there the
 // window comes from a small table of known models, without a request.
-// Every request carries the configured key and headers.
+// Every request carries the configured key and headers. A path the server
+// answered 404 is not asked again (see [ProbeMemory]).
 func (p *OpenAI) ContextWindow(ctx context.Context) (Window, error) {
 	base := strings.TrimRight(p.cfg.BaseURL, "/")
 	if u, err := url.Parse(base); err == nil && u.Hostname() == "api.openai.com" {
@@ -60,16 +62,20 @@ func (p *OpenAI) ContextWindow(ctx context.Context) (Window, error) {
 		return Window{}, fmt.Errorf("%w: %s is not in the table of known OpenAI models", ErrNoWindow, p.cfg.Model)
 	}
 	root := strings.TrimSuffix(base, "/v1")
-	var tried []string
+	var probes []func(context.Context) (Window, error)
 	for _, probe := range []func(context.Context, string, string) (Window, error){p.probeModels, p.probeLlamaCpp, p.probeOllama} {
-		w, err := probe(ctx, base, root)
-		if err == nil {
-			return w, nil
-		}
-		if ctx.Err() != nil {
-			return Window{}, fmt.Errorf("%w: no answer in time (%w)", ErrNoWindow, ctx.Err())
-		}
-		tried = append(tried, err.Error())
+		probes = append(probes, func(ctx context.Context) (Window, error) { return probe(ctx, base, root) })
+	}
+	w, errs := firstWindow(ctx, probes)
+	if errs == nil {
+		return w, nil
+	}
+	if ctx.Err() != nil {
+		return Window{}, fmt.Errorf("%w: no answer in time (%w)", ErrNoWindow, ctx.Err())
+	}
+	tried := make([]string, len(errs))
+	for i, err := range errs {
+		tried[i] = err.Error()
 	}
 	return Window{}, fmt.Errorf("%w: %s", ErrNoWindow, strings.Join(tried, "; "))
 }
@@ -169,6 +175,9 @@ func (p *OpenAI) probeJSON(ctx context.Context, method, url string, body []byte,
 	if p.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
+	if p.probes.isMissing(req.URL.Path) {
+		return fmt.Errorf("%s %s: %w (answered 404 before)", method, req.URL.Path, errProbeMissing)
+	}
 	resp, err := p.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
@@ -176,6 +185,10 @@ func (p *OpenAI) probeJSON(ctx context.Context, method, url string, body []byte,
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		if missingStatus(resp.StatusCode) {
+			p.probes.markMissing(req.URL.Path)
+			return fmt.Errorf("%s %s: %s: %w", method, req.URL.Path, resp.Status, errProbeMissing)
+		}
 		return fmt.Errorf("%s %s: %s", method, req.URL.Path, resp.Status)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxProbeBody)).Decode(v); err != nil {

@@ -2,23 +2,19 @@ package tools
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
 
-	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 )
 
 // Edit is a change to one file computed by edit_file or write_file. The
 // workspace applies it: to the editor buffer (TextEdits) when the file is
-// open, else to disk with WriteFileAtomic.
+// open, else to disk through its one writer (package workspace/worktree),
+// which compares the disk with OldText just before it renames.
 type Edit struct {
 	// Path is absolute and resolved, inside the workspace root.
 	Path string
@@ -49,10 +45,6 @@ type Range = lsppos.Range
 // UTF-16 code units within that line. Lines end at "\n", "\r\n" or a
 // lone "\r".
 type Position = lsppos.Position
-
-// ErrConflict is returned by WriteFileAtomic when the file on disk is not
-// the OldText the edit was computed from.
-var ErrConflict = errors.New("file on disk changed since the edit was computed; read it again")
 
 const bom = "\uFEFF"
 
@@ -247,82 +239,6 @@ func toCRLF(s string) string {
 // its first 8000 bytes, or is not valid UTF-8.
 func isBinary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 || !utf8.Valid(data)
-}
-
-// WriteFileAtomic applies e to disk: it writes NewText to a temporary
-// file in the same directory, with e.Mode, and renames it over e.Path.
-// It first checks confinement again (the tree may have changed since the
-// edit was computed, e.g. a symlink made by bash) and creates missing
-// parent directories. It refuses, with ErrConflict, a file whose content
-// on disk is no longer OldText, or a Created file that now exists.
-func WriteFileAtomic(e *Edit) error {
-	rel := filepath.FromSlash(e.RelPath)
-	if !filepath.IsAbs(e.Path) || !filepath.IsLocal(rel) || !strings.HasSuffix(e.Path, string(filepath.Separator)+rel) {
-		return fmt.Errorf("write %s: %w: path and relative path disagree", e.RelPath, ErrBadPath)
-	}
-	root := strings.TrimSuffix(e.Path, string(filepath.Separator)+rel)
-	if root == "" {
-		root = string(filepath.Separator)
-	}
-	abs, err := Resolve(root, rel)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	if abs != e.Path {
-		return fmt.Errorf("write %s: %w: now resolves to %s", e.RelPath, ErrOutsideRoot, abs)
-	}
-	if err := config.CheckProtected(root, abs); err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	cur, err := os.ReadFile(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if !e.Created {
-			return fmt.Errorf("write %s: %w (it was deleted)", e.RelPath, ErrConflict)
-		}
-	case err != nil:
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	case e.Created:
-		return fmt.Errorf("write %s: %w (it now exists)", e.RelPath, ErrConflict)
-	case string(cur) != e.OldText:
-		return fmt.Errorf("write %s: %w", e.RelPath, ErrConflict)
-	}
-	dir := filepath.Dir(abs)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	mode := e.Mode.Perm()
-	if mode == 0 {
-		mode = 0o644
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(abs)+".loom-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.WriteString(e.NewText); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	if err := os.Rename(tmp.Name(), abs); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
-	}
-	ok = true
-	return nil
 }
 
 // NewEdit returns the Edit turning oldText into newText in the file at

@@ -196,7 +196,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: missing description or schema", tool.Name())
 		}
 	}
-	if got := strings.Join(names, " "); got != "bash edit_file grep list_files read_file write_file" {
+	if got := strings.Join(names, " "); got != "bash edit_file grep list_files propose_plan read_file update_plan write_file" {
 		t.Errorf("All() = %s", got)
 	}
 	if tool, ok := r.Get("grep"); !ok || tool.Mutating() {

@@ -3,8 +3,8 @@
 // every path to the workspace root.
 //
 // Tools never write files themselves: edit_file and write_file compute an
-// [Edit] that the workspace applies to the editor buffer or, through
-// [WriteFileAtomic], to disk. Only bash has side effects of its own.
+// [Edit] that the workspace applies to the editor buffer or, through its
+// one writer (workspace/worktree), to disk. Only bash has side effects of its own.
 package tools
 
 import (
@@ -160,9 +160,9 @@ func NewRegistry(tools ...Tool) *Registry {
 	return r
 }
 
-// DefaultRegistry returns a registry of the six built-in tools.
+// DefaultRegistry returns a registry of the built-in tools: the six that act on the workspace, and update_plan and propose_plan, which the state machine runs.
 func DefaultRegistry() *Registry {
-	return NewRegistry(ReadFile{}, ListFiles{}, Grep{}, EditFile{}, WriteFile{}, Bash{})
+	return NewRegistry(ReadFile{}, ListFiles{}, Grep{}, EditFile{}, WriteFile{}, Bash{}, UpdatePlan{}, ProposePlan{})
 }
 
 // Get returns the tool called name.

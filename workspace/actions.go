@@ -31,6 +31,17 @@ func (s *Conversation) turnContext() context.Context {
 	return s.turnCtx
 }
 
+// newBatchRun copies what the batch a needs of the conversation (on the
+// owner goroutine).
+func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
+	b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
+		registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
+	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
+		b.together = rp.ReviewsTogether()
+	}
+	return b
+}
+
 // cancelInFlight cancels the model stream, tool runs and hook of the
 // turn in flight, and the retry timer.
 func (s *Conversation) cancelInFlight() {
@@ -47,6 +58,9 @@ func (s *Conversation) cancelInFlight() {
 // perform carries out one action of the machine. It never blocks: I/O
 // runs on worker goroutines, which report back through the inbox.
 func (s *Conversation) perform(a fsm.Action) {
+	if s.performPlan(a) {
+		return
+	}
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
 		if a.Turn != s.startedTurn && !a.Compaction {
@@ -60,17 +74,12 @@ func (s *Conversation) perform(a fsm.Action) {
 		}
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
-		ctx := s.turnContext()
-		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
-			registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
-		if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
-			b.together = rp.ReviewsTogether()
-		}
+		ctx, b := s.turnContext(), s.newBatchRun(a)
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
-		job.turn = a.Turn
+		job.turn, job.sandbox = a.Turn, s.env.Sandbox
 		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case *fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
@@ -178,7 +187,11 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if askRunning && completed {
+		if !completed {
+			return
+		}
+		s.folder.refreshWindow()
+		if askRunning {
 			// The response loaded the model: its running window is known.
 			s.folder.learnRunningWindow(prober)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
 // Commands' changes are never auto-committed: only the bytes loom's edit
@@ -288,6 +289,18 @@ func currentHash(c CommandChange, limit int64) string {
 	return contentHash(b)
 }
 
+// diskHash is currentHash's hash of disk (read through the writer); ""
+// for a file over limit, whose hash is its size and time.
+func diskHash(disk worktree.Version, limit int64) string {
+	switch {
+	case !disk.Present:
+		return "-"
+	case int64(len(disk.Text)) > limit:
+		return ""
+	}
+	return contentHash([]byte(disk.Text))
+}
+
 // commandNotes says the command changes and the user's files, for
 // people. (The model read them in the command's result.)
 func commandNotes(changes []CommandChange, yours []string) (notes []string) {
@@ -389,7 +402,7 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 	defer s.git.lock.Unlock()
 	var job hookJob
 	if err := s.call(ctx, func() {
-		job = hookJob{cfg: s.cfg, prompt: s.turnPrompt}
+		job = hookJob{cfg: s.cfg, prompt: s.turnPrompt, sandbox: s.env.Sandbox}
 		for p := range s.git.agentFiles {
 			job.agentFiles = append(job.agentFiles, p)
 		}
@@ -435,11 +448,14 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 		plan.Discard()
 		return "", fmt.Errorf("nothing to commit: %s", strings.Join(notes, "; "))
 	}
-	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
-	if hookNote != "" {
-		notes = append(notes, hookNote)
+	hd := s.approveHooks(ctx, repo, job)
+	if hd.note != "" {
+		notes = append(notes, hd.note)
 	}
-	res, err := s.commitJournaled(ctx, repo, plan, runHooks)
+	if hd.notice != "" {
+		notes = append(notes, hd.notice)
+	}
+	res, err := s.commitJournaled(ctx, repo, plan, hd.run, job.sandbox)
 	if err != nil {
 		return "", err
 	}
@@ -481,28 +497,32 @@ func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string
 		return "", err
 	}
 	limit := cfg.Hooks.FileLimit()
+	// The writer of the repository: the watcher's echo of its writes is
+	// no news for the user.
+	w := s.restoreWriter(repo.Top)
 	targets := make([]preImage, len(changes))
+	disks := make([]worktree.Version, len(changes))
 	var kept []string
 	for i, c := range changes {
 		if s.folder.host.overlay.Dirty(c.Path) {
 			return "", fmt.Errorf("%s has unsaved changes in the editor; save or revert them first", c.Rel)
 		}
-		target, mergedYours, err := discardTarget(ctx, repo, c, limit)
+		// Read without following a link anywhere on the path: a
+		// directory a command replaced with a link is refused here.
+		disk, _, err := w.Read(c.Rel)
+		if err != nil {
+			return "", fmt.Errorf("discarding %s: %w", c.Rel, err)
+		}
+		target, mergedYours, err := discardTarget(ctx, repo, c, disk, limit)
 		if err != nil {
 			return "", err
 		}
-		targets[i] = target
+		targets[i], disks[i] = target, disk
 		if mergedYours {
 			kept = append(kept, c.Rel)
 		}
 	}
 	var backups, done []string
-	var abs []string
-	for _, c := range changes {
-		abs = append(abs, c.Path)
-	}
-	// The watcher's echo of this rewrite is no news for the user.
-	s.own.expect(relPaths(s.folder.dir, abs))
 	for i, c := range changes {
 		backup, err := repo.Backup(ctx, c.Rel)
 		if err != nil {
@@ -511,7 +531,7 @@ func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string
 		if backup != "" {
 			backups = append(backups, fmt.Sprintf("git cat-file -p %s > %s", gitcommit.Short(backup), c.Rel))
 		}
-		if err := writeVersion(c.Path, targets[i]); err != nil {
+		if err := w.Write(worktree.Change{Rel: c.Rel, Expect: disks[i], New: targets[i].version()}); err != nil {
 			return joinDone(done), fmt.Errorf("discarding %s: %w", c.Rel, err)
 		}
 		done = append(done, c.Path)
@@ -534,23 +554,22 @@ func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string
 // discardTarget works out what discarding c leaves in its file: the file
 // before the command, with the user's edits since the report merged in
 // (mergedYours). A file that cannot be merged must be as reported.
-func discardTarget(ctx context.Context, repo *gitcommit.Repo, c CommandChange, limit int64) (target preImage, mergedYours bool, err error) {
+func discardTarget(ctx context.Context, repo *gitcommit.Repo, c CommandChange, disk worktree.Version, limit int64) (target preImage, mergedYours bool, err error) {
 	before := preImage{}
 	if c.before != nil {
 		before = *c.before
 	}
-	if currentHash(c, limit) == c.hash {
+	if diskHash(disk, limit) == c.hash || int64(len(disk.Text)) > limit && currentHash(c, limit) == c.hash {
 		return before, false, nil
 	}
 	refuse := fmt.Errorf("%s changed since the command's change was reported, in a way loom cannot keep apart from the command's, so it is left as it is; restore it yourself (git restore %s) if you mean to", c.Rel, c.Rel)
 	if c.after == nil || !c.after.present || !before.present || c.Binary {
 		return preImage{}, false, refuse
 	}
-	b, err := os.ReadFile(c.Path)
-	if err != nil || int64(len(b)) > limit || isBinary(string(b)) {
+	if !disk.Present || int64(len(disk.Text)) > limit || isBinary(disk.Text) {
 		return preImage{}, false, refuse
 	}
-	merged, clean, err := repo.Merge3(ctx, string(b), c.after.text, before.text)
+	merged, clean, err := repo.Merge3(ctx, disk.Text, c.after.text, before.text)
 	if err != nil {
 		return preImage{}, false, err
 	}
@@ -558,27 +577,6 @@ func discardTarget(ctx context.Context, repo *gitcommit.Repo, c CommandChange, l
 		return preImage{}, false, fmt.Errorf("%s changed since the command's change was reported, on the lines the command changed, so it is left as it is; take the command's lines out yourself", c.Rel)
 	}
 	return preImage{text: merged, present: true}, true, nil
-}
-
-// writeVersion makes path hold v (removed when absent), keeping its mode.
-func writeVersion(path string, v preImage) error {
-	if !v.present {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	perm := fs.FileMode(0o644)
-	if st, err := os.Lstat(path); err == nil {
-		perm = st.Mode().Perm()
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, []byte(v.text), perm); err != nil {
-		return err
-	}
-	return os.Chmod(path, perm)
 }
 
 func joinDone(done []string) string {

@@ -17,13 +17,18 @@ const windowProbeTimeout = 5 * time.Second
 // serverWindow is what the model's server said of its context window.
 type serverWindow struct {
 	// key names the server and model asked (base_url and model name);
-	// "" when none was.
-	key string
+	// "" when none was. cacheKey is its key in the discovery cache.
+	key      string
+	cacheKey string
+	// refresh is set when the window came from the discovery cache and
+	// is to be asked again after a first response.
+	refresh bool
 	// asking is true while the question is in flight.
 	asking bool
 	// window is the answer; zero when there is none.
 	window llm.Window
-	// answered is closed once the answer (or its absence) is applied.
+	// answered is closed once the first answer (or its absence) is
+	// applied: at once when remembered.
 	answered chan struct{}
 	// runningAsked is set when the server was asked for the window it
 	// runs the model with (after a first response loaded the model).
@@ -61,11 +66,14 @@ func (s *settings) contextWindow() (int, string) {
 	return llm.DefaultContextWindow, "default (set model.context_window)" + asking
 }
 
-// probeWindow asks the model's server once for its context window, when
-// model.context_window is unset and the provider can ask. The answer
-// reaches the conversations' state machines as a configuration change,
-// journaled like a reload of loom.toml. It runs on the folder's goroutine,
-// within loadConfig.
+// probeWindow learns the model's context window from its server, when
+// model.context_window is unset and the provider can ask: from the
+// discovery cache at once when the server told it before (then asked
+// again in the background once a first response came, see
+// refreshWindow), else by asking now, concurrently with whatever the
+// conversations send. The answer reaches the conversations' state
+// machines as a configuration change, journaled like a reload of
+// loom.toml. It runs on the folder's goroutine, within loadConfig.
 func (f *Folder) probeWindow() {
 	cfg := f.next.cfg
 	prober, ok := f.next.provider.(llm.WindowProber)
@@ -76,15 +84,45 @@ func (f *Folder) probeWindow() {
 	if f.window.key == key {
 		return // asked already
 	}
-	f.window = serverWindow{key: key, asking: true, answered: make(chan struct{})}
-	f.next.serverWindow, f.next.windowAsking = llm.Window{}, true
+	f.window = serverWindow{key: key, cacheKey: discoveryKey(cfg.Model.BaseURL, cfg.Model.Name), answered: make(chan struct{})}
+	f.next.serverWindow = llm.Window{}
+	remembered, ok := f.host.discovered(f.window.cacheKey)
+	if pm, isPM := prober.(llm.ProbeMemory); isPM && ok {
+		pm.SkipProbes(remembered.Missing)
+	}
+	if ok && remembered.Window.Tokens > 0 {
+		w := remembered.Window
+		w.Source += " (remembered)"
+		f.window.window, f.next.serverWindow, f.next.windowAsking = w, w, false
+		f.window.refresh = true
+		close(f.window.answered)
+		return
+	}
+	f.askWindow(prober)
+}
+
+// askWindow asks the server for the model's window on a worker, and
+// applies and remembers the answer.
+func (f *Folder) askWindow(prober llm.WindowProber) {
+	key, cacheKey := f.window.key, f.window.cacheKey
+	f.window.asking = true
+	f.next.windowAsking = f.next.serverWindow.Tokens == 0
 	answered, life := f.window.answered, f.life
 	f.goWorker(func() {
 		ctx, cancel := context.WithTimeout(life, windowProbeTimeout)
 		w, err := prober.ContextWindow(ctx)
 		cancel()
+		var missing []string
+		if pm, ok := prober.(llm.ProbeMemory); ok {
+			missing = pm.MissingProbes()
+		}
+		if err == nil || ctx.Err() == nil {
+			f.host.remember(cacheKey, func(e *discoveryEntry) { e.Window, e.Missing = w, missing })
+		}
 		f.post(func() {
-			defer close(answered)
+			if answered != nil {
+				defer close(answered)
+			}
 			if f.window.key != key {
 				return // the configuration changed meanwhile
 			}
@@ -99,6 +137,40 @@ func (f *Folder) probeWindow() {
 			f.next.serverWindow = w
 			f.log.Info("the model's context window", "tokens", w.Tokens, "source", w.Source)
 		})
+	})
+}
+
+// refreshWindow asks the server again for a window the discovery cache
+// gave, once, after a first model response (so that the question never
+// competes with the first request). A conversation calls it after a
+// response completed; it returns at once.
+func (f *Folder) refreshWindow() {
+	f.post(func() {
+		if !f.window.refresh || f.window.asking {
+			return
+		}
+		f.window.refresh = false
+		if prober, ok := f.next.provider.(llm.WindowProber); ok {
+			f.window.answered = nil
+			f.askWindow(prober)
+		}
+	})
+}
+
+// forgetWindow drops the remembered window of the folder's server and
+// model after a context-length error or a cut prompt: the next start
+// asks the server again, and so does this one now.
+func (f *Folder) forgetWindow() {
+	f.post(func() {
+		if f.window.cacheKey == "" {
+			return
+		}
+		f.host.remember(f.window.cacheKey, func(e *discoveryEntry) { e.Window = llm.Window{} })
+		if prober, ok := f.next.provider.(llm.WindowProber); ok && !f.window.asking {
+			f.window.refresh = false
+			f.window.answered = nil
+			f.askWindow(prober)
+		}
 	})
 }
 

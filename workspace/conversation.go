@@ -163,6 +163,10 @@ type Status struct {
 	// Sandbox says how commands are confined: "landlock ABI 7, writes:
 	// …, network: on", or why they are not.
 	Sandbox string `json:"sandbox"`
+	// Mode is the conversation's mode: agent, plan or ask.
+	Mode fsm.Mode `json:"mode"`
+	// Plan is the todo list (update_plan), empty when there is none.
+	Plan []fsm.PlanItem `json:"plan"`
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
@@ -276,6 +280,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
+		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -465,6 +470,7 @@ func (s *Conversation) drain() {
 
 // step applies ev to the machine and performs the resulting actions.
 func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
+	cut, _ := s.m.CutWindow()
 	acts, err := s.m.Step(ev)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleEvent) {
@@ -475,6 +481,11 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 		return nil, err
 	}
 	s.journalEvent(ev)
+	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
+		s.folder.forgetWindow() // the server's window is not what it said
+	} else if now, _ := s.m.CutWindow(); now > 0 && now != cut {
+		s.folder.forgetWindow()
+	}
 	for _, a := range acts {
 		s.perform(a)
 		if _, ok := a.(fsm.WaitForInput); ok {
@@ -492,6 +503,9 @@ func (s *Conversation) notifyState() {
 	}
 	s.lastState, s.stateShown = k, true
 	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
+	if k == fsm.WaitingForUserInput || k == fsm.ExecutingTools {
+		n.Context = s.contextUse()
+	}
 	if k == fsm.WaitingForUserInput {
 		var total fsm.Usage
 		n.Usage, total = s.m.Usage()

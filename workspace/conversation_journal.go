@@ -123,16 +123,22 @@ func (s *Conversation) restore(path string) {
 	if rp.steps > 0 {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
+	s.announcePlan()
 	s.reportPendingCommit(rp.pendingCommit)
+	s.finishRestore(rp.pendingRestore)
 	// The conversation's auto-commits, for a rewind after the restart.
 	s.git.commits, s.git.turnOf = rp.commits.commits, rp.commits.turnOf
 	if n := len(s.git.commits); n > 0 {
 		s.git.last = s.git.commits[n-1].SHA
 	}
-	if s.busy() {
+	if s.busy() && !s.resumeReviews(path) {
 		// The daemon died mid-turn: close the turn like a cancel, which
-		// gives unanswered tool calls a result.
+		// gives unanswered tool calls a result (unless it only waited
+		// for the user's review: review_resume.go).
 		s.step(fsm.Cancel{})
+	}
+	if len(s.proposals) == 0 {
+		s.saveReviews() // none waits: a file left beside the journal goes
 	}
 	s.syncJournal()
 }
@@ -253,8 +259,9 @@ func (s *Conversation) journalEvent(ev fsm.Event) {
 	if in, ok := ev.(fsm.UserInput); ok {
 		s.turns++
 		if s.title == "" {
-			s.title = conversationTitle(in.Text)
+			s.title = conversationTitle(s.folder.host.redactor.String(in.Text))
 			s.writeMeta()
+			s.notify(Notification{Kind: NoteTitle, Text: s.title})
 		}
 	}
 }

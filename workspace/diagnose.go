@@ -62,8 +62,12 @@ var diagnosedTools = map[string]bool{"edit_file": true, "write_file": true}
 // newDiagBatch prepares the diagnostics of a batch, or returns nil when
 // none apply: diagnostics off, review on (nothing lands before it is
 // decided), no edit in the batch, or no source for the folder.
-func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, review bool) *diagBatch {
-	if s.cfg.Tools.Diagnostics == config.DiagnosticsOff || review {
+func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, b *batchRun) *diagBatch {
+	if s.cfg.Tools.Diagnostics == config.DiagnosticsOff || b.review {
+		return nil
+	}
+	src := s.diagSource()
+	if src == nil {
 		return nil
 	}
 	var last string
@@ -71,17 +75,9 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, review bool) *diagBatch 
 		if diagnosedTools[c.Name] {
 			last = c.ID
 		}
-		if p := callPath(c.Arguments); p != "" && s.langServers != nil {
-			// A read of a Go file starts gopls now, so that it is warm by
-			// the time an edit needs it.
-			s.langServers.Warm(s.absPath(p))
-		}
+		s.prime(src, b, c)
 	}
 	if last == "" {
-		return nil
-	}
-	src := s.diagSource()
-	if src == nil {
 		return nil
 	}
 	lim := diagnostics.DefaultLimits
@@ -94,37 +90,80 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, review bool) *diagBatch 
 	}
 }
 
+// prime gives loom's own language server the file a call names (a read
+// or an edit), starting it if needed, so that it is warm and knows the
+// file's problems by the time an edit needs them.
+func (s *Conversation) prime(src diagnostics.Source, b *batchRun, c fsm.ToolCall) {
+	pool, ok := src.(*diagnostics.Pool)
+	if !ok {
+		return
+	}
+	rel := callPath(c.Arguments)
+	if rel == "" {
+		return
+	}
+	path := s.absPath(rel)
+	if !pool.Serves(path) {
+		return
+	}
+	if data, err := b.env.FileSource().ReadFile(path); err == nil {
+		pool.Prime(path, string(data))
+	}
+}
+
 // diagSource is the editor's diagnostics when its client gives them,
-// else the folder's own language servers, else nil.
+// falling back to the folder's own language servers; nil when neither
+// can.
 func (s *Conversation) diagSource() diagnostics.Source {
-	if ed, ok := s.folder.host.opts.Editor.(DiagnosticsSource); ok && !s.folder.editorDiagsUnsupported.Load() {
-		return editorDiags{s: s, ed: ed}
-	}
+	var pool diagnostics.Source
 	if s.langServers != nil {
-		return s.langServers
+		pool = s.langServers
 	}
-	return nil
+	if ed, ok := s.folder.host.opts.Editor.(DiagnosticsSource); ok && !s.folder.editorDiagsUnsupported.Load() {
+		return &editorDiags{s: s, ed: ed, pool: pool, asked: map[string]bool{}, ownServer: map[string]bool{}}
+	}
+	return pool
 }
 
-// editorDiags asks the editor.
+// editorDiags asks the editor, for one batch: the first question about a
+// file is about its text before the batch's edits (answered at once),
+// the next ones after them (the editor waits for its language servers).
+// A client that cannot tell leaves the question to the folder's own
+// language servers.
 type editorDiags struct {
-	s  *Conversation
-	ed DiagnosticsSource
+	s     *Conversation
+	ed    DiagnosticsSource
+	pool  diagnostics.Source
+	asked map[string]bool
+	// ownServer are the files the editor does not know (not open there):
+	// loom's own language server answers for them, before and after.
+	ownServer map[string]bool
 }
 
-func (e editorDiags) Diagnostics(ctx context.Context, path, text string) ([]diagnostics.Diagnostic, error) {
-	after := text != beforeMark
-	ds, err := e.ed.Diagnostics(ctx, e.s.caller(""), path, after)
-	if errors.Is(err, ErrUnsupported) {
-		e.s.folder.editorDiagsUnsupported.Store(true)
+func (e *editorDiags) Diagnostics(ctx context.Context, path, text string) ([]diagnostics.Diagnostic, error) {
+	after := e.asked[path]
+	e.asked[path] = true
+	if !e.ownServer[path] {
+		ds, err := e.ed.Diagnostics(ctx, e.s.caller(""), path, after)
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			e.s.folder.editorDiagsUnsupported.Store(true)
+		case errors.Is(err, ErrDiagnosticsUnknown) && !after:
+		default:
+			return ds, err
+		}
+		e.ownServer[path] = true
+	}
+	if e.pool == nil {
 		return nil, diagnostics.ErrUnavailable
 	}
-	return ds, err
+	return e.pool.Diagnostics(ctx, path, text)
 }
 
-// beforeMark is the text an editor source is asked for before an edit:
-// the editor answers from what it shows, whatever the text.
-const beforeMark = "\x00before"
+// ErrDiagnosticsUnknown is returned by DiagnosticsSource.Diagnostics
+// for a file the editor's language servers do not look at (not open
+// there): loom's own language server is asked instead.
+var ErrDiagnosticsUnknown = errors.New("the editor has no diagnostics for this file")
 
 // beforeEdit records the problems of the file call c is about to edit,
 // the first time the batch edits it.
@@ -142,16 +181,17 @@ func (d *diagBatch) beforeEdit(ctx context.Context, s *Conversation, env fileRea
 	}
 	d.texts[path] = ""
 	d.order = append(d.order, path)
-	text := beforeMark
-	if _, ok := d.src.(editorDiags); !ok {
-		data, err := env.ReadFile(path)
-		if err != nil {
-			// A new file had no problems.
-			d.before[path] = nil
-			return
+	data, err := env.ReadFile(path)
+	if err != nil {
+		// A new file had no problems; the editor is asked about it only
+		// after the edit.
+		d.before[path] = nil
+		if e, ok := d.src.(*editorDiags); ok {
+			e.asked[path] = true
 		}
-		text = string(data)
+		return
 	}
+	text := string(data)
 	ctx, cancel := context.WithTimeout(ctx, d.wait)
 	defer cancel()
 	if ds, err := d.src.Diagnostics(ctx, path, text); err == nil {

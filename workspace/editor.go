@@ -235,6 +235,11 @@ type Notification struct {
 	Diagnostics *DiagnosticsNote
 	// Redone is set on a NoteRewound that a redo undid.
 	Redone bool
+	// Plan is the todo list (NotePlan).
+	Plan []fsm.PlanItem
+	// Context is how full the model's context is, on NoteState (after
+	// each model response and at a turn's end).
+	Context *ContextUse
 	// Visible marks a NoteInfo the user must see (the auto-commit's
 	// notes): a client that shows information only in a log shows this
 	// one as a message.

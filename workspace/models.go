@@ -37,16 +37,63 @@ func (s *Conversation) modelName() string {
 	return s.cfg.Model.Name
 }
 
-// Models asks the model server which models it offers (GET /v1/models,
-// or Ollama's /api/tags). A server that cannot say gives a list of the
-// current model alone, with Error set.
+// Models returns the models the model server offers (GET /v1/models, or
+// Ollama's /api/tags): the list remembered from an earlier answer at
+// once (asked again in the background), else the server's answer. A
+// server that cannot say gives a list of the current model alone, with
+// Error set.
 func (s *Conversation) Models(ctx context.Context) (ModelList, error) {
+	list, lister, cacheKey, err := s.modelsNow(ctx)
+	if err != nil || lister == nil {
+		return list, err
+	}
+	if remembered, ok := s.folder.host.discovered(cacheKey); ok && remembered.Models != nil {
+		s.folder.goWorker(func() {
+			ctx, cancel := context.WithTimeout(s.folder.life, listModelsTimeout)
+			defer cancel()
+			s.askModels(ctx, list, lister, cacheKey)
+		})
+		return withCurrent(list, remembered.Models), nil
+	}
+	return s.askModels(ctx, list, lister, cacheKey), nil
+}
+
+// AskModels asks the model server for its models now, like Models
+// without the remembered list.
+func (s *Conversation) AskModels(ctx context.Context) (ModelList, error) {
+	list, lister, cacheKey, err := s.modelsNow(ctx)
+	if err != nil || lister == nil {
+		return list, err
+	}
+	return s.askModels(ctx, list, lister, cacheKey), nil
+}
+
+// KnownModels returns at once what is known of the server's models
+// without asking it: the list remembered from an earlier answer, else the
+// current model alone (with Error saying the server was not asked).
+func (s *Conversation) KnownModels(ctx context.Context) (ModelList, error) {
+	list, lister, cacheKey, err := s.modelsNow(ctx)
+	if err != nil || lister == nil {
+		return list, err
+	}
+	if remembered, ok := s.folder.host.discovered(cacheKey); ok && remembered.Models != nil {
+		return withCurrent(list, remembered.Models), nil
+	}
+	list.Error = "the model server was not asked yet"
+	return withCurrent(list, nil), nil
+}
+
+// modelsNow reads the conversation's model and the provider's lister. A
+// provider that cannot list gives the list of the current model alone
+// (with Error), and a nil lister.
+func (s *Conversation) modelsNow(ctx context.Context) (ModelList, llm.ModelLister, string, error) {
 	var list ModelList
 	var provider llm.Provider
+	var baseURL string
 	if err := s.call(ctx, func() {
-		list.Current, list.Configured, provider = s.modelName(), s.cfg.Model.Name, s.provider
+		list.Current, list.Configured, provider, baseURL = s.modelName(), s.cfg.Model.Name, s.provider, s.cfg.Model.BaseURL
 	}); err != nil {
-		return ModelList{}, err
+		return ModelList{}, nil, "", err
 	}
 	lister, ok := provider.(llm.ModelLister)
 	switch {
@@ -55,21 +102,34 @@ func (s *Conversation) Models(ctx context.Context) (ModelList, error) {
 	case !ok:
 		list.Error = "this model provider cannot list models"
 	default:
-		lctx, cancel := context.WithTimeout(ctx, listModelsTimeout)
-		ids, err := lister.ListModels(lctx)
-		cancel()
-		if err != nil {
-			list.Error = s.folder.host.redactor.String(err.Error())
-		}
-		list.Models = ids
+		return list, lister, discoveryKey(baseURL, ""), nil
 	}
+	return withCurrent(list, nil), nil, "", nil
+}
+
+// askModels asks lister and remembers a list it gave.
+func (s *Conversation) askModels(ctx context.Context, list ModelList, lister llm.ModelLister, cacheKey string) ModelList {
+	lctx, cancel := context.WithTimeout(ctx, listModelsTimeout)
+	ids, err := lister.ListModels(lctx)
+	cancel()
+	if err != nil {
+		list.Error = s.folder.host.redactor.String(err.Error())
+	} else {
+		s.folder.host.remember(cacheKey, func(e *discoveryEntry) { e.Models = ids })
+	}
+	return withCurrent(list, ids)
+}
+
+// withCurrent sets the list's models to ids, the current model among them.
+func withCurrent(list ModelList, ids []string) ModelList {
+	list.Models = slices.Clone(ids)
 	if list.Current != "" && !slices.Contains(list.Models, list.Current) {
 		list.Models = append([]string{list.Current}, list.Models...)
 	}
 	if list.Models == nil {
 		list.Models = []string{}
 	}
-	return list, nil
+	return list
 }
 
 // ErrBadModel is wrapped by SetModel's error for a name no model can have.

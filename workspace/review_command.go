@@ -11,6 +11,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/review"
+	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
 // Under tools.edits = "review" a command's changes join the review list
@@ -119,6 +120,7 @@ func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandRevi
 	}
 	var res ReviewResult
 	var keep []commandKeep
+	w := s.folderWriter()
 	for _, f := range cr.files {
 		target, err := f.change.Apply(f.before.text, accepted)
 		if err != nil {
@@ -128,13 +130,19 @@ func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandRevi
 		if !f.before.present && len(target.Applied) == 0 {
 			want = preImage{} // a file the command made, discarded whole
 		}
-		cur, err := os.ReadFile(f.abs)
+		rel, err := w.Rel(f.abs)
+		if err != nil {
+			return res, keep, err
+		}
+		// Read without following links: what the decision is written over.
+		disk, _, err := w.Read(rel)
+		cur := []byte(disk.Text)
 		untouched := false
 		switch {
-		case err == nil && string(cur) == f.after.text, err != nil && os.IsNotExist(err) && !f.after.present:
+		case err == nil && disk == f.after.version():
 			// As the command left it.
 			untouched = true
-		case err == nil && want.present:
+		case err == nil && disk.Present && want.present:
 			merged, clean, merr := repo.Merge3(ctx, string(cur), f.after.text, want.text)
 			if merr != nil {
 				return res, keep, merr
@@ -158,13 +166,10 @@ func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandRevi
 			}
 			continue
 		}
-		if want.present {
-			// The watcher's echo of this rewrite is no news; the user's
-			// change after it is.
-			s.writes.expect(f.abs, []byte(want.text))
-		}
-		if err := writeVersion(f.abs, want); err != nil {
-			return res, keep, fmt.Errorf("%s: %w", f.rel, err)
+		// The writer records its write: the watcher's echo of it is no
+		// news; the user's change after it is (and leaves the file alone).
+		if err := w.Write(worktree.Change{Rel: rel, Expect: disk, New: want.version(), Mode: f.mode}); err != nil {
+			return res, keep, err
 		}
 		if untouched && want.present && s.reads.Holds(f.abs, []byte(f.before.text)) {
 			// The model knew the file as it was before its command; with

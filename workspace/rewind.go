@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -257,23 +258,17 @@ func (s *Conversation) revertForRewind(ctx context.Context, scrub string, commit
 			}
 		}
 	}
-	// The watcher's echo of the rewritten files is no news for the user
-	// or the model.
-	var rels []string
-	for _, c := range commits {
-		rels = append(rels, c.Files...)
-	}
-	s.own.expect(relPaths(s.folder.dir, absPaths(repo.Top, rels)))
 	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave})
 	if err != nil {
-		s.own.forget(relPaths(s.folder.dir, absPaths(repo.Top, rels)))
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
 	}
-	var left []string
-	for _, c := range rv.Conflicts {
-		left = append(left, c.Path)
+	// A file changed while the revert ran is left as it is, and named.
+	left := s.applyRestores(ctx, repo.Top, strings.TrimPrefix(message, "loom: "), rv)
+	for _, c := range left {
+		rv.Files = slices.DeleteFunc(rv.Files, func(f string) bool { return f == c.Path })
+		rv.Kept = slices.DeleteFunc(rv.Kept, func(f string) bool { return f == c.Path })
 	}
-	s.own.forget(relPaths(s.folder.dir, absPaths(repo.Top, left)))
+	rv.Conflicts = append(rv.Conflicts, left...)
 	return rv, nil
 }
 

@@ -96,7 +96,7 @@ type batchRun struct {
 // edit of a file already proposed, a command, any other mutating tool,
 // and reads.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
-	b.diag = s.newDiagBatch(a, b.review)
+	b.diag = s.newDiagBatch(a, b)
 	var undecided []*proposal
 	settle := func() {
 		s.awaitSettled(ctx, undecided)
@@ -563,8 +563,8 @@ func (s *Conversation) applyEdit(ctx context.Context, callID string, e *tools.Ed
 			return fmt.Errorf("write %s through the editor: %w", e.RelPath, err)
 		}
 	}
-	if err := tools.WriteFileAtomic(e); err != nil {
-		return fmt.Errorf("write %s: %w", e.RelPath, err)
+	if err := s.writeEdit(e); err != nil {
+		return err
 	}
 	s.reads.Record(e.Path, []byte(e.NewText))
 	return nil

@@ -65,12 +65,12 @@ func (s *Conversation) Undo(ctx context.Context, sha string) (string, error) {
 			return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 		}
 	}
-	s.own.expect(relPaths(s.folder.dir, absPaths(repo.Top, target.Files)))
 	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{})
 	if err != nil {
 		return "", err
 	}
-	msg := rv.Message()
+	left := s.applyRestores(ctx, repo.Top, "the undo of "+gitcommit.Short(target.SHA), rv)
+	msg := rv.Message() + leftWords(left)
 	s.call(ctx, func() {
 		s.git.forget(rv.Reverted)
 		s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
@@ -151,4 +151,16 @@ func absPaths(top string, rels []string) []string {
 		out[i] = filepath.Join(top, filepath.FromSlash(r))
 	}
 	return out
+}
+
+// leftWords says which restores were left, for a message; "" when none.
+func leftWords(left []gitcommit.Conflict) string {
+	if len(left) == 0 {
+		return ""
+	}
+	var why []string
+	for _, c := range left {
+		why = append(why, c.Reason)
+	}
+	return "; " + strings.Join(why, "; ")
 }

@@ -81,7 +81,6 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 	if s.folder.host.overlay.Dirty(filepath.Join(repo.Top, filepath.FromSlash(rel))) {
 		return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 	}
-	s.own.expect(relPaths(s.folder.dir, absPaths(repo.Top, []string{rel})))
 	message := "loom: undo the agent's changes to " + rel + "\n\nTakes back what "
 	for i, c := range targets {
 		if i > 0 {
@@ -94,6 +93,7 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 	if err != nil {
 		return "", err
 	}
+	left := s.applyRestores(ctx, repo.Top, "the undo of the agent's changes to "+rel, rv)
 	msg := "undid the agent's changes to " + rel
 	if rv.Commit != nil {
 		msg += " with commit " + gitcommit.Short(rv.Commit.SHA)
@@ -104,6 +104,7 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 	if rv.Commit != nil {
 		msg += "; to get them back: git revert " + gitcommit.Short(rv.Commit.SHA)
 	}
+	msg += leftWords(left)
 	s.call(ctx, func() {
 		if c := rv.Commit; c != nil {
 			s.git.commits = append(s.git.commits, c)

@@ -60,9 +60,12 @@ const proposeComment = "dry run (exec --edits propose): your change was recorded
 type execFlags struct {
 	output, model, baseURL, configFile, approve, script string
 	edits, restore                                      string
-	maxIterations                                       int
-	rewind                                              uint64
-	fresh, verbose, debug, noDeltas, list               bool
+	// mode is --mode (agent, plan or ask; "" keeps the conversation's),
+	// plan is --plan (what to do with a proposed plan: stop or accept).
+	mode, plan                            string
+	maxIterations                         int
+	rewind                                uint64
+	fresh, verbose, debug, noDeltas, list bool
 	// resume is --resume: "" when absent, resumeLatest without an id.
 	resume resumeFlag
 	// conversation is --conversation ID.
@@ -110,6 +113,8 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.edits, "edits", "", "auto (apply edits, the default) or propose (a dry run: write nothing, print each change as a unified diff / proposed_change event)")
 	fs.Uint64Var(&f.rewind, "rewind", 0, "rewind the workspace's conversation to before turn N first (see --restore); the PROMPT is then optional")
 	fs.StringVar(&f.restore, "restore", "both", "with --rewind: files, conversation or both")
+	fs.StringVar(&f.mode, "mode", "", "the conversation's mode: agent (edit and run), plan (read-only: investigate and propose a plan) or ask (read-only: answer); default: the conversation's (agent for a new one)")
+	fs.StringVar(&f.plan, "plan", "stop", "what to do with a plan the model proposes in plan mode: stop (print it; the turn ends, resume with your feedback or --mode agent) or accept (switch to agent mode and carry it out)")
 }
 
 // overrides turns the flags into a configuration layer, the last and
@@ -218,6 +223,12 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if format != headless.Text && format != headless.JSONL {
 		return usageErr("--output is text or jsonl, not %q", f.output)
 	}
+	if f.mode != "" && !fsm.Mode(f.mode).Valid() {
+		return usageErr("--mode is agent, plan or ask, not %q", f.mode)
+	}
+	if f.plan != "stop" && f.plan != "accept" {
+		return usageErr("--plan is stop or accept, not %q", f.plan)
+	}
 	prompt := rest[0]
 	if prompt == "-" {
 		b, err := io.ReadAll(stdin)
@@ -270,6 +281,14 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Color: colorAllowed(stderr), Progress: format == headless.Text && isTerminal(stderr),
 		ShowOutput: f.verbose, ShowReasoning: f.verbose || (format == headless.Text && isTerminal(stderr)),
 	}
+	// A plan proposed for approval: accepted (--plan accept), or the turn
+	// ends with it printed (a rejection without a comment: the user's
+	// next prompt says what to change).
+	opts.OnPlan = func(string) {
+		if s, err := host.Conversation(folder); err == nil {
+			s.DecidePlan(ctx, workspace.PlanDecision{Accept: f.plan == "accept"})
+		}
+	}
 	if f.edits == "propose" {
 		// A dry run: each proposal is shown, then rejected so that
 		// nothing is written, with a word for the model.
@@ -288,7 +307,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		TrustHow:        func() string { return execTrustHow },
 	})
 	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,
-		rewind: f.rewind, restore: fsm.Restore(f.restore), conversation: f.conversation}.run(ctx)
+		rewind: f.rewind, restore: fsm.Restore(f.restore), conversation: f.conversation, mode: fsm.Mode(f.mode)}.run(ctx)
 }
 
 // listConversations prints the conversations of the working directory's

@@ -57,6 +57,8 @@ type headlessTurn struct {
 	restore fsm.Restore
 	// conversation, when set, is the conversation to continue.
 	conversation string
+	// mode, when set, switches the conversation's mode before the turn.
+	mode fsm.Mode
 }
 
 // fail reports a failure before the turn: on stderr, and as one JSON
@@ -128,6 +130,11 @@ func (r headlessTurn) run(ctx context.Context) int {
 	// wait for the servers still starting (mcp.startup_timeout).
 	if _, err := s.WaitMCP(ctx); err != nil && ctx.Err() == nil {
 		return r.fail(exitFailed, err)
+	}
+	if r.mode != "" {
+		if err := s.SetMode(ctx, r.mode); err != nil {
+			return r.fail(exitFailed, err)
+		}
 	}
 	turn, err := s.Ask(ctx, r.prompt)
 	if err != nil {

@@ -51,6 +51,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		hostOpts.Logger = opts.Logger
 	}
 	a.host = workspace.NewHost(hostOpts)
+	var stopBG context.CancelFunc
+	a.bgCtx, stopBG = context.WithCancel(context.Background())
 	// The SDK starts handling requests inside NewAgentSideConnection, so
 	// the handlers reach the connection only through client(), which
 	// waits until it is set (a happens-before edge for the race detector).
@@ -58,13 +60,16 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	a.out = newOutbox(func(ctx context.Context, n acpsdk.SessionNotification) error {
 		return a.client().SessionUpdate(ctx, n)
 	})
-	a.conn = acpsdk.NewAgentSideConnection(a, w, r)
+	a.watch = newResponseWatch()
+	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: a.watch.writer(w)}, newDeleteReader(a.watch.reader(r)))
 	a.conn.SetLogger(opts.Logger)
 	close(a.ready)
 	select {
 	case <-a.conn.Done():
 	case <-ctx.Done():
 	}
+	stopBG()
+	a.bg.Wait()
 	a.host.Close()
 	// The last updates go out, unless nobody reads them any more.
 	closed := make(chan struct{})
@@ -88,6 +93,12 @@ type agent struct {
 	conn    *acpsdk.AgentSideConnection // set once, before ready is closed
 	ready   chan struct{}               // closed once conn is set
 	out     *outbox
+	// bgCtx ends when the connection does; bg counts the background
+	// work (the model server's list) Serve waits for before it returns.
+	bgCtx context.Context
+	bg    sync.WaitGroup
+	// watch runs what waits for a session's response (afterresponse.go).
+	watch *responseWatch
 
 	mu       sync.Mutex
 	fs       acpsdk.FileSystemCapabilities // what the client can do with files
@@ -124,6 +135,12 @@ type session struct {
 	// notices counts the notices sent, for their messageIds; guarded by
 	// agent.mu.
 	notices int
+	// modelOptions is the "model" config option last given to the
+	// client (modes.go); guarded by agent.mu.
+	modelOptions []acpsdk.SessionConfigOption
+	// trustSaid is the trust notice last sent, so it is said once;
+	// guarded by agent.mu.
+	trustSaid string
 }
 
 // turnKey names a turn of an ACP session.
@@ -188,11 +205,6 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 // (the model's API key comes from the environment).
 func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
 	return acpsdk.AuthenticateResponse{}, nil
-}
-
-// SetSessionMode implements acpsdk.Agent; loom-lsp has no session modes.
-func (a *agent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
-	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
 }
 
 // Cancel implements acpsdk.Agent: session/cancel stops the session's turn

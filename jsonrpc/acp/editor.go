@@ -2,7 +2,10 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -29,6 +32,9 @@ func (a *agent) Notify(n workspace.Notification) {
 
 // notifySession sends n to the ACP session s.
 func (a *agent) notifySession(s *session, n workspace.Notification) {
+	if a.notifyPlan(s, n) {
+		return
+	}
 	switch n.Kind {
 	case workspace.NoteText:
 		if n.Text != "" {
@@ -72,7 +78,7 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		}
 		if n.Trust {
 			// The user must read it, and answer it with /trust.
-			a.send(s.id, acpsdk.UpdateAgentMessageText("⚠ "+n.Text+"\n\n"))
+			a.trustNotice(s, n.Text)
 			return
 		}
 		a.send(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
@@ -125,7 +131,8 @@ func (a *agent) messageID(s *session, turn uint64) string {
 }
 
 // toolNote shows a tool call's new status: tool_call when its arguments
-// are complete, tool_call_update in_progress once it runs, then completed
+// are complete, tool_call_update in_progress once it runs (pending again
+// while its change waits for review), then completed
 // or failed with its output. A call refused before it ran is announced
 // with its final status.
 func (a *agent) toolNote(s *session, t *workspace.ToolNote) {
@@ -136,6 +143,15 @@ func (a *agent) toolNote(s *session, t *workspace.ToolNote) {
 	case fsm.ToolPending:
 		a.announce[key] = toolAnnounced
 	case fsm.ToolRunning:
+		if t.Detail == fsm.ReviewWaiting {
+			// Its change waits for the user's review: the call is
+			// pending again (ACP's status for a call waiting for the
+			// user, as a command waiting for approval) until decided.
+			a.announce[key] = toolAnnounced
+			a.mu.Unlock()
+			a.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusPending)))
+			return
+		}
 		a.announce[key] = toolRunning
 	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
 		delete(a.announce, key)
@@ -316,6 +332,13 @@ func (a *agent) ReadDocument(ctx context.Context, by workspace.DocumentCaller, p
 	}
 	resp, err := a.client().ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: s.id, Path: path})
 	if err != nil {
+		// Clients answer a missing file with an error of their own
+		// making (Zed, acpx, acp.el each word it differently): a file
+		// that is not on disk either does not exist, which the caller
+		// handles (a reviewed new file is then written, not failed).
+		if _, statErr := os.Lstat(path); errors.Is(statErr, fs.ErrNotExist) && ctx.Err() == nil {
+			return "", fmt.Errorf("%w: %s (the editor said: %v)", fs.ErrNotExist, path, err)
+		}
 		return "", err
 	}
 	return resp.Content, nil

@@ -61,7 +61,9 @@ func (c *testClient) changed(fn func()) {
 
 // clientEvent is one message the client got: kind "tool_call",
 // "tool_call_update" (CallID, Status, Paths: the locations), "read",
-// "write" (Paths: the file) or "permission" (CallID).
+// "write" (Paths: the file), "permission" (CallID), "commands" (an
+// available_commands_update) or "response" (CallID: the request's id;
+// Session: the session its result names, if any).
 type clientEvent struct {
 	Kind    string
 	Session acpsdk.SessionId
@@ -137,17 +139,29 @@ func (r *wireRecorder) Write(p []byte) (int, error) {
 // wireEvent is the client event of one line the agent wrote.
 func wireEvent(line []byte) (clientEvent, bool) {
 	var msg struct {
+		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
 	}
 	if json.Unmarshal(line, &msg) != nil {
 		return clientEvent{}, false
 	}
 	switch msg.Method {
+	case "":
+		// A response: its session when its result names one.
+		var r struct {
+			SessionID acpsdk.SessionId `json:"sessionId"`
+		}
+		_ = json.Unmarshal(msg.Result, &r)
+		return clientEvent{Kind: "response", Session: r.SessionID, CallID: string(msg.ID)}, len(msg.ID) > 0
 	case acpsdk.ClientMethodSessionUpdate:
 		var n acpsdk.SessionNotification
 		if json.Unmarshal(msg.Params, &n) != nil {
 			return clientEvent{}, false
+		}
+		if n.Update.AvailableCommandsUpdate != nil {
+			return clientEvent{Kind: "commands", Session: n.SessionId}, true
 		}
 		return toolEvent(n)
 	case acpsdk.ClientMethodFsReadTextFile:
@@ -258,6 +272,18 @@ func describe(ns []acpsdk.SessionNotification) string {
 				names = append(names, "/"+c.Name)
 			}
 			fmt.Fprintf(&b, "  commands %s\n", strings.Join(names, " "))
+		case u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil:
+			fmt.Fprintf(&b, "  title %q\n", *u.SessionInfoUpdate.Title)
+		case u.UsageUpdate != nil:
+			fmt.Fprintf(&b, "  usage %d/%d\n", u.UsageUpdate.Used, u.UsageUpdate.Size)
+		case u.CurrentModeUpdate != nil:
+			fmt.Fprintf(&b, "  mode %s\n", u.CurrentModeUpdate.CurrentModeId)
+		case u.Plan != nil:
+			var items []string
+			for _, e := range u.Plan.Entries {
+				items = append(items, string(e.Status)+":"+e.Content)
+			}
+			fmt.Fprintf(&b, "  plan %s\n", strings.Join(items, "; "))
 		default:
 			fmt.Fprintf(&b, "  other update\n")
 		}

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -63,13 +64,20 @@ func TestListAndLoadAfterRestart(t *testing.T) {
 		"  tool_call r1 read \"Read a.txt\" pending\n" +
 		"  tool_call_update r1 completed\n" +
 		"  agent \"It holds alpha.\"\n" +
-		"  commands /checkpoints /rewind /redo /trust\n" +
 		// The journal's notice, raised while the history was replayed,
 		// waits behind the replay.
-		"  agent \"· resumed the conversation: 5 messages, 1 turn\\n\\n\"\n"
+		"  agent \"· resumed the conversation: 5 messages, 1 turn\\n\\n\"\n" +
+		// The title (session_info_update) and the context meter
+		// (usage_update: what the next request sends, of the window).
+		"  title \"what is in a.txt?\"\n" +
+		"  usage 217/32768\n"
 	if got != want {
 		t.Errorf("replay before the response:\n%s\nwant:\n%s", got, want)
 	}
+	// The slash commands follow the response (TestCommandsAfterTheSessionResponse).
+	h.client.await(t, "the slash commands", func(ns []acpsdk.SessionNotification) bool {
+		return strings.Contains(describe(ns), "commands /checkpoints /rewind /redo /trust")
+	})
 	h.mustPrompt(id, "and now?", acpsdk.StopReasonEndTurn)
 }
 

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -21,14 +22,16 @@ import (
 //     session/set_model (unstable ACP, what Zed uses).
 //
 // Either way the client gets a config_option_update with the new value.
+// A session opens with the models known at once (remembered from the
+// server's last answer, else the current one alone), and gets a
+// config_option_update when the server's list comes and differs.
 
 // modelConfigID is the id of the model's session config option.
 const modelConfigID = "model"
 
-// listModelsTimeout bounds the wait for the model server's list when a
-// session opens: a server that does not answer makes the list hold the
-// current model alone, never a slow session/new.
-const listModelsTimeout = 3 * time.Second
+// listModelsTimeout bounds the question to the model server for its
+// list, asked in the background when a session opens.
+const listModelsTimeout = 10 * time.Second
 
 // sessionModels is the model state of session s: what its responses
 // advertise.
@@ -37,19 +40,61 @@ type sessionModels struct {
 	options []acpsdk.SessionConfigOption
 }
 
-// modelsOf lists the models of conversation c (the server's, and the one
-// in use). A server that cannot list them gives the current one alone.
-func (a *agent) modelsOf(ctx context.Context, c *workspace.Conversation) (sessionModels, error) {
-	lctx, cancel := context.WithTimeout(ctx, listModelsTimeout)
-	defer cancel()
-	list, err := c.Models(lctx)
+// modelsOf returns at once the models known of conversation c's server
+// (remembered from an earlier answer, else the current model alone): a
+// session opens without waiting for the model server. The server is
+// asked in the background; when its list differs, session id gets a
+// config_option_update — after the response that names the session when
+// opening is set (session/new, load, resume: modelsOf runs in their
+// handler, before the response).
+func (a *agent) modelsOf(ctx context.Context, id acpsdk.SessionId, c *workspace.Conversation, opening bool) (sessionModels, error) {
+	known, err := c.KnownModels(ctx)
 	if err != nil {
 		return sessionModels{}, err
 	}
-	if list.Error != "" {
-		a.log.Info("the model server lists no models", "error", list.Error)
+	written := make(chan struct{})
+	if opening {
+		a.watch.after(string(id), func() { close(written) })
+	} else {
+		close(written)
 	}
-	return modelState(list), nil
+	a.followModels(id, c, known, written)
+	return modelState(known), nil
+}
+
+// followModels asks the model server for conversation c's models and,
+// once written is closed, tells the client when they are not those it
+// was given.
+func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, known workspace.ModelList, written <-chan struct{}) {
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		ctx, cancel := context.WithTimeout(a.bgCtx, listModelsTimeout)
+		defer cancel()
+		list, err := c.AskModels(ctx)
+		if err != nil {
+			return
+		}
+		select {
+		case <-written:
+		case <-a.bgCtx.Done():
+			return
+		}
+		if list.Error != "" {
+			a.log.Info("the model server lists no models", "error", list.Error)
+		}
+		if list.Current == known.Current && slices.Equal(list.Models, known.Models) {
+			return
+		}
+		opts := modelState(list).options
+		a.rememberModels(id, opts)
+		if mode, _, err := c.Mode(ctx); err == nil {
+			opts = append(opts, modeOption(mode))
+		}
+		a.send(id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+			SessionUpdate: "config_option_update", ConfigOptions: opts,
+		}})
+	}()
 }
 
 // modelState turns a workspace model list into ACP's two shapes.
@@ -90,15 +135,15 @@ func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string)
 		}
 		return sessionModels{}, err
 	}
-	m, err := a.modelsOf(ctx, s.ws)
+	st, err := a.stateOf(ctx, s.id, s.ws, false)
 	if err != nil {
 		return sessionModels{}, err
 	}
 	a.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
-		SessionUpdate: "config_option_update", ConfigOptions: m.options,
+		SessionUpdate: "config_option_update", ConfigOptions: st.options,
 	}})
 	a.log.Info("model switched", "session", s.id, "model", model)
-	return m, nil
+	return st.sessionModels, nil
 }
 
 // UnstableSetSessionModel implements session/set_model (unstable ACP):
@@ -110,19 +155,32 @@ func (a *agent) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableSe
 	return acpsdk.UnstableSetSessionModelResponse{}, err
 }
 
-// SetSessionConfigOption implements acpsdk.Agent: the one option is
-// "model" (see UnstableSetSessionModel).
+// SetSessionConfigOption implements acpsdk.Agent: the options are
+// "model" (see UnstableSetSessionModel) and "mode" (modes.go).
 func (a *agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
 	v := p.ValueId
 	if v == nil {
-		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("the only config option is %q, whose value is a model id", modelConfigID)
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("the config options are %q (a model id) and %q (ask, plan or agent)", modelConfigID, modeConfigID)
 	}
-	if v.ConfigId != modelConfigID {
-		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q (the only one is %q)", v.ConfigId, modelConfigID)
+	var err error
+	switch v.ConfigId {
+	case modelConfigID:
+		_, err = a.setModel(ctx, v.SessionId, string(v.Value))
+	case modeConfigID:
+		err = a.setMode(ctx, v.SessionId, string(v.Value))
+	default:
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q (they are %q and %q)", v.ConfigId, modelConfigID, modeConfigID)
 	}
-	m, err := a.setModel(ctx, v.SessionId, string(v.Value))
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
-	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: m.options}, nil
+	s, err := a.liveSession(v.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	st, err := a.stateOf(ctx, s.id, s.ws, false)
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: st.options}, nil
 }

@@ -34,11 +34,16 @@ var slashCommands = []acpsdk.AvailableCommand{
 	trustAvailable, // trust.go
 }
 
-// advertiseCommands sends the session's slash commands.
+// advertiseCommands sends the session's slash commands once the
+// response of the request that names the session (session/new, load or
+// resume) was written: a client drops, or hangs on, an update for a
+// session it does not know yet.
 func (a *agent) advertiseCommands(id acpsdk.SessionId) {
-	a.out.update(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
-		SessionUpdate: "available_commands_update", AvailableCommands: slashCommands,
-	}})
+	a.watch.after(string(id), func() {
+		a.send(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
+			SessionUpdate: "available_commands_update", AvailableCommands: slashCommands,
+		}})
+	})
 }
 
 // reviewProposal asks the client to accept or reject a proposal, then

@@ -55,11 +55,11 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	a.register(id, c)
 	a.log.Info("session/new", "session", id, "cwd", c.Folder().Path())
 	a.advertiseCommands(id)
-	m, err := a.modelsOf(ctx, c)
+	m, err := a.stateOf(ctx, id, c, true)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
-	return acpsdk.NewSessionResponse{SessionId: id, Models: m.state, ConfigOptions: m.options}, nil
+	return acpsdk.NewSessionResponse{SessionId: id, Models: m.state, Modes: m.modes, ConfigOptions: m.options}, nil
 }
 
 // restore opens the conversation id of cwd, leaving the folder's other
@@ -146,11 +146,11 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	a.log.Info("session/load", "session", s.id, "cwd", s.folder, "messages", len(msgs))
-	m, err := a.modelsOf(ctx, s.ws)
+	m, err := a.stateOf(ctx, s.id, s.ws, true)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
-	return acpsdk.LoadSessionResponse{Models: m.state, ConfigOptions: m.options}, nil
+	return acpsdk.LoadSessionResponse{Models: m.state, Modes: m.modes, ConfigOptions: m.options}, nil
 }
 
 // ResumeSession implements acpsdk.Agent: like session/load, without the
@@ -162,11 +162,11 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	}
 	a.advertiseCommands(s.id)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
-	m, err := a.modelsOf(ctx, s.ws)
+	m, err := a.stateOf(ctx, s.id, s.ws, true)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
-	return acpsdk.ResumeSessionResponse{Models: m.state, ConfigOptions: m.options}, nil
+	return acpsdk.ResumeSessionResponse{Models: m.state, Modes: m.modes, ConfigOptions: m.options}, nil
 }
 
 // ListSessions implements acpsdk.Agent: the journaled conversations of

@@ -40,7 +40,7 @@ func (a *agent) announceOnce(ctx context.Context, s *session) {
 		return
 	}
 	if st.TrustNotice != "" {
-		a.send(s.id, acpsdk.UpdateAgentMessageText(st.TrustNotice+"\n\n"))
+		a.trustNotice(s, st.TrustNotice)
 	}
 	if st.Sandbox != "" {
 		a.notice(s, "sandbox", "sandbox: "+st.Sandbox)
@@ -73,4 +73,18 @@ func (a *agent) slashTrust(ctx context.Context, s *session, text string) (resp a
 	case <-ctx.Done():
 	}
 	return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, true
+}
+
+// trustNotice tells session s about its folder's held-back settings,
+// unless it was told this very notice last: the folder's notice and the
+// first prompt's announcement carry the same text, which the user reads
+// once.
+func (a *agent) trustNotice(s *session, text string) {
+	a.mu.Lock()
+	said := s.trustSaid == text
+	s.trustSaid = text
+	a.mu.Unlock()
+	if !said {
+		a.send(s.id, acpsdk.UpdateAgentMessageText("⚠ "+text+"\n\n"))
+	}
 }

@@ -109,6 +109,9 @@ type Hooks struct {
 	WorkDoneProgressCreate func(ctx context.Context)
 	// SaveDocuments returns the URIs saved; default: all of them.
 	SaveDocuments func(uris []string) []string
+	// Diagnostics answers loom/diagnostics (declared when set, with
+	// Loom): the file's diagnostics, in LSP's shape.
+	Diagnostics func(uri string, after bool) []map[string]any
 }
 
 type buffer struct {
@@ -217,6 +220,23 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			}
 		}
 		return out, nil
+	case "loom/diagnostics":
+		h := e.Hooks.Diagnostics
+		if h == nil {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
+		var p struct {
+			URI   string `json:"uri"`
+			After bool   `json:"after"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		ds := h(p.URI, p.After)
+		if ds == nil {
+			ds = []map[string]any{}
+		}
+		return map[string]any{"diagnostics": ds}, nil
 	case "loom/saveDocuments":
 		if !e.cfg.Loom {
 			return nil, jsonrpc2.ErrMethodNotFound
@@ -278,6 +298,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		}
 		if e.cfg.UserSettings {
 			loom["userSettings"] = true
+		}
+		if e.Hooks.Diagnostics != nil {
+			loom["diagnostics"] = true
 		}
 		caps.Experimental, _ = json.Marshal(map[string]any{"loom": loom})
 	}

@@ -53,6 +53,10 @@ type Options struct {
 	// proposal (tools.edits = "review"), after it was shown: exec
 	// --edits propose answers it. Without it a proposal waits.
 	OnProposal func(p workspace.ProposalNote)
+	// OnPlan, when set, is called on a goroutine of its own with each
+	// plan proposed for approval (plan mode), after it was shown: exec
+	// --plan answers it. Without it a plan waits.
+	OnPlan func(plan string)
 }
 
 // progressEvery is how often tool_progress events and text mode's
@@ -184,6 +188,10 @@ func (h *Editor) Notify(n workspace.Notification) {
 	case workspace.NoteProposal:
 		if h.opts.OnProposal != nil && n.Proposal != nil {
 			go h.opts.OnProposal(*n.Proposal)
+		}
+	case workspace.NotePlanProposal:
+		if h.opts.OnPlan != nil {
+			go h.opts.OnPlan(n.Text)
 		}
 	case workspace.NoteError:
 		h.lastError[n.Turn] = n
@@ -349,6 +357,16 @@ func (h *Editor) showJSON(n workspace.Notification) {
 	case workspace.NoteTurnEnded:
 		usage := n.Usage
 		ev.Type, ev.Outcome, ev.Usage, ev.ConversationUsage = "turn_completed", string(n.Outcome), &usage, n.TotalUsage
+	case workspace.NoteMode:
+		ev.Type, ev.Mode = "mode", n.Text
+	case workspace.NotePlan:
+		plan := append([]fsm.PlanItem{}, n.Plan...)
+		ev.Type, ev.Plan = "plan", &plan
+	case workspace.NotePlanProposal:
+		ev.Type, ev.Text = "plan_proposed", n.Text
+		if n.Tool != nil {
+			ev.ID = n.Tool.CallID
+		}
 	default:
 		return
 	}

@@ -33,6 +33,12 @@ import (
 //	                   a change not written)
 //	turn_completed     turn, outcome (done|failed|cancelled), usage,
 //	                   conversation_usage
+//	mode               turn, mode (agent|plan|ask): the conversation's mode
+//	                   changed (--mode, an accepted plan)
+//	plan               turn, plan (the todo list: [{step, status}], status
+//	                   pending|in_progress|completed; empty: no list)
+//	plan_proposed      turn, id, text (a plan waiting for approval; see
+//	                   --plan)
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
@@ -84,6 +90,10 @@ type Event struct {
 	// Path and Hunks are a proposed change's file and hunks.
 	Path  string      `json:"path,omitempty"`
 	Hunks []HunkEvent `json:"hunks,omitempty"`
+	// Mode is the conversation's mode (mode).
+	Mode string `json:"mode,omitempty"`
+	// Plan is the todo list (plan); never left out of a plan event.
+	Plan *[]fsm.PlanItem `json:"plan,omitempty"`
 }
 
 // HunkEvent is one hunk of a proposed_change: its unified diff and the

@@ -83,6 +83,16 @@ func (h *Editor) showText(n workspace.Notification) {
 		line = b.String()
 	case workspace.NoteInfo:
 		line = h.paint(colorDim, "· "+n.Text)
+	case workspace.NoteMode:
+		line = h.paint(colorCyan, "◇ mode: "+n.Text)
+	case workspace.NotePlan:
+		line = h.paint(colorCyan, "☰ plan: ") + PlanLine(n.Plan)
+	case workspace.NotePlanProposal:
+		// The plan goes to the output, like an answer.
+		h.endLine()
+		h.write(h.opts.Log, h.paint(colorYellow, "◆ proposed plan (waiting for approval):")+"\n")
+		h.write(h.opts.Out, strings.TrimRight(n.Text, "\n")+"\n")
+		return
 	case workspace.NoteProposal:
 		// The patch goes to the output, where a script collects it.
 		h.endLine()
@@ -223,4 +233,26 @@ func (h *Editor) waitingFor(now time.Time) string {
 		return fmt.Sprintf("committing (%s)", secs(h.stateAt))
 	}
 	return ""
+}
+
+// PlanLine is the todo list on one line: "1/3 ✓ read · ▸ fix · ○ test";
+// "(cleared)" for none.
+func PlanLine(items []fsm.PlanItem) string {
+	if len(items) == 0 {
+		return "(cleared)"
+	}
+	done := 0
+	parts := make([]string, len(items))
+	for i, it := range items {
+		mark := "○"
+		switch it.Status {
+		case fsm.PlanCompleted:
+			mark = "✓"
+			done++
+		case fsm.PlanInProgress:
+			mark = "▸"
+		}
+		parts[i] = mark + " " + clip(it.Step, 60)
+	}
+	return fmt.Sprintf("%d/%d ", done, len(items)) + strings.Join(parts, " · ")
 }

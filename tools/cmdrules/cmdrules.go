@@ -69,7 +69,10 @@ type Command struct {
 
 // Parse parses line as bash would, for a shell started in root (the
 // workspace folder, absolute): what a redirection's relative path means.
-func Parse(line, root string) Command {
+func Parse(line, root string) Command { return parse(line, root, false) }
+
+// parse is Parse; prefix says line is a prefix rule's words.
+func parse(line, root string, prefix bool) Command {
 	c := Command{Text: line}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
@@ -80,7 +83,7 @@ func Parse(line, root string) Command {
 	if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, f); err == nil {
 		c.Canonical = strings.TrimSpace(b.String())
 	}
-	w := walker{root: root}
+	w := walker{root: root, prefix: prefix}
 	w.stmts(f.Stmts)
 	if w.why == "" && len(w.simple) == 0 {
 		w.why = "it runs no command"
@@ -95,7 +98,10 @@ func Parse(line, root string) Command {
 // walker collects a parsed line's simple commands and the first reason
 // none can match.
 type walker struct {
-	root        string
+	root string
+	// prefix says the line is a prefix rule's words: what follows them
+	// is not known yet (python3 alone is no code on standard input).
+	prefix      bool
 	simple      [][]string
 	why         string
 	changesDir  bool
@@ -181,9 +187,14 @@ func (w *walker) call(c *syntax.CallExpr) {
 		w.fail("it runs no command")
 		return
 	}
-	if why := runsOtherCode(words); why != "" {
+	if why := runsOtherCode(words, w.prefix); why != "" {
 		w.fail("%s", why)
 		return
+	}
+	if p := prefixOf(words); p != "" {
+		for _, out := range outputs(prefixable[p], words) {
+			w.target(out, "it writes")
+		}
 	}
 	if name := words[0]; name == "cd" || name == "pushd" || name == "popd" {
 		w.changesDir = true
@@ -196,7 +207,7 @@ func (w *walker) call(c *syntax.CallExpr) {
 var shells = map[string]string{}
 
 func init() {
-	for _, n := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"} {
+	for _, n := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "pwsh", "powershell"} {
 		shells[n] = "it starts a shell (" + n + ")"
 	}
 	for _, n := range []string{"eval", "exec", "source", ".", "command", "builtin", "trap", "alias", "enable"} {
@@ -208,24 +219,15 @@ func init() {
 	}
 }
 
-// inlineCode lists interpreters and the flags with which their argument
-// is code.
-var inlineCode = map[string][]string{
-	"python": {"-c"}, "python3": {"-c"}, "python2": {"-c"}, "node": {"-e", "--eval", "-p", "--print"},
-	"perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}, "lua": {"-e"}, "deno": {"eval"}, "bun": {"-e", "--eval"},
-}
-
 // runsOtherCode says why a simple command runs code no rule can see.
-func runsOtherCode(words []string) string {
+func runsOtherCode(words []string, prefix bool) string {
 	name := filepath.Base(words[0])
 	if why, ok := shells[name]; ok {
 		return why
 	}
-	if flags, ok := inlineCode[name]; ok {
-		for _, w := range words[1:] {
-			if slices.Contains(flags, w) {
-				return fmt.Sprintf("it runs inline code (%s %s)", name, w)
-			}
+	if in, ok := interpreterOf(name); ok {
+		if why := inlineCode(name, in, words); why != "" && !(prefix && strings.Contains(why, "standard input")) {
+			return why
 		}
 	}
 	if name == "find" {
@@ -353,11 +355,20 @@ func (w *walker) redirect(r *syntax.Redirect) {
 	if harmless[target] {
 		return
 	}
+	w.target(target, "it redirects")
+}
+
+// target checks a file the line writes (how says by what: "it
+// redirects", "it writes"): inside the workspace, in no .git and no
+// protected configuration file at any depth.
+func (w *walker) target(target, how string) {
 	if !filepath.IsAbs(target) {
 		w.relRedirect = true
 	}
 	if !inside(w.root, target) {
-		w.fail("it redirects to %s, outside the workspace", target)
+		w.fail("%s to %s, outside the workspace", how, target)
+	} else if protectedTarget(w.root, target) {
+		w.fail("%s to %s, a .git directory or loom's configuration", how, target)
 	}
 }
 
@@ -426,9 +437,12 @@ func Check(r Rule, root string) (Rule, error) {
 		}
 		return Rule{Exact: c.Canonical}, nil
 	}
-	c := Parse(r.Prefix, root)
+	c := parse(r.Prefix, root, true)
 	if c.Unmatchable != "" {
 		return Rule{}, fmt.Errorf("%w: prefix %q: %s", ErrBadRule, r.Prefix, c.Unmatchable)
+	}
+	if len(c.Simple) == 1 && scriptIsCode[filepath.Base(c.Simple[0][0])] {
+		return Rule{}, fmt.Errorf("%w: prefix %q: %s (allow exact commands instead)", ErrBadRule, r.Prefix, prefixRefusal(c.Simple[0]))
 	}
 	if len(c.Simple) != 1 || !oneCall(r.Prefix) {
 		return Rule{}, fmt.Errorf("%w: prefix %q: want plain words (one command, no operators or redirections)", ErrBadRule, r.Prefix)
@@ -501,8 +515,8 @@ func matchSimple(rules []Rule, words []string, root string) (Rule, bool) {
 				return r, true
 			}
 		case r.Prefix != "":
-			p := Parse(r.Prefix, root)
-			if p.Unmatchable == "" && len(p.Simple) == 1 && hasPrefix(words, p.Simple[0]) {
+			p := parse(r.Prefix, root, true)
+			if p.Unmatchable == "" && len(p.Simple) == 1 && hasPrefix(words, p.Simple[0]) && prefixRefusal(words) == "" {
 				return r, true
 			}
 		}
@@ -514,13 +528,11 @@ func hasPrefix(words, prefix []string) bool {
 	return len(prefix) > 0 && len(words) >= len(prefix) && slices.Equal(words[:len(prefix)], prefix)
 }
 
-var subcommand = regexp.MustCompile(`^[a-z][a-z0-9_:-]*$`)
-
 // Suggest returns the rules to offer for c, which rules do not allow
 // yet: the exact line, and the prefix shared by every simple command not
-// yet allowed (a command name and its subcommand: `go test`, `npm
-// install`, `ls`), when there is one. It returns no rule when none could
-// match c.
+// yet allowed (`go test`, `npm test`, `ls`), when there is one and it is
+// prefixable (see code.go): a program whose words may run code gets
+// only the exact line. It returns no rule when none could match c.
 func Suggest(rules []Rule, c Command, root string) (exact, prefix *Rule) {
 	if c.Unmatchable != "" || c.Canonical == "" {
 		return nil, nil
@@ -531,10 +543,11 @@ func Suggest(rules []Rule, c Command, root string) (exact, prefix *Rule) {
 		if _, ok := matchSimple(rules, words, root); ok {
 			continue
 		}
-		p := words[:1]
-		if len(words) > 1 && subcommand.MatchString(words[1]) {
-			p = words[:2]
+		pre := prefixOf(words)
+		if pre == "" || prefixRefusal(words) != "" {
+			return exact, nil // no prefix rule for what may run its words
 		}
+		p := strings.Fields(pre)
 		if common == nil {
 			common = p
 			continue

@@ -3,7 +3,6 @@ package gitcommit
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,57 +99,6 @@ func (r *Repo) HeadTexts(ctx context.Context, paths []string) (map[string]string
 // Nested returns the root of the submodule or nested repository holding
 // rel, "" when rel belongs to the worktree itself.
 func (r *Repo) Nested(rel string) string { return r.nestedRepo(rel) }
-
-// Restore puts HEAD's version of rel back in the worktree (removing a
-// file HEAD does not have), leaving the index alone. The content it
-// replaces, if any, is first written as a git object, whose name it
-// returns so that it can be got back (git cat-file -p).
-func (r *Repo) Restore(ctx context.Context, rel string) (backup string, err error) {
-	abs := filepath.Join(r.Top, filepath.FromSlash(rel))
-	st, err := os.Lstat(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return "", err
-	case st.Mode().IsRegular():
-		out, err := r.git.run(ctx, "", "hash-object", "-w", "--no-filters", "--", rel)
-		if err != nil {
-			return "", err
-		}
-		backup = strings.TrimSpace(out)
-	default:
-		return "", errors.New("it is not a regular file")
-	}
-	e, err := r.treeEntries(ctx, r.Head, []string{rel})
-	if err != nil {
-		return backup, err
-	}
-	te, inHead := e[rel]
-	if !inHead {
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return backup, err
-		}
-		return backup, nil
-	}
-	if te.mode == "120000" || te.mode == "160000" {
-		return backup, errors.New("HEAD has it as a symbolic link or submodule; restore it with git")
-	}
-	text, err := r.git.run(ctx, "", "cat-file", "--filters", "--path="+rel, te.oid)
-	if err != nil {
-		return backup, err
-	}
-	perm := fs.FileMode(0o644)
-	if te.mode == "100755" {
-		perm = 0o755
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return backup, err
-	}
-	if err := os.WriteFile(abs, []byte(text), perm); err != nil {
-		return backup, err
-	}
-	return backup, os.Chmod(abs, perm)
-}
 
 // Dirty returns the worktree's files that differ from HEAD or are
 // untracked (not ignored), relative to the root, slash-separated. It

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loom-lsp/loom-lsp/internal/gittest"
+	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
 var ctx = context.Background()
@@ -341,7 +342,7 @@ func TestRevertSeveralCommits(t *testing.T) {
 	}
 	write(t, dir, "a.txt", tenLines("ONE", "user", "mine", "TEN"))
 	r, _ := Open(ctx, dir)
-	rv, err := Revert(ctx, r, []*Result{a, c}, RevertOptions{})
+	rv, err := revertApplied(ctx, r, []*Result{a, c}, RevertOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestRevertSeveralCommits(t *testing.T) {
 	write(t, dir, "a.txt", "c\n")
 	y, _, _ := commitSteps(t, dir, CommitOptions{}, "a.txt", "b\n", "c\n")
 	r, _ = Open(ctx, dir)
-	if rv, err = Revert(ctx, r, []*Result{x, y}, RevertOptions{}); err != nil || !rv.Dropped || rv.Head != x.Parent {
+	if rv, err = revertApplied(ctx, r, []*Result{x, y}, RevertOptions{}); err != nil || !rv.Dropped || rv.Head != x.Parent {
 		t.Fatalf("Revert: %+v %v", rv, err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "a\n" {
@@ -433,4 +434,20 @@ func TestCommitWithTheIndexLocked(t *testing.T) {
 	if st := gittest.Run(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("status after the retry:\n%s", st)
 	}
+}
+
+// revertApplied reverts commits and applies the planned restores through
+// the worktree's writer, as the workspace does.
+func revertApplied(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions) (*Reverted, error) {
+	rv, err := Revert(ctx, r, commits, opts)
+	if err != nil {
+		return rv, err
+	}
+	w := worktree.New(r.Top)
+	for _, c := range rv.Restores {
+		if err := w.Write(c); err != nil {
+			return rv, err
+		}
+	}
+	return rv, nil
 }

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
 // ErrUndoRefused is wrapped by Revert's error when it refuses; the error
@@ -67,6 +68,11 @@ type Reverted struct {
 	// Commit is the revert commit, when one was made, as a Result that
 	// Revert can take back in turn.
 	Commit *Result
+	// Restores are the worktree changes that take the agent's hunks out
+	// of the files on disk (paths relative to the repository's top), each
+	// expecting the content it was planned from. Revert writes none of
+	// them: the caller applies them through the worktree's writer.
+	Restores []worktree.Change
 }
 
 // Message says what r did, for people.
@@ -108,10 +114,12 @@ type version struct {
 type revertFile struct {
 	path string
 	// head is the file in HEAD; tree what the new HEAD holds.
-	head, tree       treeEntry
-	treeText         version
-	disk             version
-	diskMode         fs.FileMode
+	head, tree treeEntry
+	treeText   version
+	disk       version
+	// diskErr is why the file on disk could not be read (a link on its
+	// way, not a regular file).
+	diskErr          error
 	kept, writeDisk  bool
 	indexAtHead      bool
 	entries          []Entry // the commits' entries of the file, newest first
@@ -129,87 +137,133 @@ type revertFile struct {
 // none pushed, HEAD moves back to the oldest one's parent
 // (compare-and-swap); otherwise a revert commit is made on top of HEAD,
 // whose tree takes the agent's hunks out of each file with a three-way
-// merge. In the worktree, each file loses the agent's hunks by the same
-// three-way merge, keeping the user's later edits. The user's index
-// entries still at HEAD's version follow HEAD.
+// merge. The user's index entries still at HEAD's version follow HEAD.
+//
+// Revert writes no file of the worktree: it plans. Reverted.Restores are
+// the changes that take the agent's hunks out of each file on disk by the
+// same three-way merge, keeping the user's later edits, each with the
+// content the plan was made from; the caller applies them through the
+// worktree's writer once Revert returned (the branch has then moved), so
+// that a file changed meanwhile is left alone and named.
 //
 // It refuses, with an error wrapping ErrUndoRefused that says why (naming
 // the file) and having changed nothing, when an operation is in progress,
 // when a commit is not on the branch, when a file's later changes overlap
 // the agent's, when the user staged something else in a file, or when a
-// file is a symbolic link; with opts.LeaveConflicts such a file is left
-// as it was and named in Reverted.Conflicts instead, and the other files
-// are taken back (when none is left, no commit is made).
+// file (or a directory above it) is a symbolic link; with
+// opts.LeaveConflicts such a file is left as it was and named in
+// Reverted.Conflicts instead, and the other files are taken back (when
+// none is left, no commit is made).
 func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions) (*Reverted, error) {
-	refuse := func(format string, args ...any) (*Reverted, error) {
-		return nil, fmt.Errorf("%w: "+format, append([]any{ErrUndoRefused}, args...)...)
-	}
-	if len(commits) == 0 {
-		return refuse("no commit to undo")
-	}
-	if op, advice := r.InProgress(); op != "" {
-		return refuse("%s is in progress; %s first", op, advice)
-	}
-	if r.Head == "" {
-		return refuse("the branch has no commit")
-	}
-	ordered, err := r.newestFirst(ctx, commits)
+	ordered, drop, err := r.revertable(ctx, commits, opts)
 	if err != nil {
 		return nil, err
-	}
-	drop := !opts.KeepHistory && !opts.LeaveConflicts && len(opts.Paths) == 0 && ordered[0].SHA == r.Head
-	for i := 0; drop && i+1 < len(ordered); i++ {
-		drop = ordered[i].Parent == ordered[i+1].SHA
-	}
-	oldest := ordered[len(ordered)-1]
-	if drop {
-		out, err := r.git.run(ctx, "", "branch", "-r", "--contains", oldest.SHA)
-		if err != nil {
-			return nil, err
-		}
-		drop = strings.TrimSpace(out) == "" // a pushed commit stays: revert it
 	}
 	files, err := r.revertPlan(ctx, ordered, opts.Paths)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 && len(opts.Paths) > 0 {
-		return refuse("the commits did not change %s", strings.Join(opts.Paths, ", "))
+		return nil, refusal("the commits did not change %s", strings.Join(opts.Paths, ", "))
 	}
+	rv := &Reverted{Head: r.Head}
+	for _, c := range ordered {
+		rv.Reverted = append(rv.Reverted, c.SHA)
+	}
+	leave := func(f *revertFile, reason string) error {
+		if !opts.LeaveConflicts {
+			return refusal("%s", reason)
+		}
+		rv.Conflicts = append(rv.Conflicts, Conflict{Path: f.path, Reason: reason})
+		f.left = true
+		return nil
+	}
+	if err := r.vetFiles(ctx, files, opts.Leave, leave); err != nil {
+		return nil, err
+	}
+	files = slices.DeleteFunc(files, func(f *revertFile) bool { return f.left })
+	if drop {
+		err = r.dropCommits(ctx, ordered, files)
+	} else {
+		files, err = r.revertFiles(ctx, ordered, files, opts.Message, leave, rv)
+	}
+	if err != nil || len(files) == 0 && !drop {
+		return nilIfErr(rv, err)
+	}
+	rv.Dropped, rv.Head = drop, r.Head
+	return rv, r.planRestores(ctx, rv, ordered, files)
+}
+
+// nilIfErr returns rv, or nil with err.
+func nilIfErr(rv *Reverted, err error) (*Reverted, error) {
+	if err != nil {
+		return nil, err
+	}
+	return rv, nil
+}
+
+// refusal is an error wrapping ErrUndoRefused.
+func refusal(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUndoRefused}, args...)...)
+}
+
+// revertable orders commits newest first and says whether they can leave
+// the branch (drop), or refuses.
+func (r *Repo) revertable(ctx context.Context, commits []*Result, opts RevertOptions) (ordered []*Result, drop bool, err error) {
+	if len(commits) == 0 {
+		return nil, false, refusal("no commit to undo")
+	}
+	if op, advice := r.InProgress(); op != "" {
+		return nil, false, refusal("%s is in progress; %s first", op, advice)
+	}
+	if r.Head == "" {
+		return nil, false, refusal("the branch has no commit")
+	}
+	ordered, err = r.newestFirst(ctx, commits)
+	if err != nil {
+		return nil, false, err
+	}
+	drop = !opts.KeepHistory && !opts.LeaveConflicts && len(opts.Paths) == 0 && ordered[0].SHA == r.Head
+	for i := 0; drop && i+1 < len(ordered); i++ {
+		drop = ordered[i].Parent == ordered[i+1].SHA
+	}
+	if drop {
+		out, err := r.git.run(ctx, "", "branch", "-r", "--contains", ordered[len(ordered)-1].SHA)
+		if err != nil {
+			return nil, false, err
+		}
+		drop = strings.TrimSpace(out) == "" // a pushed commit stays: revert it
+	}
+	return ordered, drop, nil
+}
+
+// vetFiles leaves (or refuses) the files that cannot be taken back: named
+// in leaveAlso, links, and files with other changes staged; it marks the
+// others whose index entry is at HEAD's version.
+func (r *Repo) vetFiles(ctx context.Context, files []*revertFile, leaveAlso map[string]string, leave func(*revertFile, string) error) error {
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = f.path
 	}
 	idx, err := r.realIndex(ctx, paths)
 	if err != nil {
-		return nil, err
-	}
-	var conflicts []Conflict
-	// leave refuses the revert for f's reason, or (LeaveConflicts) drops
-	// f from files and records why.
-	leave := func(f *revertFile, reason string) bool {
-		if !opts.LeaveConflicts {
-			return false
-		}
-		conflicts = append(conflicts, Conflict{Path: f.path, Reason: reason})
-		f.left = true
-		return true
+		return err
 	}
 	for _, f := range files {
-		if reason, ok := opts.Leave[f.path]; ok && leave(f, reason) {
+		reason, named := leaveAlso[f.path]
+		switch {
+		case named && leave(f, reason) == nil:
 			continue
-		}
-		if f.head.mode == "120000" || f.treeText.present && f.tree.mode == "120000" {
-			if leave(f, f.path+" is a symbolic link; undo it with git") {
-				continue
+		case f.head.mode == "120000" || f.treeText.present && f.tree.mode == "120000" || errors.Is(f.diskErr, worktree.ErrSymlink):
+			if err := leave(f, f.path+" is a symbolic link, or a directory above it is; undo it with git"); err != nil {
+				return err
 			}
-			return refuse("%s is a symbolic link; undo it with git", f.path)
-		}
-		if st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(f.path))); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-			if leave(f, f.path+" is a symbolic link; undo it with git") {
-				continue
+			continue
+		case f.diskErr != nil:
+			if err := leave(f, f.diskErr.Error()); err != nil {
+				return err
 			}
-			return refuse("%s is a symbolic link; undo it with git", f.path)
+			continue
 		}
 		cur, has := idx[f.path]
 		switch {
@@ -217,62 +271,66 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 			f.indexAtHead = true
 		case has && cur == f.tree:
 		default:
-			reason := fmt.Sprintf("%s has changes staged since the commit; unstage them (git restore --staged %s) first", f.path, f.path)
-			if leave(f, reason) {
-				continue
+			if err := leave(f, fmt.Sprintf("%s has changes staged since the commit; unstage them (git restore --staged %s) first", f.path, f.path)); err != nil {
+				return err
 			}
-			return refuse("%s", reason)
 		}
 	}
-	if opts.LeaveConflicts {
-		files = slices.DeleteFunc(files, func(f *revertFile) bool { return f.left })
-	}
-	var revert *Result
-	if drop {
-		for _, f := range files {
-			if reason := r.revertDisk(ctx, f); reason != "" {
-				return refuse("%s", reason)
-			}
-		}
-		if _, err := r.git.run(ctx, "", "update-ref", "-m", "loom: undo "+Short(ordered[0].SHA), "HEAD", oldest.Parent, r.Head); err != nil {
-			return refuse("HEAD moved: %v", err)
-		}
-		r.Head = oldest.Parent
-	} else {
-		for _, f := range files {
-			reason := r.revertTree(ctx, f)
-			if reason == "" {
-				reason = r.revertDisk(ctx, f)
-			}
-			if reason != "" && !leave(f, reason) {
-				return refuse("%s", reason)
-			}
-		}
-		files = slices.DeleteFunc(files, func(f *revertFile) bool { return f.left })
-		if len(files) == 0 {
-			// Every file was left as it was: nothing to commit.
-			rv := &Reverted{Head: r.Head, Conflicts: conflicts}
-			for _, c := range ordered {
-				rv.Reverted = append(rv.Reverted, c.SHA)
-			}
-			return rv, nil
-		}
-		parent := r.Head
-		head, err := r.revertCommit(ctx, ordered, files, opts.Message)
-		if err != nil {
-			return nil, err
-		}
-		r.Head = head
-		revert = &Result{SHA: head, Parent: parent, Message: opts.Message}
-		for _, f := range files {
-			revert.Files = append(revert.Files, f.path)
-			revert.Entries = append(revert.Entries, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid, BaseMode: f.head.mode, Base: f.head.oid})
+	return nil
+}
+
+// dropCommits works out files' worktree versions and moves the branch
+// back to before ordered (compare-and-swap).
+func (r *Repo) dropCommits(ctx context.Context, ordered []*Result, files []*revertFile) error {
+	for _, f := range files {
+		if reason := r.revertDisk(ctx, f); reason != "" {
+			return refusal("%s", reason)
 		}
 	}
-	rv := &Reverted{Dropped: drop, Head: r.Head, Commit: revert, Conflicts: conflicts}
-	for _, c := range ordered {
-		rv.Reverted = append(rv.Reverted, c.SHA)
+	oldest := ordered[len(ordered)-1]
+	if _, err := r.git.run(ctx, "", "update-ref", "-m", "loom: undo "+Short(ordered[0].SHA), "HEAD", oldest.Parent, r.Head); err != nil {
+		return refusal("HEAD moved: %v", err)
 	}
+	r.Head = oldest.Parent
+	return nil
+}
+
+// revertFiles works out files' tree and worktree versions, leaving (or
+// refusing) those where it cannot, and makes the revert commit of the
+// others, recorded in rv.Commit; it returns the files taken back.
+func (r *Repo) revertFiles(ctx context.Context, ordered []*Result, files []*revertFile, message string, leave func(*revertFile, string) error, rv *Reverted) ([]*revertFile, error) {
+	for _, f := range files {
+		reason := r.revertTree(ctx, f)
+		if reason == "" {
+			reason = r.revertDisk(ctx, f)
+		}
+		if reason != "" {
+			if err := leave(f, reason); err != nil {
+				return nil, err
+			}
+		}
+	}
+	files = slices.DeleteFunc(files, func(f *revertFile) bool { return f.left })
+	if len(files) == 0 {
+		return nil, nil // every file was left as it was: nothing to commit
+	}
+	parent := r.Head
+	head, err := r.revertCommit(ctx, ordered, files, message)
+	if err != nil {
+		return nil, err
+	}
+	r.Head = head
+	rv.Commit = &Result{SHA: head, Parent: parent, Message: message}
+	for _, f := range files {
+		rv.Commit.Files = append(rv.Commit.Files, f.path)
+		rv.Commit.Entries = append(rv.Commit.Entries, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid, BaseMode: f.head.mode, Base: f.head.oid})
+	}
+	return files, nil
+}
+
+// planRestores fills rv's files and restores, and moves the user's index
+// entries still at HEAD's old version to the new one.
+func (r *Repo) planRestores(ctx context.Context, rv *Reverted, ordered []*Result, files []*revertFile) error {
 	var move []Entry
 	for _, f := range files {
 		rv.Files = append(rv.Files, f.path)
@@ -280,9 +338,7 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 			rv.Kept = append(rv.Kept, f.path)
 		}
 		if f.writeDisk {
-			if err := f.write(r.Top); err != nil {
-				return rv, fmt.Errorf("undid %s, but restoring %s failed: %w", Short(ordered[0].SHA), f.path, err)
-			}
+			rv.Restores = append(rv.Restores, f.restore())
 		}
 		if f.indexAtHead && f.tree != f.head {
 			move = append(move, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid})
@@ -290,10 +346,10 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 	}
 	if len(move) > 0 {
 		if _, err := r.git.run(ctx, indexInfo(move, false, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
-			return rv, fmt.Errorf("undid %s, but updating the index of its files failed: %w", Short(ordered[0].SHA), err)
+			return fmt.Errorf("undid %s, but updating the index of its files failed: %w", Short(ordered[0].SHA), err)
 		}
 	}
-	return rv, nil
+	return nil
 }
 
 // newestFirst orders commits from the newest to the oldest by ancestry,
@@ -356,6 +412,7 @@ func (r *Repo) revertPlan(ctx context.Context, ordered []*Result, only []string)
 		return nil, err
 	}
 	files := make([]*revertFile, len(paths))
+	wt := worktree.New(r.Top)
 	for i, p := range paths {
 		f := byPath[p]
 		f.head = head[p]
@@ -363,15 +420,10 @@ func (r *Repo) revertPlan(ctx context.Context, ordered []*Result, only []string)
 		// before (the commits are consecutive, so nothing else changed it).
 		last := f.entries[len(f.entries)-1]
 		f.tree = treeEntry{mode: last.BaseMode, oid: last.Base}
-		abs := filepath.Join(r.Top, filepath.FromSlash(p))
-		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
-			b, err := os.ReadFile(abs)
-			if err != nil {
-				return nil, err
-			}
-			f.disk = version{string(b), true}
-			f.diskMode = st.Mode().Perm()
-		}
+		// Read without following a link anywhere on the path: a directory a
+		// command replaced with a link is refused, not read through.
+		disk, _, err := wt.Read(p)
+		f.disk, f.diskErr = version{disk.Text, disk.Present}, err
 		files[i] = f
 	}
 	return files, nil
@@ -485,29 +537,14 @@ func (r *Repo) revertDisk(ctx context.Context, f *revertFile) string {
 	return ""
 }
 
-// write applies f's worktree version.
-func (f *revertFile) write(top string) error {
-	abs := filepath.Join(top, filepath.FromSlash(f.path))
-	if !f.newDisk.present {
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
+// restore is the change that gives f's file its worktree version, from
+// the content it was planned from.
+func (f *revertFile) restore() worktree.Change {
+	mode := fs.FileMode(0o644)
+	if f.tree.mode == "100755" {
+		mode = 0o755
 	}
-	perm := f.diskMode
-	if !f.disk.present {
-		perm = 0o644
-		if f.tree.mode == "100755" {
-			perm = 0o755
-		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(abs, []byte(f.newDisk.text), perm); err != nil {
-		return err
-	}
-	return os.Chmod(abs, perm)
+	return worktree.Change{Rel: f.path, Expect: worktree.Version{Text: f.disk.text, Present: f.disk.present}, New: worktree.Version{Text: f.newDisk.text, Present: f.newDisk.present}, Mode: mode}
 }
 
 // revertCommit makes the revert commit of ordered on top of HEAD, with

@@ -186,6 +186,66 @@ printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$uproj" >"$XDG_CONFIG_HOME/l
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/undo_quiet_e2e.lua" notes.md)
 
+# Plan mode and the todo list: the model plans read-only, its edit is
+# refused, the plan is accepted with :LoomPlanDecide build and carried out.
+pproj=$tmp/plan
+mkdir -p "$pproj"
+git -C "$pproj" init -q -b main
+git -C "$pproj" config user.name Test
+git -C "$pproj" config user.email t@example.com
+printf 'hello\n' >"$pproj/greet.txt"
+cat >"$pproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+TOML
+cat >"$pproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "greet the world"
+  [[step.tool_call]]
+  id = "u1"
+  name = "update_plan"
+  arguments = '{"plan":[{"step":"look at greet.txt","status":"in_progress"},{"step":"greet the world","status":"pending"}]}'
+  [[step.tool_call]]
+  id = "e0"
+  name = "edit_file"
+  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hi"}'
+[[step]]
+match.last_tool_result_contains = "edit_file is refused in plan mode"
+  [[step.tool_call]]
+  id = "p1"
+  name = "propose_plan"
+  arguments = '{"plan":"1. change hello to hello, world in greet.txt"}'
+[[step]]
+match.last_tool_result_contains = "accepted the plan"
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"greet.txt"}'
+[[step]]
+match.last_tool_result_contains = "hello"
+match.last_role = "tool"
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
+[[step]]
+match.last_tool_result_contains = "edited greet.txt"
+  [[step.tool_call]]
+  id = "u2"
+  name = "update_plan"
+  arguments = '{"plan":[{"step":"look at greet.txt","status":"completed"},{"step":"greet the world","status":"completed"}]}'
+[[step]]
+match.last_tool_result_contains = "plan updated"
+text = ["Done."]
+TOML
+git -C "$pproj" add -A
+git -C "$pproj" commit -q -m initial
+printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$pproj" >"$XDG_CONFIG_HOME/loom/loom.toml"
+(cd "$pproj" && LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$pproj timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/plan_e2e.lua" greet.txt)
+
 rproj=$tmp/review
 mkdir -p "$rproj"
 git -C "$rproj" init -q -b main
@@ -254,4 +314,53 @@ LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$rproj \
 	timeout 120 "$nvim" --headless -u NONE -i NONE -n \
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/review_e2e.lua" r.txt
+
+# Diagnostics: gopls attached in Neovim; the model hears what it broke.
+gopls=$(command -v gopls || echo "$(go env GOPATH)/bin/gopls")
+if [[ -x "$gopls" ]]; then
+	dproj=$tmp/diag
+	mkdir -p "$dproj"
+	git -C "$dproj" init -q -b main
+	git -C "$dproj" config user.name Test
+	git -C "$dproj" config user.email t@example.com
+	printf 'module example.com/m\n\ngo 1.22\n' >"$dproj/go.mod"
+	printf 'package main\n\n// Pre-existing: not the edit'"'"'s doing.\nvar _ = missing\n\nfunc main() {\n\tprintln("hi")\n}\n' >"$dproj/main.go"
+	cat >"$dproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+TOML
+	cat >"$dproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "shout"
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"main.go"}'
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"main.go","old_string":"println(\"hi\")","new_string":"println(shout)"}'
+[[step]]
+match.last_tool_result_contains = "main.go:7:10: error: undefined: shout"
+  [[step.tool_call]]
+  id = "e2"
+  name = "edit_file"
+  arguments = '{"path":"main.go","old_string":"println(shout)","new_string":"println(\"HI\")"}'
+[[step]]
+match.last_tool_result_contains = "no new problems in main.go"
+text = ["Fixed: main.go builds again."]
+TOML
+	git -C "$dproj" add -A
+	git -C "$dproj" commit -q -m initial
+	printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$dproj" >"$XDG_CONFIG_HOME/loom/loom.toml"
+	(cd "$dproj" && LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$dproj LOOM_TEST_GOPLS=$gopls timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+		--cmd "set rtp^=$plugin" \
+		-c "luafile $here/diagnostics_e2e.lua" main.go)
+elif [[ -n "${LOOM_REQUIRE_GOPLS:-}" ]]; then
+	echo "FAIL: gopls not found and LOOM_REQUIRE_GOPLS is set" >&2
+	exit 1
+else
+	echo "SKIP: diagnostics e2e: gopls not found (go install golang.org/x/tools/gopls@v0.23.0)"
+fi
 echo "neovim e2e: ok"

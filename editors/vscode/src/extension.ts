@@ -12,6 +12,7 @@ import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
 import { Checkpoints, commandChangesMethod } from './checkpoints';
+import type { CommandChangeWire } from './filesbar';
 import type { CommandChangesParams } from './filesbar';
 import { Composer } from './composer';
 import { ConversationList } from './conversationlist';
@@ -23,6 +24,7 @@ import {
   Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
+import { answerDiagnostics, DiagnosticsParams, LspDiagnostic } from './diagnostics';
 import { ReviewController } from './review';
 import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
@@ -33,6 +35,8 @@ import { answerConfiguration, SettingsScope, trustFolderCommand } from './trust'
 let client: LanguageClient | undefined;
 /** The chat, whose conversations are written down at deactivation. */
 let theChat: Chat | undefined;
+/** The review, whose drafts (decisions so far, the comment typed) go to the server at deactivation. */
+let theReview: EditReview | undefined;
 
 /** The module path of loom-lsp's command, for go install. */
 const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
@@ -139,9 +143,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     revealPanel: () => chat.panel.reveal(),
     onPanelVisible: chat.panel.onDidChangeVisible,
   });
+  theReview = editReview;
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
-  chat.onRedraw = (folder) => void editReview.resync(folder);
+  chat.onRedraw = (folder, proposals) => void editReview.resync(folder, proposals as ProposedChangesParams[] | undefined);
   chat.reviewWaiting = (t) => editReview.book.open(t.folder).some((p) => (p.params.conversation ?? '') === t.conversation || !p.params.conversation);
   context.subscriptions.push(
     editReview,
@@ -299,6 +304,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // "configuration reloaded" comes once the new model is in.
     void chat.refreshStatus();
   });
+  c.onRequest(Methods.diagnostics, (p: DiagnosticsParams) => answerDiagnostics(p, {
+    isOpen: (uri) => vscode.workspace.textDocuments.some((d) => d.uri.toString() === vscode.Uri.parse(uri, true).toString()),
+    open: async (uri) => {
+      try {
+        await vscode.workspace.openTextDocument(vscode.Uri.parse(uri, true));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    get: (uri) => vscode.languages.getDiagnostics(vscode.Uri.parse(uri, true)).map((d): LspDiagnostic => ({
+      range: { start: { line: d.range.start.line, character: d.range.start.character } },
+      severity: d.severity + 1,
+      code: typeof d.code === 'object' ? d.code.value : d.code,
+      source: d.source,
+      message: d.message,
+    })),
+    onChange: (uri, cb) => vscode.languages.onDidChangeDiagnostics((e) => {
+      const want = vscode.Uri.parse(uri, true).toString();
+      if (e.uris.some((u) => u.toString() === want)) {
+        cb();
+      }
+    }),
+  }));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments
@@ -355,8 +384,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
-  await conversations.start();
-  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path)));
+  // One loom.panelState per folder draws everything (an older loom-lsp: one request per part).
+  const states = await conversations.start();
+  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path, states.get(f.path)?.commandChanges as CommandChangeWire[] | undefined)));
 }
 
 /**
@@ -504,7 +534,10 @@ function statusWords(st: Status): string {
 
 export async function deactivate(): Promise<void> {
   // A reload must find the conversation as it was drawn, to the last change.
-  await theChat?.flush().catch(() => { /* the record is a convenience */ });
+  await Promise.all([
+    theChat?.flush().catch(() => { /* the record is a convenience */ }),
+    theReview?.flushDrafts().catch(() => { /* so is the draft */ }),
+  ]);
   if (client) {
     await client.stop();
     client = undefined;

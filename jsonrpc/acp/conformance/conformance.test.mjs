@@ -204,6 +204,7 @@ test("initialize", async () => {
   assert.ok(!r.agentCapabilities.promptCapabilities.image, "image must be false");
   assert.ok(r.agentCapabilities.sessionCapabilities.list, "sessionCapabilities.list");
   assert.ok(r.agentCapabilities.sessionCapabilities.resume, "sessionCapabilities.resume");
+  assert.ok(r.agentCapabilities.sessionCapabilities.delete, "sessionCapabilities.delete");
   assert.deepEqual(r.authMethods, []);
   assert.equal(r.agentInfo.name, "loom-lsp");
 });
@@ -768,6 +769,151 @@ test("review: a command's changes are a request_permission with each file's diff
   assert.equal(git("rev-parse", "HEAD").trim(), head, "nothing is committed");
   assert.match(toolResult, /the user discarded this command's changes to notes\.txt/);
   agent.client.onPermission = null;
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});
+
+/** The agent's wire lines, parsed (what is not JSON left out). */
+function wire() {
+  return agent.lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+test("available_commands_update comes after the response that names the session (session/new, session/load)", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  await agent.client.waitFor("the slash commands", () =>
+    agent.client.updates.find((u) => u.sessionId === s.sessionId && u.update.sessionUpdate === "available_commands_update"));
+  let msgs = wire();
+  const response = msgs.findIndex((m) => m.result?.sessionId === s.sessionId);
+  const commands = msgs.findIndex((m) => m.params?.sessionId === s.sessionId && m.params?.update?.sessionUpdate === "available_commands_update");
+  assert.ok(response >= 0 && commands > response, `session/new: response at line ${response}, commands at ${commands}`);
+  model.respond = () => ({ text: ["hi"] });
+  await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "hello" }] });
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+
+  agent = new Agent();
+  await agent.initialize();
+  await agent.conn.loadSession({ sessionId: s.sessionId, cwd: work, mcpServers: [] });
+  const atResponse = agent.client.updates.length;
+  assert.ok(!agent.client.updates.some((u) => u.update.sessionUpdate === "available_commands_update"), "commands before session/load's response");
+  await agent.client.waitFor("the slash commands after session/load", () =>
+    agent.client.updates.slice(atResponse).find((u) => u.update.sessionUpdate === "available_commands_update"));
+  msgs = wire();
+  const loadResponse = msgs.findIndex((m) => m.id !== undefined && m.method === undefined && m.result !== undefined && msgs.indexOf(m) > 0 && !("agentCapabilities" in (m.result ?? {})));
+  const loadCommands = msgs.findIndex((m) => m.params?.update?.sessionUpdate === "available_commands_update");
+  assert.ok(loadResponse >= 0 && loadCommands > loadResponse, `session/load: response at line ${loadResponse}, commands at ${loadCommands}`);
+  const ended2 = await agent.closeStdin();
+  assert.equal(ended2.code, 0);
+});
+
+test("review: Accept on a new file writes it (the client's 'not found' read is not fatal); the call is pending while the review waits", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\nedits = "review"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const fresh = path.join(work, "fresh.txt");
+  assert.ok(!fs.existsSync(fresh));
+  let toolResult = "";
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") {
+      toolResult = last.content;
+      return { text: ["Created."] };
+    }
+    return { toolCalls: [{ id: "new-file", name: "write_file", arguments: JSON.stringify({ path: "fresh.txt", content: "fresh\n" }) }] };
+  };
+  agent.client.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId } });
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "create fresh.txt" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(fresh, "utf8"), "fresh\n", "the accepted new file was not written");
+  assert.doesNotMatch(toolResult, /error|failed/i, `the model read: ${toolResult}`);
+  assert.equal(toolUpdates(agent.client, "new-file").at(-1).status, "completed");
+  assert.match(git("log", "-1", "--stat", "--format=%s"), /fresh\.txt/, "the accepted new file is committed");
+  // In wire order: the call's last status before the permission request is pending.
+  const msgs = wire();
+  const asked = msgs.findIndex((m) => m.method === "session/request_permission" && m.params.toolCall.toolCallId === "new-file");
+  const statuses = msgs.slice(0, asked).filter((m) => m.params?.update?.toolCallId === "new-file" && m.params.update.status).map((m) => m.params.update.status);
+  assert.equal(statuses.at(-1), "pending", `statuses before the permission: ${statuses}`);
+  agent.client.onPermission = null;
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});
+
+test("modes and plan mode: set_mode plan, a refused write, plan updates, the plan as a permission request, accepted into agent mode; session_info_update and usage_update", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  assert.equal(s.modes.currentModeId, "agent");
+  assert.deepEqual(s.modes.availableModes.map((m) => m.id), ["ask", "plan", "agent"]);
+  assert.deepEqual(s.configOptions.map((o) => o.id), ["model", "mode"]);
+  await agent.conn.setSessionMode({ sessionId: s.sessionId, modeId: "plan" });
+  await agent.client.waitFor("current_mode_update plan", () =>
+    agent.client.updates.find((u) => u.sessionId === s.sessionId && u.update.sessionUpdate === "current_mode_update" && u.update.currentModeId === "plan"));
+  await assert.rejects(agent.conn.setSessionMode({ sessionId: s.sessionId, modeId: "yolo" }), (e) => e.code === -32602);
+  const before = fs.readFileSync(notes, "utf8");
+  const results = [];
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") results.push(last.content);
+    if (last.role === "tool" && /refused in plan mode/.test(last.content)) {
+      return { toolCalls: [{ id: "plan1", name: "propose_plan", arguments: JSON.stringify({ plan: "1. append a line to notes.txt" }) }] };
+    }
+    if (last.role === "tool" && /accepted the plan/.test(last.content)) {
+      return { toolCalls: [{ id: "todo2", name: "update_plan", arguments: JSON.stringify({ plan: [{ step: "read notes", status: "completed" }, { step: "append", status: "completed" }] }) }] };
+    }
+    if (last.role === "tool") return { text: ["Planned and done."] };
+    return {
+      toolCalls: [
+        { id: "todo1", name: "update_plan", arguments: JSON.stringify({ plan: [{ step: "read notes", status: "in_progress" }, { step: "append", status: "pending" }] }) },
+        { id: "w0", name: "write_file", arguments: JSON.stringify({ path: "notes.txt", content: "overwritten\n" }) },
+      ],
+    };
+  };
+  agent.client.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options[0].optionId } });
+  const from = agent.client.updates.length;
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "plan a change to notes" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(notes, "utf8"), before, "nothing written in plan mode");
+  assert.ok(results.some((t) => /write_file is refused in plan mode/.test(t)), "the model read why its write was refused");
+  const asked = agent.client.permissions.at(-1);
+  assert.equal(asked.toolCall.toolCallId, "plan1");
+  assert.equal(asked.toolCall.kind, "switch_mode");
+  assert.match(asked.toolCall.content[0].content.text, /append a line/);
+  const mine = agent.client.updates.slice(from).filter((u) => u.sessionId === s.sessionId).map((u) => u.update);
+  const plans = mine.filter((u) => u.sessionUpdate === "plan");
+  assert.deepEqual(plans[0].entries.map((e) => [e.content, e.status]), [["read notes", "in_progress"], ["append", "pending"]]);
+  assert.deepEqual(plans.at(-1).entries.map((e) => e.status), ["completed", "completed"]);
+  assert.ok(mine.some((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "agent"), "accepting the plan switches to agent mode");
+  const info = mine.find((u) => u.sessionUpdate === "session_info_update");
+  assert.equal(info?.title, "plan a change to notes");
+  const usage = mine.filter((u) => u.sessionUpdate === "usage_update");
+  assert.ok(usage.length > 0 && usage.every((u) => u.size > 0 && u.used > 0 && u.used <= u.size), JSON.stringify(usage));
+  const opts = await agent.conn.setSessionConfigOption({ sessionId: s.sessionId, configId: "mode", value: "ask" });
+  assert.equal(opts.configOptions.find((o) => o.id === "mode").currentValue, "ask");
+  agent.client.onPermission = null;
+});
+
+test("session/delete: the session is closed, no longer listed nor loadable", async () => {
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  model.respond = () => ({ text: ["kept for a moment"] });
+  await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "to be deleted" }] });
+  const listed = await agent.conn.listSessions({ cwd: work });
+  assert.ok(listed.sessions.some((x) => x.sessionId === s.sessionId));
+  assert.deepEqual(await agent.conn.deleteSession({ sessionId: s.sessionId }), {});
+  const after = await agent.conn.listSessions({ cwd: work });
+  assert.ok(!after.sessions.some((x) => x.sessionId === s.sessionId), "still listed after session/delete");
+  await assert.rejects(agent.conn.loadSession({ sessionId: s.sessionId, cwd: work, mcpServers: [] }), (e) => e.code === -32602);
+  await assert.rejects(agent.conn.deleteSession({ sessionId: s.sessionId }), (e) => e.code === -32602);
   const ended = await agent.closeStdin();
   assert.equal(ended.code, 0);
 });

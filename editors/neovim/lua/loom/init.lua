@@ -79,7 +79,7 @@ function M.capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
-    loom = { saveDocuments = true, thoughts = true, review = true },
+    loom = { saveDocuments = true, thoughts = true, review = true, diagnostics = true },
   })
   return caps
 end
@@ -188,8 +188,26 @@ M.handlers = {
   ['loom/rewound'] = function(_, p)
     require('loom.review').on_rewound(p)
   end,
+  ['loom/mode'] = function(_, p)
+    if p and require('loom.conversations').shown(p) then
+      require('loom.plan').on_mode(p)
+    end
+  end,
+  ['loom/plan'] = function(_, p)
+    if p and require('loom.conversations').shown(p) then
+      require('loom.plan').on_plan(p)
+    end
+  end,
+  ['loom/planProposal'] = function(_, p)
+    if p then
+      require('loom.plan').on_proposal(p)
+    end
+  end,
   ['loom/saveDocuments'] = function(_, p)
     return { saved = M.save_documents(p and p.uris or {}) }
+  end,
+  ['loom/diagnostics'] = function(_, p)
+    return require('loom.diagnostics').answer(p or {})
   end,
 }
 
@@ -405,6 +423,10 @@ function M.statusline()
   end
   local st = M.states[c.config.root_dir or ''] or vim.g.loom_state
   local line = st and ('loom: ' .. st) or 'loom'
+  local mode = require('loom.plan').modes[c.config.root_dir or '']
+  if mode and mode ~= 'agent' then
+    line = line .. ' [' .. mode .. ']'
+  end
   local u = M.usage[c.config.root_dir or '']
   if u and (u.total_tokens or 0) > 0 then
     line = line .. string.format(' · %d tokens', u.total_tokens)
@@ -436,6 +458,7 @@ local function commands()
   def('LoomNew', require('loom.conversations').new, { desc = 'Start a new Loom conversation (the others go on)' })
   def('LoomConversations', require('loom.conversations').pick, { desc = 'List Loom conversations: open, rename, delete' })
   require('loom.review').commands()
+  require('loom.plan').commands()
 end
 
 --- Configures the plugin, defines the commands and starts the client for

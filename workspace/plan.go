@@ -1,0 +1,153 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// Modes and the todo list. Both are the machine's (fsm.SetMode,
+// update_plan, propose_plan): the conversation switches the mode, shows
+// the list and the proposed plan, and steps the user's decision on it.
+
+// The notifications of modes and plans.
+const (
+	// NoteMode: Text is the conversation's new mode (fsm.Mode).
+	NoteMode NotificationKind = "mode"
+	// NotePlan: Plan is the todo list as it is now (empty: none).
+	NotePlan NotificationKind = "plan"
+	// NotePlanProposal: Text is a plan the model proposes, waiting for
+	// the user's decision (Conversation.DecidePlan); Tool.CallID names
+	// the call.
+	NotePlanProposal NotificationKind = "plan_proposal"
+	// NoteTitle: Text is the conversation's title (its first prompt's
+	// first line, or the one a rename set).
+	NoteTitle NotificationKind = "title"
+)
+
+// ContextUse is how full the model's context window is: Tokens estimates
+// what the next request sends, Window is the window (0: unknown).
+type ContextUse struct {
+	Tokens int64
+	Window int
+}
+
+// contextUse measures the context now, on the owner goroutine.
+func (s *Conversation) contextUse() *ContextUse {
+	w, _ := s.contextWindow()
+	return &ContextUse{Tokens: s.m.Tokens(), Window: w}
+}
+
+// ErrNoPlan is wrapped by DecidePlan's error when no plan waits for the
+// user.
+var ErrNoPlan = errors.New("no plan waits for a decision")
+
+// PlanDecision is the user's answer to a proposed plan.
+type PlanDecision struct {
+	// Accept takes the plan (the conversation switches to agent mode and
+	// the model carries it out); false rejects it.
+	Accept bool `json:"accept"`
+	// Fresh, with Accept, starts a new conversation whose first prompt is
+	// the plan, instead of going on in this one.
+	Fresh bool `json:"fresh,omitempty"`
+	// Plan, with Accept, is the plan as the user edited it.
+	Plan string `json:"plan,omitempty"`
+	// Comment, with a rejection, tells the model why; without one the
+	// turn ends so that the user says it in the next prompt.
+	Comment string `json:"comment,omitempty"`
+}
+
+// SetMode switches the conversation's mode (fsm.SetMode): "agent",
+// "plan" or "ask".
+func (s *Conversation) SetMode(ctx context.Context, mode fsm.Mode) error {
+	if !mode.Valid() {
+		return fmt.Errorf("unknown mode %q: use agent, plan or ask", mode)
+	}
+	var stepErr error
+	err := s.call(ctx, func() { _, stepErr = s.step(fsm.SetMode{Mode: mode}) })
+	if err != nil {
+		return err
+	}
+	return stepErr
+}
+
+// Mode returns the conversation's mode and its todo list.
+func (s *Conversation) Mode(ctx context.Context) (fsm.Mode, []fsm.PlanItem, error) {
+	var mode fsm.Mode
+	var plan []fsm.PlanItem
+	err := s.call(ctx, func() {
+		mode = s.m.Mode()
+		plan = append([]fsm.PlanItem{}, s.m.Plan()...)
+	})
+	return mode, plan, err
+}
+
+// PendingPlan returns the plan waiting for the user's decision, if any.
+func (s *Conversation) PendingPlan(ctx context.Context) (callID, plan string, ok bool, err error) {
+	err = s.call(ctx, func() { callID, plan, ok = s.m.PendingPlan() })
+	return
+}
+
+// DecidePlan answers the plan waiting for the user (fsm.PlanDecided).
+func (s *Conversation) DecidePlan(ctx context.Context, d PlanDecision) error {
+	var stepErr error
+	err := s.call(ctx, func() {
+		callID, _, ok := s.m.PendingPlan()
+		if !ok {
+			stepErr = ErrNoPlan
+			return
+		}
+		ev := fsm.PlanDecided{Turn: s.m.State().Turn, CallID: callID, Decision: fsm.PlanReject, Comment: d.Comment}
+		if d.Accept {
+			ev = fsm.PlanDecided{Turn: ev.Turn, CallID: callID, Decision: fsm.PlanAccept, Fresh: d.Fresh, Plan: d.Plan}
+		}
+		_, stepErr = s.step(ev)
+	})
+	if err != nil {
+		return err
+	}
+	return stepErr
+}
+
+// performPlan carries out the machine's actions of modes and plans; it
+// reports whether a was one of them.
+func (s *Conversation) performPlan(a fsm.Action) bool {
+	switch a := a.(type) {
+	case fsm.ModeChanged:
+		s.notify(Notification{Kind: NoteMode, Turn: s.m.State().Turn, Text: string(a.Mode)})
+	case fsm.PlanUpdated:
+		s.notify(Notification{Kind: NotePlan, Turn: a.Turn, Plan: append([]fsm.PlanItem{}, a.Items...)})
+	case fsm.ProposePlan:
+		s.notify(Notification{Kind: NotePlanProposal, Turn: a.Turn, Text: a.Plan, Tool: &ToolNote{CallID: a.CallID, Name: fsm.ProposePlanTool}})
+	case fsm.FreshConversation:
+		// After this step: a new conversation whose first prompt is the
+		// accepted plan.
+		s.post(func() {
+			if _, err := s.step(fsm.Reset{}); err != nil {
+				return
+			}
+			s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation with the accepted plan"})
+			s.step(fsm.UserInput{Text: a.Prompt})
+		})
+	default:
+		return false
+	}
+	return true
+}
+
+// announcePlan tells the editor the title, the mode and the todo list of
+// a resumed conversation, when they are not the defaults.
+func (s *Conversation) announcePlan() {
+	turn := s.m.State().Turn
+	if s.title != "" {
+		s.notify(Notification{Kind: NoteTitle, Turn: turn, Text: s.title})
+	}
+	if mode := s.m.Mode(); mode != fsm.ModeAgent {
+		s.notify(Notification{Kind: NoteMode, Turn: turn, Text: string(mode)})
+	}
+	if plan := s.m.Plan(); len(plan) > 0 {
+		s.notify(Notification{Kind: NotePlan, Turn: turn, Plan: append([]fsm.PlanItem{}, plan...)})
+	}
+}

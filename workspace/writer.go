@@ -1,0 +1,55 @@
+package workspace
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/workspace/worktree"
+)
+
+// Every write of a user's file goes through package worktree: a tool's
+// edit (writeEdit), a review decision and a discard (folderWriter), and
+// a revert's restores (restores.go). None opens a user's file itself.
+
+// writeEdit writes a tool's edit to disk, rooted where the edit's path
+// and relative path say (the folder, its links resolved).
+func (s *Conversation) writeEdit(e *tools.Edit) error {
+	rel := filepath.FromSlash(e.RelPath)
+	root, ok := strings.CutSuffix(e.Path, string(filepath.Separator)+rel)
+	if !ok || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%w: path and relative path disagree", tools.ErrBadPath)
+	}
+	if root == "" {
+		root = string(filepath.Separator)
+	}
+	w := worktree.New(root)
+	w.Record = s.ownText
+	expect := worktree.Text(e.OldText)
+	if e.Created {
+		expect = worktree.Absent
+	}
+	return w.Write(worktree.Change{Rel: e.RelPath, Expect: expect, New: worktree.Text(e.NewText), Mode: e.Mode})
+}
+
+// folderWriter is the writer of the folder's files whose writes are the
+// conversation's own texts: neither news for the user nor a change to
+// tell the model (a review decision).
+func (s *Conversation) folderWriter() *worktree.Writer {
+	w := worktree.New(s.folder.dir)
+	w.Record = s.ownText
+	return w
+}
+
+// ownText records a write of the conversation's own text.
+func (s *Conversation) ownText(abs string, content []byte, present bool) {
+	if present {
+		s.writes.expect(abs, content)
+	}
+}
+
+// version is p as the writer's Version.
+func (p preImage) version() worktree.Version {
+	return worktree.Version{Text: p.text, Present: p.present}
+}
