@@ -18,7 +18,9 @@ import (
 // that declared window.showMessage, one known by clientInfo.name to
 // answer (eglot and lsp-mode answer without declaring it: the capability
 // only describes messageActionItem support, LSP 3.16), or one that has
-// answered once, is asked and waited for; any other client is asked with
+// answered once (this question or any other request of ours: eglot 1.9
+// sends no clientInfo, but answers workspace/configuration), is asked and
+// waited for; any other client is asked with
 // a short first wait (Vim's ALE never answers, and a turn must not hang
 // on it), and one that did not answer then is told so once and never
 // asked again on this connection.
@@ -82,7 +84,7 @@ var errNoAnswer = &workspace.CannotAskError{Why: cannotAskWords}
 func (s *Server) askClient(ctx context.Context, params, result any) error {
 	s.mu.Lock()
 	state := s.asks
-	trusted := s.caps.showMessageRequest || s.caps.knownAsker || s.caps.loom
+	trusted := s.caps.showMessageRequest || s.caps.knownAsker || s.caps.loom || s.answered.Load()
 	wait := s.opts.FirstAnswerWait
 	s.mu.Unlock()
 	if state == askNever {
