@@ -298,6 +298,11 @@ func TestApprovalAskedByClientName(t *testing.T) {
 			if n := len(e.ed.Messages("window/showMessageRequest")); n != 2 {
 				t.Errorf("%d window/showMessageRequest, want 2", n)
 			}
+			if think > askNudge {
+				// A client that reads a request only with more output
+				// (eglot 1.9) gets a log line while the question waits.
+				e.await("a log line while the question waits", hasMethod("window/logMessage", "Loom is waiting for your answer: Loom (001) wants to run bash:"))
+			}
 		})
 	}
 }

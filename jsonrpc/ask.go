@@ -29,6 +29,10 @@ import (
 // window/showMessageRequest is waited for the first time.
 const DefaultFirstAnswerWait = 5 * time.Second
 
+// askNudge is how long after a question loom writes a log line saying it
+// waits (see askClient).
+const askNudge = 250 * time.Millisecond
+
 // askState is what the server learnt of its client's answers.
 type askState int
 
@@ -81,7 +85,7 @@ var errNoAnswer = &workspace.CannotAskError{Why: cannotAskWords}
 // workspace.ErrUnsupported when the client does not answer such
 // requests: it cannot (method not found), or it did not answer the first
 // one in time.
-func (s *Server) askClient(ctx context.Context, params, result any) error {
+func (s *Server) askClient(ctx context.Context, question string, params, result any) error {
 	s.mu.Lock()
 	state := s.asks
 	trusted := s.caps.showMessageRequest || s.caps.knownAsker || s.caps.loom || s.answered.Load()
@@ -96,7 +100,16 @@ func (s *Server) askClient(ctx context.Context, params, result any) error {
 		callCtx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
+	// A client may leave the request unread until more output comes:
+	// eglot 1.9's jsonrpc stops parsing a chunk at the reply its
+	// synchronous request waits for (loom.ask's), and a request right
+	// behind it in the same chunk waits for the next output. A log line
+	// a moment later is that output.
+	nudge := time.AfterFunc(askNudge, func() {
+		s.logMessage(protocol.MessageTypeInfo, "Loom is waiting for your answer: "+firstLine(question))
+	})
 	err := s.callClient(callCtx, protocol.MethodWindowShowMessageRequest, params, result)
+	nudge.Stop()
 	switch {
 	case err == nil:
 		s.setAsks(askAnswers)
