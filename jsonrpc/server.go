@@ -72,13 +72,13 @@ type Server struct {
 	exitCh   chan struct{} // closed by exit, end of input or a broken pipe
 	exitCode int           // set before exitCh is closed
 
-	mu          sync.Mutex
-	state       lifecycle
-	caps        clientCaps
-	asks        askState // whether the client answers window/showMessageRequest (ask.go)
+	mu    sync.Mutex
+	state lifecycle
+	caps  clientCaps
+	asks  askState // whether the client answers window/showMessageRequest (ask.go)
 	// answered: the client answered a request of ours (a result or an
 	// error), so it is a client that answers requests.
-	answered atomic.Bool
+	answered    atomic.Bool
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	initOpts    []byte    // initializationOptions, raw JSON
 	initFolders []uri.URI // from initialize, started at initialized
