@@ -61,7 +61,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		return a.client().SessionUpdate(ctx, n)
 	})
 	a.watch = newResponseWatch()
-	a.conn = acpsdk.NewAgentSideConnection(a, a.watch.writer(w), a.watch.reader(r))
+	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: a.watch.writer(w)}, newDeleteReader(a.watch.reader(r)))
 	a.conn.SetLogger(opts.Logger)
 	close(a.ready)
 	select {

@@ -204,6 +204,7 @@ test("initialize", async () => {
   assert.ok(!r.agentCapabilities.promptCapabilities.image, "image must be false");
   assert.ok(r.agentCapabilities.sessionCapabilities.list, "sessionCapabilities.list");
   assert.ok(r.agentCapabilities.sessionCapabilities.resume, "sessionCapabilities.resume");
+  assert.ok(r.agentCapabilities.sessionCapabilities.delete, "sessionCapabilities.delete");
   assert.deepEqual(r.authMethods, []);
   assert.equal(r.agentInfo.name, "loom-lsp");
 });
@@ -843,6 +844,76 @@ test("review: Accept on a new file writes it (the client's 'not found' read is n
   const statuses = msgs.slice(0, asked).filter((m) => m.params?.update?.toolCallId === "new-file" && m.params.update.status).map((m) => m.params.update.status);
   assert.equal(statuses.at(-1), "pending", `statuses before the permission: ${statuses}`);
   agent.client.onPermission = null;
+  const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});
+
+test("modes and plan mode: set_mode plan, a refused write, plan updates, the plan as a permission request, accepted into agent mode; session_info_update and usage_update", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n');
+  agent = new Agent();
+  await agent.initialize();
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  assert.equal(s.modes.currentModeId, "agent");
+  assert.deepEqual(s.modes.availableModes.map((m) => m.id), ["ask", "plan", "agent"]);
+  assert.deepEqual(s.configOptions.map((o) => o.id), ["model", "mode"]);
+  await agent.conn.setSessionMode({ sessionId: s.sessionId, modeId: "plan" });
+  await agent.client.waitFor("current_mode_update plan", () =>
+    agent.client.updates.find((u) => u.sessionId === s.sessionId && u.update.sessionUpdate === "current_mode_update" && u.update.currentModeId === "plan"));
+  await assert.rejects(agent.conn.setSessionMode({ sessionId: s.sessionId, modeId: "yolo" }), (e) => e.code === -32602);
+  const before = fs.readFileSync(notes, "utf8");
+  const results = [];
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool") results.push(last.content);
+    if (last.role === "tool" && /refused in plan mode/.test(last.content)) {
+      return { toolCalls: [{ id: "plan1", name: "propose_plan", arguments: JSON.stringify({ plan: "1. append a line to notes.txt" }) }] };
+    }
+    if (last.role === "tool" && /accepted the plan/.test(last.content)) {
+      return { toolCalls: [{ id: "todo2", name: "update_plan", arguments: JSON.stringify({ plan: [{ step: "read notes", status: "completed" }, { step: "append", status: "completed" }] }) }] };
+    }
+    if (last.role === "tool") return { text: ["Planned and done."] };
+    return {
+      toolCalls: [
+        { id: "todo1", name: "update_plan", arguments: JSON.stringify({ plan: [{ step: "read notes", status: "in_progress" }, { step: "append", status: "pending" }] }) },
+        { id: "w0", name: "write_file", arguments: JSON.stringify({ path: "notes.txt", content: "overwritten\n" }) },
+      ],
+    };
+  };
+  agent.client.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options[0].optionId } });
+  const from = agent.client.updates.length;
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "plan a change to notes" }] });
+  assert.equal(r.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(notes, "utf8"), before, "nothing written in plan mode");
+  assert.ok(results.some((t) => /write_file is refused in plan mode/.test(t)), "the model read why its write was refused");
+  const asked = agent.client.permissions.at(-1);
+  assert.equal(asked.toolCall.toolCallId, "plan1");
+  assert.equal(asked.toolCall.kind, "switch_mode");
+  assert.match(asked.toolCall.content[0].content.text, /append a line/);
+  const mine = agent.client.updates.slice(from).filter((u) => u.sessionId === s.sessionId).map((u) => u.update);
+  const plans = mine.filter((u) => u.sessionUpdate === "plan");
+  assert.deepEqual(plans[0].entries.map((e) => [e.content, e.status]), [["read notes", "in_progress"], ["append", "pending"]]);
+  assert.deepEqual(plans.at(-1).entries.map((e) => e.status), ["completed", "completed"]);
+  assert.ok(mine.some((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "agent"), "accepting the plan switches to agent mode");
+  const info = mine.find((u) => u.sessionUpdate === "session_info_update");
+  assert.equal(info?.title, "plan a change to notes");
+  const usage = mine.filter((u) => u.sessionUpdate === "usage_update");
+  assert.ok(usage.length > 0 && usage.every((u) => u.size > 0 && u.used > 0 && u.used <= u.size), JSON.stringify(usage));
+  const opts = await agent.conn.setSessionConfigOption({ sessionId: s.sessionId, configId: "mode", value: "ask" });
+  assert.equal(opts.configOptions.find((o) => o.id === "mode").currentValue, "ask");
+  agent.client.onPermission = null;
+});
+
+test("session/delete: the session is closed, no longer listed nor loadable", async () => {
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  model.respond = () => ({ text: ["kept for a moment"] });
+  await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "to be deleted" }] });
+  const listed = await agent.conn.listSessions({ cwd: work });
+  assert.ok(listed.sessions.some((x) => x.sessionId === s.sessionId));
+  assert.deepEqual(await agent.conn.deleteSession({ sessionId: s.sessionId }), {});
+  const after = await agent.conn.listSessions({ cwd: work });
+  assert.ok(!after.sessions.some((x) => x.sessionId === s.sessionId), "still listed after session/delete");
+  await assert.rejects(agent.conn.loadSession({ sessionId: s.sessionId, cwd: work, mcpServers: [] }), (e) => e.code === -32602);
+  await assert.rejects(agent.conn.deleteSession({ sessionId: s.sessionId }), (e) => e.code === -32602);
   const ended = await agent.closeStdin();
   assert.equal(ended.code, 0);
 });
