@@ -92,6 +92,9 @@ type Folder struct {
 	// editorDiagsUnsupported is set once the editor said it cannot give
 	// diagnostics: the folder's own language servers are used instead.
 	editorDiagsUnsupported atomic.Bool
+	// repo is the git repository found when the folder was opened or
+	// last trusted: the only one loom commits into (gitrepo.go).
+	repo atomic.Pointer[repoSeen]
 	// currentMu makes Current open one conversation at a time.
 	currentMu sync.Mutex
 
@@ -164,6 +167,7 @@ func (f *Folder) Path() string { return f.dir }
 // run is the folder's goroutine.
 func (f *Folder) run() {
 	defer close(f.done)
+	f.recordRepo(f.life)
 	f.loadConfig(false)
 	close(f.configured)
 	f.startWatcher()
