@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { addRules, ask, chat, page, shot, step, until, waitIdle } from '../harness.mjs';
 
 const dirs = 'src/components/dashboard/widgets/charts/timeseries/renderers/webgl/shaders/';
-const longPath = dirs + 'x'.repeat(120 - dirs.length - 'fragment_shader.glsl'.length) + 'fragment_shader.glsl';
+const longPath = dirs + 'x'.repeat(120 - dirs.length - '/fragment_shader.glsl'.length) + '/fragment_shader.glsl';
 
 addRules({
   when: /write the shader at its long path/i,
@@ -59,7 +59,9 @@ step('20b. changed-files bar at 300 px with a 120-character path: cut in the mid
   assert.ok(Math.abs(m.keep.top - m.undo.top) < 2 && Math.abs(m.keep.top - m.name.top) < 8, `Keep and Undo on the file's line: ${JSON.stringify(m)}`);
   assert.ok(m.undo.right <= m.row.right + 0.5, 'Undo inside the row');
   assert.ok(m.leadCut && m.ellipsis === 'ellipsis', 'the folders are cut, with an ellipsis');
-  assert.ok(m.tailWhole && m.tail === 'fragment_shader.glsl', `the file's name whole: ${m.tail}`);
+  assert.ok(m.tailWhole && m.tail === 'fragment_shader.glsl', `the file's name whole: ${m.tail} (${JSON.stringify(m)})`);
+  assert.ok(m.name.right <= m.keep.left && (await row.locator('.fb-stat').evaluate((e, r) => e.getBoundingClientRect().left >= r - 0.5, m.name.right)),
+    'the path ends before the counts: nothing drawn over another');
   assert.ok(m.title.startsWith(longPath), 'the whole path in the tooltip');
   const head = await bar.locator('.fb-head').evaluate((h) => ['.fb-toggle', '.fb-keep-all', '.fb-undo-all'].map((s) => h.querySelector(s).getBoundingClientRect().top));
   assert.ok(Math.max(...head) - Math.min(...head) < 4, `the bar's header on one line: ${head}`);
