@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -155,7 +156,12 @@ func TestHooksApprovalWaitDoesNotHoldTheWorktree(t *testing.T) {
 	asked := make(chan Approval, 1)
 	allow, gone := make(chan bool), make(chan struct{})
 	t.Cleanup(func() { close(gone) })
+	var aID atomic.Value
+	aID.Store("")
 	h.editor.approve = func(a Approval) (bool, error) {
+		if a.Conversation != aID.Load().(string) {
+			return false, nil // B's commit: its hooks do not run
+		}
 		asked <- a
 		select {
 		case ok := <-allow:
@@ -174,6 +180,7 @@ func TestHooksApprovalWaitDoesNotHoldTheWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	aID.Store(a.ID())
 	turnA, err := a.Ask(ctx, "edit the hook")
 	if err != nil {
 		t.Fatal(err)

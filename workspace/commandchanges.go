@@ -402,7 +402,7 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 	defer s.git.lock.Unlock()
 	var job hookJob
 	if err := s.call(ctx, func() {
-		job = hookJob{cfg: s.cfg, prompt: s.turnPrompt}
+		job = hookJob{cfg: s.cfg, prompt: s.turnPrompt, sandbox: s.env.Sandbox}
 		for p := range s.git.agentFiles {
 			job.agentFiles = append(job.agentFiles, p)
 		}
@@ -448,11 +448,14 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 		plan.Discard()
 		return "", fmt.Errorf("nothing to commit: %s", strings.Join(notes, "; "))
 	}
-	runHooks, hookNote := s.approveHooks(ctx, repo, job, plan)
-	if hookNote != "" {
-		notes = append(notes, hookNote)
+	hd := s.approveHooks(ctx, repo, job)
+	if hd.note != "" {
+		notes = append(notes, hd.note)
 	}
-	res, err := s.commitJournaled(ctx, repo, plan, runHooks)
+	if hd.notice != "" {
+		notes = append(notes, hd.notice)
+	}
+	res, err := s.commitJournaled(ctx, repo, plan, hd.run, job.sandbox)
 	if err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -26,7 +27,9 @@ var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
 
 // commitJournaled makes the commit, with its start (before anything is
 // written to the branch) and its end journaled.
-func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool) (*gitcommit.Result, error) {
+// The user's hooks, when they run, run in sb (nil: unsandboxed, as the
+// user's commands are with tools.sandbox = "off").
+func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool, sb *sandbox.Sandbox) (*gitcommit.Result, error) {
 	rec := &commitRecord{Plan: plan, RunHooks: runHooks}
 	if err := s.call(ctx, func() {
 		// One write(2): it survives the daemon's death (kill -9); the
@@ -36,7 +39,11 @@ func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo
 		plan.Discard()
 		return nil, err
 	}
-	res, err := repo.Commit(ctx, plan, gitcommit.CommitOptions{RunHooks: runHooks})
+	opts := gitcommit.CommitOptions{RunHooks: runHooks}
+	if sb != nil {
+		opts.Wrap = sb.Wrap
+	}
+	res, err := repo.Commit(ctx, plan, opts)
 	end := &commitRecord{}
 	if res != nil {
 		end.SHA = res.SHA
@@ -66,7 +73,8 @@ func (s *Conversation) reportPendingCommit(rec *commitRecord) {
 func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
 	var rec *commitRecord
 	var scrub string
-	if err := s.call(ctx, func() { rec, scrub = s.git.pending, s.cfg.Model.APIKeyEnv }); err != nil {
+	var sb *sandbox.Sandbox
+	if err := s.call(ctx, func() { rec, scrub, sb = s.git.pending, s.cfg.Model.APIKeyEnv, s.env.Sandbox }); err != nil {
 		return "", err
 	}
 	if rec == nil {
@@ -82,7 +90,7 @@ func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
 	if done := repo.Committed(ctx, rec.Plan); done != "" {
 		msg = fmt.Sprintf("the agent's change to %s was committed as %s before the daemon stopped", files, gitcommit.Short(done))
 	} else {
-		res, err = s.commitJournaled(ctx, repo, rec.Plan, rec.RunHooks)
+		res, err = s.commitJournaled(ctx, repo, rec.Plan, rec.RunHooks, sb)
 		if err != nil {
 			return "", fmt.Errorf("the agent's change to %s could not be committed: %w", files, err)
 		}

@@ -114,6 +114,9 @@ func (h *Host) Conversations(folder string) ([]ConversationInfo, error) {
 		}
 		c.Live = open[p]
 		c.Elsewhere = !c.Live && journalLocked(p)
+		// Titles are shown: masked as shown text is (a key pasted in a
+		// first prompt, a meta file of an older loom-lsp).
+		c.Title = h.redactor.String(c.Title)
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
@@ -206,7 +209,7 @@ func (s *Conversation) writeMeta() {
 	if path == "" || s.journal == nil {
 		return
 	}
-	m := conversationMeta{Title: s.title, Named: s.named, Turns: s.turns, Updated: time.Now()}
+	m := conversationMeta{Title: s.folder.host.redactor.String(s.title), Named: s.named, Turns: s.turns, Updated: time.Now()}
 	_, m.Usage = s.m.Usage()
 	if err := writeMetaFile(path, m); err != nil {
 		s.folder.log.Warn("conversation meta file", "err", err)
@@ -232,7 +235,7 @@ func (s *Conversation) readMeta(path string) {
 	if err != nil {
 		return
 	}
-	s.title, s.turns = c.Title, c.Turns
+	s.title, s.turns = s.folder.host.redactor.String(c.Title), c.Turns
 	if b, err := os.ReadFile(metaPath(path)); err == nil {
 		var m conversationMeta
 		if json.Unmarshal(b, &m) == nil {
@@ -263,7 +266,7 @@ func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, erro
 // Rename sets the conversation's title ("" goes back to its first
 // prompt's).
 func (s *Conversation) Rename(ctx context.Context, title string) error {
-	title = conversationTitle(title)
+	title = s.folder.host.redactor.String(conversationTitle(title))
 	return s.call(ctx, func() {
 		s.named = title != ""
 		if s.named {
@@ -272,7 +275,7 @@ func (s *Conversation) Rename(ctx context.Context, title string) error {
 			s.title = ""
 			if path := s.journalPathShared(); path != "" {
 				if c, err := readJournalInfo(path, false); err == nil {
-					s.title = c.Title
+					s.title = s.folder.host.redactor.String(c.Title)
 				}
 			}
 		}

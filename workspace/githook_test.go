@@ -214,7 +214,8 @@ func TestHookFailingPreCommitHookIsReported(t *testing.T) {
 		}
 		editAndCreate.Stream(ctx, req, emit)
 	})
-	h := newTestHost(t, model, nil)
+	// Commands are allowed: the hooks run (in the sandbox).
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
 	note := hookOutcome(t, h, dir)
 	if note.Kind != NoteError || !strings.Contains(note.Text, "lint: greet.txt is not friendly") {
 		t.Fatalf("hook: %s %q", note.Kind, note.Text)

@@ -11,11 +11,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -28,10 +31,14 @@ import (
 //   - for bash, the files that were clean before the batch and that no
 //     editor saved or holds unsaved during it; the others are the user's,
 //     left alone and reported;
-//   - the user's git hooks run, unless the agent changed a file they
-//     execute and tools.bash is not "allow": then the user is asked
-//     ("ask"), or the commit is made without them and that is said
-//     ("deny");
+//   - the user's git hooks are commands: they run programs of the
+//     worktree (a Makefile, package.json's scripts, scripts/lint.sh,
+//     .githooks/) that the agent may have changed, so they run only when
+//     the user allows commands (tools.bash = "allow", a rule that allows
+//     `git commit`, or the user's yes when asked under "ask"), and then
+//     inside the sandbox commands run in; otherwise the commit is made
+//     without them (as git commit --no-verify) and the user is told once
+//     per conversation;
 //   - the journal records the plan before the commit starts and its end,
 //     so that a commit the daemon's death cut short is reported on resume
 //     and can be made with loom.commit.
@@ -66,6 +73,9 @@ type gitState struct {
 	// indexLeft is the index update a held index.lock stopped, retried
 	// once at the next turn.
 	indexLeft *indexRetry
+	// hooksTold is set once the user was told that their git hooks did
+	// not run for an agent's commit (used from the hook's worker).
+	hooksTold atomic.Bool
 }
 
 // indexRetry is an index update to retry: the commit's entries in the
@@ -90,6 +100,9 @@ type hookJob struct {
 	agentFiles []string
 	prompt     string
 	cfg        config.Config
+	// sandbox is the sandbox the conversation's commands run in (nil:
+	// tools.sandbox = "off"): the user's git hooks run in it.
+	sandbox *sandbox.Sandbox
 	// hooks is whether the user's git hooks run for the commit, decided
 	// (the user asked) before the worktree lock is taken; nil: decided
 	// under it.
@@ -101,6 +114,8 @@ type hookJob struct {
 type hooksDecision struct {
 	run  bool
 	note string
+	// notice is what the user must see once: their hooks were skipped.
+	notice string
 }
 
 // newBatch forgets the previous batch's edits.
@@ -155,6 +170,9 @@ type hookResult struct {
 	// indexLeft are the commit's index entries another git process kept
 	// locked, retried once at the next turn.
 	indexLeft []gitcommit.Entry
+	// notice is shown to the user on its own (Visible), once: the git
+	// hooks were skipped, and how to have them run.
+	notice string
 }
 
 // runHook runs the post-tool hook on a worker goroutine and reports
@@ -180,6 +198,9 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 			note := commitNote(res.commit)
 			note.Notes = res.notes
 			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: note, Text: res.action})
+		}
+		if res.notice != "" {
+			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.notice, Visible: true})
 		}
 		if ctx.Err() != nil {
 			return
@@ -268,16 +289,14 @@ func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult 
 		return done("nothing committed", hookResult{warn: len(skipped) > 0, quiet: true, notes: skipped, modelNote: strings.Join(skipped, "; ")})
 	}
 	notes = append(notes, skipped...)
-	runHooks, hookNote := false, ""
-	if job.hooks != nil {
-		runHooks, hookNote = job.hooks.run, job.hooks.note
-	} else {
-		runHooks, hookNote = s.approveHooks(ctx, repo, job, plan)
+	hd := job.hooks
+	if hd == nil {
+		hd = s.approveHooks(ctx, repo, job)
 	}
-	if hookNote != "" {
-		notes = append(notes, hookNote)
+	if hd.note != "" {
+		notes = append(notes, hd.note)
 	}
-	res, err := s.commitJournaled(ctx, repo, plan, runHooks)
+	res, err := s.commitJournaled(ctx, repo, plan, hd.run, job.sandbox)
 	if err != nil {
 		return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), hookResult{failed: true, notes: notes[len(base.notes):]})
 	}
@@ -294,6 +313,7 @@ func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult 
 		notes:     notes,
 		modelNote: modelNote,
 		indexLeft: res.Index.Locked,
+		notice:    hd.notice,
 	}
 }
 
@@ -322,9 +342,8 @@ func (s *Conversation) editedAgain(repo *gitcommit.Repo, job hookJob) []string {
 }
 
 // decideHooksEarly asks approveHooks' question before the commit is
-// prepared (and the worktree locked), about every file the agent changed
-// in this session (those the commit holds are among them). nil when
-// there is nothing to commit or no repository: commitBatch decides.
+// prepared (and the worktree locked). nil when there is nothing to
+// commit or no repository: commitBatch decides.
 func (s *Conversation) decideHooksEarly(ctx context.Context, job hookJob) *hooksDecision {
 	if !job.cfg.Hooks.AutoCommit || len(job.batch) == 0 {
 		return nil
@@ -333,43 +352,95 @@ func (s *Conversation) decideHooksEarly(ctx context.Context, job hookJob) *hooks
 	if err != nil {
 		return nil
 	}
-	run, note := s.approveHooks(ctx, repo, job, nil)
-	return &hooksDecision{run: run, note: note}
+	return s.approveHooks(ctx, repo, job)
 }
 
-// approveHooks decides whether the user's git hooks run for the commit:
-// yes, unless the agent changed in this session a file they execute and
-// tools.bash is not "allow" (running them would run the agent's code).
-// Under "ask" the user decides. note says what was decided, if anything.
-func (s *Conversation) approveHooks(ctx context.Context, repo *gitcommit.Repo, job hookJob, plan *gitcommit.Plan) (bool, string) {
-	if job.cfg.Tools.Bash == config.PolicyAllow {
+// hooksCommand is the command the user's git hooks belong to: an
+// approval rule that allows it lets them run under tools.bash = "ask".
+const hooksCommand = "git commit"
+
+// approveHooks decides whether the user's git hooks run for a commit of
+// the agent's change. They are commands that run programs of the
+// worktree the agent may have shaped (a pre-commit hook's `make lint`
+// runs the Makefile), so they run as the agent's commands would: under
+// tools.bash = "allow", or "ask" with a rule allowing `git commit` or the
+// user's yes, and then in the sandbox (job.sandbox); under "deny", or
+// without a yes, the commit is made without them and the user is told,
+// once per conversation, how to have them run.
+func (s *Conversation) approveHooks(ctx context.Context, repo *gitcommit.Repo, job hookJob) *hooksDecision {
+	if !repo.HasCommitHooks() {
+		return &hooksDecision{}
+	}
+	var why string
+	switch job.cfg.Tools.Bash {
+	case config.PolicyAllow:
+		return &hooksDecision{run: true}
+	case config.PolicyAsk:
+		ok, reason := s.askHooks(ctx, repo, job)
+		if ok {
+			return &hooksDecision{run: true}
+		}
+		why = reason
+	default:
+		why = `commands are off here (tools.bash = "deny")`
+	}
+	d := &hooksDecision{note: "your git hooks were not run for this commit (" + why + ")"}
+	if s.git.hooksTold.CompareAndSwap(false, true) {
+		d.notice = fmt.Sprintf("Your git hooks (in %s) did not run for loom's commit of the agent's change: %s. "+
+			"Hooks run programs of the worktree the agent can change (a Makefile, package.json scripts, scripts/, %s), "+
+			"so loom runs them only as it runs the agent's commands: with tools.bash = \"allow\", or under \"ask\" when you approve them "+
+			"(or allow `%s` with a rule), and then inside the sandbox. The commit was made without them (as git commit --no-verify). "+
+			"To run them on it now yourself, outside the sandbox: git hook run pre-commit. This is said once per conversation.",
+			repo.HooksDir, why, strings.Join(hookFileNames, ", "), hooksCommand)
+	}
+	return d
+}
+
+// hookFileNames are the hook managers' files named in the notice.
+var hookFileNames = []string{".husky/", ".pre-commit-config.yaml", "lefthook.yml"}
+
+// askHooks asks the user, under tools.bash = "ask", whether their git
+// hooks run (in the sandbox) for the agent's commit, unless a rule
+// allows `git commit`. reason says why not.
+func (s *Conversation) askHooks(ctx context.Context, repo *gitcommit.Repo, job hookJob) (ok bool, reason string) {
+	dir := s.folder.dir
+	cmd := cmdrules.Parse(hooksCommand, dir)
+	rules, err := s.folder.host.ApprovalRules(dir)
+	if err != nil {
+		s.folder.log.Warn("approval rules unreadable; asking", "err", err)
+	}
+	if ok, _ := cmdrules.Match(rules, cmd, dir); ok {
 		return true, ""
 	}
-	var rels []string
+	where := "in the sandbox"
+	if job.sandbox == nil {
+		where = `with your full permissions (tools.sandbox = "off")`
+	}
+	var touched []string
 	for _, p := range job.agentFiles {
 		if rel, ok := repo.Rel(p); ok {
-			rels = append(rels, rel)
+			touched = append(touched, rel)
 		}
 	}
-	if plan != nil {
-		rels = append(rels, plan.Files()...)
+	detail := "run your git hooks (" + repo.HooksDir + ") " + where + " for loom's commit of the agent's change"
+	if hf := dedupe(repo.HookFiles(touched)); len(hf) > 0 {
+		detail += "; the agent changed " + strings.Join(hf, ", ") + ", which they execute"
 	}
-	touched := dedupe(repo.HookFiles(rels))
-	if len(touched) == 0 || !repo.HasCommitHooks() {
+	a := Approval{Folder: dir, Turn: job.turn, Tool: "git hooks", Detail: detail}
+	a.Exact, a.Prefix = cmdrules.Suggest(rules, cmd, dir)
+	if a.Exact != nil {
+		a.Remember = func(r cmdrules.Rule) error { return s.rememberRule(job.turn, r) }
+	}
+	ok, err = s.approve(ctx, a, job.cfg.Tools.ApprovalTimeout.Duration)
+	switch {
+	case err == nil && ok:
 		return true, ""
+	case err == nil:
+		return false, "you did not approve them"
+	case errors.Is(err, ErrUnsupported):
+		return false, noAskWords
 	}
-	files := strings.Join(touched, ", ")
-	notRun := fmt.Sprintf("your git hooks were not run for this commit, because the agent changed %s, which they execute, and tools.bash = %q", files, job.cfg.Tools.Bash)
-	if job.cfg.Tools.Bash == config.PolicyDeny {
-		return false, notRun
-	}
-	ok, err := s.approve(ctx, Approval{Folder: s.folder.dir, Tool: "git hooks",
-		Detail: "commit the agent's change, running your git hooks, which execute " + files + " as the agent changed it"},
-		job.cfg.Tools.ApprovalTimeout.Duration)
-	if err != nil || !ok {
-		return false, notRun
-	}
-	return true, ""
+	return false, `tools.bash = "ask" and nobody approved them: ` + err.Error()
 }
 
 func dedupe(ss []string) []string {

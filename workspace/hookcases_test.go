@@ -235,10 +235,12 @@ func TestHookDoesNotRunAHookTheAgentEdited(t *testing.T) {
 			name += map[bool]string{true: " approved", false: " refused"}[*tc.approve]
 		}
 		t.Run(name, func(t *testing.T) {
-			dir := gitRepo(t, map[string]string{".husky/pre-commit": "#!/bin/sh\necho hook >> \"$(git rev-parse --show-toplevel)/../ran-$(basename \"$(git rev-parse --show-toplevel)\")\"\n"})
+			// The marker is in the temp dir, which the sandbox the hooks
+			// run in lets commands write.
+			marker := filepath.Join(t.TempDir(), "ran")
+			dir := gitRepo(t, map[string]string{".husky/pre-commit": "#!/bin/sh\necho hook >> '" + marker + "'\n"})
 			os.Chmod(filepath.Join(dir, ".husky", "pre-commit"), 0o755)
 			runGit(t, dir, "config", "core.hooksPath", ".husky")
-			marker := filepath.Join(filepath.Dir(dir), "ran-"+filepath.Base(dir))
 			model := scriptModel([]fsm.ToolCall{call("r", "read_file", `{"path":".husky/pre-commit"}`)}, []fsm.ToolCall{call("e", "edit_file", `{"path":".husky/pre-commit","old_string":"echo hook","new_string":"echo agent"}`)})
 			h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = tc.policy })
 			if tc.approve != nil {
@@ -252,7 +254,7 @@ func TestHookDoesNotRunAHookTheAgentEdited(t *testing.T) {
 			if tc.runs != (string(ran) == "agent\n") {
 				t.Fatalf("the hook ran: %q, want it to run: %v", ran, tc.runs)
 			}
-			if !tc.runs && !strings.Contains(note.Text, "your git hooks were not run for this commit, because the agent changed .husky/pre-commit") {
+			if !tc.runs && !strings.Contains(note.Text, "your git hooks were not run for this commit") {
 				t.Fatalf("hook said %q", note.Text)
 			}
 		})

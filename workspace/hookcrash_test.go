@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loom-lsp/loom-lsp/config"
 )
 
 // TestHelperCommitDaemon is the daemon TestHookKilledMidCommit kills: it
@@ -19,7 +21,8 @@ func TestHelperCommitDaemon(t *testing.T) {
 	if os.Getenv("LOOM_TEST_HELPER") != "commit-kill9" {
 		t.Skip("helper process")
 	}
-	h := newTestHostIn(t, os.Getenv("LOOM_STATE"), editAndCreate, nil)
+	// Commands are allowed: the hook runs (in the sandbox).
+	h := newTestHostIn(t, os.Getenv("LOOM_STATE"), editAndCreate, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
 	s, err := h.AddFolder(os.Getenv("LOOM_FOLDER"))
 	if err != nil {
 		t.Fatal(err)

@@ -249,10 +249,12 @@ type journal struct {
 	dirty  bool   // written since the last sync
 	id     string // the conversation's id (see journalHeader)
 	// redactor, when set, masks secrets in each line before it is
-	// written; textMask masks them in the streamed text, which a secret
-	// may cross from one record to the next (see setRedactor).
+	// written, but in the records of what the model wrote (modelWritten):
+	// the conversation the model continues after a resume is exactly the
+	// one it had, its code byte for byte (masking is for what people see
+	// and for logs; the journal is the user's, 0600, in the state
+	// directory that commands cannot read).
 	redactor *secret.Redactor
-	textMask *secret.Stream
 	// text holds the text deltas of the message streaming, not written
 	// yet; textRequest is their request.
 	text        strings.Builder
@@ -261,8 +263,13 @@ type journal struct {
 
 // setRedactor makes j mask what r masks.
 func (j *journal) setRedactor(r *secret.Redactor) {
-	j.redactor, j.textMask = r, r.Stream()
+	j.redactor = r
 }
+
+// modelWritten are the events that hold what the model wrote (its text,
+// reasoning, tool calls and the data its server requires echoed back):
+// journaled exactly.
+var modelWritten = map[string]bool{"LlmTextDelta": true, "LlmReasoningDelta": true, "LlmCompleted": true, "LlmToolCallDelta": true}
 
 // createJournal starts a new journal at path, with its header.
 func createJournal(path, folder string, now time.Time) (*journal, error) {
@@ -295,12 +302,15 @@ func appendJournal(path, folder string, size int64, id string) (*journal, error)
 	return &journal{path: path, folder: folder, f: f, id: id}, nil
 }
 
-func (j *journal) writeLine(v any) error {
+func (j *journal) writeLine(v any) error { return j.writeLineMasked(v, true) }
+
+// writeLineMasked writes v as one line, masked when mask is set.
+func (j *journal) writeLineMasked(v any, mask bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("journal: encode: %w", err)
 	}
-	if j.redactor != nil {
+	if j.redactor != nil && mask {
 		b = j.redactor.Bytes(b)
 	}
 	b = append(b, '\n')
@@ -343,7 +353,7 @@ func (j *journal) appendEvent(ev fsm.Event) error {
 
 // textPending reports whether text of j.textRequest is not all written.
 func (j *journal) textPending() bool {
-	return j.text.Len() > 0 || j.textMask != nil && j.textMask.Holding()
+	return j.text.Len() > 0
 }
 
 // endsText reports whether ev, journaled while the text of request
@@ -360,17 +370,12 @@ func endsText(ev fsm.Event, request uint64) bool {
 	return true
 }
 
-// flushText writes the coalesced text deltas, if any, as one record,
-// masked; with end, also what the mask held back of the message.
+// flushText writes the coalesced text deltas, if any, as one record
+// (end says the message may end here; the text is the model's, written
+// exactly, so nothing is held back).
 func (j *journal) flushText(end bool) error {
 	text := j.text.String()
 	j.text.Reset()
-	if j.textMask != nil {
-		text = j.textMask.Write(text)
-		if end {
-			text += j.textMask.Flush()
-		}
-	}
 	if text == "" {
 		return nil
 	}
@@ -382,7 +387,7 @@ func (j *journal) writeEvent(tag string, ev fsm.Event) error {
 	if err != nil {
 		return fmt.Errorf("journal: encode %s: %w", tag, err)
 	}
-	return j.writeLine(journalRecord{Type: tag, Event: raw})
+	return j.writeLineMasked(journalRecord{Type: tag, Event: raw}, !modelWritten[tag])
 }
 
 // appendCommit records the start ("commit") or end ("commit-end") of an

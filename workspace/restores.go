@@ -92,9 +92,10 @@ func (s *Conversation) applyRestores(ctx context.Context, top, what string, rv *
 	})
 	w := s.restoreWriter(top)
 	var left []gitcommit.Conflict
-	for _, c := range rv.Restores {
-		if err := w.Write(c); err != nil {
-			left = append(left, gitcommit.Conflict{Path: c.Rel, Reason: restoreLeft(c.Rel, err, rv)})
+	for i, err := range w.WriteAll(rv.Restores) {
+		if err != nil {
+			rel := rv.Restores[i].Rel
+			left = append(left, gitcommit.Conflict{Path: rel, Reason: restoreLeft(rel, err, rv)})
 		}
 	}
 	s.call(ctx, func() {

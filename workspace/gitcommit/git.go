@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
@@ -40,9 +41,22 @@ func (g runner) run(ctx context.Context, stdin string, args ...string) (string, 
 
 // command runs name (git, or a hook) in g.dir with g's environment.
 func (g runner) command(ctx context.Context, stdin, name string, args ...string) (string, error) {
+	return g.commandWrapped(ctx, stdin, nil, name, args...)
+}
+
+// commandWrapped is command with the process rewritten by wrap (when not
+// nil) before it starts: a hook in the sandbox. It stays in loom's
+// process group, so that what kills the daemon's group kills its hook.
+func (g runner) commandWrapped(ctx context.Context, stdin string, wrap func(*exec.Cmd) error, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env()
+	cmd.WaitDelay = 5 * time.Second
+	if wrap != nil {
+		if err := wrap(cmd); err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +22,10 @@ type CommitOptions struct {
 	// hook runs (as with --no-verify, and prepare-commit-msg and
 	// post-commit skipped as well).
 	RunHooks bool
+	// Wrap, when set, rewrites each hook's process before it starts: the
+	// sandbox the agent's commands run in (a hook runs programs of the
+	// worktree the agent may have changed). An error stops the commit.
+	Wrap func(*exec.Cmd) error
 }
 
 // Result is a commit made by Commit.
@@ -89,7 +94,7 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 			return nil, err
 		}
 	}
-	hooks := hookRunner{dir: r.HooksDir, git: tg, enabled: opts.RunHooks}
+	hooks := hookRunner{dir: r.HooksDir, git: tg, enabled: opts.RunHooks, wrap: opts.Wrap}
 	if err := hooks.run(ctx, "pre-commit"); err != nil {
 		return nil, err
 	}
@@ -262,6 +267,8 @@ type hookRunner struct {
 	dir     string
 	git     runner // in the worktree's root, with GIT_INDEX_FILE set
 	enabled bool
+	// wrap rewrites a hook's process before it starts (the sandbox).
+	wrap func(*exec.Cmd) error
 }
 
 // path returns the hook's executable, "" when it does not exist or is not
@@ -285,7 +292,7 @@ func (h hookRunner) run(ctx context.Context, name string, args ...string) error 
 	if p == "" {
 		return nil
 	}
-	if _, err := h.git.command(ctx, "", p, args...); err != nil {
+	if _, err := h.git.commandWrapped(ctx, "", h.wrap, p, args...); err != nil {
 		return fmt.Errorf("the %s hook failed: %w", name, err)
 	}
 	return nil

@@ -50,3 +50,6 @@ func renameNoReplace(d int, a, b string) error {
 	}
 	return err
 }
+
+// syncFS makes everything written to fd's file system durable.
+func syncFS(fd int) error { return unix.Syncfs(fd) }

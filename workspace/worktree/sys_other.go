@@ -7,3 +7,6 @@ package worktree
 func openDir(root int, dir string, create bool) (int, error) {
 	return walkDir(root, dir, create)
 }
+
+// syncFS is not available here: each file is synced.
+func syncFS(int) error { return errNoAtomic }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -138,25 +139,69 @@ func (w *Writer) Read(rel string) (Version, fs.FileMode, error) {
 // file that already holds c.New is left as it is. An error wrapping
 // ErrChanged leaves the file as it was found (the user's version on
 // disk).
-func (w *Writer) Write(c Change) error {
-	if err := w.write(c); err != nil {
-		return fmt.Errorf("write %s: %w", c.Rel, err)
+func (w *Writer) Write(c Change) error { return w.WriteAll([]Change{c})[0] }
+
+// WriteAll applies each of cs as Write does, independently, and returns
+// their errors (nil for those applied). The new texts go to temporary
+// files first and are made durable together (their fsyncs run at once,
+// so that the file system commits them in one go); then each file is
+// compared with what it should hold and renamed, in turn.
+func (w *Writer) WriteAll(cs []Change) []error {
+	errs := make([]error, len(cs))
+	root, err := openRoot(w.root)
+	if err != nil {
+		for i, c := range cs {
+			errs[i] = fmt.Errorf("write %s: %w", c.Rel, err)
+		}
+		return errs
 	}
-	return nil
+	defer unix.Close(root)
+	ps := make([]pending, len(cs))
+	for i, c := range cs {
+		ps[i] = pending{c: c, d: -1, tmpfd: -1}
+		errs[i] = w.prepare(root, &ps[i])
+	}
+	syncTemps(ps, errs)
+	for i := range ps {
+		p := &ps[i]
+		if errs[i] == nil && p.active {
+			errs[i] = w.finish(p)
+		}
+		if errs[i] != nil && p.tmp != "" {
+			unix.Unlinkat(p.d, p.tmp, 0)
+		}
+		if p.d >= 0 {
+			unix.Close(p.d)
+		}
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("write %s: %w", cs[i].Rel, errs[i])
+		}
+	}
+	return errs
 }
 
-func (w *Writer) write(c Change) error {
+// pending is a change being written.
+type pending struct {
+	c Change
+	// d is the file's directory; name its name in it; tmp the temporary
+	// file holding the new text ("" for a deletion), tmpfd its descriptor
+	// until it is durable.
+	d         int
+	name, tmp string
+	tmpfd     int
+	// active is set when the change is to be made (not already made).
+	active bool
+}
+
+// prepare checks p's path, opens its directory, compares the file with
+// what p expects, and writes the new text to a temporary file.
+func (w *Writer) prepare(root int, p *pending) error {
+	c := p.c
 	if err := w.Refused(c.Rel); err != nil {
 		return err
 	}
-	root, err := openRoot(w.root)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(root)
 	dir, name := path.Split(c.Rel)
-	dir = strings.TrimSuffix(dir, "/")
-	d, err := openDir(root, dir, c.New.Present)
+	d, err := openDir(root, strings.TrimSuffix(dir, "/"), c.New.Present)
 	if errors.Is(err, fs.ErrNotExist) && !c.New.Present {
 		if c.Expect.Present {
 			return fmt.Errorf("%w (it was deleted)", ErrChanged)
@@ -166,19 +211,19 @@ func (w *Writer) write(c Change) error {
 	if err != nil {
 		return err
 	}
-	defer unix.Close(d)
+	p.d, p.name = d, name
 	cur, mode, err := readAt(d, name)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if cur == c.New {
+	case cur == c.New:
 		return nil
-	}
-	if !same(cur, c.Expect) {
+	case !same(cur, c.Expect):
 		return changed(cur)
 	}
+	p.active = true
 	if !c.New.Present {
-		return w.remove(d, name, c)
+		return nil
 	}
 	perm := c.Mode.Perm()
 	if cur.Present {
@@ -186,20 +231,70 @@ func (w *Writer) write(c Change) error {
 	} else if perm == 0 {
 		perm = 0o644
 	}
-	tmp, err := writeTemp(d, name, c.New.Text, perm)
-	if err != nil {
-		return err
+	p.tmp, p.tmpfd, err = writeTemp(d, name, c.New.Text, perm)
+	return err
+}
+
+// syncTemps makes the temporary files durable and closes them: several
+// with one syncfs(2) of their file system where there is one, else their
+// fsyncs at once; a failure is the file's error.
+func syncTemps(ps []pending, errs []error) {
+	if len(ps) > 1 {
+		var fd = -1
+		for i := range ps {
+			if ps[i].tmpfd >= 0 {
+				fd = ps[i].tmpfd
+			}
+		}
+		if fd >= 0 && syncFS(fd) == nil {
+			for i := range ps {
+				if ps[i].tmpfd >= 0 {
+					unix.Close(ps[i].tmpfd)
+					ps[i].tmpfd = -1
+				}
+			}
+			return
+		}
 	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := range ps {
+		if ps[i].tmpfd < 0 {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			err := unix.Fsync(ps[i].tmpfd)
+			if cerr := unix.Close(ps[i].tmpfd); err == nil {
+				err = cerr
+			}
+			ps[i].tmpfd = -1
+			if err != nil && errs[i] == nil {
+				errs[i] = err
+			}
+		}(i)
+	}
+	wg.Wait()
+}
+
+// finish renames p's temporary file over its file, or removes the file,
+// when the file still holds what p expects.
+func (w *Writer) finish(p *pending) error {
 	if w.Record != nil {
-		w.Record(w.Abs(c.Rel), []byte(c.New.Text), true)
+		w.Record(w.Abs(p.c.Rel), []byte(p.c.New.Text), p.c.New.Present)
+	}
+	if !p.c.New.Present {
+		return w.remove(p.d, p.name, p.c)
 	}
 	if beforeRename != nil {
 		beforeRename()
 	}
-	if err := replace(d, tmp, name, c.Expect); err != nil {
-		unix.Unlinkat(d, tmp, 0)
+	if err := replace(p.d, p.tmp, p.name, p.c.Expect); err != nil {
 		return err
 	}
+	p.tmp = ""
 	return nil
 }
 
@@ -207,9 +302,6 @@ func (w *Writer) write(c Change) error {
 // aside first, then checked, then unlinked, or put back when it changed.
 func (w *Writer) remove(d int, name string, c Change) error {
 	aside := tempName(name)
-	if w.Record != nil {
-		w.Record(w.Abs(c.Rel), nil, false)
-	}
 	if beforeRename != nil {
 		beforeRename()
 	}
@@ -348,38 +440,32 @@ func readAt(d int, name string) (Version, fs.FileMode, error) {
 }
 
 // writeTemp writes text to a new temporary file beside name, with perm,
-// durably, and returns its name.
-func writeTemp(d int, name, text string, perm fs.FileMode) (string, error) {
+// and returns its name and its descriptor, still open for an fsync.
+func writeTemp(d int, name, text string, perm fs.FileMode) (string, int, error) {
 	tmp := tempName(name)
 	fd, err := unix.Openat(d, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
 	if err != nil {
-		return "", err
+		return "", -1, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			unix.Close(fd)
-			unix.Unlinkat(d, tmp, 0)
-		}
-	}()
+	fail := func(err error) (string, int, error) {
+		unix.Close(fd)
+		unix.Unlinkat(d, tmp, 0)
+		return "", -1, err
+	}
 	for b := []byte(text); len(b) > 0; {
 		n, err := unix.Write(fd, b)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return fail(err)
 		}
 		b = b[n:]
 	}
 	if err := unix.Fchmod(fd, uint32(perm)); err != nil {
-		return "", err
+		return fail(err)
 	}
-	if err := unix.Fsync(fd); err != nil {
-		return "", err
-	}
-	ok = true
-	return tmp, unix.Close(fd)
+	return tmp, fd, nil
 }
 
 // tempName is a fresh name beside name for loom's temporary files.

@@ -2,10 +2,13 @@ package worktree
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/loom-lsp/loom-lsp/config"
 )
@@ -161,5 +164,60 @@ func TestRootThroughALink(t *testing.T) {
 	}
 	if got := read(t, filepath.Join(real, "a/b.txt")); got != "x" {
 		t.Fatal(got)
+	}
+}
+
+// TestWalkDir: the component walk (darwin, and where openat2 is refused)
+// never follows a link and creates missing directories.
+func TestWalkDir(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	os.Symlink(outside, filepath.Join(root, "link"))
+	os.MkdirAll(filepath.Join(root, "a"), 0o755)
+	os.Symlink(outside, filepath.Join(root, "a", "link"))
+	rfd, err := openRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(rfd)
+	for _, dir := range []string{"link", "link/sub", "a/link/sub"} {
+		if _, err := walkDir(rfd, dir, true); !errors.Is(err, ErrSymlink) {
+			t.Errorf("%s: err = %v, want ErrSymlink", dir, err)
+		}
+	}
+	if _, err := walkDir(rfd, "x/y", false); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing without create: %v", err)
+	}
+	fd, err := walkDir(rfd, "x/y", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+	if st, err := os.Lstat(filepath.Join(root, "x/y")); err != nil || !st.IsDir() {
+		t.Fatalf("x/y not made: %v", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("made outside: %v", entries)
+	}
+}
+
+// TestWriteAll: each change is applied or refused on its own.
+func TestWriteAll(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "a"), "a")
+	write(t, filepath.Join(root, "b"), "the user's")
+	errs := New(root).WriteAll([]Change{
+		{Rel: "a", Expect: Text("a"), New: Text("A")},
+		{Rel: "b", Expect: Text("b"), New: Text("B")},
+		{Rel: "c/d", New: Text("D")},
+		{Rel: ".git/x", New: Text("x")},
+	})
+	if errs[0] != nil || !errors.Is(errs[1], ErrChanged) || errs[2] != nil || !errors.Is(errs[3], ErrGitDir) {
+		t.Fatalf("errs %v", errs)
+	}
+	for rel, want := range map[string]string{"a": "A", "b": "the user's", "c/d": "D"} {
+		if got := read(t, filepath.Join(root, rel)); got != want {
+			t.Errorf("%s = %q", rel, got)
+		}
 	}
 }
