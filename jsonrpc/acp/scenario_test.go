@@ -280,7 +280,7 @@ func TestBadInput(t *testing.T) {
 	}
 	id := h.newSession(dir)
 	_, err = h.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.ImageBlock("aGk=", "image/png")}})
-	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "images are not supported") {
+	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "not known to take pictures") {
 		t.Errorf("image prompt: %v", err)
 	}
 	_, err = h.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: "loom-nope", Cwd: dir, McpServers: []acpsdk.McpServer{}})
