@@ -387,3 +387,13 @@ func (m *Machine) PendingProposals() []string {
 // rejectedByCancel is the tool result of a call whose review the user
 // cut short by cancelling the turn.
 const rejectedByCancel = "rejected: the user cancelled the turn before deciding; nothing was written"
+
+// ProposalCall returns the call of proposal id and its hunks in
+// proposal order; ok is false when no such proposal waits.
+func (m *Machine) ProposalCall(id string) (callID string, hunks []string, ok bool) {
+	p, ok := m.proposals[id]
+	if !ok {
+		return "", nil, false
+	}
+	return p.callID, slices.Clone(p.hunks), true
+}

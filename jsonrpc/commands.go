@@ -56,6 +56,11 @@ const (
 	// CmdProposals lists the proposals waiting for a review: FolderArgs
 	// -> ProposalsResult.
 	CmdProposals = "loom.proposals"
+	// CmdReviewDraft records what the user decided so far on a proposal
+	// and the comment typed, so that a reconnecting client (a window
+	// reload, which restarts loom-lsp) shows it as the user left it:
+	// ReviewDraftArgs -> null.
+	CmdReviewDraft = "loom.reviewDraft"
 	// CmdCheckpoints lists the turns one can rewind to: FolderArgs ->
 	// CheckpointsResult.
 	CmdCheckpoints = "loom.checkpoints"

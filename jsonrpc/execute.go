@@ -50,6 +50,8 @@ var commandList = []command{
 	{CmdDecidePlan, typed(CmdDecidePlan, (*Server).runDecidePlan)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
+	{CmdReviewDraft, typed(CmdReviewDraft, (*Server).runReviewDraft)},
+	{CmdPanelState, typed(CmdPanelState, (*Server).runPanelState)},
 	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
 	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
 	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},

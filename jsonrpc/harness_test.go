@@ -42,6 +42,9 @@ type envOptions struct {
 	// unresolved keeps the folders as given, symlinks and all, as a real
 	// editor sends them.
 	unresolved bool
+	// stateDir is the host's state directory; "" = a new one (a server
+	// started again on the same one finds its journals).
+	stateDir string
 }
 
 func testLogger(testing.TB) *slog.Logger {
@@ -94,11 +97,15 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	o.cfg.InitializationOptions = opts
 
+	host := hostOptions(t)
+	if o.stateDir != "" {
+		host.StateDir = o.stateDir
+	}
 	serverEnd, clientEnd := net.Pipe()
 	e := &env{t: t, ctx: ctx, exit: make(chan int, 1), folder: o.cfg.Folders[0]}
 	go func() {
 		e.exit <- Serve(context.Background(), serverEnd, Options{
-			Logger: testLogger(t), Version: "test", Host: hostOptions(t), CoalesceWindow: o.window,
+			Logger: testLogger(t), Version: "test", Host: host, CoalesceWindow: o.window,
 			ClientCallTimeout: o.callTimeout, FirstAnswerWait: o.firstWait,
 		})
 	}()
@@ -118,6 +125,19 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 	}
 	return e
+}
+
+// stop closes the client's end and waits until the server has exited
+// (a window reload stops loom-lsp so).
+func (e *env) stop() {
+	e.t.Helper()
+	_ = e.ed.Close()
+	select {
+	case code := <-e.exit:
+		e.exit <- code // for the cleanup
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the server did not exit after the client closed")
+	}
 }
 
 // await fails the test unless cond is met before the deadline.

@@ -30,6 +30,22 @@ type ProposedChangesParams struct {
 	// (kind command: already on disk; accept keeps them, reject
 	// discards them).
 	Command string `json:"command,omitempty"`
+	// Draft is what the user decided so far and the comment typed
+	// (loom.reviewDraft), in loom.proposals' reply; absent when nothing.
+	Draft *workspace.ReviewDraft `json:"draft,omitempty"`
+}
+
+// ReviewDraftArgs are loom.reviewDraft's arguments: the hunks accepted
+// and rejected so far (the others undecided) and the comment typed.
+type ReviewDraftArgs struct {
+	URI      string   `json:"uri,omitempty"`
+	ID       string   `json:"id"`
+	Accepted []string `json:"accepted,omitempty"`
+	Rejected []string `json:"rejected,omitempty"`
+	Comment  string   `json:"comment,omitempty"`
+	// Conversation selects one of the folder's conversations by id; ""
+	// is the folder's most recent.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // ProposedChange is one file of a proposal.
@@ -113,6 +129,17 @@ func (s *Server) runReview(ctx context.Context, a ReviewArgs) (any, error) {
 	return &res, nil
 }
 
+func (s *Server) runReviewDraft(ctx context.Context, a ReviewDraftArgs) (any, error) {
+	if a.ID == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: id is required (the proposal's id from loom/proposedChanges)", CmdReviewDraft)
+	}
+	sess, err := s.session(CmdReviewDraft, a.URI, a.Conversation)
+	if err != nil {
+		return nil, err
+	}
+	return nil, sess.SetReviewDraft(ctx, a.ID, workspace.ReviewDraft{Accepted: a.Accepted, Rejected: a.Rejected, Comment: a.Comment})
+}
+
 func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
 	sess, err := s.session(CmdProposals, a.URI, a.Conversation)
 	if err != nil {
@@ -131,7 +158,7 @@ func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
 
 // proposedParams is the wire form of a proposal.
 func (s *Server) proposedParams(folder string, turn uint64, p *workspace.ProposalNote) ProposedChangesParams {
-	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID, Command: p.Command}
+	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID, Command: p.Command, Draft: p.Draft}
 	for i, c := range p.Changes {
 		pc := ProposedChange{Path: c.Path, Kind: string(c.Kind), Diff: c.Diff, Hunks: []ProposedHunk{}}
 		if i < len(p.Abs) {

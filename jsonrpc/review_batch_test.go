@@ -82,3 +82,71 @@ func TestReviewProposesEveryFileAtOnce(t *testing.T) {
 		t.Fatalf("a.txt %q, want the first write only", b)
 	}
 }
+
+// restartScript is reviewScript whose answer to the decision comes first:
+// the restarted daemon's model is a new one, whose steps are all unused.
+const restartScript = `
+[[step]]
+match.last_tool_result_contains = "applied"
+text = ["noted"]
+` + reviewScript
+
+// TestReviewSurvivesRestart: the daemon stops while a proposal waits (a
+// window reload restarts loom-lsp), with one hunk decided and a comment
+// typed; the next daemon gives the proposal back with that draft, the
+// decision then applies as before and the turn goes on to the model's
+// answer. Nothing was cancelled, nothing written before the decision.
+func TestReviewSurvivesRestart(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"r.txt": reviewBase})
+	state := t.TempDir()
+	opts := envOptions{script: restartScript, stateDir: state, cfg: fakeeditor.Config{Loom: true, ApplyEdit: true, Review: true, Folders: []string{dir}},
+		options: map[string]any{"tools": map[string]any{"bash": "allow", "edits": "review"}, "hooks": map[string]any{"auto_commit": true}}}
+	e := newEnv(t, opts)
+	e.ask("change b and i")
+	p := awaitProposal(e)
+	h := p.Changes[0].Hunks
+	if err := e.ed.ExecuteCommand(e.ctx, CmdReviewDraft, map[string]any{"id": p.ID, "accepted": []string{h[1].ID}, "comment": "keep b"}, nil); err != nil {
+		t.Fatalf("loom.reviewDraft: %v", err)
+	}
+	e.stop()
+	path := filepath.Join(dir, "r.txt")
+	if b, _ := os.ReadFile(path); string(b) != reviewBase {
+		t.Fatalf("r.txt %q before the decision", b)
+	}
+
+	e = newEnv(t, opts)
+	// What the reloaded panel asks: one loom.panelState.
+	var got PanelStateResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdPanelState, FolderArgs{}, &got); err != nil {
+		t.Fatalf("loom.panelState: %v", err)
+	}
+	if len(got.Proposals) != 1 || got.Proposals[0].ID != p.ID || len(got.Proposals[0].Changes[0].Hunks) != 2 {
+		t.Fatalf("proposals after the restart %+v, want %s back", got.Proposals, p.ID)
+	}
+	if d := got.Proposals[0].Draft; d == nil || strings.Join(d.Accepted, ",") != h[1].ID || d.Comment != "keep b" {
+		t.Fatalf("draft after the restart %+v", d)
+	}
+	if got.Status.State != "ExecutingTools" {
+		t.Fatalf("status after the restart %+v, want the turn still waiting", got.Status)
+	}
+	from := len(e.ed.Messages(""))
+	var res workspace.ReviewResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdReview, map[string]any{"id": p.ID, "accept": []string{h[1].ID}, "comment": "keep b"}, &res); err != nil {
+		t.Fatalf("loom.review after the restart: %v", err)
+	}
+	if strings.Join(res.Applied, ",") != h[1].ID {
+		t.Fatalf("review result %+v", res)
+	}
+	e.await("the model's answer after the decision", containsText(e.folder, "noted"))
+	e.await("turn ended", turnEnded(e.folder, from))
+	if b, _ := os.ReadFile(path); string(b) != "a\nb\nc\nd\ne\nf\ng\nh\nI agent\nj\n" {
+		t.Fatalf("r.txt %q, want the accepted hunk only", b)
+	}
+	if show := gittest.Run(t, e.folder, "show", "HEAD", "--", "r.txt"); !strings.Contains(show, "+I agent") {
+		t.Fatalf("the accepted hunk is not committed:\n%s", show)
+	}
+	kept, _ := filepath.Glob(filepath.Join(state, "*.review.json"))
+	if len(kept) != 0 {
+		t.Fatalf("proposals still kept after the decision: %v", kept)
+	}
+}

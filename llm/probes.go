@@ -84,22 +84,20 @@ type probeResult struct {
 
 // firstWindow runs the probes concurrently and returns the answer of the
 // first probe, in the order given, that found a window; else every
-// probe's error. It returns as soon as the answer is known: a probe
-// earlier in the order that succeeded, or all before it failed. The
-// probes still running then finish on their own (within ctx), so that a
-// path they find missing is remembered.
+// probe's error. It waits for all of them (each bounded by ctx), so that
+// every path found missing is known when it returns.
 func firstWindow(ctx context.Context, probes []func(context.Context) (Window, error)) (Window, []error) {
-	results := make([]chan probeResult, len(probes))
+	results := make([]probeResult, len(probes))
+	var wg sync.WaitGroup
 	for i, probe := range probes {
-		results[i] = make(chan probeResult, 1)
-		go func() {
+		wg.Go(func() {
 			w, err := probe(ctx)
-			results[i] <- probeResult{w, err}
-		}()
+			results[i] = probeResult{w, err}
+		})
 	}
+	wg.Wait()
 	var errs []error
-	for _, ch := range results {
-		r := <-ch
+	for _, r := range results {
 		if r.err == nil {
 			return r.w, nil
 		}

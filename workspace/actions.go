@@ -31,6 +31,17 @@ func (s *Conversation) turnContext() context.Context {
 	return s.turnCtx
 }
 
+// newBatchRun copies what the batch a needs of the conversation (on the
+// owner goroutine).
+func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
+	b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
+		registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
+	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
+		b.together = rp.ReviewsTogether()
+	}
+	return b
+}
+
 // cancelInFlight cancels the model stream, tool runs and hook of the
 // turn in flight, and the retry timer.
 func (s *Conversation) cancelInFlight() {
@@ -63,12 +74,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		}
 		s.sendRequest(a)
 	case fsm.ExecuteTools:
-		ctx := s.turnContext()
-		b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
-			registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
-		if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
-			b.together = rp.ReviewsTogether()
-		}
+		ctx, b := s.turnContext(), s.newBatchRun(a)
 		s.goWorker(func() { s.runTools(ctx, a, b) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()

@@ -131,10 +131,14 @@ func (s *Conversation) restore(path string) {
 	if n := len(s.git.commits); n > 0 {
 		s.git.last = s.git.commits[n-1].SHA
 	}
-	if s.busy() {
+	if s.busy() && !s.resumeReviews(path) {
 		// The daemon died mid-turn: close the turn like a cancel, which
-		// gives unanswered tool calls a result.
+		// gives unanswered tool calls a result (unless it only waited
+		// for the user's review: review_resume.go).
 		s.step(fsm.Cancel{})
+	}
+	if len(s.proposals) == 0 {
+		s.saveReviews() // none waits: a file left beside the journal goes
 	}
 	s.syncJournal()
 }

@@ -62,8 +62,12 @@ var diagnosedTools = map[string]bool{"edit_file": true, "write_file": true}
 // newDiagBatch prepares the diagnostics of a batch, or returns nil when
 // none apply: diagnostics off, review on (nothing lands before it is
 // decided), no edit in the batch, or no source for the folder.
-func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, review bool) *diagBatch {
-	if s.cfg.Tools.Diagnostics == config.DiagnosticsOff || review {
+func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, b *batchRun) *diagBatch {
+	if s.cfg.Tools.Diagnostics == config.DiagnosticsOff || b.review {
+		return nil
+	}
+	src := s.diagSource()
+	if src == nil {
 		return nil
 	}
 	var last string
@@ -71,17 +75,9 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, review bool) *diagBatch 
 		if diagnosedTools[c.Name] {
 			last = c.ID
 		}
-		if p := callPath(c.Arguments); p != "" && s.langServers != nil {
-			// A read of a Go file starts gopls now, so that it is warm by
-			// the time an edit needs it.
-			s.langServers.Warm(s.absPath(p))
-		}
+		s.prime(src, b, c)
 	}
 	if last == "" {
-		return nil
-	}
-	src := s.diagSource()
-	if src == nil {
 		return nil
 	}
 	lim := diagnostics.DefaultLimits
@@ -91,6 +87,27 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, review bool) *diagBatch 
 	return &diagBatch{
 		src: src, wait: s.cfg.Tools.DiagnosticsWait.Duration, limits: lim, reportAt: last,
 		before: map[string][]diagnostics.Diagnostic{}, texts: map[string]string{},
+	}
+}
+
+// prime gives loom's own language server the file a call names (a read
+// or an edit), starting it if needed, so that it is warm and knows the
+// file's problems by the time an edit needs them.
+func (s *Conversation) prime(src diagnostics.Source, b *batchRun, c fsm.ToolCall) {
+	pool, ok := src.(*diagnostics.Pool)
+	if !ok {
+		return
+	}
+	rel := callPath(c.Arguments)
+	if rel == "" {
+		return
+	}
+	path := s.absPath(rel)
+	if !pool.Serves(path) {
+		return
+	}
+	if data, err := b.env.FileSource().ReadFile(path); err == nil {
+		pool.Prime(path, string(data))
 	}
 }
 

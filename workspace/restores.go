@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/worktree"
@@ -20,20 +21,23 @@ import (
 // revert ran (a save during the dozen git processes) is left as it is
 // and named: their version stays on disk, the restored one is in git.
 //
-// The restores are journaled before the first is written ("restore") and
-// when they are done ("restore-end"): a daemon that dies in between
-// leaves a "restore" with no end, which the resumed conversation finishes
-// (a file still as planned from is restored, one changed since is left)
-// and reports.
+// The restores are journaled just before the branch moves ("restore",
+// with the HEAD the move gives) and when they are written
+// ("restore-end"): a daemon that dies in between leaves a "restore" with
+// no end, which the resumed conversation finishes when the branch did
+// move (a file still as planned from is restored, one changed since is
+// left) and reports.
 
 // restoreRecord is the journal record of a revert's restores.
 type restoreRecord struct {
 	// Top is the repository's top; What says which revert, for people;
 	// Head is HEAD after it.
-	Top   string        `json:"top"`
-	What  string        `json:"what"`
-	Head  string        `json:"head,omitempty"`
-	Files []restoreFile `json:"files,omitempty"`
+	Top  string `json:"top"`
+	What string `json:"what"`
+	Head string `json:"head,omitempty"`
+	// Dropped are the commits the move takes off the branch, if any.
+	Dropped []string      `json:"dropped,omitempty"`
+	Files   []restoreFile `json:"files,omitempty"`
 }
 
 // restoreFile is one planned restore.
@@ -56,9 +60,9 @@ func versionSum(v worktree.Version) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func newRestoreRecord(top, what, head string, changes []worktree.Change) *restoreRecord {
-	rec := &restoreRecord{Top: top, What: what, Head: head}
-	for _, c := range changes {
+func newRestoreRecord(top, what string, p gitcommit.PlannedRevert) *restoreRecord {
+	rec := &restoreRecord{Top: top, What: what, Head: p.Head, Dropped: p.Dropped}
+	for _, c := range p.Restores {
 		f := restoreFile{Rel: c.Rel, Expect: versionSum(c.Expect), Mode: uint32(c.Mode)}
 		if c.New.Present {
 			text := c.New.Text
@@ -78,19 +82,52 @@ func (s *Conversation) restoreWriter(top string) *worktree.Writer {
 	return w
 }
 
-// applyRestores journals rv's restores, writes them through the writer
-// and journals their end. It returns the files left as they are, with
-// why.
-func (s *Conversation) applyRestores(ctx context.Context, top, what string, rv *gitcommit.Reverted) []gitcommit.Conflict {
+// restoreJournal journals one revert's restores: pass planned as
+// RevertOptions.Planned, then end once the revert failed or its restores
+// are written.
+type restoreJournal struct {
+	s         *Conversation
+	ctx       context.Context
+	top, what string
+	started   bool
+}
+
+func (s *Conversation) newRestoreJournal(ctx context.Context, top, what string) *restoreJournal {
+	return &restoreJournal{s: s, ctx: ctx, top: top, what: what}
+}
+
+// planned journals the revert's restores before the branch moves.
+func (rj *restoreJournal) planned(p gitcommit.PlannedRevert) error {
+	if len(p.Restores) == 0 {
+		return nil
+	}
+	rec := newRestoreRecord(rj.top, rj.what, p)
+	rj.started = true
+	// One write(2) before the branch moves: it survives kill -9.
+	return rj.s.call(rj.ctx, func() {
+		rj.s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore", Restore: rec}) })
+	})
+}
+
+// end journals that the restores are over (or never happen).
+func (rj *restoreJournal) end() {
+	if !rj.started {
+		return
+	}
+	rj.started = false
+	rj.s.call(rj.ctx, func() {
+		rj.s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
+	})
+}
+
+// applyRestores writes rv's restores through the writer and journals
+// their end. It returns the files left as they are, with why.
+func (s *Conversation) applyRestores(rj *restoreJournal, rv *gitcommit.Reverted) []gitcommit.Conflict {
+	defer rj.end()
 	if len(rv.Restores) == 0 {
 		return nil
 	}
-	rec := newRestoreRecord(top, what, rv.Head, rv.Restores)
-	s.call(ctx, func() {
-		// One write(2) before the first file: it survives kill -9.
-		s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore", Restore: rec}) })
-	})
-	w := s.restoreWriter(top)
+	w := s.restoreWriter(rj.top)
 	var left []gitcommit.Conflict
 	for i, err := range w.WriteAll(rv.Restores) {
 		if err != nil {
@@ -98,9 +135,6 @@ func (s *Conversation) applyRestores(ctx context.Context, top, what string, rv *
 			left = append(left, gitcommit.Conflict{Path: rel, Reason: restoreLeft(rel, err, rv)})
 		}
 	}
-	s.call(ctx, func() {
-		s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
-	})
 	return left
 }
 
@@ -117,6 +151,11 @@ func restoreLeft(rel string, err error, rv *gitcommit.Reverted) string {
 // resume) and says what it did.
 func (s *Conversation) finishRestore(rec *restoreRecord) {
 	if rec == nil {
+		return
+	}
+	defer s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
+	if !s.branchMoved(rec) {
+		s.notify(Notification{Kind: NoteInfo, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)})
 		return
 	}
 	w := s.restoreWriter(rec.Top)
@@ -142,7 +181,6 @@ func (s *Conversation) finishRestore(rec *restoreRecord) {
 			done = append(done, f.Rel)
 		}
 	}
-	s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
 	msg := fmt.Sprintf("the daemon stopped while %s was restoring files (HEAD %s); finished now", rec.What, gitcommit.Short(rec.Head))
 	if len(done) > 0 {
 		msg += ": restored " + strings.Join(done, ", ")
@@ -151,6 +189,23 @@ func (s *Conversation) finishRestore(rec *restoreRecord) {
 		msg += "; left as they are: " + strings.Join(left, ", ") + "; their restored versions: git show " + gitcommit.Short(rec.Head) + ":<file>"
 	}
 	s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
+}
+
+// branchMoved reports whether the revert of rec moved the branch: HEAD
+// is its Head or descends from it, without the commits it dropped.
+func (s *Conversation) branchMoved(rec *restoreRecord) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	repo, err := gitcommit.Open(ctx, rec.Top, s.cfg.Model.APIKeyEnv)
+	if err != nil || !repo.IsAncestor(ctx, rec.Head, repo.Head) {
+		return false
+	}
+	for _, d := range rec.Dropped {
+		if repo.IsAncestor(ctx, d, repo.Head) {
+			return false
+		}
+	}
+	return true
 }
 
 // describeRestore is a restore record's line in DescribeJournal.

@@ -40,6 +40,8 @@ type ProposalNote struct {
 	// then each file's text before and after the command, as Abs.
 	Command            string
 	OldTexts, NewTexts []string
+	// Draft is what the user decided so far, nil when nothing.
+	Draft *ReviewDraft
 }
 
 // ReviewResult is what a review decision did.
@@ -69,6 +71,9 @@ type proposal struct {
 	settled chan struct{}
 	// outcome receives the decision's result once applied or rejected.
 	outcome chan reviewOutcome
+	// draft is what the user decided so far and the comment typed, kept
+	// for a client that reconnects (SetReviewDraft).
+	draft ReviewDraft
 }
 
 type reviewOutcome struct {
@@ -103,17 +108,24 @@ func (s *Conversation) onProposeChanges(a fsm.ProposeChanges) {
 	}
 	p.id = a.ID
 	s.proposals[a.ID] = p
+	s.saveReviews()
 	s.notify(Notification{Kind: NoteProposal, Turn: a.Turn, Proposal: p.note()})
 }
 
 func (p *proposal) note() *ProposalNote {
+	var n *ProposalNote
 	if p.cmd != nil {
-		n := &ProposalNote{ID: p.id, CallID: p.callID, Command: p.cmd.command}
+		n = &ProposalNote{ID: p.id, CallID: p.callID, Command: p.cmd.command}
 		n.Changes, n.Abs, n.OldTexts, n.NewTexts = p.cmd.noteFiles()
-		return n
+	} else {
+		n = &ProposalNote{ID: p.id, CallID: p.callID, Changes: []fsm.FileChange{p.change.File}, Abs: []string{p.edit.Path},
+			OldText: p.edit.OldText, NewText: p.edit.NewText, Created: p.edit.Created}
 	}
-	return &ProposalNote{ID: p.id, CallID: p.callID, Changes: []fsm.FileChange{p.change.File}, Abs: []string{p.edit.Path},
-		OldText: p.edit.OldText, NewText: p.edit.NewText, Created: p.edit.Created}
+	if !p.draft.empty() {
+		d := p.draft
+		n.Draft = &d
+	}
+	return n
 }
 
 // Proposals returns the proposals waiting for the user, oldest first.
@@ -175,6 +187,7 @@ func (s *Conversation) decide(ctx context.Context, ev fsm.ChangesDecided) (Revie
 		if !applying {
 			// Rejected whole: the machine completed the call.
 			delete(s.proposals, id)
+			s.saveReviews()
 			close(p.settled)
 			p.outcome <- reviewOutcome{res: ReviewResult{Applied: []string{}, Rejected: all}}
 		}
@@ -205,6 +218,7 @@ func (s *Conversation) onApplyChanges(a fsm.ApplyChanges) {
 	if p == nil {
 		return
 	}
+	s.saveReviews()
 	ctx := s.turnContext()
 	root := s.env.Root
 	if p.cmd != nil {
@@ -319,6 +333,10 @@ func (s *Conversation) dropProposals() {
 		p.outcome <- reviewOutcome{err: fmt.Errorf("%w: %q (the turn was cancelled)", ErrNoProposal, id)}
 	}
 	clear(s.proposed)
+	if s.m.State().Kind != fsm.ShuttingDown {
+		// Stopping the daemon keeps them, for the next one (review_resume.go).
+		s.saveReviews()
+	}
 }
 
 // awaitReview proposes the edit a call computed under review and waits

@@ -258,12 +258,14 @@ func (s *Conversation) revertForRewind(ctx context.Context, scrub string, commit
 			}
 		}
 	}
-	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave})
+	rj := s.newRestoreJournal(ctx, repo.Top, "the "+strings.TrimPrefix(message, "loom: "))
+	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave, Planned: rj.planned})
 	if err != nil {
+		rj.end()
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
 	}
 	// A file changed while the revert ran is left as it is, and named.
-	left := s.applyRestores(ctx, repo.Top, strings.TrimPrefix(message, "loom: "), rv)
+	left := s.applyRestores(rj, rv)
 	for _, c := range left {
 		rv.Files = slices.DeleteFunc(rv.Files, func(f string) bool { return f == c.Path })
 		rv.Kept = slices.DeleteFunc(rv.Kept, func(f string) bool { return f == c.Path })

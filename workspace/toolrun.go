@@ -96,7 +96,7 @@ type batchRun struct {
 // edit of a file already proposed, a command, any other mutating tool,
 // and reads.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
-	b.diag = s.newDiagBatch(a, b.review)
+	b.diag = s.newDiagBatch(a, b)
 	var undecided []*proposal
 	settle := func() {
 		s.awaitSettled(ctx, undecided)

@@ -65,11 +65,13 @@ func (s *Conversation) Undo(ctx context.Context, sha string) (string, error) {
 			return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 		}
 	}
-	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{})
+	rj := s.newRestoreJournal(ctx, repo.Top, "the undo of "+gitcommit.Short(target.SHA))
+	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{Planned: rj.planned})
 	if err != nil {
+		rj.end()
 		return "", err
 	}
-	left := s.applyRestores(ctx, repo.Top, "the undo of "+gitcommit.Short(target.SHA), rv)
+	left := s.applyRestores(rj, rv)
 	msg := rv.Message() + leftWords(left)
 	s.call(ctx, func() {
 		s.git.forget(rv.Reverted)

@@ -89,11 +89,13 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 		message += gitcommit.Short(c.SHA)
 	}
 	message += " changed in " + rel + ", keeping the other files and the later edits.\n"
-	rv, err := gitcommit.Revert(ctx, repo, targets, gitcommit.RevertOptions{Message: message, Paths: []string{rel}})
+	rj := s.newRestoreJournal(ctx, repo.Top, "the undo of the agent's changes to "+rel)
+	rv, err := gitcommit.Revert(ctx, repo, targets, gitcommit.RevertOptions{Message: message, Paths: []string{rel}, Planned: rj.planned})
 	if err != nil {
+		rj.end()
 		return "", err
 	}
-	left := s.applyRestores(ctx, repo.Top, "the undo of the agent's changes to "+rel, rv)
+	left := s.applyRestores(rj, rv)
 	msg := "undid the agent's changes to " + rel
 	if rv.Commit != nil {
 		msg += " with commit " + gitcommit.Short(rv.Commit.SHA)

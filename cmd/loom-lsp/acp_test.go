@@ -103,9 +103,16 @@ type acpProcess struct {
 
 func startACP(tb testing.TB, dir string, env []string, args ...string) *acpProcess {
 	tb.Helper()
+	return startAgent(tb, dir, env, loomBinary, append([]string{"acp"}, args...)...)
+}
+
+// startAgent starts the ACP agent bin with args, with a client on its
+// stdio.
+func startAgent(tb testing.TB, dir string, env []string, bin string, args ...string) *acpProcess {
+	tb.Helper()
 	p := &acpProcess{client: &acpClient{buffers: map[string]string{}, writes: map[string]string{}, updates: make(chan struct{}, 1)},
 		lines: &bytes.Buffer{}, linesM: &sync.Mutex{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(loomBinary, append([]string{"acp"}, args...)...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir, p.cmd.Env, p.cmd.Stderr = dir, env, &p.stderr
 	stdin, err := p.cmd.StdinPipe()
 	if err != nil {

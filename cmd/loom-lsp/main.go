@@ -35,7 +35,9 @@ const defaultCommand = "serve"
 
 func main() {
 	atExit := setupProcess(os.Args[1:], os.Stderr)
+	profile := startMemProfile(os.Stderr)
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	profile()
 	atExit()
 	os.Exit(code)
 }

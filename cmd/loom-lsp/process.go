@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/internal/residency"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/secret"
@@ -44,5 +47,15 @@ func setupProcess(args []string, stderr io.Writer) (atExit func()) {
 			fmt.Fprintf(stderr, "loom-lsp: warning: %v\n", err)
 		}
 	}
+	if name == "serve" || name == "acp" {
+		// A long-lived daemon: once it has started, give back the pages
+		// of the binary that starting mapped (see internal/residency).
+		time.AfterFunc(releaseImageAfter, func() { _, _ = residency.ReleaseImage() })
+	}
 	return func() { reap.KillMarked(reap.DaemonPrefix(os.Getpid()), true) }
 }
+
+// releaseImageAfter is when a daemon gives back the pages of its binary
+// that its start mapped: past the start (configuration, folders,
+// watchers), before anyone looks at an idle editor's processes.
+const releaseImageAfter = 3 * time.Second

@@ -1,6 +1,8 @@
 package reap
 
 import (
+	"github.com/loom-lsp/loom-lsp/internal/residency"
+
 	"io"
 	"os"
 	"os/exec"
@@ -61,6 +63,9 @@ func RunWatchdogIf(args []string) {
 		os.Exit(2)
 	}
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	// It waits for the daemon's whole life: it gives back the pages of
+	// the binary that starting it mapped (some 30 MiB).
+	_, _ = residency.ReleaseImage()
 	_, _ = io.Copy(io.Discard, os.Stdin) // returns when the daemon is gone
 	KillMarked(DaemonPrefix(daemon), true)
 	os.Exit(0)

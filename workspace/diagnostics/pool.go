@@ -89,14 +89,36 @@ func NewPool(o PoolOptions) *Pool {
 	return &Pool{o: o, servers: map[string]*server{}, missing: map[string]bool{}}
 }
 
-// Warm starts the server for path's language, if there is one, without
-// waiting for it: a cold server (gopls on a fresh module takes seconds)
-// is then ready by the time the agent's first edit needs it.
-func (p *Pool) Warm(path string) {
-	if _, _, err := p.server(path); err != nil {
-		p.o.Log.Debug("no language server", "path", path, "err", err)
+// Serves reports whether a server on PATH checks path's type.
+func (p *Pool) Serves(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, spec := range p.o.Servers {
+		if _, ok := spec.Languages[ext]; ok && len(spec.Command) > 0 && !p.missing[spec.Command[0]] {
+			return true
+		}
 	}
+	return false
 }
+
+// Prime gives the server for path's language the file's text now (its
+// start too, if needed) and lets it work in the background, so that the
+// question about the same text before an edit is answered at once.
+func (p *Pool) Prime(path, text string) {
+	srv, lang, err := p.server(path)
+	if err != nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), primeWait)
+		defer cancel()
+		_, _ = srv.diagnostics(ctx, path, lang, text)
+	}()
+}
+
+// primeWait bounds Prime's background wait (a cold gopls on a big module).
+const primeWait = 60 * time.Second
 
 // Diagnostics gives the problems of path's text as its language server
 // sees them: ErrUnavailable when no server serves the file, when the

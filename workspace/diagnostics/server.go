@@ -22,7 +22,7 @@ const startTimeout = 60 * time.Second
 
 // settleQuiet is how long a server must be quiet about a document
 // after publishing its diagnostics for them to be its answer.
-const settleQuiet = 150 * time.Millisecond
+const settleQuiet = 60 * time.Millisecond
 
 // stopTimeout bounds a server's orderly shutdown before it is killed.
 const stopTimeout = 2 * time.Second
@@ -43,6 +43,12 @@ type server struct {
 	exited chan struct{}
 	// marker finds the server's descendants that left its group.
 	marker string
+	// starting bounds the start; stop cancels it.
+	starting    context.Context
+	cancelStart context.CancelFunc
+
+	// sendMu orders what is sent about documents.
+	sendMu sync.Mutex
 
 	mu sync.Mutex
 	// docs are the documents opened in the server: their version and
@@ -67,6 +73,9 @@ type publishedDiags struct {
 	// seq counts the publications the server made, of any document.
 	seq   uint64
 	diags []Diagnostic
+	// settled: the server was quiet about the document after this
+	// publication (see await).
+	settled bool
 }
 
 // startServer starts prog for spec in the background; forget is called
@@ -81,7 +90,9 @@ func startServer(spec ServerSpec, prog string, o PoolOptions, forget func(*serve
 		news:      make(chan struct{}),
 		marker:    reap.NewMarker(),
 	}
+	s.starting, s.cancelStart = context.WithTimeout(context.Background(), startTimeout)
 	go func() {
+		defer s.cancelStart()
 		err := s.start(prog)
 		if err != nil {
 			s.err = fmt.Errorf("%w: %s did not start: %v", ErrUnavailable, spec.Name, err)
@@ -134,8 +145,7 @@ func (s *server) start(prog string) error {
 	}()
 	s.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(pipes{stdout, stdin}), jsonrpc2.WithCodec(codec{}))
 	s.conn.Go(context.Background(), s.handle)
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
+	ctx := s.starting
 	root := uri.File(s.o.Root)
 	params := map[string]any{
 		"processId": nil,
@@ -210,58 +220,77 @@ func (s *server) publish(p protocol.PublishDiagnosticsParams) {
 	s.news = make(chan struct{})
 }
 
-// diagnostics sends text as the document's content and waits for the
-// server's diagnostics of that version.
-func (s *server) diagnostics(ctx context.Context, path, lang, text string) ([]Diagnostic, error) {
+// sync makes text the document's content in the server (didOpen, or
+// didChange when it changed), and returns the version to wait for, and
+// the publication count before it.
+func (s *server) sync(ctx context.Context, path, lang, text string) (key string, want int32, seqAt uint64, sent bool, err error) {
 	select {
 	case <-s.ready:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: %s is still starting", ErrUnavailable, s.spec.Name)
+		return "", 0, 0, false, fmt.Errorf("%w: %s is still starting", ErrUnavailable, s.spec.Name)
 	}
 	if s.err != nil {
-		return nil, s.err
+		return "", 0, 0, false, s.err
 	}
 	u := uri.File(path)
-	key := u.FsPath()
+	key = u.FsPath()
+	// One sender at a time, so versions reach the server in order.
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: %s stopped", ErrUnavailable, s.spec.Name)
+		return "", 0, 0, false, fmt.Errorf("%w: %s stopped", ErrUnavailable, s.spec.Name)
 	}
 	s.idle.Reset(s.o.Idle)
 	doc := s.docs[key]
-	var send func() error
+	var method string
+	var params map[string]any
 	switch {
 	case doc == nil:
 		doc = &openDoc{version: 1, text: text}
 		s.docs[key] = doc
-		send = func() error {
-			return s.conn.Notify(ctx, protocol.MethodTextDocumentDidOpen, map[string]any{
-				"textDocument": map[string]any{"uri": u, "languageId": lang, "version": doc.version, "text": text}})
-		}
+		method = protocol.MethodTextDocumentDidOpen
+		params = map[string]any{"textDocument": map[string]any{"uri": u, "languageId": lang, "version": doc.version, "text": text}}
 	case doc.text != text:
 		doc.version++
 		doc.text = text
-		version := doc.version
-		send = func() error {
-			return s.conn.Notify(ctx, protocol.MethodTextDocumentDidChange, map[string]any{
-				"textDocument":   map[string]any{"uri": u, "version": version},
-				"contentChanges": []map[string]any{{"text": text}}})
-		}
+		method = protocol.MethodTextDocumentDidChange
+		params = map[string]any{"textDocument": map[string]any{"uri": u, "version": doc.version}, "contentChanges": []map[string]any{{"text": text}}}
 	}
-	want := doc.version
-	seqAt := s.published[key].seq
+	want, seqAt = doc.version, s.published[key].seq
 	s.mu.Unlock()
-	if send != nil {
-		if err := send(); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, s.spec.Name, err)
+	if method != "" {
+		if err := s.conn.Notify(ctx, method, params); err != nil {
+			return "", 0, 0, false, fmt.Errorf("%w: %s: %v", ErrUnavailable, s.spec.Name, err)
 		}
 	}
-	// A server may publish a document's diagnostics in stages (gopls: a
-	// first answer while it loads the workspace, then the full one) and
-	// may leave the version out: the answer is the last publication for
-	// the text sent, once the server has been quiet about the document
-	// for settleQuiet.
+	return key, want, seqAt, method != "", nil
+}
+
+// diagnostics sends text as the document's content and waits for the
+// server's diagnostics of that version.
+func (s *server) diagnostics(ctx context.Context, path, lang, text string) ([]Diagnostic, error) {
+	key, want, seqAt, sent, err := s.sync(ctx, path, lang, text)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	pd, ok := s.published[key]
+	s.mu.Unlock()
+	if !sent && ok && pd.settled && pd.hasVersion && pd.version == want {
+		return pd.diags, nil
+	}
+	return s.await(ctx, key, want, seqAt, sent)
+}
+
+// await waits for the server's diagnostics of version want of the
+// document. A server may publish a document's diagnostics in stages
+// (gopls: a first answer while it loads the workspace, then the full
+// one; or two at once) and may leave the version out: the answer is the
+// last publication for the text sent, once the server has been quiet
+// about the document for settleQuiet.
+func (s *server) await(ctx context.Context, key string, want int32, seqAt uint64, sent bool) ([]Diagnostic, error) {
 	var quiet <-chan time.Time
 	var answer []Diagnostic
 	answered := false
@@ -270,7 +299,7 @@ func (s *server) diagnostics(ctx context.Context, path, lang, text string) ([]Di
 		pd, ok := s.published[key]
 		news := s.news
 		s.mu.Unlock()
-		if ok && ((pd.hasVersion && pd.version >= want) || (!pd.hasVersion && (send == nil || pd.seq > seqAt))) {
+		if ok && ((pd.hasVersion && pd.version >= want) || (!pd.hasVersion && (!sent || pd.seq > seqAt))) {
 			if !answered || pd.seq != seqAt {
 				answer, answered, seqAt = pd.diags, true, pd.seq
 				quiet = time.After(settleQuiet)
@@ -279,6 +308,12 @@ func (s *server) diagnostics(ctx context.Context, path, lang, text string) ([]Di
 		select {
 		case <-news:
 		case <-quiet:
+			s.mu.Lock()
+			if pd, ok := s.published[key]; ok && pd.seq == seqAt {
+				pd.settled = true
+				s.published[key] = pd
+			}
+			s.mu.Unlock()
 			return answer, nil
 		case <-s.exited:
 			return nil, fmt.Errorf("%w: %s exited", ErrUnavailable, s.spec.Name)
@@ -304,6 +339,7 @@ func (s *server) alive() bool {
 
 // stop shuts the server down: shutdown and exit, then its group killed.
 func (s *server) stop() {
+	s.cancelStart()
 	<-s.ready
 	s.mu.Lock()
 	if s.stopping {

@@ -40,6 +40,24 @@ type RevertOptions struct {
 	// Leave names files (relative, slash-separated) to leave as they are
 	// with LeaveConflicts, and why (unsaved in the editor, say).
 	Leave map[string]string
+	// Planned, when set, is called once the revert is worked out and
+	// just before the branch moves, with what the move will be and the
+	// restores that will follow, so that the caller can record them
+	// durably first: a revert cut short after the move can then be
+	// completed. An error refuses the revert, the branch unmoved.
+	Planned func(PlannedRevert) error
+}
+
+// PlannedRevert is a revert about to move the branch.
+type PlannedRevert struct {
+	// Head is what HEAD will be; Dropped are the commits that leave the
+	// branch (when they do), so that whether the move happened can be
+	// told later: HEAD is Head or has it as an ancestor, and has none of
+	// Dropped.
+	Head    string
+	Dropped []string
+	// Restores are the worktree changes that will follow (Reverted.Restores).
+	Restores []worktree.Change
 }
 
 // Conflict is a file Revert left as it was, and why.
@@ -183,9 +201,9 @@ func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions)
 	}
 	files = slices.DeleteFunc(files, func(f *revertFile) bool { return f.left })
 	if drop {
-		err = r.dropCommits(ctx, ordered, files)
+		err = r.dropCommits(ctx, ordered, files, opts.Planned)
 	} else {
-		files, err = r.revertFiles(ctx, ordered, files, opts.Message, leave, rv)
+		files, err = r.revertFiles(ctx, ordered, files, opts, leave, rv)
 	}
 	if err != nil || len(files) == 0 && !drop {
 		return nilIfErr(rv, err)
@@ -281,13 +299,22 @@ func (r *Repo) vetFiles(ctx context.Context, files []*revertFile, leaveAlso map[
 
 // dropCommits works out files' worktree versions and moves the branch
 // back to before ordered (compare-and-swap).
-func (r *Repo) dropCommits(ctx context.Context, ordered []*Result, files []*revertFile) error {
+func (r *Repo) dropCommits(ctx context.Context, ordered []*Result, files []*revertFile, planned func(PlannedRevert) error) error {
 	for _, f := range files {
 		if reason := r.revertDisk(ctx, f); reason != "" {
 			return refusal("%s", reason)
 		}
 	}
 	oldest := ordered[len(ordered)-1]
+	if planned != nil {
+		pr := PlannedRevert{Head: oldest.Parent, Restores: restoresOf(files)}
+		for _, c := range ordered {
+			pr.Dropped = append(pr.Dropped, c.SHA)
+		}
+		if err := planned(pr); err != nil {
+			return refusal("%v", err)
+		}
+	}
 	if _, err := r.git.run(ctx, "", "update-ref", "-m", "loom: undo "+Short(ordered[0].SHA), "HEAD", oldest.Parent, r.Head); err != nil {
 		return refusal("HEAD moved: %v", err)
 	}
@@ -298,7 +325,7 @@ func (r *Repo) dropCommits(ctx context.Context, ordered []*Result, files []*reve
 // revertFiles works out files' tree and worktree versions, leaving (or
 // refusing) those where it cannot, and makes the revert commit of the
 // others, recorded in rv.Commit; it returns the files taken back.
-func (r *Repo) revertFiles(ctx context.Context, ordered []*Result, files []*revertFile, message string, leave func(*revertFile, string) error, rv *Reverted) ([]*revertFile, error) {
+func (r *Repo) revertFiles(ctx context.Context, ordered []*Result, files []*revertFile, opts RevertOptions, leave func(*revertFile, string) error, rv *Reverted) ([]*revertFile, error) {
 	for _, f := range files {
 		reason := r.revertTree(ctx, f)
 		if reason == "" {
@@ -315,12 +342,12 @@ func (r *Repo) revertFiles(ctx context.Context, ordered []*Result, files []*reve
 		return nil, nil // every file was left as it was: nothing to commit
 	}
 	parent := r.Head
-	head, err := r.revertCommit(ctx, ordered, files, message)
+	head, err := r.revertCommit(ctx, ordered, files, opts.Message, opts.Planned)
 	if err != nil {
 		return nil, err
 	}
 	r.Head = head
-	rv.Commit = &Result{SHA: head, Parent: parent, Message: message}
+	rv.Commit = &Result{SHA: head, Parent: parent, Message: opts.Message}
 	for _, f := range files {
 		rv.Commit.Files = append(rv.Commit.Files, f.path)
 		rv.Commit.Entries = append(rv.Commit.Entries, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid, BaseMode: f.head.mode, Base: f.head.oid})
@@ -331,14 +358,12 @@ func (r *Repo) revertFiles(ctx context.Context, ordered []*Result, files []*reve
 // planRestores fills rv's files and restores, and moves the user's index
 // entries still at HEAD's old version to the new one.
 func (r *Repo) planRestores(ctx context.Context, rv *Reverted, ordered []*Result, files []*revertFile) error {
+	rv.Restores = restoresOf(files)
 	var move []Entry
 	for _, f := range files {
 		rv.Files = append(rv.Files, f.path)
 		if f.kept {
 			rv.Kept = append(rv.Kept, f.path)
-		}
-		if f.writeDisk {
-			rv.Restores = append(rv.Restores, f.restore())
 		}
 		if f.indexAtHead && f.tree != f.head {
 			move = append(move, Entry{Path: f.path, Mode: f.tree.mode, Blob: f.tree.oid})
@@ -375,6 +400,9 @@ func (r *Repo) newestFirst(ctx context.Context, commits []*Result) ([]*Result, e
 	sort.SliceStable(out, func(i, j int) bool { return r.isAncestor(ctx, out[j].SHA, out[i].SHA) })
 	return out, nil
 }
+
+// IsAncestor reports whether a is b or one of its ancestors.
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) bool { return r.isAncestor(ctx, a, b) }
 
 // isAncestor reports whether a is b or one of its ancestors.
 func (r *Repo) isAncestor(ctx context.Context, a, b string) bool {
@@ -537,6 +565,17 @@ func (r *Repo) revertDisk(ctx context.Context, f *revertFile) string {
 	return ""
 }
 
+// restoresOf are the worktree changes of files that change on disk.
+func restoresOf(files []*revertFile) []worktree.Change {
+	var out []worktree.Change
+	for _, f := range files {
+		if f.writeDisk {
+			out = append(out, f.restore())
+		}
+	}
+	return out
+}
+
 // restore is the change that gives f's file its worktree version, from
 // the content it was planned from.
 func (f *revertFile) restore() worktree.Change {
@@ -549,7 +588,7 @@ func (f *revertFile) restore() worktree.Change {
 
 // revertCommit makes the revert commit of ordered on top of HEAD, with
 // files' tree versions, and moves HEAD to it (compare-and-swap).
-func (r *Repo) revertCommit(ctx context.Context, ordered []*Result, files []*revertFile, message string) (string, error) {
+func (r *Repo) revertCommit(ctx context.Context, ordered []*Result, files []*revertFile, message string, planned func(PlannedRevert) error) (string, error) {
 	ix, err := r.newIndex(ctx, r.Head)
 	if err != nil {
 		return "", err
@@ -586,6 +625,11 @@ func (r *Repo) revertCommit(ctx context.Context, ordered []*Result, files []*rev
 		return "", err
 	}
 	sha = strings.TrimSpace(sha)
+	if planned != nil {
+		if err := planned(PlannedRevert{Head: sha, Restores: restoresOf(files)}); err != nil {
+			return "", refusal("%v", err)
+		}
+	}
 	subject, _, _ := strings.Cut(message, "\n")
 	if _, err := r.git.run(ctx, "", "update-ref", "-m", "commit (loom): "+subject, "HEAD", sha, r.Head); err != nil {
 		return "", fmt.Errorf("%w: HEAD moved: %v", ErrUndoRefused, err)

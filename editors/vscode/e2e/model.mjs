@@ -7,7 +7,8 @@
 import http from 'node:http';
 
 /**
- * @typedef {{ reasoning?: string[], text?: string[], delayMs?: number, tool?: { name: string, args: object }, usage?: object, gate?: () => Promise<void>,
+ * @typedef {{ reasoning?: string[], text?: string[], delayMs?: number, tool?: { name: string, args: object }, tools?: { name: string, args: object }[],
+ *   usage?: object, gate?: () => Promise<void>,
  *   holdAfter?: number, hold?: () => Promise<void> }} Reply
  *   holdAfter/hold: after holdAfter pieces of text, the stream waits for hold() (a gate the test opens).
  * @typedef {{ when: RegExp, reply?: Reply, afterTool?: Reply, replies?: Reply[] }} Rule
@@ -94,10 +95,14 @@ export async function startModel(rules, port = 0) {
           await new Promise((r) => setTimeout(r, reply.delayMs));
         }
       }
-      if (reply.tool) {
-        const id = `call_${++callSeq}`;
-        send({ tool_calls: [{ index: 0, id, type: 'function', function: { name: reply.tool.name, arguments: '' } }] });
-        send({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(reply.tool.args) } }] });
+      const calls = reply.tools ?? (reply.tool ? [reply.tool] : []);
+      if (calls.length) {
+        // tools: several calls in one response (as a model editing several files at once).
+        calls.forEach((c, index) => {
+          const id = `call_${++callSeq}`;
+          send({ tool_calls: [{ index, id, type: 'function', function: { name: c.name, arguments: '' } }] });
+          send({ tool_calls: [{ index, function: { arguments: JSON.stringify(c.args) } }] });
+        });
         send({}, 'tool_calls');
       } else {
         send({}, 'stop');

@@ -18,6 +18,7 @@
 import './harness.mjs';
 import './steps/01-basics.mjs';
 import './steps/07-reload.mjs';
+import './steps/07b-reload-time.mjs';
 import './steps/08-commands.mjs';
 import './steps/11-approval.mjs';
 import './steps/12b-every-command.mjs';
@@ -28,5 +29,7 @@ import './steps/17-first-run.mjs';
 import './steps/18-review.mjs';
 import './steps/19-rewind.mjs';
 import './steps/20-filesbar.mjs';
+import './steps/20b-narrow-bar.mjs';
 import './steps/21-conversations.mjs';
+import './steps/21b-palette-new.mjs';
 import './steps/22-model-picker.mjs';

@@ -10,7 +10,7 @@ import { beforeText } from './diff';
 import { Conversations } from './conversations';
 import { ChatPanel, PanelHost } from './panel';
 import {
-  AskArgs, AskResult, Commands, CommitParams, ConversationArgs, DisplayMessageParams, HistoryResult, ModelsResult, StateParams, Status,
+  AskArgs, AskResult, Commands, CommitParams, ConversationArgs, DisplayMessageParams, HistoryResult, ModelsResult, PanelState, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
 import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
@@ -91,7 +91,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   /** Whether a change of this conversation waits for the user's review (reviewpanel.ts). */
   reviewWaiting: ((t: Transcript) => boolean) | undefined;
   /** Called after a folder's conversation was redrawn (its review cards come back). */
-  onRedraw: ((folder: string) => void) | undefined;
+  onRedraw: ((folder: string, proposals?: unknown[]) => void) | undefined;
   /** Fires when a header (state, model) changes. */
   readonly onDidChangeHeader = this.onHeader.event;
 
@@ -658,23 +658,48 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.server.exec<HistoryResult>(Commands.history, argsOf(t)),
         this.server.exec<Status>(Commands.status, argsOf(t)),
       ]);
-      // What is drawn now, unless it has no prompt yet (just after a
-      // reload, only the server's first notices): then what was kept.
-      const drawn = t.saved();
-      const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept(t);
-      if (!(keep && t.restore(before, h))) {
-        t.redraw(h);
-      }
-      await this.applyStatus(t, st);
-      this.keep(t);
+      await this.drawFrom(t, h, st, keep);
     } catch (e) {
       t.notice('error', 'Could not load the conversation: ' + errorText(e));
     }
+    this.redrawn(folder, t);
+  }
+
+  /**
+   * Draws a folder's conversation from a loom.panelState reply (the
+   * window's first drawing: one request for everything); the proposals
+   * go to the review.
+   */
+  async redrawFromState(folder: string, ps: PanelState): Promise<void> {
+    let t = this.transcript(folder);
+    try {
+      await this.drawFrom(t, ps.history, ps.status, true);
+    } catch (e) {
+      t.notice('error', 'Could not load the conversation: ' + errorText(e));
+    }
+    t = this.transcript(folder);
+    this.redrawn(folder, t, ps.proposals);
+  }
+
+  /** Draws t from its history and status, keeping what was drawn (keep) when the history is still the server's. */
+  private async drawFrom(t: Transcript, h: HistoryResult, st: Status, keep: boolean): Promise<void> {
+    // What is drawn now, unless it has no prompt yet (just after a
+    // reload, only the server's first notices): then what was kept.
+    const drawn = t.saved();
+    const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept(t);
+    if (!(keep && t.restore(before, h))) {
+      t.redraw(h);
+    }
+    await this.applyStatus(t, st);
+    this.keep(t);
+  }
+
+  private redrawn(folder: string, t: Transcript, proposals?: unknown[]): void {
     if (this.shows(folder, t.conversation)) {
       this.panel.refresh();
     }
     this.onHeader.fire();
-    this.onRedraw?.(folder);
+    this.onRedraw?.(folder, proposals);
   }
 
   /** Puts the tools' whole results (from loom.history) into their cards. */

@@ -108,13 +108,14 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
    * before it (counted again from git), and the commands' changes the
    * server still has pending.
    */
-  async load(folder: string): Promise<void> {
+  async load(folder: string, known?: CommandChangeWire[]): Promise<void> {
     if (this.bar(folder).restore(this.store?.get<SavedBar>(`loom.filesBar:${folder}`))) {
       void this.count(folder);
     }
     try {
-      const r = await this.chat.exec<{ changes: CommandChangeWire[] | null }>('loom.commandChanges', this.uri(folder));
-      this.bar(folder).setCommandChanges(r?.changes ?? []);
+      // loom.panelState's, else asked.
+      const changes = known ?? (await this.chat.exec<{ changes: CommandChangeWire[] | null }>('loom.commandChanges', this.uri(folder)))?.changes;
+      this.bar(folder).setCommandChanges(changes ?? []);
       this.draw(folder);
     } catch { /* an older loom-lsp: commands' changes come with their notification */ }
   }

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { Chat, errorText } from './chat';
 import type { ConversationInfo } from './conversations';
-import { Commands } from './protocol';
+import { Commands, PanelState } from './protocol';
 import type { FromWebview } from './shared/messages';
 
 /** ConversationList answers the panel's conversation messages. */
@@ -39,10 +39,18 @@ export class ConversationList {
   /**
    * Draws every folder's conversation at startup: the one shown in the
    * last window when the server still has it, else the folder's most
-   * recent.
+   * recent. One loom.panelState per folder answers everything; an older
+   * loom-lsp is asked part by part. Returns each folder's panel state
+   * (none from an older loom-lsp), for the rest of the panel.
    */
-  async start(): Promise<void> {
+  async start(): Promise<Map<string, PanelState>> {
+    const states = new Map<string, PanelState>();
     await Promise.all(this.chat.folders().map(async (f) => {
+      const st = await this.startFromState(f.path);
+      if (st) {
+        states.set(f.path, st);
+        return;
+      }
       await this.refresh(f.path);
       const last = this.chat.rememberedShown(f.path);
       const listed = this.chat.entries(f.path).find((c) => c.id === last);
@@ -55,6 +63,33 @@ export class ConversationList {
       await this.chat.redraw(f.path);
       this.draw(f.path);
     }));
+    return states;
+  }
+
+  /** Draws folder from one loom.panelState; undefined when the server cannot answer it. */
+  private async startFromState(folder: string): Promise<PanelState | undefined> {
+    if (!this.chat.has(Commands.panelState)) {
+      return undefined;
+    }
+    const last = this.chat.rememberedShown(folder);
+    let st: PanelState<ConversationInfo>;
+    try {
+      st = await this.chat.exec<PanelState<ConversationInfo>>(Commands.panelState, { uri: uriOf(folder), ...(last ? { conversation: last } : {}) });
+    } catch {
+      return undefined;
+    }
+    if (!st?.history || !st.status) {
+      return undefined;
+    }
+    this.chat.convs.setList(folder, Array.isArray(st.conversations) ? st.conversations : []);
+    if (st.conversation && this.chat.convs.shownId(folder) !== st.conversation) {
+      if (!this.chat.convs.adopt(folder, st.conversation)) {
+        this.chat.convs.show(folder, st.conversation);
+      }
+    }
+    await this.chat.redrawFromState(folder, st);
+    this.draw(folder);
+    return st;
   }
 
   /** Asks the server for folder's list and draws it. */

@@ -12,6 +12,7 @@ import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
 import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
 import { Checkpoints, commandChangesMethod } from './checkpoints';
+import type { CommandChangeWire } from './filesbar';
 import type { CommandChangesParams } from './filesbar';
 import { Composer } from './composer';
 import { ConversationList } from './conversationlist';
@@ -34,6 +35,8 @@ import { answerConfiguration, SettingsScope, trustFolderCommand } from './trust'
 let client: LanguageClient | undefined;
 /** The chat, whose conversations are written down at deactivation. */
 let theChat: Chat | undefined;
+/** The review, whose drafts (decisions so far, the comment typed) go to the server at deactivation. */
+let theReview: EditReview | undefined;
 
 /** The module path of loom-lsp's command, for go install. */
 const installCommand = 'go install github.com/loom-lsp/loom-lsp/cmd/loom-lsp@latest';
@@ -140,9 +143,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     revealPanel: () => chat.panel.reveal(),
     onPanelVisible: chat.panel.onDidChangeVisible,
   });
+  theReview = editReview;
   chat.review = (intent) => editReview.handle(intent);
   chat.reviewEdits = (st) => reviewEditsInForce(st);
-  chat.onRedraw = (folder) => void editReview.resync(folder);
+  chat.onRedraw = (folder, proposals) => void editReview.resync(folder, proposals as ProposedChangesParams[] | undefined);
   chat.reviewWaiting = (t) => editReview.book.open(t.folder).some((p) => (p.params.conversation ?? '') === t.conversation || !p.params.conversation);
   context.subscriptions.push(
     editReview,
@@ -380,8 +384,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
   await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
   takeOverWindowMessages(c, chat);
-  await conversations.start();
-  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path)));
+  // One loom.panelState per folder draws everything (an older loom-lsp: one request per part).
+  const states = await conversations.start();
+  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path, states.get(f.path)?.commandChanges as CommandChangeWire[] | undefined)));
 }
 
 /**
@@ -529,7 +534,10 @@ function statusWords(st: Status): string {
 
 export async function deactivate(): Promise<void> {
   // A reload must find the conversation as it was drawn, to the last change.
-  await theChat?.flush().catch(() => { /* the record is a convenience */ });
+  await Promise.all([
+    theChat?.flush().catch(() => { /* the record is a convenience */ }),
+    theReview?.flushDrafts().catch(() => { /* so is the draft */ }),
+  ]);
   if (client) {
     await client.stop();
     client = undefined;

@@ -27,6 +27,8 @@ export const Commands = {
   openConversation: 'loom.openConversation',
   renameConversation: 'loom.renameConversation',
   deleteConversation: 'loom.deleteConversation',
+  /** {uri?, conversation?} -> PanelState: everything the panel draws of a folder, in one request. */
+  panelState: 'loom.panelState',
 } as const;
 
 /**
@@ -146,6 +148,22 @@ export interface HistoryMessage {
   note?: boolean;
 }
 export interface HistoryResult { folder: string; messages: HistoryMessage[] }
+
+/**
+ * loom.panelState's reply: a folder's conversation list, and of the
+ * conversation drawn (the one asked for, else the folder's most recent)
+ * its status, history, proposals waiting for review and commands'
+ * changes. The proposals and changes are typed where they are used.
+ */
+export interface PanelState<Conversation = unknown, Proposal = unknown, Change = unknown> {
+  folder: string;
+  conversation: string;
+  conversations: Conversation[];
+  status: Status;
+  history: HistoryResult;
+  proposals: Proposal[];
+  commandChanges: Change[];
+}
 export interface UndoResult { folder: string; message: string }
 
 /** The experimental client capability that turns on loom/* messages. */

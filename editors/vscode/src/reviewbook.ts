@@ -5,7 +5,7 @@
 // takes no partial decision: every hunk is decided, then sent once).
 // Also the proposed text of a file and where each hunk lands in it, for
 // the diff editor. No vscode imports: tested under node.
-import { diffStat, ProposedChangesParams, ProposedHunk, reviewArgs, ReviewResult } from './reviewwire';
+import { diffStat, ProposedChangesParams, ProposedHunk, reviewArgs, ReviewDraft, ReviewResult } from './reviewwire';
 import type { HunkDecision, ReviewCard } from './shared/review';
 
 /** A proposal and what the user decided so far. */
@@ -30,9 +30,28 @@ export class ReviewBook {
       had.params = p;
       return had;
     }
-    const e: Proposal = { params: p, decisions: new Map(), comment: '', state: 'open' };
+    const e: Proposal = { params: p, decisions: new Map(), comment: p.draft?.comment ?? '', state: 'open' };
     this.byId.set(p.id, e);
+    // What the user had decided before (a window reload): the server kept it.
+    const all = hunkIds(p);
+    for (const [ids, d] of [[p.draft?.accepted, 'accept'], [p.draft?.rejected, 'reject']] as const) {
+      for (const h of ids ?? []) {
+        if (all.includes(h)) {
+          e.decisions.set(h, d);
+        }
+      }
+    }
     return e;
+  }
+
+  /** What the user decided so far on proposal id and the comment typed, for loom.reviewDraft. */
+  draft(id: string): ReviewDraft | undefined {
+    const e = this.byId.get(id);
+    if (!e || e.state !== 'open') {
+      return undefined;
+    }
+    const of = (d: HunkDecision) => [...e.decisions].filter(([, x]) => x === d).map(([h]) => h);
+    return { accepted: of('accept'), rejected: of('reject'), comment: e.comment };
   }
 
   get(id: string): Proposal | undefined {
@@ -182,7 +201,26 @@ export class ReviewBook {
     if (e.error) {
       c.error = e.error;
     }
+    const others = this.siblings(id).length;
+    if (e.state === 'open' && others > 0) {
+      c.others = others;
+    }
     return c;
+  }
+
+  /**
+   * The other edit proposals of proposal id's response (same folder,
+   * conversation and turn) still waiting: proposed together, decided
+   * together when the user asks. A command's changes are never among them.
+   */
+  siblings(id: string): Proposal[] {
+    const e = this.byId.get(id);
+    if (!e || e.params.command) {
+      return [];
+    }
+    const p = e.params;
+    return [...this.byId.values()].filter((x) => x !== e && x.state === 'open' && !x.params.command && x.params.folder === p.folder &&
+      (x.params.conversation ?? '') === (p.conversation ?? '') && x.params.turn === p.turn);
   }
 }
 

@@ -42,6 +42,8 @@ export class EditReview implements vscode.Disposable {
   private readonly subs: vscode.Disposable[] = [];
   /** The proposals VS Code's notification was shown for (once each). */
   private readonly notified = new Set<string>();
+  /** The drafts not sent to the server yet (loom.reviewDraft), by proposal id. */
+  private readonly draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly host: ReviewHost) {
     this.lens = new ReviewLens(this.book, (id, hunks, d) => this.decideFromLens(id, hunks, d));
@@ -60,6 +62,7 @@ export class EditReview implements vscode.Disposable {
   proposed(p: ProposedChangesParams): void {
     this.book.add(p);
     this.draw(p.id);
+    this.drawSiblings(p.id); // their "all N files" counts
     if (!this.host.panelVisible()) {
       void this.notify(p);
     }
@@ -112,16 +115,24 @@ export class EditReview implements vscode.Disposable {
       case 'decide':
         if (this.book.decide(intent.id, intent.hunks, intent.decision)) {
           this.draw(intent.id);
+          this.keepDraft(intent.id, 0);
         }
         break;
       case 'comment':
         // Kept for the decision; the card holds the text (no redraw while typing).
         this.book.setComment(intent.id, intent.text);
         this.setCard(intent.id);
+        this.keepDraft(intent.id, 300);
         break;
       case 'submit':
         await this.submit(intent.id, intent.all, intent.comment);
         break;
+      case 'submitResponse': {
+        // Every file of the response: this card with its comment, the others as they stand.
+        const others = this.book.siblings(intent.id).map((x) => x.params.id);
+        await Promise.all([this.submit(intent.id, intent.all, intent.comment), ...others.map((id) => this.submit(id, intent.all))]);
+        break;
+      }
       case 'openDiff': {
         const p = this.book.get(intent.id);
         if (p) {
@@ -135,12 +146,46 @@ export class EditReview implements vscode.Disposable {
     }
   }
 
+  /**
+   * Tells the server what the user decided so far on proposal id and the
+   * comment typed (loom.reviewDraft), after delay ms without a change: a
+   * window reload (which restarts loom-lsp) gives them back.
+   */
+  private keepDraft(id: string, delay: number): void {
+    clearTimeout(this.draftTimers.get(id));
+    this.draftTimers.set(id, setTimeout(() => void this.sendDraft(id), delay));
+  }
+
+  private async sendDraft(id: string): Promise<void> {
+    this.draftTimers.delete(id);
+    const p = this.book.get(id);
+    const draft = this.book.draft(id);
+    if (!p || !draft) {
+      return;
+    }
+    try {
+      await this.host.exec('loom.reviewDraft', {
+        uri: vscode.Uri.file(p.params.folder).toString(), ...(p.params.conversation ? { conversation: p.params.conversation } : {}), id, ...draft,
+      });
+    } catch { /* an older loom-lsp, or decided meanwhile: the draft is a convenience */ }
+  }
+
+  /** Sends the drafts still waiting for their delay (the window closes or reloads). */
+  async flushDrafts(): Promise<void> {
+    const ids = [...this.draftTimers.keys()];
+    for (const id of ids) {
+      clearTimeout(this.draftTimers.get(id));
+    }
+    await Promise.all(ids.map((id) => this.sendDraft(id)));
+  }
+
   /** A CodeLens click: the decision is sent once every hunk is decided. */
   private async decideFromLens(id: string, hunks: string[] | 'all', d: HunkDecision | undefined): Promise<void> {
     if (!this.book.decide(id, hunks, d)) {
       return;
     }
     this.draw(id);
+    this.keepDraft(id, 0);
     if (this.book.complete(id)) {
       await this.submit(id);
     }
@@ -166,6 +211,7 @@ export class EditReview implements vscode.Disposable {
     }
     p.error = undefined;
     this.draw(id);
+    this.drawSiblings(id);
     try {
       const r = await this.host.exec<ReviewResult>('loom.review', sent.args);
       this.book.settled(id, { applied: r?.applied ?? [], rejected: r?.rejected ?? [], conflicts: r?.conflicts ?? [] });
@@ -185,16 +231,19 @@ export class EditReview implements vscode.Disposable {
 
   /**
    * After a redraw (loom.history, a window reload): the proposals the
-   * server still waits on get their cards back; a card still asking for
+   * server still waits on (known: loom.panelState's, else asked) get
+   * their cards back; a card still asking for
    * a proposal the server no longer has says it was not reviewed.
    */
-  async resync(folder: string): Promise<void> {
-    let waiting: ProposedChangesParams[] = [];
+  async resync(folder: string, known?: ProposedChangesParams[]): Promise<void> {
+    let waiting: ProposedChangesParams[] = known ?? [];
     const conversation = this.host.transcript(folder).conversation;
     try {
-      const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals',
-        { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) });
-      waiting = r?.proposals ?? [];
+      if (!known) {
+        const r = await this.host.exec<{ proposals?: ProposedChangesParams[] }>('loom.proposals',
+          { uri: vscode.Uri.file(folder).toString(), ...(conversation ? { conversation } : {}) });
+        waiting = r?.proposals ?? [];
+      }
     } catch {
       // An older loom-lsp: only the proposals this window knows can be decided.
     }
@@ -215,7 +264,9 @@ export class EditReview implements vscode.Disposable {
     for (const w of waiting) {
       // loom.proposals does not know the turn: the card is found by its call.
       this.book.add({ ...w, folder: w.folder || folder, turn: w.turn || this.turnOfCall(t, w.callId) });
-      this.draw(w.id);
+    }
+    for (const w of waiting) {
+      this.draw(w.id); // once all are in: each card counts the others of its response
     }
   }
 
@@ -244,6 +295,13 @@ export class EditReview implements vscode.Disposable {
     return it;
   }
 
+  /** Redraws the cards of the other files of proposal id's response (how many wait changed). */
+  private drawSiblings(id: string): void {
+    for (const x of this.book.siblings(id)) {
+      this.draw(x.params.id);
+    }
+  }
+
   /** Redraws proposal id's card in the panel and its CodeLens. */
   private draw(id: string): void {
     const p = this.book.get(id);
@@ -255,6 +313,9 @@ export class EditReview implements vscode.Disposable {
   }
 
   dispose(): void {
+    for (const t of this.draftTimers.values()) {
+      clearTimeout(t);
+    }
     for (const s of this.subs) {
       s.dispose();
     }

@@ -20,7 +20,11 @@ export interface ProposedChangesParams {
   turn: number; id: string; callId: string; changes: ProposedChange[];
   /** A command's changes (kind command, already on disk): its command line. Accept keeps, reject discards. */
   command?: string;
+  /** What the user decided so far and the comment typed (loom.reviewDraft), as loom.proposals gives it back. */
+  draft?: ReviewDraft;
 }
+/** loom.reviewDraft's arguments (besides uri, conversation and id), and loom.proposals' draft. */
+export interface ReviewDraft { accepted?: string[]; rejected?: string[]; comment?: string }
 export interface ReviewResult { applied: string[]; rejected: string[]; conflicts?: string[] }
 export interface Checkpoint { turn: number; prompt: string; time?: string; commits: string[]; files: string[]; compacted?: boolean }
 export interface CheckpointsResult { folder: string; checkpoints: Checkpoint[]; canRedo: boolean }

@@ -30,13 +30,14 @@ addRules({
   ],
 });
 
+// Two files in one response: both are proposed at once.
 addRules({
-  when: /underline lens\.txt/i,
-  replies: [
-    { tool: { name: 'read_file', args: { path: 'lens.txt' } } },
-    { tool: { name: 'write_file', args: { path: 'lens.txt', content: lensBefore + '====\n' } } },
-    { text: ['Underlined.'] },
-  ],
+  when: /write the two review notes/i,
+  reply: { text: ['Writing both notes.'], tools: [
+    { name: 'write_file', args: { path: 'note-a.txt', content: 'alpha\n' } },
+    { name: 'write_file', args: { path: 'note-b.txt', content: 'beta\n' } },
+  ] },
+  afterTool: { text: ['Noted your decisions.'] },
 });
 
 const lensShouted = 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n';
@@ -111,20 +112,51 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   git('add', 'lens.txt');
   git('commit', '-qm', 'lens.txt');
 
-  // --- a window reload while a change waits: nothing lands, the card says so --
-  await ask('Underline lens.txt');
-  let card = newestReview();
-  await card.locator('.edit-review.r-open').waitFor({ timeout: 30_000 });
-  await reloadWindow();
-  // The server went down with the window: the turn was cancelled, the change rejected.
-  card = chat().locator('.card.tool:has(.edit-review)').last();
-  await card.locator('.edit-review.r-closed').waitFor({ timeout: 30_000 });
-  assert.match((await card.locator('.review-state').textContent()) ?? '', /Not reviewed: the turn ended first; nothing was written/);
-  assert.equal(await chat().locator('.edit-review.r-open').count(), 0);
-  assert.equal(await card.locator('button.review-accept').count(), 0, 'no buttons on a card nobody can decide');
+  // --- two files in one response: both at once; Escape and a reload keep them as left --
+  let card;
+  const exists = (name) => fs.existsSync(path.join(ws, name));
+  await ask('Write the two review notes');
+  const open = chat().locator('.card.tool:has(.edit-review.r-open)');
+  await until('both files of the response proposed at once', async () => (await open.count()) === 2);
+  const cardA = open.filter({ hasText: 'note-a.txt' });
+  const cardB = open.filter({ hasText: 'note-b.txt' });
+  await cardA.scrollIntoViewIfNeeded();
+  await shot('18', 'two-files-at-once');
+  // Decided so far: note-a.txt rejected; a comment typed on note-b.txt.
+  const rejectA = cardA.locator('.review-hunk[data-hunk="1"] button.review-reject');
+  await rejectA.click();
+  await until('note-a.txt rejected', async () => (await rejectA.getAttribute('aria-pressed')) === 'true');
+  await cardB.locator('textarea.review-comment').click();
+  await page.keyboard.type('beta is fine');
+  // Escape (from the input, as a user stops a turn) stops no review: it says so.
+  await chat().locator('textarea.input').focus();
+  await page.keyboard.press('Escape');
+  await chat().locator('.notice').filter({ hasText: /Escape does not cancel it/ }).last().waitFor({ timeout: 30_000 });
+  assert.equal(await open.count(), 2, 'Escape left both proposals waiting');
+  assert.notEqual((await chat().locator('.bar .state').textContent())?.trim(), 'idle', 'the turn still waits for the review');
+  await shot('18', 'escape-keeps-review');
+  // A window reload (loom-lsp restarts with it): the proposals, the decision and the comment come back.
+  const r = await reloadWindow();
+  await until('both proposals back after the reload', async () => (await open.count()) === 2, 60_000);
+  times['review: reload -> proposals back'] = Date.now() - r.t0;
+  await until('note-a.txt still rejected', async () => (await rejectA.getAttribute('aria-pressed')) === 'true');
+  assert.equal(await cardB.locator('textarea.review-comment').inputValue(), 'beta is fine', 'the typed comment is back');
+  assert.equal(await chat().locator('.edit-review.r-closed').count(), 0, 'no card says "not reviewed"');
+  assert.ok(!exists('note-a.txt') && !exists('note-b.txt'), 'nothing written before the decision');
+  await cardA.scrollIntoViewIfNeeded();
+  await shot('18', 'reloaded-review-kept');
+  // Decided in any order: note-b.txt first.
+  await cardB.locator('.review-hunk[data-hunk="1"] button.review-accept').click();
+  await until('note-b.txt accepted', async () => (await cardB.locator('.review-hunk[data-hunk="1"] button.review-accept').getAttribute('aria-pressed')) === 'true');
+  await cardB.locator('button.review-submit').click();
+  await until('note-b.txt written', async () => exists('note-b.txt') && fs.readFileSync(path.join(ws, 'note-b.txt'), 'utf8') === 'beta\n');
+  await chat().locator('.card.tool:has(.edit-review)').filter({ hasText: 'note-a.txt' }).locator('button.review-submit').click();
   await waitIdle();
-  assert.equal(fs.readFileSync(path.join(ws, 'lens.txt'), 'utf8'), lensBefore, 'nothing written');
-  await shot('18', 'reloaded-not-reviewed');
+  assert.ok(!exists('note-a.txt'), 'the rejected file is not written');
+  const results = JSON.stringify(model.requests.at(-1).messages.filter((m) => m.role === 'tool'));
+  assert.match(results, /rejected by the user; nothing was written/);
+  assert.match(results, /applied; the user says: beta is fine/);
+  assert.match((await chat().locator('.log').textContent()) ?? '', /Noted your decisions\./);
 
   // --- with the panel out of sight: the notification, Open Diff, the CodeLens --
   const reads = await chat().locator('.card.tool[data-tool="read_file"]').count();
@@ -270,4 +302,4 @@ step('18. review in the panel: the header toggle; with the panel hidden a notifi
   const told = model.requests.slice(requestsBefore).map((r) => JSON.stringify(r.messages.slice(-3))).filter((m) => /changed on disk since you read them/.test(m));
   assert.equal(told.length, 0, `the model was told of loom's own writes: ${told[0] ?? ''}`);
   await toggleReview(false);
-});
+}, 0); // no budget for the whole step: each wait is bounded by what the user waits for

@@ -48,6 +48,11 @@ export interface ReviewCard {
   /** Accepted hunks left out because the user changed the same lines. */
   conflicts?: string[];
   error?: string;
+  /**
+   * How many other files of the same response wait for a decision (their
+   * own cards): the card then offers to accept or reject them all.
+   */
+  others?: number;
 }
 
 /** What the user does on an edit card. */
@@ -58,6 +63,8 @@ export type ReviewIntent =
   | { kind: 'comment'; id: string; text: string }
   /** Send the decision: the hunks as decided, or all accepted / all rejected. */
   | { kind: 'submit'; id: string; all?: HunkDecision; comment?: string }
+  /** Send the decision of every file of the response that waits (this card's and the others'): all accepted / all rejected. */
+  | { kind: 'submitResponse'; id: string; all: HunkDecision; comment?: string }
   /** Open a file of the proposal in VS Code's diff editor (CodeLens per hunk). */
   | { kind: 'openDiff'; id: string; path: string }
   /** The header toggle "Review edits before they apply". */

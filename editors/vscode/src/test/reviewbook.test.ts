@@ -197,3 +197,37 @@ test("a turn's end closes only its own conversation's open proposals", () => {
   // An older loom-lsp names no conversation: the folder's proposals.
   assert.deepEqual(b.closeOpen('/w').map((p) => p.params.id), ['2.c1']);
 });
+
+test('the decisions so far and the comment go to the server as a draft, and come back with the proposal after a reload', () => {
+  const b = new ReviewBook();
+  b.add(proposal());
+  b.decide('3.c1', ['1'], 'accept');
+  b.decide('3.c1', ['3'], 'reject');
+  b.setComment('3.c1', 'not l.txt');
+  const draft = b.draft('3.c1');
+  assert.deepEqual(draft, { accepted: ['1'], rejected: ['3'], comment: 'not l.txt' });
+  // A new window: the server's loom.proposals carries the draft.
+  const again = new ReviewBook();
+  const p = again.add({ ...proposal(), draft: { ...draft, accepted: ['1', 'gone'] } });
+  assert.deepEqual([...p.decisions], [['1', 'accept'], ['3', 'reject']], 'unknown hunks are dropped');
+  assert.equal(p.comment, 'not l.txt');
+  assert.deepEqual(again.undecided('3.c1'), ['2']);
+  assert.equal(again.card('3.c1')?.comment, 'not l.txt');
+});
+
+test('the files of one response are siblings: each card counts the others still waiting, a command never joins them', () => {
+  const b = new ReviewBook();
+  const one = (id: string, turn = 3, extra: Partial<ProposedChangesParams> = {}): ProposedChangesParams => ({ ...proposal(id), turn, ...extra });
+  b.add(one('3.a'));
+  assert.equal(b.card('3.a')?.others, undefined, 'alone: no "all N files"');
+  b.add(one('3.b'));
+  b.add(one('3.c', 4));
+  b.add(one('3.d', 3, { command: 'make' }));
+  b.add(one('3.e', 3, { folder: '/other' }));
+  assert.equal(b.card('3.a')?.others, 1);
+  assert.deepEqual(b.siblings('3.b').map((p) => p.params.id), ['3.a']);
+  assert.deepEqual(b.siblings('3.d'), [], "a command's changes are decided on their own");
+  b.decide('3.b', 'all', 'accept');
+  assert.ok(!('error' in b.send('3.b', 'file:///w')));
+  assert.equal(b.card('3.a')?.others, undefined, 'the other file is decided: alone again');
+});

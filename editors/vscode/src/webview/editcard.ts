@@ -225,6 +225,21 @@ function renderActions(r: ReviewCard): HTMLElement {
     send({ kind: 'submit', id: r.id, all: 'reject', comment: text.value });
   }, r.command ? 'Take every change of the command back; the agent reads your comment' : 'Write nothing; the agent reads your comment'), `${r.id}:all-reject`);
   buttons.append(go, all, none);
+  if (r.others) {
+    // The other files of the same response, each in its own card: all at once.
+    const n = r.others + 1;
+    const files = `${n} files`;
+    buttons.append(
+      keyed(button(`${v.accept} all ${files}`, 'secondary review-accept-response', () => {
+        drafts.delete(r.id);
+        send({ kind: 'submitResponse', id: r.id, all: 'accept', comment: text.value });
+      }, `Apply every hunk of the ${files} this response changes`), `${r.id}:resp-accept`),
+      keyed(button(`${v.reject} all ${files}`, 'secondary review-reject-response', () => {
+        drafts.delete(r.id);
+        send({ kind: 'submitResponse', id: r.id, all: 'reject', comment: text.value });
+      }, `Write none of the ${files} this response changes; the agent reads your comment`), `${r.id}:resp-reject`),
+    );
+  }
   const hint = el('div', 'review-hint', left === 0 ? 'Every hunk is decided.' : `${left} ${left === 1 ? 'hunk' : 'hunks'} left to decide.`);
   hint.setAttribute('aria-live', 'polite');
   box.append(label, text, buttons, hint);

@@ -91,6 +91,12 @@ function row(f: BarFile): HTMLLIElement {
   open.append(el('span', 'fb-tail', tail));
   open.setAttribute('aria-label', `${name}: open the diff of ${f.path}`);
   li.append(open);
+  if (f.source === 'command') {
+    // Drawn under the file, on a line of its own (style.css: order): a long command never pushes Keep / Discard away.
+    const badge = el('span', 'fb-badge fb-command', `command: ${f.command ?? ''}`.trim());
+    badge.title = f.command ?? '';
+    li.append(badge);
+  }
   if (f.created) {
     li.append(el('span', 'fb-badge', 'new'));
   } else if (f.deleted) {
@@ -107,12 +113,6 @@ function row(f: BarFile): HTMLLIElement {
     f.source === 'command' ? `Discard ${f.path}: take the command's change back; your own edits stay (loom.discard)` : `Undo the agent's changes to ${f.path}; your own edits stay (loom.undoFile)`);
   undo.setAttribute('aria-label', `${word} ${f.path}`);
   li.append(keep, undo);
-  if (f.source === 'command') {
-    // Under the file, on a line of its own: a long command never pushes Keep / Discard away.
-    const badge = el('span', 'fb-badge fb-command', `command: ${f.command ?? ''}`.trim());
-    badge.title = f.command ?? '';
-    li.append(badge);
-  }
   return li;
 }
 

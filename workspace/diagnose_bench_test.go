@@ -1,0 +1,182 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/llm"
+)
+
+// diagEditModel answers each turn's first request with a read and an edit of
+// main.go that breaks it (odd turns) or fixes it (even turns), and the
+// second with a short answer.
+func diagEditModel(b *testing.B) *httptest.Server {
+	chunk := func(delta string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	end := func(reason string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}` + "\n\ndata: [DONE]\n\n"
+	}
+	call := func(i int, id, name, args string) string {
+		return chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":%q,"arguments":%q}}]}`, i, id, name, args))
+	}
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		k := n.Add(1)
+		if k%2 == 0 {
+			_, _ = io.WriteString(w, chunk(`{"content":"Done."}`)+end("stop"))
+			return
+		}
+		old, new := `println(\"hi\")`, `println(x)`
+		if (k/2)%2 == 1 {
+			old, new = new, old
+		}
+		_, _ = io.WriteString(w, call(0, "r", "read_file", `{"path":"main.go"}`)+
+			call(1, "e", "edit_file", `{"path":"main.go","old_string":"`+old+`","new_string":"`+new+`"}`)+end("tool_calls"))
+	}))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+func goplsForBench(b *testing.B) string {
+	if p, err := exec.LookPath("gopls"); err == nil {
+		return p
+	}
+	out, _ := exec.Command("go", "env", "GOPATH").Output()
+	p := filepath.Join(strings.TrimSpace(string(out)), "bin", "gopls")
+	if _, err := os.Stat(p); err != nil {
+		b.Skip("gopls is not installed (go install golang.org/x/tools/gopls@v0.23.0)")
+	}
+	return p
+}
+
+// BenchmarkDiagnosticsTurn measures a turn with an edit (a read and an
+// edit of main.go, the answer) with diagnostics off and with loom's own
+// warm gopls, interleaved in one run: turn-ms of each, and their ratio
+// (issue 36's goal: ≤ 1.3 on a tool round trip). The model answers at
+// once, so the ratio is the worst case: with a real model, the model's
+// seconds come on top of both.
+func BenchmarkDiagnosticsTurn(b *testing.B) {
+	gopls := goplsForBench(b)
+	// The sandbox hides loom's state directories from commands; inside
+	// the temp dir they would keep go list (in gopls) from making its
+	// work dir there (the sandbox grants around a hidden path entry by
+	// entry).
+	b.Setenv("XDG_STATE_HOME", stateDirOutsideTmp(b))
+	type run struct {
+		s     *Conversation
+		ended chan uint64
+		total time.Duration
+		ed    *diagCountEditor
+	}
+	start := func(diag string) *run {
+		srv := diagEditModel(b)
+		folder, _ := filepath.EvalSymlinks(b.TempDir())
+		for name, text := range map[string]string{"go.mod": "module m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"} {
+			if err := os.WriteFile(filepath.Join(folder, name), []byte(text), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ed := &diagCountEditor{turnEditor: turnEditor{ended: make(chan uint64, 1)}}
+		h := NewHost(HostOptions{
+			Editor: ed,
+			Config: func(string, []config.Override) (config.Config, error) {
+				cfg := config.Default()
+				cfg.Model.Name = "bench"
+				cfg.Hooks.AutoCommit = false
+				cfg.Tools.Diagnostics = diag
+				cfg.Tools.LanguageServers = map[string]config.LanguageServer{"gopls": {Command: []string{gopls}, Extensions: []string{".go"}}}
+				return cfg, nil
+			},
+			Provider: func(config.Config, func(string) string) (llm.Provider, error) {
+				return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "bench"})
+			},
+			StateDir: stateDirOutsideTmp(b),
+		})
+		b.Cleanup(h.Close)
+		s, err := h.AddFolder(folder)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return &run{s: s, ended: ed.ended, ed: ed}
+	}
+	turn := func(r *run) time.Duration {
+		t0 := time.Now()
+		turn, err := r.s.Ask(context.Background(), "edit main.go")
+		if err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case got := <-r.ended:
+			if got != turn {
+				b.Fatalf("turn %d ended, want %d", got, turn)
+			}
+		case <-time.After(time.Minute):
+			b.Fatalf("turn %d did not end", turn)
+		}
+		return time.Since(t0)
+	}
+	off, on := start(config.DiagnosticsOff), start(config.DiagnosticsAuto)
+	// Warm up: gopls starts and loads the module.
+	for range 2 {
+		turn(off)
+		turn(on)
+	}
+	n := 0
+	for b.Loop() {
+		off.total += turn(off)
+		on.total += turn(on)
+		n++
+	}
+	if on.ed.reports.Load() < int64(n) || off.ed.reports.Load() != 0 {
+		b.Fatalf("diagnostics reports: %d with gopls over %d turns, %d off", on.ed.reports.Load(), n+2, off.ed.reports.Load())
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
+	b.ReportMetric(ms(off.total), "off-turn-ms")
+	b.ReportMetric(ms(on.total), "gopls-turn-ms")
+	b.ReportMetric(float64(on.total)/float64(off.total), "ratio")
+}
+
+// diagCountEditor counts the diagnostics reports besides telling when a
+// turn ended.
+type diagCountEditor struct {
+	turnEditor
+	reports atomic.Int64
+}
+
+func (e *diagCountEditor) Notify(n Notification) {
+	if n.Kind == NoteDiagnostics {
+		e.reports.Add(1)
+	}
+	e.turnEditor.Notify(n)
+}
+
+// stateDirOutsideTmp is a state directory outside the temp dir: the
+// sandbox hides loom's state directory from commands, and one inside the
+// temp dir would keep them (go list in gopls) from making new entries
+// there.
+func stateDirOutsideTmp(b *testing.B) string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		b.Skip("no cache directory for the state dir")
+	}
+	dir, err := os.MkdirTemp(base, "loom-bench-state-")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}

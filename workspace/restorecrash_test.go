@@ -1,0 +1,128 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+)
+
+// TestHelperRewindDaemon is the daemon TestRewindKilledBeforeItsRestores
+// kills: one turn, then a files rewind of it, during which git blocks
+// once the branch moved and before any file is restored.
+func TestHelperRewindDaemon(t *testing.T) {
+	if os.Getenv("LOOM_TEST_HELPER") != "rewind-kill9" {
+		t.Skip("helper process")
+	}
+	dir := os.Getenv("LOOM_FOLDER")
+	h := newTestHostIn(t, os.Getenv("LOOM_STATE"), editAndCreate, nil)
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask(t, h, s, "greet the world")
+	// git update-index of the user's index (not a temporary one) runs
+	// after the rewind's update-ref: block there.
+	real, _ := exec.LookPath("git")
+	bin := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = update-index ] && [ -z \"$GIT_INDEX_FILE\" ] && { echo moved > %q; exec sleep 600; }; done\nexec %q \"$@\"\n", os.Getenv("LOOM_FIFO"), real)
+	os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755)
+	os.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	s.Rewind(context.Background(), 1, fsm.RestoreFiles)
+	select {} // until killed
+}
+
+// A daemon killed with SIGKILL after a rewind moved the branch and before
+// it restored the files: the resumed conversation finishes the restores
+// (the edited file back, the created one gone) and says so; nothing is
+// left half-restored, and a second resume does not do it again.
+func TestRewindKilledBeforeItsRestores(t *testing.T) {
+	state := t.TempDir()
+	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
+	fifo := filepath.Join(t.TempDir(), "moved")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRewindDaemon$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LOOM_TEST_HELPER=rewind-kill9", "LOOM_STATE="+state, "LOOM_FOLDER="+dir, "LOOM_FIFO="+fifo)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		}
+	}()
+	moved := make(chan error, 1)
+	go func() {
+		f, err := os.Open(fifo) // blocks until the git wrapper opens it
+		if err == nil {
+			_, err = bufio.NewReader(f).ReadString('\n')
+			f.Close()
+		}
+		moved <- err
+	}()
+	select {
+	case err := <-moved:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		os.WriteFile(fifo, nil, 0) // unblock the reader
+		t.Fatal("the helper daemon never reached the rewind's update-index")
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed = true
+	// Half done: the branch moved, the files are the agent's.
+	if got := runGit(t, dir, "log", "-1", "--format=%s"); !strings.HasPrefix(got, "loom: rewind to turn 1") {
+		t.Fatalf("HEAD is %q, not the rewind", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello, world\n" {
+		t.Fatalf("greet.txt = %q before the resume", got)
+	}
+
+	h := newTestHostIn(t, state, editAndCreate, nil)
+	if _, err := h.AddFolder(dir); err != nil {
+		t.Fatal(err)
+	}
+	n := h.editor.waitFor(t, "the finished restores' report", func(n Notification) bool {
+		return strings.Contains(n.Text, "the daemon stopped while the rewind to turn 1 was restoring files")
+	})
+	if !strings.Contains(n.Text, "restored greet.txt, new file.txt") {
+		t.Fatalf("report %q", n.Text)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello\n" {
+		t.Fatalf("greet.txt = %q after the resume", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "new file.txt")); !os.IsNotExist(err) {
+		t.Fatalf("new file.txt still there: %v", err)
+	}
+	h.Close()
+	h2 := newTestHostIn(t, state, editAndCreate, nil)
+	if _, err := h2.AddFolder(dir); err != nil {
+		t.Fatal(err)
+	}
+	h2.editor.waitFor(t, "the resume", func(n Notification) bool { return strings.Contains(n.Text, "resumed the conversation") })
+	h2.editor.mu.Lock()
+	defer h2.editor.mu.Unlock()
+	for _, n := range h2.editor.notes {
+		if strings.Contains(n.Text, "was restoring files") {
+			t.Fatalf("the restores were finished twice: %q", n.Text)
+		}
+	}
+}
