@@ -269,11 +269,18 @@ func TestApprovalClientNeverAnswers(t *testing.T) {
 func TestApprovalAskedByClientName(t *testing.T) {
 	// A known client's user takes longer than the first wait to answer:
 	// it is waited for. An unknown one answers the first question in time.
-	for name, think := range map[string]time.Duration{"Eglot": 300 * time.Millisecond, "emacs": 300 * time.Millisecond, "Neovim": 300 * time.Millisecond, "some-new-editor": 0} {
+	// A client with no clientInfo that answered another request
+	// (workspace/configuration, as eglot 1.9 does) is waited for too.
+	for name, think := range map[string]time.Duration{"Eglot": 300 * time.Millisecond, "emacs": 300 * time.Millisecond, "Neovim": 300 * time.Millisecond,
+		"some-new-editor": 0, "answers-configuration": 300 * time.Millisecond} {
 		t.Run(name, func(t *testing.T) {
+			cfg := fakeeditor.Config{NoShowMessage: true, AnswersAnyway: true, ClientName: name}
+			if name == "answers-configuration" {
+				cfg.Settings = map[string]any{}
+			}
 			e := newEnv(t, envOptions{
 				script:    bashScript("touch ran", "touch ran2"),
-				cfg:       fakeeditor.Config{NoShowMessage: true, AnswersAnyway: true, ClientName: name},
+				cfg:       cfg,
 				options:   map[string]any{"tools": map[string]any{"bash": "ask"}},
 				firstWait: 100 * time.Millisecond,
 				hooks: fakeeditor.Hooks{ShowMessageRequest: func(p *protocol.ShowMessageRequestParams) *protocol.MessageActionItem {
@@ -290,6 +297,11 @@ func TestApprovalAskedByClientName(t *testing.T) {
 			}
 			if n := len(e.ed.Messages("window/showMessageRequest")); n != 2 {
 				t.Errorf("%d window/showMessageRequest, want 2", n)
+			}
+			if think > askNudge {
+				// A client that reads a request only with more output
+				// (eglot 1.9) gets a log line while the question waits.
+				e.await("a log line while the question waits", hasMethod("window/logMessage", "Loom is waiting for your answer: Loom (001) wants to run bash:"))
 			}
 		})
 	}

@@ -18,7 +18,9 @@ import (
 // that declared window.showMessage, one known by clientInfo.name to
 // answer (eglot and lsp-mode answer without declaring it: the capability
 // only describes messageActionItem support, LSP 3.16), or one that has
-// answered once, is asked and waited for; any other client is asked with
+// answered once (this question or any other request of ours: eglot 1.9
+// sends no clientInfo, but answers workspace/configuration), is asked and
+// waited for; any other client is asked with
 // a short first wait (Vim's ALE never answers, and a turn must not hang
 // on it), and one that did not answer then is told so once and never
 // asked again on this connection.
@@ -26,6 +28,10 @@ import (
 // DefaultFirstAnswerWait is how long a client not known to answer
 // window/showMessageRequest is waited for the first time.
 const DefaultFirstAnswerWait = 5 * time.Second
+
+// askNudge is how long after a question loom writes a log line saying it
+// waits (see askClient).
+const askNudge = 250 * time.Millisecond
 
 // askState is what the server learnt of its client's answers.
 type askState int
@@ -79,10 +85,10 @@ var errNoAnswer = &workspace.CannotAskError{Why: cannotAskWords}
 // workspace.ErrUnsupported when the client does not answer such
 // requests: it cannot (method not found), or it did not answer the first
 // one in time.
-func (s *Server) askClient(ctx context.Context, params, result any) error {
+func (s *Server) askClient(ctx context.Context, question string, params, result any) error {
 	s.mu.Lock()
 	state := s.asks
-	trusted := s.caps.showMessageRequest || s.caps.knownAsker || s.caps.loom
+	trusted := s.caps.showMessageRequest || s.caps.knownAsker || s.caps.loom || s.answered.Load()
 	wait := s.opts.FirstAnswerWait
 	s.mu.Unlock()
 	if state == askNever {
@@ -94,7 +100,16 @@ func (s *Server) askClient(ctx context.Context, params, result any) error {
 		callCtx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
+	// A client may leave the request unread until more output comes:
+	// eglot 1.9's jsonrpc stops parsing a chunk at the reply its
+	// synchronous request waits for (loom.ask's), and a request right
+	// behind it in the same chunk waits for the next output. A log line
+	// a moment later is that output.
+	nudge := time.AfterFunc(askNudge, func() {
+		s.logMessage(protocol.MessageTypeInfo, "Loom is waiting for your answer: "+firstLine(question))
+	})
 	err := s.callClient(callCtx, protocol.MethodWindowShowMessageRequest, params, result)
+	nudge.Stop()
 	switch {
 	case err == nil:
 		s.setAsks(askAnswers)

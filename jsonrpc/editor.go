@@ -247,7 +247,7 @@ func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error
 		wire = std
 	}
 	var item *ApprovalAction
-	if err := e.s.askClient(ctx, wire, &item); err != nil {
+	if err := e.s.askClient(ctx, msg, wire, &item); err != nil {
 		return false, err
 	}
 	if item == nil {

@@ -126,7 +126,7 @@ func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (a
 		return nil, err
 	default:
 		s.log.Info("command failed", "command", cmd.name, "err", err)
-		return nil, jsonrpc2.NewError(codeRequestFailed, fmt.Sprintf("%s: %v", cmd.name, err))
+		return nil, jsonrpc2.NewError(codeRequestFailed, commandError(cmd.name, err))
 	}
 }
 
@@ -363,4 +363,15 @@ func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
 		return nil, err
 	}
 	return &TrustResult{Folder: folder}, nil
+}
+
+// commandError is a failed command's message: the command's name once,
+// then why (an error that names the command already is not prefixed
+// again).
+func commandError(name string, err error) string {
+	msg := err.Error()
+	for strings.HasPrefix(msg, name+": ") {
+		msg = strings.TrimPrefix(msg, name+": ")
+	}
+	return name + ": " + msg
 }

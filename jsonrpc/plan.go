@@ -175,7 +175,7 @@ func (s *Server) askPlan(folder, conv, plan string) {
 		return
 	}
 	var item *protocol.MessageActionItem
-	err = s.askClient(ctx, &protocol.ShowMessageRequestParams{
+	err = s.askClient(ctx, "Loom proposes a plan", &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeInfo, Message: "Loom proposes a plan:\n\n" + strings.TrimSpace(plan),
 		Actions: []protocol.MessageActionItem{{Title: planBuild}, {Title: planBuildFresh}, {Title: planKeep}},
 	}, &item)

@@ -62,7 +62,7 @@ func (s *Server) confirmProposal(folder, conv string, p workspace.ProposalNote) 
 		return
 	}
 	var item *protocol.MessageActionItem
-	err = s.askClient(ctx, &protocol.ShowMessageRequestParams{
+	err = s.askClient(ctx, "the review of "+p.Changes[0].Path, &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeInfo, Message: reviewQuestion(folder, p),
 		Actions: []protocol.MessageActionItem{{Title: keepChanges}, {Title: discardChanges}},
 	}, &item)
@@ -196,7 +196,7 @@ func (s *Server) confirmCommandChanges(ctx context.Context, sess *workspace.Conv
 	params := &protocol.ShowMessageRequestParams{Type: protocol.MessageTypeInfo, Message: msg,
 		Actions: []protocol.MessageActionItem{{Title: keepChanges}, {Title: discardChanges}}}
 	var item *protocol.MessageActionItem
-	err := s.askClient(ctx, params, &item)
+	err := s.askClient(ctx, msg, params, &item)
 	if err == nil && item != nil && item.Title == keepChanges {
 		_, _ = sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
 		return

@@ -72,10 +72,13 @@ type Server struct {
 	exitCh   chan struct{} // closed by exit, end of input or a broken pipe
 	exitCode int           // set before exitCh is closed
 
-	mu          sync.Mutex
-	state       lifecycle
-	caps        clientCaps
-	asks        askState // whether the client answers window/showMessageRequest (ask.go)
+	mu    sync.Mutex
+	state lifecycle
+	caps  clientCaps
+	asks  askState // whether the client answers window/showMessageRequest (ask.go)
+	// answered: the client answered a request of ours (a result or an
+	// error), so it is a client that answers requests.
+	answered    atomic.Bool
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	initOpts    []byte    // initializationOptions, raw JSON
 	initFolders []uri.URI // from initialize, started at initialized
@@ -242,5 +245,12 @@ func (s *Server) callClient(ctx context.Context, method string, params, result a
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
-	return protocol.Call(ctx, s.conn, method, params, result)
+	err := protocol.Call(ctx, s.conn, method, params, result)
+	var wire *jsonrpc2.Error
+	if err == nil || errors.As(err, &wire) {
+		// The client answers requests (eglot 1.9 sends no clientInfo and
+		// declares no window capability, but answers them).
+		s.answered.Store(true)
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -281,6 +282,21 @@ func TestStandardMembers(t *testing.T) {
 		"workspace/applyEdit", "window/workDoneProgress/create", "$/progress"} {
 		if seen[method] == 0 {
 			t.Errorf("the scenario sent no %s: it checks less than it says (seen %v)", method, seen)
+		}
+	}
+}
+
+// A failed command's message names the command once, even when the
+// error already does (Neovim showed "loom.ask: loom.ask: …").
+func TestCommandErrorNamesTheCommandOnce(t *testing.T) {
+	for _, c := range []struct{ err, want string }{
+		{"nothing to redo", "loom.redo: nothing to redo"},
+		{"loom.redo: nothing to redo", "loom.redo: nothing to redo"},
+		{"loom.ask: loom.ask: held back", "loom.ask: held back"},
+	} {
+		name := strings.SplitN(c.want, ":", 2)[0]
+		if got := commandError(name, errors.New(c.err)); got != c.want {
+			t.Errorf("commandError(%q, %q) = %q, want %q", name, c.err, got, c.want)
 		}
 	}
 }

@@ -413,6 +413,9 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 	if err != nil {
 		return "", err
 	}
+	if err := s.folder.checkRepo(repo); err != nil {
+		return "", err
+	}
 	var gc []gitcommit.Change
 	var cmds []string
 	for _, c := range changes {

@@ -84,6 +84,9 @@ func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := s.folder.checkRepo(repo); err != nil {
+		return "", err
+	}
 	files := strings.Join(rec.Plan.Files(), ", ")
 	var res *gitcommit.Result
 	var msg string

@@ -16,6 +16,15 @@
 // conversations.go lists a folder's journaled conversations and loads
 // one.
 //
+// Every user file loom writes, restores or deletes goes through package
+// worktree, the one writer (beneath the folder without following links,
+// protected names refused, compared with the expected content at the
+// rename): a tool's edit and a review decision (writer.go), a discard
+// (commandchanges.go), and the restores of an undo, an undo of one file,
+// a rewind or a redo (restores.go), which gitcommit.Revert plans and
+// which are journaled before the branch moves, so that a resumed
+// conversation finishes restores a daemon's death cut short.
+//
 // The package talks to the editor only through the Editor port
 // (editor.go), which the LSP, ACP and headless front ends implement;
 // everything it sends there is masked by the host's redactor (redact.go).

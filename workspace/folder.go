@@ -86,12 +86,18 @@ type Folder struct {
 	// and undos. So a command's window (cmdwindow.go) never sees another
 	// conversation's edit.
 	worktreeMu sync.Mutex
+	// agentNotice is the last notice about ignored skill and command
+	// files, shown once per change; the folder's goroutine owns it.
+	agentNotice string
 	// lang is the language servers loom runs for the folder
 	// (langservers.go).
 	lang langServers
 	// editorDiagsUnsupported is set once the editor said it cannot give
 	// diagnostics: the folder's own language servers are used instead.
 	editorDiagsUnsupported atomic.Bool
+	// repo is the git repository found when the folder was opened or
+	// last trusted: the only one loom commits into (gitrepo.go).
+	repo atomic.Pointer[repoSeen]
 	// currentMu makes Current open one conversation at a time.
 	currentMu sync.Mutex
 
@@ -117,6 +123,9 @@ type settings struct {
 	mcpPolicies map[string]config.Policy
 	// env is the tools' environment; each conversation sets its Reads.
 	env tools.Env
+	// agent is the folder's and the user's skills and custom commands
+	// (agentfiles.go).
+	agent agentFiles
 	// instr is what was read of the project's AGENTS.md files.
 	instr instructions
 	// toolsNote is the notice about MCP tools left out (name collisions,
@@ -164,6 +173,7 @@ func (f *Folder) Path() string { return f.dir }
 // run is the folder's goroutine.
 func (f *Folder) run() {
 	defer close(f.done)
+	f.recordRepo(f.life)
 	f.loadConfig(false)
 	close(f.configured)
 	f.startWatcher()

@@ -269,6 +269,9 @@ func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult 
 		// A batch whose commands changed nothing is not worth a word.
 		return done("no file to commit", hookResult{quiet: true})
 	}
+	if err := s.folder.checkRepo(repo); err != nil {
+		return done("the agent's change was not committed, it stays in the worktree: "+err.Error(), hookResult{warn: true})
+	}
 	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
 	repo.MaxFileBytes = cfg.Hooks.FileLimit()
 	// The prompt is masked as everything shown is: a key the user pasted
@@ -349,7 +352,7 @@ func (s *Conversation) decideHooksEarly(ctx context.Context, job hookJob) *hooks
 		return nil
 	}
 	repo, err := gitcommit.Open(ctx, s.folder.dir, job.cfg.Model.APIKeyEnv)
-	if err != nil {
+	if err != nil || s.folder.checkRepo(repo) != nil {
 		return nil
 	}
 	return s.approveHooks(ctx, repo, job)

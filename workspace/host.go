@@ -123,6 +123,9 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	if err := config.TrustFolder(h.opts.TrustFile, s.folder.dir, cfg.ContentHash()); err != nil {
 		return "", err
 	}
+	// Trusting the folder confirms the repository it is in now (one a
+	// command created since it was opened).
+	s.folder.recordRepo(s.folder.life)
 	h.mu.Lock()
 	folders := h.sortedFolders()
 	h.mu.Unlock()

@@ -36,5 +36,12 @@
 //     else a revert commit takes them back keeping later commits'
 //     changes. A file where that cannot be done cleanly makes it refuse,
 //     naming the file, or (LeaveConflicts, a rewind) is left as it is and
-//     named while the other files are taken back.
+//     named while the other files are taken back. Revert plans the
+//     worktree's side and writes no file: it returns the restores
+//     (Reverted.Restores, each with the content it was planned from, read
+//     without following links), hands them to RevertOptions.Planned just
+//     before the branch moves (so the caller can journal them), and the
+//     caller applies them through package worktree afterwards.
+//
+// It writes no user file at all: package worktree is the only writer.
 package gitcommit

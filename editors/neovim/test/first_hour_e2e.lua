@@ -31,6 +31,14 @@ local function shown_text()
   return table.concat(shown, '\n')
 end
 
+-- A command's error names the command once, although the server's
+-- message names it too.
+local loom = require('loom')
+check(loom.command_error('loom.redo', 'loom.redo: nothing to redo') == 'loom: loom.redo: nothing to redo',
+  'a command error is prefixed once', loom.command_error('loom.redo', 'loom.redo: nothing to redo'))
+check(loom.command_error('loom.ask', 'loom.ask: loom.ask: held back') == 'loom: loom.ask: held back',
+  'a doubled server prefix is shown once', loom.command_error('loom.ask', 'loom.ask: loom.ask: held back'))
+
 -- Unit checks of the chat lines: a call keeps its arguments (the bash
 -- command) after updates that carry none.
 local chat = require('loom.chat')

@@ -270,15 +270,26 @@ function M.execute(command, args, on_result)
   args = require('loom.conversations').with(command, args)
   call(client, 'request', 'workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
     if err then
-      local msg = err.message or vim.inspect(err)
+      local msg = M.command_error(command, err.message or vim.inspect(err))
       -- "nothing to commit", "nothing to compact": news, not a failure.
       local level = msg:find('nothing to ', 1, true) and vim.log.levels.INFO or vim.log.levels.ERROR
-      vim.notify('loom: ' .. command .. ': ' .. msg, level)
+      vim.notify(msg, level)
     end
     if on_result then
       on_result(err, result)
     end
   end, 0)
+end
+
+-- command_error is how a command's error is shown: "loom: <command>:
+-- <why>", once, although the server's message already names the command
+-- (it does, for clients that show it as it is).
+function M.command_error(command, msg)
+  local prefix = command .. ': '
+  while msg:sub(1, #prefix) == prefix do
+    msg = msg:sub(#prefix + 1)
+  end
+  return 'loom: ' .. command .. ': ' .. msg
 end
 
 -- selection returns the Selection of a command's range: the visual
