@@ -74,7 +74,7 @@ func (s *Conversation) open(o opening) {
 // whose lock it holds, and journals on into it.
 func (s *Conversation) restore(path string) {
 	cfg := s.machineConfig()
-	rp, err := replayJournal(path, cfg)
+	rp, err := replayJournalUnsealed(path, cfg, s.folder.host.redactor)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.m = fsm.New(cfg)

@@ -249,11 +249,11 @@ type journal struct {
 	dirty  bool   // written since the last sync
 	id     string // the conversation's id (see journalHeader)
 	// redactor, when set, masks secrets in each line before it is
-	// written, but in the records of what the model wrote (modelWritten):
+	// written, but in the records of what the model wrote (modelWritten),
+	// where it seals the keys it knows (secret.Redactor.Seal: a hash in
+	// the key's place, given back on replay) and keeps the rest exactly:
 	// the conversation the model continues after a resume is exactly the
-	// one it had, its code byte for byte (masking is for what people see
-	// and for logs; the journal is the user's, 0600, in the state
-	// directory that commands cannot read).
+	// one it had, its code byte for byte, and no key is at rest.
 	redactor *secret.Redactor
 	// text holds the text deltas of the message streaming, not written
 	// yet; textRequest is their request.
@@ -310,8 +310,14 @@ func (j *journal) writeLineMasked(v any, mask bool) error {
 	if err != nil {
 		return fmt.Errorf("journal: encode: %w", err)
 	}
-	if j.redactor != nil && mask {
+	switch {
+	case j.redactor != nil && mask:
 		b = j.redactor.Bytes(b)
+	case j.redactor != nil:
+		// What the model wrote: the keys loom knows are sealed (a hash
+		// in their place, given back on replay while the key is known),
+		// everything else is kept exactly.
+		b = []byte(j.redactor.Seal(string(b)))
 	}
 	b = append(b, '\n')
 	if _, err := j.f.Write(b); err != nil {
@@ -468,6 +474,13 @@ type journalScan struct {
 // returns an error wrapping errIncompatible when the header is missing or
 // of another version.
 func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
+	return scanJournalUnsealed(r, nil, fn)
+}
+
+// scanJournalUnsealed is scanJournal giving back, with unseal, the
+// secrets sealed in what the model wrote (journal.writeEvent); nil
+// leaves the marks.
+func scanJournalUnsealed(r io.Reader, unseal *secret.Redactor, fn func(journalStep)) (journalScan, error) {
 	var sc journalScan
 	br := bufio.NewReaderSize(r, 64<<10)
 	var off int64
@@ -534,6 +547,9 @@ func scanJournal(r io.Reader, fn func(journalStep)) (journalScan, error) {
 			fn(journalStep{line: line, restore: rec.Restore, restoreEnd: rec.Type == "restore-end"})
 			continue
 		}
+		if unseal != nil && modelWritten[rec.Type] {
+			rec.Event = json.RawMessage(unseal.Unseal(string(rec.Event)))
+		}
 		ev, err := decodeEvent(rec.Type, rec.Event)
 		if err != nil {
 			sc.bad = append(sc.bad, fmt.Sprintf("line %d: %v", line, err))
@@ -586,6 +602,12 @@ type replayed struct {
 // from cfg), performing none of the actions. It returns errIncompatible
 // for a journal it cannot read.
 func replayJournal(path string, cfg fsm.Config) (replayed, error) {
+	return replayJournalUnsealed(path, cfg, nil)
+}
+
+// replayJournalUnsealed is replayJournal giving back, with unseal, the
+// secrets sealed in what the model wrote.
+func replayJournalUnsealed(path string, cfg fsm.Config, unseal *secret.Redactor) (replayed, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return replayed{}, err
@@ -593,7 +615,7 @@ func replayJournal(path string, cfg fsm.Config) (replayed, error) {
 	defer f.Close()
 	var rp replayed
 	var pendingTurn uint64
-	sc, err := scanJournal(f, func(st journalStep) {
+	sc, err := scanJournalUnsealed(f, unseal, func(st journalStep) {
 		if st.restore != nil || st.restoreEnd {
 			rp.pendingRestore = st.restore
 			if st.restoreEnd {

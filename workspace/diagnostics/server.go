@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,6 +24,11 @@ const startTimeout = 60 * time.Second
 // settleQuiet is how long a server must be quiet about a document
 // after publishing its diagnostics for them to be its answer.
 const settleQuiet = 60 * time.Millisecond
+
+// coldQuiet is the quiet asked of a server before its first answer: a
+// cold server (gopls loading the workspace) publishes a first, partial
+// answer and the full one later.
+const coldQuiet = time.Second
 
 // stopTimeout bounds a server's orderly shutdown before it is killed.
 const stopTimeout = 2 * time.Second
@@ -47,6 +53,8 @@ type server struct {
 	starting    context.Context
 	cancelStart context.CancelFunc
 
+	// warm is set once the server gave a settled answer.
+	warm atomic.Bool
 	// sendMu orders what is sent about documents.
 	sendMu sync.Mutex
 
@@ -302,7 +310,11 @@ func (s *server) await(ctx context.Context, key string, want int32, seqAt uint64
 		if ok && ((pd.hasVersion && pd.version >= want) || (!pd.hasVersion && (!sent || pd.seq > seqAt))) {
 			if !answered || pd.seq != seqAt {
 				answer, answered, seqAt = pd.diags, true, pd.seq
-				quiet = time.After(settleQuiet)
+				wait := settleQuiet
+				if !s.warm.Load() {
+					wait = coldQuiet
+				}
+				quiet = time.After(wait)
 			}
 		}
 		select {
@@ -314,6 +326,7 @@ func (s *server) await(ctx context.Context, key string, want int32, seqAt uint64
 				s.published[key] = pd
 			}
 			s.mu.Unlock()
+			s.warm.Store(true)
 			return answer, nil
 		case <-s.exited:
 			return nil, fmt.Errorf("%w: %s exited", ErrUnavailable, s.spec.Name)

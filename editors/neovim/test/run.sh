@@ -334,6 +334,8 @@ if [[ -x "$gopls" ]]; then
 [model]
 provider = "script"
 script = "model.toml"
+[tools]
+diagnostics_wait = "90s"
 TOML
 	cat >"$dproj/model.toml" <<'TOML'
 [[step]]
