@@ -91,6 +91,8 @@ type wireUsage struct {
 	// PromptCacheHitTokens is DeepSeek's name for the cached prompt
 	// tokens.
 	PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+	// Cost is OpenRouter's: what the request cost, in credits.
+	Cost *float64 `json:"cost"`
 }
 
 // usage converts the wire usage. Cached and reasoning tokens stay nil
@@ -106,6 +108,7 @@ func (u *wireUsage) usage() fsm.Usage {
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
 	}
+	out.Cost = u.Cost
 	return out
 }
 

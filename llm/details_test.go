@@ -100,6 +100,9 @@ func TestOpenRouterGemini3ToolTurn(t *testing.T) {
 	if got.done.Opaque != (fsm.Opaque{API: "openrouter", Data: wantDetails}) {
 		t.Errorf("opaque %+v", got.done.Opaque)
 	}
+	if c := got.done.Usage.Cost; c == nil || *c != 0.0021925 {
+		t.Errorf("cost %v; want OpenRouter's usage.cost", c)
+	}
 	if got.reasoning != "**Reading the file** a.txt <first>" {
 		t.Errorf("reasoning %q", got.reasoning)
 	}
