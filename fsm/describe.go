@@ -193,7 +193,7 @@ func (a DisplayError) Describe() string {
 
 // Describe implements [Action].
 func (a ScheduleRetry) Describe() string {
-	return fmt.Sprintf("ScheduleRetry turn=%d req=%d attempt=%d delay=%s %s", a.Turn, a.Request, a.Attempt, a.Delay, quote(a.Reason))
+	return fmt.Sprintf("ScheduleRetry turn=%d req=%d attempt=%d delay=%s kind=%s %s", a.Turn, a.Request, a.Attempt, a.Delay, a.Kind, quote(a.Reason))
 }
 
 // Describe implements [Action].

@@ -359,7 +359,7 @@ func (m *Machine) becomeError(e LlmError) []Action {
 			reason = fmt.Sprintf("%s, HTTP %d", reason, e.StatusCode)
 		}
 	}
-	return []Action{ScheduleRetry{Turn: m.turn, Request: m.request, Attempt: m.retries, Delay: delay, Reason: reason}}
+	return []Action{ScheduleRetry{Turn: m.turn, Request: m.request, Attempt: m.retries, Delay: delay, Reason: reason, Kind: e.Kind}}
 }
 
 // abandonTurn closes whatever is in flight so the conversation stays

@@ -113,7 +113,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		req, ctx := a.Request, s.turnContext()
 		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
 		s.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
-			Text: a.Reason})
+			Text: a.Reason, ErrorKind: a.Kind})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
 		s.dropProposals()

@@ -329,7 +329,7 @@ func (h *Editor) showJSON(n workspace.Notification) {
 	case workspace.NoteCommit:
 		ev.Type, ev.SHA, ev.Files, ev.Message, ev.Notes = "commit", n.Commit.SHA, n.Commit.Files, n.Commit.Message, n.Commit.Notes
 	case workspace.NoteRetry:
-		ev.Type, ev.DelayMS, ev.Reason = "retry_scheduled", n.Delay.Milliseconds(), n.Text
+		ev.Type, ev.DelayMS, ev.Reason, ev.Kind = "retry_scheduled", n.Delay.Milliseconds(), n.Text, string(n.ErrorKind)
 	case workspace.NoteError:
 		kind := string(n.ErrorKind)
 		if kind == "" {
