@@ -77,7 +77,7 @@ func okOrError(isError bool) string {
 }
 
 // Describe implements [Event].
-func (e UserInput) Describe() string { return "UserInput " + quote(e.Text) }
+func (e UserInput) Describe() string { return "UserInput " + quote(e.Text) + describeImages(e.Images) }
 
 // Describe implements [Event].
 func (e LlmTextDelta) Describe() string {
@@ -153,7 +153,7 @@ func (a SendLlmRequest) Describe() string {
 		if last.ToolCallID != "" {
 			s += "(" + last.ToolCallID + ")"
 		}
-		s += ":" + quote(last.Content)
+		s += ":" + quote(last.Content) + describeImages(last.Images)
 	}
 	return s
 }

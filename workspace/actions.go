@@ -175,7 +175,8 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, CacheKey: s.ID()}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, CacheKey: s.ID(),
+		Images: s.folder.host.readImage}
 	prober, askRunning := provider.(llm.RunningWindowProber)
 	askRunning = askRunning && s.runningWindow.Tokens == 0
 	completed := false

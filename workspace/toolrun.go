@@ -420,7 +420,7 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 		if ca := (*CannotAskError)(nil); errors.As(err, &ca) && ca.Why != "" {
 			why = ca.Why
 		}
-		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(args.Command) + "`: " + why + "."})
+		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: NotRunWords + oneLine(args.Command) + "`: " + why + "."})
 		return decide(false, why)
 	case errors.Is(err, errApprovalTimeout):
 		why := fmt.Sprintf("no answer within %s (tools.approval_timeout)", b.approvalTimeout)
@@ -434,6 +434,11 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 	}
 	return decide(ok, "")
 }
+
+// NotRunWords starts the notice of a command refused because no one
+// could approve it (NoteError): a front end whose tool line says the same
+// may leave it out.
+const NotRunWords = "Loom did not run `"
 
 // noAskWords says why a client that cannot ask gets commands denied, and
 // how to allow them.
