@@ -56,6 +56,9 @@ const (
 	// ProviderOpenAI is any OpenAI-compatible chat-completions server:
 	// OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter.
 	ProviderOpenAI = "openai"
+	// ProviderAnthropic is Anthropic's Messages API (api.anthropic.com, or
+	// a server that serves /v1/messages: Ollama, llama.cpp, LM Studio).
+	ProviderAnthropic = "anthropic"
 	// ProviderScript replays a scripted-model file ([Model.Script]); used by
 	// tests and `loom-lsp demo`.
 	ProviderScript = "script"
@@ -63,6 +66,10 @@ const (
 
 // DefaultBaseURL is OpenAI's API, the default [Model.BaseURL].
 const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultAnthropicURL is Anthropic's API, the default [Model.BaseURL] of
+// provider "anthropic".
+const DefaultAnthropicURL = "https://api.anthropic.com"
 
 // DefaultTrailer is the attribution trailer used when [Hooks.Trailer] is
 // empty; {model} is replaced by the model name.
@@ -110,8 +117,9 @@ type Model struct {
 	// past it the stream is cut and the turn ends with an error. > 0.
 	MaxAnswerBytes int `toml:"max_answer_bytes"`
 	// API is the wire API the model is spoken to with: APIChat,
-	// APIResponses, or "" to choose per model (OpenAI's reasoning and
-	// Codex models on api.openai.com use the Responses API).
+	// APIResponses, APIMessages, or "" to choose per model (OpenAI's
+	// reasoning and Codex models on api.openai.com use the Responses API,
+	// Anthropic's API and provider "anthropic" the Messages API).
 	API string `toml:"api"`
 	// ReasoningEffort, when set, is sent to the model as each API spells
 	// it: one of ReasoningEfforts.
@@ -139,6 +147,8 @@ const (
 	APIChat = "chat"
 	// APIResponses is OpenAI's Responses API (POST /responses).
 	APIResponses = "responses"
+	// APIMessages is Anthropic's Messages API (POST /v1/messages).
+	APIMessages = "messages"
 )
 
 // ReasoningEfforts are the values of [Model.ReasoningEffort], as OpenAI
@@ -421,7 +431,7 @@ func (c Config) Validate() error {
 	add := func(e *Error) { errs = append(errs, e) }
 	m := c.Model
 	switch m.Provider {
-	case ProviderOpenAI:
+	case ProviderOpenAI, ProviderAnthropic:
 		if err := checkURL(m.BaseURL); err != nil {
 			add(c.keyErr("model.base_url", "%v", err))
 		}
@@ -430,9 +440,9 @@ func (c Config) Validate() error {
 			add(c.keyErr("model.provider", `provider "script" requires model.script, the path of a scripted-model file`))
 		}
 	default:
-		add(c.keyErr("model.provider", "unknown provider %q: want %q or %q", m.Provider, ProviderOpenAI, ProviderScript))
+		add(c.keyErr("model.provider", "unknown provider %q: want %q, %q or %q", m.Provider, ProviderOpenAI, ProviderAnthropic, ProviderScript))
 	}
-	if m.Provider != ProviderOpenAI && m.BaseURL != "" {
+	if m.Provider == ProviderScript && m.BaseURL != "" {
 		if err := checkURL(m.BaseURL); err != nil {
 			add(c.keyErr("model.base_url", "%v", err))
 		}
@@ -461,9 +471,9 @@ func (c Config) Validate() error {
 		add(c.keyErr("model.server", "unknown server %q: want one of ollama, llamacpp, vllm, lmstudio, deepseek, gemini, mistral, openrouter, anthropic, openai (or leave it out to detect it)", m.Server))
 	}
 	switch m.API {
-	case "", APIChat, APIResponses:
+	case "", APIChat, APIResponses, APIMessages:
 	default:
-		add(c.keyErr("model.api", "unknown API %q: want %q or %q (or leave it out to choose per model)", m.API, APIChat, APIResponses))
+		add(c.keyErr("model.api", "unknown API %q: want %q, %q or %q (or leave it out to choose per model)", m.API, APIChat, APIResponses, APIMessages))
 	}
 	if !slices.Contains(append([]string{""}, ReasoningEfforts...), m.ReasoningEffort) {
 		add(c.keyErr("model.reasoning_effort", "unknown effort %q: want one of %s", m.ReasoningEffort, strings.Join(ReasoningEfforts, ", ")))

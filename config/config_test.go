@@ -299,7 +299,9 @@ func TestValidate(t *testing.T) {
 		{"max below timeout, both set", "[tools]\nbash_timeout = \"5m\"\nbash_max_timeout = \"1m\"\n", []string{`:3: tools.bash_max_timeout: tools.bash_max_timeout (1m)`}},
 		{"base_url scheme", "[model]\nbase_url = \"localhost:11434\"\n", []string{`:2: model.base_url: invalid URL "localhost:11434"`}},
 		{"base_url ftp", "[model]\nbase_url = \"ftp://x/v1\"\n", []string{`model.base_url: invalid URL`}},
-		{"provider", "[model]\nprovider = \"anthropic\"\n", []string{`:2: model.provider: unknown provider "anthropic"`}},
+		{"provider", "[model]\nprovider = \"claude\"\n", []string{`:2: model.provider: unknown provider "claude"`}},
+		{"provider anthropic", "[model]\nprovider = \"anthropic\"\nname = \"claude-sonnet-4-5\"\nreasoning_effort = \"high\"\n", nil},
+		{"api messages", "[model]\nbase_url = \"http://localhost:11434\"\nname = \"qwen3\"\napi = \"messages\"\n", nil},
 		{"iterations", "[agent]\nmax_iterations = 0\n", []string{`:2: agent.max_iterations: must be >= 1`}},
 		{"retries", "[agent]\nmax_retries = -1\n", []string{`:2: agent.max_retries: must be >= 0`}},
 		{"script without path", "[model]\nprovider = \"script\"\n", []string{`:2: model.provider: provider "script" requires model.script`}},
@@ -339,6 +341,30 @@ func TestValidate(t *testing.T) {
 	c.Tools.Bash = "x"
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "tools.bash: ") {
 		t.Errorf("hand-built Validate = %v", err)
+	}
+}
+
+// TestAnthropicProviderDefaults: provider "anthropic" goes to Anthropic's
+// API with ANTHROPIC_API_KEY unless the file says otherwise.
+func TestAnthropicProviderDefaults(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	c, _, err := Load(LoadOptions{ExplicitFile: write(t, dir, "a.toml", "[model]\nprovider = \"anthropic\"\nname = \"claude-sonnet-4-5\"\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model.BaseURL != DefaultAnthropicURL || c.Model.APIKeyEnv != "ANTHROPIC_API_KEY" {
+		t.Errorf("base_url %q api_key_env %q", c.Model.BaseURL, c.Model.APIKeyEnv)
+	}
+	if err := c.ModelReady(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Errorf("ModelReady without the key = %v", err)
+	}
+	c, _, err = Load(LoadOptions{ExplicitFile: write(t, dir, "b.toml", "[model]\nprovider = \"anthropic\"\nname = \"qwen3\"\nbase_url = \"http://localhost:11434\"\napi_key_env = \"OLLAMA_KEY\"\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model.BaseURL != "http://localhost:11434" || c.Model.APIKeyEnv != "OLLAMA_KEY" {
+		t.Errorf("base_url %q api_key_env %q", c.Model.BaseURL, c.Model.APIKeyEnv)
 	}
 }
 

@@ -196,7 +196,22 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 	if err := errors.Join(errs...); err != nil {
 		return c, sources, err
 	}
+	c.providerDefaults()
 	return c, sources, c.Validate()
+}
+
+// providerDefaults gives provider "anthropic" its own defaults where the
+// sources left them: Anthropic's API and ANTHROPIC_API_KEY.
+func (c *Config) providerDefaults() {
+	if c.Model.Provider != ProviderAnthropic {
+		return
+	}
+	if !c.setBy("model.base_url") {
+		c.Model.BaseURL = DefaultAnthropicURL
+	}
+	if !c.setBy("model.api_key_env") {
+		c.Model.APIKeyEnv = "ANTHROPIC_API_KEY"
+	}
 }
 
 // layer is one source's raw values, decoded once.

@@ -22,11 +22,16 @@ import (
 // configuration, which only the user changes.
 var ErrProtected = errors.New("is loom's configuration: ask the user to change it")
 
-// ProtectedNames are the protected files, as slash paths matched against
+// ProtectedNames are the protected names, as slash paths matched against
 // the end of a path in any folder, letter case ignored (case-insensitive
 // file systems): loom's workspace files, the editors' workspace settings
-// that carry loom's settings, and Emacs's directory-local variables
-// (eglot reads eglot-workspace-configuration from them).
+// that carry loom's settings, Emacs's directory-local variables (eglot
+// reads eglot-workspace-configuration from them), and the agents'
+// settings and hooks that run commands (Claude Code's settings, Codex's
+// directory, GitHub Copilot's hooks). A name ending in "/" is a
+// directory: everything in it is protected. This is the one list: the
+// tools and loom's writer refuse these names, and the sandbox keeps them
+// (and their directories: see package sandbox) from commands.
 var ProtectedNames = []string{
 	".loom.toml",
 	"loom.toml",
@@ -34,6 +39,10 @@ var ProtectedNames = []string{
 	".zed/settings.json",
 	".dir-locals.el",
 	".dir-locals-2.el",
+	".claude/settings.json",
+	".claude/settings.local.json",
+	".codex/",
+	".github/hooks/",
 }
 
 // UserConfigDir is the directory of the user's own configuration: the
@@ -54,7 +63,11 @@ func UserConfigDir() string {
 func IsProtected(path string) bool {
 	path = filepath.Clean(path)
 	for _, name := range ProtectedNames {
-		if endsWith(path, name) {
+		if dir, ok := strings.CutSuffix(name, "/"); ok {
+			if inDir(path, dir) {
+				return true
+			}
+		} else if endsWith(path, name) {
 			return true
 		}
 	}
@@ -88,12 +101,24 @@ func CheckProtected(root, path string) error {
 func ProtectedPaths(folder string) []string {
 	var out []string
 	for _, name := range ProtectedNames {
-		out = append(out, filepath.Join(folder, filepath.FromSlash(name)))
+		out = append(out, filepath.Join(folder, filepath.FromSlash(strings.TrimSuffix(name, "/"))))
 	}
 	if dir := UserConfigDir(); dir != "" {
 		out = append(out, dir)
 	}
 	return out
+}
+
+// inDir reports whether the clean path is the slash path dir, or inside
+// it, at any depth of the path, letter case ignored.
+func inDir(path, dir string) bool {
+	have := strings.Split(filepath.ToSlash(path), "/")
+	for end := len(have); end > 0; end-- {
+		if endsWith(strings.Join(have[:end], "/"), dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // endsWith reports whether the clean path's last elements are those of

@@ -35,7 +35,7 @@ func (c Config) ModelReady(getenv func(string) string) error {
 			return notReady(fmt.Sprintf("scripted model: %v\nSet [model] script to an existing file.", err))
 		}
 		return nil
-	case ProviderOpenAI:
+	case ProviderOpenAI, ProviderAnthropic:
 	default:
 		return notReady(fmt.Sprintf("unknown model provider %q: set [model] provider = %q (any OpenAI-compatible server) or %q.",
 			m.Provider, ProviderOpenAI, ProviderScript))
@@ -43,7 +43,7 @@ func (c Config) ModelReady(getenv func(string) string) error {
 	if checkURL(m.BaseURL) != nil {
 		return notReady(fmt.Sprintf("[model] base_url %q is not an http(s) URL.\n%s", m.BaseURL, howTo()))
 	}
-	openai := isOpenAI(m.BaseURL)
+	openai := isOpenAI(m.BaseURL) || isAnthropic(m.BaseURL)
 	if m.Name == "" {
 		if !openai {
 			return notReady(fmt.Sprintf(`no model name for the server at %s: set it in [model], e.g.
@@ -76,6 +76,13 @@ Never put the key itself in loom.toml. For a local server that needs no key, use
   name = "qwen2.5-coder"`, m.Name, m.BaseURL, env, env))
 	}
 	return nil
+}
+
+// isAnthropic reports whether base is Anthropic's own API, which needs a
+// key.
+func isAnthropic(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.anthropic.com")
 }
 
 // isOpenAI reports whether base is OpenAI's own API, which needs a key.

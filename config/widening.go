@@ -28,7 +28,7 @@ func WideningKey(key string, val any) bool {
 	case "model.base_url", "model.api_key_env", "model.provider", "model.script":
 		return true
 	// What a turn may cost.
-	case "model.name", "model.max_tokens", "model.context_window",
+	case "model.name", "model.max_tokens", "model.context_window", "model.reasoning_effort",
 		"agent.max_iterations", "agent.max_retries", "agent.system_prompt",
 		"tools.max_output_bytes", "tools.bash_max_timeout":
 		return true
@@ -57,7 +57,7 @@ func WideningKey(key string, val any) bool {
 // messages.
 func WideningKeys() []string {
 	return []string{"model.base_url", "model.api_key_env", "model.headers.*", "model.provider", "model.script",
-		"model.name", "model.max_tokens", "model.context_window", "agent.max_iterations", "agent.max_retries",
+		"model.name", "model.max_tokens", "model.context_window", "model.reasoning_effort", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
 		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*"}

@@ -22,6 +22,7 @@ var knownWindows = []struct {
 	{"o1", 200000},
 	{"o3", 200000},
 	{"o4-mini", 200000},
+	{"claude", 200000},
 }
 
 // KnownContextWindow returns the context window of a well-known model

@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
+	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -150,6 +151,12 @@ type Status struct {
 	// Instructions lists the project's AGENTS.md files in the system
 	// prompt, repository root first.
 	Instructions []InstructionFile `json:"instructions"`
+	// Skills and Commands are the Agent Skills (listed to the model by
+	// name and description) and custom commands in use;
+	// AgentFileProblems the files of either kind ignored, with why.
+	Skills            []agentfiles.Skill   `json:"skills,omitempty"`
+	Commands          []agentfiles.Command `json:"commands,omitempty"`
+	AgentFileProblems string               `json:"agentFileProblems,omitempty"`
 	// AllowCommands are the folder's approval rules: the commands that
 	// run without asking under tools.bash = "ask".
 	AllowCommands []cmdrules.Rule `json:"allowCommands"`
@@ -209,8 +216,13 @@ func (s *Conversation) Ask(ctx context.Context, prompt string) (uint64, error) {
 			err = s.modelErr
 			return
 		}
+		text, expErr := s.expandCommand(prompt)
+		if expErr != nil {
+			err = expErr
+			return
+		}
 		turn = s.m.NextTurn()
-		if _, stepErr := s.step(fsm.UserInput{Text: prompt}); stepErr != nil {
+		if _, stepErr := s.step(fsm.UserInput{Text: text}); stepErr != nil {
 			err = fmt.Errorf("ask: %w", stepErr)
 		}
 	})
@@ -278,6 +290,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		}
 		st.MCPServers = s.folder.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
+		st.Skills, st.Commands, st.AgentFileProblems = s.agent.skills, s.agent.commands, s.agent.notice
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)

@@ -259,7 +259,7 @@ func (s *Conversation) journalEvent(ev fsm.Event) {
 	if in, ok := ev.(fsm.UserInput); ok {
 		s.turns++
 		if s.title == "" {
-			s.title = conversationTitle(s.folder.host.redactor.String(in.Text))
+			s.title = conversationTitle(s.folder.host.redactor, in.Text)
 			s.writeMeta()
 			s.notify(Notification{Kind: NoteTitle, Text: s.title})
 		}

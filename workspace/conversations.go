@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/secret"
 )
 
 // ErrUnknownConversation is returned for an id that is none of the
@@ -108,15 +109,12 @@ func (h *Host) Conversations(folder string) ([]ConversationInfo, error) {
 	open := h.openJournals()
 	var out []ConversationInfo
 	for _, p := range paths {
-		c, err := readConversation(p)
+		c, err := readConversation(p, h.redactor)
 		if err != nil || (folder != "" && c.Folder != folder) {
 			continue
 		}
 		c.Live = open[p]
 		c.Elsewhere = !c.Live && journalLocked(p)
-		// Titles are shown: masked as shown text is (a key pasted in a
-		// first prompt, a meta file of an older loom-lsp).
-		c.Title = h.redactor.String(c.Title)
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
@@ -142,13 +140,14 @@ func (h *Host) openJournals() map[string]bool {
 
 // readConversation reads a journal's header and its meta file, or, when
 // there is none (a journal of an older loom-lsp), its prompts.
-func readConversation(path string) (ConversationInfo, error) {
-	return readJournalInfo(path, true)
+func readConversation(path string, r *secret.Redactor) (ConversationInfo, error) {
+	return readJournalInfo(path, true, r)
 }
 
 // readJournalInfo reads a journal's header, and its meta file when
-// useMeta, else its prompts.
-func readJournalInfo(path string, useMeta bool) (ConversationInfo, error) {
+// useMeta, else its prompts. The title is masked by r, as shown text is
+// (a key pasted in a first prompt, a meta file of an older loom-lsp).
+func readJournalInfo(path string, useMeta bool, r *secret.Redactor) (ConversationInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return ConversationInfo{}, err
@@ -171,7 +170,7 @@ func readJournalInfo(path string, useMeta bool) (ConversationInfo, error) {
 	if b, err := os.ReadFile(metaPath(path)); err == nil && useMeta {
 		var m conversationMeta
 		if json.Unmarshal(b, &m) == nil {
-			c.Title, c.Turns, c.Usage = m.Title, m.Turns, m.Usage
+			c.Title, c.Turns, c.Usage = r.String(m.Title), m.Turns, m.Usage
 			if m.Updated.After(c.Updated) {
 				c.Updated = m.Updated
 			}
@@ -190,13 +189,17 @@ func readJournalInfo(path string, useMeta bool) (ConversationInfo, error) {
 		c.Turns++
 		var in fsm.UserInput
 		if c.Title == "" && json.Unmarshal(rec.Event, &in) == nil {
-			c.Title = conversationTitle(in.Text)
+			c.Title = conversationTitle(r, in.Text)
 		}
 	}
 }
 
-func conversationTitle(prompt string) string {
-	title, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+// conversationTitle is the title a prompt (or a rename) gives: its first
+// line, at most 80 runes, masked as shown text is. It is masked before
+// it is cut, so that no cut leaves a piece of a secret the mask no
+// longer recognises.
+func conversationTitle(r *secret.Redactor, prompt string) string {
+	title, _, _ := strings.Cut(strings.TrimSpace(r.String(prompt)), "\n")
 	if r := []rune(title); len(r) > 80 {
 		title = string(r[:80]) + "…"
 	}
@@ -231,11 +234,11 @@ func writeMetaFile(path string, m conversationMeta) error {
 
 // readMeta restores the title and turn count of the journal at path.
 func (s *Conversation) readMeta(path string) {
-	c, err := readConversation(path)
+	c, err := readConversation(path, s.folder.host.redactor)
 	if err != nil {
 		return
 	}
-	s.title, s.turns = s.folder.host.redactor.String(c.Title), c.Turns
+	s.title, s.turns = c.Title, c.Turns
 	if b, err := os.ReadFile(metaPath(path)); err == nil {
 		var m conversationMeta
 		if json.Unmarshal(b, &m) == nil {
@@ -266,7 +269,7 @@ func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, erro
 // Rename sets the conversation's title ("" goes back to its first
 // prompt's).
 func (s *Conversation) Rename(ctx context.Context, title string) error {
-	title = s.folder.host.redactor.String(conversationTitle(title))
+	title = conversationTitle(s.folder.host.redactor, title)
 	return s.call(ctx, func() {
 		s.named = title != ""
 		if s.named {
@@ -274,8 +277,8 @@ func (s *Conversation) Rename(ctx context.Context, title string) error {
 		} else {
 			s.title = ""
 			if path := s.journalPathShared(); path != "" {
-				if c, err := readJournalInfo(path, false); err == nil {
-					s.title = s.folder.host.redactor.String(c.Title)
+				if c, err := readJournalInfo(path, false, s.folder.host.redactor); err == nil {
+					s.title = c.Title
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -41,8 +42,10 @@ type storeFiles struct {
 }
 
 // ReadFile implements tools.FileSource. A file missing on disk is missing
-// (the client is not asked); a client that cannot read, or fails to,
-// leaves the reading to base, so that nothing is lost.
+// (the client is not asked); a client that cannot read (it did not
+// advertise fs/read_text_file) leaves the reading to base; a client that
+// refuses, or fails to, has answered: the tool reports it, and the disk
+// is not read in its place (acpx --deny-all's "no" is final).
 func (f storeFiles) ReadFile(absPath string) ([]byte, error) {
 	if _, _, open := f.overlay.Document(absPath); open {
 		return f.base.ReadFile(absPath)
@@ -59,7 +62,7 @@ func (f storeFiles) ReadFile(absPath string) ([]byte, error) {
 	case f.ctx.Err() != nil:
 		return nil, f.ctx.Err()
 	default:
-		f.log.Warn("the editor could not read a file; reading the disk", "path", absPath, "err", err)
+		return nil, fmt.Errorf("the editor refused to read %s: %w", absPath, err)
 	}
 	return f.base.ReadFile(absPath)
 }

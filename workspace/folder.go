@@ -86,6 +86,9 @@ type Folder struct {
 	// and undos. So a command's window (cmdwindow.go) never sees another
 	// conversation's edit.
 	worktreeMu sync.Mutex
+	// agentNotice is the last notice about ignored skill and command
+	// files, shown once per change; the folder's goroutine owns it.
+	agentNotice string
 	// lang is the language servers loom runs for the folder
 	// (langservers.go).
 	lang langServers
@@ -120,6 +123,9 @@ type settings struct {
 	mcpPolicies map[string]config.Policy
 	// env is the tools' environment; each conversation sets its Reads.
 	env tools.Env
+	// agent is the folder's and the user's skills and custom commands
+	// (agentfiles.go).
+	agent agentFiles
 	// instr is what was read of the project's AGENTS.md files.
 	instr instructions
 	// toolsNote is the notice about MCP tools left out (name collisions,

@@ -44,6 +44,11 @@ func (f *Folder) loadConfig(reload bool) {
 		f.instrPaths = instructionPaths(f.dir)
 	}
 	st.instr = readInstructions(f.instrPaths)
+	st.agent = f.readAgentFiles()
+	if st.agent.notice != "" && st.agent.notice != f.agentNotice {
+		f.notify(Notification{Kind: NoteInfo, Text: st.agent.notice, Visible: true})
+	}
+	f.agentNotice = st.agent.notice
 	// The key leaves the process environment before any tool runs, and its
 	// value is masked from now on.
 	secret.Take(cfg.Model.APIKeyEnv)
@@ -107,7 +112,7 @@ func (s *Conversation) useSettings(st settings) {
 // machineConfig derives the state machine's configuration.
 func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
-		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text,
+		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text + s.skillListing(),
 		Tools:         s.registry.Specs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,

@@ -130,9 +130,9 @@ func (f *Folder) Rename(ctx context.Context, id, title string) error {
 		return fmt.Errorf("%w: %s", ErrOpenElsewhere, id)
 	}
 	defer lock.release()
-	m := conversationMeta{Title: conversationTitle(title), Named: strings.TrimSpace(title) != "", Turns: target.Turns, Usage: target.Usage, Updated: target.Updated}
+	m := conversationMeta{Title: conversationTitle(f.host.redactor, title), Named: strings.TrimSpace(title) != "", Turns: target.Turns, Usage: target.Usage, Updated: target.Updated}
 	if !m.Named {
-		if c, err := readJournalInfo(target.path, false); err == nil {
+		if c, err := readJournalInfo(target.path, false, f.host.redactor); err == nil {
 			m.Title = c.Title
 		}
 	}
@@ -203,7 +203,7 @@ func (f *Folder) latestOpening() opening {
 	}
 	if first := f.journalFile(); first != "" {
 		// A journal this version cannot read is set aside by restore.
-		if _, err := readConversation(first); errors.Is(err, errIncompatible) {
+		if _, err := readConversation(first, f.host.redactor); errors.Is(err, errIncompatible) {
 			if lock, err := lockJournal(first); err == nil {
 				return opening{id: unjournaledConversationID(), path: first, lock: lock}
 			}

@@ -110,6 +110,9 @@ func (s *Folder) rebuildTools() bool {
 			s.afterPublish = append(s.afterPublish, Notification{Kind: NoteError, Text: note})
 		}
 	}
+	if len(s.next.agent.skills) > 0 {
+		all = append(all, skillTool{skills: s.next.agent.skills})
+	}
 	reg := tools.NewRegistry(all...)
 	if s.next.schemas != nil && sameTools(s.next.registry, reg) {
 		return false

@@ -19,7 +19,12 @@ func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, e
 	switch cfg.Model.Provider {
 	case config.ProviderScript:
 		return loadScript(cfg.Model.Script)
+	case config.ProviderAnthropic:
+		return newAnthropic(cfg, getenv)
 	case config.ProviderOpenAI:
+		if usesMessages(cfg.Model) {
+			return newAnthropic(cfg, getenv)
+		}
 		return llm.NewOpenAI(llm.OpenAIConfig{
 			BaseURL:          cfg.Model.BaseURL,
 			Model:            cfg.Model.Name,
@@ -37,7 +42,29 @@ func NewProvider(cfg config.Config, getenv func(string) string) (llm.Provider, e
 			CacheKeys:        isOpenAIHost(cfg.Model.BaseURL),
 		})
 	}
-	return nil, fmt.Errorf("model.provider %q is not known (use %q or %q)", cfg.Model.Provider, config.ProviderOpenAI, config.ProviderScript)
+	return nil, fmt.Errorf("model.provider %q is not known (use %q, %q or %q)", cfg.Model.Provider, config.ProviderOpenAI, config.ProviderAnthropic, config.ProviderScript)
+}
+
+// usesMessages reports whether the model is spoken to with Anthropic's
+// Messages API: api = "messages", or Anthropic's own API when api is not
+// set.
+func usesMessages(m config.Model) bool {
+	return m.API == config.APIMessages || (m.API == "" && llm.DefaultAPI(m.BaseURL, m.Name) == llm.APIMessages)
+}
+
+// newAnthropic builds the Messages API provider.
+func newAnthropic(cfg config.Config, getenv func(string) string) (llm.Provider, error) {
+	return llm.NewAnthropic(llm.AnthropicConfig{
+		BaseURL:          cfg.Model.BaseURL,
+		Model:            cfg.Model.Name,
+		APIKey:           getenv(cfg.Model.APIKeyEnv),
+		MaxTokens:        cfg.Model.MaxTokens,
+		ReasoningEffort:  cfg.Model.ReasoningEffort,
+		Headers:          cfg.Model.Headers,
+		IdleTimeout:      cfg.Model.IdleTimeout.Duration,
+		FirstByteTimeout: cfg.Model.FirstByteTimeout.Duration,
+		MaxAnswerBytes:   cfg.Model.MaxAnswerBytes,
+	})
 }
 
 // isOpenAIHost reports whether baseURL is OpenAI's own API, whose prompt

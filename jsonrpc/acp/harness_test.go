@@ -44,6 +44,9 @@ type testClient struct {
 	events []clientEvent
 	// permit answers a permission request; nil cancels it.
 	permit func(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
+	// denyFS refuses every fs/read_text_file and fs/write_text_file, as
+	// acpx --deny-all does.
+	denyFS bool
 }
 
 func newTestClient() *testClient {
@@ -76,7 +79,11 @@ func (c *testClient) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileReques
 	c.mu.Lock()
 	c.reads = append(c.reads, p.Path)
 	text, ok := c.buffers[p.Path]
+	deny := c.denyFS
 	c.mu.Unlock()
+	if deny {
+		return acpsdk.ReadTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": "permission denied by the user"})
+	}
 	if !ok {
 		b, err := os.ReadFile(p.Path)
 		if err != nil {
@@ -88,6 +95,12 @@ func (c *testClient) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileReques
 }
 
 func (c *testClient) WriteTextFile(_ context.Context, p acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	deny := c.denyFS
+	c.mu.Unlock()
+	if deny {
+		return acpsdk.WriteTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": "permission denied by the user"})
+	}
 	if err := os.WriteFile(p.Path, []byte(p.Content), 0o644); err != nil {
 		return acpsdk.WriteTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}

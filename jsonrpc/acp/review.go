@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,10 +39,27 @@ var slashCommands = []acpsdk.AvailableCommand{
 // response of the request that names the session (session/new, load or
 // resume) was written: a client drops, or hangs on, an update for a
 // session it does not know yet.
-func (a *agent) advertiseCommands(id acpsdk.SessionId) {
+//
+// Beside loom's own, the folder's custom commands and user-invocable
+// skills are offered (a name of loom's own keeps loom's meaning).
+func (a *agent) advertiseCommands(id acpsdk.SessionId, c *workspace.Conversation) {
 	a.watch.after(string(id), func() {
+		cmds := append([]acpsdk.AvailableCommand(nil), slashCommands...)
+		for _, cc := range c.Folder().CustomCommands() {
+			if slices.ContainsFunc(slashCommands, func(b acpsdk.AvailableCommand) bool { return b.Name == cc.Name }) {
+				continue
+			}
+			ac := acpsdk.AvailableCommand{Name: cc.Name, Description: cc.Description}
+			if ac.Description == "" {
+				ac.Description = "custom command (" + cc.Scope + ")"
+			}
+			if cc.ArgumentHint != "" {
+				ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: cc.ArgumentHint}}
+			}
+			cmds = append(cmds, ac)
+		}
 		a.send(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
-			SessionUpdate: "available_commands_update", AvailableCommands: slashCommands,
+			SessionUpdate: "available_commands_update", AvailableCommands: cmds,
 		}})
 	})
 }

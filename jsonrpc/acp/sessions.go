@@ -54,7 +54,7 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	id := acpsdk.SessionId(c.ID())
 	a.register(id, c)
 	a.log.Info("session/new", "session", id, "cwd", c.Folder().Path())
-	a.advertiseCommands(id)
+	a.advertiseCommands(id, c)
 	m, err := a.stateOf(ctx, id, c, true)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
@@ -140,7 +140,7 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	for _, u := range historyUpdates(s.folder, msgs) {
 		a.out.update(s.id, u)
 	}
-	a.advertiseCommands(s.id)
+	a.advertiseCommands(s.id, s.ws)
 	release()
 	if err := a.out.flush(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
@@ -160,7 +160,7 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
-	a.advertiseCommands(s.id)
+	a.advertiseCommands(s.id, s.ws)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
 	m, err := a.stateOf(ctx, s.id, s.ws, true)
 	if err != nil {

@@ -24,7 +24,7 @@ func init() {
 		// works too (some containers allow the namespaces, not the mounts).
 		runtime.LockOSThread()
 		dir := os.TempDir()
-		if err := mountReadOnly([]string{dir}); err != nil {
+		if err := mountReadOnly([]string{dir}, nil); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -64,7 +64,7 @@ func runHelper(path string, argv []string) error {
 		}
 	}
 	if pl.Mounts {
-		if err := mountReadOnly(pl.ReadOnly); err != nil {
+		if err := mountReadOnly(pl.ReadOnly, pl.Pin); err != nil {
 			return err
 		}
 		if err := hideSockets(pl); err != nil {
@@ -98,11 +98,21 @@ func runHelper(path string, argv []string) error {
 }
 
 // mountReadOnly bind-mounts each existing path over itself, read-only,
-// in this process's private mount namespace. A .git file (a worktree's)
-// protects the git directory it names too.
-func mountReadOnly(paths []string) error {
+// in this process's private mount namespace, after binding each of pins
+// onto itself (writable: a mount point cannot be renamed or removed). A
+// .git file (a worktree's, a submodule's) protects the git directory it
+// names too.
+func mountReadOnly(paths, pins []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
+	}
+	for _, p := range pins {
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			continue // gone, or a link: nothing to pin
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", p, err)
+		}
 	}
 	for i := 0; i < len(paths); i++ {
 		p := paths[i]

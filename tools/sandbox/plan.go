@@ -31,7 +31,10 @@ type plan struct {
 	Write []string `json:"write"`
 	// ReadOnly are paths under Root kept read-only; Hide are unreadable.
 	ReadOnly []string `json:"readOnly"`
-	Hide     []string `json:"hide"`
+	// Pin are directories under Root bind-mounted onto themselves, so
+	// that they cannot be renamed or removed (with Mounts only).
+	Pin  []string `json:"pin,omitempty"`
+	Hide []string `json:"hide"`
 	// Show are paths inside hidden directories that stay readable
 	// (tools.sandbox_unhide).
 	Show []string `json:"show,omitempty"`
@@ -50,13 +53,15 @@ type plan struct {
 // plan resolves the policy for one command.
 func (s *Sandbox) plan() plan {
 	home, _ := os.UserHomeDir()
+	ro, pins := s.protect()
 	pl := plan{
 		ABI:      s.sys.abi,
 		Mounts:   s.sys.userns,
 		NetNS:    s.netnsOff(),
 		Root:     s.p.Root,
 		Write:    s.writable(home),
-		ReadOnly: s.readOnly(),
+		ReadOnly: ro,
+		Pin:      pins,
 		Hide:     s.hidden(home),
 		Show:     s.unhidden(home),
 		Network:  s.p.Network,

@@ -31,12 +31,16 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 // Network modes of a [Policy].
@@ -76,9 +80,11 @@ type Policy struct {
 	Allow []string
 }
 
-// DefaultReadOnly are loom's configuration files, relative to the
-// workspace folder, which commands may read but not write (.git too).
-var DefaultReadOnly = []string{".loom.toml", "loom.toml", ".vscode/settings.json", ".zed/settings.json", ".dir-locals.el", ".dir-locals-2.el"}
+// DefaultReadOnly are the protected names (config.ProtectedNames, the
+// list the tools share), relative to the workspace folder, which commands
+// may read but not write, nor rename or recreate (.git too, at any
+// depth: see protect).
+var DefaultReadOnly = config.ProtectedNames
 
 // DefaultHidden are the directories and files, relative to the home
 // directory, that a sandboxed command cannot read: keys and credentials
@@ -275,17 +281,85 @@ func (s *Sandbox) unhidden(home string) []string {
 	return cleanAll(out)
 }
 
-// readOnly is every read-only path inside the workspace, absolute.
-func (s *Sandbox) readOnly() []string {
-	paths := []string{filepath.Join(s.p.Root, ".git")}
+// protect resolves the protected names into what keeps them from
+// commands: ro, the paths bind-mounted read-only, and pins, directories
+// bind-mounted onto themselves (writable, but a mount point cannot be
+// renamed or removed, so that the directory above a protected name
+// cannot be swapped for another). For each name (.git, the nested
+// repositories' and submodules' .git, the protected names):
+//
+//   - where it exists, it is read-only;
+//   - where it does not, its nearest existing directory below the root is
+//     read-only (no .vscode/settings.json in .vscode: .vscode is), so that
+//     it cannot be created;
+//   - the directories between the root and that path are pinned.
+//
+// A name none of whose directories exists below the root (no .vscode at
+// all) cannot be kept from being created without making the whole
+// folder's top level read-only: loom's own files are then held back by
+// trust on first sight (config.Trust), and the others are left to their
+// readers' own trust (VS Code's workspace trust, Emacs's risky local
+// variables).
+func (s *Sandbox) protect() (ro, pins []string) {
+	root := s.p.Root
 	names := s.p.ReadOnly
 	if names == nil {
 		names = DefaultReadOnly
 	}
-	for _, n := range names {
-		paths = append(paths, filepath.Join(s.p.Root, filepath.FromSlash(n)))
+	rels := append([]string{".git"}, names...)
+	rels = append(rels, nestedGitDirs(root)...)
+	for _, n := range rels {
+		p := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(n, "/")))
+		target := p
+		for target != root && within(target, root) && !lexists(target) {
+			target = filepath.Dir(target)
+		}
+		if target == root || !within(target, root) {
+			continue
+		}
+		ro = append(ro, target)
+		for d := filepath.Dir(target); d != root && within(d, root); d = filepath.Dir(d) {
+			pins = append(pins, d)
+		}
 	}
-	return cleanAll(paths)
+	ro = cleanAll(ro)
+	pins = slices.DeleteFunc(cleanAll(pins), func(p string) bool {
+		return slices.ContainsFunc(ro, func(r string) bool { return within(p, r) })
+	})
+	return ro, pins
+}
+
+// nestedGitDirs returns the .git of the repositories nested in root,
+// relative to it: submodules (gitlinks in the index, populated or not)
+// and repositories cloned inside that git does not ignore. Nothing
+// outside a git repository.
+func nestedGitDirs(root string) []string {
+	var out []string
+	ctx := context.Background()
+	if ls, err := gitcmd.Command(ctx, root, "ls-files", "-z", "--stage").Output(); err == nil {
+		for rec := range strings.SplitSeq(string(ls), "\x00") {
+			meta, path, ok := strings.Cut(rec, "\t")
+			if ok && strings.HasPrefix(meta, "160000 ") {
+				out = append(out, path+"/.git")
+			}
+		}
+	} else {
+		return nil
+	}
+	if ls, err := gitcmd.Command(ctx, root, "ls-files", "-z", "--others", "--directory", "--exclude-standard").Output(); err == nil {
+		for rec := range strings.SplitSeq(string(ls), "\x00") {
+			if dir, ok := strings.CutSuffix(rec, "/"); ok && lexists(filepath.Join(root, filepath.FromSlash(dir), ".git")) {
+				out = append(out, dir+"/.git")
+			}
+		}
+	}
+	return out
+}
+
+// lexists reports whether p exists, a symbolic link counting as itself.
+func lexists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 func expandHome(p, home string) string {

@@ -85,12 +85,19 @@ func (g runner) env() []string {
 		}
 		env = append(env, kv)
 	}
+	if !pinConfig {
+		return append(append(env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=:"), g.extraEnv...)
+	}
 	hooks := gitcmd.NoHooks
 	if g.readHooksPath {
 		hooks = ""
 	}
 	return append(gitcmd.Env(env, hooks), g.extraEnv...)
 }
+
+// pinConfig is false only in the benchmark that measures what the
+// pinned configuration costs a commit.
+var pinConfig = true
 
 // secretVar reports whether an environment variable holds a model API
 // key: one named in extra, or any *_API_KEY.
