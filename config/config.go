@@ -96,6 +96,9 @@ type Model struct {
 	// asked from the server, else known from the model's name, else
 	// 32,768.
 	ContextWindow int `toml:"context_window"`
+	// Images says whether the model takes pictures in prompts: "auto"
+	// (or ""; judged from the model's name), "on" or "off".
+	Images string `toml:"images"`
 	// Temperature is the sampling temperature; nil leaves it to the server.
 	Temperature *float64 `toml:"temperature"`
 	// Headers are extra HTTP headers sent with every request. Their values
@@ -446,6 +449,11 @@ func (c Config) Validate() error {
 		if err := checkURL(m.BaseURL); err != nil {
 			add(c.keyErr("model.base_url", "%v", err))
 		}
+	}
+	switch m.Images {
+	case "", "auto", "on", "off":
+	default:
+		add(c.keyErr("model.images", `must be "auto", "on" or "off", got %q`, m.Images))
 	}
 	if m.ContextWindow < 0 {
 		add(c.keyErr("model.context_window", "must be >= 0 (0: asked from the server, else known from the model's name, else 32768), got %d", m.ContextWindow))

@@ -108,6 +108,8 @@ type ScheduleRetry struct {
 	Attempt int
 	Delay   time.Duration
 	Reason  string
+	// Kind classifies the error retried, as DisplayError.Kind does.
+	Kind ErrorKind
 }
 
 // CancelInFlight asks the caller to cancel the model stream, tool runs,

@@ -115,7 +115,7 @@ func EstimateTokens(msgs []Message) int64 {
 }
 
 func messageBytes(m *Message) int64 {
-	n := int64(len(m.Content)+len(m.ToolCallID)) + 16
+	n := int64(len(m.Content)+len(m.ToolCallID)) + 16 + int64(len(m.Images))*imageTokens*4
 	for _, c := range m.ToolCalls {
 		n += int64(len(c.ID)+len(c.Name)+len(c.Arguments)) + 32
 	}

@@ -34,6 +34,9 @@ type Message struct {
 	// summary), not a prompt of the user: a client shows it as a notice,
 	// and it is no turn of its own.
 	Note bool `json:"note,omitempty"`
+	// Images are the pictures attached to a user prompt, by reference
+	// (see Image).
+	Images []Image `json:"images,omitempty"`
 	// Opaque is what the server that wrote this assistant message requires
 	// sent back with it (reasoning items, thinking blocks and their
 	// signatures, reasoning details), kept for the provider that made it.

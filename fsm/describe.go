@@ -77,7 +77,7 @@ func okOrError(isError bool) string {
 }
 
 // Describe implements [Event].
-func (e UserInput) Describe() string { return "UserInput " + quote(e.Text) }
+func (e UserInput) Describe() string { return "UserInput " + quote(e.Text) + describeImages(e.Images) }
 
 // Describe implements [Event].
 func (e LlmTextDelta) Describe() string {
@@ -153,7 +153,7 @@ func (a SendLlmRequest) Describe() string {
 		if last.ToolCallID != "" {
 			s += "(" + last.ToolCallID + ")"
 		}
-		s += ":" + quote(last.Content)
+		s += ":" + quote(last.Content) + describeImages(last.Images)
 	}
 	return s
 }
@@ -193,7 +193,7 @@ func (a DisplayError) Describe() string {
 
 // Describe implements [Action].
 func (a ScheduleRetry) Describe() string {
-	return fmt.Sprintf("ScheduleRetry turn=%d req=%d attempt=%d delay=%s %s", a.Turn, a.Request, a.Attempt, a.Delay, quote(a.Reason))
+	return fmt.Sprintf("ScheduleRetry turn=%d req=%d attempt=%d delay=%s kind=%s %s", a.Turn, a.Request, a.Attempt, a.Delay, a.Kind, quote(a.Reason))
 }
 
 // Describe implements [Action].

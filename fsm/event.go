@@ -13,6 +13,8 @@ type Event interface {
 // queued, in order, and started when the current turn ends.
 type UserInput struct {
 	Text string
+	// Images are pictures attached to the prompt, by reference.
+	Images []Image `json:",omitempty"`
 }
 
 // LlmTextDelta is a piece of assistant text streamed for request Request.

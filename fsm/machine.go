@@ -39,7 +39,7 @@ type Machine struct {
 	history []Message
 
 	// queue holds inputs received while busy; queue[qhead:] are pending.
-	queue []string
+	queue []UserInput
 	qhead int
 	// dropped counts the turn ids of inputs dropped while a turn was in
 	// flight; the next turn starts after them.
@@ -172,7 +172,11 @@ func (m *Machine) Messages() []Message {
 
 // Queued returns the inputs waiting for the current turn to end, in order.
 func (m *Machine) Queued() []string {
-	return append([]string(nil), m.queue[m.qhead:]...)
+	out := make([]string, 0, len(m.queue)-m.qhead)
+	for _, in := range m.queue[m.qhead:] {
+		out = append(out, in.Text)
+	}
+	return out
 }
 
 // Step applies ev and returns the actions the caller must perform, in
@@ -230,7 +234,7 @@ func (m *Machine) check(ev Event) error {
 	}
 	switch e := ev.(type) {
 	case UserInput:
-		if strings.TrimSpace(e.Text) == "" {
+		if strings.TrimSpace(e.Text) == "" && len(e.Images) == 0 {
 			return m.invalid(ev, "empty input")
 		}
 	case LlmTextDelta:
@@ -345,10 +349,10 @@ func (m *Machine) apply(ev Event) []Action {
 	switch e := ev.(type) {
 	case UserInput:
 		if m.busy() {
-			m.queue = append(m.queue, e.Text)
+			m.queue = append(m.queue, e)
 			return nil
 		}
-		return m.startTurn(e.Text)
+		return m.startTurn(e)
 	case LlmTextDelta:
 		m.partial.WriteString(e.Text)
 		if m.compaction != nil {

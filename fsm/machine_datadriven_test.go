@@ -161,7 +161,15 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	u64 := func(key string) uint64 { return uint64(atoi(t, td, arg(key))) }
 	switch td.Cmd {
 	case "user":
-		return UserInput{Text: td.Input}
+		in := UserInput{Text: td.Input}
+		if a, ok := td.Arg("images"); ok {
+			// images=(image/png:hash, …)
+			for _, v := range a.Vals {
+				mime, hash, _ := strings.Cut(v, ":")
+				in.Images = append(in.Images, Image{Hash: hash, MIME: mime, Size: 100})
+			}
+		}
+		return in
 	case "text":
 		return LlmTextDelta{Request: u64("req"), Text: td.Input}
 	case "reasoning":
@@ -352,6 +360,7 @@ func describeHistory(msgs []Message) string {
 		if msg.Reasoning != "" {
 			b.WriteString(" reasoning=" + quote(msg.Reasoning))
 		}
+		b.WriteString(describeImages(msg.Images))
 		if msg.Opaque != (Opaque{}) {
 			b.WriteString(" opaque=" + msg.Opaque.API + ":" + quote(msg.Opaque.Data))
 		}

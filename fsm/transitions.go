@@ -18,7 +18,8 @@ const cancelledResult = "tool error: cancelled by the user before this call fini
 const cancelledPlan = "tool error: the user cancelled the turn before deciding on the plan; stay in the current mode"
 
 // startTurn begins a user turn: UserInput -> CallingLlm + SendLlmRequest.
-func (m *Machine) startTurn(text string) []Action {
+func (m *Machine) startTurn(in UserInput) []Action {
+	text := in.Text
 	m.turn += 1 + m.dropped
 	m.dropped = 0
 	m.iteration = 0
@@ -29,7 +30,7 @@ func (m *Machine) startTurn(text string) []Action {
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
 	m.addCheckpoint(text, m.turnStart)
-	m.history = append(m.history, Message{Role: RoleUser, Content: text})
+	m.history = append(m.history, Message{Role: RoleUser, Content: text, Images: in.Images})
 	m.refreshElision(false)
 	return m.becomeCallingLlm(nil)
 }
@@ -359,7 +360,7 @@ func (m *Machine) becomeError(e LlmError) []Action {
 			reason = fmt.Sprintf("%s, HTTP %d", reason, e.StatusCode)
 		}
 	}
-	return []Action{ScheduleRetry{Turn: m.turn, Request: m.request, Attempt: m.retries, Delay: delay, Reason: reason}}
+	return []Action{ScheduleRetry{Turn: m.turn, Request: m.request, Attempt: m.retries, Delay: delay, Reason: reason, Kind: e.Kind}}
 }
 
 // abandonTurn closes whatever is in flight so the conversation stays
@@ -416,7 +417,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 func (m *Machine) startQueued(acts []Action) []Action {
 	if m.qhead < len(m.queue) {
 		next := m.queue[m.qhead]
-		m.queue[m.qhead] = ""
+		m.queue[m.qhead] = UserInput{}
 		m.qhead++
 		if m.qhead == len(m.queue) {
 			m.queue, m.qhead = m.queue[:0], 0

@@ -143,6 +143,9 @@ type AskArgs struct {
 	// Conversation selects one of the folder's conversations by id; ""
 	// is the folder's most recent.
 	Conversation string `json:"conversation,omitempty"`
+	// Images are pictures attached to the prompt: file paths, absolute
+	// or relative to the folder (see "Images in prompts").
+	Images []string `json:"images,omitempty"`
 }
 
 // Selection is a range of a document given to the model as context.

@@ -210,7 +210,14 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
 		}
 	}
-	turn, err := sess.Ask(ctx, prompt)
+	images, err := readImages(sess.Folder().Path(), a.Images)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
+	}
+	turn, err := sess.AskWithImages(ctx, prompt, images)
+	if errors.Is(err, workspace.ErrImage) {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
+	}
 	if err != nil {
 		return nil, err
 	}

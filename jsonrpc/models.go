@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -42,6 +44,14 @@ type ModelsWire struct {
 	Error      string       `json:"error,omitempty"`
 }
 
+// SetModelArgs are loom.setModel's arguments: Model is required (""
+// switches back to model.name).
+type SetModelArgs struct {
+	URI          string  `json:"uri,omitempty"`
+	Conversation string  `json:"conversation,omitempty"`
+	Model        *string `json:"model"`
+}
+
 // SetModelResult is loom.setModel's reply: the model now in use.
 type SetModelResult struct {
 	Folder string `json:"folder"`
@@ -67,12 +77,26 @@ func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
 	return out, nil
 }
 
-func (s *Server) runSetModel(ctx context.Context, a ModelArgs) (any, error) {
+func (s *Server) runSetModel(ctx context.Context, a SetModelArgs) (any, error) {
+	if a.Model == nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, `%s: model is required (a model of %s, or "" for model.name)`, CmdSetModel, CmdModels)
+	}
 	sess, err := s.session(CmdSetModel, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
 	}
-	now, err := sess.SetModel(ctx, a.Model)
+	model := strings.TrimSpace(*a.Model)
+	if model != "" {
+		// A model the server does not list is refused, when the list is
+		// known (a server that lists none, or failed to, is taken at
+		// its word).
+		if list, err := sess.Models(ctx); err == nil && list.Error == "" && len(list.Models) > 0 &&
+			!slices.Contains(list.Models, model) && model != list.Configured {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: the model server does not list %q; its models: %s",
+				CmdSetModel, model, strings.Join(list.Models, ", "))
+		}
+	}
+	now, err := sess.SetModel(ctx, model)
 	if errors.Is(err, workspace.ErrBadModel) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdSetModel, err)
 	}

@@ -54,6 +54,23 @@ func TestModelsAndSetModel(t *testing.T) {
 	if err := e.ed.ExecuteCommand(e.ctx, CmdSetModel, ModelArgs{Model: "a\nb"}, nil); err == nil {
 		t.Error("a model name with a newline was accepted")
 	}
+	// loom.setModel {} names no model: invalid, not a silent reset.
+	err := e.ed.ExecuteCommand(e.ctx, CmdSetModel, ModelArgs{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "model is required") {
+		t.Errorf("loom.setModel {}: %v, want invalid params", err)
+	}
+	// A model the server does not list is refused, naming those it does.
+	err = e.ed.ExecuteCommand(e.ctx, CmdSetModel, ModelArgs{Model: "gpt-nonexistent"}, nil)
+	if err == nil || !strings.Contains(err.Error(), `does not list "gpt-nonexistent"; its models:`) || !strings.Contains(err.Error(), "big-coder") {
+		t.Errorf("loom.setModel of an unlisted model: %v, want refused", err)
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdStatus, FolderArgs{}, &st); err != nil || st.Model != "big-coder" {
+		t.Errorf("after the refusals loom.status model %q (%v), want still big-coder", st.Model, err)
+	}
+	// "" switches back to model.name.
+	if err := e.ed.ExecuteCommand(e.ctx, CmdSetModel, map[string]string{"model": ""}, &set); err != nil || set.Model != configured {
+		t.Errorf("loom.setModel \"\": %q (%v), want %s", set.Model, err, configured)
+	}
 }
 
 // An Ollama server is listed through /api/tags when /v1/models fails.

@@ -3,6 +3,9 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -184,4 +187,29 @@ func (s *Server) askPlan(folder, conv, plan string) {
 	if err := sess.DecidePlan(ctx, d); err != nil && !errors.Is(err, workspace.ErrNoPlan) {
 		s.log.Info("deciding a plan", "err", err)
 	}
+}
+
+// readImages reads loom.ask's pictures: paths absolute or relative to
+// folder, at most workspace.MaxImageBytes each (checked again when
+// stored).
+func readImages(folder string, paths []string) ([]workspace.ImageInput, error) {
+	var out []workspace.ImageInput
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(folder, p)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("image: %w", err)
+		}
+		if st.Size() > workspace.MaxImageBytes {
+			return nil, fmt.Errorf("%w: %s is %.1f MB, over the %d MB limit: downscale it first", workspace.ErrImage, p, float64(st.Size())/(1<<20), workspace.MaxImageBytes>>20)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("image: %w", err)
+		}
+		out = append(out, workspace.ImageInput{Name: p, Data: b})
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,40 @@ func TestPlanModeOverLSP(t *testing.T) {
 	}
 	if err := e.ed.ExecuteCommand(e.ctx, CmdStatus, FolderArgs{}, &st); err != nil || st.Mode != "agent" || len(st.Plan) != 1 {
 		t.Fatalf("loom.status mode %q plan %v (%v)", st.Mode, st.Plan, err)
+	}
+}
+
+// loom.ask {images}: a picture for a model that takes them runs the turn;
+// for one that does not, or a file that is no picture, loom.ask answers
+// InvalidParams saying why.
+func TestAskWithImageOverLSP(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "model.toml")
+	os.WriteFile(script, []byte("[[step]]\nmatch.last_user_contains = \"what is it\"\nrepeat = true\ntext = [\"A pixel.\"]\n"), 0o644)
+	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	pixel := filepath.Join(dir, "pixel.png")
+	os.WriteFile(pixel, png, 0o644)
+	notPicture := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notPicture, []byte("plain text\n"), 0o644)
+	for _, images := range []string{"auto", "on"} {
+		cfg := loomClient
+		cfg.Folders = []string{t.TempDir()}
+		e := newEnv(t, envOptions{cfg: cfg,
+			options: map[string]any{"model": map[string]any{"provider": "script", "script": script, "images": images}}})
+		var res AskResult
+		err := e.ed.ExecuteCommand(e.ctx, CmdAsk, AskArgs{Prompt: "what is it?", Images: []string{pixel}}, &res)
+		if images == "auto" {
+			if err == nil || !strings.Contains(err.Error(), "not known to take pictures") {
+				t.Fatalf("images auto, model scripted: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.await("the answer", turnEnded(e.folder, 0))
+		if err := e.ed.ExecuteCommand(e.ctx, CmdAsk, AskArgs{Prompt: "what is it?", Images: []string{notPicture}}, nil); err == nil || !strings.Contains(err.Error(), "not a PNG, JPEG, GIF or WebP") {
+			t.Fatalf("a text file as a picture: %v", err)
+		}
 	}
 }

@@ -53,8 +53,9 @@ type Dialect struct {
 	// Gemini answers a bad key with 400 API_KEY_INVALID.
 	AuthReasons []string
 	// RunningWindow: the server may run the model with a smaller window
-	// than the one it was trained with, and tells the running one
-	// (Ollama's GET /api/ps context_length, once the model is loaded).
+	// than the one it was trained with, and tells the running one once
+	// the model is loaded (Ollama's GET /api/ps context_length, LM
+	// Studio's GET /api/v0/models loaded_context_length).
 	RunningWindow bool
 
 	hosts        []string // base URL hosts (or their parent domain)
@@ -97,6 +98,7 @@ var dialects = map[string]*Dialect{
 		Name:            "lmstudio",
 		About:           "LM Studio's local server",
 		ContextWordings: []string{"context length of only", "context the overflows", "context overflow"},
+		RunningWindow:   true,
 		ports:           []string{"1234"},
 		owners:          []string{"organization_owner"},
 	},

@@ -36,7 +36,7 @@ func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewP
 	}
 	params.Messages = make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
 	for i, m := range req.Messages {
-		msg, err := wireMessage(m, d.echo(i >= req.TurnStart))
+		msg, err := wireMessage(m, d.echo(i >= req.TurnStart), req.Images)
 		if err != nil {
 			return params, fmt.Errorf("message %d: %w", i, err)
 		}
@@ -87,12 +87,12 @@ func (d *Dialect) echo(inTurn bool) echo {
 
 // wireMessage converts one conversation message, with its reasoning and
 // its calls' signatures when e says so.
-func wireMessage(m fsm.Message, e echo) (openai.ChatCompletionMessageParamUnion, error) {
+func wireMessage(m fsm.Message, e echo, images ImageSource) (openai.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
 	case fsm.RoleSystem:
 		return openai.SystemMessage(m.Content), nil
 	case fsm.RoleUser:
-		return openai.UserMessage(m.Content), nil
+		return userMessage(m, images)
 	case fsm.RoleTool:
 		if m.ToolCallID == "" {
 			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message without tool_call_id")

@@ -52,7 +52,7 @@ func TestContextWindowProbesAtOnce(t *testing.T) {
 	if err != nil || w.Tokens != 16384 {
 		t.Fatalf("window %+v, %v: the probes were not in flight together", w, err)
 	}
-	if got, want := p.MissingProbes(), []string{"/api/show", "/v1/models"}; !slices.Equal(got, want) {
+	if got, want := p.MissingProbes(), []string{"/api/show", "/api/v0/models", "/v1/models"}; !slices.Equal(got, want) {
 		t.Errorf("missing probes %v, want %v", got, want)
 	}
 	// Asked again: only /props, which answered.
@@ -68,7 +68,7 @@ func TestContextWindowProbesAtOnce(t *testing.T) {
 	// Another provider of the same server told what is missing asks
 	// only the rest.
 	q, _ := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m"})
-	q.SkipProbes([]string{"/v1/models", "/api/show"})
+	q.SkipProbes([]string{"/v1/models", "/api/show", "/api/v0/models"})
 	mu.Unlock()
 	if w, err := q.ContextWindow(ctx); err != nil || w.Tokens != 16384 {
 		t.Errorf("window %+v, %v", w, err)

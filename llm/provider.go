@@ -38,6 +38,9 @@ type Request struct {
 	// cache (OpenAI's prompt_cache_key): requests sharing it share a
 	// prefix.
 	CacheKey string
+	// Images reads the pictures the messages reference (fsm.Image); nil
+	// when none may be sent. Every wire API reads them through it.
+	Images ImageSource
 }
 
 // Provider streams a model response.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -81,7 +82,7 @@ func (c *messageCache) body(d *Dialect, req Request, envelope []byte) ([]byte, e
 		}
 		e := d.echo(i >= req.TurnStart)
 		if c.enc[i] == nil || c.echoes[i] != e || !sameMessage(&msgs[i], &c.msgs[i]) {
-			enc, err := encodeMessage(msgs[i], e)
+			enc, err := encodeMessage(msgs[i], e, req.Images)
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
@@ -112,8 +113,8 @@ func (c *messageCache) body(d *Dialect, req Request, envelope []byte) ([]byte, e
 }
 
 // encodeMessage is one message as openai-go encodes it in a request.
-func encodeMessage(m fsm.Message, e echo) ([]byte, error) {
-	w, err := wireMessage(m, e)
+func encodeMessage(m fsm.Message, e echo, images ImageSource) ([]byte, error) {
+	w, err := wireMessage(m, e, images)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func encodeMessage(m fsm.Message, e echo) ([]byte, error) {
 // encoded, is compared too: a note and a prompt of the same text are never
 // taken for each other).
 func sameMessage(a, b *fsm.Message) bool {
-	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Reasoning != b.Reasoning || a.Note != b.Note || a.Opaque != b.Opaque || len(a.ToolCalls) != len(b.ToolCalls) {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Reasoning != b.Reasoning || a.Note != b.Note || a.Opaque != b.Opaque || len(a.ToolCalls) != len(b.ToolCalls) || !slices.Equal(a.Images, b.Images) {
 		return false
 	}
 	for i := range a.ToolCalls {

@@ -201,8 +201,8 @@ func TestRequestBodyMatchesUncachedEncoder(t *testing.T) {
 // fsm.ToolCall. A field added to either without a comparison here would
 // let a request reuse a stale encoding; this test fails first.
 func TestSameMessageKnowsEveryField(t *testing.T) {
-	if n := reflect.TypeFor[fsm.Message]().NumField(); n != 7 {
-		t.Errorf("fsm.Message has %d fields; sameMessage compares 7: update it, then this count", n)
+	if n := reflect.TypeFor[fsm.Message]().NumField(); n != 8 {
+		t.Errorf("fsm.Message has %d fields; sameMessage compares 8: update it, then this count", n)
 	}
 	if n := reflect.TypeFor[fsm.ToolCall]().NumField(); n != 4 {
 		t.Errorf("fsm.ToolCall has %d fields; sameMessage compares them with ==: check that still holds, then this count", n)
@@ -217,6 +217,7 @@ func TestSameMessageKnowsEveryField(t *testing.T) {
 		func(m *fsm.Message) { m.Reasoning = "r" },
 		func(m *fsm.Message) { m.Note = true },
 		func(m *fsm.Message) { m.Opaque = fsm.Opaque{API: "responses", Data: "[]"} },
+		func(m *fsm.Message) { m.Images = []fsm.Image{{Hash: "h", MIME: "image/png", Size: 1}} },
 		func(m *fsm.Message) {
 			m.ToolCalls = []fsm.ToolCall{{ID: "1", Name: "n", Arguments: "{}", Signature: "s"}}
 		},

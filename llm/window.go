@@ -44,7 +44,9 @@ const maxProbeBody = 8 << 20
 // wins) what each OpenAI-compatible server answers:
 //   - GET {base_url}/models: vLLM's max_model_len (OpenRouter's
 //     context_length) of the model's entry;
-//   - GET {root}/props, root being base_url without "/v1": llama.cpp's
+//   - GET {root}/api/v0/models, root being base_url without "/v1": LM
+//     Studio's loaded_context_length (else max_context_length);
+//   - GET {root}/props: llama.cpp's
 //     default_generation_settings.n_ctx, the window of one slot;
 //   - POST {root}/api/show: Ollama's num_ctx parameter when the model sets
 //     one, else the model's "<architecture>.context_length".
@@ -63,7 +65,7 @@ func (p *OpenAI) ContextWindow(ctx context.Context) (Window, error) {
 	}
 	root := strings.TrimSuffix(base, "/v1")
 	var probes []func(context.Context) (Window, error)
-	for _, probe := range []func(context.Context, string, string) (Window, error){p.probeModels, p.probeLlamaCpp, p.probeOllama} {
+	for _, probe := range []func(context.Context, string, string) (Window, error){p.probeModels, p.probeLMStudio, p.probeLlamaCpp, p.probeOllama} {
 		probes = append(probes, func(ctx context.Context) (Window, error) { return probe(ctx, base, root) })
 	}
 	w, errs := firstWindow(ctx, probes)
@@ -110,6 +112,50 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 		}
 	}
 	return Window{}, errors.New("/models: no max_model_len for " + p.cfg.Model)
+}
+
+// lmstudioModel is one entry of LM Studio's GET {root}/api/v0/models.
+type lmstudioModel struct {
+	ID                  string `json:"id"`
+	State               string `json:"state"` // "loaded", "not-loaded"
+	MaxContextLength    int    `json:"max_context_length"`
+	LoadedContextLength int    `json:"loaded_context_length"`
+}
+
+// lmstudioEntry reads LM Studio's own models list and returns the
+// configured model's entry.
+func (p *OpenAI) lmstudioEntry(ctx context.Context, root string) (lmstudioModel, error) {
+	var list struct {
+		Data []lmstudioModel `json:"data"`
+	}
+	if err := p.probeJSON(ctx, http.MethodGet, root+"/api/v0/models", nil, &list); err != nil {
+		return lmstudioModel{}, err
+	}
+	for _, m := range list.Data {
+		if m.ID == p.cfg.Model {
+			return m, nil
+		}
+	}
+	return lmstudioModel{}, errors.New("/api/v0/models: no entry for " + p.cfg.Model)
+}
+
+// probeLMStudio reads LM Studio's GET {root}/api/v0/models: the context
+// the loaded model runs with (loaded_context_length: LM Studio loads a
+// model with 4,096 tokens unless told otherwise, and overflows it
+// silently), else the model's max_context_length.
+func (p *OpenAI) probeLMStudio(ctx context.Context, _, root string) (Window, error) {
+	m, err := p.lmstudioEntry(ctx, root)
+	if err != nil {
+		return Window{}, err
+	}
+	p.noteOwners([]string{"organization_owner"})
+	switch {
+	case m.LoadedContextLength > 0:
+		return Window{Tokens: m.LoadedContextLength, Source: "server: /api/v0/models loaded_context_length (LM Studio)"}, nil
+	case m.MaxContextLength > 0:
+		return Window{Tokens: m.MaxContextLength, Source: "server: /api/v0/models max_context_length (LM Studio)"}, nil
+	}
+	return Window{}, errors.New("/api/v0/models: no context length for " + p.cfg.Model)
 }
 
 // probeLlamaCpp reads llama.cpp's GET {root}/props.
@@ -216,12 +262,23 @@ type RunningWindowProber interface {
 
 // RunningWindow reads Ollama's GET {root}/api/ps: the context_length the
 // loaded model runs with (num_ctx: 4096 by default on small GPUs, whatever
-// the model was trained with). Other dialects return ErrNoWindow.
+// the model was trained with), or LM Studio's loaded_context_length.
+// Other dialects return ErrNoWindow.
 func (p *OpenAI) RunningWindow(ctx context.Context) (Window, error) {
 	if !p.Dialect().RunningWindow {
 		return Window{}, fmt.Errorf("%w: the %s server runs models with their whole window", ErrNoWindow, p.Dialect().Name)
 	}
 	root := strings.TrimSuffix(strings.TrimRight(p.cfg.BaseURL, "/"), "/v1")
+	if p.Dialect().Name == "lmstudio" {
+		m, err := p.lmstudioEntry(ctx, root)
+		if err != nil {
+			return Window{}, fmt.Errorf("%w: %w", ErrNoWindow, err)
+		}
+		if m.LoadedContextLength <= 0 {
+			return Window{}, fmt.Errorf("%w: /api/v0/models: %s is not loaded", ErrNoWindow, p.cfg.Model)
+		}
+		return Window{Tokens: m.LoadedContextLength, Source: "server: /api/v0/models loaded_context_length (LM Studio)"}, nil
+	}
 	var ps struct {
 		Models []struct {
 			Name          string `json:"name"`

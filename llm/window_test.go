@@ -224,3 +224,57 @@ func TestOllamaRunningWindow(t *testing.T) {
 		t.Fatalf("running window: %+v, %v", w, err)
 	}
 }
+
+// LM Studio's GET /v1/models (owned_by "organization_owner", no window)
+// and GET /api/v0/models (its own REST API, LM Studio 0.3.6+), before and
+// after the model was loaded with LM Studio's default 4,096 tokens.
+const (
+	lmstudioModels         = `{"data":[{"id":"qwen3-8b","object":"model","owned_by":"organization_owner"},{"id":"text-embedding-nomic-embed-text-v1.5","object":"model","owned_by":"organization_owner"}],"object":"list"}`
+	lmstudioV0NotLoaded    = `{"data":[{"id":"qwen3-8b","object":"model","type":"llm","publisher":"qwen","arch":"qwen3","compatibility_type":"gguf","quantization":"Q4_K_M","state":"not-loaded","max_context_length":40960},{"id":"text-embedding-nomic-embed-text-v1.5","object":"model","type":"embeddings","publisher":"nomic-ai","arch":"nomic-bert","compatibility_type":"gguf","quantization":"Q4_K_M","state":"not-loaded","max_context_length":2048}],"object":"list"}`
+	lmstudioV0Loaded       = `{"data":[{"id":"qwen3-8b","object":"model","type":"llm","publisher":"qwen","arch":"qwen3","compatibility_type":"gguf","quantization":"Q4_K_M","state":"loaded","max_context_length":40960,"loaded_context_length":4096},{"id":"text-embedding-nomic-embed-text-v1.5","object":"model","type":"embeddings","publisher":"nomic-ai","arch":"nomic-bert","compatibility_type":"gguf","quantization":"Q4_K_M","state":"not-loaded","max_context_length":2048}],"object":"list"}`
+	lmstudioRunningSource  = "server: /api/v0/models loaded_context_length (LM Studio)"
+	lmstudioTrainingSource = "server: /api/v0/models max_context_length (LM Studio)"
+)
+
+// TestLMStudioWindow: LM Studio tells the window it runs the model with
+// on its own endpoint: loom takes it (4,096, not the 32,768 default), as
+// the window when the model is loaded, and as the running window once a
+// request loaded it.
+func TestLMStudioWindow(t *testing.T) {
+	var loaded atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method + " " + r.URL.Path {
+		case "GET /v1/models":
+			io.WriteString(w, lmstudioModels)
+		case "GET /api/v0/models":
+			if loaded.Load() {
+				io.WriteString(w, lmstudioV0Loaded)
+			} else {
+				io.WriteString(w, lmstudioV0NotLoaded)
+			}
+		default:
+			http.Error(w, `{"error":"Unexpected endpoint or method."}`, http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	p, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "qwen3-8b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := p.ContextWindow(context.Background()); err != nil || w != (Window{40960, lmstudioTrainingSource}) {
+		t.Fatalf("not loaded: %+v, %v", w, err)
+	}
+	if p.Dialect().Name != "lmstudio" {
+		t.Fatalf("dialect %s", p.Dialect().Name)
+	}
+	if _, err := p.RunningWindow(context.Background()); !errors.Is(err, ErrNoWindow) {
+		t.Fatalf("running window before loading: %v", err)
+	}
+	loaded.Store(true)
+	if w, err := p.RunningWindow(context.Background()); err != nil || w != (Window{4096, lmstudioRunningSource}) {
+		t.Fatalf("running window: %+v, %v", w, err)
+	}
+	if w, err := p.ContextWindow(context.Background()); err != nil || w != (Window{4096, lmstudioRunningSource}) {
+		t.Fatalf("loaded: %+v, %v", w, err)
+	}
+}

@@ -35,7 +35,7 @@ func (s *Conversation) turnContext() context.Context {
 // owner goroutine).
 func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
 	b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
-		registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
+		registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review, diag: s.newDiagBatch(a)}
 	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
 		b.together = rp.ReviewsTogether()
 	}
@@ -113,7 +113,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		req, ctx := a.Request, s.turnContext()
 		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
 		s.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
-			Text: a.Reason})
+			Text: a.Reason, ErrorKind: a.Kind})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
 		s.dropProposals()
@@ -175,7 +175,8 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, CacheKey: s.ID()}
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, CacheKey: s.ID(),
+		Images: s.folder.host.readImage}
 	prober, askRunning := provider.(llm.RunningWindowProber)
 	askRunning = askRunning && s.runningWindow.Tokens == 0
 	completed := false

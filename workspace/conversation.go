@@ -205,6 +205,11 @@ func (s *Conversation) Done() <-chan struct{} { return s.done }
 // as: the next turn when the session is idle, a later one when it is
 // queued behind a turn in flight. The turn streams through the Editor.
 func (s *Conversation) Ask(ctx context.Context, prompt string) (uint64, error) {
+	return s.ask(ctx, fsm.UserInput{Text: prompt})
+}
+
+// ask steps in, a prompt (AskWithImages: with its pictures).
+func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error) {
 	var turn uint64
 	var err error
 	callErr := s.call(ctx, func() {
@@ -216,13 +221,14 @@ func (s *Conversation) Ask(ctx context.Context, prompt string) (uint64, error) {
 			err = s.modelErr
 			return
 		}
-		text, expErr := s.expandCommand(prompt)
+		text, expErr := s.expandCommand(in.Text)
 		if expErr != nil {
 			err = expErr
 			return
 		}
+		in.Text = text
 		turn = s.m.NextTurn()
-		if _, stepErr := s.step(fsm.UserInput{Text: text}); stepErr != nil {
+		if _, stepErr := s.step(in); stepErr != nil {
 			err = fmt.Errorf("ask: %w", stepErr)
 		}
 	})

@@ -219,7 +219,8 @@ type Notification struct {
 	// NoteState when the session is back to waiting), since it began or
 	// was last reset.
 	TotalUsage *fsm.Usage
-	// ErrorKind classifies a NoteError that came from the model.
+	// ErrorKind classifies a NoteError that came from the model, and the
+	// error a NoteRetry retries.
 	ErrorKind fsm.ErrorKind
 	// Trust marks the NoteError whose Text is the notice about a folder's
 	// ignored settings (config.Config.TrustNotice), for a front end that

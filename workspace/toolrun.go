@@ -96,7 +96,7 @@ type batchRun struct {
 // edit of a file already proposed, a command, any other mutating tool,
 // and reads.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
-	b.diag = s.newDiagBatch(a, b)
+	b.diag.prime(&b.env, a.Calls)
 	var undecided []*proposal
 	settle := func() {
 		s.awaitSettled(ctx, undecided)
@@ -188,7 +188,7 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 	turn := b.turn
 	out, ran := s.admit(ctx, b, c)
 	if !ran {
-		b.diag.beforeEdit(ctx, s, b.env.FileSource(), c)
+		b.diag.beforeEdit(ctx, b.env.FileSource(), c)
 		out = s.executeLocked(ctx, b, c, writeLock, false)
 		if out.escalate != nil {
 			// The sandbox blocked the command: the user is asked whether
@@ -420,7 +420,7 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 		if ca := (*CannotAskError)(nil); errors.As(err, &ca) && ca.Why != "" {
 			why = ca.Why
 		}
-		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(args.Command) + "`: " + why + "."})
+		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: NotRunWords + oneLine(args.Command) + "`: " + why + "."})
 		return decide(false, why)
 	case errors.Is(err, errApprovalTimeout):
 		why := fmt.Sprintf("no answer within %s (tools.approval_timeout)", b.approvalTimeout)
@@ -434,6 +434,11 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 	}
 	return decide(ok, "")
 }
+
+// NotRunWords starts the notice of a command refused because no one
+// could approve it (NoteError): a front end whose tool line says the same
+// may leave it out.
+const NotRunWords = "Loom did not run `"
 
 // noAskWords says why a client that cannot ask gets commands denied, and
 // how to allow them.

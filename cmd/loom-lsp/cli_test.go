@@ -82,6 +82,17 @@ text = ["I could not run it."]
 	if n := strings.Count(r.stderr, "--approve bash=allow"); n != 1 {
 		t.Fatalf("the hint appears %d times, want once:\n%s", n, r.stderr)
 	}
+	// Each refused command is reported once, in exec's words.
+	for _, c := range []string{"echo one", "echo two"} {
+		if n := strings.Count(r.stderr, c); n > 2 { // its call line and its refusal line
+			t.Errorf("%q appears %d times:\n%s", c, n, r.stderr)
+		}
+	}
+	for _, bad := range []string{"this editor", "\nerror:"} {
+		if strings.Contains("\n"+r.stderr, bad) {
+			t.Errorf("the refusal says %q:\n%s", bad, r.stderr)
+		}
+	}
 }
 
 // A default run in a folder with a conversation says nothing about the

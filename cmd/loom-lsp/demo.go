@@ -123,8 +123,9 @@ That was a scripted model. To use a real one, create ~/.config/loom/loom.toml:
   base_url = "http://localhost:11434/v1"   # Ollama; or https://api.openai.com/v1 with OPENAI_API_KEY set
   name = "qwen2.5-coder"
 
-then run 'loom-lsp exec "your request"' in a project, or connect your editor
-(see README.md: VS Code, Neovim, Helix, any LSP client).
+then run 'loom-lsp exec --approve bash=allow "your request"' in a project (exec
+cannot ask before a command: --approve bash=allow lets the agent run them), or
+connect your editor (see README.md: VS Code, Neovim, Helix, any LSP client).
 `)
 	return exitOK
 }

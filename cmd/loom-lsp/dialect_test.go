@@ -136,6 +136,9 @@ func TestExecDialects(t *testing.T) {
 			if r.code != 0 || len(retries) != 1 {
 				t.Fatalf("rate limited: exit %d, %d retries; want one retry, then done\n%s", r.code, len(retries), r.stdout)
 			}
+			if retries[0]["kind"] != rl.Kind {
+				t.Errorf("retry kind %v; want %s", retries[0]["kind"], rl.Kind)
+			}
 			if rl.RetryAfter != "" {
 				want, _ := time.ParseDuration(rl.RetryAfter)
 				if got := time.Duration(retries[0]["delay_ms"].(float64)) * time.Millisecond; got < want {

@@ -62,7 +62,9 @@ type execFlags struct {
 	edits, restore                                      string
 	// mode is --mode (agent, plan or ask; "" keeps the conversation's),
 	// plan is --plan (what to do with a proposed plan: stop or accept).
-	mode, plan                            string
+	mode, plan string
+	// images are the --image files, in order.
+	images                                imagesFlag
 	maxIterations                         int
 	rewind                                uint64
 	fresh, verbose, debug, noDeltas, list bool
@@ -113,6 +115,7 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.edits, "edits", "", "auto (apply edits, the default) or propose (a dry run: write nothing, print each change as a unified diff / proposed_change event)")
 	fs.Uint64Var(&f.rewind, "rewind", 0, "rewind the workspace's conversation to before turn N first (see --restore); the PROMPT is then optional")
 	fs.StringVar(&f.restore, "restore", "both", "with --rewind: files, conversation or both")
+	fs.Var(&f.images, "image", "attach a picture (PNG, JPEG, GIF or WebP, at most 5 MB) to the prompt; repeatable; the model must take pictures (model.images)")
 	fs.StringVar(&f.mode, "mode", "", "the conversation's mode: agent (edit and run), plan (read-only: investigate and propose a plan) or ask (read-only: answer); default: the conversation's (agent for a new one)")
 	fs.StringVar(&f.plan, "plan", "stop", "what to do with a plan the model proposes in plan mode: stop (print it; the turn ends, resume with your feedback or --mode agent) or accept (switch to agent mode and carry it out)")
 }
@@ -229,6 +232,14 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.plan != "stop" && f.plan != "accept" {
 		return usageErr("--plan is stop or accept, not %q", f.plan)
 	}
+	var images []workspace.ImageInput
+	for _, path := range f.images {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return usageErr("--image: %v", err)
+		}
+		images = append(images, workspace.ImageInput{Name: path, Data: b})
+	}
 	prompt := rest[0]
 	if prompt == "-" {
 		b, err := io.ReadAll(stdin)
@@ -307,7 +318,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		TrustHow:        func() string { return execTrustHow },
 	})
 	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,
-		rewind: f.rewind, restore: fsm.Restore(f.restore), conversation: f.conversation, mode: fsm.Mode(f.mode)}.run(ctx)
+		rewind: f.rewind, restore: fsm.Restore(f.restore), conversation: f.conversation, mode: fsm.Mode(f.mode), images: images}.run(ctx)
 }
 
 // listConversations prints the conversations of the working directory's
@@ -351,4 +362,14 @@ func listConversations(stdout, stderr io.Writer, jsonl bool) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// imagesFlag is --image, repeatable.
+type imagesFlag []string
+
+func (i *imagesFlag) String() string { return strings.Join(*i, ",") }
+
+func (i *imagesFlag) Set(v string) error {
+	*i = append(*i, v)
+	return nil
 }

@@ -319,7 +319,7 @@ func TestDemoRunsOffline(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"● committed", "loom: edit greet.sh", "+echo \"Hello, $name!\"", "── git log ──", "✓ bash: exit code 0", "loom.toml"} {
+	for _, want := range []string{"● committed", "loom: edit greet.sh", "+echo \"Hello, $name!\"", "── git log ──", "✓ bash: exit code 0", "loom.toml", "loom-lsp exec --approve bash=allow"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
 		}

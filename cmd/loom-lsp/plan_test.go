@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,5 +97,37 @@ func TestExecPlanAcceptedCarriesItOut(t *testing.T) {
 	}
 	if r := runLoom(t, dir, "", "exec", "--mode", "chat", "hi"); r.code == 0 || !strings.Contains(r.stderr, "--mode is agent, plan or ask") {
 		t.Fatalf("--mode chat: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// exec --image: a picture for a model that takes them is stored by hash
+// in the state directory and the turn runs; for one that does not, exec
+// refuses before anything is sent, saying how to allow it.
+func TestExecImage(t *testing.T) {
+	dir := testRepo(t)
+	pixel := filepath.Join(t.TempDir(), "pixel.png")
+	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	if err := os.WriteFile(pixel, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, "[[step]]\nmatch.last_user_contains = \"what is it\"\ntext = [\"A pixel.\"]\n")
+	r := runLoom(t, dir, "", "exec", "--script", script, "--image", pixel, "what is it?")
+	if r.code == 0 || !strings.Contains(r.stderr, "not known to take pictures") || !strings.Contains(r.stderr, "model.images") {
+		t.Fatalf("an image for a model without pictures: exit %d\n%s", r.code, r.stderr)
+	}
+	env := isolatedEnv(t)
+	cfg := writeFile(t, t.TempDir(), "loom.toml", "[model]\nimages = \"on\"\n")
+	r = runLoomEnv(t, env, dir, "", "exec", "--config", cfg, "--script", script, "--image", pixel, "what is it?")
+	if r.code != 0 || !strings.Contains(r.stdout, "A pixel.") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var state string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			state = v
+		}
+	}
+	if stored, _ := filepath.Glob(filepath.Join(state, "loom", "images", "*.png")); len(stored) != 1 {
+		t.Fatalf("stored pictures under %s: %v", state, stored)
 	}
 }

@@ -65,6 +65,9 @@ func TestExecAgainstASilentServerGivesUp(t *testing.T) {
 		if reason, _ := ev["reason"].(string); !strings.Contains(reason, "did not answer within 1s (first_byte_timeout)") {
 			t.Errorf("retry reason %q does not name the first-byte timeout", reason)
 		}
+		if ev["kind"] != "idle" {
+			t.Errorf("retry kind %v; want idle, like the error's", ev["kind"])
+		}
 	}
 	errs := ofType(events, "error")
 	if len(errs) != 1 || errs[0]["kind"] != "idle" || !strings.Contains(errs[0]["message"].(string), "after 2 retries") {

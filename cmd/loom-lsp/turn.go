@@ -59,6 +59,8 @@ type headlessTurn struct {
 	conversation string
 	// mode, when set, switches the conversation's mode before the turn.
 	mode fsm.Mode
+	// images are pictures attached to the prompt.
+	images []workspace.ImageInput
 }
 
 // fail reports a failure before the turn: on stderr, and as one JSON
@@ -136,9 +138,9 @@ func (r headlessTurn) run(ctx context.Context) int {
 			return r.fail(exitFailed, err)
 		}
 	}
-	turn, err := s.Ask(ctx, r.prompt)
+	turn, err := s.AskWithImages(ctx, r.prompt, r.images)
 	if err != nil {
-		if errors.Is(err, config.ErrNoModel) || errors.Is(err, workspace.ErrConfig) {
+		if errors.Is(err, config.ErrNoModel) || errors.Is(err, workspace.ErrConfig) || errors.Is(err, workspace.ErrImage) {
 			return r.fail(exitConfig, err)
 		}
 		return r.fail(exitFailed, err)

@@ -189,7 +189,7 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
 			McpCapabilities:    acpsdk.McpCapabilities{Http: true},
-			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: false, Audio: false},
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: true, Audio: false},
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},

@@ -2,7 +2,9 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -26,7 +28,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	text, err := promptText(a.host, s.folder, p.Prompt)
+	text, images, err := promptText(a.host, s.folder, p.Prompt)
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
@@ -46,7 +48,10 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	turn, err := s.ws.Ask(context.WithoutCancel(ctx), text)
+	turn, err := s.ws.AskWithImages(context.WithoutCancel(ctx), text, images)
+	if errors.Is(err, workspace.ErrImage) {
+		return acpsdk.PromptResponse{}, invalidParams("%v", err)
+	}
 	if err != nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
@@ -126,9 +131,10 @@ func (a *agent) waitFor(k turnKey) *turnWait {
 // text item labelled with its path, with the contents the client sent
 // (its unsaved text). loom.history and session/load give the prompt back
 // with these as chips.
-func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBlock) (string, error) {
+func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBlock) (string, []workspace.ImageInput, error) {
 	var b strings.Builder
 	var items []workspace.ContextItem
+	var images []workspace.ImageInput
 	for i, block := range blocks {
 		switch {
 		case block.Text != nil:
@@ -151,26 +157,30 @@ func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBloc
 				items = append(items, workspace.ContextItem{Kind: workspace.ContextText,
 					Label: displayURI(res.TextResourceContents.Uri), Text: res.TextResourceContents.Text})
 			case res.BlobResourceContents != nil:
-				return "", invalidParams("prompt block %d: binary resources are not supported (%s)", i, res.BlobResourceContents.Uri)
+				return "", nil, invalidParams("prompt block %d: binary resources are not supported (%s)", i, res.BlobResourceContents.Uri)
 			default:
-				return "", invalidParams("prompt block %d: empty resource", i)
+				return "", nil, invalidParams("prompt block %d: empty resource", i)
 			}
 		case block.Image != nil:
-			return "", invalidParams("prompt block %d: images are not supported (promptCapabilities.image is false)", i)
+			data, err := base64.StdEncoding.DecodeString(block.Image.Data)
+			if err != nil {
+				return "", nil, invalidParams("prompt block %d: the image's data is not base64: %v", i, err)
+			}
+			images = append(images, workspace.ImageInput{Name: fmt.Sprintf("image %d (prompt block %d)", len(images)+1, i), Data: data})
 		case block.Audio != nil:
-			return "", invalidParams("prompt block %d: audio is not supported", i)
+			return "", nil, invalidParams("prompt block %d: audio is not supported", i)
 		default:
-			return "", invalidParams("prompt block %d: unknown content type", i)
+			return "", nil, invalidParams("prompt block %d: unknown content type", i)
 		}
 	}
-	if strings.TrimSpace(b.String()) == "" && len(items) == 0 {
-		return "", invalidParams("the prompt is empty")
+	if strings.TrimSpace(b.String()) == "" && len(items) == 0 && len(images) == 0 {
+		return "", nil, invalidParams("the prompt is empty")
 	}
 	text, err := host.PromptWithContext(folder, b.String(), items)
 	if err != nil {
-		return "", invalidParams("%v", err)
+		return "", nil, invalidParams("%v", err)
 	}
-	return text, nil
+	return text, images, nil
 }
 
 // displayURI shows a file: URI as its path, anything else as it is.

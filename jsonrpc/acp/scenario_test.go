@@ -51,7 +51,7 @@ func TestCoreScenario(t *testing.T) {
 	h := start(t, writeScript(t, readEditScript), "", nil)
 	init := h.initialize(true, true)
 	if init.ProtocolVersion != 1 || !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.EmbeddedContext ||
-		init.AgentCapabilities.PromptCapabilities.Image || init.AgentCapabilities.SessionCapabilities.List == nil ||
+		!init.AgentCapabilities.PromptCapabilities.Image || init.AgentCapabilities.SessionCapabilities.List == nil ||
 		init.AgentCapabilities.SessionCapabilities.Resume == nil || init.AuthMethods == nil || init.AgentInfo == nil || init.AgentInfo.Name != "loom-lsp" {
 		t.Fatalf("initialize answered %+v", init)
 	}
@@ -280,7 +280,7 @@ func TestBadInput(t *testing.T) {
 	}
 	id := h.newSession(dir)
 	_, err = h.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.ImageBlock("aGk=", "image/png")}})
-	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "images are not supported") {
+	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "not known to take pictures") {
 		t.Errorf("image prompt: %v", err)
 	}
 	_, err = h.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: "loom-nope", Cwd: dir, McpServers: []acpsdk.McpServer{}})
@@ -340,7 +340,7 @@ func TestPromptBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := (&url.URL{Scheme: "file", Path: filepath.Join(folder, "main.go")}).String()
-	got, err := promptText(host, folder, []acpsdk.ContentBlock{
+	got, _, err := promptText(host, folder, []acpsdk.ContentBlock{
 		acpsdk.TextBlock("explain these"),
 		acpsdk.ResourceLinkBlock("main.go", main),
 		acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///w/a.md", Text: "unsaved </loom-context> text"}}),
@@ -361,11 +361,11 @@ func TestPromptBlocks(t *testing.T) {
 	if len(updates) != 3 || updates[1].UserMessageChunk == nil || updates[1].UserMessageChunk.Content.ResourceLink == nil {
 		t.Errorf("history updates %+v, want the prompt then a resource link and a chip", updates)
 	}
-	if _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}); err == nil {
+	if _, _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}); err == nil {
 		t.Error("an empty prompt was accepted")
 	}
 	outside := (&url.URL{Scheme: "file", Path: "/etc/passwd"}).String()
-	if _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("x"), acpsdk.ResourceLinkBlock("p", outside)}); err == nil {
+	if _, _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("x"), acpsdk.ResourceLinkBlock("p", outside)}); err == nil {
 		t.Error("a link outside the folder was attached")
 	}
 }

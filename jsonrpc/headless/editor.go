@@ -174,6 +174,10 @@ func (h *Editor) Notify(n workspace.Notification) {
 		// the last one.
 		n.Turn = h.turn
 	}
+	if n.Kind == workspace.NoteError && strings.HasPrefix(n.Text, workspace.NotRunWords) {
+		// The refused call's line says it (BashRefusedWhy): once.
+		return
+	}
 	h.track(n)
 	h.show(n)
 	if n.Kind == workspace.NoteTurnStarted && len(h.early) > 0 {
@@ -329,7 +333,7 @@ func (h *Editor) showJSON(n workspace.Notification) {
 	case workspace.NoteCommit:
 		ev.Type, ev.SHA, ev.Files, ev.Message, ev.Notes = "commit", n.Commit.SHA, n.Commit.Files, n.Commit.Message, n.Commit.Notes
 	case workspace.NoteRetry:
-		ev.Type, ev.DelayMS, ev.Reason = "retry_scheduled", n.Delay.Milliseconds(), n.Text
+		ev.Type, ev.DelayMS, ev.Reason, ev.Kind = "retry_scheduled", n.Delay.Milliseconds(), n.Text, string(n.ErrorKind)
 	case workspace.NoteError:
 		kind := string(n.ErrorKind)
 		if kind == "" {
@@ -485,13 +489,13 @@ func (h *Editor) ApplyEdit(context.Context, workspace.DocumentEdit) error {
 	return workspace.ErrUnsupported
 }
 
-// BashRefusedHint is what the user reads, once, when a command was refused
-// because nobody can approve it here.
-const BashRefusedHint = "the agent's shell command was not run: commands need approval, and exec cannot ask. " +
-	"To let the agent run commands, rerun with --approve bash=allow (or set tools.bash = \"allow\" in loom.toml)."
+// BashRefusedWhy is why exec refused a command under tools.bash = "ask"
+// and how to allow commands: the first refused call's line says it (the
+// model reads it too); the later ones say it shortly.
+const BashRefusedWhy = "exec cannot ask: rerun with --approve bash=allow to run commands"
 
 // Approve implements workspace.Editor: headless, there is no one to ask.
-// The first refusal tells the user how to allow commands.
+// A refused command's line says why and how to allow commands.
 func (h *Editor) Approve(_ context.Context, a workspace.Approval) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -509,9 +513,9 @@ func (h *Editor) Approve(_ context.Context, a workspace.Approval) (bool, error) 
 	}
 	if !h.told {
 		h.told = true
-		h.show(workspace.Notification{Kind: workspace.NoteInfo, Turn: a.Turn, Text: BashRefusedHint})
+		return false, &workspace.CannotAskError{Why: BashRefusedWhy}
 	}
-	return false, workspace.ErrUnsupported
+	return false, &workspace.CannotAskError{Why: "exec cannot ask (see above)"}
 }
 
 // SaveDocuments implements workspace.Editor: headless, nothing is open.

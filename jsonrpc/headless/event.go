@@ -25,7 +25,7 @@ import (
 //	tool_completed     turn, id, name, status (succeeded|failed|cancelled),
 //	                   summary, output, exit_code (bash), diff (edits)
 //	commit             turn, sha, files, message
-//	retry_scheduled    turn, delay_ms, reason
+//	retry_scheduled    turn, delay_ms, reason, kind (as in error)
 //	error              turn, message, kind
 //	info               turn, message
 //	compacted          turn, summary, dropped, tokens

@@ -22,6 +22,48 @@ type Message struct {
 	Content    string     `json:"content"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	// Images are the image_url parts' URLs of a content array (the text
+	// parts, joined, are Content).
+	Images []string `json:"-"`
+}
+
+// UnmarshalJSON reads content as a string or as an array of parts.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID string          `json:"tool_call_id,omitempty"`
+		ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = Message{Role: w.Role, ToolCallID: w.ToolCallID, ToolCalls: w.ToolCalls}
+	if len(w.Content) == 0 || string(w.Content) == "null" {
+		return nil
+	}
+	if w.Content[0] != '[' {
+		return json.Unmarshal(w.Content, &m.Content)
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(w.Content, &parts); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			m.Content += p.Text
+		case "image_url":
+			m.Images = append(m.Images, p.ImageURL.URL)
+		}
+	}
+	return nil
 }
 
 // ToolCall is a tool call of a recorded assistant message, or one the

@@ -74,6 +74,11 @@ local function e2e()
     local l = vim.api.nvim_buf_get_lines(plan.buf(), 0, -1, false)
     return l[1] == 'plan 2/2'
   end)
+  -- A picture: image:PATH on :LoomAsk.
+  vim.cmd('LoomAsk what is in the picture? image:pixel.png')
+  wait(30000, ':LoomAsk with image:PATH gets its answer', function()
+    return table.concat(chat.lines(), '\n'):find('A single pixel.', 1, true) ~= nil
+  end)
   vim.cmd('LoomPlan')
   check(vim.api.nvim_buf_get_name(0):find('loom://plan', 1, true) ~= nil, ':LoomPlan opens the list', vim.api.nvim_buf_get_name(0))
 end

@@ -194,12 +194,17 @@ git -C "$pproj" init -q -b main
 git -C "$pproj" config user.name Test
 git -C "$pproj" config user.email t@example.com
 printf 'hello\n' >"$pproj/greet.txt"
+printf 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==' | base64 -d >"$pproj/pixel.png"
 cat >"$pproj/.loom.toml" <<'TOML'
 [model]
 provider = "script"
 script = "model.toml"
+images = "on"
 TOML
 cat >"$pproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "what is in the picture"
+text = ["A single pixel."]
 [[step]]
 match.last_user_contains = "greet the world"
   [[step.tool_call]]

@@ -15,6 +15,7 @@ import {
 } from './protocol';
 import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
 import type { ReviewIntent } from './shared/review';
+import { isBusy } from './status';
 import { SavedTranscript, Transcript } from './transcript';
 
 /** How the chat reaches the server. */
@@ -687,7 +688,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     // reload, only the server's first notices): then what was kept.
     const drawn = t.saved();
     const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept(t);
-    if (!(keep && t.restore(before, h))) {
+    // A turn the server still runs (a review it took up again after the reload) is not marked as cut.
+    if (!(keep && t.restore(before, h, isBusy(st?.state ?? '')))) {
       t.redraw(h);
     }
     await this.applyStatus(t, st);

@@ -481,7 +481,7 @@ export class Transcript {
    * conversation, another client went on). A turn the reload cut (no end)
    * gets an "interrupted" end; its unfinished cards are cancelled.
    */
-  restore(saved: SavedTranscript | undefined, h: HistoryResult): boolean {
+  restore(saved: SavedTranscript | undefined, h: HistoryResult, live = false): boolean {
     if (!saved || saved.version !== 1 || !Array.isArray(saved.items) || saved.items.length === 0) {
       return false;
     }
@@ -503,7 +503,8 @@ export class Transcript {
     this.turn = Math.max(this.turn, saved.turn);
     const lastTurn = lastSaved.turn;
     const ended = lastTurn === undefined || this.main.some((i) => i.kind === 'turnEnd' && i.turn === lastTurn);
-    if (!ended) {
+    // live: the server still runs that turn (it took up a review that waits): nothing was cut.
+    if (!ended && !live) {
       for (const it of this.main) {
         if (it.kind === 'tool' && it.turn === lastTurn && !isDone(it.status)) {
           it.status = 'cancelled';

@@ -201,7 +201,7 @@ test("initialize", async () => {
   assert.equal(r.protocolVersion, 1);
   assert.equal(r.agentCapabilities.loadSession, true);
   assert.equal(r.agentCapabilities.promptCapabilities.embeddedContext, true);
-  assert.ok(!r.agentCapabilities.promptCapabilities.image, "image must be false");
+  assert.equal(r.agentCapabilities.promptCapabilities.image, true);
   assert.ok(r.agentCapabilities.sessionCapabilities.list, "sessionCapabilities.list");
   assert.ok(r.agentCapabilities.sessionCapabilities.resume, "sessionCapabilities.resume");
   assert.ok(r.agentCapabilities.sessionCapabilities.delete, "sessionCapabilities.delete");
@@ -915,5 +915,37 @@ test("session/delete: the session is closed, no longer listed nor loadable", asy
   await assert.rejects(agent.conn.loadSession({ sessionId: s.sessionId, cwd: work, mcpServers: [] }), (e) => e.code === -32602);
   await assert.rejects(agent.conn.deleteSession({ sessionId: s.sessionId }), (e) => e.code === -32602);
   const ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+});
+
+const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+test("an image prompt: refused for a model not known to take pictures; sent as an image_url part to one that does (model.images = on)", async () => {
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n');
+  agent = new Agent();
+  await agent.initialize();
+  let s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  const sent = model.requests.length;
+  await assert.rejects(
+    agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "what is this?" }, { type: "image", data: PIXEL, mimeType: "image/png" }] }),
+    (e) => e.code === -32602 && /not known to take pictures/.test(e.message) && /model\.images/.test(e.message),
+  );
+  assert.equal(model.requests.length, sent, "nothing was sent to the model");
+  let ended = await agent.closeStdin();
+  assert.equal(ended.code, 0);
+
+  fs.writeFileSync(configFile, '[tools]\nbash = "ask"\n[model]\nimages = "on"\n');
+  agent = new Agent();
+  await agent.initialize();
+  s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
+  model.respond = () => ({ text: ["A single pixel."] });
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "what is this?" }, { type: "image", data: PIXEL, mimeType: "image/png" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const user = model.requests.at(-1).messages.filter((m) => m.role === "user").at(-1);
+  assert.ok(Array.isArray(user.content), JSON.stringify(user));
+  assert.deepEqual(user.content[0], { type: "text", text: "what is this?" });
+  assert.equal(user.content[1].type, "image_url");
+  assert.equal(user.content[1].image_url.url, "data:image/png;base64," + PIXEL);
+  ended = await agent.closeStdin();
   assert.equal(ended.code, 0);
 });

@@ -324,7 +324,20 @@ function M.ask(prompt, opts)
     vim.notify('loom: :LoomAsk needs a prompt', vim.log.levels.WARN)
     return
   end
+  -- image:PATH words attach a picture (relative to the working directory).
+  local images = {}
+  prompt = prompt:gsub('%f[%S]image:(%S+)', function(path)
+    images[#images + 1] = vim.fn.fnamemodify(vim.fn.expand(path), ':p')
+    return ''
+  end)
+  prompt = vim.trim(prompt)
+  if prompt == '' and #images > 0 then
+    prompt = 'What is in this picture?'
+  end
   local args = { prompt = prompt, selection = selection(opts) }
+  if #images > 0 then
+    args.images = images
+  end
   local client = M.client()
   chat.prompt(client and client.config.root_dir, prompt)
   if M.config.chat.open_on_ask then

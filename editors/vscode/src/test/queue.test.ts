@@ -110,6 +110,20 @@ test('a restarted server\'s first notices never replace the record; the cut turn
   assert.equal(h.loaded, true, 'drawn from loom.history: loaded');
 });
 
+test('a turn the restarted server still runs (a review it took up again) is not marked as cut', () => {
+  const t = new Transcript(F, 'proj');
+  t.asked(t.prompt('write two notes'), 1);
+  t.setState('ExecutingTools', 1);
+  const saved = JSON.parse(JSON.stringify(t.saved()));
+  const history = { folder: F, messages: [{ role: 'user', content: 'write two notes' }] };
+  const r = new Transcript(F, 'proj');
+  assert.equal(r.restore(saved, history, true), true);
+  assert.deepEqual(r.items.map((i) => i.kind === 'turnEnd' ? `end:${i.outcome}` : i.kind), ['user']);
+  const cut = new Transcript(F, 'proj');
+  assert.equal(cut.restore(saved, history), true);
+  assert.deepEqual(cut.items.map((i) => i.kind === 'turnEnd' ? `end:${i.outcome}` : i.kind), ['user', 'end:interrupted']);
+});
+
 test('a kept conversation that is no longer the server\'s is not restored', () => {
   const t = new Transcript(F, 'proj');
   t.asked(t.prompt('one'), 1);
