@@ -34,6 +34,9 @@ type wireDelta struct {
 	// both, with the same text).
 	ReasoningContent lenientText `json:"reasoning_content"`
 	Reasoning        lenientText `json:"reasoning"`
+	// ReasoningDetails is OpenRouter's structured reasoning (see
+	// detailsAcc).
+	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 }
 
 // reasoning returns the delta's reasoning text, from whichever field the

@@ -35,7 +35,7 @@ func (s *Conversation) turnContext() context.Context {
 // owner goroutine).
 func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
 	b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
-		registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review}
+		registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review, diag: s.newDiagBatch(a)}
 	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
 		b.together = rp.ReviewsTogether()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 )
 
@@ -53,6 +54,8 @@ type diagBatch struct {
 	// their texts after the batch's edits.
 	order []string
 	texts map[string]string
+	// dir is the folder, for the calls' relative paths.
+	dir string
 }
 
 // diagnosedTools are the tools whose edits are checked: they name the
@@ -61,9 +64,11 @@ var diagnosedTools = map[string]bool{"edit_file": true, "write_file": true}
 
 // newDiagBatch prepares the diagnostics of a batch, or returns nil when
 // none apply: diagnostics off, review on (nothing lands before it is
-// decided), no edit in the batch, or no source for the folder.
-func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, b *batchRun) *diagBatch {
-	if s.cfg.Tools.Diagnostics == config.DiagnosticsOff || b.review {
+// decided), no edit in the batch, or no source for the folder. It runs
+// on the owner goroutine, where the batch is made (the settings are
+// read there); priming the language server is left to the batch.
+func (s *Conversation) newDiagBatch(a fsm.ExecuteTools) *diagBatch {
+	if s.cfg.Tools.Diagnostics == config.DiagnosticsOff || a.Review {
 		return nil
 	}
 	src := s.diagSource()
@@ -71,11 +76,10 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, b *batchRun) *diagBatch 
 		return nil
 	}
 	var last string
-	for _, c := range a.Calls {
-		if diagnosedTools[c.Name] {
+	for i, c := range a.Calls {
+		if diagnosedTools[c.Name] && a.Mutating[i] {
 			last = c.ID
 		}
-		s.prime(src, b, c)
 	}
 	if last == "" {
 		return nil
@@ -87,27 +91,34 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools, b *batchRun) *diagBatch 
 	return &diagBatch{
 		src: src, wait: s.cfg.Tools.DiagnosticsWait.Duration, limits: lim, reportAt: last,
 		before: map[string][]diagnostics.Diagnostic{}, texts: map[string]string{},
+		dir: s.folder.dir,
 	}
 }
 
-// prime gives loom's own language server the file a call names (a read
-// or an edit), starting it if needed, so that it is warm and knows the
-// file's problems by the time an edit needs them.
-func (s *Conversation) prime(src diagnostics.Source, b *batchRun, c fsm.ToolCall) {
-	pool, ok := src.(*diagnostics.Pool)
+// prime gives loom's own language server the files the batch's calls
+// name (reads and edits), starting it if needed, so that it is warm and
+// knows the files' problems by the time an edit needs them. It runs on
+// the batch's goroutine.
+func (d *diagBatch) prime(env *tools.Env, calls []fsm.ToolCall) {
+	if d == nil {
+		return
+	}
+	pool, ok := d.src.(*diagnostics.Pool)
 	if !ok {
 		return
 	}
-	rel := callPath(c.Arguments)
-	if rel == "" {
-		return
-	}
-	path := s.absPath(rel)
-	if !pool.Serves(path) {
-		return
-	}
-	if data, err := b.env.FileSource().ReadFile(path); err == nil {
-		pool.Prime(path, string(data))
+	for _, c := range calls {
+		rel := callPath(c.Arguments)
+		if rel == "" {
+			continue
+		}
+		path := absIn(d.dir, rel)
+		if !pool.Serves(path) {
+			continue
+		}
+		if data, err := env.FileSource().ReadFile(path); err == nil {
+			pool.Prime(path, string(data))
+		}
 	}
 }
 
@@ -167,7 +178,7 @@ var ErrDiagnosticsUnknown = errors.New("the editor has no diagnostics for this f
 
 // beforeEdit records the problems of the file call c is about to edit,
 // the first time the batch edits it.
-func (d *diagBatch) beforeEdit(ctx context.Context, s *Conversation, env fileReader, c fsm.ToolCall) {
+func (d *diagBatch) beforeEdit(ctx context.Context, env fileReader, c fsm.ToolCall) {
 	if d == nil || !diagnosedTools[c.Name] {
 		return
 	}
@@ -175,7 +186,7 @@ func (d *diagBatch) beforeEdit(ctx context.Context, s *Conversation, env fileRea
 	if rel == "" {
 		return
 	}
-	path := s.absPath(rel)
+	path := absIn(d.dir, rel)
 	if _, seen := d.texts[path]; seen {
 		return
 	}
@@ -259,12 +270,12 @@ func callPath(args string) string {
 	return p.Path
 }
 
-// absPath is rel (as the model names it) inside the folder.
-func (s *Conversation) absPath(rel string) string {
+// absIn is rel (as the model names it) inside the folder dir.
+func absIn(dir, rel string) string {
 	if filepath.IsAbs(rel) {
 		return filepath.Clean(rel)
 	}
-	return filepath.Join(s.folder.dir, rel)
+	return filepath.Join(dir, rel)
 }
 
 // relPath names path as the model does, relative to the folder.

@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/internal/goplstest"
 	"github.com/loom-lsp/loom-lsp/llm"
 )
 
@@ -51,18 +50,6 @@ func diagEditModel(b *testing.B) *httptest.Server {
 	return srv
 }
 
-func goplsForBench(b *testing.B) string {
-	if p, err := exec.LookPath("gopls"); err == nil {
-		return p
-	}
-	out, _ := exec.Command("go", "env", "GOPATH").Output()
-	p := filepath.Join(strings.TrimSpace(string(out)), "bin", "gopls")
-	if _, err := os.Stat(p); err != nil {
-		b.Skip("gopls is not installed (go install golang.org/x/tools/gopls@v0.23.0)")
-	}
-	return p
-}
-
 // BenchmarkDiagnosticsTurn measures a turn with an edit (a read and an
 // edit of main.go, the answer) with diagnostics off and with loom's own
 // warm gopls, interleaved in one run: turn-ms of each, and their ratio
@@ -70,7 +57,7 @@ func goplsForBench(b *testing.B) string {
 // once, so the ratio is the worst case: with a real model, the model's
 // seconds come on top of both.
 func BenchmarkDiagnosticsTurn(b *testing.B) {
-	gopls := goplsForBench(b)
+	gopls := goplstest.Path(b)
 	// The sandbox hides loom's state directories from commands; inside
 	// the temp dir they would keep go list (in gopls) from making its
 	// work dir there (the sandbox grants around a hidden path entry by

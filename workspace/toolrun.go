@@ -96,7 +96,7 @@ type batchRun struct {
 // edit of a file already proposed, a command, any other mutating tool,
 // and reads.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
-	b.diag = s.newDiagBatch(a, b)
+	b.diag.prime(&b.env, a.Calls)
 	var undecided []*proposal
 	settle := func() {
 		s.awaitSettled(ctx, undecided)
@@ -188,7 +188,7 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 	turn := b.turn
 	out, ran := s.admit(ctx, b, c)
 	if !ran {
-		b.diag.beforeEdit(ctx, s, b.env.FileSource(), c)
+		b.diag.beforeEdit(ctx, b.env.FileSource(), c)
 		out = s.executeLocked(ctx, b, c, writeLock, false)
 		if out.escalate != nil {
 			// The sandbox blocked the command: the user is asked whether

@@ -2,34 +2,13 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loom-lsp/loom-lsp/internal/gittest"
+	"github.com/loom-lsp/loom-lsp/internal/goplstest"
 )
-
-// goplsFor finds gopls for the tests (PATH, or $(go env GOPATH)/bin,
-// where .ci/run installs it); LOOM_REQUIRE_GOPLS turns its absence into
-// a failure.
-func goplsFor(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("gopls"); err == nil {
-		return p
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(out)), "bin", "gopls")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("LOOM_REQUIRE_GOPLS") != "" {
-		t.Fatal("gopls is not installed, and LOOM_REQUIRE_GOPLS is set: go install golang.org/x/tools/gopls@v0.23.0")
-	}
-	t.Skip("gopls is not installed (go install golang.org/x/tools/gopls@v0.23.0); CI installs it")
-	return ""
-}
 
 const brokenGoMain = "package main\n\n// Pre-existing: not the edit's doing.\nvar _ = missing\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
 
@@ -66,7 +45,7 @@ text = ["Fixed: main.go builds again."]
 // build, and not about the problem that was there before; the fix is
 // followed by "no new problems".
 func TestExecDiagnosticsAfterEdit(t *testing.T) {
-	gopls := goplsFor(t)
+	gopls := goplstest.Path(t)
 	dir := gittest.Repo(t, map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "main.go": brokenGoMain})
 	env := isolatedEnv(t)
 	var cfgHome string

@@ -3,6 +3,7 @@ package diagnostics
 import (
 	"context"
 	"errors"
+	"github.com/loom-lsp/loom-lsp/internal/goplstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,27 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-// goplsPath finds gopls on PATH or in $(go env GOPATH)/bin. CI installs
-// it (.ci/run sets LOOM_REQUIRE_GOPLS, which turns a missing gopls into
-// a failure).
-func goplsPath(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("gopls"); err == nil {
-		return p
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(out)), "bin", "gopls")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("LOOM_REQUIRE_GOPLS") != "" {
-		t.Fatal("gopls is not installed, and LOOM_REQUIRE_GOPLS is set: go install golang.org/x/tools/gopls@v0.23.0")
-	}
-	t.Skip("gopls is not installed (go install golang.org/x/tools/gopls@v0.23.0); CI installs it")
-	return ""
-}
 
 func goModule(t *testing.T, files map[string]string) string {
 	t.Helper()
@@ -48,7 +28,7 @@ func goModule(t *testing.T, files map[string]string) string {
 }
 
 func goplsPool(t *testing.T, root string) *Pool {
-	gopls := goplsPath(t)
+	gopls := goplstest.Path(t)
 	p := NewPool(PoolOptions{Root: root, Env: os.Environ(), LookPath: func(name string) (string, error) {
 		if name == "gopls" {
 			return gopls, nil
