@@ -17,7 +17,7 @@ func claudeRepo(t *testing.T) string {
 		".claude/skills/house-style/SKILL.md": "---\nname: house-style\ndescription: How this team greets people. Use whenever greeting.\n---\n" +
 			"HOUSE-STYLE-BODY: greet with 'Good day', never 'hello'. See templates/greeting.txt.\n",
 		".claude/skills/house-style/templates/greeting.txt": "Good day, NAME.\n",
-		".claude/commands/greet.md": "---\ndescription: Greet someone in the house style\nargument-hint: NAME\n---\nGreet $ARGUMENTS in the house style.\n",
+		".claude/commands/greet.md":                         "---\ndescription: Greet someone in the house style\nargument-hint: NAME\n---\nGreet $ARGUMENTS in the house style.\n",
 	})
 }
 
