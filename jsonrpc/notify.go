@@ -304,10 +304,10 @@ func (f *folderOut) send(n workspace.Notification) {
 		}
 	case workspace.NoteError:
 		typ := protocol.MessageTypeError
-		if n.Trust || strings.HasPrefix(n.Text, workspace.NotRunWords) {
+		if !caps.loom && (n.Trust || strings.HasPrefix(n.Text, workspace.NotRunWords)) {
 			// Settings held back until trusted, a command not run
 			// because no one could approve it: news the user acts on,
-			// not failures.
+			// not failures. (Our plugins show them their own way.)
 			typ = protocol.MessageTypeWarning
 		}
 		f.show(typ, f.label()+": "+n.Text)
