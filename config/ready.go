@@ -20,7 +20,42 @@ var ErrNoModel = errors.New("no usable model configured")
 // An API key is required for OpenAI's own API, and for any server when
 // api_key_env was set explicitly; a local server (Ollama, vLLM, llama.cpp)
 // needs none.
+//
+// When the folder's own settings chose the model and are held back until
+// the user trusts the folder, the error says that, naming the file and
+// the keys, rather than that no model is set.
 func (c Config) ModelReady(getenv func(string) string) error {
+	err := c.modelReady(getenv)
+	if err == nil {
+		return nil
+	}
+	var held []string
+	for _, k := range c.IgnoredKeys() {
+		if strings.HasPrefix(k, "model.") {
+			held = append(held, k)
+		}
+	}
+	if len(held) == 0 {
+		return err
+	}
+	where := c.trust.file
+	if where == "" {
+		where = "the editor's settings"
+	}
+	return notReady(fmt.Sprintf("the model is chosen by %s, which is held back until you trust this folder: %s %s. "+
+		"Trust the folder to use it (see the notice), or set a model in your own config %s.",
+		where, where, strings.Join(held, ", "), userFileWords()))
+}
+
+// userFileWords names the user's own config file.
+func userFileWords() string {
+	if f := DefaultUserFile(); f != "" {
+		return f
+	}
+	return "~/.config/loom/loom.toml"
+}
+
+func (c Config) modelReady(getenv func(string) string) error {
 	m := c.Model
 	switch m.Provider {
 	case ProviderScript:

@@ -112,15 +112,24 @@ func (c Config) TrustNotice(how string) string {
 	if how == "" {
 		how = DefaultTrustHow
 	}
-	var names []string
+	// Each key once, with the layers other than the file that set it.
+	var keys []string
+	from := map[string][]string{}
 	for _, h := range t.ignored {
-		n := h.key
-		if h.src != t.file {
-			n += " (from " + h.src + ")"
+		if !slices.Contains(keys, h.key) {
+			keys = append(keys, h.key)
 		}
-		if !slices.Contains(names, n) {
-			names = append(names, n)
+		if h.src != t.file && !slices.Contains(from[h.key], h.src) {
+			from[h.key] = append(from[h.key], h.src)
 		}
+	}
+	var names []string
+	for _, k := range keys {
+		n := k
+		if len(from[k]) > 0 {
+			n += " (from " + strings.Join(from[k], " and ") + ")"
+		}
+		names = append(names, n)
 	}
 	where := t.file
 	if where == "" {

@@ -245,3 +245,20 @@ func TestTrustOnFirstSightRecordsNoValues(t *testing.T) {
 		})
 	}
 }
+
+// A key held back from the file and from the editor's settings is named
+// once in the notice, with where else it came from.
+func TestTrustNoticeNamesEachKeyOnce(t *testing.T) {
+	isolate(t)
+	folder := t.TempDir()
+	write(t, folder, ".loom.toml", "[model]\nname = \"repo-model\"\n")
+	c, _, err := Load(LoadOptions{Folder: folder, Overrides: []Override{
+		{Name: "workspace/configuration", JSON: []byte(`{"model":{"name":"editor-model"}}`), Pushed: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.TrustNotice("")
+	if got := strings.Count(n, "model.name"); got != 1 || !strings.Contains(n, "model.name (from workspace/configuration)") {
+		t.Errorf("model.name named %d times:\n%s", got, n)
+	}
+}

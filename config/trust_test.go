@@ -66,6 +66,12 @@ func TestUntrustedWorkspaceKeysIgnored(t *testing.T) {
 	if got := c.IgnoredKeys(); !reflect.DeepEqual(got, wantIgnored) {
 		t.Errorf("IgnoredKeys() = %v\nwant %v", got, wantIgnored)
 	}
+	// The model is held back: the error says so, not "not set".
+	if err := c.ModelReady(func(string) string { return "" }); err == nil ||
+		!strings.Contains(err.Error(), "held back until you trust this folder: "+ws+" model.") ||
+		strings.Contains(err.Error(), "is not set") {
+		t.Errorf("ModelReady with the model held back = %v", err)
+	}
 	notice := c.TrustNotice("")
 	for _, want := range append(wantIgnored, ws, "loom.trust", "[trust]", fmt.Sprintf("folders = [%q]", folder),
 		filepath.Join(xdg, "loom", "loom.toml")) {

@@ -33,6 +33,9 @@ type Usage struct {
 	TotalTokens      int64  `json:"total_tokens"`
 	CachedTokens     *int64 `json:"cached_tokens,omitempty"`
 	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty"`
+	// Cost is what the server says the response cost (OpenRouter's
+	// usage.cost, in its credits: US dollars); nil when it does not say.
+	Cost *float64 `json:"cost,omitempty"`
 }
 
 func (u Usage) add(v Usage) Usage {
@@ -42,7 +45,23 @@ func (u Usage) add(v Usage) Usage {
 		TotalTokens:      u.TotalTokens + v.TotalTokens,
 		CachedTokens:     addOptional(u.CachedTokens, v.CachedTokens),
 		ReasoningTokens:  addOptional(u.ReasoningTokens, v.ReasoningTokens),
+		Cost:             addCost(u.Cost, v.Cost),
 	}
+}
+
+// addCost sums two costs that may be absent, as addOptional does.
+func addCost(a, b *float64) *float64 {
+	if a == nil && b == nil {
+		return nil
+	}
+	var n float64
+	if a != nil {
+		n += *a
+	}
+	if b != nil {
+		n += *b
+	}
+	return &n
 }
 
 // addOptional sums two counts that may be absent: absent only when both
@@ -68,6 +87,9 @@ func describeUsage(u Usage) string {
 	}
 	if u.ReasoningTokens != nil {
 		s += fmt.Sprintf(" reasoning=%d", *u.ReasoningTokens)
+	}
+	if u.Cost != nil {
+		s += fmt.Sprintf(" cost=%g", *u.Cost)
 	}
 	return s
 }

@@ -241,6 +241,12 @@ func TestApprovalClientNeverAnswers(t *testing.T) {
 	e.await("the request is cancelled", hasMethod("$/cancelRequest", `"id"`))
 	e.await("the user is told plainly", hasMethod("window/showMessage", "got no answer within 300ms, so it will not ask again in this session"))
 	e.await("and how to allow commands", hasMethod("window/showMessage", `set tools.bash = \"allow\"`))
+	e.await("a refused command is a warning, not an error", hasMethod("window/showMessage", `{"type":2,"message":"Loom (`))
+	for _, m := range e.ed.Messages("window/showMessage") {
+		if strings.Contains(string(m.Params), "did not run") && strings.Contains(string(m.Params), `"type":1`) {
+			t.Errorf("a refused command shown as an error: %s", m.Params)
+		}
+	}
 	e.ask("run 1.")
 	e.await("the second turn ended", hasMethod("window/showMessage", "done 1"))
 	if n := len(e.ed.Messages("window/showMessageRequest")); n != 1 {

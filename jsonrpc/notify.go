@@ -303,7 +303,14 @@ func (f *folderOut) send(n workspace.Notification) {
 			f.s.notify(ctx, MethodState, stateParams(f.folder, f.conversation, n))
 		}
 	case workspace.NoteError:
-		f.show(protocol.MessageTypeError, f.label()+": "+n.Text)
+		typ := protocol.MessageTypeError
+		if !caps.loom && (n.Trust || strings.HasPrefix(n.Text, workspace.NotRunWords)) {
+			// Settings held back until trusted, a command not run
+			// because no one could approve it: news the user acts on,
+			// not failures. (Our plugins show them their own way.)
+			typ = protocol.MessageTypeWarning
+		}
+		f.show(typ, f.label()+": "+n.Text)
 	case workspace.NoteRetry:
 		msg := workspace.RetryWords(n.Delay, n.Text)
 		f.turn.report(msg)

@@ -34,6 +34,9 @@ type wireDelta struct {
 	// both, with the same text).
 	ReasoningContent lenientText `json:"reasoning_content"`
 	Reasoning        lenientText `json:"reasoning"`
+	// ReasoningDetails is OpenRouter's structured reasoning (see
+	// detailsAcc).
+	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 }
 
 // reasoning returns the delta's reasoning text, from whichever field the
@@ -88,6 +91,8 @@ type wireUsage struct {
 	// PromptCacheHitTokens is DeepSeek's name for the cached prompt
 	// tokens.
 	PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+	// Cost is OpenRouter's: what the request cost, in credits.
+	Cost *float64 `json:"cost"`
 }
 
 // usage converts the wire usage. Cached and reasoning tokens stay nil
@@ -103,6 +108,7 @@ func (u *wireUsage) usage() fsm.Usage {
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
 	}
+	out.Cost = u.Cost
 	return out
 }
 

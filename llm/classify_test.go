@@ -79,3 +79,29 @@ func TestStreamPanicBecomesError(t *testing.T) {
 		t.Errorf("%+v", e)
 	}
 }
+
+// TestOpenRouterShowsTheUpstreamError: OpenRouter's "Provider returned
+// error" says nothing; its metadata.raw (text, or the upstream's JSON
+// body as a string) is what the user needs, for 4xx, 429 and 502 alike.
+func TestOpenRouterShowsTheUpstreamError(t *testing.T) {
+	d := dialects["openrouter"]
+	cases := []struct {
+		status int
+		body   string
+		kind   fsm.ErrorKind
+		words  string
+	}{
+		{429, `{"error":{"message":"Provider returned error","code":429,"metadata":{"raw":"moonshotai/kimi-k2 is temporarily rate-limited upstream. Please retry shortly.","provider_name":"Moonshot AI"}},"user_id":"user_2x"}`,
+			fsm.ErrorRateLimited, "Provider returned error (Moonshot AI: moonshotai/kimi-k2 is temporarily rate-limited upstream"},
+		{502, `{"error":{"message":"Provider returned error","code":502,"metadata":{"raw":"upstream connect error","provider_name":"Moonshot AI"}}}`,
+			fsm.ErrorServer, "(Moonshot AI: upstream connect error)"},
+		{400, `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","provider_name":"Google AI Studio"}}}`,
+			fsm.ErrorBadRequest, "(Google AI Studio: Function call is missing a thought_signature"},
+	}
+	for _, c := range cases {
+		e := statusError(d, 1, c.status, nil, []byte(c.body))
+		if e.Kind != c.kind || !strings.Contains(e.Message, c.words) || strings.Contains(e.Message, "\n") {
+			t.Errorf("HTTP %d: kind %s message %q; want %s with %q", c.status, e.Kind, e.Message, c.kind, c.words)
+		}
+	}
+}

@@ -44,6 +44,11 @@ type Dialect struct {
 	// turn (Gemini 3 answers 400 "Function call is missing a
 	// thought_signature" otherwise).
 	EchoSignatures bool
+	// EchoDetails keeps the reasoning_details a response streams
+	// (OpenRouter's) and sends them back, unchanged, with the assistant
+	// message in every later request (Gemini 3 behind OpenRouter refuses
+	// a tool loop's next request without them).
+	EchoDetails bool
 	// ContextWordings are lower-case phrases by which this server says
 	// the prompt does not fit the context window, beyond the common ones
 	// (contextWordings).
@@ -127,9 +132,10 @@ var dialects = map[string]*Dialect{
 		owners:          []string{"mistralai"},
 	},
 	"openrouter": {
-		Name:  "openrouter",
-		About: "OpenRouter",
-		hosts: []string{"openrouter.ai"},
+		Name:        "openrouter",
+		About:       "OpenRouter (reasoning_details echoed)",
+		EchoDetails: true,
+		hosts:       []string{"openrouter.ai"},
 	},
 	"anthropic": {
 		Name:           "anthropic",

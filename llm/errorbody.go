@@ -64,6 +64,13 @@ func parseErrorBody(body []byte) errorBody {
 				RetryDelay string `json:"retryDelay"`
 				Reason     string `json:"reason"`
 			} `json:"details"`
+			// Metadata is OpenRouter's: raw is the upstream provider's
+			// own error (text, or its JSON body as a string), which its
+			// "Provider returned error" hides.
+			Metadata struct {
+				Raw          json.RawMessage `json:"raw"`
+				ProviderName string          `json:"provider_name"`
+			} `json:"metadata"`
 		}
 		if json.Unmarshal(top.Error, &inner) == nil {
 			eb.code = rawScalar(inner.Code)
@@ -82,7 +89,7 @@ func parseErrorBody(body []byte) errorBody {
 				}
 			}
 			if inner.Message != "" {
-				eb.msg = capText(inner.Message)
+				eb.msg = capText(inner.Message + upstreamWords(inner.Metadata.Raw, inner.Metadata.ProviderName))
 				return eb
 			}
 		}
@@ -104,6 +111,29 @@ func parseErrorBody(body []byte) errorBody {
 		eb.msg = capText(strings.TrimSpace(string(body)))
 	}
 	return eb
+}
+
+// upstreamWords says what OpenRouter's metadata.raw holds, ": " and the
+// upstream provider's own message (read from its error body when raw is
+// one), "" when there is none.
+func upstreamWords(raw json.RawMessage, provider string) string {
+	text := rawScalar(raw)
+	if text == "" && len(raw) > 0 && string(raw) != "null" {
+		text = string(raw) // an object, not a string
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return ""
+	}
+	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		if up := parseErrorBody([]byte(t)); up.msg != "" {
+			text = up.msg
+		}
+	}
+	if provider != "" {
+		return " (" + provider + ": " + text + ")"
+	}
+	return " (upstream: " + text + ")"
 }
 
 // serverMessage returns an error body's text and code.

@@ -349,6 +349,7 @@ func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, bod
 		chunk     wireChunk
 		answered  int             // bytes of text and reasoning so far
 		reasoning strings.Builder // kept only when the dialect echoes it
+		details   detailsAcc      // OpenRouter's reasoning_details
 	)
 	for {
 		data, kind, err := sse.next()
@@ -359,6 +360,9 @@ func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, bod
 			done := fsm.LlmCompleted{Request: reqID, ToolCalls: acc.result(reqID), Usage: usage, FinishReason: reason}
 			if d.EchoReasoning {
 				done.Reasoning = reasoning.String()
+			}
+			if data := details.data(); d.EchoDetails && data != "" {
+				done.Opaque = fsm.Opaque{API: opaqueOpenRouter, Data: data}
 			}
 			finish(done)
 			return
@@ -399,6 +403,9 @@ func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, bod
 			ch := &chunk.Choices[i]
 			if ch.Index != 0 {
 				continue // only one choice is requested
+			}
+			if d.EchoDetails && len(ch.Delta.ReasoningDetails) > 0 {
+				details.add(ch.Delta.ReasoningDetails)
 			}
 			r := ch.Delta.reasoning()
 			answered += len(r) + len(ch.Delta.Content)

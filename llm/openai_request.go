@@ -74,7 +74,7 @@ func (p *OpenAI) setChatEffort(d *Dialect, params *openai.ChatCompletionNewParam
 // echo says what an assistant message sends back besides its text and
 // calls.
 type echo struct {
-	reasoning, signatures bool
+	reasoning, signatures, details bool
 }
 
 // echo returns what the dialect sends back with a message of the current
@@ -82,7 +82,7 @@ type echo struct {
 // wants the reasoning of a tool-using turn in all later requests, the
 // compaction request included), signatures within the turn.
 func (d *Dialect) echo(inTurn bool) echo {
-	return echo{reasoning: d.EchoReasoning, signatures: d.EchoSignatures && inTurn}
+	return echo{reasoning: d.EchoReasoning, signatures: d.EchoSignatures && inTurn, details: d.EchoDetails}
 }
 
 // wireMessage converts one conversation message, with its reasoning and
@@ -122,8 +122,15 @@ func wireMessage(m fsm.Message, e echo, images ImageSource) (openai.ChatCompleti
 		// DeepSeek refuses a tool-calling message without its
 		// reasoning_content (even an empty one); it ignores the
 		// reasoning of other messages, which is sent when kept.
+		extra := map[string]any{}
 		if e.reasoning && (m.Reasoning != "" || len(m.ToolCalls) > 0) {
-			a.SetExtraFields(map[string]any{"reasoning_content": m.Reasoning})
+			extra["reasoning_content"] = m.Reasoning
+		}
+		if e.details && m.Opaque.API == opaqueOpenRouter {
+			extra["reasoning_details"] = json.RawMessage(m.Opaque.Data)
+		}
+		if len(extra) > 0 {
+			a.SetExtraFields(extra)
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	default:

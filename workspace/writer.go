@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,11 @@ func (s *Conversation) writeEdit(e *tools.Edit) error {
 	if e.Created {
 		expect = worktree.Absent
 	}
-	return w.Write(worktree.Change{Rel: e.RelPath, Expect: expect, New: worktree.Text(e.NewText), Mode: e.Mode})
+	err := w.Write(worktree.Change{Rel: e.RelPath, Expect: expect, New: worktree.Text(e.NewText), Mode: e.Mode})
+	if errors.Is(err, worktree.ErrChanged) {
+		return fmt.Errorf("%w; read it again", err)
+	}
+	return err
 }
 
 // folderWriter is the writer of the folder's files whose writes are the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generic LSP clients, with no loom code in them, against loom-lsp built
 # from this checkout and the scripted model: Emacs's eglot (Debian 12's
-# elpa-eglot 1.9, on emacs-nox) and bare Neovim (vim.lsp.start, no plugin).
+# elpa-eglot 1.9, on emacs-nox), lsp-mode (elpa-lsp-mode 8.0) and bare Neovim (vim.lsp.start, no plugin).
 # Each shows the answer, approves a command in its own question, is asked
 # to review a change (and sees it), keeps one and discards another, which
 # leaves nothing. Called by .ci/run; installs what is missing with apt-get
@@ -20,7 +20,8 @@ failed=()
 
 missing=()
 command -v emacs >/dev/null 2>&1 || missing+=(emacs-nox)
-[[ -d /usr/share/emacs/site-lisp/elpa/eglot-1.9 || -n $(ls -d /usr/share/emacs/site-lisp/elpa*/eglot* 2>/dev/null) ]] || missing+=(elpa-eglot)
+[[ -n $(ls -d /usr/share/emacs/site-lisp/elpa*/eglot* 2>/dev/null) ]] || missing+=(elpa-eglot)
+[[ -n $(ls -d /usr/share/emacs/site-lisp/elpa*/lsp-mode* 2>/dev/null) ]] || missing+=(elpa-lsp-mode)
 if ((${#missing[@]})); then
 	if command -v apt-get >/dev/null 2>&1; then
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -44,6 +45,13 @@ if ! (source "$here/setup.sh" "$tmp/eglot" && cd "$proj" &&
 	LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$proj timeout 120 emacs -Q --batch -l "$here/eglot-test.el" 2>"$tmp/eglot.err"); then
 	tail -20 "$tmp/eglot.err"
 	failed+=(eglot)
+fi
+
+echo "== generic clients: lsp-mode"
+if ! (source "$here/setup.sh" "$tmp/lspmode" && cd "$proj" &&
+	LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$proj timeout 120 emacs -Q --batch -l "$here/lspmode-test.el" 2>"$tmp/lspmode.err"); then
+	tail -20 "$tmp/lspmode.err"
+	failed+=(lsp-mode)
 fi
 
 nvim=${NVIM:-$("$repo/editors/neovim/test/nvim.sh" 2>/dev/null || true)}

@@ -22,5 +22,8 @@ func (h *Editor) usageLine(u fsm.Usage) string {
 	if u.ReasoningTokens != nil {
 		s += fmt.Sprintf(" (%d reasoning)", *u.ReasoningTokens)
 	}
+	if u.Cost != nil {
+		s += fmt.Sprintf(", cost %.4f", *u.Cost)
+	}
 	return h.paint(colorDim, s)
 }

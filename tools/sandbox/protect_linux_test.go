@@ -35,6 +35,12 @@ func TestSandboxProtectsNamesNotFiles(t *testing.T) {
 	git(w.ws, "init", "-q")
 	git(filepath.Join(w.ws, "nested"), "init", "-q")
 	git(w.ws, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,sub")
+	// A submodule checked out: its .git is a file naming .git/modules/lib.
+	lib := filepath.Join(w.other, "lib")
+	os.MkdirAll(lib, 0o755)
+	git(lib, "init", "-q")
+	git(lib, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "lib")
+	git(w.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
 	s := New(Policy{Root: w.ws})
 	requireLandlock(t, s)
 	if !s.sys.userns {
@@ -54,6 +60,10 @@ func TestSandboxProtectsNamesNotFiles(t *testing.T) {
 		{"nested repository swapped", "mv nested/.git nested/.git.old && git -C nested init -q && echo new >> nested/.git/config", "nested/.git/config", false},
 		{"nested repository moved", "mv nested nested.old && mkdir -p nested/.git && echo new > nested/.git/config", "nested/.git/config", false},
 		{"submodule git dir created", "mkdir sub/.git && echo new > sub/.git/config", "sub/.git/config", false},
+		{"submodule's .git file rewritten", "printf 'gitdir: ../evil\\n' > lib/.git", "lib/.git", false},
+		{"submodule's .git file replaced", "rm -f lib/.git && mkdir lib/.git && echo new > lib/.git/config", "lib/.git/config", false},
+		{"submodule's config", "echo new >> .git/modules/lib/config", ".git/modules/lib/config", false},
+		{"submodule moved", "mv lib lib.old && mkdir -p lib/.git && echo new > lib/.git/config", "lib/.git/config", false},
 		{"a new top-level directory", "mkdir build && echo new > build/x", "build/x", true},
 		{"a folder renamed", "mv src src2 && mkdir src && echo new > src/a.go", "src/a.go", true},
 	} {
