@@ -154,6 +154,9 @@ type Status struct {
 	// Skills and Commands are the Agent Skills (listed to the model by
 	// name and description) and custom commands in use;
 	// AgentFileProblems the files of either kind ignored, with why.
+	// API is the wire API the model is spoken to with ("chat",
+	// "responses", "messages"; "" for a scripted model).
+	API               string               `json:"api,omitempty"`
 	Skills            []agentfiles.Skill   `json:"skills,omitempty"`
 	Commands          []agentfiles.Command `json:"commands,omitempty"`
 	AgentFileProblems string               `json:"agentFileProblems,omitempty"`
@@ -297,6 +300,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.MCPServers = s.folder.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.Skills, st.Commands, st.AgentFileProblems = s.agent.skills, s.agent.commands, s.agent.notice
+		st.API = s.wireAPI()
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)

@@ -77,3 +77,19 @@ func isOpenAIHost(baseURL string) bool {
 func loadScript(path string) (llm.Provider, error) {
 	return llm.LoadScript(path)
 }
+
+// wireAPI names the wire API the conversation's model is spoken to with,
+// for loom.status: "chat", "responses", "messages", or "" for a scripted
+// model.
+func (s *Conversation) wireAPI() string {
+	switch {
+	case s.provider == nil || s.cfg.Model.Provider == config.ProviderScript:
+		return ""
+	case s.cfg.Model.Provider == config.ProviderAnthropic || usesMessages(s.cfg.Model):
+		return llm.APIMessages
+	}
+	if p, ok := s.provider.(interface{ API(model string) string }); ok {
+		return p.API(s.modelName())
+	}
+	return ""
+}
