@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
@@ -78,8 +79,12 @@ func (f *Folder) CustomCommands() []agentfiles.Command {
 }
 
 // skillTool is the `skill` tool: the model loads a skill's instructions,
-// and reads its bundled files, by name.
-type skillTool struct{ skills []agentfiles.Skill }
+// and reads its bundled files, by name. It reads the folder's skills as
+// last loaded (any goroutine), so that its description, which the model
+// reads in every request, stays the same whatever the skills.
+type skillTool struct {
+	skills *atomic.Pointer[[]agentfiles.Skill]
+}
 
 type skillParams struct {
 	Name string `json:"name"`
@@ -89,11 +94,7 @@ type skillParams struct {
 func (skillTool) Name() string { return "skill" }
 
 func (t skillTool) Description() string {
-	names := make([]string, len(t.skills))
-	for i, s := range t.skills {
-		names[i] = s.Name
-	}
-	return "Loads an Agent Skill listed in the system prompt under Skills: its instructions and the list of its bundled files. With file, returns that bundled file instead (a path relative to the skill's directory). Scripts a skill bundles run with bash like any command. Skills: " + strings.Join(names, ", ") + "."
+	return "Loads an Agent Skill listed in the system prompt under Skills: its instructions and the list of its bundled files. With file, returns that bundled file instead (a path relative to the skill's directory). Scripts a skill bundles run with bash like any command."
 }
 
 func (skillTool) Mutating() bool { return false }
@@ -110,15 +111,19 @@ func (t skillTool) Run(ctx context.Context, _ *tools.Env, args json.RawMessage) 
 	if err := json.Unmarshal(args, &p); err != nil {
 		return tools.Result{Text: "tool error: skill: " + err.Error(), IsError: true}, nil
 	}
+	var skills []agentfiles.Skill
+	if ps := t.skills.Load(); ps != nil {
+		skills = *ps
+	}
 	var sk *agentfiles.Skill
-	for i := range t.skills {
-		if t.skills[i].Name == p.Name {
-			sk = &t.skills[i]
+	for i := range skills {
+		if skills[i].Name == p.Name {
+			sk = &skills[i]
 		}
 	}
 	if sk == nil {
-		names := make([]string, len(t.skills))
-		for i, s := range t.skills {
+		names := make([]string, len(skills))
+		for i, s := range skills {
 			names[i] = s.Name
 		}
 		return tools.Result{Text: fmt.Sprintf("tool error: skill: no skill %q; the skills are: %s", p.Name, strings.Join(names, ", ")), IsError: true}, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
+	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
 	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 )
 
@@ -86,6 +87,9 @@ type Folder struct {
 	// and undos. So a command's window (cmdwindow.go) never sees another
 	// conversation's edit.
 	worktreeMu sync.Mutex
+	// skills are the skills last read, for the skill tool (any
+	// goroutine).
+	skills atomic.Pointer[[]agentfiles.Skill]
 	// agentNotice is the last notice about ignored skill and command
 	// files, shown once per change; the folder's goroutine owns it.
 	agentNotice string

@@ -45,6 +45,8 @@ func (f *Folder) loadConfig(reload bool) {
 	}
 	st.instr = readInstructions(f.instrPaths)
 	st.agent = f.readAgentFiles()
+	skills := st.agent.skills
+	f.skills.Store(&skills)
 	if st.agent.notice != "" && st.agent.notice != f.agentNotice {
 		f.notify(Notification{Kind: NoteInfo, Text: st.agent.notice, Visible: true})
 	}

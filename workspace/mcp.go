@@ -111,7 +111,7 @@ func (s *Folder) rebuildTools() bool {
 		}
 	}
 	if len(s.next.agent.skills) > 0 {
-		all = append(all, skillTool{skills: s.next.agent.skills})
+		all = append(all, skillTool{skills: &s.skills})
 	}
 	reg := tools.NewRegistry(all...)
 	if s.next.schemas != nil && sameTools(s.next.registry, reg) {
