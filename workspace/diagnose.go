@@ -112,8 +112,8 @@ func (d *diagBatch) prime(env *tools.Env, calls []fsm.ToolCall) {
 		if rel == "" {
 			continue
 		}
-		path := absIn(d.dir, rel)
-		if !pool.Serves(path) {
+		path, err := tools.Resolve(d.dir, rel)
+		if err != nil || !pool.Serves(path) {
 			continue
 		}
 		if data, err := env.FileSource().ReadFile(path); err == nil {
@@ -178,7 +178,7 @@ var ErrDiagnosticsUnknown = errors.New("the editor has no diagnostics for this f
 
 // beforeEdit records the problems of the file call c is about to edit,
 // the first time the batch edits it.
-func (d *diagBatch) beforeEdit(ctx context.Context, env fileReader, c fsm.ToolCall) {
+func (d *diagBatch) beforeEdit(ctx context.Context, env tools.FileSource, c fsm.ToolCall) {
 	if d == nil || !diagnosedTools[c.Name] {
 		return
 	}
@@ -186,7 +186,12 @@ func (d *diagBatch) beforeEdit(ctx context.Context, env fileReader, c fsm.ToolCa
 	if rel == "" {
 		return
 	}
-	path := absIn(d.dir, rel)
+	// Confined like the tools: nothing outside the folder is read for a
+	// language server.
+	path, err := tools.Resolve(d.dir, rel)
+	if err != nil {
+		return
+	}
 	if _, seen := d.texts[path]; seen {
 		return
 	}
@@ -208,11 +213,6 @@ func (d *diagBatch) beforeEdit(ctx context.Context, env fileReader, c fsm.ToolCa
 	if ds, err := d.src.Diagnostics(ctx, path, text); err == nil {
 		d.before[path] = ds
 	}
-}
-
-// fileReader reads a file as the tools see it.
-type fileReader interface {
-	ReadFile(absPath string) ([]byte, error)
 }
 
 // afterCall notes an applied edit, and for the batch's last edit call
@@ -268,14 +268,6 @@ func callPath(args string) string {
 		return ""
 	}
 	return p.Path
-}
-
-// absIn is rel (as the model names it) inside the folder dir.
-func absIn(dir, rel string) string {
-	if filepath.IsAbs(rel) {
-		return filepath.Clean(rel)
-	}
-	return filepath.Join(dir, rel)
 }
 
 // relPath names path as the model does, relative to the folder.
