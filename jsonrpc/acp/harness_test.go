@@ -42,6 +42,10 @@ type testClient struct {
 	// calls' updates, file requests and permission requests (see
 	// clientEvent, wireRecorder).
 	events []clientEvent
+	// wire is every session/update in wire order (updates is in the
+	// order the SDK's goroutines handed them over, which may run ahead
+	// of a response the test is still waking up from).
+	wire []acpsdk.SessionNotification
 	// permit answers a permission request; nil cancels it.
 	permit func(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
 	// denyFS refuses every fs/read_text_file and fs/write_text_file, as
@@ -66,13 +70,15 @@ func (c *testClient) changed(fn func()) {
 // "tool_call_update" (CallID, Status, Paths: the locations), "read",
 // "write" (Paths: the file), "permission" (CallID), "commands" (an
 // available_commands_update) or "response" (CallID: the request's id;
-// Session: the session its result names, if any).
+// Session: the session its result names, if any; Before: how many
+// session updates were on the wire before it).
 type clientEvent struct {
 	Kind    string
 	Session acpsdk.SessionId
 	CallID  string
 	Status  string
 	Paths   []string
+	Before  int
 }
 
 func (c *testClient) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
@@ -141,12 +147,46 @@ func (r *wireRecorder) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		if ev, ok := wireEvent(r.partial[:i]); ok {
-			r.c.changed(func() { r.c.events = append(r.c.events, ev) })
-		}
+		line := r.partial[:i]
+		ev, ok := wireEvent(line)
+		n, isUpdate := wireUpdate(line)
+		r.c.changed(func() {
+			if isUpdate {
+				r.c.wire = append(r.c.wire, n)
+			}
+			if ok {
+				ev.Before = len(r.c.wire)
+				r.c.events = append(r.c.events, ev)
+			}
+		})
 		r.partial = r.partial[i+1:]
 	}
 	return r.w.Write(p)
+}
+
+// wireUpdate is the session/update one line the agent wrote carries.
+func wireUpdate(line []byte) (acpsdk.SessionNotification, bool) {
+	var msg struct {
+		Method string                     `json:"method"`
+		Params acpsdk.SessionNotification `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.Method != acpsdk.ClientMethodSessionUpdate {
+		return acpsdk.SessionNotification{}, false
+	}
+	return msg.Params, true
+}
+
+// updatesBeforeLastResponse is the session updates the agent wrote
+// before its latest response, in wire order.
+func (c *testClient) updatesBeforeLastResponse() []acpsdk.SessionNotification {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.events) - 1; i >= 0; i-- {
+		if c.events[i].Kind == "response" {
+			return append([]acpsdk.SessionNotification(nil), c.wire[:c.events[i].Before]...)
+		}
+	}
+	return nil
 }
 
 // wireEvent is the client event of one line the agent wrote.

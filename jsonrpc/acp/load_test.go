@@ -58,7 +58,11 @@ func TestListAndLoadAfterRestart(t *testing.T) {
 	if _, err := h.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	got := describe(h.client.snapshot()) // as of the response
+	// What was on the wire before the response: the SDK hands
+	// notifications to the client on goroutines of their own, so a
+	// snapshot taken when LoadSession returns may already hold what
+	// followed the response.
+	got := describe(h.client.updatesBeforeLastResponse())
 	want := "  user \"what is in a.txt?\\nsecond line\"\n" +
 		"  agent \"Reading it.\"\n" +
 		"  tool_call r1 read \"Read a.txt\" pending\n" +
