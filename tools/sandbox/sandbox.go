@@ -73,6 +73,12 @@ type Policy struct {
 	// ReadOnly names paths relative to Root that stay read-only (loom's
 	// configuration files); .git always does.
 	ReadOnly []string
+	// ReadOnlyRoot makes the whole workspace folder read-only: commands
+	// may read it and write only the temp and cache directories and
+	// Write (the read-only commands of plan and ask modes,
+	// tools.plan_commands), also where the folder lies inside one of
+	// those.
+	ReadOnlyRoot bool
 	// Network is NetworkOn, NetworkOff or NetworkAllow; "" means on.
 	Network string
 	// Allow lists "host:port" for NetworkAllow. Landlock filters TCP by
@@ -198,6 +204,9 @@ func (s *Sandbox) Describe() string {
 		return p
 	}
 	writes := []string{"workspace"}
+	if s.p.ReadOnlyRoot {
+		writes = nil
+	}
 	for _, d := range s.writable(home) {
 		if _, err := os.Stat(d); err == nil && !slices.Contains(writes, short(d)) {
 			writes = append(writes, short(d))
@@ -211,7 +220,9 @@ func (s *Sandbox) Describe() string {
 		hidden = append(hidden, short(d))
 	}
 	ro := ".git and loom's config read-only"
-	if !s.sys.userns {
+	if s.p.ReadOnlyRoot {
+		ro = "the workspace read-only"
+	} else if !s.sys.userns {
 		ro += " (no user namespaces: new files at the folder's top level are blocked)"
 	}
 	net := s.p.Network
