@@ -163,6 +163,18 @@ func New(p Policy) *Sandbox {
 	return &Sandbox{p: p, sys: probe()}
 }
 
+// ReadOnly returns a sandbox with s's policy but the whole workspace
+// read-only (Policy.ReadOnlyRoot): for the commands of the read-only
+// modes. It is nil for nil (no sandbox).
+func (s *Sandbox) ReadOnly() *Sandbox {
+	if s == nil {
+		return nil
+	}
+	p := s.p
+	p.ReadOnlyRoot = true
+	return &Sandbox{p: p, sys: s.sys, socketsShown: s.socketsShown}
+}
+
 // Active reports whether commands really run sandboxed here.
 func (s *Sandbox) Active() bool { return s != nil && s.sys.abi > 0 }
 
