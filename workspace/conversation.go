@@ -13,6 +13,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -104,10 +105,10 @@ type Conversation struct {
 	// sharedPath is the journal's path, "" when not journaled.
 	sharedPath string
 	// journal records every accepted event; nil when not journaling.
-	journal *journal
+	journal *journal.File
 	// journalLock holds the journal's lock while this conversation owns
 	// it.
-	journalLock *journalLock
+	journalLock *journal.Held
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
@@ -458,7 +459,7 @@ func (s *Conversation) run() {
 	case <-s.folder.configured:
 	case <-s.quit:
 		if s.opening.lock != nil {
-			s.opening.lock.release()
+			s.opening.lock.Release()
 		}
 		return
 	}
