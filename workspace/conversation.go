@@ -180,6 +180,9 @@ type Status struct {
 	Mode fsm.Mode `json:"mode"`
 	// Plan is the todo list (update_plan), empty when there is none.
 	Plan []fsm.PlanItem `json:"plan"`
+	// LanguageServers names the language servers loom runs itself for
+	// the folder's diagnostics (tools.diagnostics), running now.
+	LanguageServers []string `json:"languageServers"`
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
@@ -309,6 +312,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)
+		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
