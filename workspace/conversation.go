@@ -57,7 +57,10 @@ type Conversation struct {
 	// reads are the files the conversation's model read, for edit_file to
 	// refuse one that changed since.
 	reads    *tools.ReadTracker
-	stopping bool
+	// readRoots are the folders outside the workspace the read tools
+	// may read (SetReadRoots).
+	readRoots []string
+	stopping  bool
 	workers  workerGroup
 
 	turnCtx    context.Context
