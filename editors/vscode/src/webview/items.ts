@@ -5,6 +5,7 @@ import type { Item } from '../shared/messages';
 import { restoreControl } from './checkpoint';
 import { button, el, formatTokens, post } from './dom';
 import { renderMarkdown, updateMarkdown } from './markdown';
+import { renderPlanCard } from './plancard';
 import { renderTool } from './toolcard';
 
 /** The node of an item. */
@@ -50,6 +51,8 @@ export function render(it: Item): HTMLElement {
     }
     case 'tool':
       return renderTool(it);
+    case 'plan':
+      return renderPlanCard(it);
     case 'commit': {
       const d = el('div', 'commit');
       d.dataset.id = it.id;
