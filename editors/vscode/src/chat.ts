@@ -88,8 +88,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   planMode: ((msg: FromWebview) => Promise<void>) | undefined;
   /** Where pasted pictures are written for loom.ask (the extension's storage). */
   imageDir: string | undefined;
-  /** Folders whose next new conversation (an accepted plan's fresh start) the panel shows. */
-  private readonly following = new Set<string>();
+  /** Folders whose next new conversation (an accepted plan's fresh start) the panel shows, with its first prompt. */
+  private readonly following = new Map<string, string>();
   /** Called when a conversation starts or stops running, or gets or loses an open approval (the list's badges). */
   onBusyChange: ((t: Transcript) => void) | undefined;
   /** The changed-files bar and checkpoints. */
@@ -145,15 +145,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * which may not be the one shown (it then is drawn when shown).
    */
   private route(p: { folder: string; conversation?: string }): Transcript {
-    if (p.conversation && this.following.has(p.folder) && !this.convs.find(p.folder, p.conversation)) {
-      // The conversation a plan accepted "in a new conversation" started: shown.
-      this.following.delete(p.folder);
-      this.convs.show(p.folder, p.conversation).transcript.loaded = true;
-      this.rememberShown(p.folder, p.conversation);
-      if (p.folder === this.current()) {
-        this.panel.refresh();
-      }
-    }
+    this.follow(p.folder, p.conversation);
     const { transcript, adopted } = this.convs.route(p.folder, p.conversation);
     transcript.updated = new Date().toISOString();
     if (adopted && p.folder === this.current()) {
@@ -205,9 +197,32 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return this.convs.all().map((t) => t.header());
   }
 
-  /** Shows the next conversation the server starts in folder (a plan accepted in a new conversation). */
-  followNew(folder: string): void {
-    this.following.add(folder);
+  /**
+   * Shows the next conversation the server starts in folder (a plan
+   * accepted in a new conversation), its first prompt drawn as the
+   * server sends it to the model.
+   */
+  followNew(folder: string, prompt: string): void {
+    this.following.set(folder, prompt);
+  }
+
+  /** Shows conversation when it is the new one followNew waits for (the first unknown id of folder). */
+  private follow(folder: string, conversation: string | undefined): void {
+    if (!conversation || !this.following.has(folder) || this.convs.find(folder, conversation)) {
+      return;
+    }
+    const prompt = this.following.get(folder) ?? '';
+    this.following.delete(folder);
+    const t = this.convs.show(folder, conversation).transcript;
+    t.loaded = true;
+    if (prompt !== '' && t.items.length === 0) {
+      t.prompt(prompt);
+    }
+    this.rememberShown(folder, conversation);
+    if (folder === this.current()) {
+      this.panel.refresh();
+    }
+    this.onHeader.fire();
   }
 
   /** Sends changed items of a folder's conversation (the one shown when absent), and its header, to the panel. */
@@ -217,6 +232,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
 
   /** The transcript of a folder's conversation; the one shown when conversation is absent. */
   transcriptOf(folder: string, conversation?: string): Transcript {
+    this.follow(folder, conversation);
     return conversation ? this.convs.route(folder, conversation).transcript : this.transcript(folder);
   }
 
@@ -567,6 +583,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    */
   conversationArgs(): ConversationArgs {
     return this.folderArgs();
+  }
+
+  /** The arguments that select t's conversation. */
+  argsFor(t: Transcript): ConversationArgs {
+    return argsOf(t);
   }
 
   async cancel(): Promise<void> {

@@ -29,6 +29,15 @@ export function decisionWords(d: { accept: boolean; fresh?: boolean; plan?: stri
   return d.comment?.trim() ? `Keep planning: ${d.comment.trim()}` : 'Not built: say why in your next prompt';
 }
 
+/**
+ * The first prompt of the conversation a plan accepted "in a new
+ * conversation" starts: the words loom-lsp gives the model (fsm/plan.go),
+ * so that a reload finds it the same as loom.history's.
+ */
+export function freshPrompt(plan: string): string {
+  return 'Carry out this plan:\n\n' + plan;
+}
+
 /** The state a decision leaves the card in. */
 export function decisionState(d: { accept: boolean; fresh?: boolean }): 'accepted' | 'fresh' | 'rejected' {
   return !d.accept ? 'rejected' : d.fresh ? 'fresh' : 'accepted';
@@ -98,7 +107,7 @@ export class PlanMode {
     }
     const t = this.chat.transcript(folder);
     try {
-      const r = await this.chat.exec<{ mode?: string } | null>(Commands.setMode, { ...this.chat.conversationArgs(), mode });
+      const r = await this.chat.exec<{ mode?: string } | null>(Commands.setMode, { ...this.chat.argsFor(t), mode });
       t.mode = isMode(r?.mode) ? r.mode : mode;
     } catch (e) {
       this.chat.notice('error', `Could not switch to ${mode} mode: ${e instanceof Error ? e.message : String(e)}`);
@@ -123,16 +132,19 @@ export class PlanMode {
       ...(msg.accept && msg.plan?.trim() && msg.plan.trim() !== card.plan.trim() ? { plan: msg.plan.trim() } : {}),
       ...(!msg.accept && msg.comment?.trim() ? { comment: msg.comment.trim() } : {}),
     };
+    // Drawn decided at once: the turn may end (a fresh start) before the reply.
+    this.chat.show(folder, [t.planDecided(card.id, decisionState(d), decisionWords(d))], t.conversation);
     if (d.fresh) {
       // The server starts the new conversation: the panel follows it.
-      this.chat.followNew(folder);
+      this.chat.followNew(folder, freshPrompt(d.plan ?? card.plan));
     }
     try {
-      await this.chat.exec(Commands.decidePlan, { ...this.chat.conversationArgs(), ...d });
+      await this.chat.exec(Commands.decidePlan, { ...this.chat.argsFor(t), ...d });
     } catch (e) {
-      this.chat.notice('error', `Could not answer the plan: ${e instanceof Error ? e.message : String(e)}`);
-      return;
+      card.state = 'open';
+      card.answer = undefined;
+      this.chat.show(folder, [card], t.conversation);
+      this.chat.notice('error', `Could not answer the plan: ${e instanceof Error ? e.message : String(e)}`, undefined, folder, t.conversation);
     }
-    this.chat.show(folder, [t.planDecided(card.id, decisionState(d), decisionWords(d))], t.conversation);
   }
 }

@@ -93,6 +93,7 @@ export class Transcript {
       name: this.name,
       model: this.model,
       state: this.down ? 'not running' : this.reviewing() && this.busy() ? 'waiting for your review'
+        : this.busy() && this.main.some((it) => it.kind === 'plan' && it.state === 'open') ? 'waiting for your decision on the plan'
         : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
       busy: isBusy(this.state),
       usage: this.usage,

@@ -19,6 +19,8 @@ test('a proposed plan is a card until decided; the turn\'s end closes an undecid
   const card = t.planProposal(2, 'call_1', '1. read\n2. write');
   assert.equal(card.kind, 'plan');
   assert.equal(t.planProposal(2, 'call_1', '1. read\n2. write').id, card.id, 'the same call reuses its card');
+  t.setState('ExecutingTools', 2);
+  assert.equal(t.header().state, 'waiting for your decision on the plan');
   const decided = t.planDecided(card.id, 'rejected', 'Keep planning: shorter');
   assert.deepEqual(decided && { state: (decided as { state: string }).state, answer: (decided as { answer?: string }).answer },
     { state: 'rejected', answer: 'Keep planning: shorter' });

@@ -49,8 +49,16 @@ export function render(it: Item): HTMLElement {
       d.append(el('summary', '', 'Thinking'), el('div', 'text', it.text));
       return d;
     }
-    case 'tool':
+    case 'tool': {
+      if ((it.name === 'update_plan' || it.name === 'propose_plan') && it.status !== 'failed') {
+        // Drawn by the checklist above the input and by the plan card.
+        const d = el('div', 'card tool plan-tool');
+        d.dataset.id = it.id;
+        d.hidden = true;
+        return d;
+      }
       return renderTool(it);
+    }
     case 'plan':
       return renderPlanCard(it);
     case 'commit': {
