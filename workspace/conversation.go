@@ -13,6 +13,8 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -82,9 +84,10 @@ type Conversation struct {
 	// decided (review.go).
 	proposed  map[string]*proposal
 	proposals map[string]*proposal
-	// rewinds are the files rewinds a Redo can undo, newest last; cleared
-	// when a turn starts. turnTimes is when each turn started.
-	rewinds   []*rewindRecord
+	// changes is the conversation's worktree: the change verbs, and the
+	// conversation's auto-commits (package changes).
+	changes *changes.Tree
+	// turnTimes is when each turn started.
 	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one. ID
@@ -104,10 +107,10 @@ type Conversation struct {
 	// sharedPath is the journal's path, "" when not journaled.
 	sharedPath string
 	// journal records every accepted event; nil when not journaling.
-	journal *journal
+	journal *journal.File
 	// journalLock holds the journal's lock while this conversation owns
 	// it.
-	journalLock *journalLock
+	journalLock *journal.Held
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
@@ -181,6 +184,9 @@ type Status struct {
 	// (loom.decidePlan), absent when none waits: a client that
 	// reconnects draws it again.
 	PlanProposal *PendingPlanStatus `json:"planProposal,omitempty"`
+	// LanguageServers names the language servers loom runs itself for
+	// the folder's diagnostics (tools.diagnostics), running now.
+	LanguageServers []string `json:"languageServers"`
 }
 
 // PendingPlanStatus is a plan waiting for the user's decision: the
@@ -191,7 +197,7 @@ type PendingPlanStatus struct {
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
-	return &Conversation{
+	s := &Conversation{
 		folder:     f,
 		opening:    o,
 		sharedID:   o.id,
@@ -210,6 +216,8 @@ func newConversation(f *Folder, o opening) *Conversation {
 		outputs:    map[string]toolOutput{},
 		shown:      newShownTexts(f.host.redactor),
 	}
+	s.changes = changes.New(f.dir, &f.worktreeMu, treePort{s}, f.checkRepo)
+	return s
 }
 
 // Done is closed when the session has shut down.
@@ -297,7 +305,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder.dir, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
+			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.changes.Log.Last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash, Edits: s.cfg.Tools.Edits,
 			Tokens: s.m.Tokens(),
@@ -318,6 +326,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		if call, plan, ok := s.m.PendingPlan(); ok {
 			st.PlanProposal = &PendingPlanStatus{CallID: call, Plan: plan}
 		}
+		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -468,7 +477,7 @@ func (s *Conversation) run() {
 	case <-s.folder.configured:
 	case <-s.quit:
 		if s.opening.lock != nil {
-			s.opening.lock.release()
+			s.opening.lock.Release()
 		}
 		return
 	}
