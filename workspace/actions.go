@@ -39,6 +39,9 @@ func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
 	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
 		b.together = rp.ReviewsTogether()
 	}
+	if a.ReadOnly {
+		readOnlyBatch(b)
+	}
 	return b
 }
 
