@@ -43,6 +43,7 @@ var ProtectedNames = []string{
 	".claude/settings.local.json",
 	".codex/",
 	".github/hooks/",
+	".loom/hooks.json",
 }
 
 // UserConfigDir is the directory of the user's own configuration: the

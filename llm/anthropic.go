@@ -213,7 +213,7 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 			}
 			continue
 		}
-		blocks, err := contentBlocks(m)
+		blocks, err := contentBlocks(m, req.Images)
 		if err != nil {
 			return params, fmt.Errorf("message %d: %w", i, err)
 		}
@@ -286,14 +286,12 @@ func markCache(params *anthropic.MessageNewParams, msgs [][]anthropic.ContentBlo
 // contentBlocks converts one conversation message: a user message's text,
 // a tool result, or an assistant message's thinking blocks (when a
 // Messages server wrote them), text and tool_use blocks. Empty text is
-// left out: the API refuses empty text blocks.
-func contentBlocks(m fsm.Message) ([]anthropic.ContentBlockParamUnion, error) {
+// left out: the API refuses empty text blocks. A user message's pictures
+// are read through images.
+func contentBlocks(m fsm.Message, images ImageSource) ([]anthropic.ContentBlockParamUnion, error) {
 	switch m.Role {
 	case fsm.RoleUser:
-		if m.Content == "" {
-			return nil, nil
-		}
-		return []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Content)}, nil
+		return anthropicUserBlocks(m, images)
 	case fsm.RoleTool:
 		if m.ToolCallID == "" {
 			return nil, errors.New("tool message without tool_call_id")

@@ -65,8 +65,19 @@ func TestImagePartsInTheRequest(t *testing.T) {
 	}
 }
 
+// AcceptsImages by name: OpenAI's gpt-5.x (Codex, -pro, -mini, -nano,
+// chat) and the o-series that take pictures, every Claude 3+ model (also
+// through OpenRouter's names); not o1-mini/o3-mini, gpt-oss, audio models,
+// Claude 2, or names that merely contain "o3".
 func TestAcceptsImages(t *testing.T) {
 	for model, want := range map[string]bool{"gpt-4o-mini": true, "claude-sonnet-4-5": true, "llava:13b": true, "qwen2.5vl:7b": true, "gemini-2.5-pro": true,
+		"gpt-5": true, "gpt-5.1": true, "gpt-5.2": true, "gpt-5.1-codex-max": true, "gpt-5-mini": true, "gpt-5-nano": true, "gpt-5.2-pro": true,
+		"gpt-5.1-chat-latest": true, "openai/gpt-5.1": true, "gpt-4.1-mini": true, "o1": true, "o3": true, "o3-pro": true, "o4-mini": true,
+		"openai/o3": true, "codex-mini-latest": true,
+		"claude-opus-4-5": true, "claude-sonnet-4-6": true, "claude-haiku-4-5": true, "claude-opus-4-1-20250805": true,
+		"claude-3-7-sonnet-latest": true, "claude-3-5-haiku-latest": true, "anthropic/claude-sonnet-4.5": true, "anthropic/claude-opus-4.1": true,
+		"o1-mini": false, "o3-mini": false, "o1-preview": false, "gpt-oss-120b": false, "gpt-4o-audio-preview": false, "gpt-4o-mini-tts": false,
+		"claude-2.1": false, "qwen3-coder:30b": false, "falcon3": false, "foo3": false,
 		"qwen2.5-coder": false, "deepseek-chat": false, "scripted": false} {
 		if got := AcceptsImages(model); got != want {
 			t.Errorf("AcceptsImages(%q) = %v", model, got)

@@ -136,7 +136,7 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 	items := make(responses.ResponseInputParam, 0, len(req.Messages)+4)
 	for i, m := range req.Messages {
 		var err error
-		if items, err = appendInputItems(items, m); err != nil {
+		if items, err = appendInputItems(items, m, req.Images); err != nil {
 			return params, fmt.Errorf("message %d: %w", i, err)
 		}
 	}
@@ -154,13 +154,18 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 // appendInputItems appends the input items of one conversation message:
 // a message item, or for an assistant message its reasoning items (when a
 // Responses server wrote them), its text, then its function calls; a tool
-// result is a function_call_output paired by call_id.
-func appendInputItems(items responses.ResponseInputParam, m fsm.Message) (responses.ResponseInputParam, error) {
+// result is a function_call_output paired by call_id. A user message's
+// pictures are read through images.
+func appendInputItems(items responses.ResponseInputParam, m fsm.Message, images ImageSource) (responses.ResponseInputParam, error) {
 	switch m.Role {
 	case fsm.RoleSystem:
 		return append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleSystem)), nil
 	case fsm.RoleUser:
-		return append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser)), nil
+		it, err := responsesUserItem(m, images)
+		if err != nil {
+			return items, err
+		}
+		return append(items, it), nil
 	case fsm.RoleTool:
 		if m.ToolCallID == "" {
 			return items, errors.New("tool message without tool_call_id")

@@ -8,18 +8,8 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
-
-// commitRecord is a journal record of the auto-commit: "commit" when it
-// starts (Plan, RunHooks), "commit-end" when it ends (SHA or Error). A
-// "commit" with no "commit-end" after it was cut short by the daemon's
-// death.
-type commitRecord struct {
-	Plan     *gitcommit.Plan `json:"plan,omitempty"`
-	RunHooks bool            `json:"runHooks,omitempty"`
-	SHA      string          `json:"sha,omitempty"`
-	Error    string          `json:"error,omitempty"`
-}
 
 // ErrNoPendingCommit is returned by CommitPending when no commit was
 // interrupted.
@@ -30,11 +20,11 @@ var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
 // The user's hooks, when they run, run in sb (nil: unsandboxed, as the
 // user's commands are with tools.sandbox = "off").
 func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool, sb *sandbox.Sandbox) (*gitcommit.Result, error) {
-	rec := &commitRecord{Plan: plan, RunHooks: runHooks}
+	rec := &journal.CommitRecord{Plan: plan, RunHooks: runHooks}
 	if err := s.call(ctx, func() {
 		// One write(2): it survives the daemon's death (kill -9); the
 		// journal is fsynced at the turn's end.
-		s.writeJournal(func(j *journal) error { return j.appendCommit("commit", rec) })
+		s.writeJournal(func(j *journal.File) error { return j.AppendCommit("commit", rec) })
 	}); err != nil {
 		plan.Discard()
 		return nil, err
@@ -44,20 +34,20 @@ func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo
 		opts.Wrap = sb.Wrap
 	}
 	res, err := repo.Commit(ctx, plan, opts)
-	end := &commitRecord{}
+	end := &journal.CommitRecord{}
 	if res != nil {
 		end.SHA = res.SHA
 	}
 	if err != nil {
 		end.Error = err.Error()
 	}
-	s.post(func() { s.writeJournal(func(j *journal) error { return j.appendCommit("commit-end", end) }) })
+	s.post(func() { s.writeJournal(func(j *journal.File) error { return j.AppendCommit("commit-end", end) }) })
 	return res, err
 }
 
 // reportPendingCommit tells the user about a commit the daemon's death
 // interrupted (found on resume), and keeps it for CommitPending.
-func (s *Conversation) reportPendingCommit(rec *commitRecord) {
+func (s *Conversation) reportPendingCommit(rec *journal.CommitRecord) {
 	if rec == nil || rec.Plan == nil {
 		return
 	}
@@ -71,7 +61,7 @@ func (s *Conversation) reportPendingCommit(rec *commitRecord) {
 // (loom.commit), and returns what it did. When the commit was in fact
 // made before the daemon died, it says so.
 func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
-	var rec *commitRecord
+	var rec *journal.CommitRecord
 	var scrub string
 	var sb *sandbox.Sandbox
 	if err := s.call(ctx, func() { rec, scrub, sb = s.git.pending, s.cfg.Model.APIKeyEnv, s.env.Sandbox }); err != nil {
@@ -110,19 +100,4 @@ func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
 		}
 	})
 	return msg, err
-}
-
-// describeCommit is a commit record's line in DescribeJournal.
-func describeCommit(st journalStep) string {
-	switch {
-	case st.commitEnd && st.commit != nil && st.commit.Error != "":
-		return "auto-commit failed: " + st.commit.Error
-	case st.commitEnd && st.commit != nil:
-		return "auto-commit made " + st.commit.SHA
-	case st.commitEnd:
-		return "auto-commit ended"
-	case st.commit.Plan != nil:
-		return "auto-commit started: " + strings.Join(st.commit.Plan.Files(), ", ")
-	}
-	return "auto-commit started"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -104,10 +105,10 @@ type Conversation struct {
 	// sharedPath is the journal's path, "" when not journaled.
 	sharedPath string
 	// journal records every accepted event; nil when not journaling.
-	journal *journal
+	journal *journal.File
 	// journalLock holds the journal's lock while this conversation owns
 	// it.
-	journalLock *journalLock
+	journalLock *journal.Held
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
@@ -177,6 +178,9 @@ type Status struct {
 	Mode fsm.Mode `json:"mode"`
 	// Plan is the todo list (update_plan), empty when there is none.
 	Plan []fsm.PlanItem `json:"plan"`
+	// LanguageServers names the language servers loom runs itself for
+	// the folder's diagnostics (tools.diagnostics), running now.
+	LanguageServers []string `json:"languageServers"`
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
@@ -304,6 +308,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)
+		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -454,7 +459,7 @@ func (s *Conversation) run() {
 	case <-s.folder.configured:
 	case <-s.quit:
 		if s.opening.lock != nil {
-			s.opening.lock.release()
+			s.opening.lock.Release()
 		}
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // The post-tool hook commits, after each tool batch, exactly what the
@@ -63,7 +64,7 @@ type gitState struct {
 	agentFiles map[string]bool
 	// pending is a commit the daemon's death interrupted, found in the
 	// journal on resume; loom.commit makes it.
-	pending *commitRecord
+	pending *journal.CommitRecord
 	// lock serialises what writes the worktree for the session (used
 	// from any goroutine): a batch's mutating calls and its hook, and an
 	// undo, so that an undo never races the agent's next edit.

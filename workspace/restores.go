@@ -2,8 +2,6 @@ package workspace
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
@@ -27,51 +26,6 @@ import (
 // no end, which the resumed conversation finishes when the branch did
 // move (a file still as planned from is restored, one changed since is
 // left) and reports.
-
-// restoreRecord is the journal record of a revert's restores.
-type restoreRecord struct {
-	// Top is the repository's top; What says which revert, for people;
-	// Head is HEAD after it.
-	Top  string `json:"top"`
-	What string `json:"what"`
-	Head string `json:"head,omitempty"`
-	// Dropped are the commits the move takes off the branch, if any.
-	Dropped []string      `json:"dropped,omitempty"`
-	Files   []restoreFile `json:"files,omitempty"`
-}
-
-// restoreFile is one planned restore.
-type restoreFile struct {
-	Rel string `json:"rel"`
-	// Expect is the SHA-256 of the content it was planned from, "" when
-	// the file was absent.
-	Expect string `json:"expect,omitempty"`
-	// New is the content to restore, nil to delete the file.
-	New  *string `json:"new,omitempty"`
-	Mode uint32  `json:"mode,omitempty"`
-}
-
-// versionSum is the journal's hash of v ("" for absent).
-func versionSum(v worktree.Version) string {
-	if !v.Present {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(v.Text))
-	return hex.EncodeToString(sum[:])
-}
-
-func newRestoreRecord(top, what string, p gitcommit.PlannedRevert) *restoreRecord {
-	rec := &restoreRecord{Top: top, What: what, Head: p.Head, Dropped: p.Dropped}
-	for _, c := range p.Restores {
-		f := restoreFile{Rel: c.Rel, Expect: versionSum(c.Expect), Mode: uint32(c.Mode)}
-		if c.New.Present {
-			text := c.New.Text
-			f.New = &text
-		}
-		rec.Files = append(rec.Files, f)
-	}
-	return rec
-}
 
 // restoreWriter is the writer of the repository at top for a revert's
 // restores: its writes are loom's own changes, no news for the user (the
@@ -101,11 +55,11 @@ func (rj *restoreJournal) planned(p gitcommit.PlannedRevert) error {
 	if len(p.Restores) == 0 {
 		return nil
 	}
-	rec := newRestoreRecord(rj.top, rj.what, p)
+	rec := journal.NewRestoreRecord(rj.top, rj.what, p)
 	rj.started = true
 	// One write(2) before the branch moves: it survives kill -9.
 	return rj.s.call(rj.ctx, func() {
-		rj.s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore", Restore: rec}) })
+		rj.s.writeJournal(func(j *journal.File) error { return j.WriteLine(journal.Record{Type: "restore", Restore: rec}) })
 	})
 }
 
@@ -116,7 +70,7 @@ func (rj *restoreJournal) end() {
 	}
 	rj.started = false
 	rj.s.call(rj.ctx, func() {
-		rj.s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
+		rj.s.writeJournal(func(j *journal.File) error { return j.WriteLine(journal.Record{Type: "restore-end"}) })
 	})
 }
 
@@ -149,11 +103,11 @@ func restoreLeft(rel string, err error, rv *gitcommit.Reverted) string {
 
 // finishRestore completes restores a daemon's death cut short (found on
 // resume) and says what it did.
-func (s *Conversation) finishRestore(rec *restoreRecord) {
+func (s *Conversation) finishRestore(rec *journal.RestoreRecord) {
 	if rec == nil {
 		return
 	}
-	defer s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
+	defer s.writeJournal(func(j *journal.File) error { return j.WriteLine(journal.Record{Type: "restore-end"}) })
 	if !s.branchMoved(rec) {
 		s.notify(Notification{Kind: NoteInfo, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)})
 		return
@@ -171,7 +125,7 @@ func (s *Conversation) finishRestore(rec *restoreRecord) {
 			left = append(left, fmt.Sprintf("%s (%v)", f.Rel, err))
 		case cur == want:
 			done = append(done, f.Rel)
-		case versionSum(cur) != f.Expect:
+		case journal.VersionSum(cur) != f.Expect:
 			left = append(left, f.Rel+" (changed since)")
 		default:
 			if err := w.Write(worktree.Change{Rel: f.Rel, Expect: cur, New: want, Mode: fs.FileMode(f.Mode)}); err != nil {
@@ -193,7 +147,7 @@ func (s *Conversation) finishRestore(rec *restoreRecord) {
 
 // branchMoved reports whether the revert of rec moved the branch: HEAD
 // is its Head or descends from it, without the commits it dropped.
-func (s *Conversation) branchMoved(rec *restoreRecord) bool {
+func (s *Conversation) branchMoved(rec *journal.RestoreRecord) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	repo, err := gitcommit.Open(ctx, rec.Top, s.cfg.Model.APIKeyEnv)
@@ -206,16 +160,4 @@ func (s *Conversation) branchMoved(rec *restoreRecord) bool {
 		}
 	}
 	return true
-}
-
-// describeRestore is a restore record's line in DescribeJournal.
-func describeRestore(st journalStep) string {
-	if st.restoreEnd || st.restore == nil {
-		return "restores ended"
-	}
-	var rels []string
-	for _, f := range st.restore.Files {
-		rels = append(rels, f.Rel)
-	}
-	return fmt.Sprintf("restores of %s planned (HEAD %s): %s", st.restore.What, gitcommit.Short(st.restore.Head), strings.Join(rels, ", "))
 }

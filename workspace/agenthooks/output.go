@@ -1,0 +1,164 @@
+package agenthooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Decision is what a hook decided.
+type Decision string
+
+// The decisions. Allow, Deny and Ask answer PreToolUse; Block refuses a
+// prompt (UserPromptSubmit), gives the model feedback on a tool's result
+// (PostToolUse) or keeps the turn going (Stop).
+const (
+	None  Decision = ""
+	Allow Decision = "allow"
+	Deny  Decision = "deny"
+	Ask   Decision = "ask"
+	Block Decision = "block"
+)
+
+// Outcome is what a hook said, read per its format.
+type Outcome struct {
+	Decision Decision
+	// Reason goes with the decision: the model reads it for Deny and
+	// Block (the user, for a refused prompt and Ask).
+	Reason string
+	// Context is more for the model (additionalContext; the plain stdout
+	// of UserPromptSubmit and SessionStart hooks).
+	Context string
+	// StopTurn: the hook asked to end the turn ("continue": false);
+	// StopReason says why, to the user.
+	StopTurn   bool
+	StopReason string
+	// Message is shown to the user (systemMessage; the stderr of a
+	// failing hook).
+	Message string
+	// Problem says why the hook decided nothing: it could not run,
+	// timed out, crashed, or said something unreadable.
+	Problem string
+}
+
+// maxReason bounds a reason or context taken into the conversation.
+const maxReason = 8 << 10
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxReason {
+		s = strings.ToValidUTF8(s[:maxReason], "") + " […]"
+	}
+	return s
+}
+
+// hookOutput is the JSON a hook may print, in all formats: Claude Code's
+// (Codex's and VS Code's are the same) and the Copilot CLI's flat
+// permissionDecision.
+type hookOutput struct {
+	Continue           *bool  `json:"continue"`
+	StopReason         string `json:"stopReason"`
+	SystemMessage      string `json:"systemMessage"`
+	Decision           string `json:"decision"`
+	Reason             string `json:"reason"`
+	PermissionDecision string `json:"permissionDecision"`
+	PermissionReason   string `json:"permissionDecisionReason"`
+	AdditionalContext  string `json:"additionalContext"`
+	HookSpecificOutput *struct {
+		PermissionDecision string `json:"permissionDecision"`
+		PermissionReason   string `json:"permissionDecisionReason"`
+		AdditionalContext  string `json:"additionalContext"`
+		Decision           *struct {
+			Behavior string `json:"behavior"`
+			Message  string `json:"message"`
+		} `json:"decision"`
+	} `json:"hookSpecificOutput"`
+}
+
+// Parse reads a finished hook's exit code and output as the formats
+// define them:
+//
+//   - exit 0: stdout may be JSON (decision, reason, continue, stopReason,
+//     systemMessage, hookSpecificOutput.permissionDecision,
+//     permissionDecisionReason, additionalContext); other stdout is
+//     context for UserPromptSubmit and SessionStart, ignored otherwise;
+//   - exit 2: blocks, with stderr as the reason: the tool call is denied
+//     (PreToolUse), the model reads it (PostToolUse, Stop: the turn goes
+//     on), the prompt is refused (UserPromptSubmit); for the other events
+//     it is shown to the user;
+//   - any other exit code: a failure shown to the user; nothing decided.
+func Parse(h *Hook, ev Event, code int, stdout, stderr string) Outcome {
+	switch code {
+	case 0:
+		return parseStdout(ev, stdout)
+	case 2:
+		reason := clip(stderr)
+		if reason == "" {
+			reason = "(the hook gave no reason)"
+		}
+		switch ev {
+		case PreToolUse:
+			return Outcome{Decision: Deny, Reason: reason}
+		case PostToolUse, UserPromptSubmit, Stop:
+			return Outcome{Decision: Block, Reason: reason}
+		}
+		return Outcome{Message: reason}
+	}
+	msg := clip(stderr)
+	if msg == "" {
+		msg = clip(stdout)
+	}
+	return Outcome{Problem: fmt.Sprintf("exit code %d", code), Message: msg}
+}
+
+func parseStdout(ev Event, stdout string) Outcome {
+	text := strings.TrimSpace(stdout)
+	if text == "" {
+		return Outcome{}
+	}
+	if !strings.HasPrefix(text, "{") {
+		if ev == UserPromptSubmit || ev == SessionStart {
+			return Outcome{Context: clip(text)}
+		}
+		return Outcome{}
+	}
+	var o hookOutput
+	if err := json.Unmarshal([]byte(text), &o); err != nil {
+		return Outcome{Problem: "its output is not valid JSON: " + err.Error()}
+	}
+	out := Outcome{Message: clip(o.SystemMessage), Context: clip(o.AdditionalContext)}
+	if o.Continue != nil && !*o.Continue {
+		out.StopTurn, out.StopReason = true, clip(o.StopReason)
+	}
+	perm, permReason := o.PermissionDecision, o.PermissionReason
+	if s := o.HookSpecificOutput; s != nil {
+		if s.PermissionDecision != "" {
+			perm, permReason = s.PermissionDecision, s.PermissionReason
+		}
+		if s.AdditionalContext != "" {
+			out.Context = clip(s.AdditionalContext)
+		}
+	}
+	switch ev {
+	case PreToolUse:
+		switch {
+		case perm != "":
+			out.Decision, out.Reason = Decision(perm), clip(permReason)
+		case o.Decision == "block":
+			out.Decision, out.Reason = Deny, clip(o.Reason)
+		case o.Decision == "approve":
+			out.Decision, out.Reason = Allow, clip(o.Reason)
+		}
+		if out.Decision != None && out.Decision != Allow && out.Decision != Deny && out.Decision != Ask {
+			return Outcome{Problem: fmt.Sprintf("permissionDecision %q is none of allow, deny, ask", perm)}
+		}
+	case PostToolUse, UserPromptSubmit, Stop:
+		if o.Decision == "block" {
+			out.Decision, out.Reason = Block, clip(o.Reason)
+			if out.Reason == "" {
+				out.Reason = "(the hook gave no reason)"
+			}
+		}
+	}
+	return out
+}
