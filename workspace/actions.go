@@ -39,6 +39,9 @@ func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
 	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
 		b.together = rp.ReviewsTogether()
 	}
+	if a.ReadOnly {
+		readOnlyBatch(b)
+	}
 	return b
 }
 
@@ -67,7 +70,7 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
-			s.rewinds = nil
+			s.changes.TurnStarted()
 			s.turnTimes[a.Turn] = time.Now()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 			s.retryIndex(a.Turn)
@@ -147,7 +150,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
-		s.rewinds = nil
+		s.changes.TurnStarted()
 		s.cancelInFlight()
 		s.restartJournal()
 	case fsm.Shutdown:

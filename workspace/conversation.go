@@ -13,6 +13,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
@@ -83,9 +84,10 @@ type Conversation struct {
 	// decided (review.go).
 	proposed  map[string]*proposal
 	proposals map[string]*proposal
-	// rewinds are the files rewinds a Redo can undo, newest last; cleared
-	// when a turn starts. turnTimes is when each turn started.
-	rewinds   []*rewindRecord
+	// changes is the conversation's worktree: the change verbs, and the
+	// conversation's auto-commits (package changes).
+	changes *changes.Tree
+	// turnTimes is when each turn started.
 	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one. ID
@@ -184,7 +186,7 @@ type Status struct {
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
-	return &Conversation{
+	s := &Conversation{
 		folder:     f,
 		opening:    o,
 		sharedID:   o.id,
@@ -203,6 +205,8 @@ func newConversation(f *Folder, o opening) *Conversation {
 		outputs:    map[string]toolOutput{},
 		shown:      newShownTexts(f.host.redactor),
 	}
+	s.changes = changes.New(f.dir, &f.worktreeMu, treePort{s}, f.checkRepo)
+	return s
 }
 
 // Done is closed when the session has shut down.
@@ -290,7 +294,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder.dir, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
+			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.changes.Log.Last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash, Edits: s.cfg.Tools.Edits,
 			Tokens: s.m.Tokens(),

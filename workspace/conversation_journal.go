@@ -125,13 +125,10 @@ func (s *Conversation) restore(path string) {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
 	s.announcePlan()
-	s.reportPendingCommit(rp.PendingCommit)
-	s.finishRestore(rp.PendingRestore)
+	s.changes.ReportPendingCommit(rp.PendingCommit)
+	s.changes.FinishRestore(rp.PendingRestore)
 	// The conversation's auto-commits, for a rewind after the restart.
-	s.git.commits, s.git.turnOf = rp.Commits.Commits, rp.Commits.TurnOf
-	if n := len(s.git.commits); n > 0 {
-		s.git.last = s.git.commits[n-1].SHA
-	}
+	s.changes.Log.Set(rp.Commits.Commits, rp.Commits.TurnOf)
 	if s.busy() && !s.resumeReviews(path) {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result (unless it only waited

@@ -1,4 +1,4 @@
-package workspace
+package changes
 
 import (
 	"context"
@@ -27,27 +27,18 @@ import (
 // move (a file still as planned from is restored, one changed since is
 // left) and reports.
 
-// restoreWriter is the writer of the repository at top for a revert's
-// restores: its writes are loom's own changes, no news for the user (the
-// model is told, as after any change it did not make itself).
-func (s *Conversation) restoreWriter(top string) *worktree.Writer {
-	w := worktree.New(top)
-	w.Record = func(abs string, _ []byte, _ bool) { s.own.expect(relPaths(s.folder.dir, []string{abs})) }
-	return w
-}
-
 // restoreJournal journals one revert's restores: pass planned as
 // RevertOptions.Planned, then end once the revert failed or its restores
 // are written.
 type restoreJournal struct {
-	s         *Conversation
+	t         *Tree
 	ctx       context.Context
 	top, what string
 	started   bool
 }
 
-func (s *Conversation) newRestoreJournal(ctx context.Context, top, what string) *restoreJournal {
-	return &restoreJournal{s: s, ctx: ctx, top: top, what: what}
+func (t *Tree) newRestoreJournal(ctx context.Context, top, what string) *restoreJournal {
+	return &restoreJournal{t: t, ctx: ctx, top: top, what: what}
 }
 
 // planned journals the revert's restores before the branch moves.
@@ -58,8 +49,8 @@ func (rj *restoreJournal) planned(p gitcommit.PlannedRevert) error {
 	rec := journal.NewRestoreRecord(rj.top, rj.what, p)
 	rj.started = true
 	// One write(2) before the branch moves: it survives kill -9.
-	return rj.s.call(rj.ctx, func() {
-		rj.s.writeJournal(func(j *journal.File) error { return j.WriteLine(journal.Record{Type: "restore", Restore: rec}) })
+	return rj.t.conv.Do(rj.ctx, func() {
+		rj.t.conv.Journal(journal.Record{Type: "restore", Restore: rec})
 	})
 }
 
@@ -69,19 +60,19 @@ func (rj *restoreJournal) end() {
 		return
 	}
 	rj.started = false
-	rj.s.call(rj.ctx, func() {
-		rj.s.writeJournal(func(j *journal.File) error { return j.WriteLine(journal.Record{Type: "restore-end"}) })
+	rj.t.conv.Do(rj.ctx, func() {
+		rj.t.conv.Journal(journal.Record{Type: "restore-end"})
 	})
 }
 
 // applyRestores writes rv's restores through the writer and journals
 // their end. It returns the files left as they are, with why.
-func (s *Conversation) applyRestores(rj *restoreJournal, rv *gitcommit.Reverted) []gitcommit.Conflict {
+func (t *Tree) applyRestores(rj *restoreJournal, rv *gitcommit.Reverted) []gitcommit.Conflict {
 	defer rj.end()
 	if len(rv.Restores) == 0 {
 		return nil
 	}
-	w := s.restoreWriter(rj.top)
+	w := t.RestoreWriter(rj.top)
 	var left []gitcommit.Conflict
 	for i, err := range w.WriteAll(rv.Restores) {
 		if err != nil {
@@ -101,18 +92,18 @@ func restoreLeft(rel string, err error, rv *gitcommit.Reverted) string {
 	return fmt.Sprintf("%s was not restored (%v); the restored version: %s", rel, err, where)
 }
 
-// finishRestore completes restores a daemon's death cut short (found on
+// FinishRestore completes restores a daemon's death cut short (found on
 // resume) and says what it did.
-func (s *Conversation) finishRestore(rec *journal.RestoreRecord) {
+func (t *Tree) FinishRestore(rec *journal.RestoreRecord) {
 	if rec == nil {
 		return
 	}
-	defer s.writeJournal(func(j *journal.File) error { return j.WriteLine(journal.Record{Type: "restore-end"}) })
-	if !s.branchMoved(rec) {
-		s.notify(Notification{Kind: NoteInfo, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)})
+	defer t.conv.Journal(journal.Record{Type: "restore-end"})
+	if !t.branchMoved(rec) {
+		t.conv.Tell(Note{Kind: Info, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)})
 		return
 	}
-	w := s.restoreWriter(rec.Top)
+	w := t.RestoreWriter(rec.Top)
 	var done, left []string
 	for _, f := range rec.Files {
 		want := worktree.Absent
@@ -142,15 +133,15 @@ func (s *Conversation) finishRestore(rec *journal.RestoreRecord) {
 	if len(left) > 0 {
 		msg += "; left as they are: " + strings.Join(left, ", ") + "; their restored versions: git show " + gitcommit.Short(rec.Head) + ":<file>"
 	}
-	s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
+	t.conv.Tell(Note{Kind: Info, Text: msg, Visible: true})
 }
 
 // branchMoved reports whether the revert of rec moved the branch: HEAD
 // is its Head or descends from it, without the commits it dropped.
-func (s *Conversation) branchMoved(rec *journal.RestoreRecord) bool {
+func (t *Tree) branchMoved(rec *journal.RestoreRecord) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	repo, err := gitcommit.Open(ctx, rec.Top, s.cfg.Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, rec.Top, t.conv.Scrub())
 	if err != nil || !repo.IsAncestor(ctx, rec.Head, repo.Head) {
 		return false
 	}

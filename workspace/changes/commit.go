@@ -1,8 +1,7 @@
-package workspace
+package changes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,20 +10,16 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
-// ErrNoPendingCommit is returned by CommitPending when no commit was
-// interrupted.
-var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
-
-// commitJournaled makes the commit, with its start (before anything is
+// CommitJournaled makes the commit, with its start (before anything is
 // written to the branch) and its end journaled.
 // The user's hooks, when they run, run in sb (nil: unsandboxed, as the
 // user's commands are with tools.sandbox = "off").
-func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool, sb *sandbox.Sandbox) (*gitcommit.Result, error) {
+func (t *Tree) CommitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool, sb *sandbox.Sandbox) (*gitcommit.Result, error) {
 	rec := &journal.CommitRecord{Plan: plan, RunHooks: runHooks}
-	if err := s.call(ctx, func() {
+	if err := t.conv.Do(ctx, func() {
 		// One write(2): it survives the daemon's death (kill -9); the
 		// journal is fsynced at the turn's end.
-		s.writeJournal(func(j *journal.File) error { return j.AppendCommit("commit", rec) })
+		t.conv.Journal(journal.Record{Type: "commit", Commit: rec})
 	}); err != nil {
 		plan.Discard()
 		return nil, err
@@ -41,18 +36,18 @@ func (s *Conversation) commitJournaled(ctx context.Context, repo *gitcommit.Repo
 	if err != nil {
 		end.Error = err.Error()
 	}
-	s.post(func() { s.writeJournal(func(j *journal.File) error { return j.AppendCommit("commit-end", end) }) })
+	t.conv.Post(func() { t.conv.Journal(journal.Record{Type: "commit-end", Commit: end}) })
 	return res, err
 }
 
-// reportPendingCommit tells the user about a commit the daemon's death
+// ReportPendingCommit tells the user about a commit the daemon's death
 // interrupted (found on resume), and keeps it for CommitPending.
-func (s *Conversation) reportPendingCommit(rec *journal.CommitRecord) {
+func (t *Tree) ReportPendingCommit(rec *journal.CommitRecord) {
 	if rec == nil || rec.Plan == nil {
 		return
 	}
-	s.git.pending = rec
-	s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf(
+	t.pending = rec
+	t.conv.Tell(Note{Kind: Error, Text: fmt.Sprintf(
 		"the agent's change to %s was not committed: the daemon stopped during the commit; run loom.commit to commit it now, or leave it uncommitted",
 		strings.Join(rec.Plan.Files(), ", "))})
 }
@@ -60,11 +55,11 @@ func (s *Conversation) reportPendingCommit(rec *journal.CommitRecord) {
 // CommitPending makes the commit the daemon's death interrupted
 // (loom.commit), and returns what it did. When the commit was in fact
 // made before the daemon died, it says so.
-func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
+func (t *Tree) CommitPending(ctx context.Context) (string, error) {
 	var rec *journal.CommitRecord
 	var scrub string
 	var sb *sandbox.Sandbox
-	if err := s.call(ctx, func() { rec, scrub, sb = s.git.pending, s.cfg.Model.APIKeyEnv, s.env.Sandbox }); err != nil {
+	if err := t.conv.Do(ctx, func() { rec, scrub, sb = t.pending, t.conv.Scrub(), t.conv.Sandbox() }); err != nil {
 		return "", err
 	}
 	if rec == nil {
@@ -74,7 +69,7 @@ func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.folder.checkRepo(repo); err != nil {
+	if err := t.checkRepo(repo); err != nil {
 		return "", err
 	}
 	files := strings.Join(rec.Plan.Files(), ", ")
@@ -83,20 +78,22 @@ func (s *Conversation) CommitPending(ctx context.Context) (string, error) {
 	if done := repo.Committed(ctx, rec.Plan); done != "" {
 		msg = fmt.Sprintf("the agent's change to %s was committed as %s before the daemon stopped", files, gitcommit.Short(done))
 	} else {
-		res, err = s.commitJournaled(ctx, repo, rec.Plan, rec.RunHooks, sb)
+		res, err = t.CommitJournaled(ctx, repo, rec.Plan, rec.RunHooks, sb)
 		if err != nil {
 			return "", fmt.Errorf("the agent's change to %s could not be committed: %w", files, err)
 		}
 		subject, _, _ := strings.Cut(res.Message, "\n")
 		msg = fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject)
 	}
-	err = s.call(ctx, func() {
-		s.git.pending = nil
-		s.recordCommit(hookResult{commit: res})
+	err = t.conv.Do(ctx, func() {
+		t.pending = nil
 		if res != nil {
-			s.notify(Notification{Kind: NoteCommit, Commit: commitNote(res), Text: msg})
+			t.Log.Add(res, t.conv.Machine().State().Turn)
+		}
+		if res != nil {
+			t.conv.Tell(Note{Kind: Commit, Commit: res, Text: msg})
 		} else {
-			s.notify(Notification{Kind: NoteInfo, Text: msg})
+			t.conv.Tell(Note{Kind: Info, Text: msg})
 		}
 	})
 	return msg, err
