@@ -114,6 +114,8 @@ func eventTag(ev fsm.Event) string {
 		return "DropQueued"
 	case fsm.ApprovalDecided:
 		return "ApprovalDecided"
+	case fsm.HooksDecided:
+		return "HooksDecided"
 	case fsm.Compact:
 		return "Compact"
 	case fsm.AdvanceIDs:
@@ -182,6 +184,8 @@ func decodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.DropQueued](raw)
 	case "ApprovalDecided":
 		return decodeAs[fsm.ApprovalDecided](raw)
+	case "HooksDecided":
+		return decodeAs[fsm.HooksDecided](raw)
 	case "SelectModel":
 		return decodeAs[fsm.SelectModel](raw)
 	case "Compact":
