@@ -90,8 +90,9 @@ func NamedFiles(h *Hook, folder string) []string {
 	for _, v := range []string{"${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"} {
 		cmd = strings.ReplaceAll(cmd, v, folder)
 	}
+	cmd = strings.NewReplacer(`"`, "", `'`, "", "\\", "").Replace(cmd)
 	words := strings.FieldsFunc(cmd, func(r rune) bool {
-		return strings.ContainsRune(" \t\r\n'\"`;&|()<>=", r)
+		return strings.ContainsRune(" \t\r\n`;&|()<>=", r)
 	})
 	seen := map[string]bool{}
 	var out []string
