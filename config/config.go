@@ -211,6 +211,11 @@ type Tools struct {
 	// Edits says whether the agent's file changes land at once
 	// (EditsAuto) or wait for the user's review (EditsReview).
 	Edits EditMode `toml:"edits"`
+	// PlanCommands says whether commands run in the read-only modes
+	// (plan, ask): PlanCommandsOff refuses them, PlanCommandsReadOnly
+	// runs them in the sandbox with the workspace read-only (still
+	// under tools.bash's approvals).
+	PlanCommands string `toml:"plan_commands"`
 	// Diagnostics, DiagnosticsWait, DiagnosticsSeverity and
 	// LanguageServers configure what the model hears from the language
 	// servers after its edits (config/diagnostics.go).
@@ -219,6 +224,15 @@ type Tools struct {
 	DiagnosticsSeverity string                    `toml:"diagnostics_severity"`
 	LanguageServers     map[string]LanguageServer `toml:"language_servers"`
 }
+
+// The values of [Tools.PlanCommands].
+const (
+	// PlanCommandsOff refuses commands in plan and ask modes.
+	PlanCommandsOff = "off"
+	// PlanCommandsReadOnly runs them in the sandbox with the workspace
+	// read-only.
+	PlanCommandsReadOnly = "read-only"
+)
 
 // EditMode says when the agent's file changes land.
 type EditMode string
@@ -355,6 +369,7 @@ func Default() Config {
 			Sandbox:         SandboxWorkspace,
 			Network:         Network{Mode: NetworkOn},
 			Edits:           EditsAuto,
+			PlanCommands:    PlanCommandsOff,
 
 			Diagnostics:         DiagnosticsAuto,
 			DiagnosticsWait:     Duration{DefaultDiagnosticsWait},
@@ -524,6 +539,9 @@ func (c Config) Validate() error {
 	case EditsAuto, EditsReview:
 	default:
 		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
+	}
+	if t.PlanCommands != PlanCommandsOff && t.PlanCommands != PlanCommandsReadOnly {
+		add(c.keyErr("tools.plan_commands", "invalid value %q: want %q or %q", t.PlanCommands, PlanCommandsOff, PlanCommandsReadOnly))
 	}
 	positive("tools.bash_timeout", t.BashTimeout)
 	c.validateDiagnostics(add)

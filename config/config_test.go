@@ -293,6 +293,8 @@ func TestValidate(t *testing.T) {
 		{"valid", "[model]\nbase_url = \"http://localhost:11434/v1\"\nname = \"q\"\n", nil},
 		{"policy", "[tools]\nbash = \"sometimes\"\n", []string{`:2: tools.bash: invalid policy "sometimes"`}},
 		{"edit mode", "[tools]\nedits = \"propose\"\n", []string{`:2: tools.edits: invalid edit mode "propose": want "auto" or "review"`}},
+		{"plan commands", "[tools]\nplan_commands = \"all\"\n", []string{`:2: tools.plan_commands: invalid value "all": want "off" or "read-only"`}},
+		{"plan commands read-only", "[tools]\nplan_commands = \"read-only\"\n", nil},
 		{"negative duration", "[model]\nidle_timeout = \"-1s\"\n", []string{`:2: model.idle_timeout: must be a positive duration`}},
 		{"zero duration", "[agent]\nretry_base = \"0s\"\n", []string{`:2: agent.retry_base: must be a positive duration`}},
 		{"max below timeout", "[tools]\nbash_timeout = \"20m\"\n", []string{`:2: tools.bash_timeout: tools.bash_max_timeout (10m) must be >= tools.bash_timeout (20m)`}},

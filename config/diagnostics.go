@@ -32,6 +32,10 @@ type LanguageServer struct {
 	// Language is the LSP language id sent for the files; "" uses the
 	// extension without its dot.
 	Language string `toml:"language"`
+	// InitOptions are sent as initialize's initializationOptions; unset
+	// for a server named like a built-in one (gopls…) means the built-in
+	// one's.
+	InitOptions map[string]any `toml:"init_options"`
 }
 
 func (c Config) validateDiagnostics(add func(*Error)) {

@@ -114,6 +114,28 @@ bash_max_timeout = "100h"
 	}
 }
 
+// TestPlanCommandsHeldUntrusted: a repository's .loom.toml cannot let
+// commands run in plan mode: tools.plan_commands = "read-only" waits for
+// trust and is named; "off" narrows and applies at once.
+func TestPlanCommandsHeldUntrusted(t *testing.T) {
+	isolate(t)
+	folder := t.TempDir()
+	write(t, folder, ".loom.toml", "[tools]\nplan_commands = \"read-only\"\n")
+	c, _, err := Load(LoadOptions{Folder: folder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tools.PlanCommands != PlanCommandsOff {
+		t.Errorf("an untrusted folder turned read-only commands on: %q", c.Tools.PlanCommands)
+	}
+	if notice := c.TrustNotice(""); !strings.Contains(notice, "tools.plan_commands") {
+		t.Errorf("the notice does not name tools.plan_commands:\n%s", notice)
+	}
+	if WideningKey("tools.plan_commands", PlanCommandsOff) {
+		t.Error(`plan_commands = "off" counted as widening`)
+	}
+}
+
 // TestPushedSettingsFollowTheSameRule: settings an editor pushes (eglot
 // reads them from the repository's .dir-locals.el) cannot vouch trust nor
 // widen in an untrusted folder, are named in the notice, and are bound to

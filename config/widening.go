@@ -36,6 +36,10 @@ func WideningKey(key string, val any) bool {
 	case "tools.bash":
 		s, _ := val.(string)
 		return s == string(PolicyAllow)
+	// Commands run in the read-only modes.
+	case "tools.plan_commands":
+		s, _ := val.(string)
+		return s == PlanCommandsReadOnly
 	// Edits land without review.
 	case "tools.edits":
 		s, _ := val.(string)
@@ -59,7 +63,7 @@ func WideningKeys() []string {
 	return []string{"model.base_url", "model.api_key_env", "model.headers.*", "model.provider", "model.script",
 		"model.name", "model.max_tokens", "model.context_window", "model.reasoning_effort", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
-		`tools.bash = "allow"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
+		`tools.bash = "allow"`, `tools.plan_commands = "read-only"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
 		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*"}
 }
 

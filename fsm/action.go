@@ -46,6 +46,10 @@ type ExecuteTools struct {
 	// Review (Config.ReviewEdits) asks that a mutating call that would
 	// change files write nothing and report ChangesProposed instead.
 	Review bool
+	// ReadOnly says the conversation is in a read-only mode: the calls
+	// of RunsReadOnly tools among Calls must run with no write access
+	// (they are listed as non-mutating), or not at all.
+	ReadOnly bool
 }
 
 // RunPostToolsHook asks the caller to run the post-tool hook (save the

@@ -7,6 +7,12 @@ type ToolSpec struct {
 	// Mutating tools may change the workspace: they run one at a time and
 	// a successful one triggers the post-tool hook.
 	Mutating bool
+	// RunsReadOnly says the caller can run this mutating tool with no
+	// write access (a command in a sandbox whose workspace is read-only,
+	// tools.plan_commands = "read-only"): in a read-only mode its calls
+	// then run so (ExecuteTools.ReadOnly), as non-mutating calls, rather
+	// than being refused.
+	RunsReadOnly bool
 }
 
 // Config parameterises a Machine. The zero value of each field means its

@@ -173,6 +173,9 @@ func (a ExecuteTools) Describe() string {
 	if a.Review {
 		s += " review"
 	}
+	if a.ReadOnly {
+		s += " read-only"
+	}
 	return s
 }
 

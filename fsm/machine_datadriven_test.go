@@ -132,10 +132,15 @@ func scriptConfig(t *testing.T, td *datadriven.TestData) Config {
 			// continue-from=(turn, request)
 			cfg.ContinueFrom = IDs{Turn: uint64(atoi(t, td, arg.Vals[0])), Request: uint64(atoi(t, td, arg.Vals[1]))}
 		case "tools":
-			// tools=(read_file, edit_file!): a trailing ! marks a mutating tool.
+			// tools=(read_file, edit_file!, bash!ro): a trailing ! marks a
+			// mutating tool, !ro one that runs read-only in a read-only mode.
 			for _, v := range arg.Vals {
+				v, ro := strings.CutSuffix(v, "ro")
 				name, mutating := strings.CutSuffix(v, "!")
-				cfg.Tools[name] = ToolSpec{Mutating: mutating}
+				if ro && !mutating {
+					name, ro = name+"ro", false
+				}
+				cfg.Tools[name] = ToolSpec{Mutating: mutating, RunsReadOnly: ro}
 			}
 		default:
 			td.Fatalf(t, "unknown argument %q", arg.Key)

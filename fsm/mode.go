@@ -89,16 +89,19 @@ func (m *Machine) onSetMode(e SetMode) []Action {
 }
 
 // modeNote is what the model is told when the mode becomes mode.
-func modeNote(mode Mode) string {
+func (m *Machine) modeNote(mode Mode) string {
+	may := "You may read, list and search files; editing or writing files and running commands are refused. "
+	if m.readOnlyCommands() {
+		may = "You may read, list and search files, and run commands that only read (they run in a sandbox where the " +
+			"workspace is read-only: anything that writes there fails); editing or writing files is refused. "
+	}
 	switch mode {
 	case ModePlan:
-		return "[loom] The user switched to plan mode (read-only): investigate and plan, change nothing. " +
-			"You may read, list and search files; editing or writing files and running commands are refused. " +
+		return "[loom] The user switched to plan mode (read-only): investigate and plan, change nothing. " + may +
 			"Keep a todo list with " + UpdatePlanTool + " if it helps. When your plan is ready, call " + ProposePlanTool +
 			" with it: the user accepts it (you then switch to agent mode and carry it out), edits it, or rejects it with a comment."
 	case ModeAsk:
-		return "[loom] The user switched to ask mode (read-only): answer the user's questions, change nothing. " +
-			"You may read, list and search files; editing or writing files and running commands are refused."
+		return "[loom] The user switched to ask mode (read-only): answer the user's questions, change nothing. " + strings.TrimSpace(may)
 	default:
 		return "[loom] The user switched to agent mode: you may edit files and run commands again (as the user's settings allow)."
 	}
@@ -114,14 +117,26 @@ func (m *Machine) flushMode() {
 	if told == m.Mode() {
 		return
 	}
-	m.history = append(m.history, Message{Role: RoleUser, Content: modeNote(m.Mode()), Note: true})
+	m.history = append(m.history, Message{Role: RoleUser, Content: m.modeNote(m.Mode()), Note: true})
 	m.told = m.Mode()
+}
+
+// readOnlyCommands reports whether some tool runs read-only in a
+// read-only mode (ToolSpec.RunsReadOnly).
+func (m *Machine) readOnlyCommands() bool {
+	for _, t := range m.cfg.Tools {
+		if t.Mutating && t.RunsReadOnly {
+			return true
+		}
+	}
+	return false
 }
 
 // modeRefusal is the result of a call the mode refuses ("" when it runs).
 func (m *Machine) modeRefusal(c ToolCall) string {
 	mode := m.Mode()
-	if !mode.ReadOnly() || !m.cfg.Tools[c.Name].Mutating {
+	spec := m.cfg.Tools[c.Name]
+	if !mode.ReadOnly() || !spec.Mutating || spec.RunsReadOnly {
 		return ""
 	}
 	what := "investigate and propose a plan with " + ProposePlanTool
@@ -138,7 +153,7 @@ func (m *Machine) carriedState() string {
 	var b strings.Builder
 	if m.Mode() != ModeAgent {
 		b.WriteString("\n\n")
-		b.WriteString(modeNote(m.Mode()))
+		b.WriteString(m.modeNote(m.Mode()))
 	}
 	if len(m.plan) > 0 {
 		b.WriteString("\n\n[loom] Your todo list (" + UpdatePlanTool + "), as it stands:\n")

@@ -190,6 +190,10 @@ func (m *Machine) becomeExecutingTools(calls []ToolCall, problems []string) []Ac
 	run := ExecuteTools{Turn: m.turn, Review: m.cfg.ReviewEdits}
 	for i, c := range calls {
 		spec := m.cfg.Tools[c.Name]
+		if spec.Mutating && spec.RunsReadOnly && m.Mode().ReadOnly() {
+			// Runs with no write access: it changes nothing.
+			spec.Mutating, run.ReadOnly = false, true
+		}
 		x := ToolExecution{Call: c, Mutating: spec.Mutating, Status: ExecPending}
 		if problem := problems[i]; problem != "" {
 			x.Status, x.Result, x.IsError = ExecCompleted, problem, true

@@ -294,7 +294,7 @@ func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
 	if len(a.Paths) > 0 {
 		msg, err = sess.KeepCommandChanges(ctx, a.Paths)
 	} else {
-		msg, err = sess.CommitPending(ctx)
+		msg, err = sess.Changes().CommitPending(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -331,7 +331,7 @@ func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg, err := sess.Undo(ctx, a.SHA)
+	msg, err := sess.Changes().Undo(ctx, a.SHA)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (s *Server) runUndoFile(ctx context.Context, a UndoFileArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg, err := sess.UndoFile(ctx, a.Path, a.Commits)
+	msg, err := sess.Changes().UndoFile(ctx, a.Path, a.Commits)
 	if err != nil {
 		return nil, err
 	}

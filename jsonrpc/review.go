@@ -248,7 +248,7 @@ func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) 
 	if cps == nil {
 		cps = []workspace.Checkpoint{}
 	}
-	return &CheckpointsResult{Folder: sess.Folder().Path(), Checkpoints: cps, CanRedo: sess.CanRedo(ctx)}, nil
+	return &CheckpointsResult{Folder: sess.Folder().Path(), Checkpoints: cps, CanRedo: sess.Changes().CanRedo(ctx)}, nil
 }
 
 func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
@@ -267,7 +267,7 @@ func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := sess.Rewind(ctx, a.Turn, restore)
+	res, err := sess.Changes().Rewind(ctx, a.Turn, restore)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func (s *Server) runRedo(ctx context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := sess.Redo(ctx)
+	res, err := sess.Changes().Redo(ctx)
 	if err != nil {
 		return nil, err
 	}

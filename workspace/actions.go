@@ -40,6 +40,9 @@ func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
 	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
 		b.together = rp.ReviewsTogether()
 	}
+	if a.ReadOnly {
+		readOnlyBatch(b)
+	}
 	return b
 }
 
@@ -68,7 +71,7 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.startedTurn = a.Turn
 			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
 			s.git.newBatch()
-			s.rewinds = nil
+			s.changes.TurnStarted()
 			s.turnTimes[a.Turn] = time.Now()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 			s.retryIndex(a.Turn)
@@ -156,7 +159,7 @@ func (s *Conversation) perform(a fsm.Action) {
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
 		s.hookSession, s.hookSessionDone = "clear", false
-		s.rewinds = nil
+		s.changes.TurnStarted()
 		s.cancelInFlight()
 		s.restartJournal()
 	case fsm.Shutdown:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // Approval rules ("always allow `npm test`", "always allow commands
@@ -43,7 +44,7 @@ func (h *Host) rulesFile(folder string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(journalPath(filepath.Join(dir, "rules"), folder), ".jsonl") + ".json", nil
+	return strings.TrimSuffix(journal.Path(filepath.Join(dir, "rules"), folder), ".jsonl") + ".json", nil
 }
 
 // rulesFileContent is the rules file's JSON.

@@ -458,7 +458,7 @@ func (s *Conversation) KeepCommandChanges(ctx context.Context, paths []string) (
 	if hd.notice != "" {
 		notes = append(notes, hd.notice)
 	}
-	res, err := s.commitJournaled(ctx, repo, plan, hd.run, job.sandbox)
+	res, err := s.changes.CommitJournaled(ctx, repo, plan, hd.run, job.sandbox)
 	if err != nil {
 		return "", err
 	}
@@ -502,7 +502,7 @@ func (s *Conversation) DiscardCommandChanges(ctx context.Context, paths []string
 	limit := cfg.Hooks.FileLimit()
 	// The writer of the repository: the watcher's echo of its writes is
 	// no news for the user.
-	w := s.restoreWriter(repo.Top)
+	w := s.changes.RestoreWriter(repo.Top)
 	targets := make([]preImage, len(changes))
 	disks := make([]worktree.Version, len(changes))
 	var kept []string

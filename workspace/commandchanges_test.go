@@ -86,7 +86,7 @@ func TestCommandChangesAreReportedNotCommitted(t *testing.T) {
 	if !slices.Equal(rels(listed), rels(changes)) {
 		t.Fatalf("CommandChanges = %q", rels(listed))
 	}
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"mine.txt": "mine, half-done\n", "a.txt": "a\nA\n", "other.txt": "another program\n", "new.txt": "new\n", "f.txt": sevenLines} {
@@ -146,7 +146,7 @@ func TestKeepAndDiscardCommandChanges(t *testing.T) {
 	if got := rels(left); !slices.Equal(got, []string{"c.txt"}) {
 		t.Fatalf("left %q", got)
 	}
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if now := runGit(t, dir, "rev-parse", "HEAD"); now != head {

@@ -13,6 +13,8 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -89,9 +91,10 @@ type Conversation struct {
 	// decided (review.go).
 	proposed  map[string]*proposal
 	proposals map[string]*proposal
-	// rewinds are the files rewinds a Redo can undo, newest last; cleared
-	// when a turn starts. turnTimes is when each turn started.
-	rewinds   []*rewindRecord
+	// changes is the conversation's worktree: the change verbs, and the
+	// conversation's auto-commits (package changes).
+	changes *changes.Tree
+	// turnTimes is when each turn started.
 	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
 	// across resumes; a reset starts a conversation with a new one. ID
@@ -111,10 +114,10 @@ type Conversation struct {
 	// sharedPath is the journal's path, "" when not journaled.
 	sharedPath string
 	// journal records every accepted event; nil when not journaling.
-	journal *journal
+	journal *journal.File
 	// journalLock holds the journal's lock while this conversation owns
 	// it.
-	journalLock *journalLock
+	journalLock *journal.Held
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
@@ -184,10 +187,13 @@ type Status struct {
 	Mode fsm.Mode `json:"mode"`
 	// Plan is the todo list (update_plan), empty when there is none.
 	Plan []fsm.PlanItem `json:"plan"`
+	// LanguageServers names the language servers loom runs itself for
+	// the folder's diagnostics (tools.diagnostics), running now.
+	LanguageServers []string `json:"languageServers"`
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
-	return &Conversation{
+	s := &Conversation{
 		folder:     f,
 		opening:    o,
 		sharedID:   o.id,
@@ -206,6 +212,8 @@ func newConversation(f *Folder, o opening) *Conversation {
 		outputs:    map[string]toolOutput{},
 		shown:      newShownTexts(f.host.redactor),
 	}
+	s.changes = changes.New(f.dir, &f.worktreeMu, treePort{s}, f.checkRepo)
+	return s
 }
 
 // Done is closed when the session has shut down.
@@ -341,7 +349,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder.dir, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.git.last,
+			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.changes.Log.Last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash, Edits: s.cfg.Tools.Edits,
 			Tokens: s.m.Tokens(),
@@ -359,6 +367,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)
+		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}
@@ -509,7 +518,7 @@ func (s *Conversation) run() {
 	case <-s.folder.configured:
 	case <-s.quit:
 		if s.opening.lock != nil {
-			s.opening.lock.release()
+			s.opening.lock.Release()
 		}
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // opening says where a conversation starts from: a journal whose lock it
@@ -20,7 +21,7 @@ type opening struct {
 	// path is the journal, "" when the conversation is not journaled;
 	// lock is held on it.
 	path string
-	lock *journalLock
+	lock *journal.Held
 	// fresh starts a new journal at path, created at created, after
 	// setting aside the journal there when setAside (a new conversation
 	// asked for by HostOptions.NewConversation).
@@ -39,7 +40,7 @@ func (f *Folder) journalFile() string {
 		f.log.Warn("no journal", "err", err)
 		return ""
 	}
-	return journalPath(dir, f.dir)
+	return journal.Path(dir, f.dir)
 }
 
 // open builds the conversation's machine from o: the conversation
@@ -74,18 +75,18 @@ func (s *Conversation) open(o opening) {
 // whose lock it holds, and journals on into it.
 func (s *Conversation) restore(path string) {
 	cfg := s.machineConfig()
-	rp, err := replayJournalUnsealed(path, cfg, s.folder.host.redactor)
+	rp, err := journal.ReplayUnsealed(path, cfg, s.folder.host.redactor)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.m = fsm.New(cfg)
 		s.startJournal(path, time.Now())
 		return
-	case errors.Is(err, errIncompatible):
-		aside := asideName(path, "incompatible", time.Now())
+	case errors.Is(err, journal.ErrIncompatible):
+		aside := journal.AsideName(path, "incompatible", time.Now())
 		if rerr := os.Rename(path, aside); rerr != nil {
 			s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal %s cannot be read (%v) nor set aside (%v): this conversation is not journaled", path, err, rerr)})
 			s.m = fsm.New(cfg)
-			s.setID(unjournaledConversationID(), "")
+			s.setID(journal.UnjournaledID(), "")
 			return
 		}
 		s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal could not be read (%v); it was kept as %s and a new conversation started", err, aside)})
@@ -95,42 +96,39 @@ func (s *Conversation) restore(path string) {
 	case err != nil:
 		s.notify(Notification{Kind: NoteError, Text: "the conversation journal could not be read: " + err.Error() + "; this conversation is not journaled"})
 		s.m = fsm.New(cfg)
-		s.setID(unjournaledConversationID(), "")
+		s.setID(journal.UnjournaledID(), "")
 		return
 	}
-	s.m = rp.m
+	s.m = rp.M
 	s.m.Reconfigure(cfg)
-	id := conversationID(rp.scan.header.Folder, rp.scan.header.Created)
+	id := journal.ID(rp.Scan.Header.Folder, rp.Scan.Header.Created)
 	s.setID(id, path)
 	s.readMeta(path)
-	j, err := appendJournal(path, s.folder.dir, rp.scan.good, id)
+	j, err := journal.Append(path, s.folder.dir, rp.Scan.Good, id)
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
 	} else {
-		j.setRedactor(s.folder.host.redactor)
+		j.SetRedactor(s.folder.host.redactor)
 		s.journal = j
-		s.writeJournal(func(j *journal) error { return j.appendConfig(cfg) })
+		s.writeJournal(func(j *journal.File) error { return j.AppendConfig(cfg) })
 	}
-	if rp.scan.torn {
+	if rp.Scan.Torn {
 		s.notify(Notification{Kind: NoteInfo, Text: "the journal's last line was cut short (the daemon was stopped while writing it); it was skipped"})
 	}
-	if n := len(rp.scan.bad) + len(rp.rejected); n > 0 {
-		all := append(append([]string(nil), rp.scan.bad...), rp.rejected...)
-		s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("%d journal line(s) could not be replayed and were skipped: %s", n, strings.Join(all, "; "))})
+	if n := len(rp.Scan.Bad) + len(rp.Rejected); n > 0 {
+		all := append(append([]string(nil), rp.Scan.Bad...), rp.Rejected...)
+		s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("%d journal line(s) could not be journal.Replayed and were skipped: %s", n, strings.Join(all, "; "))})
 	}
 	st := s.m.State()
 	s.startedTurn = st.Turn
-	if rp.steps > 0 {
+	if rp.Steps > 0 {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
 	s.announcePlan()
-	s.reportPendingCommit(rp.pendingCommit)
-	s.finishRestore(rp.pendingRestore)
+	s.changes.ReportPendingCommit(rp.PendingCommit)
+	s.changes.FinishRestore(rp.PendingRestore)
 	// The conversation's auto-commits, for a rewind after the restart.
-	s.git.commits, s.git.turnOf = rp.commits.commits, rp.commits.turnOf
-	if n := len(s.git.commits); n > 0 {
-		s.git.last = s.git.commits[n-1].SHA
-	}
+	s.changes.Log.Set(rp.Commits.Commits, rp.Commits.TurnOf)
 	if s.busy() && !s.resumeReviews(path) {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result (unless it only waited
@@ -147,23 +145,23 @@ func (s *Conversation) restore(path string) {
 // current machine.
 func (s *Conversation) startJournal(path string, created time.Time) {
 	s.turns, s.title, s.named = 0, "", false
-	os.Remove(metaPath(path)) // a meta file left by a journal set aside
-	j, err := createJournal(path, s.folder.dir, created)
+	os.Remove(journal.MetaPath(path)) // a meta file left by a journal set aside
+	j, err := journal.Create(path, s.folder.dir, created)
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
-		s.setID(unjournaledConversationID(), "")
+		s.setID(journal.UnjournaledID(), "")
 		return
 	}
-	j.setRedactor(s.folder.host.redactor)
+	j.SetRedactor(s.folder.host.redactor)
 	s.journal = j
-	s.setID(j.id, path)
+	s.setID(j.ID(), path)
 	cfg := s.machineConfig()
 	if s.m != nil {
 		// A new conversation of this Conversation (after a reset) goes
 		// on with its ids.
 		cfg.ContinueFrom = s.m.IDs()
 	}
-	s.writeJournal(func(j *journal) error { return j.appendConfig(cfg) })
+	s.writeJournal(func(j *journal.File) error { return j.AppendConfig(cfg) })
 }
 
 // restartJournal sets the current journal aside (kept, renamed with a
@@ -172,11 +170,11 @@ func (s *Conversation) restartJournal() {
 	path := s.journalPathShared()
 	if path == "" || s.journalLock == nil {
 		s.turns, s.title, s.named = 0, "", false
-		s.setID(unjournaledConversationID(), "")
+		s.setID(journal.UnjournaledID(), "")
 		return // not journaling (no state directory)
 	}
 	if s.journal != nil {
-		if err := s.journal.close(); err != nil {
+		if err := s.journal.Close(); err != nil {
 			s.folder.log.Warn("closing the journal", "err", err)
 		}
 		s.journal = nil
@@ -210,7 +208,7 @@ func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) [
 	}
 	var all []past
 	for _, p := range paths {
-		if journalLocked(p) {
+		if journal.Locked(p) {
 			continue // open, here or in another process
 		}
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
@@ -222,7 +220,7 @@ func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) [
 	for i, p := range all {
 		if i >= keep || (maxAge > 0 && now.Sub(p.mod) > maxAge) {
 			if os.Remove(p.path) == nil {
-				os.Remove(metaPath(p.path))
+				os.Remove(journal.MetaPath(p.path))
 				os.Remove(p.path + ".lock")
 				removed = append(removed, p.path)
 			}
@@ -235,14 +233,14 @@ func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) [
 // the retention to prune (see README.md, "Conversation journals"), so that a new conversation
 // can start at path. A missing journal is not an error.
 func (s *Conversation) setJournalAside(path string) {
-	aside := asideName(path, "reset", time.Now())
+	aside := journal.AsideName(path, "reset", time.Now())
 	if err := os.Rename(path, aside); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			s.folder.log.Error("cannot set the journal aside", "err", err)
 		}
 		return
 	}
-	os.Rename(metaPath(path), metaPath(aside))
+	os.Rename(journal.MetaPath(path), journal.MetaPath(aside))
 	s.folder.log.Info("journal kept", "path", aside)
 }
 
@@ -255,11 +253,11 @@ func (s *Conversation) journalEvent(ev fsm.Event) {
 		// later replays it rather than its emptying.
 		return
 	}
-	s.writeJournal(func(j *journal) error { return j.appendEvent(ev) })
+	s.writeJournal(func(j *journal.File) error { return j.AppendEvent(ev) })
 	if in, ok := ev.(fsm.UserInput); ok {
 		s.turns++
 		if s.title == "" {
-			s.title = conversationTitle(s.folder.host.redactor, in.Text)
+			s.title = journal.Title(s.folder.host.redactor, in.Text)
 			s.writeMeta()
 			s.notify(Notification{Kind: NoteTitle, Text: s.title})
 		}
@@ -268,18 +266,18 @@ func (s *Conversation) journalEvent(ev fsm.Event) {
 
 // journalConfig records a new machine configuration.
 func (s *Conversation) journalConfig() {
-	s.writeJournal(func(j *journal) error { return j.appendConfig(s.machineConfig()) })
+	s.writeJournal(func(j *journal.File) error { return j.AppendConfig(s.machineConfig()) })
 }
 
 // writeJournal runs one write; a failure is reported once and ends the
 // journaling of this session, rather than failing every step.
-func (s *Conversation) writeJournal(write func(*journal) error) {
+func (s *Conversation) writeJournal(write func(*journal.File) error) {
 	if s.journal == nil {
 		return
 	}
 	if err := write(s.journal); err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; the conversation is no longer journaled"})
-		s.journal.f.Close()
+		s.journal.Abandon()
 		s.journal = nil
 	}
 }
@@ -291,7 +289,7 @@ func (s *Conversation) syncJournal() {
 		return
 	}
 	s.writeMeta()
-	if err := s.journal.sync(); err != nil {
+	if err := s.journal.Sync(); err != nil {
 		s.folder.log.Warn("journal sync failed", "err", err)
 	}
 }
@@ -300,13 +298,13 @@ func (s *Conversation) syncJournal() {
 // releases its lock.
 func (s *Conversation) closeJournal() {
 	if s.journal != nil {
-		if err := s.journal.close(); err != nil {
+		if err := s.journal.Close(); err != nil {
 			s.folder.log.Warn("closing the journal", "err", err)
 		}
 		s.journal = nil
 	}
 	if s.journalLock != nil {
-		s.journalLock.release()
+		s.journalLock.Release()
 		s.journalLock = nil
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // firstPrompt is the first user message of a request.
@@ -432,12 +433,12 @@ func TestRapidConversationsJournalsReplayTheirLiveState(t *testing.T) {
 			}); err != nil {
 				rt.Fatal(err)
 			}
-			rp, err := replayJournal(path, cfg)
+			rp, err := journal.Replay(path, cfg)
 			if err != nil {
 				rt.Fatal(err)
 			}
-			if !reflect.DeepEqual(rp.m.Messages(), live) {
-				rt.Fatalf("conversation %s: replay\n%+v\nlive\n%+v", c.ID(), rp.m.Messages(), live)
+			if !reflect.DeepEqual(rp.M.Messages(), live) {
+				rt.Fatalf("conversation %s: replay\n%+v\nlive\n%+v", c.ID(), rp.M.Messages(), live)
 			}
 		}
 	})

@@ -20,7 +20,7 @@ import (
 // diagEditModel answers each turn's first request with a read and an edit of
 // main.go that breaks it (odd turns) or fixes it (even turns), and the
 // second with a short answer.
-func diagEditModel(b *testing.B) *httptest.Server {
+func diagEditModel(b testing.TB) *httptest.Server {
 	chunk := func(delta string) string {
 		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
 	}
@@ -63,60 +63,8 @@ func BenchmarkDiagnosticsTurn(b *testing.B) {
 	// work dir there (the sandbox grants around a hidden path entry by
 	// entry).
 	b.Setenv("XDG_STATE_HOME", stateDirOutsideTmp(b))
-	type run struct {
-		s     *Conversation
-		ended chan uint64
-		total time.Duration
-		ed    *diagCountEditor
-	}
-	start := func(diag string) *run {
-		srv := diagEditModel(b)
-		folder, _ := filepath.EvalSymlinks(b.TempDir())
-		for name, text := range map[string]string{"go.mod": "module m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"} {
-			if err := os.WriteFile(filepath.Join(folder, name), []byte(text), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-		ed := &diagCountEditor{turnEditor: turnEditor{ended: make(chan uint64, 1)}}
-		h := NewHost(HostOptions{
-			Editor: ed,
-			Config: func(string, []config.Override) (config.Config, error) {
-				cfg := config.Default()
-				cfg.Model.Name = "bench"
-				cfg.Hooks.AutoCommit = false
-				cfg.Tools.Diagnostics = diag
-				cfg.Tools.LanguageServers = map[string]config.LanguageServer{"gopls": {Command: []string{gopls}, Extensions: []string{".go"}}}
-				return cfg, nil
-			},
-			Provider: func(config.Config, func(string) string) (llm.Provider, error) {
-				return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "bench"})
-			},
-			StateDir: stateDirOutsideTmp(b),
-		})
-		b.Cleanup(h.Close)
-		s, err := h.AddFolder(folder)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return &run{s: s, ended: ed.ended, ed: ed}
-	}
-	turn := func(r *run) time.Duration {
-		t0 := time.Now()
-		turn, err := r.s.Ask(context.Background(), "edit main.go")
-		if err != nil {
-			b.Fatal(err)
-		}
-		select {
-		case got := <-r.ended:
-			if got != turn {
-				b.Fatalf("turn %d ended, want %d", got, turn)
-			}
-		case <-time.After(time.Minute):
-			b.Fatalf("turn %d did not end", turn)
-		}
-		return time.Since(t0)
-	}
-	off, on := start(config.DiagnosticsOff), start(config.DiagnosticsAuto)
+	off, on := startDiagRun(b, gopls, config.DiagnosticsOff), startDiagRun(b, gopls, config.DiagnosticsAuto)
+	turn := func(r *diagRun) time.Duration { return r.turn(b) }
 	// Warm up: gopls starts and loads the module.
 	for range 2 {
 		turn(off)
@@ -137,6 +85,67 @@ func BenchmarkDiagnosticsTurn(b *testing.B) {
 	b.ReportMetric(float64(on.total)/float64(off.total), "ratio")
 }
 
+// diagRun is a folder whose model edits main.go each turn.
+type diagRun struct {
+	s     *Conversation
+	ended chan uint64
+	total time.Duration
+	ed    *diagCountEditor
+}
+
+// startDiagRun opens a Go module folder with loom's own gopls (diag:
+// tools.diagnostics) and a model that breaks and fixes main.go turn by
+// turn.
+func startDiagRun(b testing.TB, gopls, diag string) *diagRun {
+	srv := diagEditModel(b)
+	folder, _ := filepath.EvalSymlinks(b.TempDir())
+	for name, text := range map[string]string{"go.mod": "module m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"} {
+		if err := os.WriteFile(filepath.Join(folder, name), []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ed := &diagCountEditor{turnEditor: turnEditor{ended: make(chan uint64, 1)}}
+	h := NewHost(HostOptions{
+		Editor: ed,
+		Config: func(string, []config.Override) (config.Config, error) {
+			cfg := config.Default()
+			cfg.Model.Name = "bench"
+			cfg.Hooks.AutoCommit = false
+			cfg.Tools.Diagnostics = diag
+			cfg.Tools.LanguageServers = map[string]config.LanguageServer{"gopls": {Command: []string{gopls}, Extensions: []string{".go"}}}
+			return cfg, nil
+		},
+		Provider: func(config.Config, func(string) string) (llm.Provider, error) {
+			return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "bench"})
+		},
+		StateDir: stateDirOutsideTmp(b),
+	})
+	b.Cleanup(h.Close)
+	s, err := h.AddFolder(folder)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &diagRun{s: s, ended: ed.ended, ed: ed}
+}
+
+// turn asks for an edit and waits for the turn's end.
+func (r *diagRun) turn(b testing.TB) time.Duration {
+	t0 := time.Now()
+	turn, err := r.s.Ask(context.Background(), "edit main.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case got := <-r.ended:
+		if got != turn {
+			b.Fatalf("turn %d ended, want %d", got, turn)
+		}
+	case <-time.After(time.Minute):
+		b.Fatalf("turn %d did not end", turn)
+	}
+	return time.Since(t0)
+}
+
 // diagCountEditor counts the diagnostics reports besides telling when a
 // turn ended.
 type diagCountEditor struct {
@@ -155,7 +164,7 @@ func (e *diagCountEditor) Notify(n Notification) {
 // sandbox hides loom's state directory from commands, and one inside the
 // temp dir would keep them (go list in gopls) from making new entries
 // there.
-func stateDirOutsideTmp(b *testing.B) string {
+func stateDirOutsideTmp(b testing.TB) string {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		b.Skip("no cache directory for the state dir")
@@ -166,4 +175,20 @@ func stateDirOutsideTmp(b *testing.B) string {
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// TestStatusNamesLanguageServers: loom.status names the language server
+// loom started for the folder's diagnostics, once an edit needed it.
+func TestStatusNamesLanguageServers(t *testing.T) {
+	gopls := goplstest.Path(t)
+	t.Setenv("XDG_STATE_HOME", stateDirOutsideTmp(t))
+	r := startDiagRun(t, gopls, config.DiagnosticsAuto)
+	if st, err := r.s.Status(context.Background()); err != nil || len(st.LanguageServers) != 0 {
+		t.Fatalf("before any edit: %v, %v", st.LanguageServers, err)
+	}
+	r.turn(t)
+	st, err := r.s.Status(context.Background())
+	if err != nil || len(st.LanguageServers) != 1 || st.LanguageServers[0] != "gopls" {
+		t.Fatalf("after an edit: %v, %v", st.LanguageServers, err)
+	}
 }

@@ -12,9 +12,11 @@
 // pure fsm.Machine owned by one goroutine, which performs the machine's
 // actions (actions.go: model requests, tool runs in toolrun.go, the
 // post-tool hook in hook.go) and journals every event it accepts
-// (conversation_journal.go, journal.go), so that a restart replays it.
+// (conversation_journal.go), so that a restart replays it.
 // conversations.go lists a folder's journaled conversations and loads
-// one.
+// one. Package journal is the journal's codec (its records, the file
+// that appends them, reading and replaying, the per-journal lock and
+// what the lists read); it imports nothing of this package.
 //
 // Every user file loom writes, restores or deletes goes through package
 // worktree, the one writer (beneath the folder without following links,

@@ -116,7 +116,7 @@ func (s *Conversation) useSettings(st settings) {
 func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
 		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text + s.skillListing(),
-		Tools:         s.registry.Specs(),
+		Tools:         s.toolSpecs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,
 		RetryBase:     s.cfg.Agent.RetryBase.Duration,

@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // A folder's conversations: each has its own journal and journal lock, so
 // that two conversations, or two loom-lsp processes on one folder, never
-// write one journal. The folder's first journal is journalPath(dir,
+// write one journal. The folder's first journal is journal.Path(dir,
 // folder); a conversation started while that one exists gets a journal
 // of its own beside it (newJournalPath). A journal open in another
 // process is listed (Elsewhere), never opened here.
@@ -53,8 +55,8 @@ func (f *Folder) Conversation(id string) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockJournal(target.path)
-	if errors.Is(err, errJournalBusy) {
+	lock, err := journal.Lock(target.Path)
+	if errors.Is(err, journal.ErrBusy) {
 		if c := f.open(id); c != nil {
 			return c, nil // opened meanwhile, here
 		}
@@ -63,7 +65,7 @@ func (f *Folder) Conversation(id string) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.start(opening{id: id, path: target.path, lock: lock})
+	return f.start(opening{id: id, path: target.Path, lock: lock})
 }
 
 // Open returns the conversation id if this process has it open, else nil.
@@ -125,18 +127,18 @@ func (f *Folder) Rename(ctx context.Context, id, title string) error {
 	if target.Elsewhere {
 		return fmt.Errorf("%w: %s", ErrOpenElsewhere, id)
 	}
-	lock, err := lockJournal(target.path)
+	lock, err := journal.Lock(target.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrOpenElsewhere, id)
 	}
-	defer lock.release()
-	m := conversationMeta{Title: conversationTitle(f.host.redactor, title), Named: strings.TrimSpace(title) != "", Turns: target.Turns, Usage: target.Usage, Updated: target.Updated}
+	defer lock.Release()
+	m := journal.Meta{Title: journal.Title(f.host.redactor, title), Named: strings.TrimSpace(title) != "", Turns: target.Turns, Usage: target.Usage, Updated: target.Updated}
 	if !m.Named {
-		if c, err := readJournalInfo(target.path, false, f.host.redactor); err == nil {
+		if c, err := journal.ReadInfo(target.Path, false, f.host.redactor); err == nil {
 			m.Title = c.Title
 		}
 	}
-	return writeMetaFile(target.path, m)
+	return journal.WriteMeta(target.Path, m)
 }
 
 // Delete closes the conversation id if it is open here and moves its
@@ -151,23 +153,23 @@ func (f *Folder) Delete(id string) error {
 	if err != nil {
 		return err
 	}
-	lock, err := lockJournal(target.path)
+	lock, err := journal.Lock(target.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrOpenElsewhere, id)
 	}
-	defer lock.release()
-	trash := filepath.Join(filepath.Dir(target.path), trashDir)
+	defer lock.Release()
+	trash := filepath.Join(filepath.Dir(target.Path), trashDir)
 	if err := os.MkdirAll(trash, 0o700); err != nil {
 		return err
 	}
-	dest := filepath.Join(trash, filepath.Base(target.path))
-	if err := os.Rename(target.path, dest); err != nil {
+	dest := filepath.Join(trash, filepath.Base(target.Path))
+	if err := os.Rename(target.Path, dest); err != nil {
 		return fmt.Errorf("delete conversation %s: %w", id, err)
 	}
-	os.Rename(metaPath(target.path), metaPath(dest))
+	os.Rename(journal.MetaPath(target.Path), journal.MetaPath(dest))
 	now := time.Now()
 	os.Chtimes(dest, now, now) // kept for max_age from now
-	os.Remove(target.path + ".lock")
+	os.Remove(target.Path + ".lock")
 	f.log.Info("conversation deleted", "id", id, "kept", dest)
 	return nil
 }
@@ -182,7 +184,7 @@ func (f *Folder) start(o opening) (*Conversation, error) {
 	if f.closed {
 		f.mu.Unlock()
 		if o.lock != nil {
-			o.lock.release()
+			o.lock.Release()
 		}
 		return nil, errFolderClosed
 	}
@@ -203,9 +205,9 @@ func (f *Folder) latestOpening() opening {
 	}
 	if first := f.journalFile(); first != "" {
 		// A journal this version cannot read is set aside by restore.
-		if _, err := readConversation(first, f.host.redactor); errors.Is(err, errIncompatible) {
-			if lock, err := lockJournal(first); err == nil {
-				return opening{id: unjournaledConversationID(), path: first, lock: lock}
+		if _, err := readConversation(first, f.host.redactor); errors.Is(err, journal.ErrIncompatible) {
+			if lock, err := journal.Lock(first); err == nil {
+				return opening{id: journal.UnjournaledID(), path: first, lock: lock}
 			}
 		}
 	}
@@ -213,11 +215,11 @@ func (f *Folder) latestOpening() opening {
 	if err != nil || len(all) == 0 || all[0].Elsewhere || all[0].Live {
 		return f.newOpening(false)
 	}
-	lock, err := lockJournal(all[0].path)
+	lock, err := journal.Lock(all[0].Path)
 	if err != nil {
 		return f.newOpening(false)
 	}
-	return opening{id: all[0].ID, path: all[0].path, lock: lock}
+	return opening{id: all[0].ID, path: all[0].Path, lock: lock}
 }
 
 // newOpening is where a new conversation starts: the folder's first
@@ -227,27 +229,27 @@ func (f *Folder) newOpening(setAside bool) opening {
 	created := time.Now()
 	first := f.journalFile()
 	if first == "" {
-		return opening{id: unjournaledConversationID()}
+		return opening{id: journal.UnjournaledID()}
 	}
 	_, statErr := os.Stat(first)
 	if setAside || errors.Is(statErr, os.ErrNotExist) {
-		if lock, err := lockJournal(first); err == nil {
+		if lock, err := journal.Lock(first); err == nil {
 			if _, err := os.Stat(first); setAside || errors.Is(err, os.ErrNotExist) {
-				return opening{id: conversationID(f.dir, created), path: first, lock: lock, fresh: true, setAside: setAside, created: created}
+				return opening{id: journal.ID(f.dir, created), path: first, lock: lock, fresh: true, setAside: setAside, created: created}
 			}
-			lock.release() // created meanwhile by another process
+			lock.Release() // created meanwhile by another process
 		}
 	}
 	path := newJournalPath(first, created)
-	lock, err := lockJournal(path)
+	lock, err := journal.Lock(path)
 	if err != nil {
-		return opening{id: unjournaledConversationID(), notice: err.Error() + ": this conversation is not journaled"}
+		return opening{id: journal.UnjournaledID(), notice: err.Error() + ": this conversation is not journaled"}
 	}
-	return opening{id: conversationID(f.dir, created), path: path, lock: lock, fresh: true, created: created}
+	return opening{id: journal.ID(f.dir, created), path: path, lock: lock, fresh: true, created: created}
 }
 
 // newJournalPath names the journal of a conversation created at created
 // beside the folder's first journal, first.
 func newJournalPath(first string, created time.Time) string {
-	return asideName(first, "conversation", created)
+	return journal.AsideName(first, "conversation", created)
 }

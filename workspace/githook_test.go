@@ -188,7 +188,7 @@ func TestHookCommitsOnlyTheAgentsHunksOfADirtyFile(t *testing.T) {
 		t.Fatalf("the unstaged diff is not the user's line alone:\n%s", d)
 	}
 	s, _ := h.Conversation(dir)
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if now := runGit(t, dir, "rev-parse", "HEAD"); now != initial {
@@ -251,7 +251,7 @@ func TestUndoRestoresThePreCommitState(t *testing.T) {
 	_ = h
 	before := runGit(t, dir, "rev-parse", "HEAD~1")
 	os.WriteFile(filepath.Join(dir, "other.txt"), []byte("user's work\n"), 0o644)
-	msg, err := s.Undo(context.Background(), "")
+	msg, err := s.Changes().Undo(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestUndoRestoresThePreCommitState(t *testing.T) {
 	if st := runGit(t, dir, "status", "--porcelain"); st != " M other.txt\n" {
 		t.Fatalf("status:\n%s", st)
 	}
-	if _, err := s.Undo(context.Background(), ""); !errors.Is(err, ErrUndoRefused) || !strings.Contains(err.Error(), "no commit") {
+	if _, err := s.Changes().Undo(context.Background(), ""); !errors.Is(err, ErrUndoRefused) || !strings.Contains(err.Error(), "no commit") {
 		t.Fatalf("second Undo: %v", err)
 	}
 }
@@ -279,7 +279,7 @@ func TestUndoRestoresThePreCommitState(t *testing.T) {
 func TestUndoKeepsTheUsersLaterEdits(t *testing.T) {
 	_, s, dir := undoSetup(t, map[string]string{"greet.txt": "hello\nmiddle\nend\n"})
 	os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("hello, world\nmiddle\nend\nmine\n"), 0o644)
-	msg, err := s.Undo(context.Background(), "")
+	msg, err := s.Changes().Undo(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestUndoGuards(t *testing.T) {
 			_, s, dir := undoSetup(t, nil)
 			tc.after(t, dir)
 			head := runGit(t, dir, "rev-parse", "HEAD")
-			_, err := s.Undo(context.Background(), "")
+			_, err := s.Changes().Undo(context.Background(), "")
 			if !errors.Is(err, ErrUndoRefused) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Undo: %v, want a refusal with %q", err, tc.want)
 			}
@@ -328,7 +328,7 @@ func TestUndoGuards(t *testing.T) {
 		dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
 		h := newTestHost(t, editAndCreate, nil)
 		s, _ := h.AddFolder(dir)
-		if _, err := s.Undo(context.Background(), ""); !errors.Is(err, ErrUndoRefused) {
+		if _, err := s.Changes().Undo(context.Background(), ""); !errors.Is(err, ErrUndoRefused) {
 			t.Fatalf("Undo: %v", err)
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -53,17 +52,8 @@ type gitState struct {
 	// changes are the commands' changes reported and not yet kept or
 	// discarded (commandchanges.go).
 	changes []CommandChange
-	// commits are the auto-commits this session made, oldest first.
-	commits []*gitcommit.Result
-	// last is the last commit's name, for loom.status.
-	last string
-	// turnOf is the turn of each of commits, by SHA (rewind.go).
-	turnOf map[string]uint64
 	// agentFiles are the files the agent's tools changed in this session.
 	agentFiles map[string]bool
-	// pending is a commit the daemon's death interrupted, found in the
-	// journal on resume; loom.commit makes it.
-	pending *commitRecord
 	// lock serialises what writes the worktree for the session (used
 	// from any goroutine): a batch's mutating calls and its hook, and an
 	// undo, so that an undo never races the agent's next edit.
@@ -222,12 +212,7 @@ func (s *Conversation) recordCommit(res hookResult) {
 	if res.commit == nil {
 		return
 	}
-	s.git.commits = append(s.git.commits, res.commit)
-	s.git.last = res.commit.SHA
-	if s.git.turnOf == nil {
-		s.git.turnOf = map[string]uint64{}
-	}
-	s.git.turnOf[res.commit.SHA] = s.m.State().Turn
+	s.changes.Log.Add(res.commit, s.m.State().Turn)
 	if len(res.indexLeft) > 0 {
 		s.git.indexLeft = &indexRetry{top: s.folder.dir, entries: res.indexLeft}
 	}
@@ -299,7 +284,7 @@ func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult 
 	if hd.note != "" {
 		notes = append(notes, hd.note)
 	}
-	res, err := s.commitJournaled(ctx, repo, plan, hd.run, job.sandbox)
+	res, err := s.changes.CommitJournaled(ctx, repo, plan, hd.run, job.sandbox)
 	if err != nil {
 		return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), hookResult{failed: true, notes: notes[len(base.notes):]})
 	}
@@ -591,16 +576,4 @@ func cutRunes(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func relPaths(top string, paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		if r, err := filepath.Rel(top, p); err == nil {
-			out[i] = filepath.ToSlash(r)
-		} else {
-			out[i] = p
-		}
-	}
-	return out
 }

@@ -124,7 +124,7 @@ func TestHookSavesABufferHoldingOnlyTheAgentsText(t *testing.T) {
 		t.Fatalf("status:\n%s", st)
 	}
 	s, _ := h.Conversation(dir)
-	if _, err := s.Undo(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "unsaved changes in the editor") {
+	if _, err := s.Changes().Undo(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "unsaved changes in the editor") {
 		// The buffer still holds the agent's text while the disk is back:
 		// undo writes the disk only, so it must refuse while the buffer
 		// differs from it. Here the buffer equals the disk: undo works.

@@ -96,7 +96,7 @@ func TestHookKilledMidCommit(t *testing.T) {
 		return n.Kind == NoteError && strings.Contains(n.Text, "the agent's change to greet.txt, new file.txt was not committed: the daemon stopped during the commit; run loom.commit")
 	})
 	os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755)
-	msg, err := s.CommitPending(context.Background())
+	msg, err := s.Changes().CommitPending(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +109,10 @@ func TestHookKilledMidCommit(t *testing.T) {
 	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("status:\n%s", st)
 	}
-	if _, err := s.CommitPending(context.Background()); !errors.Is(err, ErrNoPendingCommit) {
+	if _, err := s.Changes().CommitPending(context.Background()); !errors.Is(err, ErrNoPendingCommit) {
 		t.Fatalf("a second CommitPending: %v", err)
 	}
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "hello\n" {

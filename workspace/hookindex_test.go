@@ -75,7 +75,7 @@ func TestHookWithTheIndexLocked(t *testing.T) {
 	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("status after the retry:\n%s", st)
 	}
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != sevenLines {
@@ -94,7 +94,7 @@ func TestUndoAfterALockedIndex(t *testing.T) {
 	s, _ := h.AddFolder(dir)
 	ask(t, h, s, "shout seven")
 	os.Remove(lock)
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if st := runGit(t, dir, "status", "--porcelain"); st != "" {

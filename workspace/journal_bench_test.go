@@ -13,6 +13,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // writeConversation journals turns turns through a real machine, each a
@@ -21,11 +22,11 @@ func writeConversation(tb testing.TB, path, folder string, turns, chunks int) {
 	tb.Helper()
 	cfg := fsm.Config{MaxIterations: 25, MaxRetries: 3}
 	m := fsm.New(cfg)
-	j, err := createJournal(path, folder, time.Now())
+	j, err := journal.Create(path, folder, time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := j.appendConfig(cfg); err != nil {
+	if err := j.AppendConfig(cfg); err != nil {
 		tb.Fatal(err)
 	}
 	step := func(ev fsm.Event) []fsm.Action {
@@ -33,7 +34,7 @@ func writeConversation(tb testing.TB, path, folder string, turns, chunks int) {
 		if err != nil {
 			tb.Fatalf("%s: %v", fsm.Describe(ev), err)
 		}
-		if err := j.appendEvent(ev); err != nil {
+		if err := j.AppendEvent(ev); err != nil {
 			tb.Fatal(err)
 		}
 		return acts
@@ -49,11 +50,11 @@ func writeConversation(tb testing.TB, path, folder string, turns, chunks int) {
 			step(fsm.LlmTextDelta{Request: req, Text: "word "})
 		}
 		step(fsm.LlmCompleted{Request: req, FinishReason: "stop"})
-		if err := j.sync(); err != nil {
+		if err := j.Sync(); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	if err := j.close(); err != nil {
+	if err := j.Close(); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -72,7 +73,7 @@ func TestJournalStoresATurnsTextOnce(t *testing.T) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var rec journalRecord
+		var rec journal.Record
 		json.Unmarshal(sc.Bytes(), &rec)
 		if rec.Type == "LlmTextDelta" {
 			var d fsm.LlmTextDelta
@@ -89,11 +90,11 @@ func TestJournalStoresATurnsTextOnce(t *testing.T) {
 	if got := strings.Join(tags, " "); got != want {
 		t.Fatalf("records %s\nwant    %s", got, want)
 	}
-	rp, err := replayJournal(path, fsm.Config{})
-	if err != nil || len(rp.rejected) > 0 {
-		t.Fatalf("replay: %v %v", err, rp.rejected)
+	rp, err := journal.Replay(path, fsm.Config{})
+	if err != nil || len(rp.Rejected) > 0 {
+		t.Fatalf("replay: %v %v", err, rp.Rejected)
 	}
-	if msgs := rp.m.Messages(); len(msgs) != 4 || msgs[1].Content != strings.Repeat("word ", 1000) {
+	if msgs := rp.M.Messages(); len(msgs) != 4 || msgs[1].Content != strings.Repeat("word ", 1000) {
 		t.Fatalf("replayed %d messages", len(msgs))
 	}
 }
@@ -113,7 +114,7 @@ func BenchmarkJournalTurn20kChunks(b *testing.B) {
 		}
 		size = st.Size()
 	}
-	line, _ := json.Marshal(journalRecord{Type: "LlmTextDelta", Event: json.RawMessage(`{"Request":1,"Text":"word "}`)})
+	line, _ := json.Marshal(journal.Record{Type: "LlmTextDelta", Event: json.RawMessage(`{"Request":1,"Text":"word "}`)})
 	b.ReportMetric(float64(size), "journal-bytes")
 	b.ReportMetric(float64(20_000*(len(line)+1)), "per-chunk-lines-bytes")
 }
@@ -134,7 +135,7 @@ func BenchmarkResume(b *testing.B) {
 	for _, f := range fixtures {
 		f.state, f.folder = b.TempDir(), b.TempDir()
 		f.folder, _ = filepath.EvalSymlinks(f.folder)
-		path := journalPath(f.state, f.folder)
+		path := journal.Path(f.state, f.folder)
 		writeConversation(b, path, f.folder, f.turns, 200)
 		st, _ := os.Stat(path)
 		f.bytes = st.Size()
@@ -179,8 +180,8 @@ func BenchmarkResume(b *testing.B) {
 // other folders' journals are never touched.
 func TestPruneJournalsByCountAndAge(t *testing.T) {
 	dir := t.TempDir()
-	live := journalPath(dir, "/work/a")
-	other := journalPath(dir, "/work/b")
+	live := journal.Path(dir, "/work/a")
+	other := journal.Path(dir, "/work/b")
 	now := time.Now()
 	write := func(path string, age time.Duration) {
 		if err := os.WriteFile(path, []byte("{}\n"), 0o600); err != nil {
@@ -192,11 +193,11 @@ func TestPruneJournalsByCountAndAge(t *testing.T) {
 	}
 	write(live, 100*24*time.Hour)
 	write(other, time.Hour)
-	asideOther := asideName(other, "reset", now.Add(-time.Hour))
+	asideOther := journal.AsideName(other, "reset", now.Add(-time.Hour))
 	write(asideOther, 50*24*time.Hour)
 	var pasts []string
 	for i, age := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 40 * 24 * time.Hour} {
-		p := asideName(live, "reset", now.Add(-time.Duration(i)*time.Minute))
+		p := journal.AsideName(live, "reset", now.Add(-time.Duration(i)*time.Minute))
 		write(p, age)
 		pasts = append(pasts, p)
 	}
@@ -221,4 +222,19 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkReplay200Turns replays a 200-turn journal (each answer
+// streamed in 200 chunks, journaled coalesced) through a fresh machine:
+// the part of a resume that grows with the conversation.
+func BenchmarkReplay200Turns(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "j.jsonl")
+	writeConversation(b, path, "/w", 200, 200)
+	b.ReportAllocs()
+	for b.Loop() {
+		rp, err := journal.Replay(path, fsm.Config{})
+		if err != nil || len(rp.M.Messages()) != 400 {
+			b.Fatalf("replayed %d messages: %v", len(rp.M.Messages()), err)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 	"go.uber.org/goleak"
 )
 
@@ -234,7 +235,7 @@ func TestJournalTornLastLineIsSkippedAndReported(t *testing.T) {
 	h1.editor.turnEnded(t, 1)
 	want := transcript(t, s1)
 	h1.Close()
-	path := journalPath(state, s1.folder.Path())
+	path := journal.Path(state, s1.folder.Path())
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +276,7 @@ func TestJournalTornLastLineIsSkippedAndReported(t *testing.T) {
 func TestJournalOfAnotherVersionIsSetAside(t *testing.T) {
 	state, folder := t.TempDir(), t.TempDir()
 	canon, _ := filepath.EvalSymlinks(folder)
-	path := journalPath(state, canon)
+	path := journal.Path(state, canon)
 	old := `{"journal":"loom-lsp","version":99,"folder":"x"}` + "\n" + `{"t":"Whatever"}` + "\n"
 	os.WriteFile(path, []byte(old), 0o600)
 	h := newTestHostIn(t, state, textModel(), nil)
@@ -303,7 +304,7 @@ func TestJournalResetKeepsTheOldJournal(t *testing.T) {
 	if err := s.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	path := journalPath(state, s.folder.Path())
+	path := journal.Path(state, s.folder.Path())
 	asides, _ := filepath.Glob(strings.TrimSuffix(path, ".jsonl") + ".reset-*.jsonl")
 	if len(asides) != 1 {
 		t.Fatalf("kept journals: %v", asides)
@@ -339,7 +340,7 @@ func TestJournalHoldsNoAPIKey(t *testing.T) {
 	s.Ask(context.Background(), "print the environment")
 	h.editor.turnEnded(t, 1)
 	h.Close()
-	b, err := os.ReadFile(journalPath(state, s.folder.Path()))
+	b, err := os.ReadFile(journal.Path(state, s.folder.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,13 +359,13 @@ func TestDescribeJournal(t *testing.T) {
 	s.Ask(context.Background(), "hello")
 	h.editor.turnEnded(t, 1)
 	h.Close()
-	f, err := os.Open(journalPath(state, s.folder.Path()))
+	f, err := os.Open(journal.Path(state, s.folder.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	var out strings.Builder
-	if err := DescribeJournal(f, &out); err != nil {
+	if err := journal.Describe(f, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -104,7 +104,11 @@ func serverSpecs(user map[string]config.LanguageServer) []diagnostics.ServerSpec
 			}
 			langs[strings.ToLower(ext)] = lang
 		}
-		specs = append(specs, diagnostics.ServerSpec{Name: name, Command: ls.Command, Languages: langs})
+		opts := ls.InitOptions
+		if i := slices.IndexFunc(diagnostics.DefaultServers, func(d diagnostics.ServerSpec) bool { return d.Name == name }); opts == nil && i >= 0 {
+			opts = diagnostics.DefaultServers[i].InitOptions
+		}
+		specs = append(specs, diagnostics.ServerSpec{Name: name, Command: ls.Command, Languages: langs, InitOptions: opts})
 	}
 	return append(specs, diagnostics.DefaultServers...)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/secret"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // lockedBuffer is a log destination that tests read after the host stops.
@@ -115,7 +116,7 @@ func TestSplitKeyAcrossInterleavedEvents(t *testing.T) {
 	if strings.Contains(log.String(), key) {
 		t.Errorf("the log shows the key:\n%s", log.String())
 	}
-	b, err := os.ReadFile(journalPath(state, s.folder.Path()))
+	b, err := os.ReadFile(journal.Path(state, s.folder.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,11 +126,11 @@ func TestSplitKeyAcrossInterleavedEvents(t *testing.T) {
 	var journaled strings.Builder
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		var rec journalRecord
+		var rec journal.Record
 		if json.Unmarshal(sc.Bytes(), &rec) != nil {
 			continue
 		}
-		if !modelWritten[rec.Type] && (bytes.Contains(sc.Bytes(), []byte(key[:10])) || bytes.Contains(sc.Bytes(), []byte(key[10:]))) {
+		if !journal.ModelWritten(rec.Type) && (bytes.Contains(sc.Bytes(), []byte(key[:10])) || bytes.Contains(sc.Bytes(), []byte(key[10:]))) {
 			t.Errorf("a %s record of the journal shows the key, or part of it: %s", rec.Type, sc.Bytes())
 		}
 		if rec.Type != "LlmTextDelta" {

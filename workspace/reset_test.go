@@ -11,6 +11,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // Turn ids keep increasing across a reset, and a daemon restarted after
@@ -128,7 +129,7 @@ func TestApprovalIsAMachineEvent(t *testing.T) {
 				t.Fatalf("approved=%v, tool result %q", approve, result)
 			}
 			h.Close()
-			b, err := os.ReadFile(journalPath(state, s.folder.Path()))
+			b, err := os.ReadFile(journal.Path(state, s.folder.Path()))
 			if err != nil {
 				t.Fatal(err)
 			}

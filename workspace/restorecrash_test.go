@@ -36,7 +36,7 @@ func TestHelperRewindDaemon(t *testing.T) {
 	script := fmt.Sprintf("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = update-index ] && [ -z \"$GIT_INDEX_FILE\" ] && { echo moved > %q; exec sleep 600; }; done\nexec %q \"$@\"\n", os.Getenv("LOOM_FIFO"), real)
 	os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755)
 	os.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	s.Rewind(context.Background(), 1, fsm.RestoreFiles)
+	s.Changes().Rewind(context.Background(), 1, fsm.RestoreFiles)
 	select {} // until killed
 }
 

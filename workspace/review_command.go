@@ -120,7 +120,7 @@ func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandRevi
 	}
 	var res ReviewResult
 	var keep []commandKeep
-	w := s.folderWriter()
+	w := s.changes.FolderWriter()
 	for _, f := range cr.files {
 		target, err := f.change.Apply(f.before.text, accepted)
 		if err != nil {

@@ -2,15 +2,10 @@ package workspace
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/loom-lsp/loom-lsp/fsm"
-	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 )
 
 // Each user turn is a checkpoint. Rewind takes the files (the agent's
@@ -23,7 +18,7 @@ import (
 
 // ErrRewindRefused is wrapped by Rewind's and Redo's errors when they
 // refuse; the error says why. Nothing was changed then.
-var ErrRewindRefused = errors.New("cannot rewind")
+var ErrRewindRefused = changes.ErrRewindRefused
 
 // Checkpoint is a turn one can rewind to.
 type Checkpoint struct {
@@ -42,31 +37,7 @@ type Checkpoint struct {
 }
 
 // RewindResult is what a rewind or a redo did.
-type RewindResult struct {
-	// Restored are the files changed back; Kept those where the user's
-	// later edits were kept.
-	Restored []string `json:"restored"`
-	Kept     []string `json:"kept"`
-	// Conflicts are files left exactly as they were, because the user's
-	// later edits there could not be kept apart from the agent's (or the
-	// file is unsaved in the editor, staged, a link); the other files
-	// were rewound. Notes say why, one per conflict.
-	Conflicts []string `json:"conflicts"`
-	Notes     []string `json:"notes"`
-	// Commit is the commit that recorded the files' rewind (or redo).
-	Commit string `json:"commit,omitempty"`
-	// Prompt is the rewound turn's prompt, back for editing, when the
-	// conversation was rewound.
-	Prompt string `json:"prompt,omitempty"`
-}
-
-// rewindRecord is a files rewind a redo can undo.
-type rewindRecord struct {
-	// commit is the rewind's revert commit, nil when no file changed.
-	commit *gitcommit.Result
-	// taken are the auto-commits it took back, restored by a redo.
-	taken []*gitcommit.Result
-}
+type RewindResult = changes.RewindResult
 
 // Checkpoints lists the turns one can rewind to, oldest first.
 func (s *Conversation) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
@@ -75,8 +46,8 @@ func (s *Conversation) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 		for _, c := range s.m.Checkpoints() {
 			cp := Checkpoint{Turn: c.Turn, Prompt: s.folder.host.redactor.String(c.Prompt), Time: s.turnTimes[c.Turn], Compacted: c.Compacted, Commits: []string{}, Files: []string{}}
 			seen := map[string]bool{}
-			for _, commit := range s.git.commits {
-				if s.git.turnOf[commit.SHA] != c.Turn {
+			for _, commit := range s.changes.Log.Commits {
+				if s.changes.Log.TurnOf[commit.SHA] != c.Turn {
 					continue
 				}
 				cp.Commits = append(cp.Commits, commit.SHA)
@@ -92,226 +63,4 @@ func (s *Conversation) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 		}
 	})
 	return out, err
-}
-
-// CanRedo reports whether Redo would undo a rewind now.
-func (s *Conversation) CanRedo(ctx context.Context) bool {
-	var ok bool
-	s.call(ctx, func() { ok = s.m.CanRedo() && len(s.rewinds) > 0 })
-	return ok
-}
-
-// Rewind goes back to just before turn's prompt: restore says whether the
-// files, the conversation or both. The files are done first, file by
-// file: a file whose later edits overlap the agent's is left as it is and
-// named in the result's Conflicts, the others are rewound in one commit.
-// A refused rewind (a turn in flight, a git operation in progress)
-// changes nothing at all.
-func (s *Conversation) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (RewindResult, error) {
-	s.git.lock.Lock()
-	defer s.git.lock.Unlock()
-	var (
-		commits []*gitcommit.Result
-		scrub   string
-		checkEr error
-	)
-	if err := s.call(ctx, func() {
-		if s.busy() {
-			checkEr = fmt.Errorf("%w: a turn is in flight; cancel it first", ErrRewindRefused)
-			return
-		}
-		found := false
-		for _, c := range s.m.Checkpoints() {
-			if c.Turn == turn {
-				found = true
-				if c.Compacted && restore != fsm.RestoreFiles {
-					checkEr = fmt.Errorf("%w: turn %d was compacted into a summary: only its files can be restored", ErrRewindRefused, turn)
-				}
-			}
-		}
-		if !found {
-			checkEr = fmt.Errorf("%w: no checkpoint for turn %d", ErrRewindRefused, turn)
-		}
-		for _, c := range s.git.commits {
-			if s.git.turnOf[c.SHA] >= turn {
-				commits = append(commits, c)
-			}
-		}
-		scrub = s.cfg.Model.APIKeyEnv
-	}); err != nil {
-		return RewindResult{}, err
-	}
-	if checkEr != nil {
-		return RewindResult{}, checkEr
-	}
-	var res RewindResult
-	rec := &rewindRecord{}
-	if (restore == fsm.RestoreFiles || restore == fsm.RestoreBoth) && len(commits) > 0 {
-		rv, err := s.revertForRewind(ctx, scrub, commits, fmt.Sprintf("loom: rewind to turn %d", turn))
-		if err != nil {
-			return RewindResult{}, err
-		}
-		res.Restored, res.Kept = rv.Files, rv.Kept
-		for _, c := range rv.Conflicts {
-			res.Conflicts = append(res.Conflicts, c.Path)
-			res.Notes = append(res.Notes, c.Reason)
-		}
-		rec.commit, rec.taken = rv.Commit, commits
-		if rv.Commit != nil {
-			res.Commit = rv.Commit.SHA
-		}
-	}
-	var stepErr error
-	if err := s.call(ctx, func() {
-		var acts []fsm.Action
-		acts, stepErr = s.step(fsm.Rewind{Turn: turn, Restore: restore, Left: res.Conflicts})
-		if stepErr != nil {
-			return
-		}
-		s.rewinds = append(s.rewinds, rec)
-		var taken []string
-		for _, c := range rec.taken {
-			taken = append(taken, c.SHA)
-		}
-		s.git.forget(taken)
-		for _, a := range acts {
-			if a, ok := a.(fsm.ConversationRewound); ok {
-				res.Prompt = a.Prompt
-			}
-		}
-		s.notify(Notification{Kind: NoteInfo, Turn: turn, Text: rewindWords(turn, restore, res), Visible: true})
-	}); err != nil {
-		return res, err
-	}
-	if stepErr != nil {
-		return res, fmt.Errorf("%w: %v", ErrRewindRefused, stepErr)
-	}
-	res.normalize()
-	return res, nil
-}
-
-// Redo undoes the last rewind, until the next prompt: the conversation
-// comes back whole, and a files rewind's commit is reverted in turn.
-func (s *Conversation) Redo(ctx context.Context) (RewindResult, error) {
-	s.git.lock.Lock()
-	defer s.git.lock.Unlock()
-	var rec *rewindRecord
-	var scrub string
-	var checkEr error
-	if err := s.call(ctx, func() {
-		if !s.m.CanRedo() || len(s.rewinds) == 0 {
-			checkEr = fmt.Errorf("%w: nothing to redo: no rewind since the last prompt", ErrRewindRefused)
-			return
-		}
-		rec = s.rewinds[len(s.rewinds)-1]
-		scrub = s.cfg.Model.APIKeyEnv
-	}); err != nil {
-		return RewindResult{}, err
-	}
-	if checkEr != nil {
-		return RewindResult{}, checkEr
-	}
-	var res RewindResult
-	if rec.commit != nil {
-		rv, err := s.revertForRewind(ctx, scrub, []*gitcommit.Result{rec.commit}, "loom: redo (undo the rewind "+gitcommit.Short(rec.commit.SHA)+")")
-		if err != nil {
-			return RewindResult{}, err
-		}
-		res.Restored, res.Kept = rv.Files, rv.Kept
-		if rv.Commit != nil {
-			res.Commit = rv.Commit.SHA
-		}
-	}
-	var stepErr error
-	if err := s.call(ctx, func() {
-		if _, stepErr = s.step(fsm.Redo{}); stepErr != nil {
-			return
-		}
-		s.rewinds = s.rewinds[:len(s.rewinds)-1]
-		s.git.commits = append(s.git.commits, rec.taken...)
-		sort.SliceStable(s.git.commits, func(i, j int) bool { return s.git.turnOf[s.git.commits[i].SHA] < s.git.turnOf[s.git.commits[j].SHA] })
-		if n := len(s.git.commits); n > 0 {
-			s.git.last = s.git.commits[n-1].SHA
-		}
-		s.notify(Notification{Kind: NoteInfo, Text: "redid: the last rewind is undone", Visible: true})
-	}); err != nil {
-		return res, err
-	}
-	if stepErr != nil {
-		return res, fmt.Errorf("%w: %v", ErrRewindRefused, stepErr)
-	}
-	res.normalize()
-	return res, nil
-}
-
-// revertForRewind takes commits back with one revert commit of message.
-func (s *Conversation) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string) (*gitcommit.Reverted, error) {
-	repo, err := gitcommit.Open(ctx, s.folder.dir, scrub)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
-	}
-	leave := map[string]string{}
-	for _, c := range commits {
-		for _, rel := range c.Files {
-			if abs := repo.Top + "/" + rel; s.folder.host.overlay.Dirty(abs) {
-				leave[rel] = rel + " has unsaved changes in the editor; save or revert them, then rewind again"
-			}
-		}
-	}
-	rj := s.newRestoreJournal(ctx, repo.Top, "the "+strings.TrimPrefix(message, "loom: "))
-	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave, Planned: rj.planned})
-	if err != nil {
-		rj.end()
-		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
-	}
-	// A file changed while the revert ran is left as it is, and named.
-	left := s.applyRestores(rj, rv)
-	for _, c := range left {
-		rv.Files = slices.DeleteFunc(rv.Files, func(f string) bool { return f == c.Path })
-		rv.Kept = slices.DeleteFunc(rv.Kept, func(f string) bool { return f == c.Path })
-	}
-	rv.Conflicts = append(rv.Conflicts, left...)
-	return rv, nil
-}
-
-func (r *RewindResult) normalize() {
-	if r.Restored == nil {
-		r.Restored = []string{}
-	}
-	if r.Kept == nil {
-		r.Kept = []string{}
-	}
-	if r.Conflicts == nil {
-		r.Conflicts = []string{}
-	}
-	if r.Notes == nil {
-		r.Notes = []string{}
-	}
-}
-
-// rewindWords says what a rewind did, for people.
-func rewindWords(turn uint64, restore fsm.Restore, r RewindResult) string {
-	msg := fmt.Sprintf("rewound the %s to before turn %d", map[fsm.Restore]string{
-		fsm.RestoreFiles: "files", fsm.RestoreConversation: "conversation", fsm.RestoreBoth: "files and the conversation",
-	}[restore], turn)
-	if len(r.Restored) > 0 {
-		msg += fmt.Sprintf(" (%d file(s) restored in commit %s", len(r.Restored), gitcommit.Short(r.Commit))
-		if len(r.Kept) > 0 {
-			msg += fmt.Sprintf("; your later edits kept in %v", r.Kept)
-		}
-		msg += ")"
-	}
-	if left := r.LeftWords(); left != "" {
-		msg += "; " + left
-	}
-	return msg + "; loom.redo undoes it until your next prompt"
-}
-
-// LeftWords says which files the rewind left as they were, and why; ""
-// when none.
-func (r RewindResult) LeftWords() string {
-	if len(r.Conflicts) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("left as they are: %s (%s)", strings.Join(r.Conflicts, ", "), strings.Join(r.Notes, "; "))
 }

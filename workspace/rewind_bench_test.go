@@ -49,11 +49,11 @@ func BenchmarkRewind100Files(b *testing.B) {
 	ed.waitFor(b, "the turn's end", func(n Notification) bool { return n.Kind == NoteTurnEnded && n.Turn == turn })
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := s.Rewind(context.Background(), turn, fsm.RestoreFiles)
+		res, err := s.Changes().Rewind(context.Background(), turn, fsm.RestoreFiles)
 		if err != nil || len(res.Restored) != 100 {
 			b.Fatalf("rewind: %v %+v", err, res)
 		}
-		if res, err = s.Redo(context.Background()); err != nil || len(res.Restored) != 100 {
+		if res, err = s.Changes().Redo(context.Background()); err != nil || len(res.Restored) != 100 {
 			b.Fatalf("redo: %v %+v", err, res)
 		}
 	}

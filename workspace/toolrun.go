@@ -83,6 +83,9 @@ type batchRun struct {
 	// diag tells the model the problems the batch's edits introduced;
 	// nil when no diagnostics apply (diagnose.go).
 	diag *diagBatch
+	// readOnly: the conversation is in a read-only mode, and the batch's
+	// commands run with the workspace read-only (plancommands.go).
+	readOnly bool
 }
 
 // runTools runs a batch in call order: consecutive read-only calls run in
@@ -264,6 +267,9 @@ func (s *Conversation) admit(ctx context.Context, b *batchRun, c fsm.ToolCall, a
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}, true
 	}
+	if refusal := readOnlyRefusal(b, c); refusal != "" {
+		return toolOutcome{result: refusal, isError: true}, true
+	}
 	decided := asked
 	if c.Name == "bash" && !(asked && b.bash == config.PolicyAsk) {
 		refusal, settled, approved := s.approveBash(ctx, b, c)
@@ -335,7 +341,7 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
 	}
-	if c.Name == "bash" {
+	if c.Name == "bash" && !b.readOnly {
 		// The files the command changes: those the watcher sees change
 		// until it ends, less those the editor reports meanwhile.
 		// And the files as they were before it, so that its changes (not
@@ -360,7 +366,7 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
-	if err == nil && res.Blocked != "" && b.bash == config.PolicyAsk && env.Sandbox != nil {
+	if err == nil && res.Blocked != "" && b.bash == config.PolicyAsk && env.Sandbox != nil && !b.readOnly {
 		return toolOutcome{result: res.Text, isError: res.IsError, summary: res.Summary, exitCode: res.ExitCode, escalate: &res}
 	}
 	if err != nil {

@@ -72,7 +72,7 @@ func TestUndoTheOlderOfTwoCommitsKeepsTheNewer(t *testing.T) {
 	}
 	path := filepath.Join(dir, "f.txt")
 	os.WriteFile(path, []byte("ONE\ntwo\nTHREE\nfour\nfive, mine\n"), 0o644)
-	msg, err := s.Undo(context.Background(), first[:8])
+	msg, err := s.Changes().Undo(context.Background(), first[:8])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestUndoTheOlderOfTwoCommitsKeepsTheNewer(t *testing.T) {
 		t.Fatalf("Undo said %q", msg)
 	}
 	// The newer one, not HEAD any more either.
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "one\ntwo\nthree\nfour\nfive, mine\n" {
@@ -104,7 +104,7 @@ func TestUndoTheOlderOfTwoCommitsKeepsTheNewer(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "new.txt")); !os.IsNotExist(err) {
 		t.Fatalf("new.txt is still there: %v", err)
 	}
-	if _, err := s.Undo(context.Background(), first); err == nil || !strings.Contains(err.Error(), "this session has made no commit") {
+	if _, err := s.Changes().Undo(context.Background(), first); err == nil || !strings.Contains(err.Error(), "this session has made no commit") {
 		t.Fatalf("a third undo: %v", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestUndoBySHARefuses(t *testing.T) {
 	first := ask(t, h, s, "first")
 	ask(t, h, s, "second")
 	head := runGit(t, dir, "rev-parse", "HEAD")
-	_, err := s.Undo(context.Background(), first)
+	_, err := s.Changes().Undo(context.Background(), first)
 	if err == nil || !strings.Contains(err.Error(), "f.txt since the commit overlap the agent's") {
 		t.Fatalf("Undo: %v", err)
 	}
@@ -130,7 +130,7 @@ func TestUndoBySHARefuses(t *testing.T) {
 		t.Fatal("a refused undo moved HEAD")
 	}
 	root := strings.TrimSpace(runGit(t, dir, "rev-list", "--max-parents=0", "HEAD"))
-	if _, err := s.Undo(context.Background(), root); err == nil || !strings.Contains(err.Error(), "is not an auto-commit of this session") {
+	if _, err := s.Changes().Undo(context.Background(), root); err == nil || !strings.Contains(err.Error(), "is not an auto-commit of this session") {
 		t.Fatalf("Undo of the user's commit: %v", err)
 	}
 }
@@ -144,7 +144,7 @@ func TestUndoOfAPushedCommitReverts(t *testing.T) {
 	runGit(t, dir, "remote", "add", "origin", remote)
 	runGit(t, dir, "push", "-q", "origin", "main")
 	pushed := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
-	msg, err := s.Undo(context.Background(), "")
+	msg, err := s.Changes().Undo(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestUndoWhileBusyWaitsForTheTurn(t *testing.T) {
 	}
 	undone := make(chan result, 1)
 	go func() {
-		msg, err := s.Undo(context.Background(), "")
+		msg, err := s.Changes().Undo(context.Background(), "")
 		undone <- result{msg, err}
 	}()
 	select {

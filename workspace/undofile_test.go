@@ -42,7 +42,7 @@ func TestUndoFileKeepsTheUsersEditAndTheOtherFiles(t *testing.T) {
 	_, s, dir, sha := undoFileSetup(t)
 	f := filepath.Join(dir, "f.txt")
 	os.WriteFile(f, []byte("ONE\ntwo\nthree\nfour\nfive, mine\n"), 0o644)
-	msg, err := s.UndoFile(context.Background(), "f.txt", []string{sha[:8]})
+	msg, err := s.Changes().UndoFile(context.Background(), "f.txt", []string{sha[:8]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestUndoFileKeepsTheUsersEditAndTheOtherFiles(t *testing.T) {
 		t.Fatalf("UndoFile said %q", msg)
 	}
 	// The file's revert is the session's newest commit: loom.undo takes it back.
-	if _, err := s.Undo(context.Background(), ""); err != nil {
+	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(f); string(got) != "ONE\ntwo\nthree\nfour\nfive, mine\n" {
@@ -81,7 +81,7 @@ func TestUndoFileKeepsTheUsersEditAndTheOtherFiles(t *testing.T) {
 // too and leaves the undone file as it is.
 func TestUndoFileThenRewind(t *testing.T) {
 	_, s, dir, _ := undoFileSetup(t)
-	if _, err := s.UndoFile(context.Background(), filepath.Join(dir, "g.txt"), nil); err != nil {
+	if _, err := s.Changes().UndoFile(context.Background(), filepath.Join(dir, "g.txt"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "g.txt")); string(got) != "gee\n" {
@@ -90,7 +90,7 @@ func TestUndoFileThenRewind(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != "ONE\ntwo\nthree\nfour\nfive\n" {
 		t.Fatalf("f.txt = %q", got)
 	}
-	if _, err := s.Rewind(context.Background(), 1, fsm.RestoreFiles); err != nil {
+	if _, err := s.Changes().Rewind(context.Background(), 1, fsm.RestoreFiles); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"f.txt": fiveLines, "g.txt": "gee\n"} {
@@ -111,7 +111,7 @@ func TestUndoFileRefuses(t *testing.T) {
 	f := filepath.Join(dir, "f.txt")
 	os.WriteFile(f, []byte("ONE!\ntwo\nthree\nfour\nfive\n"), 0o644)
 	head := runGit(t, dir, "rev-parse", "HEAD")
-	if _, err := s.UndoFile(context.Background(), "f.txt", nil); err == nil || !strings.Contains(err.Error(), "overlap the agent's") {
+	if _, err := s.Changes().UndoFile(context.Background(), "f.txt", nil); err == nil || !strings.Contains(err.Error(), "overlap the agent's") {
 		t.Fatalf("UndoFile over the user's edit of the same line: %v", err)
 	}
 	if got, _ := os.ReadFile(f); string(got) != "ONE!\ntwo\nthree\nfour\nfive\n" {
@@ -121,14 +121,14 @@ func TestUndoFileRefuses(t *testing.T) {
 		t.Fatal("a refused undo moved HEAD")
 	}
 	os.WriteFile(filepath.Join(dir, "h.txt"), []byte("h\n"), 0o644)
-	if _, err := s.UndoFile(context.Background(), "h.txt", []string{sha}); err == nil || !strings.Contains(err.Error(), "did not change h.txt") {
+	if _, err := s.Changes().UndoFile(context.Background(), "h.txt", []string{sha}); err == nil || !strings.Contains(err.Error(), "did not change h.txt") {
 		t.Fatalf("UndoFile of a file the agent did not change: %v", err)
 	}
 	root := strings.TrimSpace(runGit(t, dir, "rev-list", "--max-parents=0", "HEAD"))
-	if _, err := s.UndoFile(context.Background(), "g.txt", []string{root}); err == nil || !strings.Contains(err.Error(), "not an auto-commit of this session") {
+	if _, err := s.Changes().UndoFile(context.Background(), "g.txt", []string{root}); err == nil || !strings.Contains(err.Error(), "not an auto-commit of this session") {
 		t.Fatalf("UndoFile from the user's commit: %v", err)
 	}
-	if _, err := s.UndoFile(context.Background(), "../outside.txt", nil); err == nil || !strings.Contains(err.Error(), "outside the repository") {
+	if _, err := s.Changes().UndoFile(context.Background(), "../outside.txt", nil); err == nil || !strings.Contains(err.Error(), "outside the repository") {
 		t.Fatalf("UndoFile outside: %v", err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "g.txt")); string(got) != "GEE\n" {
@@ -161,7 +161,7 @@ func TestUndoFileWhileBusyWaitsForTheTurn(t *testing.T) {
 	}
 	undone := make(chan result, 1)
 	go func() {
-		msg, err := s.UndoFile(context.Background(), "f.txt", nil)
+		msg, err := s.Changes().UndoFile(context.Background(), "f.txt", nil)
 		undone <- result{msg, err}
 	}()
 	g.Close()

@@ -111,17 +111,17 @@ func TestUndoAndRewindOfADeletionThroughALinkedDirectory(t *testing.T) {
 			linkDir(t, dir, "d", outside)
 			switch verb {
 			case "undo":
-				_, err = s.Undo(context.Background(), "")
+				_, err = s.Changes().Undo(context.Background(), "")
 				if !errors.Is(err, ErrUndoRefused) || !strings.Contains(err.Error(), "d/.bash_aliases") {
 					t.Fatalf("undo: %v", err)
 				}
 			case "undoFile":
-				_, err = s.UndoFile(context.Background(), "d/.bash_aliases", nil)
+				_, err = s.Changes().UndoFile(context.Background(), "d/.bash_aliases", nil)
 				if !errors.Is(err, ErrUndoRefused) || !strings.Contains(err.Error(), "d/.bash_aliases") {
 					t.Fatalf("undoFile: %v", err)
 				}
 			case "rewind":
-				res, err := s.Rewind(context.Background(), 1, fsm.RestoreFiles)
+				res, err := s.Changes().Rewind(context.Background(), 1, fsm.RestoreFiles)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -183,7 +183,7 @@ func TestSaveDuringARewindOf12Files(t *testing.T) {
 	saved := filepath.Join(dir, "f07.txt")
 	const save = "the user's save during the rewind"
 	didSave := gitSavingAt(t, "commit-tree", saved, save)
-	res, err := s.Rewind(context.Background(), 1, fsm.RestoreFiles)
+	res, err := s.Changes().Rewind(context.Background(), 1, fsm.RestoreFiles)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/loom-lsp/loom-lsp/workspace"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 func init() {
@@ -34,7 +34,7 @@ func runReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer f.Close()
-	if err := workspace.DescribeJournal(f, stdout); err != nil {
+	if err := journal.Describe(f, stdout); err != nil {
 		fmt.Fprintf(stderr, "loom-lsp replay: %s: %v\n", path, err)
 		return 1
 	}

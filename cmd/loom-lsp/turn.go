@@ -85,7 +85,7 @@ func (r headlessTurn) run(ctx context.Context) int {
 		return r.fail(exitConfig, err)
 	}
 	if r.rewind > 0 {
-		res, err := s.Rewind(ctx, r.rewind, r.restore)
+		res, err := s.Changes().Rewind(ctx, r.rewind, r.restore)
 		if err != nil {
 			return r.fail(exitFailed, err)
 		}

@@ -184,7 +184,7 @@ func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (an
 				return fmt.Sprintf("/rewind: restore is files, conversation or both, not %q", fields[2]), true
 			}
 		}
-		res, err := s.ws.Rewind(ctx, turn, restore)
+		res, err := s.ws.Changes().Rewind(ctx, turn, restore)
 		if err != nil {
 			return "/rewind: " + err.Error(), true
 		}
@@ -203,7 +203,7 @@ func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (an
 		}
 		return msg + "\n\n`/redo` undoes this until your next prompt.", true
 	case "redo":
-		res, err := s.ws.Redo(ctx)
+		res, err := s.ws.Changes().Redo(ctx)
 		if err != nil {
 			return "/redo: " + err.Error(), true
 		}

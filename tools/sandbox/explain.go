@@ -78,6 +78,9 @@ func (s *Sandbox) Explain(output, dir string) (b Blocked, ok bool) {
 			case pl.hides(abs):
 				return Blocked{What: "read of " + abs, Hint: "The sandbox hides the secret directories (" +
 					strings.Join(shortAll(pl.Hide, home), ", ") + ") from commands."}, true
+			case pl.blocksWrite(abs) && userMayWrite(abs) && pl.ReadOnlyRoot:
+				return Blocked{What: "write to " + abs, Hint: "Commands run read-only here (plan and ask modes): they may read the workspace " +
+					"and write only in the temp directory and the tools' caches."}, true
 			case pl.blocksWrite(abs) && userMayWrite(abs):
 				return Blocked{What: "write to " + abs, Hint: "Commands may write only in the workspace folder, the temp directory " +
 					"and the tools' caches; .git and loom's configuration files are read-only."}, true

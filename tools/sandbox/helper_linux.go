@@ -67,6 +67,14 @@ func runHelper(path string, argv []string) error {
 		if err := mountReadOnly(pl.ReadOnly, pl.Pin); err != nil {
 			return err
 		}
+		// The working directory still refers to what lay under a mount
+		// just made over it (the folder itself, made read-only): enter
+		// it again by its name, through the mount.
+		if wd, err := os.Getwd(); err == nil {
+			if err := os.Chdir(wd); err != nil {
+				return fmt.Errorf("enter %s again: %w", wd, err)
+			}
+		}
 		if err := hideSockets(pl); err != nil {
 			return err
 		}
@@ -269,7 +277,15 @@ func fsRules(pl plan, abi int) []landlock.Rule {
 		// No mount namespace: keep the read-only paths out of the grants.
 		exclude = append(append([]string{}, exclude...), pl.ReadOnly...)
 	}
-	for _, w := range append([]string{pl.Root}, pl.Write...) {
+	writable := append([]string{pl.Root}, pl.Write...)
+	if pl.ReadOnlyRoot {
+		// The folder is granted no write. Inside a writable temp dir, it
+		// is a read-only mount (Mounts), or left out of the temp dir's
+		// grant (ReadOnly holds it: then nothing new can be created at
+		// the temp dir's top level).
+		writable = pl.Write
+	}
+	for _, w := range writable {
 		for _, g := range split(w, exclude) {
 			if !g.whole {
 				continue

@@ -38,6 +38,12 @@ type plan struct {
 	// Show are paths inside hidden directories that stay readable
 	// (tools.sandbox_unhide).
 	Show []string `json:"show,omitempty"`
+	// ReadOnlyRoot says Root is read-only as a whole: it is not granted
+	// writes, and it heads ReadOnly (so that, inside a writable directory,
+	// it is bind-mounted read-only, or without Mounts left out of that
+	// directory's grant); nothing in it is pinned (a pin would be a
+	// writable mount inside it).
+	ReadOnlyRoot bool `json:"readOnlyRoot,omitempty"`
 	// Network is "on", "off" or "allow" (then Ports).
 	Network string   `json:"network"`
 	Ports   []uint16 `json:"ports,omitempty"`
@@ -66,6 +72,11 @@ func (s *Sandbox) plan() plan {
 		Show:     s.unhidden(home),
 		Network:  s.p.Network,
 		Ports:    ports(s.p.Allow),
+	}
+	if s.p.ReadOnlyRoot {
+		pl.ReadOnlyRoot = true
+		pl.ReadOnly = append([]string{s.p.Root}, ro...)
+		pl.Pin = nil
 	}
 	if pl.Mounts && !s.socketsShown {
 		pl.RuntimeDirs = s.runtimeDirs()

@@ -73,6 +73,12 @@ type Policy struct {
 	// ReadOnly names paths relative to Root that stay read-only (loom's
 	// configuration files); .git always does.
 	ReadOnly []string
+	// ReadOnlyRoot makes the whole workspace folder read-only: commands
+	// may read it and write only the temp and cache directories and
+	// Write (the read-only commands of plan and ask modes,
+	// tools.plan_commands), also where the folder lies inside one of
+	// those.
+	ReadOnlyRoot bool
 	// Network is NetworkOn, NetworkOff or NetworkAllow; "" means on.
 	Network string
 	// Allow lists "host:port" for NetworkAllow. Landlock filters TCP by
@@ -157,6 +163,18 @@ func New(p Policy) *Sandbox {
 	return &Sandbox{p: p, sys: probe()}
 }
 
+// ReadOnly returns a sandbox with s's policy but the whole workspace
+// read-only (Policy.ReadOnlyRoot): for the commands of the read-only
+// modes. It is nil for nil (no sandbox).
+func (s *Sandbox) ReadOnly() *Sandbox {
+	if s == nil {
+		return nil
+	}
+	p := s.p
+	p.ReadOnlyRoot = true
+	return &Sandbox{p: p, sys: s.sys, socketsShown: s.socketsShown}
+}
+
 // Active reports whether commands really run sandboxed here.
 func (s *Sandbox) Active() bool { return s != nil && s.sys.abi > 0 }
 
@@ -198,6 +216,9 @@ func (s *Sandbox) Describe() string {
 		return p
 	}
 	writes := []string{"workspace"}
+	if s.p.ReadOnlyRoot {
+		writes = nil
+	}
 	for _, d := range s.writable(home) {
 		if _, err := os.Stat(d); err == nil && !slices.Contains(writes, short(d)) {
 			writes = append(writes, short(d))
@@ -211,7 +232,9 @@ func (s *Sandbox) Describe() string {
 		hidden = append(hidden, short(d))
 	}
 	ro := ".git and loom's config read-only"
-	if !s.sys.userns {
+	if s.p.ReadOnlyRoot {
+		ro = "the workspace read-only"
+	} else if !s.sys.userns {
 		ro += " (no user namespaces: new files at the folder's top level are blocked)"
 	}
 	net := s.p.Network

@@ -287,3 +287,71 @@ func TestSandboxSurvivesChurn(t *testing.T) {
 		}
 	}
 }
+
+// With ReadOnlyRoot (plan mode's read-only commands) nothing in the
+// workspace can be written, created or removed — also when the folder
+// lies inside the writable temp dir —, while reads of it, and writes to
+// the temp dir and the caches, work; a blocked write is explained as the
+// read-only mode's.
+func TestSandboxReadOnlyRoot(t *testing.T) {
+	t.Run("namespaces", func(t *testing.T) { testReadOnlyRoot(t, true) })
+	t.Run("landlock alone", func(t *testing.T) { testReadOnlyRoot(t, false) })
+}
+
+func testReadOnlyRoot(t *testing.T, userns bool) {
+	w := newWorld(t)
+	// The folder inside the temp dir, as t.TempDir() folders are.
+	ws := w.tmp + "/ws"
+	if err := os.Rename(w.ws, ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(w.tmp+"/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Policy{Root: ws, ReadOnlyRoot: true})
+	requireLandlock(t, s)
+	if userns && !s.sys.userns {
+		t.Skipf("no user namespaces here: %s", s.sys.why)
+	}
+	s.sys.userns = userns
+	for _, tc := range []struct {
+		name, script, path string
+		allowed            bool
+	}{
+		{"new file", "echo new > x", ws + "/x", false},
+		{"file in a folder", "echo new > src/b.go", ws + "/src/b.go", false},
+		{"existing file", "echo new > src/a.go", ws + "/src/a.go", false},
+		{"removed file", "rm -f src/a.go", ws + "/src/a.go", false},
+		{"git config", "echo new >> .git/config", ws + "/.git/config", false},
+		// Without user namespaces the temp dir holding the folder is
+		// granted entry by entry: no new file at its top level.
+		{"temp dir", `echo new > "$TMPDIR/x"`, w.tmp + "/x", userns},
+		{"temp subdir", `echo new > "$TMPDIR/d/x"`, w.tmp + "/d/x", true},
+		{"cache", "echo new > ~/.cache/x/keep", w.home + "/.cache/x/keep", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, _ := os.ReadFile(tc.path)
+			out, code := sh(t, s, ws, tc.script)
+			after, _ := os.ReadFile(tc.path)
+			changed := string(before) != string(after)
+			if tc.allowed {
+				if code != 0 || !changed {
+					t.Fatalf("%q: exit %d, changed %v, output %q", tc.script, code, changed, out)
+				}
+				return
+			}
+			if code == 0 || changed {
+				t.Fatalf("%q was not blocked: exit %d, changed %v, output %q", tc.script, code, changed, out)
+			}
+			if b, ok := s.Explain(out, ws); within(tc.path, ws) && (!ok || !strings.Contains(b.Hint, "read-only")) {
+				t.Errorf("%q: output %q not explained as a read-only write: %+v", tc.script, out, b)
+			}
+		})
+	}
+	if out, code := sh(t, s, ws, "cat src/a.go && ls -a . .git >/dev/null && grep -r original src"); code != 0 || !strings.Contains(out, "original") {
+		t.Errorf("reads of the workspace blocked: exit %d, %q", code, out)
+	}
+	if d := s.Describe(); !strings.Contains(d, "the workspace read-only") || strings.Contains(d, "writes: workspace") {
+		t.Errorf("Describe: %s", d)
+	}
+}

@@ -27,6 +27,10 @@ type Command struct {
 	template string
 	// skill is set for a user-invocable skill.
 	skill *Skill
+	// gemini: a Gemini CLI command (TOML; {{args}}, @{path}); folder is
+	// where its @{path} files are read.
+	gemini bool
+	folder string
 }
 
 // commandDir is a place commands are read from: a directory and the
@@ -40,8 +44,8 @@ type commandDir struct {
 // RepositoryCommandDirs and UserCommandDirs are where commands are read;
 // the first of a name wins, and the user's win over the repository's.
 var (
-	RepositoryCommandDirs = []commandDir{{".loom/commands", ".md", true}, {".claude/commands", ".md", true}, {".github/prompts", ".prompt.md", false}}
-	UserCommandDirs       = []commandDir{{".config/loom/commands", ".md", true}, {".claude/commands", ".md", true}, {".codex/prompts", ".md", false}}
+	RepositoryCommandDirs = []commandDir{{".loom/commands", ".md", true}, {".claude/commands", ".md", true}, {".github/prompts", ".prompt.md", false}, {".gemini/commands", geminiSuffix, true}}
+	UserCommandDirs       = []commandDir{{".config/loom/commands", ".md", true}, {".claude/commands", ".md", true}, {".codex/prompts", ".md", false}, {".gemini/commands", geminiSuffix, true}, {".config/gemini-cli/commands", geminiSuffix, true}}
 )
 
 var commandName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
@@ -86,6 +90,7 @@ func Commands(folder, home string, skills []Skill) ([]Command, []Problem) {
 				problems = append(problems, *prob)
 				return nil
 			}
+			c.folder = folder
 			add(c)
 			return nil
 		})
@@ -122,6 +127,9 @@ func readCommand(path, name, scope string) (Command, *Problem) {
 	if err != nil {
 		return Command{}, &Problem{Path: path, Reason: err.Error()}
 	}
+	if strings.HasSuffix(path, geminiSuffix) {
+		return readGeminiCommand(path, name, scope, data)
+	}
 	meta, body, line, err := FrontMatter(string(data))
 	if err != nil {
 		return Command{}, &Problem{Path: path, Line: line, Reason: err.Error()}
@@ -134,7 +142,8 @@ var positional = regexp.MustCompile(`\$([1-9])`)
 // Expand is the prompt /name args stands for: $ARGUMENTS is args, $1…$9
 // its words (quotes group words); a command that uses neither gets the
 // arguments appended. A skill called as a command is its instructions
-// followed by the arguments.
+// followed by the arguments; a Gemini CLI command is expanded as Gemini
+// CLI does (expandGemini).
 func (c Command) Expand(args string) (string, error) {
 	args = strings.TrimSpace(args)
 	if c.skill != nil {
@@ -147,6 +156,9 @@ func (c Command) Expand(args string) (string, error) {
 			text += "\n\nThe task: " + args
 		}
 		return text, nil
+	}
+	if c.gemini {
+		return c.expandGemini(args)
 	}
 	words := splitWords(args)
 	used := false

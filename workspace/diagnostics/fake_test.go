@@ -36,7 +36,18 @@ func fakeServer(mode string) {
 			if mode == "slowinit" {
 				select {} // never answers
 			}
-			return map[string]any{"capabilities": map[string]any{"textDocumentSync": 1}}, nil
+			caps := map[string]any{"textDocumentSync": 1}
+			if mode == "pull" {
+				caps["diagnosticProvider"] = map[string]any{"interFileDependencies": false, "workspaceDiagnostics": false}
+			}
+			return map[string]any{"capabilities": caps}, nil
+		case "textDocument/diagnostic":
+			// Answered only by a server that said it would: the
+			// others' clients never ask.
+			// The kind left empty, as gopls v0.23 does.
+			return map[string]any{"kind": "", "items": []map[string]any{{
+				"range":    map[string]any{"start": map[string]any{"line": 2, "character": 4}, "end": map[string]any{"line": 2, "character": 5}},
+				"severity": 1, "source": "fake", "message": "pulled problem"}}}, nil
 		case "textDocument/didOpen", "textDocument/didChange":
 			var p struct {
 				TextDocument struct {
@@ -114,6 +125,20 @@ func TestFaultyServers(t *testing.T) {
 			t.Fatalf("a flood is not capped (%d bytes):\n%.300s", len(out), out)
 		}
 	})
+}
+
+// A server that answers textDocument/diagnostic (and never publishes)
+// is asked: the answer comes with no wait for publications to go quiet.
+func TestPullDiagnostics(t *testing.T) {
+	p := fakePool(t, "pull")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, text := range []string{"one", "two", "two"} {
+		ds, err := p.Diagnostics(ctx, "/w/a.fk", text)
+		if err != nil || len(ds) != 1 || ds[0].Message != "pulled problem" || ds[0].Line != 3 || ds[0].Col != 5 {
+			t.Fatalf("%s: got %+v, %v", text, ds, err)
+		}
+	}
 }
 
 // The crashed server is forgotten: the next question starts it anew

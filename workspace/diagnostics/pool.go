@@ -22,12 +22,16 @@ type ServerSpec struct {
 	// Languages maps the file extensions the server checks (".go") to
 	// their LSP language ids ("go").
 	Languages map[string]string
+	// InitOptions are sent as initialize's initializationOptions.
+	InitOptions map[string]any
 }
 
 // DefaultServers are the language servers loom looks for, by file type;
 // for a type several serve, the first found on PATH is used.
 var DefaultServers = []ServerSpec{
-	{Name: "gopls", Command: []string{"gopls"}, Languages: map[string]string{".go": "go"}},
+	// gopls answers textDocument/diagnostic (a definite answer for a
+	// version, no waiting for its publications to go quiet) when asked.
+	{Name: "gopls", Command: []string{"gopls"}, Languages: map[string]string{".go": "go"}, InitOptions: map[string]any{"pullDiagnostics": true}},
 	{Name: "rust-analyzer", Command: []string{"rust-analyzer"}, Languages: map[string]string{".rs": "rust"}},
 	{Name: "basedpyright", Command: []string{"basedpyright-langserver", "--stdio"}, Languages: map[string]string{".py": "python", ".pyi": "python"}},
 	{Name: "pyright", Command: []string{"pyright-langserver", "--stdio"}, Languages: map[string]string{".py": "python", ".pyi": "python"}},

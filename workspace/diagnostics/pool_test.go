@@ -27,9 +27,17 @@ func goModule(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func goplsPool(t *testing.T, root string) *Pool {
+// goplsPool runs the real gopls for root: as loom's built-in spec does
+// (pull diagnostics) or, with push, waiting for its publications.
+func goplsPool(t *testing.T, root string, push bool) *Pool {
 	gopls := goplstest.Path(t)
-	p := NewPool(PoolOptions{Root: root, Env: os.Environ(), LookPath: func(name string) (string, error) {
+	var servers []ServerSpec
+	if push {
+		spec := DefaultServers[0]
+		spec.InitOptions = nil
+		servers = []ServerSpec{spec}
+	}
+	p := NewPool(PoolOptions{Root: root, Env: os.Environ(), Servers: servers, LookPath: func(name string) (string, error) {
 		if name == "gopls" {
 			return gopls, nil
 		}
@@ -45,8 +53,14 @@ const helloGo = "package main\n\n// Pre-existing problem, left alone by the edit
 // name is reported, the problem that was there before is not, and the
 // fix is followed by none.
 func TestGoplsIntroduced(t *testing.T) {
+	for _, push := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pull", true: "push"}[push], func(t *testing.T) { goplsIntroduced(t, push) })
+	}
+}
+
+func goplsIntroduced(t *testing.T, push bool) {
 	root := goModule(t, map[string]string{"main.go": helloGo})
-	p := goplsPool(t, root)
+	p := goplsPool(t, root, push)
 	path := filepath.Join(root, "main.go")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -84,6 +98,9 @@ func TestGoplsIntroduced(t *testing.T) {
 	}
 	if names := p.Running(); len(names) != 1 || names[0] != "gopls" {
 		t.Fatalf("running: %v", names)
+	}
+	if s, _, err := p.server(path); err != nil || s.pull == push {
+		t.Fatalf("gopls answers pulls: %v, want %v (%v)", s != nil && s.pull, !push, err)
 	}
 	p.Close()
 	if names := p.Running(); len(names) != 0 {

@@ -55,6 +55,9 @@ type server struct {
 
 	// warm is set once the server gave a settled answer.
 	warm atomic.Bool
+	// pull: the server answers textDocument/diagnostic (LSP 3.17), set
+	// from its initialize result.
+	pull bool
 	// sendMu orders what is sent about documents.
 	sendMu sync.Mutex
 
@@ -73,6 +76,10 @@ type server struct {
 type openDoc struct {
 	version int32
 	text    string
+	// pulled is the server's pulled answer for version pulledAt (0:
+	// none).
+	pulled   []Diagnostic
+	pulledAt int32
 }
 
 type publishedDiags struct {
@@ -164,6 +171,7 @@ func (s *server) start(prog string) error {
 		"capabilities": map[string]any{
 			"textDocument": map[string]any{
 				"publishDiagnostics": map[string]any{"versionSupport": true},
+				"diagnostic":         map[string]any{"dynamicRegistration": false},
 				"synchronization":    map[string]any{"didSave": false},
 			},
 			"workspace": map[string]any{"configuration": true, "workspaceFolders": true},
@@ -171,10 +179,21 @@ func (s *server) start(prog string) error {
 		},
 		"workspaceFolders": []map[string]any{{"uri": root, "name": "workspace"}},
 	}
-	var res jsonrpc2.RawMessage
-	if _, err := s.conn.Call(ctx, protocol.MethodInitialize, params, &res); err != nil {
+	if s.spec.InitOptions != nil {
+		params["initializationOptions"] = s.spec.InitOptions
+	}
+	var raw jsonrpc2.RawMessage
+	if _, err := s.conn.Call(ctx, protocol.MethodInitialize, params, &raw); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
+	var res struct {
+		Capabilities struct {
+			DiagnosticProvider any `json:"diagnosticProvider"`
+		} `json:"capabilities"`
+	}
+	_ = jsonUnmarshal(raw, &res)
+	p := res.Capabilities.DiagnosticProvider
+	s.pull = p != nil && p != false
 	if err := s.conn.Notify(ctx, protocol.MethodInitialized, map[string]any{}); err != nil {
 		return fmt.Errorf("initialized: %w", err)
 	}
@@ -283,6 +302,11 @@ func (s *server) diagnostics(ctx context.Context, path, lang, text string) ([]Di
 	if err != nil {
 		return nil, err
 	}
+	if s.pull {
+		if ds, ok := s.pulled(ctx, key, want); ok {
+			return ds, nil
+		}
+	}
 	s.mu.Lock()
 	pd, ok := s.published[key]
 	s.mu.Unlock()
@@ -290,6 +314,55 @@ func (s *server) diagnostics(ctx context.Context, path, lang, text string) ([]Di
 		return pd.diags, nil
 	}
 	return s.await(ctx, key, want, seqAt, sent)
+}
+
+// pullReport is textDocument/diagnostic's answer: a full report (kind
+// "full"; gopls v0.23 leaves the kind empty) with its items; loom sends
+// no previousResultId, so an "unchanged" report is not expected and
+// counts as no answer.
+type pullReport struct {
+	Kind  string                `json:"kind"`
+	Items []protocol.Diagnostic `json:"items"`
+}
+
+// pulled asks the server for the document's diagnostics at version
+// want (textDocument/diagnostic): its answer is definite, with no
+// waiting for publications to go quiet. ok is false when the server
+// did not answer with a full report (cancelled, content modified, an
+// error): the caller waits for its publications instead.
+func (s *server) pulled(ctx context.Context, key string, want int32) ([]Diagnostic, bool) {
+	s.mu.Lock()
+	doc := s.docs[key]
+	if doc != nil && doc.version == want && doc.pulledAt == want {
+		ds := doc.pulled
+		s.mu.Unlock()
+		return ds, true
+	}
+	s.mu.Unlock()
+	var raw jsonrpc2.RawMessage
+	var rep pullReport
+	params := map[string]any{"textDocument": map[string]any{"uri": uri.File(key)}}
+	_, err := s.conn.Call(ctx, protocol.MethodTextDocumentDiagnostic, params, &raw)
+	if err == nil {
+		err = protocol.Unmarshal(raw, &rep)
+	}
+	if err != nil || rep.Kind == "unchanged" {
+		if err != nil && ctx.Err() == nil && s.o.Log != nil {
+			s.o.Log.Debug("pull diagnostics failed", "server", s.spec.Name, "err", err)
+		}
+		return nil, false
+	}
+	ds := make([]Diagnostic, 0, len(rep.Items))
+	for _, d := range rep.Items {
+		ds = append(ds, convert(key, d))
+	}
+	s.mu.Lock()
+	if doc := s.docs[key]; doc != nil && doc.version == want {
+		doc.pulled, doc.pulledAt = ds, want
+	}
+	s.mu.Unlock()
+	s.warm.Store(true)
+	return ds, true
 }
 
 // await waits for the server's diagnostics of version want of the

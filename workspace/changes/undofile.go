@@ -1,4 +1,4 @@
-package workspace
+package changes
 
 import (
 	"context"
@@ -23,44 +23,44 @@ import (
 // top, as loom/commit names files). It refuses, with an error
 // wrapping ErrUndoRefused that says why, when no such commit changed
 // path, when the file has unsaved changes in the editor, or when the
-// user's edits to it overlap the agent's. Like Undo, it waits for the
+// user's edits to it overlap the agent't. Like Undo, it waits for the
 // turn in flight to end.
-func (s *Conversation) UndoFile(ctx context.Context, path string, commits []string) (string, error) {
+func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", fmt.Errorf("%w: no file named", ErrUndoRefused)
 	}
-	held, err := s.waitTurnEnd(ctx)
+	held, err := t.conv.WaitTurnEnd(ctx)
 	if err != nil {
 		return "", err
 	}
 	if !held {
-		s.git.lock.Lock()
+		t.lock.Lock()
 	}
-	defer s.git.lock.Unlock()
+	defer t.lock.Unlock()
 	var (
 		mine  []*gitcommit.Result
 		scrub string
 		turn  uint64
 		turns map[string]uint64
 	)
-	if err := s.call(ctx, func() {
-		scrub = s.cfg.Model.APIKeyEnv
-		mine = slices.Clone(s.git.commits)
-		turn = s.m.State().Turn
+	if err := t.conv.Do(ctx, func() {
+		scrub = t.conv.Scrub()
+		mine = slices.Clone(t.Log.Commits)
+		turn = t.conv.Machine().State().Turn
 		turns = make(map[string]uint64, len(mine))
 		for _, c := range mine {
-			turns[c.SHA] = s.git.turnOf[c.SHA]
+			turns[c.SHA] = t.Log.TurnOf[c.SHA]
 		}
 	}); err != nil {
 		return "", err
 	}
-	repo, err := gitcommit.Open(ctx, s.folder.dir, scrub)
+	repo, err := gitcommit.Open(ctx, t.dir, scrub)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrUndoRefused, err)
 	}
 	abs := path
 	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(s.folder.dir, filepath.FromSlash(path))
+		abs = filepath.Join(t.dir, filepath.FromSlash(path))
 	}
 	rel, err := filepath.Rel(repo.Top, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -78,7 +78,7 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 	if err != nil {
 		return "", err
 	}
-	if s.folder.host.overlay.Dirty(filepath.Join(repo.Top, filepath.FromSlash(rel))) {
+	if t.conv.Dirty(filepath.Join(repo.Top, filepath.FromSlash(rel))) {
 		return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 	}
 	message := "loom: undo the agent's changes to " + rel + "\n\nTakes back what "
@@ -89,13 +89,13 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 		message += gitcommit.Short(c.SHA)
 	}
 	message += " changed in " + rel + ", keeping the other files and the later edits.\n"
-	rj := s.newRestoreJournal(ctx, repo.Top, "the undo of the agent's changes to "+rel)
+	rj := t.newRestoreJournal(ctx, repo.Top, "the undo of the agent's changes to "+rel)
 	rv, err := gitcommit.Revert(ctx, repo, targets, gitcommit.RevertOptions{Message: message, Paths: []string{rel}, Planned: rj.planned})
 	if err != nil {
 		rj.end()
 		return "", err
 	}
-	left := s.applyRestores(rj, rv)
+	left := t.applyRestores(rj, rv)
 	msg := "undid the agent's changes to " + rel
 	if rv.Commit != nil {
 		msg += " with commit " + gitcommit.Short(rv.Commit.SHA)
@@ -107,16 +107,16 @@ func (s *Conversation) UndoFile(ctx context.Context, path string, commits []stri
 		msg += "; to get them back: git revert " + gitcommit.Short(rv.Commit.SHA)
 	}
 	msg += leftWords(left)
-	s.call(ctx, func() {
+	t.conv.Do(ctx, func() {
 		if c := rv.Commit; c != nil {
-			s.git.commits = append(s.git.commits, c)
-			s.git.last = c.SHA
-			if s.git.turnOf == nil {
-				s.git.turnOf = map[string]uint64{}
+			t.Log.Commits = append(t.Log.Commits, c)
+			t.Log.Last = c.SHA
+			if t.Log.TurnOf == nil {
+				t.Log.TurnOf = map[string]uint64{}
 			}
-			s.git.turnOf[c.SHA] = turn
+			t.Log.TurnOf[c.SHA] = turn
 		}
-		s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
+		t.conv.Tell(Note{Kind: Info, Text: msg, Visible: true})
 	})
 	return msg, nil
 }

@@ -1,4 +1,4 @@
-package workspace
+package journal
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 	"syscall"
 )
 
-// errJournalBusy says another process holds a folder's journal.
-var errJournalBusy = errors.New("another loom-lsp process is journaling this folder's conversation")
+// ErrBusy says another process holds a folder's journal.
+var ErrBusy = errors.New("another loom-lsp process is journaling this folder's conversation")
 
-// journalLock is a session's hold on one journal: a POSIX record lock
+// Held is a session's hold on one journal: a POSIX record lock
 // (fcntl F_SETLK) on path+".lock", which survives the journal's renames,
 // against other processes, and an entry in heldJournals against other
 // sessions of this process.
@@ -26,7 +26,7 @@ var errJournalBusy = errors.New("another loom-lsp process is journaling this fol
 // the process does. Record locks do not exclude the process that holds
 // them, hence heldJournals; and closing any descriptor of the file drops
 // them, so the file is opened only by the session that locks it.
-type journalLock struct {
+type Held struct {
 	path string
 	f    *os.File
 }
@@ -36,11 +36,11 @@ var (
 	heldJournals = map[string]bool{} // lock paths held by this process
 )
 
-// lockJournal takes the lock of the journal at path for as long as the
+// Lock takes the lock of the journal at path for as long as the
 // returned lock is not released. Two processes on one folder (two
 // editors, or the daemon and exec) would otherwise interleave their
 // writes.
-func lockJournal(path string) (*journalLock, error) {
+func Lock(path string) (*Held, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -48,7 +48,7 @@ func lockJournal(path string) (*journalLock, error) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
 	if heldJournals[lockPath] {
-		return nil, errJournalBusy
+		return nil, ErrBusy
 	}
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -58,25 +58,25 @@ func lockJournal(path string) (*journalLock, error) {
 	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) {
-			return nil, errJournalBusy
+			return nil, ErrBusy
 		}
 		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
 	}
 	heldJournals[lockPath] = true
-	return &journalLock{path: lockPath, f: f}, nil
+	return &Held{path: lockPath, f: f}, nil
 }
 
-// release gives the lock up.
-func (l *journalLock) release() {
+// Release gives the lock up.
+func (l *Held) Release() {
 	heldMu.Lock()
 	defer heldMu.Unlock()
 	l.f.Close() // drops the record lock
 	delete(heldJournals, l.path)
 }
 
-// journalLocked reports whether the journal at path is open: held by a
+// Locked reports whether the journal at path is open: held by a
 // conversation of this process, or locked by another process.
-func journalLocked(path string) bool {
+func Locked(path string) bool {
 	lockPath := path + ".lock"
 	heldMu.Lock()
 	defer heldMu.Unlock()
@@ -103,9 +103,9 @@ func lockedElsewhere(lockPath string) bool {
 	return lk.Type != syscall.F_UNLCK
 }
 
-// journalHeldHere reports whether a conversation of this process holds
+// HeldHere reports whether a conversation of this process holds
 // the journal at path.
-func journalHeldHere(path string) bool {
+func HeldHere(path string) bool {
 	heldMu.Lock()
 	defer heldMu.Unlock()
 	return heldJournals[path+".lock"]

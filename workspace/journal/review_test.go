@@ -1,4 +1,4 @@
-package workspace
+package journal
 
 import (
 	"path/filepath"
@@ -13,12 +13,12 @@ import (
 // replayed machine has the same conversation, checkpoints and redo state.
 func TestJournalReplaysReviewAndRewind(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := createJournal(path, "/folder", time.Now())
+	j, err := Create(path, "/folder", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := fsm.Config{Tools: map[string]fsm.ToolSpec{"edit_file": {Mutating: true}}, ReviewEdits: true}
-	if err := j.appendConfig(cfg); err != nil {
+	if err := j.AppendConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
 	m := fsm.New(cfg)
@@ -27,7 +27,7 @@ func TestJournalReplaysReviewAndRewind(t *testing.T) {
 		if _, err := m.Step(ev); err != nil {
 			t.Fatalf("%s: %v", ev.Describe(), err)
 		}
-		if err := j.appendEvent(ev); err != nil {
+		if err := j.AppendEvent(ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,23 +48,23 @@ func TestJournalReplaysReviewAndRewind(t *testing.T) {
 	step(fsm.Rewind{Turn: 2, Restore: fsm.RestoreBoth})
 	step(fsm.Rewind{Turn: 1, Restore: fsm.RestoreFiles})
 	step(fsm.Redo{})
-	if err := j.close(); err != nil {
+	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rp, err := replayJournal(path, fsm.Config{})
+	rp, err := Replay(path, fsm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rp.rejected) > 0 {
-		t.Fatalf("replay rejected %v", rp.rejected)
+	if len(rp.Rejected) > 0 {
+		t.Fatalf("replay rejected %v", rp.Rejected)
 	}
-	if got, want := rp.m.State().Describe(), m.State().Describe(); got != want {
+	if got, want := rp.M.State().Describe(), m.State().Describe(); got != want {
 		t.Fatalf("replayed state %s, want %s", got, want)
 	}
-	if got, want := fsm.Describe(rp.m.Checkpoints()), fsm.Describe(m.Checkpoints()); got != want {
+	if got, want := fsm.Describe(rp.M.Checkpoints()), fsm.Describe(m.Checkpoints()); got != want {
 		t.Fatalf("replayed checkpoints %s, want %s", got, want)
 	}
-	got, want := rp.m.Messages(), m.Messages()
+	got, want := rp.M.Messages(), m.Messages()
 	if len(got) != len(want) {
 		t.Fatalf("replayed %d messages, want %d", len(got), len(want))
 	}
@@ -73,7 +73,7 @@ func TestJournalReplaysReviewAndRewind(t *testing.T) {
 			t.Fatalf("message %d: %q, want %q", i, got[i].Content, want[i].Content)
 		}
 	}
-	if !rp.m.CanRedo() || m.State().Redo != 1 {
-		t.Fatalf("redo state lost: replayed %v, original %d", rp.m.CanRedo(), m.State().Redo)
+	if !rp.M.CanRedo() || m.State().Redo != 1 {
+		t.Fatalf("redo state lost: Replayed %v, original %d", rp.M.CanRedo(), m.State().Redo)
 	}
 }

@@ -1,4 +1,4 @@
-package workspace
+package journal
 
 import (
 	"path/filepath"
@@ -47,20 +47,20 @@ func FuzzTitle(f *testing.F) {
 				}
 			}
 		}
-		check("live", conversationTitle(r, prompt))
+		check("live", Title(r, prompt))
 		if form%4 == 3 {
 			return // the listing's path writes a file: not every input
 		}
 		n++
-		j, err := createJournal(filepath.Join(dir, "j"+strings.Repeat("x", n%3)+".jsonl"), "/folder", time.Unix(int64(n), 0))
+		j, err := Create(filepath.Join(dir, "j"+strings.Repeat("x", n%3)+".jsonl"), "/folder", time.Unix(int64(n), 0))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := j.appendEvent(fsm.UserInput{Text: prompt}); err != nil {
+		if err := j.AppendEvent(fsm.UserInput{Text: prompt}); err != nil {
 			t.Fatal(err)
 		}
-		j.close()
-		c, err := readJournalInfo(j.path, true, r)
+		j.Close()
+		c, err := ReadInfo(j.path, true, r)
 		if err != nil {
 			t.Fatal(err)
 		}

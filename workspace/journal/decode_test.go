@@ -1,8 +1,7 @@
-package workspace
+package journal
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -36,7 +35,7 @@ func TestFastEventDecodingMatchesJSON(t *testing.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
-			tag := eventTag(ev)
+			tag := Tag(ev)
 			want, err := decodeAs[fsm.UserInput](raw)
 			if tag == "LlmTextDelta" {
 				want, err = decodeAs[fsm.LlmTextDelta](raw)
@@ -87,20 +86,5 @@ func TestFastEventDecodingMatchesJSON(t *testing.T) {
 			continue
 		}
 		check(t, c.tag, []byte(c.raw), want)
-	}
-}
-
-// BenchmarkReplay200Turns replays a 200-turn journal (each answer
-// streamed in 200 chunks, journaled coalesced) through a fresh machine:
-// the part of a resume that grows with the conversation.
-func BenchmarkReplay200Turns(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "j.jsonl")
-	writeConversation(b, path, "/w", 200, 200)
-	b.ReportAllocs()
-	for b.Loop() {
-		rp, err := replayJournal(path, fsm.Config{})
-		if err != nil || len(rp.m.Messages()) != 400 {
-			b.Fatalf("replayed %d messages: %v", len(rp.m.Messages()), err)
-		}
 	}
 }

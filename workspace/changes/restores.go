@@ -1,9 +1,7 @@
-package workspace
+package changes
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
 	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
@@ -28,72 +27,18 @@ import (
 // move (a file still as planned from is restored, one changed since is
 // left) and reports.
 
-// restoreRecord is the journal record of a revert's restores.
-type restoreRecord struct {
-	// Top is the repository's top; What says which revert, for people;
-	// Head is HEAD after it.
-	Top  string `json:"top"`
-	What string `json:"what"`
-	Head string `json:"head,omitempty"`
-	// Dropped are the commits the move takes off the branch, if any.
-	Dropped []string      `json:"dropped,omitempty"`
-	Files   []restoreFile `json:"files,omitempty"`
-}
-
-// restoreFile is one planned restore.
-type restoreFile struct {
-	Rel string `json:"rel"`
-	// Expect is the SHA-256 of the content it was planned from, "" when
-	// the file was absent.
-	Expect string `json:"expect,omitempty"`
-	// New is the content to restore, nil to delete the file.
-	New  *string `json:"new,omitempty"`
-	Mode uint32  `json:"mode,omitempty"`
-}
-
-// versionSum is the journal's hash of v ("" for absent).
-func versionSum(v worktree.Version) string {
-	if !v.Present {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(v.Text))
-	return hex.EncodeToString(sum[:])
-}
-
-func newRestoreRecord(top, what string, p gitcommit.PlannedRevert) *restoreRecord {
-	rec := &restoreRecord{Top: top, What: what, Head: p.Head, Dropped: p.Dropped}
-	for _, c := range p.Restores {
-		f := restoreFile{Rel: c.Rel, Expect: versionSum(c.Expect), Mode: uint32(c.Mode)}
-		if c.New.Present {
-			text := c.New.Text
-			f.New = &text
-		}
-		rec.Files = append(rec.Files, f)
-	}
-	return rec
-}
-
-// restoreWriter is the writer of the repository at top for a revert's
-// restores: its writes are loom's own changes, no news for the user (the
-// model is told, as after any change it did not make itself).
-func (s *Conversation) restoreWriter(top string) *worktree.Writer {
-	w := worktree.New(top)
-	w.Record = func(abs string, _ []byte, _ bool) { s.own.expect(relPaths(s.folder.dir, []string{abs})) }
-	return w
-}
-
 // restoreJournal journals one revert's restores: pass planned as
 // RevertOptions.Planned, then end once the revert failed or its restores
 // are written.
 type restoreJournal struct {
-	s         *Conversation
+	t         *Tree
 	ctx       context.Context
 	top, what string
 	started   bool
 }
 
-func (s *Conversation) newRestoreJournal(ctx context.Context, top, what string) *restoreJournal {
-	return &restoreJournal{s: s, ctx: ctx, top: top, what: what}
+func (t *Tree) newRestoreJournal(ctx context.Context, top, what string) *restoreJournal {
+	return &restoreJournal{t: t, ctx: ctx, top: top, what: what}
 }
 
 // planned journals the revert's restores before the branch moves.
@@ -101,11 +46,11 @@ func (rj *restoreJournal) planned(p gitcommit.PlannedRevert) error {
 	if len(p.Restores) == 0 {
 		return nil
 	}
-	rec := newRestoreRecord(rj.top, rj.what, p)
+	rec := journal.NewRestoreRecord(rj.top, rj.what, p)
 	rj.started = true
 	// One write(2) before the branch moves: it survives kill -9.
-	return rj.s.call(rj.ctx, func() {
-		rj.s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore", Restore: rec}) })
+	return rj.t.conv.Do(rj.ctx, func() {
+		rj.t.conv.Journal(journal.Record{Type: "restore", Restore: rec})
 	})
 }
 
@@ -115,19 +60,19 @@ func (rj *restoreJournal) end() {
 		return
 	}
 	rj.started = false
-	rj.s.call(rj.ctx, func() {
-		rj.s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
+	rj.t.conv.Do(rj.ctx, func() {
+		rj.t.conv.Journal(journal.Record{Type: "restore-end"})
 	})
 }
 
 // applyRestores writes rv's restores through the writer and journals
 // their end. It returns the files left as they are, with why.
-func (s *Conversation) applyRestores(rj *restoreJournal, rv *gitcommit.Reverted) []gitcommit.Conflict {
+func (t *Tree) applyRestores(rj *restoreJournal, rv *gitcommit.Reverted) []gitcommit.Conflict {
 	defer rj.end()
 	if len(rv.Restores) == 0 {
 		return nil
 	}
-	w := s.restoreWriter(rj.top)
+	w := t.RestoreWriter(rj.top)
 	var left []gitcommit.Conflict
 	for i, err := range w.WriteAll(rv.Restores) {
 		if err != nil {
@@ -147,18 +92,18 @@ func restoreLeft(rel string, err error, rv *gitcommit.Reverted) string {
 	return fmt.Sprintf("%s was not restored (%v); the restored version: %s", rel, err, where)
 }
 
-// finishRestore completes restores a daemon's death cut short (found on
+// FinishRestore completes restores a daemon's death cut short (found on
 // resume) and says what it did.
-func (s *Conversation) finishRestore(rec *restoreRecord) {
+func (t *Tree) FinishRestore(rec *journal.RestoreRecord) {
 	if rec == nil {
 		return
 	}
-	defer s.writeJournal(func(j *journal) error { return j.writeLine(journalRecord{Type: "restore-end"}) })
-	if !s.branchMoved(rec) {
-		s.notify(Notification{Kind: NoteInfo, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)})
+	defer t.conv.Journal(journal.Record{Type: "restore-end"})
+	if !t.branchMoved(rec) {
+		t.conv.Tell(Note{Kind: Info, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)})
 		return
 	}
-	w := s.restoreWriter(rec.Top)
+	w := t.RestoreWriter(rec.Top)
 	var done, left []string
 	for _, f := range rec.Files {
 		want := worktree.Absent
@@ -171,7 +116,7 @@ func (s *Conversation) finishRestore(rec *restoreRecord) {
 			left = append(left, fmt.Sprintf("%s (%v)", f.Rel, err))
 		case cur == want:
 			done = append(done, f.Rel)
-		case versionSum(cur) != f.Expect:
+		case journal.VersionSum(cur) != f.Expect:
 			left = append(left, f.Rel+" (changed since)")
 		default:
 			if err := w.Write(worktree.Change{Rel: f.Rel, Expect: cur, New: want, Mode: fs.FileMode(f.Mode)}); err != nil {
@@ -188,15 +133,15 @@ func (s *Conversation) finishRestore(rec *restoreRecord) {
 	if len(left) > 0 {
 		msg += "; left as they are: " + strings.Join(left, ", ") + "; their restored versions: git show " + gitcommit.Short(rec.Head) + ":<file>"
 	}
-	s.notify(Notification{Kind: NoteInfo, Text: msg, Visible: true})
+	t.conv.Tell(Note{Kind: Info, Text: msg, Visible: true})
 }
 
 // branchMoved reports whether the revert of rec moved the branch: HEAD
 // is its Head or descends from it, without the commits it dropped.
-func (s *Conversation) branchMoved(rec *restoreRecord) bool {
+func (t *Tree) branchMoved(rec *journal.RestoreRecord) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	repo, err := gitcommit.Open(ctx, rec.Top, s.cfg.Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, rec.Top, t.conv.Scrub())
 	if err != nil || !repo.IsAncestor(ctx, rec.Head, repo.Head) {
 		return false
 	}
@@ -206,16 +151,4 @@ func (s *Conversation) branchMoved(rec *restoreRecord) bool {
 		}
 	}
 	return true
-}
-
-// describeRestore is a restore record's line in DescribeJournal.
-func describeRestore(st journalStep) string {
-	if st.restoreEnd || st.restore == nil {
-		return "restores ended"
-	}
-	var rels []string
-	for _, f := range st.restore.Files {
-		rels = append(rels, f.Rel)
-	}
-	return fmt.Sprintf("restores of %s planned (HEAD %s): %s", st.restore.What, gitcommit.Short(st.restore.Head), strings.Join(rels, ", "))
 }

@@ -1,4 +1,4 @@
-package workspace
+package journal
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ func TestHelperLockHolder(t *testing.T) {
 	if os.Getenv("LOOM_TEST_HELPER") != "lockholder" {
 		t.Skip("helper process")
 	}
-	lock, err := lockJournal(os.Getenv("LOOM_JOURNAL"))
+	lock, err := Lock(os.Getenv("LOOM_JOURNAL"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,17 +62,17 @@ func TestJournalLockDiesWithItsProcess(t *testing.T) {
 	}
 	defer syscall.Kill(keeper, syscall.SIGKILL) // a child of the dead helper by then
 
-	if _, err := lockJournal(path); err != errJournalBusy {
-		t.Fatalf("while the helper lives: lockJournal = %v, want busy", err)
+	if _, err := Lock(path); err != ErrBusy {
+		t.Fatalf("while the helper lives: Lock = %v, want busy", err)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	if err := syscall.Kill(keeper, 0); err != nil {
 		t.Fatalf("the descriptor's keeper is gone already (%v): the test proves nothing", err)
 	}
-	lock, err := lockJournal(path)
+	lock, err := Lock(path)
 	if err != nil {
 		t.Fatalf("after kill -9 of the holder, with a copy of its descriptor alive: %v", err)
 	}
-	lock.release()
+	lock.Release()
 }

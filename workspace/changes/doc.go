@@ -1,0 +1,23 @@
+// Package changes holds the change verbs of a conversation: what takes
+// the agent's changes back or makes them for good after the fact —
+// loom.undo (undo.go), the undo of one file (undofile.go), a rewind of
+// the files and its redo (rewind.go), the completion of an auto-commit
+// the daemon's death cut short (commit.go) and the restores all of them
+// write (restores.go).
+//
+// Each verb is a method of one value, the conversation's Tree, which
+// holds what they all act on: the folder's writer (package worktree: no
+// verb opens a user's file itself), the repository (package gitcommit
+// plans every revert; it is checked against the one the folder was
+// opened or trusted with) and the folder's worktree lock, shared by the
+// folder's conversations so that no verb races the agent's next edit.
+// Log is the conversation's auto-commits.
+//
+// What a verb needs of the conversation — its goroutine, its state
+// machine, its journal, its user — it asks through the Conversation
+// interface, which package workspace implements: workspace imports this
+// package, never the other way. Anything that changes the conversation
+// is an fsm event stepped through Conversation.Step (journaled,
+// replayed); the restores are journaled (package journal) before the
+// branch moves, so that a resume finishes them (FinishRestore).
+package changes

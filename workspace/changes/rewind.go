@@ -1,0 +1,269 @@
+package changes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+)
+
+// Each user turn is a checkpoint. Rewind takes the files (the agent's
+// auto-commits of that turn and later, by three-way merge: the user's own
+// edits stay), the conversation (cut back to before the turn's prompt,
+// which is handed back for editing) or both back to it; Redo undoes the
+// last rewind until the next prompt. Both are fsm events, journaled; a
+// files rewind is one git commit "loom: rewind to turn N", and its redo
+// another that reverts it.
+
+// RewindResult is what a rewind or a redo did.
+type RewindResult struct {
+	// Restored are the files changed back; Kept those where the user's
+	// later edits were kept.
+	Restored []string `json:"restored"`
+	Kept     []string `json:"kept"`
+	// Conflicts are files left exactly as they were, because the user's
+	// later edits there could not be kept apart from the agent's (or the
+	// file is unsaved in the editor, staged, a link); the other files
+	// were rewound. Notes say why, one per conflict.
+	Conflicts []string `json:"conflicts"`
+	Notes     []string `json:"notes"`
+	// Commit is the commit that recorded the files' rewind (or redo).
+	Commit string `json:"commit,omitempty"`
+	// Prompt is the rewound turn's prompt, back for editing, when the
+	// conversation was rewound.
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// rewindRecord is a files rewind a redo can undo.
+type rewindRecord struct {
+	// commit is the rewind's revert commit, nil when no file changed.
+	commit *gitcommit.Result
+	// taken are the auto-commits it took back, restored by a redo.
+	taken []*gitcommit.Result
+}
+
+// CanRedo reports whether Redo would undo a rewind now.
+func (t *Tree) CanRedo(ctx context.Context) bool {
+	var ok bool
+	t.conv.Do(ctx, func() { ok = t.conv.Machine().CanRedo() && len(t.rewinds) > 0 })
+	return ok
+}
+
+// Rewind goes back to just before turn's prompt: restore says whether the
+// files, the conversation or both. The files are done first, file by
+// file: a file whose later edits overlap the agent's is left as it is and
+// named in the result's Conflicts, the others are rewound in one commit.
+// A refused rewind (a turn in flight, a git operation in progress)
+// changes nothing at all.
+func (t *Tree) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (RewindResult, error) {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	var (
+		commits []*gitcommit.Result
+		scrub   string
+		checkEr error
+	)
+	if err := t.conv.Do(ctx, func() {
+		if t.conv.Busy() {
+			checkEr = fmt.Errorf("%w: a turn is in flight; cancel it first", ErrRewindRefused)
+			return
+		}
+		found := false
+		for _, c := range t.conv.Machine().Checkpoints() {
+			if c.Turn == turn {
+				found = true
+				if c.Compacted && restore != fsm.RestoreFiles {
+					checkEr = fmt.Errorf("%w: turn %d was compacted into a summary: only its files can be restored", ErrRewindRefused, turn)
+				}
+			}
+		}
+		if !found {
+			checkEr = fmt.Errorf("%w: no checkpoint for turn %d", ErrRewindRefused, turn)
+		}
+		for _, c := range t.Log.Commits {
+			if t.Log.TurnOf[c.SHA] >= turn {
+				commits = append(commits, c)
+			}
+		}
+		scrub = t.conv.Scrub()
+	}); err != nil {
+		return RewindResult{}, err
+	}
+	if checkEr != nil {
+		return RewindResult{}, checkEr
+	}
+	var res RewindResult
+	rec := &rewindRecord{}
+	if (restore == fsm.RestoreFiles || restore == fsm.RestoreBoth) && len(commits) > 0 {
+		rv, err := t.revertForRewind(ctx, scrub, commits, fmt.Sprintf("loom: rewind to turn %d", turn))
+		if err != nil {
+			return RewindResult{}, err
+		}
+		res.Restored, res.Kept = rv.Files, rv.Kept
+		for _, c := range rv.Conflicts {
+			res.Conflicts = append(res.Conflicts, c.Path)
+			res.Notes = append(res.Notes, c.Reason)
+		}
+		rec.commit, rec.taken = rv.Commit, commits
+		if rv.Commit != nil {
+			res.Commit = rv.Commit.SHA
+		}
+	}
+	var stepErr error
+	if err := t.conv.Do(ctx, func() {
+		var acts []fsm.Action
+		acts, stepErr = t.conv.Step(fsm.Rewind{Turn: turn, Restore: restore, Left: res.Conflicts})
+		if stepErr != nil {
+			return
+		}
+		t.rewinds = append(t.rewinds, rec)
+		var taken []string
+		for _, c := range rec.taken {
+			taken = append(taken, c.SHA)
+		}
+		t.Log.forget(taken)
+		for _, a := range acts {
+			if a, ok := a.(fsm.ConversationRewound); ok {
+				res.Prompt = a.Prompt
+			}
+		}
+		t.conv.Tell(Note{Kind: Info, Turn: turn, Text: rewindWords(turn, restore, res), Visible: true})
+	}); err != nil {
+		return res, err
+	}
+	if stepErr != nil {
+		return res, fmt.Errorf("%w: %v", ErrRewindRefused, stepErr)
+	}
+	res.normalize()
+	return res, nil
+}
+
+// Redo undoes the last rewind, until the next prompt: the conversation
+// comes back whole, and a files rewind's commit is reverted in turn.
+func (t *Tree) Redo(ctx context.Context) (RewindResult, error) {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	var rec *rewindRecord
+	var scrub string
+	var checkEr error
+	if err := t.conv.Do(ctx, func() {
+		if !t.conv.Machine().CanRedo() || len(t.rewinds) == 0 {
+			checkEr = fmt.Errorf("%w: nothing to redo: no rewind since the last prompt", ErrRewindRefused)
+			return
+		}
+		rec = t.rewinds[len(t.rewinds)-1]
+		scrub = t.conv.Scrub()
+	}); err != nil {
+		return RewindResult{}, err
+	}
+	if checkEr != nil {
+		return RewindResult{}, checkEr
+	}
+	var res RewindResult
+	if rec.commit != nil {
+		rv, err := t.revertForRewind(ctx, scrub, []*gitcommit.Result{rec.commit}, "loom: redo (undo the rewind "+gitcommit.Short(rec.commit.SHA)+")")
+		if err != nil {
+			return RewindResult{}, err
+		}
+		res.Restored, res.Kept = rv.Files, rv.Kept
+		if rv.Commit != nil {
+			res.Commit = rv.Commit.SHA
+		}
+	}
+	var stepErr error
+	if err := t.conv.Do(ctx, func() {
+		if _, stepErr = t.conv.Step(fsm.Redo{}); stepErr != nil {
+			return
+		}
+		t.rewinds = t.rewinds[:len(t.rewinds)-1]
+		t.Log.Commits = append(t.Log.Commits, rec.taken...)
+		sort.SliceStable(t.Log.Commits, func(i, j int) bool { return t.Log.TurnOf[t.Log.Commits[i].SHA] < t.Log.TurnOf[t.Log.Commits[j].SHA] })
+		if n := len(t.Log.Commits); n > 0 {
+			t.Log.Last = t.Log.Commits[n-1].SHA
+		}
+		t.conv.Tell(Note{Kind: Info, Text: "redid: the last rewind is undone", Visible: true})
+	}); err != nil {
+		return res, err
+	}
+	if stepErr != nil {
+		return res, fmt.Errorf("%w: %v", ErrRewindRefused, stepErr)
+	}
+	res.normalize()
+	return res, nil
+}
+
+// revertForRewind takes commits back with one revert commit of message.
+func (t *Tree) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string) (*gitcommit.Reverted, error) {
+	repo, err := gitcommit.Open(ctx, t.dir, scrub)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
+	}
+	leave := map[string]string{}
+	for _, c := range commits {
+		for _, rel := range c.Files {
+			if abs := repo.Top + "/" + rel; t.conv.Dirty(abs) {
+				leave[rel] = rel + " has unsaved changes in the editor; save or revert them, then rewind again"
+			}
+		}
+	}
+	rj := t.newRestoreJournal(ctx, repo.Top, "the "+strings.TrimPrefix(message, "loom: "))
+	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave, Planned: rj.planned})
+	if err != nil {
+		rj.end()
+		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
+	}
+	// A file changed while the revert ran is left as it is, and named.
+	left := t.applyRestores(rj, rv)
+	for _, c := range left {
+		rv.Files = slices.DeleteFunc(rv.Files, func(f string) bool { return f == c.Path })
+		rv.Kept = slices.DeleteFunc(rv.Kept, func(f string) bool { return f == c.Path })
+	}
+	rv.Conflicts = append(rv.Conflicts, left...)
+	return rv, nil
+}
+
+func (r *RewindResult) normalize() {
+	if r.Restored == nil {
+		r.Restored = []string{}
+	}
+	if r.Kept == nil {
+		r.Kept = []string{}
+	}
+	if r.Conflicts == nil {
+		r.Conflicts = []string{}
+	}
+	if r.Notes == nil {
+		r.Notes = []string{}
+	}
+}
+
+// rewindWords says what a rewind did, for people.
+func rewindWords(turn uint64, restore fsm.Restore, r RewindResult) string {
+	msg := fmt.Sprintf("rewound the %s to before turn %d", map[fsm.Restore]string{
+		fsm.RestoreFiles: "files", fsm.RestoreConversation: "conversation", fsm.RestoreBoth: "files and the conversation",
+	}[restore], turn)
+	if len(r.Restored) > 0 {
+		msg += fmt.Sprintf(" (%d file(s) restored in commit %s", len(r.Restored), gitcommit.Short(r.Commit))
+		if len(r.Kept) > 0 {
+			msg += fmt.Sprintf("; your later edits kept in %v", r.Kept)
+		}
+		msg += ")"
+	}
+	if left := r.LeftWords(); left != "" {
+		msg += "; " + left
+	}
+	return msg + "; loom.redo undoes it until your next prompt"
+}
+
+// LeftWords says which files the rewind left as they were, and why; ""
+// when none.
+func (r RewindResult) LeftWords() string {
+	if len(r.Conflicts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("left as they are: %s (%s)", strings.Join(r.Conflicts, ", "), strings.Join(r.Notes, "; "))
+}

@@ -1,0 +1,154 @@
+package changes
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/journal"
+	"github.com/loom-lsp/loom-lsp/workspace/worktree"
+)
+
+// ErrUndoRefused is wrapped by Undo's and UndoFile's errors when a guard
+// refuses to undo; the error says why.
+var ErrUndoRefused = gitcommit.ErrUndoRefused
+
+// ErrRewindRefused is wrapped by Rewind's and Redo's errors when they
+// refuse; the error says why. Nothing was changed then.
+var ErrRewindRefused = errors.New("cannot rewind")
+
+// ErrNoPendingCommit is returned by CommitPending when no commit was
+// interrupted.
+var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
+
+// Tree is the worktree of one conversation's folder as the change verbs
+// see it: the one value they are methods of. It holds the folder's
+// writer (every write goes through package worktree), the repository
+// (opened per verb, and checked against the one the folder was opened
+// or trusted with) and the folder's worktree lock, which the folder's
+// conversations share so that no verb races the agent's next edit.
+//
+// Its state (Log, the rewinds a redo can undo, an interrupted commit) is
+// owned by the conversation's goroutine, like the conversation's own:
+// the verbs touch it only in functions run through Conversation.Do.
+type Tree struct {
+	dir  string
+	lock *sync.Mutex
+	conv Conversation
+	// check refuses a repository other than the one the folder was opened
+	// or trusted with (nil: any).
+	check func(*gitcommit.Repo) error
+
+	// Log are the conversation's auto-commits.
+	Log Log
+	// rewinds are the files rewinds a Redo can undo, newest last;
+	// cleared when a turn starts (TurnStarted).
+	rewinds []*rewindRecord
+	// pending is a commit the daemon's death interrupted, found in the
+	// journal on resume; CommitPending makes it.
+	pending *journal.CommitRecord
+}
+
+// Conversation is what the verbs need of the conversation whose changes
+// they are: its goroutine, its machine, its journal and its user.
+type Conversation interface {
+	// Do runs f on the conversation's goroutine and waits for it; Post
+	// runs it there without waiting.
+	Do(ctx context.Context, f func()) error
+	Post(f func())
+	// WaitTurnEnd returns once no turn is in flight; held says that the
+	// worktree lock was taken for the caller as the turn ended.
+	WaitTurnEnd(ctx context.Context) (held bool, err error)
+	// Dirty reports whether the editor holds unsaved changes of the file
+	// at abs (any goroutine).
+	Dirty(abs string) bool
+	// Restoring notes that loom itself is about to rewrite the files
+	// (relative to the folder): no news for the user (any goroutine).
+	Restoring(rels []string)
+	// Wrote records a write of the conversation's own text (a review
+	// decision, a discard): its watcher echo is no change (any goroutine).
+	Wrote(abs string, content []byte, present bool)
+
+	// On the conversation's goroutine only:
+
+	// Scrub names the variable of the model's API key, kept out of git's
+	// environment.
+	Scrub() string
+	// Sandbox is the sandbox the conversation's commands run in (nil:
+	// tools.sandbox = "off").
+	Sandbox() *sandbox.Sandbox
+	// Machine is the conversation's state machine, to read; Step steps
+	// it (journaled, its actions performed).
+	Machine() *fsm.Machine
+	Step(ev fsm.Event) ([]fsm.Action, error)
+	// Busy reports whether a turn is in flight.
+	Busy() bool
+	// Journal writes one record to the conversation's journal.
+	Journal(rec journal.Record)
+	// Tell tells the user.
+	Tell(n Note)
+}
+
+// NoteKind is what a Note is.
+type NoteKind int
+
+const (
+	// Info is news; Error a failure; Commit an auto-commit made.
+	Info NoteKind = iota
+	Error
+	Commit
+)
+
+// Note is what a verb tells the user.
+type Note struct {
+	Kind    NoteKind
+	Turn    uint64
+	Text    string
+	Visible bool
+	// Commit is the commit made (Kind Commit).
+	Commit *gitcommit.Result
+}
+
+// New returns the Tree of the folder at dir, whose worktree lock is
+// lock, for conv. check, when set, refuses a repository other than the
+// folder's.
+func New(dir string, lock *sync.Mutex, conv Conversation, check func(*gitcommit.Repo) error) *Tree {
+	return &Tree{dir: dir, lock: lock, conv: conv, check: check}
+}
+
+// Lock is the folder's worktree lock: what writes the worktree for a
+// conversation holds it (a batch's mutating tools and its hook, a verb).
+func (t *Tree) Lock() *sync.Mutex { return t.lock }
+
+// checkRepo refuses a repository other than the folder's.
+func (t *Tree) checkRepo(repo *gitcommit.Repo) error {
+	if t.check == nil {
+		return nil
+	}
+	return t.check(repo)
+}
+
+// TurnStarted forgets the rewinds a redo could undo: a new prompt ends
+// them. On the conversation's goroutine.
+func (t *Tree) TurnStarted() { t.rewinds = nil }
+
+// FolderWriter is the writer of the folder's files whose writes are the
+// conversation's own texts: neither news for the user nor a change to
+// tell the model (a review decision, a discard).
+func (t *Tree) FolderWriter() *worktree.Writer {
+	w := worktree.New(t.dir)
+	w.Record = t.conv.Wrote
+	return w
+}
+
+// RestoreWriter is the writer of the repository at top for a revert's
+// restores: its writes are loom's own changes, no news for the user (the
+// model is told, as after any change it did not make itself).
+func (t *Tree) RestoreWriter(top string) *worktree.Writer {
+	w := worktree.New(top)
+	w.Record = func(abs string, _ []byte, _ bool) { t.conv.Restoring(RelPaths(t.dir, []string{abs})) }
+	return w
+}

@@ -1,0 +1,352 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/secret"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+)
+
+// ErrIncompatible marks a journal this version cannot read.
+var ErrIncompatible = errors.New("incompatible journal")
+
+// Step is one record of a journal being read.
+type Step struct {
+	Line   int
+	Config *fsm.Config // a config record
+	// Commit is a "commit" record (an auto-commit started); commitEnd is
+	// set for "commit-end".
+	Commit    *CommitRecord
+	CommitEnd bool
+	// Restore is a "restore" record (a revert's restores planned);
+	// RestoreEnd is set for "restore-end".
+	Restore    *RestoreRecord
+	RestoreEnd bool
+	Event      fsm.Event // else an event
+}
+
+// Scan is what reading a journal found besides its records.
+type Scan struct {
+	Header Header
+	// Good is the size of the journal up to its last complete line.
+	Good int64
+	// Torn is set when the last line is incomplete; it is skipped.
+	Torn bool
+	// Bad lists the lines that could not be decoded; they are skipped.
+	Bad []string
+}
+
+// Read reads a journal and calls fn for each record in order. It
+// returns an error wrapping ErrIncompatible when the header is missing or
+// of another version.
+func Read(r io.Reader, fn func(Step)) (Scan, error) {
+	return ReadUnsealed(r, nil, fn)
+}
+
+// ReadUnsealed is Read giving back, with unseal, the
+// secrets sealed in what the model wrote (journal.writeEvent); nil
+// leaves the marks.
+func ReadUnsealed(r io.Reader, unseal *secret.Redactor, fn func(Step)) (Scan, error) {
+	var sc Scan
+	br := bufio.NewReaderSize(r, 64<<10)
+	var off int64
+	var long []byte // a line longer than br's buffer, assembled
+	for line := 1; ; line++ {
+		// The line is read in place when it fits the buffer: every record
+		// is decoded (copied) before the next read.
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if len(b) == 0 && err == io.EOF {
+			return sc, nil
+		}
+		if err != nil && err != io.EOF {
+			return sc, fmt.Errorf("journal: read: %w", err)
+		}
+		if b[len(b)-1] != '\n' {
+			// Written by a daemon killed mid-write: skip it.
+			sc.Torn = true
+			return sc, nil
+		}
+		off += int64(len(b))
+		b = bytes.TrimSpace(b)
+		if line == 1 {
+			if err := json.Unmarshal(b, &sc.Header); err != nil || sc.Header.Journal != Magic {
+				return sc, fmt.Errorf("%w: no journal header", ErrIncompatible)
+			}
+			if sc.Header.Version != Version {
+				return sc, fmt.Errorf("%w: version %d, this loom-lsp reads version %d", ErrIncompatible, sc.Header.Version, Version)
+			}
+			sc.Good = off
+			continue
+		}
+		sc.Good = off
+		if len(b) == 0 {
+			continue
+		}
+		var rec Record
+		if tag, raw, ok := splitEventRecord(b); ok {
+			rec = Record{Type: tag, Event: raw}
+		} else if err := json.Unmarshal(b, &rec); err != nil {
+			sc.Bad = append(sc.Bad, fmt.Sprintf("line %d: %v", line, err))
+			continue
+		}
+		if rec.Type == "config" {
+			if rec.Config == nil {
+				sc.Bad = append(sc.Bad, fmt.Sprintf("line %d: config record without config", line))
+				continue
+			}
+			fn(Step{Line: line, Config: rec.Config})
+			continue
+		}
+		if rec.Type == "commit" || rec.Type == "commit-end" {
+			fn(Step{Line: line, Commit: rec.Commit, CommitEnd: rec.Type == "commit-end"})
+			continue
+		}
+		if rec.Type == "restore" || rec.Type == "restore-end" {
+			fn(Step{Line: line, Restore: rec.Restore, RestoreEnd: rec.Type == "restore-end"})
+			continue
+		}
+		if unseal != nil && modelWritten[rec.Type] {
+			rec.Event = json.RawMessage(unseal.Unseal(string(rec.Event)))
+		}
+		ev, err := DecodeEvent(rec.Type, rec.Event)
+		if err != nil {
+			sc.Bad = append(sc.Bad, fmt.Sprintf("line %d: %v", line, err))
+			continue
+		}
+		fn(Step{Line: line, Event: ev})
+	}
+}
+
+// splitEventRecord reads an event record in the exact form AppendEvent
+// writes, {"t":"Tag","e":{…}}, without a first JSON pass over the whole
+// line (its event is decoded once, by DecodeEvent, which checks it). ok is
+// false for any other form, which is then decoded in full.
+func splitEventRecord(b []byte) (tag string, raw json.RawMessage, ok bool) {
+	const head, mid = `{"t":"`, `","e":`
+	if !bytes.HasPrefix(b, []byte(head)) || !bytes.HasSuffix(b, []byte("}")) {
+		return "", nil, false
+	}
+	rest := b[len(head):]
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || !bytes.HasPrefix(rest[end:], []byte(mid)) {
+		return "", nil, false
+	}
+	for _, c := range rest[:end] {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return "", nil, false
+		}
+	}
+	return string(rest[:end]), rest[end+len(mid) : len(rest)-1], true
+}
+
+// Replayed is a conversation restored from a journal.
+type Replayed struct {
+	M     *fsm.Machine
+	Scan  Scan
+	Steps int
+	// Rejected lists events the machine refused during the replay.
+	Rejected []string
+	// PendingCommit is an auto-commit that started and never ended.
+	PendingCommit *CommitRecord
+	// PendingRestore are a revert's restores planned and never ended.
+	PendingRestore *RestoreRecord
+	// Commits are the auto-commits the conversation made and did not
+	// rewind, with their turns, for a rewind after a restart.
+	Commits CommitLog
+}
+
+// Replay reads the journal at path and steps its events through a
+// fresh machine, built from the journal's first configuration record (else
+// from cfg), performing none of the actions. It returns ErrIncompatible
+// for a journal it cannot read.
+func Replay(path string, cfg fsm.Config) (Replayed, error) {
+	return ReplayUnsealed(path, cfg, nil)
+}
+
+// ReplayUnsealed is Replay giving back, with unseal, the
+// secrets sealed in what the model wrote.
+func ReplayUnsealed(path string, cfg fsm.Config, unseal *secret.Redactor) (Replayed, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Replayed{}, err
+	}
+	defer f.Close()
+	var rp Replayed
+	var pendingTurn uint64
+	sc, err := ReadUnsealed(f, unseal, func(st Step) {
+		if st.Restore != nil || st.RestoreEnd {
+			rp.PendingRestore = st.Restore
+			if st.RestoreEnd {
+				rp.PendingRestore = nil
+			}
+			return
+		}
+		if st.Commit != nil || st.CommitEnd {
+			if !st.CommitEnd {
+				rp.PendingCommit = st.Commit
+				if rp.M != nil {
+					pendingTurn = rp.M.State().Turn
+				}
+				return
+			}
+			if st.Commit != nil && st.Commit.SHA != "" {
+				rp.Commits.Made(rp.PendingCommit, st.Commit.SHA, pendingTurn)
+			}
+			rp.PendingCommit = nil
+			return
+		}
+		if st.Config != nil {
+			if rp.M == nil {
+				rp.M = fsm.New(*st.Config)
+			} else {
+				rp.M.Reconfigure(*st.Config)
+			}
+			return
+		}
+		if rp.M == nil {
+			rp.M = fsm.New(cfg)
+		}
+		if _, err := rp.M.Step(st.Event); err != nil {
+			rp.Rejected = append(rp.Rejected, fmt.Sprintf("line %d: %v", st.Line, err))
+			return
+		}
+		rp.Commits.Stepped(st.Event)
+		rp.Steps++
+	})
+	rp.Scan = sc
+	if err != nil {
+		return rp, err
+	}
+	if rp.M == nil {
+		rp.M = fsm.New(cfg)
+	}
+	return rp, nil
+}
+
+// Describe replays the journal read from r through a fresh state
+// machine and writes, for every step, the event, then the actions it
+// produced and the machine's state, in fsm.Describe's canonical text. It is
+// the `loom-lsp replay` debugging command.
+func Describe(r io.Reader, w io.Writer) error {
+	var m *fsm.Machine
+	var steps bytes.Buffer
+	bw := bufio.NewWriter(&steps)
+	sc, err := Read(r, func(st Step) {
+		if st.Config != nil {
+			if m == nil {
+				m = fsm.New(*st.Config)
+				fmt.Fprintf(bw, "%d: new machine (%d tools, max_iterations=%d, max_retries=%d)\n", st.Line, len(st.Config.Tools), st.Config.MaxIterations, st.Config.MaxRetries)
+				fmt.Fprintf(bw, "  state: %s\n", m.State().Describe())
+			} else {
+				m.Reconfigure(*st.Config)
+				fmt.Fprintf(bw, "%d: reconfigured\n", st.Line)
+			}
+			return
+		}
+		if st.Commit != nil || st.CommitEnd {
+			fmt.Fprintf(bw, "%d: %s\n", st.Line, describeCommit(st))
+			return
+		}
+		if st.Restore != nil || st.RestoreEnd {
+			fmt.Fprintf(bw, "%d: %s\n", st.Line, describeRestore(st))
+			return
+		}
+		if m == nil {
+			m = fsm.New(fsm.Config{})
+		}
+		fmt.Fprintf(bw, "%d: %s\n", st.Line, fsm.Describe(st.Event))
+		acts, err := m.Step(st.Event)
+		if err != nil {
+			fmt.Fprintf(bw, "  error: %v\n", err)
+		}
+		for _, a := range acts {
+			fmt.Fprintf(bw, "  %s\n", a.Describe())
+		}
+		fmt.Fprintf(bw, "  state: %s\n", m.State().Describe())
+	})
+	bw.Flush()
+	out := bufio.NewWriter(w)
+	if sc.Header.Journal != "" {
+		fmt.Fprintf(out, "journal of %s, version %d, created %s\n", sc.Header.Folder, sc.Header.Version, sc.Header.Created.Format(time.RFC3339))
+	}
+	out.Write(steps.Bytes())
+	bw = out
+	for _, b := range sc.Bad {
+		fmt.Fprintf(bw, "skipped %s\n", b)
+	}
+	if sc.Torn {
+		fmt.Fprintf(bw, "skipped a torn last line\n")
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// CommitLog rebuilds, while a journal is Replayed, the auto-commits the
+// conversation made and their turns, so that a rewind after a restart
+// takes them back too. Files rewinds in the journal take commits out;
+// their redos put them back.
+type CommitLog struct {
+	Commits []*gitcommit.Result
+	TurnOf  map[string]uint64
+	// rewound is the stack of commits taken out by rewinds not redone.
+	rewound [][]*gitcommit.Result
+}
+
+// made records the commit of plan rec, made as sha in turn.
+func (l *CommitLog) Made(rec *CommitRecord, sha string, turn uint64) {
+	if rec == nil || rec.Plan == nil {
+		return
+	}
+	p := rec.Plan
+	res := &gitcommit.Result{SHA: sha, Parent: p.Parent, Files: p.Files(), Message: p.Message, Entries: p.Entries}
+	l.Commits = append(l.Commits, res)
+	if l.TurnOf == nil {
+		l.TurnOf = map[string]uint64{}
+	}
+	l.TurnOf[sha] = turn
+}
+
+// stepped follows an event the machine took.
+func (l *CommitLog) Stepped(ev fsm.Event) {
+	switch e := ev.(type) {
+	case fsm.Rewind:
+		var taken []*gitcommit.Result
+		if e.Restore == fsm.RestoreFiles || e.Restore == fsm.RestoreBoth {
+			kept := l.Commits[:0:0]
+			for _, c := range l.Commits {
+				if l.TurnOf[c.SHA] >= e.Turn {
+					taken = append(taken, c)
+				} else {
+					kept = append(kept, c)
+				}
+			}
+			l.Commits = kept
+		}
+		l.rewound = append(l.rewound, taken)
+	case fsm.Redo:
+		if n := len(l.rewound); n > 0 {
+			l.Commits = append(l.Commits, l.rewound[n-1]...)
+			l.rewound = l.rewound[:n-1]
+		}
+	case fsm.UserInput:
+		l.rewound = nil
+	}
+}
