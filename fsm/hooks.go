@@ -249,6 +249,9 @@ func (m *Machine) afterStopHooks(blocked []string) []Action {
 		return m.endTurn(nil, TurnDone)
 	}
 	m.stopContinued++
+	// What changed meanwhile is told first: the hook's reason is the
+	// last word the model reads.
+	m.flushChanged()
 	m.history = append(m.history, Message{Role: RoleUser, Content: "[loom] a Stop hook kept the turn going: " + strings.Join(blocked, " "), Note: true})
 	return m.becomeCallingLlm(nil)
 }
