@@ -63,10 +63,14 @@ type trustState struct {
 	// appeared: changed, and the folder had no widening values when it
 	// was trusted (a .loom.toml that appeared since).
 	appeared bool
-	quiet    bool      // a layer is pending: no notice yet
-	hash     string    // the widening values' contentHash, "" when none
-	file     string    // the workspace file, when it held widening keys back
-	ignored  []heldKey // widening keys left out, sorted by key
+	// renewed: the trust file had lines for a folder at this path, but
+	// another directory is there now (deleted and created again, or
+	// cloned afresh), so they counted for nothing.
+	renewed bool
+	quiet   bool      // a layer is pending: no notice yet
+	hash    string    // the widening values' contentHash, "" when none
+	file    string    // the workspace file, when it held widening keys back
+	ignored []heldKey // widening keys left out, sorted by key
 }
 
 // Trusted reports whether the workspace folder c was loaded for is
@@ -154,9 +158,13 @@ func (c Config) TrustNotice(how string) string {
 	if user == "" {
 		user = "~/.config/loom/loom.toml"
 	}
-	return fmt.Sprintf("%s is in a folder you have not trusted, so these settings of it were ignored: %s. "+
+	untrusted := "a folder you have not trusted"
+	if t.renewed {
+		untrusted = "a folder you have not trusted yet (you trusted a folder at this path before, but it was deleted and created again, or cloned afresh, since: trust stays with the folder it was given to)"
+	}
+	return fmt.Sprintf("%s is in %s, so these settings of it were ignored: %s. "+
 		"If you trust %s, %s, or add it to your own config %s:\n\n  [trust]\n  folders = [%q]",
-		where, strings.Join(names, ", "), t.folder, how, user, t.folder)
+		where, untrusted, strings.Join(names, ", "), t.folder, how, user, t.folder)
 }
 
 // FolderTrusted reports whether folder is one of folders or inside one of
@@ -204,6 +212,7 @@ func DefaultTrustFile() string {
 // A missing file lists none.
 func ReadTrustFile(path string) ([]string, error) {
 	recs, err := readTrustRecords(path)
+	recs, _ = liveRecords(recs)
 	var folders []string
 	for _, r := range recs {
 		if r.vouches && !slices.Contains(folders, r.folder) {
@@ -216,15 +225,62 @@ func ReadTrustFile(path string) ([]string, error) {
 // trustRecord is one line of the trust file: "folder", "folder<TAB>hash"
 // (trusted with these values), or "folder<TAB>hash<TAB>values-only" (the
 // values of a folder trusted elsewhere, by the user's own [trust] folders
-// or the editor, recorded on first sight; it trusts nothing by itself).
+// or the editor, recorded on first sight; it trusts nothing by itself);
+// either may end with "<TAB>id=<identity>", the identity of the directory
+// the line was written for ([folderIdentity]).
 type trustRecord struct {
 	folder  string
 	hash    string // "" in a line written before trust bound to content
 	vouches bool   // the line trusts the folder (loom.trust wrote it)
+	// id is the folder's identity when the line was written; "" in a line
+	// written before lines named it (it then stands for whatever directory
+	// is at the path, until a trusted load rewrites it with the identity).
+	id string
 }
 
-// valuesOnly marks a trust file line that records values only.
-const valuesOnly = "values-only"
+// Trust file line fields after the hash.
+const (
+	valuesOnly = "values-only" // the line records values only
+	idPrefix   = "id="         // the folder's identity follows
+)
+
+// liveRecords returns the lines of recs written for the directory now at
+// their folder's path, and the folders (resolved) of those left out. A
+// folder deleted and created again, or cloned afresh, at the same path is
+// a new folder that inherits nothing from the old one's lines; a line
+// without an identity stands until a later line for its folder names one.
+func liveRecords(recs []trustRecord) (live []trustRecord, gone []string) {
+	named := map[string]int{} // folder → index of its last line with an identity
+	for i, r := range recs {
+		if r.id != "" && filepath.IsAbs(r.folder) {
+			named[resolvePath(r.folder)] = i
+		}
+	}
+	ids := map[string]string{}
+	for i, r := range recs {
+		if !filepath.IsAbs(r.folder) {
+			continue
+		}
+		f := resolvePath(r.folder)
+		if r.id == "" {
+			if last, ok := named[f]; !ok || last < i {
+				live = append(live, r)
+			}
+			continue
+		}
+		id, ok := ids[f]
+		if !ok {
+			id = folderIdentity(f)
+			ids[f] = id
+		}
+		if r.id == id {
+			live = append(live, r)
+		} else if !slices.Contains(gone, f) {
+			gone = append(gone, f)
+		}
+	}
+	return live, gone
+}
 
 func readTrustRecords(path string) ([]trustRecord, error) {
 	if path == "" {
@@ -249,19 +305,17 @@ func readTrustRecords(path string) ([]trustRecord, error) {
 		if len(fields) > 1 {
 			r.hash = strings.TrimSpace(fields[1])
 		}
-		if len(fields) > 2 && strings.TrimSpace(fields[2]) == valuesOnly {
-			r.vouches = false
+		for _, f := range fields[min(len(fields), 2):] {
+			switch f = strings.TrimSpace(f); {
+			case f == valuesOnly:
+				r.vouches = false
+			case strings.HasPrefix(f, idPrefix):
+				r.id = strings.TrimPrefix(f, idPrefix)
+			}
 		}
 		recs = append(recs, r)
 	}
 	return recs, nil
-}
-
-// recordedHash returns the hash the last line for folder (resolved)
-// records, and whether there is one.
-func recordedHash(recs []trustRecord, folder string) (string, bool) {
-	r, ok := lastRecord(recs, folder)
-	return r.hash, ok
 }
 
 // lastRecord returns the last line for folder (resolved).
@@ -296,7 +350,8 @@ func appendTrust(path, folder, hash string, vouches bool) error {
 	if err != nil {
 		return err
 	}
-	if last, ok := lastRecord(recs, folder); ok && last.hash == hash && (last.vouches || !vouches) {
+	id := folderIdentity(folder)
+	if last, ok := lastRecord(recs, folder); ok && last.hash == hash && last.id == id && (last.vouches || !vouches) {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -310,15 +365,20 @@ func appendTrust(path, folder, hash string, vouches bool) error {
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
 		header = "# Folders trusted with loom.trust: their .loom.toml and the editor's settings may choose the model server,\n" +
 			"# its credentials, the cost of a turn, allow commands, start MCP servers and change hooks, with the values\n" +
-			"# whose hash follows the tab (a change needs loom.trust again). One absolute path per line; the last line wins.\n"
+			"# whose hash follows the tab (a change needs loom.trust again), while the folder is the one trusted (its id:\n" +
+			"# a folder deleted and created again, or cloned afresh, is a new one). One absolute path per line; the last line wins.\n"
 	}
-	line := folder
-	if hash != "" {
-		line += "\t" + hash
-	}
+	fields := []string{folder, hash}
 	if !vouches {
-		line += "\t" + valuesOnly
+		fields = append(fields, valuesOnly)
 	}
+	if id != "" {
+		fields = append(fields, idPrefix+id)
+	}
+	if len(fields) == 2 && hash == "" {
+		fields = fields[:1]
+	}
+	line := strings.Join(fields, "\t")
 	_, err = f.WriteString(header + line + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -369,25 +429,36 @@ func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer) er
 			held = append(held, l.widening()...)
 		}
 	}
+	t := trustState{folder: resolvePath(opts.Folder)}
 	recs, err := readTrustRecords(opts.trustFile())
+	// A line written for a directory that is no longer at its path (the
+	// folder was deleted and created again, or cloned afresh) counts for
+	// nothing: neither its trust nor its values pass to the new folder.
+	recs, gone := liveRecords(recs)
 	listed := slices.Clone(c.Trust.Folders)
 	for _, r := range recs {
 		if r.vouches {
 			listed = append(listed, r.folder)
 		}
 	}
-	t := trustState{folder: resolvePath(opts.Folder)}
 	t.vouched = opts.Trusted || editorTrusts(opts.Overrides) || FolderTrusted(t.folder, listed)
 	// Trust keys of these layers never apply, and are no content to trust.
 	content := slices.DeleteFunc(slices.Clone(held), func(h heldKey) bool { return isTrustKey(h.key) })
 	// A folder with no widening values records that too: trust binds to
 	// having none.
 	t.hash = contentHash(content)
-	rec, recorded := recordedHash(recs, t.folder)
+	last, recorded := lastRecord(recs, t.folder)
+	rec := last.hash
+	t.renewed = slices.Contains(gone, t.folder) && !recorded
 	switch {
 	case !t.vouched:
 	case opts.Trusted, recorded && rec == t.hash:
 		t.trusted = true
+		if recorded && last.id == "" {
+			// A line from before lines named the folder's identity: it
+			// now names this folder's (best effort, as below).
+			_ = appendTrust(opts.trustFile(), t.folder, last.hash, last.vouches)
+		}
 	case recorded && rec != "":
 		// Changed since trusted. While a layer is pending the values are
 		// incomplete: held back without a notice until it arrives.
@@ -404,7 +475,9 @@ func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer) er
 	if !t.trusted {
 		t.ignored = held
 		slices.SortStableFunc(t.ignored, func(a, b heldKey) int { return strings.Compare(a.key, b.key) })
-		if ws != nil {
+		// The file is named only when it set one of them: a change in
+		// the editor's settings alone does not blame it.
+		if ws != nil && slices.ContainsFunc(held, func(h heldKey) bool { return h.src == ws.src }) {
 			t.file = ws.src
 		}
 	}

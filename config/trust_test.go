@@ -214,11 +214,15 @@ func TestTrustFolderRecordsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []trustRecord{{folder, "sha256:aa", true}, {folder, "sha256:bb", true}}; !reflect.DeepEqual(recs, want) {
+	id := folderIdentity(folder)
+	if id == "" {
+		t.Fatal("no identity for a folder")
+	}
+	if want := []trustRecord{{folder, "sha256:aa", true, id}, {folder, "sha256:bb", true, id}}; !reflect.DeepEqual(recs, want) {
 		t.Errorf("trust file records %v, want %v", recs, want)
 	}
-	if h, ok := recordedHash(recs, folder); !ok || h != "sha256:bb" {
-		t.Errorf("recordedHash = %q, %v: want the last line's", h, ok)
+	if r, ok := lastRecord(recs, folder); !ok || r.hash != "sha256:bb" {
+		t.Errorf("lastRecord = %v, %v: want the last line's", r, ok)
 	}
 	got, err := ReadTrustFile(file)
 	if err != nil || !reflect.DeepEqual(got, []string{folder}) {

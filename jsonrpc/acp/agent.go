@@ -41,6 +41,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		announce: map[string]int{},
 		held:     map[acpsdk.SessionId][]heldItem{},
 		replays:  map[acpsdk.SessionId]int{},
+		opening:  map[acpsdk.SessionId]*openingNotes{},
 	}
 	hostOpts := opts.Host
 	hostOpts.Editor = a
@@ -116,6 +117,10 @@ type agent struct {
 	// is replaying, replays counts those replays (see notices.go).
 	held    map[acpsdk.SessionId][]heldItem
 	replays map[acpsdk.SessionId]int
+	// opening keeps what a conversation being opened for session/load or
+	// session/resume said before its session was registered (see
+	// notices.go, catchOpening).
+	opening map[acpsdk.SessionId]*openingNotes
 	// announced holds the ids of the sessions told their slash commands
 	// and trust notice (see trust.go).
 	announced sync.Map

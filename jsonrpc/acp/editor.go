@@ -20,6 +20,9 @@ import (
 // model's text is the agent message, exactly; what loom-lsp itself has to
 // say (a commit, a retry, a failed hook) goes out as agent thought.
 func (a *agent) Notify(n workspace.Notification) {
+	if a.caught(n) {
+		return
+	}
 	sessions := a.sessionsOf(n.Folder, n.Conversation)
 	if len(sessions) == 0 {
 		a.log.Debug("no ACP session for a notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)

@@ -114,3 +114,65 @@ func infoKind(n workspace.Notification) string {
 	}
 	return "info"
 }
+
+// openingNotes is what the conversations opened for a session id said
+// while they opened; waiters counts the loads and resumes waiting.
+type openingNotes struct {
+	waiters int
+	notes   []workspace.Notification
+}
+
+// catchOpening keeps, in order, every notification of conversation id
+// from now until deliver is called: a conversation opened from its
+// journal says what it restored (the "resumed" notice, its title, the
+// context's use) on its own goroutine, which may run before the session
+// is registered — those would find no session and be lost. deliver(s)
+// hands them to session s, then lets later ones go straight to it;
+// deliver(nil) drops them (the session was not established). Call
+// deliver exactly once.
+func (a *agent) catchOpening(id acpsdk.SessionId) (deliver func(s *session)) {
+	a.mu.Lock()
+	o := a.opening[id]
+	if o == nil {
+		o = &openingNotes{}
+		a.opening[id] = o
+	}
+	o.waiters++
+	a.mu.Unlock()
+	return func(s *session) {
+		for {
+			a.mu.Lock()
+			notes := o.notes
+			o.notes = nil
+			if len(notes) == 0 || s == nil {
+				if o.waiters--; o.waiters == 0 && a.opening[id] == o {
+					delete(a.opening, id)
+				}
+				a.mu.Unlock()
+				return
+			}
+			a.mu.Unlock()
+			// Still catching while these go: what comes meanwhile
+			// follows them in the next round.
+			for _, n := range notes {
+				a.notifySession(s, n)
+			}
+		}
+	}
+}
+
+// caught keeps n when its conversation is being opened (catchOpening)
+// and reports whether it did.
+func (a *agent) caught(n workspace.Notification) bool {
+	if n.Conversation == "" {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	o := a.opening[acpsdk.SessionId(n.Conversation)]
+	if o == nil {
+		return false
+	}
+	o.notes = append(o.notes, n)
+	return true
+}

@@ -84,8 +84,16 @@ func (a *agent) restore(ctx context.Context, id acpsdk.SessionId, cwd string, mc
 	case err != nil:
 		return nil, err
 	}
+	if openedForTest != nil {
+		openedForTest(c)
+	}
 	return a.register(id, c), nil
 }
+
+// openedForTest, set by a test, runs between the opening of a
+// conversation for session/load or session/resume and the registration
+// of its session: the conversation's goroutine may run ahead there.
+var openedForTest func(*workspace.Conversation)
 
 // closed reports whether conversation c has shut down.
 func closed(c *workspace.Conversation) bool {
@@ -127,12 +135,17 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	// journal's "resumed" notice, a folder's notice, a running turn's
 	// text) waits behind the replay.
 	release := a.holdForReplay(p.SessionId)
+	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
+		deliver(nil)
 		release()
 		return acpsdk.LoadSessionResponse{}, err
 	}
+	// History is answered by the conversation's goroutine once it has
+	// opened: what it said while opening was caught by then.
 	msgs, err := s.ws.History(ctx)
+	deliver(s) // held behind the replay
 	if err != nil {
 		release()
 		return acpsdk.LoadSessionResponse{}, err
@@ -156,10 +169,13 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 // ResumeSession implements acpsdk.Agent: like session/load, without the
 // replay.
 func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
+		deliver(nil)
 		return acpsdk.ResumeSessionResponse{}, err
 	}
+	deliver(s)
 	a.advertiseCommands(s.id, s.ws)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
 	m, err := a.stateOf(ctx, s.id, s.ws, true)
