@@ -180,9 +180,20 @@ type Status struct {
 	Mode fsm.Mode `json:"mode"`
 	// Plan is the todo list (update_plan), empty when there is none.
 	Plan []fsm.PlanItem `json:"plan"`
+	// PlanProposal is the plan waiting for the user's decision
+	// (loom.decidePlan), absent when none waits: a client that
+	// reconnects draws it again.
+	PlanProposal *PendingPlanStatus `json:"planProposal,omitempty"`
 	// LanguageServers names the language servers loom runs itself for
 	// the folder's diagnostics (tools.diagnostics), running now.
 	LanguageServers []string `json:"languageServers"`
+}
+
+// PendingPlanStatus is a plan waiting for the user's decision: the
+// propose_plan call and the plan (Markdown).
+type PendingPlanStatus struct {
+	CallID string `json:"callId"`
+	Plan   string `json:"plan"`
 }
 
 func newConversation(f *Folder, o opening) *Conversation {
@@ -312,6 +323,9 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)
+		if call, plan, ok := s.m.PendingPlan(); ok {
+			st.PlanProposal = &PendingPlanStatus{CallID: call, Plan: plan}
+		}
 		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
 		if st.Queued == nil {
 			st.Queued = []string{}
