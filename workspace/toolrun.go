@@ -352,8 +352,12 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		defer func() {
 			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
 			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.ReadFile)
+			user, model := protectedWords(outcome.command.command, protectedWrites(s.folder.dir, outcome.command))
+			if user != "" {
+				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
+			}
 			if !outcome.settled {
-				outcome.result += s.commandResultNote(ctx, outcome.command)
+				outcome.result += s.commandResultNote(ctx, outcome.command) + model
 			}
 		}()
 	}
