@@ -95,6 +95,7 @@ func (f *Folder) loadConfig(reload bool) {
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
 		Sandbox:        f.sandbox,
 	}
+	f.loadHooks(cfg, st.env)
 	if reload {
 		f.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})
 	}
@@ -124,6 +125,7 @@ func (s *Conversation) machineConfig() fsm.Config {
 		CompactAt:     s.cfg.Agent.CompactAt,
 		KeepToolTurns: s.cfg.Agent.ElideAfterTurns,
 		ReviewEdits:   s.cfg.Tools.Edits == config.EditsReview,
+		StopHooks:     s.agent.stopHooks,
 	}
 	if c.KeepToolTurns == 0 {
 		c.KeepToolTurns = -1 // config's 0 never elides; fsm's 0 means default
