@@ -82,6 +82,12 @@ func TestPlanModeOverLSP(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.folder, "b.txt")); err == nil {
 		t.Fatal("b.txt was written in plan mode")
 	}
+	// A client that reconnects finds the plan in loom.status.
+	var waiting workspace.Status
+	if err := e.ed.ExecuteCommand(e.ctx, CmdStatus, FolderArgs{}, &waiting); err != nil || waiting.PlanProposal == nil ||
+		!strings.Contains(waiting.PlanProposal.Plan, "1. write b.txt with three lines") || waiting.PlanProposal.CallID == "" {
+		t.Fatalf("loom.status while the plan waits: %+v, %v", waiting.PlanProposal, err)
+	}
 	reject := DecidePlanArgs{PlanDecision: workspace.PlanDecision{Comment: "one line only"}}
 	if err := e.ed.ExecuteCommand(e.ctx, CmdDecidePlan, reject, nil); err != nil {
 		t.Fatal(err)
@@ -104,8 +110,9 @@ func TestPlanModeOverLSP(t *testing.T) {
 		Plan []struct {
 			Step string `json:"step"`
 		} `json:"plan"`
+		PlanProposal any `json:"planProposal"`
 	}
-	if err := e.ed.ExecuteCommand(e.ctx, CmdStatus, FolderArgs{}, &st); err != nil || st.Mode != "agent" || len(st.Plan) != 1 {
+	if err := e.ed.ExecuteCommand(e.ctx, CmdStatus, FolderArgs{}, &st); err != nil || st.Mode != "agent" || len(st.Plan) != 1 || st.PlanProposal != nil {
 		t.Fatalf("loom.status mode %q plan %v (%v)", st.Mode, st.Plan, err)
 	}
 }

@@ -126,9 +126,10 @@ func (s *Conversation) restore(path string) {
 	}
 	s.announcePlan()
 	s.changes.ReportPendingCommit(rp.PendingCommit)
-	s.changes.FinishRestore(rp.PendingRestore)
+	left := s.changes.FinishRestore(rp.PendingRestore)
 	// The conversation's auto-commits, for a rewind after the restart.
 	s.changes.Log.Set(rp.Commits.Commits, rp.Commits.TurnOf)
+	s.changes.FinishRewind(rp.PendingRewind, left)
 	if s.busy() && !s.resumeReviews(path) {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result (unless it only waited

@@ -128,6 +128,10 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	if err := config.TrustFolder(h.opts.TrustFile, s.folder.dir, cfg.ContentHash()); err != nil {
 		return "", err
 	}
+	// And to its agent hooks as they are now, with the files they run.
+	if err := s.folder.trustHooks(); err != nil {
+		return "", err
+	}
 	// Trusting the folder confirms the repository it is in now (one a
 	// command created since it was opened).
 	s.folder.recordRepo(s.folder.life)

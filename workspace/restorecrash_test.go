@@ -36,15 +36,27 @@ func TestHelperRewindDaemon(t *testing.T) {
 	script := fmt.Sprintf("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = update-index ] && [ -z \"$GIT_INDEX_FILE\" ] && { echo moved > %q; exec sleep 600; }; done\nexec %q \"$@\"\n", os.Getenv("LOOM_FIFO"), real)
 	os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755)
 	os.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	s.Changes().Rewind(context.Background(), 1, fsm.RestoreFiles)
+	restore := fsm.RestoreFiles
+	if os.Getenv("LOOM_RESTORE") == "both" {
+		restore = fsm.RestoreBoth
+	}
+	s.Changes().Rewind(context.Background(), 1, restore)
 	select {} // until killed
 }
 
 // A daemon killed with SIGKILL after a rewind moved the branch and before
 // it restored the files: the resumed conversation finishes the restores
-// (the edited file back, the created one gone) and says so; nothing is
-// left half-restored, and a second resume does not do it again.
+// (the edited file back, the created one gone) and says so, and records
+// the rewind the daemon never stepped: the conversation is rewound (for
+// a rewind of both) and the rewound commit is no longer the turn's.
+// Nothing is left half-done, and a second resume does not do it again.
 func TestRewindKilledBeforeItsRestores(t *testing.T) {
+	for _, restore := range []string{"files", "both"} {
+		t.Run(restore, func(t *testing.T) { testRewindKilledBeforeItsRestores(t, restore) })
+	}
+}
+
+func testRewindKilledBeforeItsRestores(t *testing.T, restore string) {
 	state := t.TempDir()
 	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
 	fifo := filepath.Join(t.TempDir(), "moved")
@@ -52,7 +64,7 @@ func TestRewindKilledBeforeItsRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRewindDaemon$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LOOM_TEST_HELPER=rewind-kill9", "LOOM_STATE="+state, "LOOM_FOLDER="+dir, "LOOM_FIFO="+fifo)
+	cmd.Env = append(os.Environ(), "LOOM_TEST_HELPER=rewind-kill9", "LOOM_STATE="+state, "LOOM_FOLDER="+dir, "LOOM_FIFO="+fifo, "LOOM_RESTORE="+restore)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -97,7 +109,8 @@ func TestRewindKilledBeforeItsRestores(t *testing.T) {
 	}
 
 	h := newTestHostIn(t, state, editAndCreate, nil)
-	if _, err := h.AddFolder(dir); err != nil {
+	s, err := h.AddFolder(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
 	n := h.editor.waitFor(t, "the finished restores' report", func(n Notification) bool {
@@ -112,6 +125,7 @@ func TestRewindKilledBeforeItsRestores(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "new file.txt")); !os.IsNotExist(err) {
 		t.Fatalf("new file.txt still there: %v", err)
 	}
+	checkRewindRecorded(t, h, s, restore)
 	h.Close()
 	h2 := newTestHostIn(t, state, editAndCreate, nil)
 	if _, err := h2.AddFolder(dir); err != nil {
@@ -121,8 +135,71 @@ func TestRewindKilledBeforeItsRestores(t *testing.T) {
 	h2.editor.mu.Lock()
 	defer h2.editor.mu.Unlock()
 	for _, n := range h2.editor.notes {
-		if strings.Contains(n.Text, "was restoring files") {
-			t.Fatalf("the restores were finished twice: %q", n.Text)
+		if strings.Contains(n.Text, "was restoring files") || strings.Contains(n.Text, "the rewind is recorded now") {
+			t.Fatalf("the restores or the rewind were finished twice: %q", n.Text)
 		}
+	}
+}
+
+// checkRewindRecorded checks that the resumed conversation s holds the
+// rewind to turn 1 the daemon died in: it said so, the conversation is
+// back to before turn 1 for a rewind of both, and turn 1 has no commit
+// left to rewind (its commit was taken back).
+func checkRewindRecorded(t *testing.T, h *testHost, s *Conversation, restore string) {
+	t.Helper()
+	h.editor.waitFor(t, "the recorded rewind", func(n Notification) bool {
+		return strings.Contains(n.Text, "the rewind is recorded now")
+	})
+	cps, err := s.Checkpoints(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case restore == "both" && len(cps) != 0:
+		t.Fatalf("the conversation was not rewound: checkpoints %+v", cps)
+	case restore == "files" && (len(cps) != 1 || len(cps[0].Commits) != 0):
+		t.Fatalf("turn 1 still has its rewound commit: checkpoints %+v", cps)
+	}
+}
+
+// A daemon that died after a files rewind's restores were written and
+// journaled, before the rewind's own event was (the journal then ends
+// with the restores' end: cut here at that point): the resumed
+// conversation records the rewind, without restoring anything again.
+func TestRewindCutBeforeItsEvent(t *testing.T) {
+	state := t.TempDir()
+	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
+	h := newTestHostIn(t, state, editAndCreate, nil)
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask(t, h, s, "greet the world")
+	if _, err := s.Changes().Rewind(context.Background(), 1, fsm.RestoreBoth); err != nil {
+		t.Fatal(err)
+	}
+	path := s.journalPathShared()
+	h.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Index(string(b), `{"t":"Rewind"`)
+	if at < 0 || !strings.Contains(string(b[:at]), `"t":"restore-end"`) {
+		t.Fatalf("no restore-end before the Rewind event in the journal:\n%s", b)
+	}
+	if err := os.WriteFile(path, b[:at], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "greet.txt"), []byte("the user's own\n"), 0o644)
+
+	h2 := newTestHostIn(t, state, editAndCreate, nil)
+	s2, err := h2.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRewindRecorded(t, h2, s2, "both")
+	if got, _ := os.ReadFile(filepath.Join(dir, "greet.txt")); string(got) != "the user's own\n" {
+		t.Fatalf("greet.txt = %q: restored again on the resume", got)
 	}
 }

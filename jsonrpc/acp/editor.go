@@ -110,6 +110,10 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		} else {
 			a.notice(s, infoKind(n), n.Text)
 		}
+	case workspace.NoteHook:
+		// What an agent hook said: a line the user reads beside the
+		// answer.
+		a.send(s.id, acpsdk.UpdateAgentThoughtText("⚑ "+n.Hook.Line()))
 	case workspace.NoteCompacted:
 		a.send(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
 	case workspace.NoteTurnEnded:

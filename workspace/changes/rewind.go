@@ -99,7 +99,7 @@ func (t *Tree) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (Re
 	var res RewindResult
 	rec := &rewindRecord{}
 	if (restore == fsm.RestoreFiles || restore == fsm.RestoreBoth) && len(commits) > 0 {
-		rv, err := t.revertForRewind(ctx, scrub, commits, fmt.Sprintf("loom: rewind to turn %d", turn))
+		rv, err := t.revertForRewind(ctx, scrub, commits, fmt.Sprintf("loom: rewind to turn %d", turn), &fsm.Rewind{Turn: turn, Restore: restore})
 		if err != nil {
 			return RewindResult{}, err
 		}
@@ -165,7 +165,7 @@ func (t *Tree) Redo(ctx context.Context) (RewindResult, error) {
 	}
 	var res RewindResult
 	if rec.commit != nil {
-		rv, err := t.revertForRewind(ctx, scrub, []*gitcommit.Result{rec.commit}, "loom: redo (undo the rewind "+gitcommit.Short(rec.commit.SHA)+")")
+		rv, err := t.revertForRewind(ctx, scrub, []*gitcommit.Result{rec.commit}, "loom: redo (undo the rewind "+gitcommit.Short(rec.commit.SHA)+")", nil)
 		if err != nil {
 			return RewindResult{}, err
 		}
@@ -196,8 +196,9 @@ func (t *Tree) Redo(ctx context.Context) (RewindResult, error) {
 	return res, nil
 }
 
-// revertForRewind takes commits back with one revert commit of message.
-func (t *Tree) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string) (*gitcommit.Reverted, error) {
+// revertForRewind takes commits back with one revert commit of message;
+// rewind, for a rewind (nil for a redo), is journaled with its restores.
+func (t *Tree) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string, rewind *fsm.Rewind) (*gitcommit.Reverted, error) {
 	repo, err := gitcommit.Open(ctx, t.dir, scrub)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
@@ -211,9 +212,10 @@ func (t *Tree) revertForRewind(ctx context.Context, scrub string, commits []*git
 		}
 	}
 	rj := t.newRestoreJournal(ctx, repo.Top, "the "+strings.TrimPrefix(message, "loom: "))
+	rj.rewind = rewind
 	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave, Planned: rj.planned})
 	if err != nil {
-		rj.end()
+		rj.end(nil, nil)
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
 	}
 	// A file changed while the revert ran is left as it is, and named.

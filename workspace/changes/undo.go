@@ -63,7 +63,7 @@ func (t *Tree) Undo(ctx context.Context, sha string) (string, error) {
 	rj := t.newRestoreJournal(ctx, repo.Top, "the undo of "+gitcommit.Short(target.SHA))
 	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{Planned: rj.planned})
 	if err != nil {
-		rj.end()
+		rj.end(nil, nil)
 		return "", err
 	}
 	left := t.applyRestores(rj, rv)

@@ -92,7 +92,7 @@ func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (str
 	rj := t.newRestoreJournal(ctx, repo.Top, "the undo of the agent's changes to "+rel)
 	rv, err := gitcommit.Revert(ctx, repo, targets, gitcommit.RevertOptions{Message: message, Paths: []string{rel}, Planned: rj.planned})
 	if err != nil {
-		rj.end()
+		rj.end(nil, nil)
 		return "", err
 	}
 	left := t.applyRestores(rj, rv)

@@ -166,6 +166,11 @@ type Replayed struct {
 	PendingCommit *CommitRecord
 	// PendingRestore are a revert's restores planned and never ended.
 	PendingRestore *RestoreRecord
+	// PendingRewind is a files rewind whose restores were planned and
+	// whose fsm.Rewind never followed (the daemon died in between): its
+	// Rewind is the event to step, once the branch is known to have
+	// moved, with the files it left when its restores ended.
+	PendingRewind *RestoreRecord
 	// Commits are the auto-commits the conversation made and did not
 	// rewind, with their turns, for a rewind after a restart.
 	Commits CommitLog
@@ -195,6 +200,7 @@ func ReplayUnsealed(path string, cfg fsm.Config, unseal *secret.Redactor) (Repla
 			if st.RestoreEnd {
 				rp.PendingRestore = nil
 			}
+			rp.PendingRewind = pendingRewind(rp.PendingRewind, st)
 			return
 		}
 		if st.Commit != nil || st.CommitEnd {
@@ -227,6 +233,9 @@ func ReplayUnsealed(path string, cfg fsm.Config, unseal *secret.Redactor) (Repla
 			return
 		}
 		rp.Commits.Stepped(st.Event)
+		if _, ok := st.Event.(fsm.Rewind); ok {
+			rp.PendingRewind = nil
+		}
 		rp.Steps++
 	})
 	rp.Scan = sc
@@ -237,6 +246,23 @@ func ReplayUnsealed(path string, cfg fsm.Config, unseal *secret.Redactor) (Repla
 		rp.M = fsm.New(cfg)
 	}
 	return rp, nil
+}
+
+// pendingRewind follows a files rewind through its restore records: a
+// "restore" of a rewind starts it, its "restore-end" brings the files it
+// left, and an end without them (the revert failed) drops it.
+func pendingRewind(was *RestoreRecord, st Step) *RestoreRecord {
+	switch {
+	case !st.RestoreEnd && st.Restore != nil && st.Restore.Rewind != nil:
+		return st.Restore
+	case !st.RestoreEnd:
+		return nil
+	case was == nil || st.Restore == nil || st.Restore.Rewind == nil:
+		return nil
+	}
+	ended := *was
+	ended.Rewind = st.Restore.Rewind
+	return &ended
 }
 
 // Describe replays the journal read from r through a fresh state

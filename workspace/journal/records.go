@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
@@ -46,6 +47,12 @@ type RestoreRecord struct {
 	// Dropped are the commits the move takes off the branch, if any.
 	Dropped []string      `json:"dropped,omitempty"`
 	Files   []RestoreFile `json:"files,omitempty"`
+	// Rewind is the conversation's side of a files rewind whose restores
+	// these are: the fsm.Rewind the rewind steps once they are written. A
+	// "restore-end" of a rewind carries it again with the files it left
+	// (Left). A resume that finds the restores and not the event steps it
+	// (Replayed.PendingRewind).
+	Rewind *fsm.Rewind `json:"rewind,omitempty"`
 }
 
 // RestoreFile is one planned restore.

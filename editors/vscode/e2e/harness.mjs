@@ -253,7 +253,12 @@ before(async () => {
   fs.writeFileSync(path.join(ws, 'bad.json'), '{\n  "name": "demo",\n  "version": \n}\n');
   fs.writeFileSync(path.join(ws, 'package.json'), JSON.stringify({ name: 'greeting', private: true, scripts: { test: 'echo tests-pass', x: 'echo x-ran' } }, null, 2) + '\n');
   // Short retries, so step 6 ends in seconds.
-  fs.writeFileSync(path.join(ws, '.loom.toml'), '[agent]\nretry_base = "200ms"\nretry_max = "400ms"\nmax_retries = 2\n');
+  // Pictures on: the scripted model takes them (step 24).
+  fs.writeFileSync(path.join(ws, '.loom.toml'), '[agent]\nretry_base = "200ms"\nretry_max = "400ms"\nmax_retries = 2\n\n[model]\nimages = "on"\n');
+  // A custom command, as a team keeps it for Claude Code (step 24's slash menu).
+  fs.mkdirSync(path.join(ws, '.claude', 'commands'), { recursive: true });
+  fs.writeFileSync(path.join(ws, '.claude', 'commands', 'greet.md'),
+    '---\ndescription: Greet someone the house way\nargument-hint: WHO\n---\nGreet $ARGUMENTS warmly, in the house style, in one line.\n');
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: ws });
   git('config', 'user.email', 'e2e@loom-lsp.invalid');
   git('config', 'user.name', 'e2e');

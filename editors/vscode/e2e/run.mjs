@@ -33,3 +33,5 @@ import './steps/20b-narrow-bar.mjs';
 import './steps/21-conversations.mjs';
 import './steps/21b-palette-new.mjs';
 import './steps/22-model-picker.mjs';
+import './steps/23-plan-mode.mjs';
+import './steps/24-images-slash.mjs';

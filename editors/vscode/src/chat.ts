@@ -8,11 +8,14 @@ import { explainAskError } from './askargs';
 import { contextAsText, contextUnsupported } from './contextitems';
 import { beforeText } from './diff';
 import { Conversations } from './conversations';
+import { writeImages } from './imagefiles';
 import { ChatPanel, PanelHost } from './panel';
+import { applyPlanStatus } from './planmode';
 import {
   AskArgs, AskResult, Commands, CommitParams, ConversationArgs, DisplayMessageParams, HistoryResult, ModelsResult, PanelState, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
+import { imageLabel, PastedImage } from './shared/images';
 import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
 import type { ReviewIntent } from './shared/review';
 import { isBusy } from './status';
@@ -81,6 +84,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   composer: ((msg: FromWebview) => Promise<void>) | undefined;
   /** The conversation list's handlers (new, open, rename, delete). */
   conversationList: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** The mode selector's and the plan card's handler (planmode.ts). */
+  planMode: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** Where pasted pictures are written for loom.ask (the extension's storage). */
+  imageDir: string | undefined;
+  /** Folders whose next new conversation (an accepted plan's fresh start) the panel shows, with its first prompt. */
+  private readonly following = new Map<string, string>();
   /** Called when a conversation starts or stops running, or gets or loses an open approval (the list's badges). */
   onBusyChange: ((t: Transcript) => void) | undefined;
   /** The changed-files bar and checkpoints. */
@@ -136,6 +145,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * which may not be the one shown (it then is drawn when shown).
    */
   private route(p: { folder: string; conversation?: string }): Transcript {
+    this.follow(p.folder, p.conversation);
     const { transcript, adopted } = this.convs.route(p.folder, p.conversation);
     transcript.updated = new Date().toISOString();
     if (adopted && p.folder === this.current()) {
@@ -187,13 +197,42 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return this.convs.all().map((t) => t.header());
   }
 
+  /**
+   * Shows the next conversation the server starts in folder (a plan
+   * accepted in a new conversation), its first prompt drawn as the
+   * server sends it to the model.
+   */
+  followNew(folder: string, prompt: string): void {
+    this.following.set(folder, prompt);
+  }
+
+  /** Shows conversation when it is the new one followNew waits for (the first unknown id of folder). */
+  private follow(folder: string, conversation: string | undefined): void {
+    if (!conversation || !this.following.has(folder) || this.convs.find(folder, conversation)) {
+      return;
+    }
+    const prompt = this.following.get(folder) ?? '';
+    this.following.delete(folder);
+    const t = this.convs.show(folder, conversation).transcript;
+    t.loaded = true;
+    if (prompt !== '' && t.items.length === 0) {
+      t.prompt(prompt);
+    }
+    this.rememberShown(folder, conversation);
+    if (folder === this.current()) {
+      this.panel.refresh();
+    }
+    this.onHeader.fire();
+  }
+
   /** Sends changed items of a folder's conversation (the one shown when absent), and its header, to the panel. */
-  show(folder: string, items: Item[], conversation?: string): void {
+  show(folder: string, items: readonly (Item | undefined)[], conversation?: string): void {
     this.changed(this.transcriptOf(folder, conversation), items);
   }
 
   /** The transcript of a folder's conversation; the one shown when conversation is absent. */
   transcriptOf(folder: string, conversation?: string): Transcript {
+    this.follow(folder, conversation);
     return conversation ? this.convs.route(folder, conversation).transcript : this.transcript(folder);
   }
 
@@ -433,7 +472,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    * Sends a prompt (with the code action's uri and selection, if any, and
    * the composer's attachments as loom.ask's context).
    */
-  async ask(args: AskArgs, context?: string, attached: readonly ContextItem[] = []): Promise<AskResult | undefined> {
+  async ask(args: AskArgs, context?: string, attached: readonly ContextItem[] = [], images: readonly PastedImage[] = []): Promise<AskResult | undefined> {
     const folder = this.folderOf(args.uri) ?? this.current();
     if (!folder) {
       void vscode.window.showErrorMessage('Loom: open a folder first; Loom works on a workspace folder.');
@@ -445,8 +484,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     }
     const t = this.transcript(folder);
     this.checkpoints?.asked(folder);
-    const item = t.prompt(args.prompt, context, attached.map((c) => c.label));
+    const item = t.prompt(args.prompt, context, [...attached.map((c) => c.label), ...images.map(imageLabel)]);
     this.changed(t, [item]);
+    let written: { paths: string[]; remove: () => Promise<void> } | undefined;
     if (!args.uri) {
       args = { ...args, uri: vscode.Uri.file(folder).toString() };
     }
@@ -457,6 +497,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       args = { ...args, context: [...attached] };
     }
     try {
+      if (images.length > 0) {
+        // loom.ask takes pictures as files: written for it, removed once it has read them.
+        written = await writeImages(this.imageDir ?? '', images);
+        args = { ...args, images: written.paths };
+      }
       let res: AskResult;
       try {
         res = await this.server.exec<AskResult>(Commands.ask, args);
@@ -487,6 +532,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       }
       this.changed(t, [...t.failed(item), t.notice('error', text, action)]);
       return undefined;
+    } finally {
+      await written?.remove();
     }
   }
 
@@ -536,6 +583,11 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    */
   conversationArgs(): ConversationArgs {
     return this.folderArgs();
+  }
+
+  /** The arguments that select t's conversation. */
+  argsFor(t: Transcript): ConversationArgs {
+    return argsOf(t);
   }
 
   async cancel(): Promise<void> {
@@ -737,8 +789,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       try {
         const t = this.transcript(f.path);
         const st = await this.server.exec<Status>(Commands.status, argsOf(t));
-        await this.applyStatus(t, st);
-        this.panel.header(t.header());
+        const cards = await this.applyStatus(t, st);
+        if (cards.length > 0) {
+          this.changed(t, cards);
+        } else {
+          this.panel.header(t.header());
+        }
       } catch { /* said elsewhere */ }
     }));
     this.onHeader.fire();
@@ -747,7 +803,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   /** The model in use when each transcript's model list was asked. */
   private readonly listedFor = new WeakMap<Transcript, string>();
 
-  private async applyStatus(t: Transcript, st: Status): Promise<void> {
+  private async applyStatus(t: Transcript, st: Status): Promise<Item[]> {
+    const cards = applyPlanStatus(t, st, this.server.has(Commands.setMode));
     t.model = st.model;
     t.setState(st.state);
     t.reviewEdits = this.reviewEdits?.(st) ?? st.edits === 'review';
@@ -777,6 +834,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         t.models = [];
       }
     }
+    return cards;
   }
 
   // --- the panel's messages ----------------------------------------------------
@@ -784,7 +842,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   async handle(msg: FromWebview): Promise<void> {
     switch (msg.type) {
       case 'send':
-        await this.ask({ prompt: msg.text }, undefined, msg.context ?? []);
+        await this.ask({ prompt: msg.text }, undefined, msg.context ?? [], msg.images ?? []);
         break;
       case 'stop':
         if (msg.by === 'escape' && this.reviewWaiting?.(this.transcript(this.current() ?? ''))) {
@@ -867,6 +925,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       case 'deleteConversation':
       case 'listConversations':
         await this.conversationList?.(msg);
+        break;
+      case 'setMode':
+      case 'decidePlan':
+        await this.planMode?.(msg);
         break;
       case 'ready':
         break;

@@ -19,9 +19,10 @@ import { ConversationList } from './conversationlist';
 import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
+import { PlanMode } from './planmode';
 import {
-  AskArgs, CommitParams, NoticeParams, DisplayMessageParams, Methods, SaveDocumentsParams, SaveDocumentsResult, StateParams,
-  Status, ToolCallParams, TurnEndedParams,
+  AskArgs, CommitParams, NoticeParams, DisplayMessageParams, Methods, ModeParams, PlanParams, PlanProposalParams, SaveDocumentsParams,
+  SaveDocumentsResult, StateParams, Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
 import { answerDiagnostics, DiagnosticsParams, LspDiagnostic } from './diagnostics';
@@ -124,6 +125,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
   const conversations = new ConversationList(chat);
+  const planMode = new PlanMode(chat);
+  chat.planMode = (m) => planMode.handle(m);
+  chat.imageDir = context.globalStorageUri.fsPath;
   const checkpoints = new Checkpoints(chat, context.workspaceState);
   chat.checkpoints = checkpoints;
   const review = new ReviewController(async (cmd, args) => {
@@ -290,6 +294,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     chat.commit(p);
     checkpoints.commit(p);
   });
+  c.onNotification(Methods.mode, (p: ModeParams) => planMode.mode(p));
+  c.onNotification(Methods.plan, (p: PlanParams) => planMode.plan(p));
+  c.onNotification(Methods.planProposal, (p: PlanProposalParams) => planMode.proposal(p));
   c.onNotification(commandChangesMethod, (p: CommandChangesParams) => checkpoints.commandChanges(p));
   c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
   // The conversation was rewound (from the panel, the palette or another

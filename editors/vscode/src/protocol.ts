@@ -1,7 +1,8 @@
 // The loom-lsp wire protocol as this extension uses it. The server side is
 // jsonrpc/commands.go and jsonrpc/notify.go of loom-lsp; keep them in step.
 import type { SavedRule } from './approval';
-import type { ContextItem } from './shared/messages';
+import type { ContextItem, Mode, PlanStep } from './shared/messages';
+import type { ServerCommand } from './slash';
 
 /** Commands of workspace/executeCommand; each takes one object argument. */
 export const Commands = {
@@ -29,6 +30,10 @@ export const Commands = {
   deleteConversation: 'loom.deleteConversation',
   /** {uri?, conversation?} -> PanelState: everything the panel draws of a folder, in one request. */
   panelState: 'loom.panelState',
+  /** {uri?, conversation?, mode} -> {folder, mode, plan}: switches the conversation's mode. */
+  setMode: 'loom.setMode',
+  /** {uri?, conversation?, accept, fresh?, plan?, comment?} -> null: answers the plan waiting for approval. */
+  decidePlan: 'loom.decidePlan',
 } as const;
 
 /**
@@ -47,7 +52,20 @@ export const Methods = {
   turnEnded: 'loom/turnEnded',
   commit: 'loom/commit',
   notice: 'loom/notice',
+  /** ModeParams: the conversation's mode changed. */
+  mode: 'loom/mode',
+  /** PlanParams: the todo list, whole. */
+  plan: 'loom/plan',
+  /** PlanProposalParams: a plan waits for loom.decidePlan. */
+  planProposal: 'loom/planProposal',
 } as const;
+
+/** loom/mode's params. */
+export interface ModeParams { folder: string; conversation?: string; mode: Mode }
+/** loom/plan's params: the whole list (empty: none). */
+export interface PlanParams { folder: string; conversation?: string; turn: number; items: PlanStep[] | null }
+/** loom/planProposal's params: the plan (Markdown) and the propose_plan call. */
+export interface PlanProposalParams { folder: string; conversation?: string; turn: number; callId: string; plan: string }
 
 export interface Position { line: number; character: number }
 export interface Range { start: Position; end: Position }
@@ -61,6 +79,8 @@ export interface AskArgs {
   context?: ContextItem[];
   /** The conversation it goes to (absent: the folder's most recent). */
   conversation?: string;
+  /** Pictures: paths of files the server reads (PNG, JPEG, GIF, WebP). */
+  images?: string[];
 }
 
 /** loom.ask's reply. */
@@ -132,6 +152,13 @@ export interface Status {
   allowCommands?: SavedRule[];
   /** The MCP servers whose tools run unasked in this folder (absent from an older loom-lsp). */
   allowMcpServers?: string[];
+  /** The conversation's mode and todo list (absent from an older loom-lsp). */
+  mode?: Mode;
+  plan?: PlanStep[] | null;
+  /** The plan waiting for loom.decidePlan, if any. */
+  planProposal?: { callId: string; plan: string };
+  /** The folder's custom commands and user-invocable skills. */
+  commands?: ServerCommand[] | null;
 }
 
 /** loom.models' reply: the models the server lists, and the conversation's. */

@@ -12,14 +12,37 @@ export const slashCommands: readonly SlashCommand[] = [
   { name: 'status', help: 'Say the state, model, queue and approval rules' },
 ];
 
-/** The commands whose name starts with what follows the slash ("/co" → compact). */
-export function completeSlash(line: string): SlashCommand[] {
+/**
+ * The commands whose name starts with what follows the slash ("/co" →
+ * compact): the panel's own, then the folder's custom commands and
+ * skills (custom; one named like a panel command is left out: the
+ * panel's runs).
+ */
+export function completeSlash(line: string, custom: readonly SlashCommand[] = []): SlashCommand[] {
   const m = /^\/(\S*)$/.exec(line);
   if (!m) {
     return [];
   }
   const word = m[1].toLowerCase();
-  return slashCommands.filter((c) => c.name.startsWith(word));
+  const own = new Set(slashCommands.map((c) => c.name));
+  return [...slashCommands, ...custom.filter((c) => !own.has(c.name))].filter((c) => c.name.toLowerCase().startsWith(word));
+}
+
+/** A custom command or skill as loom.status lists it. */
+export interface ServerCommand { name: string; description?: string; argumentHint?: string; scope?: string }
+
+/**
+ * The folder's custom commands and skills (loom.status' commands) as the
+ * slash menu lists them; sent as prompts ("/name args"), which loom-lsp
+ * expands.
+ */
+export function customCommands(list: readonly ServerCommand[] | undefined): SlashCommand[] {
+  return (list ?? []).filter((c) => typeof c?.name === 'string' && c.name !== '').map((c) => ({
+    name: c.name,
+    ...(c.argumentHint ? { args: c.argumentHint } : {}),
+    help: c.description?.trim() || (c.scope === 'user' ? 'Your custom command' : 'A custom command of this folder'),
+    custom: true,
+  }));
 }
 
 /**

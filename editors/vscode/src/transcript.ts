@@ -4,12 +4,13 @@
 // No vscode imports: tested under node.
 import { DeltaAssembler } from './assembler';
 import type { DisplayMessageParams, HistoryResult, ToolCallParams } from './protocol';
-import type { Approval, Header, Item, NoticeAction, ToolStatus, Usage } from './shared/messages';
+import type { Approval, Header, Item, Mode, NoticeAction, PlanStep, SlashCommand, ToolStatus, Usage } from './shared/messages';
 import { isBusy, stateWords } from './status';
 import { describeTool } from './toolview';
 
 type ToolItem = Extract<Item, { kind: 'tool' }>;
 type UserItem = Extract<Item, { kind: 'user' }>;
+type PlanItem = Extract<Item, { kind: 'plan' }>;
 
 const toolStatuses: readonly string[] = ['streaming', 'pending', 'running', 'succeeded', 'failed', 'cancelled'];
 
@@ -49,6 +50,13 @@ export class Transcript {
   updated: string | undefined;
   /** tools.edits is "review": the header's toggle is on. */
   reviewEdits = false;
+  /** The conversation's mode (loom/mode, loom.status); modes: the server can switch it. */
+  mode: Mode = 'agent';
+  modes = false;
+  /** The todo list the model keeps (loom/plan), whole. */
+  plan: PlanStep[] = [];
+  /** The folder's custom commands and skills (loom.status), for the slash menu. */
+  commands: SlashCommand[] = [];
 
   /**
    * assembler checks the deltas' seq: share one among the conversations
@@ -85,6 +93,7 @@ export class Transcript {
       name: this.name,
       model: this.model,
       state: this.down ? 'not running' : this.reviewing() && this.busy() ? 'waiting for your review'
+        : this.busy() && this.main.some((it) => it.kind === 'plan' && it.state === 'open') ? 'waiting for your decision on the plan'
         : stateWords(this.state, this.activeTool(), this.pendingApproval() !== undefined),
       busy: isBusy(this.state),
       usage: this.usage,
@@ -94,7 +103,48 @@ export class Transcript {
       conversation: this.conversation,
       title: this.title,
       reviewEdits: this.reviewEdits,
+      mode: this.mode,
+      modes: this.modes,
+      plan: this.plan,
+      commands: this.commands,
     };
+  }
+
+  /** A plan the model proposes (loom/planProposal): its card, open; the same call's card is reused. */
+  planProposal(turn: number, callId: string, plan: string): Item {
+    const had = this.main.find((it): it is PlanItem => it.kind === 'plan' && it.callId === callId && callId !== '');
+    if (had) {
+      had.plan = plan;
+      had.state = 'open';
+      return had;
+    }
+    return this.add({ kind: 'plan', id: this.id('p'), turn, callId, plan, state: 'open' });
+  }
+
+  /** The open plan card id, decided (state and what was answered, in words). */
+  planDecided(id: string, state: PlanItem['state'], answer?: string): Item | undefined {
+    const it = this.byId.get(id);
+    if (it?.kind !== 'plan' || it.state !== 'open') {
+      return undefined;
+    }
+    it.state = state;
+    it.answer = answer;
+    return it;
+  }
+
+  /**
+   * Closes the open plan cards that no longer wait (the server has
+   * pending, or none): after a reload, a cancel or the turn's end.
+   */
+  closePlans(pending?: string): Item[] {
+    const changed: Item[] = [];
+    for (const it of this.main) {
+      if (it.kind === 'plan' && it.state === 'open' && it.callId !== pending) {
+        it.state = 'closed';
+        changed.push(it);
+      }
+    }
+    return changed;
   }
 
   /** How many prompts it has (its turns, as drawn). */
@@ -383,6 +433,7 @@ export class Transcript {
         changed.push(it);
       }
     }
+    changed.push(...this.closePlans());
     changed.push(this.add({ kind: 'turnEnd', id: this.id('e'), turn, outcome, usage }));
     return changed;
   }

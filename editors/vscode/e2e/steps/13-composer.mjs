@@ -112,7 +112,9 @@ step('14. composer: Ctrl+Alt+L focuses the input; @ attaches the selection, the 
   await input.focus();
   await page.keyboard.type('/');
   const menu = chat().locator('.slash-menu');
-  await until('the completion', async () => (await menu.locator('.slash-item').count()) === 6);
+  // The panel's six, then the folder's custom command (.claude/commands/greet.md).
+  await until('the completion', async () => (await menu.locator('.slash-item').count()) === 7);
+  assert.match((await menu.locator('.slash-item').last().textContent()) ?? '', /\/greet WHO\s*Greet someone the house way/);
   await shot('14', 'slash-completion');
   await page.keyboard.type('sta');
   assert.equal(await menu.locator('.slash-item').count(), 1);

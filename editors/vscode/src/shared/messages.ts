@@ -3,6 +3,7 @@
 // bundle), so a change to a message shows up as a type error on both.
 // No imports but the sibling shared files: it must load in the browser
 // and under node.
+import type { PastedImage } from './images';
 import type { ReviewCard, ReviewIntent } from './review';
 
 /** How a tool call stands, as the card shows it. */
@@ -84,7 +85,23 @@ export type Item =
   | { kind: 'commit'; id: string; turn: number; sha: string; message: string; undone?: string }
   | { kind: 'notice'; id: string; level: 'error' | 'warning' | 'info'; text: string; action?: NoticeAction }
   /** The end of a turn: done, cancelled (Stopped), failed, or interrupted (cut by a window reload). */
-  | { kind: 'turnEnd'; id: string; turn: number; outcome: string; usage?: Usage };
+  | { kind: 'turnEnd'; id: string; turn: number; outcome: string; usage?: Usage }
+  /** A plan the model proposes (plan mode), waiting for the user's decision while open. */
+  | {
+    kind: 'plan'; id: string; turn: number; callId: string;
+    /** The plan (Markdown), as proposed. */
+    plan: string;
+    /** open: waits; accepted / fresh (in a new conversation) / rejected: decided here; closed: the turn ended without a decision. */
+    state: 'open' | 'accepted' | 'fresh' | 'rejected' | 'closed';
+    /** What was decided, in words ("Built your edited version", "Keep planning: …"). */
+    answer?: string;
+  };
+
+/** A conversation's mode (loom.setMode): agent acts; plan and ask only read. */
+export type Mode = 'agent' | 'plan' | 'ask';
+
+/** One item of the todo list the model keeps (loom/plan). */
+export interface PlanStep { step: string; status: 'pending' | 'in_progress' | 'completed' }
 
 /** A button a notice may carry (redo: undo the rewind it tells of, until the next prompt). */
 export type NoticeAction = 'openSettings' | 'installServer' | 'setup' | 'redo';
@@ -123,8 +140,8 @@ export interface SetupChoice {
   apiKeyEnv: string;
 }
 
-/** A slash command of the composer. */
-export interface SlashCommand { name: string; args?: string; help: string }
+/** A slash command of the composer; custom: the folder's own (a custom command or a skill), sent as a prompt. */
+export interface SlashCommand { name: string; args?: string; help: string; custom?: boolean }
 
 /** The panel header of a folder. */
 export interface Header {
@@ -148,6 +165,13 @@ export interface Header {
   title?: string;
   /** tools.edits is "review" (the header's toggle "Review edits before they apply"). */
   reviewEdits?: boolean;
+  /** The conversation's mode; modes: the server switches modes (loom.setMode), the composer shows the selector. */
+  mode?: Mode;
+  modes?: boolean;
+  /** The todo list the model keeps (empty or absent: none shown). */
+  plan?: PlanStep[];
+  /** The folder's custom commands and user-invocable skills, for the slash menu. */
+  commands?: SlashCommand[];
 }
 
 /** One conversation of the header's list. */
@@ -190,7 +214,11 @@ export type ToWebview =
 /** Messages from the webview to the extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string; context?: ContextItem[] }
+  | { type: 'send'; text: string; context?: ContextItem[]; images?: PastedImage[] }
+  /** Switch the shown conversation's mode (the composer's selector). */
+  | { type: 'setMode'; mode: Mode }
+  /** Answer plan card itemId: accept (fresh: in a new conversation; plan: the user's edited version) or reject (comment: the model revises). */
+  | { type: 'decidePlan'; itemId: string; accept: boolean; fresh?: boolean; plan?: string; comment?: string }
   /** Stop the turn; by: 'escape' when the Escape key asked (a waiting review is then kept). */
   | { type: 'stop'; by?: 'escape' }
   /** Open the attach quick pick (@, # or the Attach button); what: a direct choice. */

@@ -2,8 +2,10 @@
 // completion and Send / Stop. Enter sends (queued during a turn); Stop
 // and Escape stop the turn, whatever is typed; "@" or "#" (or Attach)
 // attaches files, the selection, problems, the last terminal command or
-// the git changes.
-import type { ContextItem, SlashCommand } from '../shared/messages';
+// the git changes; pictures pasted or dropped into it go with the prompt
+// (thumbnail chips); the mode selector switches the conversation's mode.
+import { imageLabel, PastedImage, refuseImage } from '../shared/images';
+import type { ContextItem, Header, Mode, SlashCommand } from '../shared/messages';
 import { completeSlash, parseSlash } from '../slash';
 import { button, el, post, save, state } from './dom';
 
@@ -26,12 +28,27 @@ attachBtn.setAttribute('aria-label', 'Attach');
 const sendBtn = el('button', 'send primary', 'Send');
 sendBtn.type = 'button';
 row.append(input, attachBtn, sendBtn);
-form.append(menu, chipsBar, row);
+const tools = el('div', 'composer-tools');
+const modePick = el('select', 'mode-picker');
+modePick.setAttribute('aria-label', 'Mode');
+modePick.title = 'Agent edits and runs commands; Plan and Ask only read (Plan proposes a plan for your approval)';
+for (const [value, label] of [['agent', 'Agent'], ['plan', 'Plan'], ['ask', 'Ask']] as const) {
+  const o = el('option', undefined, label);
+  o.value = value;
+  modePick.append(o);
+}
+modePick.addEventListener('change', () => post({ type: 'setMode', mode: modePick.value as Mode }));
+const imageNote = el('span', 'image-note');
+imageNote.setAttribute('role', 'status');
+tools.append(modePick, imageNote);
+form.append(menu, chipsBar, row, tools);
 
 /** The composer element. */
 export const composer = form;
 
 let busy = false;
+/** The pictures pasted or dropped, not sent yet (kept in memory only: they may be large). */
+let images: (PastedImage & { url: string })[] = [];
 let matches: SlashCommand[] = [];
 let selected = 0;
 
@@ -71,8 +88,54 @@ export function addChips(items: ContextItem[]): void {
   input.focus();
 }
 
+/** Draws the mode selector (shown when the server switches modes). */
+export function drawMode(h: Header | undefined): void {
+  tools.hidden = !h?.modes;
+  modePick.value = h?.mode ?? 'agent';
+  form.classList.toggle('read-only-mode', !!h?.modes && h.mode !== undefined && h.mode !== 'agent');
+}
+
+/** Adds pictures (pasted or dropped), refusing what the server would refuse, with why. */
+function addImages(files: readonly File[]): void {
+  const why: string[] = [];
+  let pending = 0;
+  for (const f of files) {
+    const refused = refuseImage(f.name || 'the picture', f.type, f.size, images.length + pending);
+    if (refused) {
+      why.push(refused);
+      continue;
+    }
+    pending++;
+    const reader = new FileReader();
+    reader.onload = () => {
+      const url = String(reader.result);
+      const n = images.length + 1;
+      const name = f.name && f.name !== 'image.png' ? f.name : `pasted-${n}.${f.type.split('/')[1] ?? 'png'}`;
+      images.push({ name, mime: f.type, size: f.size, data: url.slice(url.indexOf(',') + 1), url });
+      drawChips();
+    };
+    reader.readAsDataURL(f);
+  }
+  imageNote.textContent = why.join(' ');
+}
+
 function drawChips(): void {
-  chipsBar.replaceChildren(...state.chips.map((c, i) => {
+  const pics = images.map((img, i) => {
+    const chip = el('span', 'chip chip-image');
+    const thumb = el('img', 'chip-thumb');
+    thumb.src = img.url;
+    thumb.alt = '';
+    chip.append(thumb, el('span', 'chip-label', imageLabel(img)));
+    const x = button('×', 'chip-remove', () => {
+      images.splice(i, 1);
+      drawChips();
+      input.focus();
+    }, `Remove ${img.name}`);
+    x.setAttribute('aria-label', `Remove ${img.name}`);
+    chip.append(x);
+    return chip;
+  });
+  chipsBar.replaceChildren(...pics, ...state.chips.map((c, i) => {
     const chip = el('span', `chip chip-${c.kind}`);
     chip.append(el('span', 'chip-label', c.label));
     const x = button('×', 'chip-remove', () => {
@@ -85,7 +148,7 @@ function drawChips(): void {
     chip.append(x);
     return chip;
   }));
-  chipsBar.hidden = state.chips.length === 0;
+  chipsBar.hidden = state.chips.length === 0 && images.length === 0;
 }
 
 /** Stops the running turn (Stop, Escape). */
@@ -101,8 +164,11 @@ function send(): void {
   if (slash) {
     post({ type: 'slash', name: slash.name, args: slash.args });
   } else if (text !== '') {
-    post({ type: 'send', text, ...(state.chips.length ? { context: state.chips } : {}) });
+    const pics = images.map(({ name, mime, size, data }) => ({ name, mime, size, data }));
+    post({ type: 'send', text, ...(state.chips.length ? { context: state.chips } : {}), ...(pics.length ? { images: pics } : {}) });
     state.chips = [];
+    images = [];
+    imageNote.textContent = '';
     drawChips();
   } else {
     return;
@@ -114,7 +180,7 @@ function send(): void {
 }
 
 function drawMenu(): void {
-  matches = completeSlash(input.value);
+  matches = completeSlash(input.value, state.header?.commands);
   if (matches.length === 0) {
     closeMenu();
     return;
@@ -122,7 +188,10 @@ function drawMenu(): void {
   selected = Math.min(selected, matches.length - 1);
   menu.replaceChildren(...matches.map((c, i) => {
     const li = el('li', 'slash-item' + (i === selected ? ' selected' : ''));
-    li.id = `slash-${c.name}`;
+    li.id = `slash-${c.name.replace(/[^\w-]/g, '_')}`;
+    if (c.custom) {
+      li.classList.add('custom');
+    }
     li.setAttribute('role', 'option');
     li.setAttribute('aria-selected', String(i === selected));
     li.append(el('span', 'slash-name', `/${c.name}${c.args ? ' ' + c.args : ''}`), el('span', 'slash-help', c.help));
@@ -134,7 +203,7 @@ function drawMenu(): void {
     return li;
   }));
   menu.hidden = false;
-  input.setAttribute('aria-activedescendant', `slash-${matches[selected].name}`);
+  input.setAttribute('aria-activedescendant', `slash-${matches[selected].name.replace(/[^\w-]/g, '_')}`);
 }
 
 function closeMenu(): void {
@@ -150,9 +219,11 @@ function complete(): void {
   if (!c) {
     return;
   }
-  input.value = `/${c.name}${c.args ? ' ' : ''}`;
+  // A custom command is sent as a prompt: the user may add words first.
+  input.value = `/${c.name}${c.args || c.custom ? ' ' : ''}`;
+  state.draft = input.value;
   closeMenu();
-  if (!c.args) {
+  if (!c.args && !c.custom) {
     send();
   }
 }
@@ -181,7 +252,7 @@ input.addEventListener('keydown', (ev) => {
       drawMenu();
       return;
     }
-    if (ev.key === 'Tab' || (ev.key === 'Enter' && !ev.shiftKey && completeSlash(input.value).length > 0 && !parseSlash(input.value))) {
+    if (ev.key === 'Tab' || (ev.key === 'Enter' && !ev.shiftKey && matches.length > 0 && !parseSlash(input.value))) {
       ev.preventDefault();
       complete();
       return;
@@ -199,6 +270,29 @@ input.addEventListener('keydown', (ev) => {
   }
 });
 input.addEventListener('blur', () => setTimeout(closeMenu, 150));
+// Pictures: pasted (a screenshot from the clipboard) or dropped on the composer.
+input.addEventListener('paste', (ev) => {
+  const files = Array.from(ev.clipboardData?.files ?? []).filter((f) => f.type.startsWith('image/') || f.type === '');
+  if (files.length > 0) {
+    ev.preventDefault();
+    addImages(files);
+  }
+});
+form.addEventListener('dragover', (ev) => {
+  if (ev.dataTransfer?.types.includes('Files')) {
+    ev.preventDefault();
+    form.classList.add('dropping');
+  }
+});
+form.addEventListener('dragleave', () => form.classList.remove('dropping'));
+form.addEventListener('drop', (ev) => {
+  form.classList.remove('dropping');
+  const files = Array.from(ev.dataTransfer?.files ?? []);
+  if (files.length > 0) {
+    ev.preventDefault();
+    addImages(files);
+  }
+});
 sendBtn.addEventListener('click', () => {
   // While a turn runs the button is Stop, whatever is typed.
   if (busy) {

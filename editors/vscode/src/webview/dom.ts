@@ -17,6 +17,8 @@ export interface SavedState {
   draft: string;
   /** The composer's attachments, not sent yet. */
   chips: ContextItem[];
+  /** The user folded the todo list. */
+  planFolded?: boolean;
 }
 
 const api = acquireVsCodeApi();
@@ -29,6 +31,7 @@ export const state: SavedState = {
   items: restored?.items ?? [],
   draft: restored?.draft ?? '',
   chips: restored?.chips ?? [],
+  planFolded: restored?.planFolded,
 };
 
 /** Sends a message to the extension. */

@@ -5,6 +5,7 @@ import type { Item } from '../shared/messages';
 import { restoreControl } from './checkpoint';
 import { button, el, formatTokens, post } from './dom';
 import { renderMarkdown, updateMarkdown } from './markdown';
+import { renderPlanCard } from './plancard';
 import { renderTool } from './toolcard';
 
 /** The node of an item. */
@@ -48,8 +49,18 @@ export function render(it: Item): HTMLElement {
       d.append(el('summary', '', 'Thinking'), el('div', 'text', it.text));
       return d;
     }
-    case 'tool':
+    case 'tool': {
+      if ((it.name === 'update_plan' || it.name === 'propose_plan') && it.status !== 'failed') {
+        // Drawn by the checklist above the input and by the plan card.
+        const d = el('div', 'card tool plan-tool');
+        d.dataset.id = it.id;
+        d.hidden = true;
+        return d;
+      }
       return renderTool(it);
+    }
+    case 'plan':
+      return renderPlanCard(it);
     case 'commit': {
       const d = el('div', 'commit');
       d.dataset.id = it.id;

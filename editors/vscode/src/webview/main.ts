@@ -3,12 +3,13 @@
 // and posts the user's actions back. The conversation is a role=log
 // region; prompts typed during a turn wait in a queue drawn after it.
 import type { Item, ToWebview } from '../shared/messages';
-import { addChips, composer, fill, focusInput, setBusy, stop } from './composer';
+import { addChips, composer, drawMode, fill, focusInput, setBusy, stop } from './composer';
 import { conversationBar, conversationMenu, drawConversations, drawConversationTitle } from './conversations';
 import { el, post, save, state } from './dom';
 import { drawFilesBar, filesBar } from './filesbar';
 import { drawHeader, headerBar } from './header';
 import { render, updateInPlace } from './items';
+import { drawPlanList, planList } from './planlist';
 import { setupCard, setupModels } from './setup';
 
 const app = document.getElementById('app')!;
@@ -27,7 +28,7 @@ empty.innerHTML = '<h2>Loom</h2><p>Ask about this workspace, or ask for a change
 setupCard.hidden = true;
 // The bar shows above the input (style.css: order) but comes after it in
 // the tab order: Shift+Tab from the input still reaches an approval's Deny first.
-app.append(headerBar, conversationBar, conversationMenu, log, setupCard, composer, filesBar);
+app.append(headerBar, conversationBar, conversationMenu, log, setupCard, planList, composer, filesBar);
 
 // Copy / Insert of code blocks: one listener for every block.
 log.addEventListener('click', (ev) => {
@@ -60,6 +61,8 @@ function drawChrome(): void {
   drawHeader(h);
   drawConversationTitle(h);
   setBusy(!!h?.busy);
+  drawMode(h);
+  drawPlanList(h?.plan);
   app.classList.toggle('busy', !!h?.busy);
   setupCard.hidden = !h?.setup;
 }
