@@ -56,9 +56,12 @@ type Conversation struct {
 	always alwaysAllowed
 	// reads are the files the conversation's model read, for edit_file to
 	// refuse one that changed since.
-	reads    *tools.ReadTracker
-	stopping bool
-	workers  workerGroup
+	reads *tools.ReadTracker
+	// readRoots are the folders outside the workspace the read tools
+	// may read (SetReadRoots).
+	readRoots []string
+	stopping  bool
+	workers   workerGroup
 
 	turnCtx    context.Context
 	turnCancel context.CancelFunc

@@ -146,6 +146,9 @@ type session struct {
 	// trustSaid is the trust notice last sent, so it is said once;
 	// guarded by agent.mu.
 	trustSaid string
+	// roots are the session's additional directories as granted
+	// (roots.go); guarded by agent.mu.
+	roots []string
 }
 
 // turnKey names a turn of an ACP session.
@@ -199,6 +202,8 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 				List:   &acpsdk.SessionListCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
 				Close:  &acpsdk.SessionCloseCapabilities{},
+				// Read-only extra roots (roots.go).
+				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
 		AuthMethods: []acpsdk.AuthMethod{},
