@@ -96,3 +96,7 @@ func (p treePort) IndexLeft(entries []gitcommit.Entry) {
 		p.s.git.indexLeft = &indexRetry{top: p.s.folder.dir, entries: entries}
 	}
 }
+
+func (p treePort) KeepHow() (string, string) {
+	return p.s.folder.host.opts.KeepHow, p.s.folder.host.opts.DiscardHow
+}

@@ -106,7 +106,8 @@ func (t *Tree) CommitBatch(ctx context.Context, job Job, report func(*gitcommit.
 		return Result{Action: "not a git repository: changes left uncommitted"}
 	}
 	reported, yours := report(repo)
-	notes := commandNotes(reported, yours)
+	keep, discard := t.conv.KeepHow()
+	notes := commandNotes(reported, yours, keep, discard)
 	notes = append(notes, t.editedAgain(repo, job)...)
 	base := Result{Changes: reported, Notes: notes}
 	// done finishes a result that commits nothing.

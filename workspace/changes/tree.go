@@ -86,6 +86,9 @@ type Conversation interface {
 	SaveDocuments(ctx context.Context, paths []string) []string
 	// Redact masks the secrets loom knows in text (any goroutine).
 	Redact(text string) string
+	// KeepHow says how the user keeps and discards commands' changes in
+	// this front end ("": the LSP commands loom.commit, loom.discard).
+	KeepHow() (keep, discard string)
 	// AskHooks asks the user whether their git hooks run (in the sandbox)
 	// for the commit of job in repo, under tools.bash = "ask", unless a
 	// rule allows them; reason says why not (the hook's worker).
