@@ -32,6 +32,8 @@ text = ["Cleaning."]
 
 [[step]]
 match.last_tool_result_contains = "rm -rf is not allowed here"
+# slow enough that a call the hook blocked would have run meanwhile
+delay = "500ms"
 text = ["Blocked by the hook."]
 
 [[step]]

@@ -48,6 +48,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	if hostOpts.TrustHow == nil {
 		hostOpts.TrustHow = func() string { return TrustHow }
 	}
+	if hostOpts.KeepHow == "" {
+		hostOpts.KeepHow, hostOpts.DiscardHow = KeepHow, DiscardHow
+	}
 	if hostOpts.Logger == nil {
 		hostOpts.Logger = opts.Logger
 	}
