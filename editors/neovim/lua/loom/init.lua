@@ -461,11 +461,39 @@ function M.statusline()
   return line
 end
 
+--- Completes :LoomAsk's first word after "/": the folder's custom
+--- commands and user-invocable skills, as loom.status lists them (asked
+--- at each completion, at most 1 s). Nothing for other words.
+---@param arglead string the word being completed
+---@param cmdline string the whole command line
+---@return string[]
+function M.complete_ask(arglead, cmdline)
+  local args = cmdline:gsub('^.-LoomAsk!?%s*', '', 1)
+  if not args:match('^/%S*$') then
+    return {}
+  end
+  local c = get_clients({ name = NAME, bufnr = 0 })[1] or get_clients({ name = NAME })[1]
+  if not c then
+    return {}
+  end
+  local params = { command = 'loom.status', arguments = { require('loom.conversations').with('loom.status', { uri = current_uri(c) }) } }
+  local res = call(c, 'request_sync', 'workspace/executeCommand', params, 1000, 0)
+  local out = {}
+  for _, cmd in ipairs((res and res.result and res.result.commands) or {}) do
+    local name = '/' .. cmd.name
+    if name:sub(1, #arglead) == arglead then
+      table.insert(out, name)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 local function commands()
   local def = vim.api.nvim_create_user_command
   def('LoomAsk', function(o)
     M.ask(o.args, o)
-  end, { nargs = '+', range = true, desc = 'Ask Loom (with a range: about the selection)' })
+  end, { nargs = '+', range = true, complete = M.complete_ask, desc = 'Ask Loom (with a range: about the selection; /name: a custom command)' })
   def('LoomCancel', M.cancel, { desc = 'Cancel the Loom turn in flight' })
   def('LoomReset', M.reset, { desc = 'Start a new Loom conversation' })
   def('LoomStatus', M.status, { desc = 'Show the Loom session status' })
