@@ -125,6 +125,8 @@ func Tag(ev fsm.Event) string {
 		return "Redo"
 	case fsm.SelectModel:
 		return "SelectModel"
+	case fsm.SelectEffort:
+		return "SelectEffort"
 	case fsm.SetMode:
 		return "SetMode"
 	case fsm.PlanDecided:
@@ -179,6 +181,8 @@ func DecodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.ApprovalDecided](raw)
 	case "SelectModel":
 		return decodeAs[fsm.SelectModel](raw)
+	case "SelectEffort":
+		return decodeAs[fsm.SelectEffort](raw)
 	case "Compact":
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":

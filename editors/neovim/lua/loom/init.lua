@@ -461,6 +461,31 @@ function M.statusline()
   return line
 end
 
+--- The reasoning efforts :LoomEffort takes (loom.setEffort), and
+--- "default" for [model] reasoning_effort.
+M.efforts = { 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'default' }
+
+--- Sets the conversation's reasoning effort (loom.setEffort); without
+--- one, says the effort in force (loom.status).
+---@param effort string
+function M.effort(effort)
+  effort = vim.trim(effort or '')
+  if effort == '' then
+    M.execute('loom.status', {}, function(err, st)
+      if not err and st then
+        local e = (st.effort and st.effort ~= '') and st.effort or "the server's default"
+        vim.notify('loom: reasoning effort ' .. e .. (st.effortChosen and ' (this conversation)' or ' (configured)'))
+      end
+    end)
+    return
+  end
+  M.execute('loom.setEffort', { effort = effort == 'default' and '' or effort }, function(err, r)
+    if not err and r then
+      vim.notify('loom: reasoning effort ' .. ((r.effort ~= '' and r.effort) or "the server's default"))
+    end
+  end)
+end
+
 --- Completes :LoomAsk's first word after "/": the folder's custom
 --- commands and user-invocable skills, as loom.status lists them (asked
 --- at each completion, at most 1 s). Nothing for other words.
@@ -504,6 +529,15 @@ local function commands()
     M.undo(o.args ~= '' and o.args or nil)
   end, { nargs = '?', desc = "Take back Loom's last auto-commit, or the one named by a sha" })
   def('LoomCompact', M.compact, { desc = 'Summarise the Loom conversation now, to free context' })
+  def('LoomEffort', function(o)
+    M.effort(o.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return M.efforts
+    end,
+    desc = "Set this conversation's reasoning effort (none … max; 'default' for [model] reasoning_effort); without one, say it",
+  })
   def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
   def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })
   def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })
