@@ -81,6 +81,11 @@ type trustState struct {
 // file asked for only when this is true.
 func (c Config) Trusted() bool { return c.trust.trusted }
 
+// Vouched reports whether the user (or the editor) trusts the workspace
+// folder c was loaded for, whatever its widening values: what binds to
+// content on its own (the repository's agent hooks) asks this.
+func (c Config) Vouched() bool { return c.trust.vouched }
+
 // ContentHash is the hash of the folder's widening values (from its
 // workspace file and pushed settings) that loom.trust records. A folder
 // with none has the hash of the empty set ([NoValuesHash]), so that

@@ -60,6 +60,9 @@ type Config struct {
 	// ReviewEdits (tools.edits = "review") makes mutating calls propose
 	// their file changes for the user's review instead of writing them.
 	ReviewEdits bool `json:",omitempty"`
+	// StopHooks: Stop hooks are configured; a response that ends the turn
+	// asks for them first (RunStopHooks), and they may continue it.
+	StopHooks bool `json:",omitempty"`
 }
 
 func (c Config) withDefaults() Config {

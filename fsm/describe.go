@@ -77,7 +77,16 @@ func okOrError(isError bool) string {
 }
 
 // Describe implements [Event].
-func (e UserInput) Describe() string { return "UserInput " + quote(e.Text) + describeImages(e.Images) }
+func (e UserInput) Describe() string {
+	s := "UserInput " + quote(e.Text) + describeImages(e.Images)
+	if e.HookContext != "" {
+		s += " hookContext=" + quote(e.HookContext)
+	}
+	if e.Refused != "" {
+		s += " refused=" + quote(e.Refused)
+	}
+	return s
+}
 
 // Describe implements [Event].
 func (e LlmTextDelta) Describe() string {

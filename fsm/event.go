@@ -15,6 +15,13 @@ type UserInput struct {
 	Text string
 	// Images are pictures attached to the prompt, by reference.
 	Images []Image `json:",omitempty"`
+	// HookContext is what the UserPromptSubmit and SessionStart hooks
+	// added for the model: it follows the prompt in the user message.
+	HookContext string `json:",omitempty"`
+	// Refused, when set, is why a UserPromptSubmit hook refused the
+	// prompt: the turn ends at once, the prompt is given back to the user
+	// and never sent to the model.
+	Refused string `json:",omitempty"`
 }
 
 // LlmTextDelta is a piece of assistant text streamed for request Request.

@@ -125,6 +125,11 @@ type Machine struct {
 	// conversation to start.
 	stopTurn bool
 	fresh    string
+	// stopHooks: the machine waits in PostToolsHook for the Stop hooks'
+	// HooksDecided; stopContinued counts how often they continued the
+	// turn.
+	stopHooks     bool
+	stopContinued int
 }
 
 type streamingCall struct {
@@ -268,7 +273,7 @@ func (m *Machine) check(ev Event) error {
 		}
 	case PostToolsHookCompleted:
 		switch {
-		case m.kind == PostToolsHook && e.Turn == m.turn:
+		case m.kind == PostToolsHook && e.Turn == m.turn && !m.stopHooks:
 			return nil
 		case e.Turn <= m.turn:
 			return m.stale(ev)
@@ -291,6 +296,8 @@ func (m *Machine) check(ev Event) error {
 		if len(e.Paths) == 0 {
 			return m.invalid(ev, "no paths")
 		}
+	case HooksDecided:
+		return m.checkHooks(e)
 	case ApprovalDecided:
 		if err := m.checkTool(ev, e.Turn, e.CallID); err != nil {
 			return err
@@ -355,6 +362,9 @@ func (m *Machine) apply(ev Event) []Action {
 			m.queue = append(m.queue, e)
 			return nil
 		}
+		if e.Refused != "" {
+			return m.refuseTurn(e)
+		}
 		return m.startTurn(e)
 	case LlmTextDelta:
 		m.partial.WriteString(e.Text)
@@ -404,6 +414,8 @@ func (m *Machine) apply(ev Event) []Action {
 		return nil
 	case ApprovalDecided:
 		return m.onApprovalDecided(e)
+	case HooksDecided:
+		return m.onHooksDecided(e)
 	case ChangesProposed:
 		return m.onChangesProposed(e)
 	case ChangesDecided:

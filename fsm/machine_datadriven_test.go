@@ -126,6 +126,8 @@ func scriptConfig(t *testing.T, td *datadriven.TestData) Config {
 			cfg.KeepToolTurns = atoi(t, td, arg.Vals[0])
 		case "review":
 			cfg.ReviewEdits = true
+		case "stop-hooks":
+			cfg.StopHooks = true
 		case "continue-from":
 			// continue-from=(turn, request)
 			cfg.ContinueFrom = IDs{Turn: uint64(atoi(t, td, arg.Vals[0])), Request: uint64(atoi(t, td, arg.Vals[1]))}
@@ -166,7 +168,7 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 	u64 := func(key string) uint64 { return uint64(atoi(t, td, arg(key))) }
 	switch td.Cmd {
 	case "user":
-		in := UserInput{Text: td.Input}
+		in := UserInput{Text: td.Input, HookContext: optional("context"), Refused: optional("refused")}
 		if a, ok := td.Arg("images"); ok {
 			// images=(image/png:hash, …)
 			for _, v := range a.Vals {
@@ -336,6 +338,25 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			ev.Plan = td.Input
 		} else {
 			ev.Comment = td.Input
+		}
+		return ev
+	case "hooks":
+		// hooks turn=… event=… [call=…]; each input line is a report:
+		// "hook | decision | reason | context | stop|problem=…".
+		ev := HooksDecided{Turn: u64("turn"), Event: arg("event"), CallID: optional("call")}
+		for _, line := range strings.Split(td.Input, "\n") {
+			f := strings.Split(line, "|")
+			for len(f) < 5 {
+				f = append(f, "")
+			}
+			for i := range f {
+				f[i] = strings.TrimSpace(f[i])
+			}
+			r := HookReport{Hook: f[0], Decision: f[1], Reason: f[2], Context: f[3], StopTurn: f[4] == "stop"}
+			if p, ok := strings.CutPrefix(f[4], "problem="); ok {
+				r.Problem = p
+			}
+			ev.Hooks = append(ev.Hooks, r)
 		}
 		return ev
 	case "shutdown":

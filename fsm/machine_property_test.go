@@ -51,7 +51,19 @@ func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
 }
 
 func (g eventGen) draw(t *rapid.T) Event {
-	switch rapid.IntRange(0, 21).Draw(t, "kind") {
+	switch rapid.IntRange(0, 22).Draw(t, "kind") {
+	case 22:
+		ev := HooksDecided{Turn: g.turn(t), Event: rapid.SampledFrom([]string{HookPreToolUse, HookPostToolUse, HookStop, HookUserPromptSubmit, HookNotification, "Bogus"}).Draw(t, "hookev"), CallID: g.callID(t)}
+		n := rapid.IntRange(0, 2).Draw(t, "nhooks")
+		for i := 0; i < n; i++ {
+			ev.Hooks = append(ev.Hooks, HookReport{
+				Hook:     "h",
+				Decision: rapid.SampledFrom([]string{"", "allow", "deny", "ask", "block"}).Draw(t, "hookdec"),
+				Reason:   "r", Context: rapid.SampledFrom([]string{"", "c"}).Draw(t, "hookctx"),
+				StopTurn: rapid.IntRange(0, 5).Draw(t, "hookstop") == 0,
+			})
+		}
+		return ev
 	case 17, 20:
 		n := rapid.SampledFrom([]int{0, 1, 1, 2, 3}).Draw(t, "nhunks")
 		c := FileChange{Path: rapid.SampledFrom([]string{"a.go", "a.go", "a.go", ""}).Draw(t, "cpath"), Kind: ChangeEdit}
@@ -191,6 +203,7 @@ func TestMachineProperties(t *testing.T) {
 			KeepToolTurns: rapid.IntRange(-1, 2).Draw(t, "keepToolTurns"),
 			JitterSeed:    rapid.Uint64().Draw(t, "seed"),
 			ReviewEdits:   rapid.Bool().Draw(t, "review"),
+			StopHooks:     rapid.Bool().Draw(t, "stopHooks"),
 		}
 		cfg.SystemPrompt = rapid.SampledFrom([]string{"", "sys"}).Draw(t, "system")
 		m := New(cfg)

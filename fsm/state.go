@@ -57,6 +57,8 @@ type ToolExecution struct {
 	IsError bool
 	// Progress is the last ToolProgress message.
 	Progress string
+	// hookNotes are what the call's hooks added to its result.
+	hookNotes []string
 }
 
 // State is a read-only view of the machine, as returned by [Machine.State].

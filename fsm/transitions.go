@@ -26,11 +26,16 @@ func (m *Machine) startTurn(in UserInput) []Action {
 	m.turnUsage = Usage{}
 	m.flushChanged()
 	m.ctxRetried = false
+	m.stopContinued = 0
 	m.refreshSystemPrompt()
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
 	m.addCheckpoint(text, m.turnStart)
-	m.history = append(m.history, Message{Role: RoleUser, Content: text, Images: in.Images})
+	content := text
+	if in.HookContext != "" {
+		content += "\n\n[context added by hooks]\n" + in.HookContext
+	}
+	m.history = append(m.history, Message{Role: RoleUser, Content: content, Images: in.Images})
 	m.refreshElision(false)
 	return m.becomeCallingLlm(nil)
 }
@@ -139,7 +144,7 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 		m.history = append(m.history, msg)
 	}
 	if len(calls) == 0 {
-		return m.endTurn(nil, TurnDone)
+		return m.endOrStop(text)
 	}
 	return m.becomeExecutingTools(calls, problems)
 }
@@ -263,7 +268,7 @@ func (m *Machine) onToolProgress(e ToolProgress) []Action {
 // onToolCompleted records a result; the last one finishes the batch.
 func (m *Machine) onToolCompleted(e ToolCompleted) []Action {
 	x := &m.execs[m.execByID[e.CallID]]
-	x.Status, x.Result, x.IsError = ExecCompleted, e.Result, e.IsError
+	x.Status, x.Result, x.IsError = ExecCompleted, hookResult(x, e.Result), e.IsError
 	m.running--
 	status := ToolSucceeded
 	if e.IsError {
@@ -411,6 +416,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.execs, m.execByID, m.running = nil, nil, 0
 	clear(m.proposals)
 	m.planCall, m.planText, m.stopTurn, m.fresh = "", "", false, ""
+	m.stopHooks = false
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	m.compaction, m.compactMsgs = nil, nil
@@ -425,6 +431,9 @@ func (m *Machine) startQueued(acts []Action) []Action {
 		m.qhead++
 		if m.qhead == len(m.queue) {
 			m.queue, m.qhead = m.queue[:0], 0
+		}
+		if next.Refused != "" {
+			return append(acts, m.refuseTurn(next)...)
 		}
 		return append(acts, m.startTurn(next)...)
 	}

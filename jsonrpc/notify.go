@@ -357,6 +357,8 @@ func (f *folderOut) send(n workspace.Notification) {
 		} else {
 			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
 		}
+	case workspace.NoteHook:
+		f.sendHook(caps, n)
 	case workspace.NoteCompacted:
 		text := compactedWords(n.Compaction)
 		if caps.loom {

@@ -86,17 +86,18 @@ func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 			return toolError("grep: glob %q: %v", p.Glob, err), nil
 		}
 	}
-	rel, res, ok := resolveDir(env, "grep", p.Path)
+	root, rel, res, ok := resolveDir(env, "grep", p.Path)
 	if !ok {
 		return res, nil
 	}
-	list, err := listFiles(ctx, env.Root, rel)
+	list, err := listFiles(ctx, root, rel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
 		return Result{}, fmt.Errorf("grep %s: %w", rel, err)
 	}
+	list.Paths = env.visible(root, list.Paths)
 	paths := list.Paths
 	if glob != nil {
 		paths = paths[:0:0]
@@ -106,7 +107,7 @@ func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 			}
 		}
 	}
-	results := grepFiles(ctx, env, m, paths)
+	results := grepFiles(ctx, env, root, m, paths)
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -145,9 +146,10 @@ func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	return Result{Text: b.String(), Summary: fmt.Sprintf("grep %q: %d matches in %d files", p.Pattern, total, files)}, nil
 }
 
-// grepFiles searches paths in parallel; results are indexed like paths,
-// so the output order does not depend on scheduling.
-func grepFiles(ctx context.Context, env *Env, m *lineMatcher, paths []string) []grepFile {
+// grepFiles searches paths (relative to root: the workspace or a read
+// root, whose files are shown by absolute path) in parallel; results are
+// indexed like paths, so the output order does not depend on scheduling.
+func grepFiles(ctx context.Context, env *Env, root string, m *lineMatcher, paths []string) []grepFile {
 	results := make([]grepFile, len(paths))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -164,7 +166,11 @@ func grepFiles(ctx context.Context, env *Env, m *lineMatcher, paths []string) []
 				if i >= len(paths) {
 					return
 				}
-				abs := filepath.Join(env.Root, filepath.FromSlash(paths[i]))
+				abs := filepath.Join(root, filepath.FromSlash(paths[i]))
+				name := paths[i]
+				if root != env.Root {
+					name = abs
+				}
 				var data []byte
 				var skip string
 				if disk {
@@ -173,7 +179,7 @@ func grepFiles(ctx context.Context, env *Env, m *lineMatcher, paths []string) []
 					data, skip = readVia(files, abs)
 				}
 				if skip != "" || data != nil {
-					results[i] = grepData(m, paths[i], data, skip)
+					results[i] = grepData(m, name, data, skip)
 				}
 			}
 		})

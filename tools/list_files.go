@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -57,17 +58,18 @@ func (ListFiles) Run(ctx context.Context, env *Env, args json.RawMessage) (Resul
 		}
 		glob = g
 	}
-	rel, res, ok := resolveDir(env, "list_files", p.Path)
+	root, rel, res, ok := resolveDir(env, "list_files", p.Path)
 	if !ok {
 		return res, nil
 	}
-	list, err := listFiles(ctx, env.Root, rel)
+	list, err := listFiles(ctx, root, rel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
 		return Result{}, fmt.Errorf("list_files %s: %w", rel, err)
 	}
+	list.Paths = env.visible(root, list.Paths)
 	matched := list.Paths
 	if glob != nil {
 		matched = matched[:0:0]
@@ -80,6 +82,9 @@ func (ListFiles) Run(ctx context.Context, env *Env, args json.RawMessage) (Resul
 	var b strings.Builder
 	shown := min(len(matched), listMaxEntries)
 	for _, path := range matched[:shown] {
+		if root != env.Root {
+			path = filepath.Join(root, path) // in a read root: absolute
+		}
 		b.WriteString(path)
 		b.WriteByte('\n')
 	}
@@ -106,28 +111,29 @@ func (ListFiles) Run(ctx context.Context, env *Env, args json.RawMessage) (Resul
 }
 
 // resolveDir confines an optional path argument naming a directory or
-// file and returns it relative to the root ("" for the root). On a
-// failure it returns the tool error to show and false.
-func resolveDir(env *Env, tool, p string) (string, Result, bool) {
+// file and returns the root it lies in (the workspace, or a read root)
+// and the path relative to that root ("" for the root). On a failure it
+// returns the tool error to show and false.
+func resolveDir(env *Env, tool, p string) (string, string, Result, bool) {
 	if p == "" {
 		p = "."
 	}
-	abs, err := Resolve(env.Root, p)
+	root, abs, err := env.resolveRead(p)
 	if err == nil {
-		err = checkGitDir(env.Root, abs)
+		err = checkGitDir(root, abs)
 	}
 	if err != nil {
-		return "", toolError("%s: %v", tool, err), false
+		return "", "", toolError("%s: %v", tool, err), false
 	}
-	rel := relTo(env.Root, abs)
+	rel := relTo(root, abs)
 	if _, err := os.Stat(abs); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", toolError("%s: %s: no such file or directory", tool, rel), false
+			return "", "", toolError("%s: %s: no such file or directory", tool, env.shown(root, abs)), false
 		}
-		return "", toolError("%s: %s: %v", tool, rel, err), false
+		return "", "", toolError("%s: %s: %v", tool, env.shown(root, abs), err), false
 	}
 	if rel == "." {
 		rel = ""
 	}
-	return rel, Result{}, true
+	return root, rel, Result{}, true
 }

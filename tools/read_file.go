@@ -59,14 +59,14 @@ func (ReadFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	abs, err := Resolve(env.Root, p.Path)
+	root, abs, err := env.resolveRead(p.Path)
 	if err == nil {
-		err = checkGitDir(env.Root, abs)
+		err = checkGitDir(root, abs)
 	}
 	if err != nil {
 		return toolError("read_file: %v", err), nil
 	}
-	rel := relTo(env.Root, abs)
+	rel := env.shown(root, abs)
 	data, err := env.files().ReadFile(abs)
 	if err != nil {
 		return readError("read_file", rel, err)

@@ -101,6 +101,10 @@ type Env struct {
 	// MaxOutputBytes caps the text of one result; zero means
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// ReadRoots are folders outside Root the read tools may read, by
+	// absolute path (readroots.go): absolute, symlinks resolved, checked
+	// by CheckReadRoots. Nothing is written there.
+	ReadRoots []string
 	// Sandbox, when not nil, confines bash's commands (package sandbox);
 	// nil runs them with the user's full permissions (tools.sandbox =
 	// "off", or a command the user approved to rerun outside it).

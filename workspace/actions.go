@@ -8,6 +8,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 )
 
 // workerGroup counts the goroutines a session started for its actions.
@@ -75,7 +76,14 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 			s.retryIndex(a.Turn)
 		}
+		if a.Compaction {
+			s.sideHooks(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
+		}
 		s.sendRequest(a)
+	case fsm.RunStopHooks:
+		s.runStopHooks(a)
+	case fsm.DisplayHook:
+		s.notify(Notification{Kind: NoteHook, Turn: a.Turn, Hook: hookNote(a)})
 	case fsm.ExecuteTools:
 		ctx, b := s.turnContext(), s.newBatchRun(a)
 		s.goWorker(func() { s.runTools(ctx, a, b) })
@@ -150,6 +158,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
+		s.hookSession, s.hookSessionDone = "clear", false
 		s.changes.TurnStarted()
 		s.cancelInFlight()
 		s.restartJournal()

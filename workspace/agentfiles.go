@@ -20,6 +20,8 @@ type agentFiles struct {
 	commands []agentfiles.Command
 	// notice names the files not taken, "" when none.
 	notice string
+	// stopHooks: Stop hooks are defined (agenthooks.go).
+	stopHooks bool
 }
 
 // readAgentFiles reads the skills and commands of the folder and of the
@@ -29,14 +31,13 @@ func (f *Folder) readAgentFiles() agentFiles {
 	skills, problems := agentfiles.Skills(f.dir, home)
 	commands, more := agentfiles.Commands(f.dir, home, skills)
 	problems = append(problems, more...)
-	problems = append(problems, agentfiles.IgnoredHooks(f.dir, home)...)
 	af := agentFiles{skills: skills, commands: commands}
 	if len(problems) > 0 {
 		lines := make([]string, 0, len(problems))
 		for _, p := range problems {
 			lines = append(lines, "  "+p.String())
 		}
-		af.notice = "skills, commands and hooks ignored:\n" + strings.Join(lines, "\n")
+		af.notice = "skills and commands ignored:\n" + strings.Join(lines, "\n")
 	}
 	return af
 }

@@ -303,7 +303,14 @@ func diskHash(disk worktree.Version, limit int64) string {
 
 // commandNotes says the command changes and the user's files, for
 // people. (The model read them in the command's result.)
-func commandNotes(changes []CommandChange, yours []string) (notes []string) {
+func commandNotes(changes []CommandChange, yours []string, opts HostOptions) (notes []string) {
+	keep, discard := opts.KeepHow, opts.DiscardHow
+	if keep == "" {
+		keep = "loom.commit with their paths"
+	}
+	if discard == "" {
+		discard = "loom.discard with their paths"
+	}
 	byCmd := map[string][]string{}
 	var cmds []string
 	for _, c := range changes {
@@ -314,7 +321,7 @@ func commandNotes(changes []CommandChange, yours []string) (notes []string) {
 	}
 	for _, cmd := range cmds {
 		files := strings.Join(byCmd[cmd], ", ")
-		notes = append(notes, fmt.Sprintf("changed by `%s` — not committed: %s; keep them (commit: loom.commit with their paths) or discard them (the files as they were before the command, your edits kept: loom.discard with their paths)", cutRunes(cmd, 80), files))
+		notes = append(notes, fmt.Sprintf("changed by `%s` — not committed: %s; keep them (commit: %s) or discard them (the files as they were before the command, your edits kept: %s)", cutRunes(cmd, 80), files, keep, discard))
 	}
 	if len(yours) > 0 {
 		notes = append(notes, "changed while the commands ran but also changed in your editor meanwhile, so left to you, not reported as the commands': "+strings.Join(yours, ", "))

@@ -56,9 +56,12 @@ type Conversation struct {
 	always alwaysAllowed
 	// reads are the files the conversation's model read, for edit_file to
 	// refuse one that changed since.
-	reads    *tools.ReadTracker
-	stopping bool
-	workers  workerGroup
+	reads *tools.ReadTracker
+	// readRoots are the folders outside the workspace the read tools
+	// may read (SetReadRoots).
+	readRoots []string
+	stopping  bool
+	workers   workerGroup
 
 	turnCtx    context.Context
 	turnCancel context.CancelFunc
@@ -66,8 +69,15 @@ type Conversation struct {
 
 	startedTurn uint64
 	turnPrompt  string
-	lastState   fsm.StateKind
-	stateShown  bool
+	// hookSession is the SessionStart source after a reset ("clear"),
+	// hookSessionDone set once the SessionStart hooks fired (with the
+	// conversation's first prompt).
+	hookSession     string
+	hookSessionDone bool
+	// promptMu keeps prompts in order while their hooks run.
+	promptMu   sync.Mutex
+	lastState  fsm.StateKind
+	stateShown bool
 	// git is the auto-commit's state: the batch's agent texts, the
 	// conversation's commits (hook.go).
 	git gitState
@@ -236,10 +246,19 @@ func (s *Conversation) Ask(ctx context.Context, prompt string) (uint64, error) {
 	return s.ask(ctx, fsm.UserInput{Text: prompt})
 }
 
-// ask steps in, a prompt (AskWithImages: with its pictures).
+// ask steps in, a prompt (AskWithImages: with its pictures). The prompt
+// hooks (SessionStart with the conversation's first prompt,
+// UserPromptSubmit) run first, on the asking goroutine, one prompt at a
+// time; what they said is stepped just before the prompt.
 func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error) {
 	var turn uint64
 	var err error
+	var source string
+	hooked := s.folder.hooks.Load() != nil
+	if hooked {
+		s.promptMu.Lock()
+		defer s.promptMu.Unlock()
+	}
 	callErr := s.call(ctx, func() {
 		switch {
 		case s.cfgErr != nil:
@@ -255,7 +274,31 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 			return
 		}
 		in.Text = text
+		if hooked {
+			source = s.sessionSource()
+			return
+		}
 		turn = s.m.NextTurn()
+		if _, stepErr := s.step(in); stepErr != nil {
+			err = fmt.Errorf("ask: %w", stepErr)
+		}
+	})
+	if callErr != nil || err != nil || !hooked {
+		if callErr != nil {
+			return 0, callErr
+		}
+		return turn, err
+	}
+	evs := s.promptHooks(ctx, &in, source)
+	callErr = s.call(ctx, func() {
+		turn = s.m.NextTurn()
+		if source != "" {
+			s.hookSessionDone = true
+		}
+		for _, ev := range evs {
+			ev.Turn = turn
+			s.step(ev)
+		}
 		if _, stepErr := s.step(in); stepErr != nil {
 			err = fmt.Errorf("ask: %w", stepErr)
 		}
@@ -264,6 +307,21 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 		return 0, callErr
 	}
 	return turn, err
+}
+
+// sessionSource is the source of the SessionStart hooks the next prompt
+// fires: "startup", "resume" (a conversation restored with its
+// messages), "clear" (after a reset); "" once they fired.
+func (s *Conversation) sessionSource() string {
+	switch {
+	case s.hookSessionDone:
+		return ""
+	case s.hookSession != "":
+		return s.hookSession
+	case hasExchange(s.m.Messages()):
+		return "resume"
+	}
+	return "startup"
 }
 
 // Cancel stops the turn in flight, if any: the model stream is cancelled

@@ -184,6 +184,9 @@ const (
 	// NoteDiagnostics: Diagnostics, what a batch of edits did to its
 	// files' problems (sent before the call that reports it finishes).
 	NoteDiagnostics NotificationKind = "diagnostics"
+	// NoteHook: Hook, what an agent hook said (ran, decided, failed, or
+	// was held back).
+	NoteHook NotificationKind = "hook"
 )
 
 // RetractWords is how front ends without a way to drop text say that
@@ -234,6 +237,8 @@ type Notification struct {
 	Proposal *ProposalNote
 	// Diagnostics is set on NoteDiagnostics.
 	Diagnostics *DiagnosticsNote
+	// Hook is set on NoteHook.
+	Hook *HookNote
 	// Redone is set on a NoteRewound that a redo undid.
 	Redone bool
 	// Plan is the todo list (NotePlan).

@@ -90,6 +90,11 @@ type Folder struct {
 	// skills are the skills last read, for the skill tool (any
 	// goroutine).
 	skills atomic.Pointer[[]agentfiles.Skill]
+	// hooks are the agent hooks last loaded, nil when none (any
+	// goroutine; agenthooks.go); hooksNotice the notice about them last
+	// shown.
+	hooks       atomic.Pointer[folderHooks]
+	hooksNotice string
 	// agentNotice is the last notice about ignored skill and command
 	// files, shown once per change; the folder's goroutine owns it.
 	agentNotice string

@@ -95,6 +95,7 @@ func (f *Folder) loadConfig(reload bool) {
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
 		Sandbox:        f.sandbox,
 	}
+	f.loadHooks(cfg, st.env)
 	if reload {
 		f.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})
 	}
@@ -104,6 +105,7 @@ func (f *Folder) loadConfig(reload bool) {
 // goroutine: the machine is reconfigured, and that is journaled.
 func (s *Conversation) useSettings(st settings) {
 	st.env.Reads = s.reads
+	st.env.ReadRoots = s.readRoots
 	s.settings = st
 	if s.m != nil {
 		s.m.Reconfigure(s.machineConfig())
@@ -114,7 +116,7 @@ func (s *Conversation) useSettings(st settings) {
 // machineConfig derives the state machine's configuration.
 func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
-		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text + s.skillListing(),
+		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text + s.skillListing() + readRootsNote(s.readRoots),
 		Tools:         s.toolSpecs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,
@@ -123,6 +125,7 @@ func (s *Conversation) machineConfig() fsm.Config {
 		CompactAt:     s.cfg.Agent.CompactAt,
 		KeepToolTurns: s.cfg.Agent.ElideAfterTurns,
 		ReviewEdits:   s.cfg.Tools.Edits == config.EditsReview,
+		StopHooks:     s.agent.stopHooks,
 	}
 	if c.KeepToolTurns == 0 {
 		c.KeepToolTurns = -1 // config's 0 never elides; fsm's 0 means default

@@ -231,7 +231,7 @@ func (s *Conversation) commitBatch(ctx context.Context, job hookJob) hookResult 
 		return hookResult{action: "not a git repository: changes left uncommitted"}
 	}
 	reported, yours := s.reportCommands(ctx, repo, job, job.turn)
-	notes := commandNotes(reported, yours)
+	notes := commandNotes(reported, yours, s.folder.host.opts)
 	notes = append(notes, s.editedAgain(repo, job)...)
 	base := hookResult{changes: reported, notes: notes}
 	// done finishes a result that commits nothing.

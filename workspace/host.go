@@ -39,6 +39,11 @@ type HostOptions struct {
 	// folder ("type /trust"); it ends the notice about ignored settings.
 	// Called when a configuration loads. Default: config.DefaultTrustHow.
 	TrustHow func() string
+	// KeepHow and DiscardHow say, in the front end's own words, how the
+	// user keeps (commits) or discards the files a command changed
+	// ("type /keep with their paths"). Default: the commands loom.commit
+	// and loom.discard with their paths.
+	KeepHow, DiscardHow string
 	// NewConversation makes every session start a new conversation, the
 	// folder's journal set aside as a reset does, instead of resuming it
 	// (`loom-lsp exec` without --resume).
@@ -121,6 +126,10 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	// user again.
 	cfg, _ := h.loadConfig(s.folder.dir)
 	if err := config.TrustFolder(h.opts.TrustFile, s.folder.dir, cfg.ContentHash()); err != nil {
+		return "", err
+	}
+	// And to its agent hooks as they are now, with the files they run.
+	if err := s.folder.trustHooks(); err != nil {
 		return "", err
 	}
 	// Trusting the folder confirms the repository it is in now (one a

@@ -146,6 +146,7 @@ var errApprovalTimeout = errors.New("no answer in time")
 func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
 	a.Detail = s.folder.host.redactor.String(a.Detail)
 	a.Conversation = s.ID()
+	s.notifyHooks(a.Turn, "use "+a.Tool)
 	if timeout <= 0 {
 		return s.folder.host.opts.Editor.Approve(ctx, a)
 	}

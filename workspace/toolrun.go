@@ -189,7 +189,11 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		return nil
 	}
 	turn := b.turn
-	out, ran := s.admit(ctx, b, c)
+	denied, asked := s.preToolHooks(ctx, b, c)
+	if denied {
+		return nil
+	}
+	out, ran := s.admit(ctx, b, c, asked)
 	if !ran {
 		b.diag.beforeEdit(ctx, b.env.FileSource(), c)
 		out = s.executeLocked(ctx, b, c, writeLock, false)
@@ -223,7 +227,11 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		out.result = strings.TrimRight(out.result, "\n") + "\n\n" + report + "\n"
 		out.summary += " · " + diagNote.Summary
 	}
+	postHooks := s.postToolHooks(ctx, c, out)
 	s.postLive(ctx, func() {
+		if len(postHooks) > 0 {
+			s.step(fsm.HooksDecided{Turn: turn, Event: fsm.HookPostToolUse, CallID: c.ID, Hooks: postHooks})
+		}
 		if diagNote != nil {
 			s.notify(Notification{Kind: NoteDiagnostics, Turn: turn, Diagnostics: diagNote})
 		}
@@ -251,7 +259,10 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 // admit asks for the approval the call needs where policy says so, and
 // marks it running once it may run. done reports that the call will not
 // run: out is then its outcome (a refusal, or settled).
-func (s *Conversation) admit(ctx context.Context, b *batchRun, c fsm.ToolCall) (out toolOutcome, done bool) {
+//
+// asked reports that the user already approved the call at a hook's
+// request: under tools.bash = "ask" they are not asked again.
+func (s *Conversation) admit(ctx context.Context, b *batchRun, c fsm.ToolCall, asked bool) (out toolOutcome, done bool) {
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}, true
@@ -259,8 +270,8 @@ func (s *Conversation) admit(ctx context.Context, b *batchRun, c fsm.ToolCall) (
 	if refusal := readOnlyRefusal(b, c); refusal != "" {
 		return toolOutcome{result: refusal, isError: true}, true
 	}
-	decided := false
-	if c.Name == "bash" {
+	decided := asked
+	if c.Name == "bash" && !(asked && b.bash == config.PolicyAsk) {
 		refusal, settled, approved := s.approveBash(ctx, b, c)
 		if settled {
 			return toolOutcome{settled: true}, true
@@ -341,8 +352,12 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		defer func() {
 			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
 			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.ReadFile)
+			user, model := protectedWords(outcome.command.command, protectedWrites(s.folder.dir, outcome.command))
+			if user != "" {
+				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
+			}
 			if !outcome.settled {
-				outcome.result += s.commandResultNote(ctx, outcome.command)
+				outcome.result += s.commandResultNote(ctx, outcome.command) + model
 			}
 		}()
 	}

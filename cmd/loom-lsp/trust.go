@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 )
 
 // execTrustHow is how a user of `loom-lsp exec` trusts a folder.
@@ -49,7 +50,21 @@ func runTrust(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "loom-lsp trust: %v\n", err)
 		return exitFailed
 	}
+	// And its agent hooks as they are now, with the files they run.
+	userDir := filepath.Dir(config.DefaultTrustFile())
+	real := folder
+	if r, err := filepath.EvalSymlinks(folder); err == nil {
+		real = r
+	}
+	hooks, _ := agenthooks.Load(real, os.Getenv("HOME"), userDir)
+	if err := agenthooks.RecordTrusted(agenthooks.TrustFile(userDir), real, hooks.Fingerprints(real)); err != nil {
+		fmt.Fprintf(stderr, "loom-lsp trust: %v\n", err)
+		return exitFailed
+	}
 	fmt.Fprintf(stdout, "trusted %s with its current settings (recorded in %s)\n", folder, config.DefaultTrustFile())
+	if n := len(hooks.Fingerprints(real)); n > 0 {
+		fmt.Fprintf(stdout, "and its %d agent hook(s) as they are now, with the files they run\n", n)
+	}
 	if loadErr != nil {
 		fmt.Fprintf(stderr, "loom-lsp trust: note: the configuration has errors: %v\n", loadErr)
 	}

@@ -48,6 +48,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	if hostOpts.TrustHow == nil {
 		hostOpts.TrustHow = func() string { return TrustHow }
 	}
+	if hostOpts.KeepHow == "" {
+		hostOpts.KeepHow, hostOpts.DiscardHow = KeepHow, DiscardHow
+	}
 	if hostOpts.Logger == nil {
 		hostOpts.Logger = opts.Logger
 	}
@@ -146,6 +149,9 @@ type session struct {
 	// trustSaid is the trust notice last sent, so it is said once;
 	// guarded by agent.mu.
 	trustSaid string
+	// roots are the session's additional directories as granted
+	// (roots.go); guarded by agent.mu.
+	roots []string
 }
 
 // turnKey names a turn of an ACP session.
@@ -199,6 +205,8 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 				List:   &acpsdk.SessionListCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
 				Close:  &acpsdk.SessionCloseCapabilities{},
+				// Read-only extra roots (roots.go).
+				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
 		AuthMethods: []acpsdk.AuthMethod{},

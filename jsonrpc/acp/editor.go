@@ -97,7 +97,7 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 	case workspace.NoteCommandChanges:
 		var b strings.Builder
 		for _, c := range n.Changes {
-			fmt.Fprintf(&b, "changed by `%s` — not committed: %s (keep: loom.commit, discard: loom.discard)\n", c.Command, c.Rel)
+			fmt.Fprintf(&b, "changed by `%s` — not committed: %s (keep: /keep %s, discard: /discard %s)\n", c.Command, c.Rel, c.Rel, c.Rel)
 			if c.Diff != "" {
 				b.WriteString("```diff\n" + c.Diff + "```\n")
 			}
@@ -110,6 +110,10 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		} else {
 			a.notice(s, infoKind(n), n.Text)
 		}
+	case workspace.NoteHook:
+		// What an agent hook said: a line the user reads beside the
+		// answer.
+		a.send(s.id, acpsdk.UpdateAgentThoughtText("⚑ "+n.Hook.Line()))
 	case workspace.NoteCompacted:
 		a.send(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
 	case workspace.NoteTurnEnded:

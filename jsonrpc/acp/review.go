@@ -32,7 +32,9 @@ var slashCommands = []acpsdk.AvailableCommand{
 	{Name: "rewind", Description: "go back to before a turn: /rewind N [files|conversation|both] (default both)",
 		Input: &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: "turn [files|conversation|both]"}}},
 	{Name: "redo", Description: "undo the last rewind (until your next prompt)"},
-	trustAvailable, // trust.go
+	trustAvailable,   // trust.go
+	keepAvailable,    // commandchanges.go
+	discardAvailable, // commandchanges.go
 }
 
 // advertiseCommands sends the session's slash commands once the
@@ -202,6 +204,8 @@ func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (an
 			msg += "\n\nThat turn's prompt was:\n\n" + res.Prompt
 		}
 		return msg + "\n\n`/redo` undoes this until your next prompt.", true
+	case "keep", "discard":
+		return a.keepOrDiscard(ctx, s, fields[0], fields[1:]), true
 	case "redo":
 		res, err := s.ws.Changes().Redo(ctx)
 		if err != nil {

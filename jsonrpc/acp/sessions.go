@@ -52,7 +52,12 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, err
 	}
 	id := acpsdk.SessionId(c.ID())
-	a.register(id, c)
+	s := a.register(id, c)
+	if err := a.setRoots(ctx, s, p.AdditionalDirectories); err != nil {
+		a.forget(id)
+		f.CloseConversation(c.ID())
+		return acpsdk.NewSessionResponse{}, err
+	}
 	a.log.Info("session/new", "session", id, "cwd", c.Folder().Path())
 	a.advertiseCommands(id, c)
 	m, err := a.stateOf(ctx, id, c, true)
@@ -137,6 +142,9 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	release := a.holdForReplay(p.SessionId)
 	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
+	if err == nil {
+		err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	}
 	if err != nil {
 		deliver(nil)
 		release()
@@ -171,6 +179,9 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
 	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
+	if err == nil {
+		err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	}
 	if err != nil {
 		deliver(nil)
 		return acpsdk.ResumeSessionResponse{}, err
@@ -205,11 +216,16 @@ func (a *agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (a
 		if c.Title == "" {
 			continue
 		}
+		roots := a.rootsOf(acpsdk.SessionId(c.ID))
+		if !rootsMatch(roots, p.AdditionalDirectories) {
+			continue
+		}
 		out.Sessions = append(out.Sessions, acpsdk.SessionInfo{
-			SessionId: acpsdk.SessionId(c.ID),
-			Cwd:       c.Folder,
-			Title:     acpsdk.Ptr(c.Title),
-			UpdatedAt: acpsdk.Ptr(c.Updated.UTC().Format(time.RFC3339)),
+			SessionId:             acpsdk.SessionId(c.ID),
+			Cwd:                   c.Folder,
+			Title:                 acpsdk.Ptr(c.Title),
+			UpdatedAt:             acpsdk.Ptr(c.Updated.UTC().Format(time.RFC3339)),
+			AdditionalDirectories: roots,
 		})
 	}
 	return out, nil

@@ -23,6 +23,10 @@ import (
 //     knows, so deleteReader renames the method to an extension method
 //     the agent handles (HandleExtensionMethod), and capsWriter adds the
 //     capability to the initialize response.
+//   - SessionInfo.additionalDirectories must be present, "[]" when a
+//     session has none, once the agent advertises the capability (RFD
+//     "Additional Workspace Roots", stabilized June 2026); the SDK's
+//     field is omitempty, so listRoots adds it to session/list results.
 
 // methodSessionDelete is session/delete, and extSessionDelete the
 // extension method deleteReader hands it to the SDK as.
@@ -94,6 +98,12 @@ type capsWriter struct {
 }
 
 func (c *capsWriter) Write(b []byte) (int, error) {
+	if nb := listRoots(b); nb != nil {
+		if _, err := c.out.Write(nb); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	if !c.done {
 		key := []byte(`"sessionCapabilities":{`)
 		if i := bytes.Index(b, key); i >= 0 && bytes.Contains(b, []byte(`"agentCapabilities"`)) {
@@ -170,4 +180,50 @@ func (a *agent) deleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	}
 	a.log.Info("session/delete", "session", id)
 	return nil
+}
+
+// listRoots returns the message b with "additionalDirectories":[] added
+// to each session of a session/list result that lacks it; nil when b is
+// not such a result or needs nothing.
+func listRoots(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`"sessions":[{`)) || !bytes.Contains(b, []byte(`"result"`)) {
+		return nil
+	}
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(b, &msg) != nil || msg["method"] != nil {
+		return nil
+	}
+	var result map[string]json.RawMessage
+	if json.Unmarshal(msg["result"], &result) != nil {
+		return nil
+	}
+	var sessions []map[string]json.RawMessage
+	if json.Unmarshal(result["sessions"], &sessions) != nil {
+		return nil
+	}
+	changed := false
+	for _, s := range sessions {
+		if _, ok := s["sessionId"]; ok && s["additionalDirectories"] == nil {
+			s["additionalDirectories"] = json.RawMessage("[]")
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	var err error
+	if result["sessions"], err = json.Marshal(sessions); err != nil {
+		return nil
+	}
+	if msg["result"], err = json.Marshal(result); err != nil {
+		return nil
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return nil
+	}
+	if bytes.HasSuffix(b, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
 }

@@ -330,6 +330,8 @@ func (h *Editor) showJSON(n workspace.Notification) {
 	case workspace.NoteDiagnostics:
 		d := n.Diagnostics
 		ev.Type, ev.ID, ev.Summary, ev.Diagnostics = "diagnostics", d.CallID, d.Summary, d.New
+	case workspace.NoteHook:
+		ev.Type, ev.Hook = "hook", n.Hook
 	case workspace.NoteCommit:
 		ev.Type, ev.SHA, ev.Files, ev.Message, ev.Notes = "commit", n.Commit.SHA, n.Commit.Files, n.Commit.Message, n.Commit.Notes
 	case workspace.NoteRetry:

@@ -67,6 +67,8 @@ type Event struct {
 	ExitCode   *int    `json:"exit_code,omitempty"`
 	Diff       string  `json:"diff,omitempty"`
 	SHA        string  `json:"sha,omitempty"`
+	// Hook is what a hook said (hook).
+	Hook *workspace.HookNote `json:"hook,omitempty"`
 	// Diagnostics are a diagnostics event's new problems.
 	Diagnostics []diagnostics.Diagnostic `json:"diagnostics,omitempty"`
 	Files       []string                 `json:"files,omitempty"`

@@ -83,6 +83,12 @@ func (h *Editor) showText(n workspace.Notification) {
 		line = b.String()
 	case workspace.NoteInfo:
 		line = h.paint(colorDim, "· "+n.Text)
+	case workspace.NoteHook:
+		color := colorDim
+		if n.Hook.Decision == "deny" || n.Hook.Decision == "block" || n.Hook.Problem != "" || n.Hook.Held != "" {
+			color = colorYellow
+		}
+		line = h.paint(color, "⚑ "+n.Hook.Line())
 	case workspace.NoteMode:
 		line = h.paint(colorCyan, "◇ mode: "+n.Text)
 	case workspace.NotePlan:

@@ -175,6 +175,24 @@ func (s *Sandbox) ReadOnly() *Sandbox {
 	return &Sandbox{p: p, sys: s.sys, socketsShown: s.socketsShown}
 }
 
+// Hides reports whether p (absolute, symlinks resolved) is hidden from
+// commands: a secret directory, loom's state, tools.sandbox_hide. A nil
+// sandbox (tools.sandbox = "off") still names the default hidden paths,
+// for the read tools' additional directories.
+func (s *Sandbox) Hides(p string) bool {
+	return slices.ContainsFunc(s.HiddenPaths(), func(h string) bool { return within(p, h) })
+}
+
+// HiddenPaths are the paths Hides hides (absolute, symlinks resolved):
+// p is hidden when it is one of them or lies inside one.
+func (s *Sandbox) HiddenPaths() []string {
+	if s == nil {
+		s = &Sandbox{}
+	}
+	home, _ := os.UserHomeDir()
+	return s.hidden(home)
+}
+
 // Active reports whether commands really run sandboxed here.
 func (s *Sandbox) Active() bool { return s != nil && s.sys.abi > 0 }
 

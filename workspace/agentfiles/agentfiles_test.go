@@ -132,20 +132,3 @@ func TestParseCall(t *testing.T) {
 		}
 	}
 }
-
-// Hook files loom does not run are named, not silently ignored.
-func TestIgnoredHooksAreNamed(t *testing.T) {
-	repo, home := t.TempDir(), t.TempDir()
-	write(t, filepath.Join(repo, ".claude/settings.json"), `{"permissions":{},"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./block.sh"}]}],"Stop":[]}}`)
-	write(t, filepath.Join(repo, ".claude/settings.local.json"), `{"permissions":{}}`)
-	write(t, filepath.Join(repo, ".github/hooks/format.json"), `{"hooks":{}}`)
-	write(t, filepath.Join(home, ".codex/hooks.json"), `{}`)
-	var got []string
-	for _, p := range IgnoredHooks(repo, home) {
-		got = append(got, strings.TrimPrefix(strings.TrimPrefix(p.String(), repo), home))
-	}
-	want := "/.claude/settings.json: hooks (PreToolUse, Stop) are not run by loom yet\n/.github/hooks/format.json: VS Code agent hooks are not run by loom yet\n/.codex/hooks.json: Codex hooks are not run by loom yet"
-	if strings.Join(got, "\n") != want {
-		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
-	}
-}

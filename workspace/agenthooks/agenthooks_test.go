@@ -340,6 +340,10 @@ func TestFingerprintBindsTheScript(t *testing.T) {
 	if ok, why := g.Admit(h); ok || !strings.Contains(why, "changed") {
 		t.Fatalf("a rewritten script was admitted: %v %s", ok, why)
 	}
+	quoted := &Hook{Command: `bash "$CLAUDE_PROJECT_DIR"/guard.sh --check`, Dir: filepath.Join(dir, ".claude")}
+	if files := NamedFiles(quoted, dir); len(files) != 1 || filepath.Base(files[0]) != "guard.sh" {
+		t.Fatalf("named files of a quoted project path: %v", files)
+	}
 	if ok, _ := g.Admit(&Hook{Scope: ScopeUser}); !ok {
 		t.Fatal("a user hook was held")
 	}

@@ -32,8 +32,11 @@ const maxNamedFile = 4 << 20
 // of every file inside folder that its command line names.
 func Fingerprint(h *Hook, folder string) string {
 	sum := sha256.New()
+	// Paths relative to the folder: the same hook through a symlinked
+	// path is the same hook.
 	rel, _ := filepath.Rel(folder, h.Source)
-	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00", rel, h.Format, h.Event, h.Matcher, h.Command, h.Timeout, h.Dir)
+	dir, _ := filepath.Rel(folder, h.Dir)
+	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00", rel, h.Format, h.Event, h.Matcher, h.Command, h.Timeout, dir)
 	keys := make([]string, 0, len(h.Env))
 	for k := range h.Env {
 		keys = append(keys, k)
@@ -87,8 +90,9 @@ func NamedFiles(h *Hook, folder string) []string {
 	for _, v := range []string{"${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"} {
 		cmd = strings.ReplaceAll(cmd, v, folder)
 	}
+	cmd = strings.NewReplacer(`"`, "", `'`, "", "\\", "").Replace(cmd)
 	words := strings.FieldsFunc(cmd, func(r rune) bool {
-		return strings.ContainsRune(" \t\r\n'\"`;&|()<>=", r)
+		return strings.ContainsRune(" \t\r\n`;&|()<>=", r)
 	})
 	seen := map[string]bool{}
 	var out []string

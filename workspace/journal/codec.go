@@ -109,6 +109,8 @@ func Tag(ev fsm.Event) string {
 		return "DropQueued"
 	case fsm.ApprovalDecided:
 		return "ApprovalDecided"
+	case fsm.HooksDecided:
+		return "HooksDecided"
 	case fsm.Compact:
 		return "Compact"
 	case fsm.AdvanceIDs:
@@ -179,6 +181,8 @@ func DecodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.DropQueued](raw)
 	case "ApprovalDecided":
 		return decodeAs[fsm.ApprovalDecided](raw)
+	case "HooksDecided":
+		return decodeAs[fsm.HooksDecided](raw)
 	case "SelectModel":
 		return decodeAs[fsm.SelectModel](raw)
 	case "SelectEffort":

@@ -1,0 +1,421 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
+	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
+)
+
+// Agent hooks (package agenthooks reads and runs them) at their points
+// of a conversation: what they said is stepped as fsm.HooksDecided, so
+// that the journal keeps it and a replay, rewind or resume never runs a
+// hook again. With no hooks, none of this costs anything: folderHooks is
+// nil and every call site returns at once.
+
+// folderHooks is what the folder's conversations need to run its hooks,
+// published by the folder on each configuration load; any goroutine
+// reads it.
+type folderHooks struct {
+	set    *agenthooks.Set
+	gate   agenthooks.Gate
+	runner agenthooks.Runner
+	// off holds the repository's hooks back whatever the gate says
+	// (tools.bash = "deny"): why, "" when not.
+	off string
+	// told are the hooks whose holding back was said, by name and why.
+	told *sync.Map
+}
+
+// hookFiles names the notice's subject.
+const hookFilesWords = "agent hooks"
+
+// loadHooks reads the folder's and the user's hooks, decides which of
+// the repository's may run (trust, bound to content), and publishes them;
+// a notice names the files not taken and the hooks held back, once per
+// change. On the folder's goroutine.
+func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
+	userDir := ""
+	if f.host.opts.TrustFile != "" {
+		userDir = filepath.Dir(f.host.opts.TrustFile)
+	}
+	set, problems := agenthooks.Load(f.dir, f.host.opts.Getenv("HOME"), userDir)
+	if set.Empty() {
+		f.hooks.Store(nil)
+		f.next.agent.stopHooks = false
+		f.sayHooks(problemLines(problems))
+		return
+	}
+	gate := agenthooks.Gate{Folder: f.dir, Trusted: cfg.Vouched()}
+	if gate.Trusted {
+		file := agenthooks.TrustFile(userDir)
+		fps, recorded, err := agenthooks.ReadTrusted(file, f.dir)
+		current := set.Fingerprints(f.dir)
+		switch {
+		case err != nil:
+			f.log.Warn("trusted hooks unreadable", "err", err)
+		case !recorded || file == "":
+			// A trusted folder seen for the first time: its hooks are
+			// recorded as they are, as its settings are (config.Trust).
+			if file != "" {
+				if err := agenthooks.RecordTrusted(file, f.dir, current); err != nil {
+					f.log.Warn("cannot record the trusted hooks", "err", err)
+				}
+			}
+			fps = map[string]bool{}
+			for _, fp := range current {
+				fps[fp] = true
+			}
+		}
+		gate.Recorded = fps
+	}
+	fh := &folderHooks{set: set, gate: gate, told: &sync.Map{}}
+	if cfg.Tools.Bash == config.PolicyDeny {
+		fh.off = `commands are off here (tools.bash = "deny")`
+	}
+	fh.runner = agenthooks.Runner{Environ: tools.CommandEnviron(env.ScrubEnv)}
+	if env.Sandbox != nil {
+		fh.runner.Wrap = env.Sandbox.Wrap
+	}
+	lines := problemLines(problems)
+	for _, h := range set.Hooks {
+		if ok, why := fh.admit(h); !ok {
+			fh.told.Store(h.Name()+"\x00"+why, true)
+			lines = append(lines, "  "+h.Name()+": held back: "+why+heldHow(why))
+		}
+	}
+	f.hooks.Store(fh)
+	f.next.agent.stopHooks = set.Has(agenthooks.Stop)
+	f.sayHooks(lines)
+}
+
+func heldHow(why string) string {
+	if strings.Contains(why, "trust") {
+		return "; trust the folder (loom.trust) to run it"
+	}
+	return ""
+}
+
+func problemLines(problems []agentfiles.Problem) []string {
+	lines := make([]string, 0, len(problems))
+	for _, p := range problems {
+		lines = append(lines, "  "+p.String())
+	}
+	return lines
+}
+
+// sayHooks notifies the hooks notice when it changed.
+func (f *Folder) sayHooks(lines []string) {
+	notice := ""
+	if len(lines) > 0 {
+		notice = hookFilesWords + " not run:\n" + strings.Join(lines, "\n")
+	}
+	if notice != "" && notice != f.hooksNotice {
+		f.notify(Notification{Kind: NoteInfo, Text: notice, Visible: true})
+	}
+	f.hooksNotice = notice
+}
+
+// trustHooks records the repository's hooks as they are now (their
+// definitions and the files they run) as trusted, for loom.trust.
+func (f *Folder) trustHooks() error {
+	if f.host.opts.TrustFile == "" {
+		return nil
+	}
+	userDir := filepath.Dir(f.host.opts.TrustFile)
+	set, _ := agenthooks.Load(f.dir, f.host.opts.Getenv("HOME"), userDir)
+	return agenthooks.RecordTrusted(agenthooks.TrustFile(userDir), f.dir, set.Fingerprints(f.dir))
+}
+
+// admit decides whether h runs now.
+func (fh *folderHooks) admit(h *agenthooks.Hook) (bool, string) {
+	if h.Scope == agenthooks.ScopeRepository && fh.off != "" {
+		return false, fh.off
+	}
+	return fh.gate.Admit(h)
+}
+
+// hooksFor returns the folder's hooks when some are defined for ev, nil
+// otherwise (the free path).
+func (s *Conversation) hooksFor(ev agenthooks.Event) *folderHooks {
+	fh := s.folder.hooks.Load()
+	if fh == nil || !fh.set.Has(ev) {
+		return nil
+	}
+	return fh
+}
+
+// runHooks runs the hooks of ev that select name, one after the other,
+// and returns their reports. A hook held back is reported once (per
+// hook and reason), then skipped silently.
+func (s *Conversation) runHooks(ctx context.Context, fh *folderHooks, ev agenthooks.Event, name string, in agenthooks.Input) []fsm.HookReport {
+	in.Event, in.Cwd, in.Now = ev, s.folder.dir, time.Now()
+	in.SessionID = s.ID()
+	in.TranscriptPath = s.journalPathShared()
+	var reports []fsm.HookReport
+	for _, h := range fh.set.For(ev, name) {
+		if ok, why := fh.admit(h); !ok {
+			if _, told := fh.told.LoadOrStore(h.Name()+"\x00"+why, true); !told {
+				reports = append(reports, fsm.HookReport{Hook: h.Name(), Held: why + heldHow(why)})
+			}
+			continue
+		}
+		res := fh.runner.Run(ctx, h, in)
+		r := fsm.HookReport{
+			Hook: h.Name(), Decision: string(res.Decision), Reason: res.Reason, Context: res.Context,
+			Message: res.Message, Problem: res.Problem, StopTurn: res.StopTurn, StopReason: res.StopReason,
+		}
+		reports = append(reports, r)
+	}
+	return reports
+}
+
+// stepHooks steps what the hooks said on the owner goroutine and waits
+// until it is taken; false when the turn is gone.
+func (s *Conversation) stepHooks(ctx context.Context, ev fsm.HooksDecided) bool {
+	taken := make(chan bool, 1)
+	s.post(func() {
+		if ctx.Err() != nil {
+			taken <- false
+			return
+		}
+		_, err := s.step(ev)
+		taken <- err == nil
+	})
+	select {
+	case ok := <-taken:
+		return ok
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+// said reports whether a live report made decision d, and the reasons.
+func said(reports []fsm.HookReport, d agenthooks.Decision) (bool, string) {
+	var reasons []string
+	for _, r := range reports {
+		if r.Held == "" && r.Problem == "" && r.Decision == string(d) {
+			reasons = append(reasons, r.Reason)
+		}
+	}
+	return len(reasons) > 0, strings.Join(reasons, "; ")
+}
+
+// preToolHooks runs the PreToolUse hooks of call c. done reports that
+// the call must not run (denied by a hook, or by the user a hook asked,
+// or the turn is gone); asked that the user approved it at a hook's
+// request (the machine has it running).
+func (s *Conversation) preToolHooks(ctx context.Context, b *batchRun, c fsm.ToolCall) (done, asked bool) {
+	fh := s.hooksFor(agenthooks.PreToolUse)
+	if fh == nil {
+		return false, false
+	}
+	in := agenthooks.Input{Tool: c.Name, ToolInput: json.RawMessage(c.Arguments), ToolUseID: c.ID}
+	reports := s.runHooks(ctx, fh, agenthooks.PreToolUse, c.Name, in)
+	if len(reports) == 0 {
+		return false, false
+	}
+	if !s.stepHooks(ctx, fsm.HooksDecided{Turn: b.turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
+		return true, false
+	}
+	if deny, _ := said(reports, agenthooks.Deny); deny {
+		return true, false // the machine completed the call
+	}
+	ask, why := said(reports, agenthooks.Ask)
+	if !ask {
+		return false, false
+	}
+	detail := c.Arguments
+	var args struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal([]byte(c.Arguments), &args) == nil && args.Command != "" {
+		detail = args.Command
+	}
+	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: detail + "\n\nA hook asks you to approve this: " + why}
+	ok, err := s.approve(ctx, a, b.approvalTimeout)
+	reason := "a hook asked: " + why
+	if err != nil {
+		ok, reason = false, "a hook asked for your approval and none came ("+err.Error()+")"
+	}
+	if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok, Why: reason}) || !ok {
+		return true, false
+	}
+	return false, true
+}
+
+// postToolHooks runs the PostToolUse hooks of call c, which produced
+// out; their reports are stepped just before the call's ToolCompleted.
+func (s *Conversation) postToolHooks(ctx context.Context, c fsm.ToolCall, out toolOutcome) []fsm.HookReport {
+	fh := s.hooksFor(agenthooks.PostToolUse)
+	if fh == nil {
+		return nil
+	}
+	in := agenthooks.Input{Tool: c.Name, ToolInput: json.RawMessage(c.Arguments), ToolUseID: c.ID, ToolOutput: out.result, ToolFailed: out.isError}
+	return s.runHooks(ctx, fh, agenthooks.PostToolUse, c.Name, in)
+}
+
+// promptHooks runs, before a prompt is stepped, the SessionStart hooks
+// (first prompt of the conversation) and the UserPromptSubmit hooks, on
+// the asking goroutine. It returns the events to step before the
+// prompt, and sets the prompt's HookContext and Refused.
+func (s *Conversation) promptHooks(ctx context.Context, in *fsm.UserInput, source string) []fsm.HooksDecided {
+	var evs []fsm.HooksDecided
+	var contexts, refused []string
+	collect := func(name string, reports []fsm.HookReport) {
+		if len(reports) == 0 {
+			return
+		}
+		evs = append(evs, fsm.HooksDecided{Event: name, Hooks: reports})
+		for _, r := range reports {
+			if r.Held != "" || r.Problem != "" {
+				continue
+			}
+			if r.Context != "" {
+				contexts = append(contexts, r.Context)
+			}
+			if r.Decision == string(agenthooks.Block) || r.StopTurn {
+				refused = append(refused, cmpOr(r.Reason, r.StopReason, "("+r.Hook+")"))
+			}
+		}
+	}
+	if fh := s.hooksFor(agenthooks.SessionStart); fh != nil && source != "" {
+		collect(fsm.HookSessionStart, s.runHooks(ctx, fh, agenthooks.SessionStart, source, agenthooks.Input{Source: source}))
+	}
+	if fh := s.hooksFor(agenthooks.UserPromptSubmit); fh != nil {
+		collect(fsm.HookUserPromptSubmit, s.runHooks(ctx, fh, agenthooks.UserPromptSubmit, "", agenthooks.Input{Prompt: in.Text}))
+	}
+	in.HookContext = strings.Join(contexts, "\n")
+	in.Refused = strings.Join(refused, "; ")
+	return evs
+}
+
+func cmpOr(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// runStopHooks runs the Stop hooks the machine asked for, on a worker,
+// and steps what they said.
+func (s *Conversation) runStopHooks(a fsm.RunStopHooks) {
+	ctx := s.turnContext()
+	fh := s.folder.hooks.Load()
+	s.goWorker(func() {
+		var reports []fsm.HookReport
+		if fh != nil {
+			reports = s.runHooks(ctx, fh, agenthooks.Stop, "", agenthooks.Input{StopHookActive: a.Active, LastMessage: a.LastMessage})
+		}
+		s.postEventLive(ctx, fsm.HooksDecided{Turn: a.Turn, Event: fsm.HookStop, Hooks: reports})
+	})
+}
+
+// sideHooks runs the hooks of an event that only observes (PreCompact,
+// Notification) on a worker; what they said is stepped when they end.
+func (s *Conversation) sideHooks(ev agenthooks.Event, name string, turn uint64, in agenthooks.Input) {
+	fh := s.hooksFor(ev)
+	if fh == nil {
+		return
+	}
+	s.goWorker(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if reports := s.runHooks(ctx, fh, ev, name, in); len(reports) > 0 {
+			s.postEvent(fsm.HooksDecided{Turn: turn, Event: string(ev), Hooks: reports})
+		}
+	})
+}
+
+// notifyHooks fires the Notification hooks: loom waits for the user.
+func (s *Conversation) notifyHooks(turn uint64, what string) {
+	if s.folder.hooks.Load() == nil {
+		return
+	}
+	s.sideHooks(agenthooks.Notification, "permission_prompt", turn, agenthooks.Input{Message: "loom needs your permission to " + what})
+}
+
+// hookNote is a hook report as the front ends show it.
+func hookNote(a fsm.DisplayHook) *HookNote {
+	r := a.Report
+	return &HookNote{Event: a.Event, CallID: a.CallID, Hook: r.Hook, Decision: r.Decision, Reason: r.Reason, Context: r.Context,
+		Message: r.Message, Problem: r.Problem, Held: r.Held, StopTurn: r.StopTurn, StopReason: r.StopReason}
+}
+
+// HookNote is what one hook said, for NoteHook.
+type HookNote struct {
+	Event  string `json:"event"`
+	CallID string `json:"callId,omitempty"`
+	// Hook names it: file:line, event, command.
+	Hook     string `json:"hook"`
+	Decision string `json:"decision,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Context  string `json:"context,omitempty"`
+	Message  string `json:"message,omitempty"`
+	// Problem: it ran and failed (timed out, crashed, invalid output);
+	// Held: it was not run, and why.
+	Problem    string `json:"problem,omitempty"`
+	Held       string `json:"held,omitempty"`
+	StopTurn   bool   `json:"stopTurn,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// Line is the note in one line of words, for front ends that show text.
+func (h *HookNote) Line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hook %s", h.Hook)
+	switch {
+	case h.Held != "":
+		fmt.Fprintf(&b, ": not run (%s)", h.Held)
+	case h.Problem != "":
+		fmt.Fprintf(&b, ": failed (%s)", h.Problem)
+		if h.Message != "" {
+			fmt.Fprintf(&b, ": %s", firstLineOf(h.Message))
+		}
+	case h.Decision != "":
+		fmt.Fprintf(&b, ": %s", h.Decision)
+		if h.Reason != "" {
+			fmt.Fprintf(&b, ": %s", firstLineOf(h.Reason))
+		}
+	default:
+		b.WriteString(": ran")
+	}
+	if h.Context != "" && h.Held == "" && h.Problem == "" {
+		b.WriteString(" (added context)")
+	}
+	if h.StopTurn {
+		fmt.Fprintf(&b, "; ends the turn: %s", h.StopReason)
+	}
+	if h.Message != "" && h.Problem == "" {
+		fmt.Fprintf(&b, " — %s", firstLineOf(h.Message))
+	}
+	return b.String()
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,65 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/loom-lsp/loom-lsp/config"
+)
+
+// A command can create a protected name none of whose directories
+// existed (a first .loom.toml, .vscode/settings.json where there was no
+// .vscode): the sandbox protects names by mounting what exists, and a
+// mount needs a place. What such a file holds gives the agent nothing —
+// loom takes the widening settings of a .loom.toml only with the user's
+// trust in exactly those values (trust on first sight), and reads no
+// editor's or other agent's file — but the user's editor may read it.
+// So after each command loom looks at what it changed, and names every
+// protected file among them: to the user, once per command, in a
+// message they see, and to the model, so it does not count on it.
+
+// protectedWrites returns the protected files (relative to the folder)
+// among the paths a command changed that exist now.
+func protectedWrites(folder string, run *commandRun) []string {
+	var out []string
+	for _, p := range run.paths {
+		if !config.IsProtected(p) {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(folder, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = p
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+// protectedWords are the user's and the model's words about the
+// protected files a command wrote; "" when it wrote none.
+func protectedWords(command string, rels []string) (user, model string) {
+	if len(rels) == 0 {
+		return "", ""
+	}
+	var loom, others []string
+	for _, rel := range rels {
+		if base := filepath.Base(rel); base == ".loom.toml" || base == "loom.toml" {
+			loom = append(loom, rel)
+		} else {
+			others = append(others, rel)
+		}
+	}
+	user = "a command the agent ran (`" + cutRunes(command, 80) + "`) wrote " + strings.Join(rels, ", ") + ", configuration loom keeps from the agent"
+	if len(loom) > 0 {
+		user += "; loom takes no setting of " + strings.Join(loom, ", ") + " that widens what the agent may do until you confirm it (loom.trust, after reading it)"
+	}
+	if len(others) > 0 {
+		user += "; loom does not read " + strings.Join(others, ", ") + ", but your editor or another tool may: read it before you trust this folder there, or delete it"
+	}
+	model = "\n[loom] this command wrote " + strings.Join(rels, ", ") + ": protected configuration; nothing in it applies to you, and the user is told."
+	return user, model
+}
