@@ -90,7 +90,7 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
-		job.turn, job.sandbox = a.Turn, s.env.Sandbox
+		job.Turn, job.Sandbox = a.Turn, s.env.Sandbox
 		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case *fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})

@@ -54,6 +54,8 @@ export const Methods = {
   turnEnded: 'loom/turnEnded',
   commit: 'loom/commit',
   notice: 'loom/notice',
+  /** HookParams: what an agent hook said (a line of the conversation). */
+  hook: 'loom/hook',
   /** ModeParams: the conversation's mode changed. */
   mode: 'loom/mode',
   /** PlanParams: the todo list, whole. */
@@ -132,6 +134,11 @@ export interface CommitParams { folder: string; conversation?: string; turn: num
  * "compacted" (the summary is in loom.history).
  */
 export interface NoticeParams { folder: string; conversation?: string; turn: number; kind: string; text: string }
+/** loom/hook's params: text is the line to show; hook the details. */
+export interface HookParams {
+  folder: string; conversation?: string; turn: number; text: string;
+  hook: { event: string; hook: string; callId?: string; decision?: string; reason?: string; context?: string; message?: string; problem?: string; held?: string; stopTurn?: boolean; stopReason?: string };
+}
 
 export interface SaveDocumentsParams { uris: string[] }
 export interface SaveDocumentsResult { saved: string[] }

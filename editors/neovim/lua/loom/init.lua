@@ -169,6 +169,11 @@ M.handlers = {
       chat.notice(p)
     end
   end,
+  ['loom/hook'] = function(_, p)
+    if p and require('loom.conversations').shown(p) then
+      chat.hook(p)
+    end
+  end,
   ['loom/commit'] = function(_, p)
     if p and require('loom.conversations').shown(p) then
       chat.commit(p)
