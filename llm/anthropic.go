@@ -129,7 +129,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(fsm.Event
 		model = req.Model
 	}
 	var info *anthropic.ModelInfo
-	if p.cfg.ReasoningEffort != "" && p.cfg.ReasoningEffort != "none" {
+	if e := pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort); e != "" && e != "none" {
 		// Which thinking the model takes, asked once per model.
 		info = p.modelInfo(ctx, model)
 	}
@@ -214,8 +214,9 @@ func (p *Anthropic) params(req Request, info *anthropic.ModelInfo) (anthropic.Me
 		model = req.Model
 	}
 	params := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: int64(p.cfg.MaxTokens)}
-	if !thinkingFromInfo(info, p.cfg.ReasoningEffort, &params) {
-		p.setThinking(model, &params)
+	effort := pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort)
+	if !thinkingFromInfo(info, effort, &params) {
+		p.setThinking(model, effort, &params)
 	}
 	type turn struct {
 		assistant bool

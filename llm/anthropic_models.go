@@ -88,6 +88,9 @@ func (p *Anthropic) fetchModelInfo(ctx context.Context, model string) *anthropic
 // nearest level it takes: Sonnet 4.6 refuses "max"), else a budget, else
 // none.
 func thinkingFromInfo(info *anthropic.ModelInfo, effort string, params *anthropic.MessageNewParams) (ok bool) {
+	if effort == "" || effort == "none" {
+		return true // no thinking
+	}
 	if info == nil || !info.JSON.Capabilities.Valid() {
 		return false
 	}
