@@ -47,6 +47,7 @@ var commandList = []command{
 	{CmdModels, typed(CmdModels, (*Server).runModels)},
 	{CmdSetModel, typed(CmdSetModel, (*Server).runSetModel)},
 	{CmdSetMode, typed(CmdSetMode, (*Server).runSetMode)},
+	{CmdSetEffort, typed(CmdSetEffort, (*Server).runSetEffort)},
 	{CmdDecidePlan, typed(CmdDecidePlan, (*Server).runDecidePlan)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
