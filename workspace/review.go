@@ -326,7 +326,7 @@ func (s *Conversation) dropProposals() {
 		if p.cmd != nil {
 			// A command's changes nobody decided on stay on disk: they
 			// join the list to keep or discard later.
-			s.git.addChanges(p.cmd.changes)
+			s.changes.AddChanges(p.cmd.changes)
 			s.notify(Notification{Kind: NoteCommandChanges, Turn: p.cmd.changes[0].Turn, Changes: p.cmd.changes})
 		}
 		close(p.settled)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/review"
 	"github.com/loom-lsp/loom-lsp/workspace/worktree"
@@ -57,15 +58,15 @@ func (s *Conversation) commandProposal(ctx context.Context, b *batchRun, run *co
 	if err != nil {
 		return nil
 	}
-	cfg := s.cfgSnapshot(ctx)
-	changes, _ := s.reportCommands(ctx, repo, hookJob{cmds: []commandRun{*run}, cfg: cfg}, b.turn)
+	cfg := s.changes.Config(ctx)
+	changes, _ := s.reportCommands(ctx, repo, hookJob{Job: changes.Job{Cfg: cfg}, cmds: []commandRun{*run}}, b.turn)
 	cr := &commandReview{command: run.command, output: output}
 	next := 1
 	for _, c := range changes {
-		if c.Binary || c.before == nil || c.after == nil || !c.after.present {
+		if c.Binary || c.Before == nil || c.After == nil || !c.After.Present {
 			continue
 		}
-		ch := review.Split(c.Rel, c.before.text, c.after.text, !c.before.present, next)
+		ch := review.Split(c.Rel, c.Before.Text, c.After.Text, !c.Before.Present, next)
 		if len(ch.File.Hunks) == 0 {
 			continue
 		}
@@ -75,7 +76,7 @@ func (s *Conversation) commandProposal(ctx context.Context, b *batchRun, run *co
 		if st, err := os.Lstat(c.Path); err == nil {
 			mode = st.Mode().Perm()
 		}
-		cr.files = append(cr.files, &commandFile{abs: c.Path, rel: c.Rel, before: *c.before, after: *c.after, change: ch, mode: mode})
+		cr.files = append(cr.files, &commandFile{abs: c.Path, rel: c.Rel, before: preImageOf(*c.Before), after: preImageOf(*c.After), change: ch, mode: mode})
 		cr.changes = append(cr.changes, c)
 	}
 	if len(cr.files) == 0 {
@@ -114,7 +115,7 @@ func (s *Conversation) proposeCommand(turn uint64, callID string, run *commandRu
 // and takes the others back (on a worker); it returns what it did and
 // the edits to record for the hook (the kept bytes).
 func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandReview, accepted []string) (ReviewResult, []commandKeep, error) {
-	repo, err := gitcommit.Open(ctx, s.folder.dir, s.cfgSnapshot(ctx).Model.APIKeyEnv)
+	repo, err := gitcommit.Open(ctx, s.folder.dir, s.changes.Config(ctx).Model.APIKeyEnv)
 	if err != nil {
 		return ReviewResult{}, nil, err
 	}
@@ -219,7 +220,7 @@ func (p *proposal) hunkIDs() []string {
 
 // commandWords names a command for the review's title.
 func commandWords(cmd string) string {
-	return "`" + cutRunes(strings.TrimSpace(cmd), 80) + "`"
+	return "`" + changes.CutRunes(strings.TrimSpace(cmd), 80) + "`"
 }
 
 // applyCommand performs an fsm.ApplyChanges of a command's changes (on

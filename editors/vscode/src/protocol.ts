@@ -34,6 +34,8 @@ export const Commands = {
   setMode: 'loom.setMode',
   /** {uri?, conversation?, accept, fresh?, plan?, comment?} -> null: answers the plan waiting for approval. */
   decidePlan: 'loom.decidePlan',
+  /** {uri?, conversation?, effort} -> {folder, effort, efforts}: the conversation's reasoning effort ("" = configured). */
+  setEffort: 'loom.setEffort',
 } as const;
 
 /**
@@ -166,6 +168,9 @@ export interface Status {
   planProposal?: { callId: string; plan: string };
   /** The folder's custom commands and user-invocable skills. */
   commands?: ServerCommand[] | null;
+  /** The reasoning effort in force, and whether the conversation chose it (loom.setEffort). */
+  effort?: string;
+  effortChosen?: boolean;
 }
 
 /** loom.models' reply: the models the server lists, and the conversation's. */
