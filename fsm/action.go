@@ -32,6 +32,9 @@ type SendLlmRequest struct {
 	Compaction bool
 	// Model is the model to ask (SelectModel); "" for the configured one.
 	Model string
+	// Effort is the reasoning effort to ask with (SelectEffort); "" for
+	// the configured one.
+	Effort string
 }
 
 // ExecuteTools asks the caller to run Calls and to feed back, for each,

@@ -205,7 +205,7 @@ func (m *Machine) startCompaction(acts []Action, reason string, tokens int64, c 
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	m.compactMsgs = msgs
-	return append(acts, SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], TurnStart: len(msgs), Compaction: true, Model: m.model})
+	return append(acts, SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], TurnStart: len(msgs), Compaction: true, Model: m.model, Effort: m.effort})
 }
 
 // finishCompaction replaces the summarised part of the history by the

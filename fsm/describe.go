@@ -156,6 +156,9 @@ func (a SendLlmRequest) Describe() string {
 	if a.Model != "" {
 		s += " model=" + a.Model
 	}
+	if a.Effort != "" {
+		s += " effort=" + a.Effort
+	}
 	if n := len(a.Messages); n > 0 {
 		last := a.Messages[n-1]
 		s += " last=" + string(last.Role)

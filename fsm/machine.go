@@ -33,6 +33,9 @@ type Machine struct {
 	lastErr   *LlmError
 	// model is the model SelectModel chose, "" for the configured one.
 	model string
+	// effort is the reasoning effort SelectEffort chose, "" for the
+	// configured one.
+	effort string
 
 	// history is the conversation. It is append-only: requests share its
 	// backing array, so an element once written is never modified.
@@ -314,7 +317,7 @@ func (m *Machine) check(ev Event) error {
 		return m.checkSetMode(e)
 	case PlanDecided:
 		return m.checkPlanDecided(e)
-	case Reset, DropQueued, ShutdownRequested, SelectModel, Load:
+	case Reset, DropQueued, ShutdownRequested, SelectModel, SelectEffort, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
 	}
@@ -399,6 +402,8 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onReset()
 	case SelectModel:
 		return m.onSelectModel(e)
+	case SelectEffort:
+		return m.onSelectEffort(e)
 	case Load:
 		return m.onLoad(e)
 	case DropQueued:

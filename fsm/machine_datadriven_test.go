@@ -265,6 +265,8 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return Reset{}
 	case "select-model":
 		return SelectModel{Model: strings.TrimSpace(td.Input)}
+	case "select-effort":
+		return SelectEffort{Effort: strings.TrimSpace(td.Input)}
 	case "load":
 		return Load{ID: arg("id")}
 	case "compact":

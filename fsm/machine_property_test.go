@@ -137,6 +137,9 @@ func (g eventGen) draw(t *rapid.T) Event {
 			if rapid.Bool().Draw(t, "mode") {
 				return SetMode{Mode: rapid.SampledFrom([]Mode{ModeAgent, ModePlan, ModeAsk, "nope"}).Draw(t, "newmode")}
 			}
+			if rapid.Bool().Draw(t, "effort") {
+				return SelectEffort{Effort: rapid.SampledFrom([]string{"", "low", "high"}).Draw(t, "neweffort")}
+			}
 			return SelectModel{Model: rapid.SampledFrom([]string{"", "small", "big"}).Draw(t, "model")}
 		case 1, 2:
 			return Compact{}

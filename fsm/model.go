@@ -43,3 +43,44 @@ func (m *Machine) onSelectModel(e SelectModel) []Action {
 
 func (SelectModel) isEvent()    {}
 func (ModelSelected) isAction() {}
+
+// SelectEffort sets the conversation's reasoning effort for its next
+// requests, overriding the configured one ([model] reasoning_effort):
+// every SendLlmRequest after it carries Effort. "" goes back to the
+// configured effort. Like SelectModel it is valid in every state, holds
+// until the conversation is reset, and the journal replays it. The
+// caller checks the value (the machine passes it on as it is).
+type SelectEffort struct {
+	Effort string
+}
+
+// Describe implements [Event].
+func (e SelectEffort) Describe() string {
+	return fmt.Sprintf("SelectEffort effort=%q", e.Effort)
+}
+
+// EffortSelected tells the caller that the conversation's reasoning
+// effort changed; Effort is "" for the configured one.
+type EffortSelected struct {
+	Effort string
+}
+
+// Describe implements [Action].
+func (a EffortSelected) Describe() string {
+	return fmt.Sprintf("EffortSelected effort=%q", a.Effort)
+}
+
+// Effort is the reasoning effort the conversation selected, "" for the
+// configured one.
+func (m *Machine) Effort() string { return m.effort }
+
+func (m *Machine) onSelectEffort(e SelectEffort) []Action {
+	if e.Effort == m.effort {
+		return nil
+	}
+	m.effort = e.Effort
+	return []Action{EffortSelected(e)}
+}
+
+func (SelectEffort) isEvent()    {}
+func (EffortSelected) isAction() {}

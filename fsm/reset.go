@@ -136,6 +136,7 @@ func (m *Machine) onReset() []Action {
 	}
 	m.history = m.history[:0:0]
 	m.model = ""
+	m.effort = ""
 	if m.cfg.SystemPrompt != "" {
 		m.history = append(m.history, Message{Role: RoleSystem, Content: m.cfg.SystemPrompt})
 	}

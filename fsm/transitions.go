@@ -78,7 +78,7 @@ func (m *Machine) retryRequest() []Action {
 		m.request++
 		m.partial.Reset()
 		msgs := m.compactMsgs
-		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], TurnStart: len(msgs), Compaction: true, Model: m.model}}
+		return []Action{SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs[:len(msgs):len(msgs)], TurnStart: len(msgs), Compaction: true, Model: m.model, Effort: m.effort}}
 	}
 	return []Action{m.sendRequest()}
 }
@@ -91,7 +91,7 @@ func (m *Machine) sendRequest() Action {
 	msgs := m.outgoing()
 	m.sentMsgs = len(msgs)
 	m.sentEstimate = m.estimate(msgs)
-	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, TurnStart: m.turnStart, Model: m.model}
+	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, TurnStart: m.turnStart, Model: m.model, Effort: m.effort}
 }
 
 // onToolCallDelta shows a tool call the model is still writing.

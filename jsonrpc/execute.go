@@ -47,6 +47,7 @@ var commandList = []command{
 	{CmdModels, typed(CmdModels, (*Server).runModels)},
 	{CmdSetModel, typed(CmdSetModel, (*Server).runSetModel)},
 	{CmdSetMode, typed(CmdSetMode, (*Server).runSetMode)},
+	{CmdSetEffort, typed(CmdSetEffort, (*Server).runSetEffort)},
 	{CmdDecidePlan, typed(CmdDecidePlan, (*Server).runDecidePlan)},
 	{CmdReview, typed(CmdReview, (*Server).runReview)},
 	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
@@ -292,7 +293,7 @@ func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
 	}
 	var msg string
 	if len(a.Paths) > 0 {
-		msg, err = sess.KeepCommandChanges(ctx, a.Paths)
+		msg, err = sess.Changes().KeepCommandChanges(ctx, a.Paths)
 	} else {
 		msg, err = sess.Changes().CommitPending(ctx)
 	}
@@ -307,7 +308,7 @@ func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg, err := sess.DiscardCommandChanges(ctx, a.Paths)
+	msg, err := sess.Changes().DiscardCommandChanges(ctx, a.Paths)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +320,7 @@ func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	cs, err := sess.CommandChanges(ctx)
+	cs, err := sess.Changes().CommandChanges(ctx)
 	if err != nil {
 		return nil, err
 	}

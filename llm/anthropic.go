@@ -199,7 +199,7 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 		model = req.Model
 	}
 	params := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: int64(p.cfg.MaxTokens)}
-	p.setThinking(model, &params)
+	p.setThinking(model, pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort), &params)
 	type turn struct {
 		assistant bool
 		blocks    []anthropic.ContentBlockParamUnion

@@ -18,8 +18,7 @@ import (
 // configured: adaptive thinking with output_config.effort for Claude 4.6
 // and later (which take an effort), a budget of thinking tokens for the
 // older models, within max_tokens. Thinking is shown summarised.
-func (p *Anthropic) setThinking(model string, params *anthropic.MessageNewParams) {
-	e := p.cfg.ReasoningEffort
+func (p *Anthropic) setThinking(model, e string, params *anthropic.MessageNewParams) {
 	if e == "" || e == "none" {
 		return
 	}

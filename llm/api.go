@@ -123,11 +123,20 @@ func isReasoningModel(model string) bool {
 }
 
 // sendsTemperature reports whether a configured temperature may be sent to
-// model with the configured effort: reasoning models refuse it unless
-// their reasoning is off.
-func (p *OpenAI) sendsTemperature(model string) bool {
+// model with effort: reasoning models refuse it unless their reasoning
+// is off.
+func (p *OpenAI) sendsTemperature(model, effort string) bool {
 	if p.cfg.Temperature == nil {
 		return false
 	}
-	return !isReasoningModel(model) || p.cfg.ReasoningEffort == string(shared.ReasoningEffortNone)
+	return !isReasoningModel(model) || effort == string(shared.ReasoningEffortNone)
+}
+
+// pickEffort is the effort a request is sent with: the conversation's
+// (Request.ReasoningEffort) when it chose one, else the configured one.
+func pickEffort(configured, conversation string) string {
+	if conversation != "" {
+		return conversation
+	}
+	return configured
 }

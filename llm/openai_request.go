@@ -27,10 +27,11 @@ func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewP
 		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	}
 	p.setMaxTokens(d, &params)
-	if p.sendsTemperature(model) {
+	effort := pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort)
+	if p.sendsTemperature(model, effort) {
 		params.Temperature = openai.Float(*p.cfg.Temperature)
 	}
-	p.setChatEffort(d, &params)
+	setChatEffort(d, effort, &params)
 	if p.cfg.CacheKeys && req.CacheKey != "" {
 		params.PromptCacheKey = openai.String(req.CacheKey)
 	}
@@ -52,12 +53,12 @@ func (p *OpenAI) buildParams(d *Dialect, req Request) (openai.ChatCompletionNewP
 	return params, nil
 }
 
-// setChatEffort sends model.reasoning_effort as the dialect spells it:
+// setChatEffort sends the effort (model.reasoning_effort, or the
+// conversation's) as the dialect spells it:
 // reasoning_effort (OpenAI, vLLM, Ollama, DeepSeek), OpenRouter's
 // reasoning.effort; DeepSeek's thinking is turned off with
 // thinking.type "disabled" rather than an effort.
-func (p *OpenAI) setChatEffort(d *Dialect, params *openai.ChatCompletionNewParams) {
-	e := p.cfg.ReasoningEffort
+func setChatEffort(d *Dialect, e string, params *openai.ChatCompletionNewParams) {
 	if e == "" {
 		return
 	}

@@ -34,6 +34,10 @@ type Request struct {
 	// Model, when set, is the model to ask instead of the configured one
 	// (the conversation switched models: fsm.SelectModel).
 	Model string
+	// ReasoningEffort, when set, is the effort to ask with instead of
+	// the configured one (the conversation chose one: fsm.SelectEffort);
+	// one of the efforts ValidReasoningEffort accepts.
+	ReasoningEffort string
 	// CacheKey, when set, names the conversation to the server's prompt
 	// cache (OpenAI's prompt_cache_key): requests sharing it share a
 	// prefix.

@@ -46,7 +46,7 @@ type messageCache struct {
 
 // requestBody returns the JSON body of req, with "stream": true.
 func (p *OpenAI) requestBody(d *Dialect, req Request) ([]byte, error) {
-	params, err := p.buildParams(d, Request{Tools: req.Tools, Model: req.Model, CacheKey: req.CacheKey})
+	params, err := p.buildParams(d, Request{Tools: req.Tools, Model: req.Model, ReasoningEffort: req.ReasoningEffort, CacheKey: req.CacheKey})
 	if err != nil {
 		return nil, err
 	}

@@ -114,13 +114,13 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 	if p.cfg.MaxTokens > 0 {
 		params.MaxOutputTokens = openai.Int(int64(p.cfg.MaxTokens))
 	}
-	if p.sendsTemperature(model) {
+	effort := pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort)
+	if p.sendsTemperature(model, effort) {
 		params.Temperature = openai.Float(*p.cfg.Temperature)
 	}
 	if p.cfg.CacheKeys && req.CacheKey != "" {
 		params.PromptCacheKey = openai.String(req.CacheKey)
 	}
-	effort := p.cfg.ReasoningEffort
 	if isReasoningModel(model) || (effort != "" && effort != string(shared.ReasoningEffortNone)) {
 		params.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
 		p.dialect.mu.Lock()

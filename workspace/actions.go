@@ -90,7 +90,7 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
-		job.turn, job.sandbox = a.Turn, s.env.Sandbox
+		job.Turn, job.Sandbox = a.Turn, s.env.Sandbox
 		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case *fsm.DisplayMessage:
 		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
@@ -167,6 +167,8 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.stopping = true
 	case fsm.ModelSelected:
 		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + s.modelName() + "."})
+	case fsm.EffortSelected:
+		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: effortWords(a.Effort, s.cfg.Model.ReasoningEffort)})
 	}
 }
 
@@ -187,7 +189,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		schemas = nil // a summary, not tool calls
 	}
-	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, CacheKey: s.ID(),
+	req := llm.Request{ID: a.Request, Messages: a.Messages, TurnStart: a.TurnStart, Tools: schemas, Model: a.Model, ReasoningEffort: a.Effort, CacheKey: s.ID(),
 		Images: s.folder.host.readImage}
 	prober, askRunning := provider.(llm.RunningWindowProber)
 	askRunning = askRunning && s.runningWindow.Tokens == 0

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -116,7 +117,7 @@ func measureCommand(b *testing.B, dir string) (after, before time.Duration) {
 		command(i)
 		run := s.closeCommand(win, mark, "bench", before)
 		note := s.commandResultNote(ctx, run)
-		changes, _ := s.reportCommands(ctx, repo, hookJob{cmds: []commandRun{*run}, cfg: cfg}, 1)
+		changes, _ := s.reportCommands(ctx, repo, hookJob{Job: changes.Job{Cfg: cfg}, cmds: []commandRun{*run}}, 1)
 		windowed = append(windowed, time.Since(start)-alone)
 		if len(changes) != 3 || !strings.Contains(note, "made.txt") {
 			b.Fatalf("the window saw %v (%q)", rels(changes), note)

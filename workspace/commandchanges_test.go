@@ -82,7 +82,7 @@ func TestCommandChangesAreReportedNotCommitted(t *testing.T) {
 	if !strings.Contains(notes, "not committed: a.txt, b.txt, new.txt, other.txt; keep them") || !strings.Contains(notes, "also changed in your editor meanwhile, so left to you, not reported as the commands': mine.txt") {
 		t.Fatalf("notes %q", notes)
 	}
-	listed, _ := s.CommandChanges(context.Background())
+	listed, _ := s.Changes().CommandChanges(context.Background())
 	if !slices.Equal(rels(listed), rels(changes)) {
 		t.Fatalf("CommandChanges = %q", rels(listed))
 	}
@@ -113,13 +113,13 @@ func TestKeepAndDiscardCommandChanges(t *testing.T) {
 		t.Fatalf("reported %q", got)
 	}
 	head := runGit(t, dir, "rev-parse", "HEAD")
-	if _, err := s.KeepCommandChanges(context.Background(), []string{"a.txt", "n.txt"}); err != nil {
+	if _, err := s.Changes().KeepCommandChanges(context.Background(), []string{"a.txt", "n.txt"}); err != nil {
 		t.Fatal(err)
 	}
 	if files := headFiles(t, dir); files != "a.txt\nn.txt" || runGit(t, dir, "rev-parse", "HEAD~1") != head {
 		t.Fatalf("kept commit holds %q", files)
 	}
-	msg, err := s.DiscardCommandChanges(context.Background(), []string{"b.txt"})
+	msg, err := s.Changes().DiscardCommandChanges(context.Background(), []string{"b.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,16 +133,16 @@ func TestKeepAndDiscardCommandChanges(t *testing.T) {
 	}
 	// The user changes c.txt after the report: discard refuses it.
 	os.WriteFile(filepath.Join(dir, "c.txt"), []byte("C, and mine\n"), 0o644)
-	if _, err := s.DiscardCommandChanges(context.Background(), []string{"c.txt"}); err == nil || !strings.Contains(err.Error(), "c.txt changed since the command's change was reported") {
+	if _, err := s.Changes().DiscardCommandChanges(context.Background(), []string{"c.txt"}); err == nil || !strings.Contains(err.Error(), "c.txt changed since the command's change was reported") {
 		t.Fatalf("discard of a changed file: %v", err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "c.txt")); string(got) != "C, and mine\n" {
 		t.Fatalf("c.txt = %q", got)
 	}
-	if _, err := s.DiscardCommandChanges(context.Background(), []string{"b.txt"}); err == nil || !strings.Contains(err.Error(), "not a command change loom reported") {
+	if _, err := s.Changes().DiscardCommandChanges(context.Background(), []string{"b.txt"}); err == nil || !strings.Contains(err.Error(), "not a command change loom reported") {
 		t.Fatalf("a second discard: %v", err)
 	}
-	left, _ := s.CommandChanges(context.Background())
+	left, _ := s.Changes().CommandChanges(context.Background())
 	if got := rels(left); !slices.Equal(got, []string{"c.txt"}) {
 		t.Fatalf("left %q", got)
 	}
@@ -187,7 +187,7 @@ func TestDiscardKeepsTheUsersOwnEdits(t *testing.T) {
 	// The user edits f.txt again after the report.
 	now, _ := os.ReadFile(f)
 	os.WriteFile(f, []byte(strings.Replace(string(now), "5\n", "five by the user\n", 1)), 0o644)
-	msg, err := s.DiscardCommandChanges(context.Background(), []string{"f.txt"})
+	msg, err := s.Changes().DiscardCommandChanges(context.Background(), []string{"f.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestDiscardKeepsTheUsersOwnEdits(t *testing.T) {
 		t.Fatalf("f.txt after discard %q, want %q (%s)", got, want, msg)
 	}
 	head := runGit(t, dir, "rev-parse", "HEAD")
-	if _, err := s.KeepCommandChanges(context.Background(), []string{"g.txt"}); err != nil {
+	if _, err := s.Changes().KeepCommandChanges(context.Background(), []string{"g.txt"}); err != nil {
 		t.Fatal(err)
 	}
 	if runGit(t, dir, "rev-parse", "HEAD~1") != head {
@@ -225,7 +225,7 @@ func TestDiscardRefusesOverlappingEdits(t *testing.T) {
 	h.editor.turnEnded(t, 1)
 	mine := strings.Replace(base, "9\n", "nine by the command, and mine\n", 1)
 	os.WriteFile(f, []byte(mine), 0o644)
-	if _, err := s.DiscardCommandChanges(context.Background(), []string{"f.txt"}); err == nil || !strings.Contains(err.Error(), "on the lines the command changed") {
+	if _, err := s.Changes().DiscardCommandChanges(context.Background(), []string{"f.txt"}); err == nil || !strings.Contains(err.Error(), "on the lines the command changed") {
 		t.Fatalf("discard over the user's edit of the same line: %v", err)
 	}
 	if got, _ := os.ReadFile(f); string(got) != mine {

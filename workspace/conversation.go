@@ -194,6 +194,12 @@ type Status struct {
 	// (loom.decidePlan), absent when none waits: a client that
 	// reconnects draws it again.
 	PlanProposal *PendingPlanStatus `json:"planProposal,omitempty"`
+	// Effort is the reasoning effort the next request is sent with: the
+	// conversation's (loom.setEffort), else [model] reasoning_effort;
+	// "" when neither sets one (the server's default).
+	// EffortChosen says the conversation chose it.
+	Effort       string `json:"effort,omitempty"`
+	EffortChosen bool   `json:"effortChosen,omitempty"`
 	// LanguageServers names the language servers loom runs itself for
 	// the folder's diagnostics (tools.diagnostics), running now.
 	LanguageServers []string `json:"languageServers"`
@@ -385,6 +391,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			st.PlanProposal = &PendingPlanStatus{CallID: call, Plan: plan}
 		}
 		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
+		st.Effort, st.EffortChosen = s.effort(), s.m.Effort() != ""
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}

@@ -4,9 +4,9 @@
 // the editor. A Folder holds what its conversations share: the file
 // watcher (folder_watcher.go), the configuration (folder_config.go), the
 // MCP servers (mcp.go), the project's AGENTS.md files (instructions.go),
-// the model's context window (context.go) and the git side of the
-// auto-commit (hook.go, commitjournal.go, undo.go; package gitcommit does
-// the git work).
+// the model's context window (context.go), the repository it was opened
+// or trusted with (gitrepo.go) and the worktree lock its conversations
+// share.
 //
 // A Conversation (conversation.go) is one conversation of a folder: a
 // pure fsm.Machine owned by one goroutine, which performs the machine's
@@ -14,18 +14,29 @@
 // post-tool hook in hook.go) and journals every event it accepts
 // (conversation_journal.go), so that a restart replays it.
 // conversations.go lists a folder's journaled conversations and loads
-// one. Package journal is the journal's codec (its records, the file
-// that appends them, reading and replaying, the per-journal lock and
-// what the lists read); it imports nothing of this package.
+// one. Which files a command changed, and their report, are worked out
+// here (cmdwindow.go, preimage.go, commandchanges.go).
 //
-// Every user file loom writes, restores or deletes goes through package
-// worktree, the one writer (beneath the folder without following links,
-// protected names refused, compared with the expected content at the
-// rename): a tool's edit and a review decision (writer.go), a discard
-// (commandchanges.go), and the restores of an undo, an undo of one file,
-// a rewind or a redo (restores.go), which gitcommit.Revert plans and
-// which are journaled before the branch moves, so that a resumed
-// conversation finishes restores a daemon's death cut short.
+// The packages below it, which import nothing of it:
+//
+//   - changes: the change verbs, each a method of the conversation's
+//     changes.Tree (which holds the folder's writer, the repository
+//     check and the worktree lock): the post-tool hook's commit and the
+//     decision on the user's git hooks, loom.commit and loom.discard of
+//     the commands' changes, loom.undo, the undo of one file, rewind and
+//     redo, the completion of an interrupted commit or revert on resume.
+//     Conversation.Changes returns it; the conversation lends it its
+//     goroutine, machine, journal and user through treePort (treeport.go).
+//   - journal: the journal's codec (its records, the file that appends
+//     them, reading and replaying, the per-journal lock and what the
+//     conversation lists read).
+//   - worktree: the one writer of the user's files (beneath the folder
+//     without following links, protected names refused, compared with
+//     the expected content at the rename): a tool's edit (writer.go), a
+//     review decision, a discard and every restore go through it.
+//   - gitcommit: the git work (plans, commits, reverts as planners);
+//     review: a change's hunks; diagnostics: the language servers;
+//     agentfiles: skills, commands and hook files of the folder.
 //
 // The package talks to the editor only through the Editor port
 // (editor.go), which the LSP, ACP and headless front ends implement;

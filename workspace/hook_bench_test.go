@@ -12,6 +12,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -61,12 +62,12 @@ func BenchmarkHookVsGitCommit(b *testing.B) {
 		before, _ := os.ReadFile(hookFile)
 		after := fmt.Sprintf("hook %d\n", i)
 		os.WriteFile(hookFile, []byte(after), 0o644)
-		job := hookJob{batch: map[string]*batchFile{hookFile: {steps: []gitcommit.Step{{Old: string(before), New: after}}}}, prompt: "bench", cfg: cfg}
+		job := changes.Job{Batch: map[string]*changes.BatchFile{hookFile: {Steps: []gitcommit.Step{{Old: string(before), New: after}}}}, Prompt: "bench", Cfg: cfg}
 		start := time.Now()
-		res := s.commitBatch(context.Background(), job)
+		res := s.changes.CommitBatch(context.Background(), job, func(*gitcommit.Repo) ([]CommandChange, []string) { return nil, nil })
 		hookTime += time.Since(start)
-		if res.commit == nil {
-			b.Fatalf("hook: %s", res.action)
+		if res.Commit == nil {
+			b.Fatalf("hook: %s", res.Action)
 		}
 		os.WriteFile(gitFile, []byte(fmt.Sprintf("git %d\n", i)), 0o644)
 		start = time.Now()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 )
@@ -158,4 +159,50 @@ func (s *Conversation) SetModel(ctx context.Context, model string) (string, erro
 		err = stepErr
 	}
 	return now, err
+}
+
+// ErrBadEffort is wrapped by SetEffort's error for an effort no API
+// takes.
+var ErrBadEffort = errors.New("unknown reasoning effort")
+
+// SetEffort sets the conversation's reasoning effort for its next
+// requests, overriding [model] reasoning_effort ("" = back to it), as an
+// event of the machine, journaled, so that a resumed conversation keeps
+// it; a reset forgets it. It returns the effort in force now ("" when
+// neither the conversation nor the configuration sets one).
+func (s *Conversation) SetEffort(ctx context.Context, effort string) (string, error) {
+	effort = strings.ToLower(strings.TrimSpace(effort))
+	if effort != "" && !slices.Contains(config.ReasoningEfforts, effort) {
+		return "", fmt.Errorf("%w %q: use one of %s, or \"\" for [model] reasoning_effort", ErrBadEffort, effort, strings.Join(config.ReasoningEfforts, ", "))
+	}
+	var now string
+	var stepErr error
+	err := s.call(ctx, func() {
+		_, stepErr = s.step(fsm.SelectEffort{Effort: effort})
+		now = s.effort()
+	})
+	if err == nil {
+		err = stepErr
+	}
+	return now, err
+}
+
+// effort is the reasoning effort the next request is sent with: the
+// conversation's, else the configured one. On the owner goroutine.
+func (s *Conversation) effort() string {
+	if e := s.m.Effort(); e != "" {
+		return e
+	}
+	return s.cfg.Model.ReasoningEffort
+}
+
+// effortWords says a change of the conversation's reasoning effort.
+func effortWords(chosen, configured string) string {
+	switch {
+	case chosen != "":
+		return "This conversation now asks the model with reasoning effort " + chosen + "."
+	case configured != "":
+		return "This conversation now asks the model with the configured reasoning effort (" + configured + ")."
+	}
+	return "This conversation now asks the model with the server's default reasoning effort."
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 )
 
 // A command can create a protected name none of whose directories
@@ -53,7 +54,7 @@ func protectedWords(command string, rels []string) (user, model string) {
 			others = append(others, rel)
 		}
 	}
-	user = "a command the agent ran (`" + cutRunes(command, 80) + "`) wrote " + strings.Join(rels, ", ") + ", configuration loom keeps from the agent"
+	user = "a command the agent ran (`" + changes.CutRunes(command, 80) + "`) wrote " + strings.Join(rels, ", ") + ", configuration loom keeps from the agent"
 	if len(loom) > 0 {
 		user += "; loom takes no setting of " + strings.Join(loom, ", ") + " that widens what the agent may do until you confirm it (loom.trust, after reading it)"
 	}

@@ -11,8 +11,9 @@ import (
 )
 
 // Every write of a user's file goes through package worktree: a tool's
-// edit (writeEdit), a review decision and a discard (folderWriter), and
-// a revert's restores (restores.go). None opens a user's file itself.
+// edit (writeEdit), a review decision and a discard
+// (changes.Tree.FolderWriter, RestoreWriter), and a revert's restores
+// (package changes). None opens a user's file itself.
 
 // writeEdit writes a tool's edit to disk, rooted where the edit's path
 // and relative path say (the folder, its links resolved).
@@ -26,7 +27,7 @@ func (s *Conversation) writeEdit(e *tools.Edit) error {
 		root = string(filepath.Separator)
 	}
 	w := worktree.New(root)
-	w.Record = s.ownText
+	w.Record = treePort{s}.Wrote
 	expect := worktree.Text(e.OldText)
 	if e.Created {
 		expect = worktree.Absent
@@ -36,22 +37,6 @@ func (s *Conversation) writeEdit(e *tools.Edit) error {
 		return fmt.Errorf("%w; read it again", err)
 	}
 	return err
-}
-
-// folderWriter is the writer of the folder's files whose writes are the
-// conversation's own texts: neither news for the user nor a change to
-// tell the model (a review decision).
-func (s *Conversation) folderWriter() *worktree.Writer {
-	w := worktree.New(s.folder.dir)
-	w.Record = s.ownText
-	return w
-}
-
-// ownText records a write of the conversation's own text.
-func (s *Conversation) ownText(abs string, content []byte, present bool) {
-	if present {
-		s.writes.expect(abs, content)
-	}
 }
 
 // version is p as the writer's Version.

@@ -78,7 +78,7 @@ func TestDiscardThroughALinkedDirectoryWritesNothingOutside(t *testing.T) {
 	if st, err := os.Lstat(filepath.Join(dir, "d")); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the command did not leave a link: %v", err)
 	}
-	_, err = s.DiscardCommandChanges(context.Background(), []string{"d/.bash_aliases"})
+	_, err = s.Changes().DiscardCommandChanges(context.Background(), []string{"d/.bash_aliases"})
 	if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), "d") {
 		t.Fatalf("discard through a link: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestUndoAndRewindOfADeletionThroughALinkedDirectory(t *testing.T) {
 			}
 			h.editor.turnEnded(t, 1)
 			changesOf(t, h, 1)
-			if _, err := s.KeepCommandChanges(context.Background(), []string{"d/.bash_aliases"}); err != nil {
+			if _, err := s.Changes().KeepCommandChanges(context.Background(), []string{"d/.bash_aliases"}); err != nil {
 				t.Fatal(err)
 			}
 			linkDir(t, dir, "d", outside)

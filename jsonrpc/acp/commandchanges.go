@@ -30,7 +30,7 @@ const (
 
 // keepOrDiscard runs /keep or /discard (verb) on the files args name.
 func (a *agent) keepOrDiscard(ctx context.Context, s *session, verb string, args []string) string {
-	changes, err := s.ws.CommandChanges(ctx)
+	changes, err := s.ws.Changes().CommandChanges(ctx)
 	if err != nil {
 		return "/" + verb + ": " + err.Error()
 	}
@@ -50,9 +50,9 @@ func (a *agent) keepOrDiscard(ctx context.Context, s *session, verb string, args
 	}
 	var msg string
 	if verb == "keep" {
-		msg, err = s.ws.KeepCommandChanges(ctx, paths)
+		msg, err = s.ws.Changes().KeepCommandChanges(ctx, paths)
 	} else {
-		msg, err = s.ws.DiscardCommandChanges(ctx, paths)
+		msg, err = s.ws.Changes().DiscardCommandChanges(ctx, paths)
 	}
 	if err != nil {
 		return "/" + verb + ": " + err.Error()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,16 +263,33 @@ func TestPropertyEvilSuffixNeverMatches(t *testing.T) {
 	})
 }
 
-// run interprets line with every call and file open recorded, nothing run.
-func run(t *rapid.T, line, root string) (calls [][]string, opens []string) {
+// run interprets line with every call and file open recorded, nothing
+// run. A background job (&) runs on a goroutine of the interpreter's
+// own: run waits for it like the shell's wait, and records under a lock.
+func run(t *rapid.T, line, root string) ([][]string, []string) {
+	var mu sync.Mutex
+	// ownWait: the next call of wait is run's own, not the line's.
+	ownWait := false
+	var calls [][]string
+	var opens []string
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		t.Fatalf("%q matched but does not parse: %v", line, err)
+	}
+	wait, err := syntax.NewParser().Parse(strings.NewReader("wait"), "")
+	if err != nil {
+		t.Fatal(err)
 	}
 	r, err := interp.New(
 		interp.Dir(root),
 		interp.StdIO(strings.NewReader(""), io.Discard, io.Discard),
 		interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if ownWait && len(args) == 1 && args[0] == "wait" {
+				ownWait = false
+				return args, nil
+			}
 			calls = append(calls, slices.Clone(args))
 			return args, nil
 		}),
@@ -282,6 +300,8 @@ func run(t *rapid.T, line, root string) (calls [][]string, opens []string) {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(interp.HandlerCtx(ctx).Dir, path)
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			opens = append(opens, path)
 			return nopFile{}, nil
 		}),
@@ -292,7 +312,13 @@ func run(t *rapid.T, line, root string) (calls [][]string, opens []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = r.Run(ctx, f)
-	return calls, opens
+	mu.Lock()
+	ownWait = true
+	mu.Unlock()
+	_ = r.Run(ctx, wait)
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(calls), slices.Clone(opens)
 }
 
 type nopFile struct{}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
@@ -50,6 +52,12 @@ type Tree struct {
 	// pending is a commit the daemon's death interrupted, found in the
 	// journal on resume; CommitPending makes it.
 	pending *journal.CommitRecord
+	// commandChanges are the commands' changes reported and not yet kept
+	// or discarded (commandchanges.go).
+	commandChanges []CommandChange
+	// hooksTold is set once the user was told that their git hooks did
+	// not run for an agent's commit (any goroutine: the hook's worker).
+	hooksTold atomic.Bool
 }
 
 // Conversation is what the verbs need of the conversation whose changes
@@ -71,6 +79,20 @@ type Conversation interface {
 	// Wrote records a write of the conversation's own text (a review
 	// decision, a discard): its watcher echo is no change (any goroutine).
 	Wrote(abs string, content []byte, present bool)
+	// Document is the editor's text of the file at abs, when it is open;
+	// SaveDocuments asks the editor to save those of paths it can, and
+	// returns those it saved (any goroutine).
+	Document(abs string) (text string, open bool)
+	SaveDocuments(ctx context.Context, paths []string) []string
+	// Redact masks the secrets loom knows in text (any goroutine).
+	Redact(text string) string
+	// KeepHow says how the user keeps and discards commands' changes in
+	// this front end ("": the LSP commands loom.commit, loom.discard).
+	KeepHow() (keep, discard string)
+	// AskHooks asks the user whether their git hooks run (in the sandbox)
+	// for the commit of job in repo, under tools.bash = "ask", unless a
+	// rule allows them; reason says why not (the hook's worker).
+	AskHooks(ctx context.Context, repo *gitcommit.Repo, job Job) (ok bool, reason string)
 
 	// On the conversation's goroutine only:
 
@@ -78,8 +100,16 @@ type Conversation interface {
 	// environment.
 	Scrub() string
 	// Sandbox is the sandbox the conversation's commands run in (nil:
-	// tools.sandbox = "off").
+	// tools.sandbox = "off"); Config the configuration it runs with;
+	// Prompt the prompt of its turn; AgentFiles the files the agent's
+	// tools changed in the conversation.
 	Sandbox() *sandbox.Sandbox
+	Config() config.Config
+	Prompt() string
+	AgentFiles() []string
+	// IndexLeft keeps the index entries of a commit another git process
+	// kept locked, to retry at the next turn.
+	IndexLeft(entries []gitcommit.Entry)
 	// Machine is the conversation's state machine, to read; Step steps
 	// it (journaled, its actions performed).
 	Machine() *fsm.Machine
@@ -108,8 +138,10 @@ type Note struct {
 	Turn    uint64
 	Text    string
 	Visible bool
-	// Commit is the commit made (Kind Commit).
+	// Commit is the commit made (Kind Commit), and Notes what the user
+	// must know of it.
 	Commit *gitcommit.Result
+	Notes  []string
 }
 
 // New returns the Tree of the folder at dir, whose worktree lock is

@@ -23,7 +23,7 @@ import (
 // top, as loom/commit names files). It refuses, with an error
 // wrapping ErrUndoRefused that says why, when no such commit changed
 // path, when the file has unsaved changes in the editor, or when the
-// user's edits to it overlap the agent't. Like Undo, it waits for the
+// user's edits to it overlap the agent's. Like Undo, it waits for the
 // turn in flight to end.
 func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (string, error) {
 	if strings.TrimSpace(path) == "" {

@@ -127,6 +127,8 @@ func Tag(ev fsm.Event) string {
 		return "Redo"
 	case fsm.SelectModel:
 		return "SelectModel"
+	case fsm.SelectEffort:
+		return "SelectEffort"
 	case fsm.SetMode:
 		return "SetMode"
 	case fsm.PlanDecided:
@@ -183,6 +185,8 @@ func DecodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.HooksDecided](raw)
 	case "SelectModel":
 		return decodeAs[fsm.SelectModel](raw)
+	case "SelectEffort":
+		return decodeAs[fsm.SelectEffort](raw)
 	case "Compact":
 		return decodeAs[fsm.Compact](raw)
 	case "AdvanceIDs":

@@ -56,6 +56,12 @@ local function unit_tests()
     'replace drops the retried partial answer', got)
   check(got:find('I will read a.txt.', 1, true) ~= nil and got:find('read_file', 1, true) ~= nil,
     'replace keeps the text before the tool call', got)
+  -- A loom/hook is a line of the chat.
+  chat.hook({ folder = f, turn = 1, text = 'hook .claude/settings.json:4 PreToolUse: ./guard.sh: deny: rm -rf is not allowed here',
+    hook = { event = 'PreToolUse', decision = 'deny' } })
+  got = table.concat(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), '\n')
+  check(got:find('> [hook: .claude/settings.json:4 PreToolUse: ./guard.sh: deny: rm -rf is not allowed here]', 1, true) ~= nil,
+    'a loom/hook is a line of the chat', got)
   vim.bo[chat.buf()].modifiable = true
   vim.api.nvim_buf_set_lines(chat.buf(), 0, -1, false, {})
   vim.bo[chat.buf()].modifiable = false

@@ -79,6 +79,19 @@ local function e2e()
   wait(30000, ':LoomAsk with image:PATH gets its answer', function()
     return table.concat(chat.lines(), '\n'):find('A single pixel.', 1, true) ~= nil
   end)
+  -- :LoomAsk /… completes the folder's custom commands (.claude/commands/greet.md).
+  local done = vim.fn.getcompletion('LoomAsk /gr', 'cmdline')
+  check(vim.deep_equal(done, { '/greet' }), ':LoomAsk /gr completes the custom command', vim.inspect(done))
+  check(#vim.fn.getcompletion('LoomAsk hello /gr', 'cmdline') == 0, 'only the first word completes')
+  -- :LoomEffort sets the conversation's reasoning effort (loom.status says it).
+  vim.cmd('LoomEffort high')
+  local effort
+  wait(10000, ':LoomEffort high sets the effort', function()
+    loom.execute('loom.status', {}, function(_, st)
+      effort = st and st.effort
+    end)
+    return effort == 'high'
+  end)
   vim.cmd('LoomPlan')
   check(vim.api.nvim_buf_get_name(0):find('loom://plan', 1, true) ~= nil, ':LoomPlan opens the list', vim.api.nvim_buf_get_name(0))
 end

@@ -27,7 +27,10 @@ if ! "$nvim" --headless -u NONE -c 'if has("nvim-0.9") | qa! | else | cq | endif
 fi
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# A language server that outlives nvim by a moment may still write into
+# the cache while it is removed ("Directory not empty"): a second try,
+# and a leftover temporary directory never fails the run.
+trap 'rm -rf "$tmp" 2>/dev/null || rm -rf "$tmp" || true' EXIT
 
 if [[ -n "${LOOM_LSP:-}" ]]; then
 	bin=$LOOM_LSP
@@ -244,6 +247,8 @@ match.last_tool_result_contains = "edited greet.txt"
 match.last_tool_result_contains = "plan updated"
 text = ["Done."]
 TOML
+mkdir -p "$pproj/.claude/commands"
+printf -- '---\ndescription: Greet someone\n---\nGreet $ARGUMENTS.\n' >"$pproj/.claude/commands/greet.md"
 git -C "$pproj" add -A
 git -C "$pproj" commit -q -m initial
 printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$pproj" >"$XDG_CONFIG_HOME/loom/loom.toml"

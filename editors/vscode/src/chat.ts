@@ -657,6 +657,21 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     await this.refreshStatus();
   }
 
+  /** Sets the current conversation's reasoning effort (loom.setEffort; "" = back to the configured one). */
+  async setEffort(effort: string): Promise<void> {
+    const folder = this.current();
+    if (!folder) {
+      return;
+    }
+    try {
+      // loom-lsp says the change in the conversation (loom/notice).
+      await this.server.exec(Commands.setEffort, { ...this.folderArgs(folder), effort });
+    } catch (e) {
+      this.notice('error', errorText(e));
+    }
+    await this.refreshStatus();
+  }
+
   /** Asks the user for a model from the server's list (/model without a name). */
   async pickModel(): Promise<void> {
     const folder = this.current();
@@ -804,7 +819,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   private readonly listedFor = new WeakMap<Transcript, string>();
 
   private async applyStatus(t: Transcript, st: Status): Promise<Item[]> {
-    const cards = applyPlanStatus(t, st, this.server.has(Commands.setMode));
+    const cards = applyPlanStatus(t, st, this.server.has(Commands.setMode), this.server.has(Commands.setEffort));
     t.model = st.model;
     t.setState(st.state);
     t.reviewEdits = this.reviewEdits?.(st) ?? st.edits === 'review';
@@ -910,6 +925,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         break;
       case 'setModel':
         await this.setModel(msg.model);
+        break;
+      case 'setEffort':
+        await this.setEffort(msg.effort);
         break;
       case 'setup':
         await this.setup(msg.choice);

@@ -21,7 +21,7 @@ import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
 import { PlanMode } from './planmode';
 import {
-  AskArgs, CommitParams, NoticeParams, DisplayMessageParams, Methods, ModeParams, PlanParams, PlanProposalParams, SaveDocumentsParams,
+  AskArgs, CommitParams, HookParams, NoticeParams, DisplayMessageParams, Methods, ModeParams, PlanParams, PlanProposalParams, SaveDocumentsParams,
   SaveDocumentsResult, StateParams, Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
@@ -302,6 +302,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // The conversation was rewound (from the panel, the palette or another
   // client): redrawn, and the prompt back in the panel's input.
   c.onNotification(ReviewMethods.rewound, (p: RewoundParams) => void checkpoints.rewound(p));
+  // What an agent hook said: a line of the conversation, a warning when
+  // it blocked, failed or was held back.
+  c.onNotification(Methods.hook, (p: HookParams) => {
+    const h = p.hook ?? {};
+    const blocked = h.decision === 'deny' || h.decision === 'block' || !!h.problem || !!h.held;
+    chat.notice(blocked ? 'warning' : 'info', p.text, undefined, p.folder, p.conversation);
+  });
   c.onNotification(Methods.notice, (p: NoticeParams) => {
     if (checkpoints.quiet(p.folder, p.text, (p as { conversation?: string }).conversation)) {
       return; // the panel's own rewind says it in its words

@@ -12,6 +12,9 @@ import type { Transcript } from './transcript';
 
 type DecideMsg = Extract<FromWebview, { type: 'decidePlan' }>;
 
+/** The reasoning efforts the header's picker offers (config.ReasoningEfforts). */
+export const efforts: readonly string[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
+
 /** The modes the selector offers. */
 export const modes: readonly Mode[] = ['agent', 'plan', 'ask'];
 
@@ -49,11 +52,14 @@ export function decisionState(d: { accept: boolean; fresh?: boolean }): 'accepte
  * it waits on but not drawn (a redraw from loom.history) is added.
  * Returns the plan cards changed.
  */
-export function applyPlanStatus(t: Transcript, st: Status, canSwitch: boolean) {
+export function applyPlanStatus(t: Transcript, st: Status, canSwitch: boolean, canSetEffort = false) {
   t.modes = canSwitch;
+  t.efforts = canSetEffort ? [...efforts] : [];
   t.mode = isMode(st.mode) ? st.mode : 'agent';
   t.plan = Array.isArray(st.plan) ? st.plan : [];
   t.commands = customCommands(st.commands ?? undefined);
+  t.effort = typeof st.effort === 'string' ? st.effort : '';
+  t.effortChosen = !!st.effortChosen;
   const pending = st.planProposal;
   const changed = t.closePlans(pending?.callId);
   if (pending && !t.items.some((it) => it.kind === 'plan' && it.callId === pending.callId && it.state === 'open')) {

@@ -34,6 +34,8 @@ export const Commands = {
   setMode: 'loom.setMode',
   /** {uri?, conversation?, accept, fresh?, plan?, comment?} -> null: answers the plan waiting for approval. */
   decidePlan: 'loom.decidePlan',
+  /** {uri?, conversation?, effort} -> {folder, effort, efforts}: the conversation's reasoning effort ("" = configured). */
+  setEffort: 'loom.setEffort',
 } as const;
 
 /**
@@ -52,6 +54,8 @@ export const Methods = {
   turnEnded: 'loom/turnEnded',
   commit: 'loom/commit',
   notice: 'loom/notice',
+  /** HookParams: what an agent hook said (a line of the conversation). */
+  hook: 'loom/hook',
   /** ModeParams: the conversation's mode changed. */
   mode: 'loom/mode',
   /** PlanParams: the todo list, whole. */
@@ -130,6 +134,11 @@ export interface CommitParams { folder: string; conversation?: string; turn: num
  * "compacted" (the summary is in loom.history).
  */
 export interface NoticeParams { folder: string; conversation?: string; turn: number; kind: string; text: string }
+/** loom/hook's params: text is the line to show; hook the details. */
+export interface HookParams {
+  folder: string; conversation?: string; turn: number; text: string;
+  hook: { event: string; hook: string; callId?: string; decision?: string; reason?: string; context?: string; message?: string; problem?: string; held?: string; stopTurn?: boolean; stopReason?: string };
+}
 
 export interface SaveDocumentsParams { uris: string[] }
 export interface SaveDocumentsResult { saved: string[] }
@@ -159,6 +168,9 @@ export interface Status {
   planProposal?: { callId: string; plan: string };
   /** The folder's custom commands and user-invocable skills. */
   commands?: ServerCommand[] | null;
+  /** The reasoning effort in force, and whether the conversation chose it (loom.setEffort). */
+  effort?: string;
+  effortChosen?: boolean;
 }
 
 /** loom.models' reply: the models the server lists, and the conversation's. */

@@ -57,6 +57,10 @@ export class Transcript {
   plan: PlanStep[] = [];
   /** The folder's custom commands and skills (loom.status), for the slash menu. */
   commands: SlashCommand[] = [];
+  /** The reasoning effort in force, whether the conversation chose it, and the efforts offered (none: no picker). */
+  effort = '';
+  effortChosen = false;
+  efforts: string[] = [];
 
   /**
    * assembler checks the deltas' seq: share one among the conversations
@@ -107,6 +111,9 @@ export class Transcript {
       modes: this.modes,
       plan: this.plan,
       commands: this.commands,
+      effort: this.effort,
+      effortChosen: this.effortChosen,
+      efforts: this.efforts,
     };
   }
 

@@ -164,6 +164,18 @@ function M.notice(p)
   M.block({ '> [loom: ' .. (p.text or p.kind or '') .. ']' })
 end
 
+--- Shows a loom/hook: what an agent hook said (ran, decided, failed, or
+--- was held back), as a quoted line between the answers; one that
+--- blocked, failed or was held back is also a warning.
+---@param p {folder: string, turn: integer, text: string, hook: table}
+function M.hook(p)
+  M.block({ '> [hook: ' .. (p.text or ''):gsub('^hook ', '') .. ']' })
+  local h = p.hook or {}
+  if h.decision == 'deny' or h.decision == 'block' or (h.problem or '') ~= '' or (h.held or '') ~= '' then
+    vim.notify('loom: ' .. (p.text or ''), vim.log.levels.WARN)
+  end
+end
+
 --- Shows a loom/commit: the auto-commit and its notes (files left
 --- uncommitted and why, hooks not run, …), which the user must see.
 ---@param p {folder: string, turn: integer, sha: string, message: string, files: string[], notes: string[]|nil}

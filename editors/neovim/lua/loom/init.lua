@@ -169,6 +169,11 @@ M.handlers = {
       chat.notice(p)
     end
   end,
+  ['loom/hook'] = function(_, p)
+    if p and require('loom.conversations').shown(p) then
+      chat.hook(p)
+    end
+  end,
   ['loom/commit'] = function(_, p)
     if p and require('loom.conversations').shown(p) then
       chat.commit(p)
@@ -461,11 +466,64 @@ function M.statusline()
   return line
 end
 
+--- The reasoning efforts :LoomEffort takes (loom.setEffort), and
+--- "default" for [model] reasoning_effort.
+M.efforts = { 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'default' }
+
+--- Sets the conversation's reasoning effort (loom.setEffort); without
+--- one, says the effort in force (loom.status).
+---@param effort string
+function M.effort(effort)
+  effort = vim.trim(effort or '')
+  if effort == '' then
+    M.execute('loom.status', {}, function(err, st)
+      if not err and st then
+        local e = (st.effort and st.effort ~= '') and st.effort or "the server's default"
+        vim.notify('loom: reasoning effort ' .. e .. (st.effortChosen and ' (this conversation)' or ' (configured)'))
+      end
+    end)
+    return
+  end
+  M.execute('loom.setEffort', { effort = effort == 'default' and '' or effort }, function(err, r)
+    if not err and r then
+      vim.notify('loom: reasoning effort ' .. ((r.effort ~= '' and r.effort) or "the server's default"))
+    end
+  end)
+end
+
+--- Completes :LoomAsk's first word after "/": the folder's custom
+--- commands and user-invocable skills, as loom.status lists them (asked
+--- at each completion, at most 1 s). Nothing for other words.
+---@param arglead string the word being completed
+---@param cmdline string the whole command line
+---@return string[]
+function M.complete_ask(arglead, cmdline)
+  local args = cmdline:gsub('^.-LoomAsk!?%s*', '', 1)
+  if not args:match('^/%S*$') then
+    return {}
+  end
+  local c = get_clients({ name = NAME, bufnr = 0 })[1] or get_clients({ name = NAME })[1]
+  if not c then
+    return {}
+  end
+  local params = { command = 'loom.status', arguments = { require('loom.conversations').with('loom.status', { uri = current_uri(c) }) } }
+  local res = call(c, 'request_sync', 'workspace/executeCommand', params, 1000, 0)
+  local out = {}
+  for _, cmd in ipairs((res and res.result and res.result.commands) or {}) do
+    local name = '/' .. cmd.name
+    if name:sub(1, #arglead) == arglead then
+      table.insert(out, name)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 local function commands()
   local def = vim.api.nvim_create_user_command
   def('LoomAsk', function(o)
     M.ask(o.args, o)
-  end, { nargs = '+', range = true, desc = 'Ask Loom (with a range: about the selection)' })
+  end, { nargs = '+', range = true, complete = M.complete_ask, desc = 'Ask Loom (with a range: about the selection; /name: a custom command)' })
   def('LoomCancel', M.cancel, { desc = 'Cancel the Loom turn in flight' })
   def('LoomReset', M.reset, { desc = 'Start a new Loom conversation' })
   def('LoomStatus', M.status, { desc = 'Show the Loom session status' })
@@ -476,6 +534,15 @@ local function commands()
     M.undo(o.args ~= '' and o.args or nil)
   end, { nargs = '?', desc = "Take back Loom's last auto-commit, or the one named by a sha" })
   def('LoomCompact', M.compact, { desc = 'Summarise the Loom conversation now, to free context' })
+  def('LoomEffort', function(o)
+    M.effort(o.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return M.efforts
+    end,
+    desc = "Set this conversation's reasoning effort (none … max; 'default' for [model] reasoning_effort); without one, say it",
+  })
   def('LoomCommit', M.commit, { desc = 'Make the auto-commit a daemon crash interrupted' })
   def('LoomTrust', M.trust, { desc = "Trust this folder: honour its .loom.toml's model and command settings" })
   def('LoomChat', M.open_chat, { desc = 'Open the Loom chat buffer' })

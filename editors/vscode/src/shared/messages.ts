@@ -172,6 +172,11 @@ export interface Header {
   plan?: PlanStep[];
   /** The folder's custom commands and user-invocable skills, for the slash menu. */
   commands?: SlashCommand[];
+  /** The reasoning effort in force ("" = the server's default); chosen: the conversation's own (loom.setEffort). */
+  effort?: string;
+  effortChosen?: boolean;
+  /** The efforts the picker offers (empty: the server cannot set one per conversation). */
+  efforts?: string[];
 }
 
 /** One conversation of the header's list. */
@@ -224,6 +229,8 @@ export type FromWebview =
   /** Open the attach quick pick (@, # or the Attach button); what: a direct choice. */
   | { type: 'attach'; what?: 'selection' | 'problems' | 'files' | 'terminal' | 'git' }
   | { type: 'setModel'; model: string }
+  /** The conversation's reasoning effort ("" = back to [model] reasoning_effort). */
+  | { type: 'setEffort'; effort: string }
   | { type: 'slash'; name: string; args: string }
   | { type: 'setup'; choice: SetupChoice }
   /** List the models of a server (the setup card's model field). */

@@ -54,8 +54,12 @@ test('loom.status gives the mode, the list, the commands and the plan that waits
   assert.ok(changed.some((it) => it.id === stale.id) && changed.some((it) => it.id === open[0].id));
   // Asked again: nothing new.
   assert.deepEqual(applyPlanStatus(t, status({ mode: 'plan', planProposal: { callId: 'call_new', plan: '1. write' } }), true), []);
-  // An older server: agent, no list, no selector.
+  // The effort in force, chosen or configured, and the picker's list when the server sets one.
+  applyPlanStatus(t, status({ effort: 'high', effortChosen: true }), true, true);
+  assert.deepEqual([t.header().effort, t.header().effortChosen, t.header().efforts?.length], ['high', true, 7]);
+  // An older server: agent, no list, no selector, no effort picker.
   applyPlanStatus(t, status({}), false);
+  assert.deepEqual([t.header().effort, t.header().effortChosen, t.header().efforts], ['', false, []]);
   assert.equal(t.header().mode, 'agent');
   assert.equal(t.header().modes, false);
   assert.deepEqual(t.header().plan, []);

@@ -14,14 +14,37 @@ const modelName = el('span', 'model');
 const modelPick = el('select', 'model-picker');
 modelPick.setAttribute('aria-label', 'Model for this conversation');
 modelPick.title = 'The model of this conversation (loom.setModel)';
+const effortPick = el('select', 'effort-picker');
+effortPick.setAttribute('aria-label', 'Reasoning effort for this conversation');
+effortPick.title = 'How hard the model thinks in this conversation (loom.setEffort); default: [model] reasoning_effort';
 const stateEl = el('span', 'state');
 const usageEl = el('span', 'usage');
-title.append(modelName, modelPick, stateEl, usageEl);
+title.append(modelName, modelPick, effortPick, stateEl, usageEl);
 const newBtn = button('New', 'icon', () => post({ type: 'newConversation' }), 'New conversation (the others stay in the list)');
 bar.append(folders, title, reviewToggle, newBtn);
 
 folders.addEventListener('change', () => post({ type: 'pickFolder', folder: folders.value }));
 modelPick.addEventListener('change', () => post({ type: 'setModel', model: modelPick.value }));
+effortPick.addEventListener('change', () => post({ type: 'setEffort', effort: effortPick.value }));
+
+/** The effort picker: "default (…)" for the configured effort, then each effort. */
+function drawEffort(h: Header | undefined): void {
+  const list = h?.efforts ?? [];
+  effortPick.hidden = list.length === 0;
+  if (list.length === 0) {
+    return;
+  }
+  const chosen = h?.effortChosen ? h.effort ?? '' : '';
+  const configured = h?.effortChosen ? '' : h?.effort ?? '';
+  const def = el('option', undefined, configured ? `effort: default (${configured})` : 'effort: default');
+  def.value = '';
+  effortPick.replaceChildren(def, ...list.map((e) => {
+    const o = el('option', undefined, `effort: ${e}`);
+    o.value = e;
+    return o;
+  }));
+  effortPick.value = chosen;
+}
 
 /** The header element. */
 export const headerBar = bar;
@@ -51,6 +74,7 @@ export function drawHeader(h: Header | undefined): void {
   // The picker when the server lists models, else the name alone.
   modelPick.hidden = models.length === 0;
   modelName.hidden = models.length > 0;
+  drawEffort(h);
   stateEl.textContent = h?.state ?? '';
   stateEl.className = 'state' + (h?.busy ? ' busy' : '') + (h?.down ? ' down' : '');
   usageEl.textContent = h?.usage ? `${formatTokens(h.usage.total)} tokens` : '';

@@ -2,10 +2,13 @@ package workspace
 
 import (
 	"context"
+	"errors"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
+	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
@@ -53,9 +56,47 @@ func (p treePort) Tell(n changes.Note) {
 	note := Notification{Kind: kind, Turn: n.Turn, Text: n.Text, Visible: n.Visible}
 	if n.Commit != nil {
 		note.Commit = commitNote(n.Commit)
+		note.Commit.Notes = n.Notes
 	}
 	p.s.notify(note)
 }
 
 // relPaths makes each of paths relative to top (changes.RelPaths).
 func relPaths(top string, paths []string) []string { return changes.RelPaths(top, paths) }
+
+func (p treePort) Document(abs string) (string, bool) {
+	text, _, open := p.s.folder.host.overlay.Document(abs)
+	return text, open
+}
+
+// SaveDocuments asks the editor to save paths; a failure is logged (an
+// editor that cannot save saves none).
+func (p treePort) SaveDocuments(ctx context.Context, paths []string) []string {
+	saved, err := p.s.folder.host.opts.Editor.SaveDocuments(ctx, paths)
+	if err != nil && !errors.Is(err, ErrUnsupported) {
+		p.s.folder.log.Warn("saving documents failed", "err", err)
+	}
+	return saved
+}
+
+func (p treePort) Redact(text string) string { return p.s.folder.host.redactor.String(text) }
+func (p treePort) Config() config.Config     { return p.s.cfg }
+func (p treePort) Prompt() string            { return p.s.turnPrompt }
+
+func (p treePort) AgentFiles() []string {
+	var out []string
+	for f := range p.s.git.agentFiles {
+		out = append(out, f)
+	}
+	return out
+}
+
+func (p treePort) IndexLeft(entries []gitcommit.Entry) {
+	if len(entries) > 0 {
+		p.s.git.indexLeft = &indexRetry{top: p.s.folder.dir, entries: entries}
+	}
+}
+
+func (p treePort) KeepHow() (string, string) {
+	return p.s.folder.host.opts.KeepHow, p.s.folder.host.opts.DiscardHow
+}
