@@ -97,4 +97,12 @@ func TestHooksThroughLSP(t *testing.T) {
 		!strings.Contains(h.Text, "PreToolUse: ./guard.sh: deny: rm -rf is not allowed here") || h.Turn != turn {
 		t.Errorf("the guard: %+v %s", h.Hook, h.Text)
 	}
+	// A hook added to the file (a git pull): seen at once, held back
+	// until trusted again; the others still run.
+	added := strings.Replace(hookSettings, `"PreToolUse": [`, `"Stop": [{"hooks": [{"type": "command", "command": "./more.sh"}]}],
+    "PreToolUse": [`, 1)
+	if err := os.WriteFile(filepath.Join(dir, ".claude/settings.json"), []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.await("the added hook held back", hasMethod("loom/notice", "Stop: ./more.sh: held back: added or changed since you trusted the folder"))
 }

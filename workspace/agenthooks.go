@@ -125,6 +125,16 @@ func (f *Folder) sayHooks(lines []string) {
 	f.hooksNotice = notice
 }
 
+// hookFiles are the hook files the watcher watches as configuration: a
+// change reloads the hooks.
+func (f *Folder) hookFiles() []string {
+	userDir := ""
+	if f.host.opts.TrustFile != "" {
+		userDir = filepath.Dir(f.host.opts.TrustFile)
+	}
+	return agenthooks.Files(f.dir, f.host.opts.Getenv("HOME"), userDir)
+}
+
 // trustHooks records the repository's hooks as they are now (their
 // definitions and the files they run) as trusted, for loom.trust.
 func (f *Folder) trustHooks() error {
