@@ -9,15 +9,7 @@ local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .
 local check, wait = t.check, t.wait
 
 -- Every message the user is shown, in order.
-local shown = {}
-local notify = vim.notify
-vim.notify = function(msg, level, opts)
-  table.insert(shown, tostring(msg))
-  return notify(msg, level, opts)
-end
-local function shown_text()
-  return table.concat(shown, '\n')
-end
+local shown_text = t.record_notify()
 
 -- A command's error names the command once, although the server's
 -- message names it too.

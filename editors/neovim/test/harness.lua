@@ -44,6 +44,20 @@ return function(prefix)
     return s
   end
 
+  -- record_notify records every vim.notify message (still shown) and
+  -- returns a function giving them all, in order, one a line.
+  function t.record_notify()
+    local shown = {}
+    local notify = vim.notify
+    vim.notify = function(msg, level, opts)
+      table.insert(shown, tostring(msg))
+      return notify(msg, level, opts)
+    end
+    return function()
+      return table.concat(shown, '\n')
+    end
+  end
+
   -- finish runs fn, prints the count of failures and quits Neovim.
   function t.finish(fn)
     local ok, err = xpcall(fn, debug.traceback)

@@ -13,15 +13,10 @@ local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .
 local check, wait = t.check, t.wait
 
 -- Everything the user is shown: vim.notify and the chat buffer.
-local shown = {}
-local notify = vim.notify
-vim.notify = function(msg, level, opts)
-  table.insert(shown, tostring(msg))
-  return notify(msg, level, opts)
-end
+local notified = t.record_notify()
 local chat = require('loom.chat')
 local function everything()
-  return table.concat(shown, '\n') .. '\n' .. table.concat(chat.lines(), '\n')
+  return notified() .. '\n' .. table.concat(chat.lines(), '\n')
 end
 
 local function read(name)
@@ -49,7 +44,7 @@ local function e2e()
     return read('greet.txt') == 'hello\n'
   end)
   wait(10000, ':LoomUndo says what it did', function()
-    return table.concat(shown, '\n'):find('loom: undid', 1, true) ~= nil
+    return notified():find('loom: undid', 1, true) ~= nil
   end)
 
   -- A change of the user's own, after the undo's write.
