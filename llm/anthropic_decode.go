@@ -31,6 +31,12 @@ func (p *Anthropic) setThinking(model, e string, params *anthropic.MessageNewPar
 		params.OutputConfig.Effort = anthropic.OutputConfigEffort(e)
 		return
 	}
+	setBudget(e, params)
+}
+
+// setBudget turns thinking on with a budget for effort e, within
+// max_tokens.
+func setBudget(e string, params *anthropic.MessageNewParams) {
 	budget := map[string]int64{"minimal": 1024, "low": 2048, "medium": 4096, "high": 8192, "xhigh": 16384, "max": 32768}[e]
 	if budget > params.MaxTokens-1024 {
 		budget = params.MaxTokens - 1024

@@ -68,6 +68,17 @@ type respItem struct {
 	Name             string `json:"name"`
 	Arguments        string `json:"arguments"`
 	EncryptedContent string `json:"encrypted_content"`
+	// Phase labels an assistant message "commentary" or
+	// "final_answer" (gpt-5.3-codex and later), to be sent back.
+	Phase string `json:"phase"`
+}
+
+// kept reports whether the output item goes back in later requests: a
+// reasoning item with its encrypted content, or an assistant message
+// with a phase (OpenAI: "preserve and resend phase on all assistant
+// messages — dropping it can degrade performance").
+func (it respItem) kept() bool {
+	return it.Type == "reasoning" && it.EncryptedContent != "" || it.Type == "message" && it.Phase != ""
 }
 
 // respCalls assembles the function calls of a response by output index.
@@ -223,7 +234,7 @@ func (st *respDecoder) count(p *OpenAI, n int) (fsm.Event, bool) {
 }
 
 // itemDone takes a finished output item: a function call's final
-// arguments, or a reasoning item to send back.
+// arguments, or an item to send back (respItem.kept).
 func (st *respDecoder) itemDone(ev *respEvent) {
 	var it respItem
 	if json.Unmarshal(ev.Item, &it) != nil {
@@ -243,16 +254,18 @@ func (st *respDecoder) itemDone(ev *respEvent) {
 			st.calls.args[pos].Reset()
 			st.calls.args[pos].WriteString(it.Arguments)
 		}
-	case "reasoning":
-		st.kept = append(st.kept, append(json.RawMessage(nil), ev.Item...))
+	case "reasoning", "message":
+		if it.kept() {
+			st.kept = append(st.kept, append(json.RawMessage(nil), ev.Item...))
+		}
 	}
 }
 
 // completed builds the LlmCompleted of response.completed or
-// response.incomplete. The reasoning items kept are those of the final
-// response object when it lists its output (it has every item whole),
-// else those of output_item.done; only items with encrypted content are
-// kept, as a stateless request can send back nothing else.
+// response.incomplete. The items kept (reasoning items with encrypted
+// content, assistant messages with a phase: respItem.kept) are those of
+// the final response object when it lists its output (it has every item
+// whole), else those of output_item.done, in output order.
 func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 	done := fsm.LlmCompleted{Request: st.reqID, FinishReason: "stop"}
 	items := st.kept
@@ -272,7 +285,7 @@ func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 		var fromOutput []json.RawMessage
 		for _, raw := range r.Output {
 			var it respItem
-			if json.Unmarshal(raw, &it) == nil && it.Type == "reasoning" {
+			if json.Unmarshal(raw, &it) == nil && it.kept() {
 				fromOutput = append(fromOutput, raw)
 			}
 		}
@@ -283,7 +296,7 @@ func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 	var keep [][]byte
 	for _, raw := range items {
 		var it respItem
-		if json.Unmarshal(raw, &it) != nil || it.EncryptedContent == "" {
+		if json.Unmarshal(raw, &it) != nil || !it.kept() {
 			continue
 		}
 		if stripped, err := withoutKeys(raw, "id", "status"); err == nil {
