@@ -111,7 +111,7 @@ func checkRewindRecorded(t *testing.T, h *testHost, s *Conversation, restore str
 	h.editor.waitFor(t, "the recorded rewind", func(n Notification) bool {
 		return strings.Contains(n.Text, "the rewind is recorded now")
 	})
-	cps, err := s.Checkpoints(context.Background())
+	cps, err := s.Changes().Checkpoints(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
