@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
+	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
 // hookGuard blocks rm -rf the way teams write it for Claude Code.
@@ -66,10 +67,14 @@ func TestHooksThroughLSP(t *testing.T) {
 			t.Errorf("the notice does not name the hook: %s", m.Params)
 		}
 	}
+	if st := e.status(); len(st.Hooks) != 2 || st.Hooks[0].Held != "the folder is not trusted" {
+		t.Errorf("loom.status hooks: %+v", st.Hooks)
+	}
 	var res TrustResult
 	if err := e.ed.ExecuteCommand(e.ctx, CmdTrust, FolderArgs{}, &res); err != nil {
 		t.Fatalf("loom.trust: %v", err)
 	}
+	e.statusUntil("the hooks run after loom.trust", func(st workspace.Status) bool { return len(st.Hooks) == 2 && st.Hooks[0].Held == "" })
 	from := len(e.ed.Messages(""))
 	turn := e.ask("clean up").Turn
 	e.await("the turn", turnEnded(e.folder, from))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -132,43 +131,11 @@ type respDecoder struct {
 // come and one final event.
 func (p *OpenAI) decodeResponses(ctx, sctx context.Context, reqID uint64, body io.Reader,
 	emit func(fsm.Event), finish func(fsm.Event)) {
-	sse := newSSEReader(body)
 	st := respDecoder{reqID: reqID}
 	d := p.Dialect()
-	for {
-		data, kind, err := sse.next()
-		if ctx.Err() != nil {
-			return
-		}
-		switch {
-		case err != nil && errors.Is(context.Cause(sctx), errIdle):
-			finish(idleError(reqID, p.cfg.IdleTimeout))
-			return
-		case errors.Is(err, errNoDone), kind == sseDone:
-			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream, Retryable: true,
-				Message: "the provider closed the stream before response.completed"})
-			return
-		case err != nil:
-			finish(transportError(reqID, err, true))
-			return
-		case kind == sseError:
-			finish(streamErrorEvent(d, reqID, data))
-			return
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		var ev respEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
-				Message: fmt.Sprintf("the provider sent a malformed event (%v): %s", err, capText(string(data)))})
-			return
-		}
-		if done, ok := p.respEvent(d, &st, &ev, data, emit); ok {
-			finish(done)
-			return
-		}
-	}
+	decodeEvents(ctx, sctx, reqID, body, d, p.cfg.IdleTimeout, "response.completed", finish, func(ev *respEvent, data []byte) (fsm.Event, bool) {
+		return p.respEvent(d, &st, ev, data, emit)
+	})
 }
 
 // respEvent handles one event; it returns the final event when the
