@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loom-lsp/loom-lsp/jsonrpc/fakeeditor"
+	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
 // hookGuard blocks rm -rf the way teams write it for Claude Code.
@@ -66,10 +67,14 @@ func TestHooksThroughLSP(t *testing.T) {
 			t.Errorf("the notice does not name the hook: %s", m.Params)
 		}
 	}
+	if st := e.status(); len(st.Hooks) != 2 || st.Hooks[0].Held != "the folder is not trusted" {
+		t.Errorf("loom.status hooks: %+v", st.Hooks)
+	}
 	var res TrustResult
 	if err := e.ed.ExecuteCommand(e.ctx, CmdTrust, FolderArgs{}, &res); err != nil {
 		t.Fatalf("loom.trust: %v", err)
 	}
+	e.statusUntil("the hooks run after loom.trust", func(st workspace.Status) bool { return len(st.Hooks) == 2 && st.Hooks[0].Held == "" })
 	from := len(e.ed.Messages(""))
 	turn := e.ask("clean up").Turn
 	e.await("the turn", turnEnded(e.folder, from))
@@ -97,4 +102,12 @@ func TestHooksThroughLSP(t *testing.T) {
 		!strings.Contains(h.Text, "PreToolUse: ./guard.sh: deny: rm -rf is not allowed here") || h.Turn != turn {
 		t.Errorf("the guard: %+v %s", h.Hook, h.Text)
 	}
+	// A hook added to the file (a git pull): seen at once, held back
+	// until trusted again; the others still run.
+	added := strings.Replace(hookSettings, `"PreToolUse": [`, `"Stop": [{"hooks": [{"type": "command", "command": "./more.sh"}]}],
+    "PreToolUse": [`, 1)
+	if err := os.WriteFile(filepath.Join(dir, ".claude/settings.json"), []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.await("the added hook held back", hasMethod("loom/notice", "Stop: ./more.sh: held back: added or changed since you trusted the folder"))
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -73,6 +74,10 @@ type AnthropicConfig struct {
 type Anthropic struct {
 	cfg  AnthropicConfig
 	root string // BaseURL without a trailing "/" or "/v1"
+	// mu guards infos: what the server said of each model
+	// (anthropic_models.go).
+	mu    sync.Mutex
+	infos map[string]*antModelInfo
 }
 
 // NewAnthropic checks cfg and returns a provider. It reads no environment
@@ -119,7 +124,16 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(fsm.Event
 		}
 	}
 	defer recoverStream(ctx, req.ID, &finished, emit)
-	body, err := p.requestBody(req)
+	model := p.cfg.Model
+	if req.Model != "" {
+		model = req.Model
+	}
+	var info *anthropic.ModelInfo
+	if e := pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort); e != "" && e != "none" {
+		// Which thinking the model takes, asked once per model.
+		info = p.modelInfo(ctx, model)
+	}
+	body, err := p.requestBody(req, info)
 	if err != nil {
 		finish(fsm.LlmError{Request: req.ID, Kind: fsm.ErrorBadRequest,
 			Message: "cannot build the model request: " + err.Error()})
@@ -173,9 +187,10 @@ func (p *Anthropic) setHeaders(h http.Header) {
 	}
 }
 
-// requestBody is the JSON body of req, with "stream": true.
-func (p *Anthropic) requestBody(req Request) ([]byte, error) {
-	params, err := p.params(req)
+// requestBody is the JSON body of req, with "stream": true; info is
+// what the server said of the model (nil: nothing).
+func (p *Anthropic) requestBody(req Request, info *anthropic.ModelInfo) ([]byte, error) {
+	params, err := p.params(req, info)
 	if err != nil {
 		return nil, err
 	}
@@ -193,13 +208,16 @@ func (p *Anthropic) requestBody(req Request) ([]byte, error) {
 // alternating user and assistant messages (tool results in the user
 // message after the calls), the tools, max_tokens, thinking per the
 // effort, and the cache breakpoints.
-func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
+func (p *Anthropic) params(req Request, info *anthropic.ModelInfo) (anthropic.MessageNewParams, error) {
 	model := p.cfg.Model
 	if req.Model != "" {
 		model = req.Model
 	}
 	params := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: int64(p.cfg.MaxTokens)}
-	p.setThinking(model, pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort), &params)
+	effort := pickEffort(p.cfg.ReasoningEffort, req.ReasoningEffort)
+	if !thinkingFromInfo(info, effort, &params) {
+		p.setThinking(model, effort, &params)
+	}
 	type turn struct {
 		assistant bool
 		blocks    []anthropic.ContentBlockParamUnion
@@ -362,7 +380,10 @@ func anthropicTool(t ToolSchema) (anthropic.ToolParam, error) {
 
 // ContextWindow is the model's window from the table of known models:
 // Anthropic's API does not tell it (every Claude model: 200,000 tokens).
-func (p *Anthropic) ContextWindow(context.Context) (Window, error) {
+func (p *Anthropic) ContextWindow(ctx context.Context) (Window, error) {
+	if w, ok := windowFromInfo(p.modelInfo(ctx, p.cfg.Model), p.cfg.Model); ok {
+		return w, nil
+	}
 	if n, ok := KnownContextWindow(p.cfg.Model); ok {
 		return Window{Tokens: n, Source: "known window of " + p.cfg.Model}, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -31,6 +30,12 @@ func (p *Anthropic) setThinking(model, e string, params *anthropic.MessageNewPar
 		params.OutputConfig.Effort = anthropic.OutputConfigEffort(e)
 		return
 	}
+	setBudget(e, params)
+}
+
+// setBudget turns thinking on with a budget for effort e, within
+// max_tokens.
+func setBudget(e string, params *anthropic.MessageNewParams) {
 	budget := map[string]int64{"minimal": 1024, "low": 2048, "medium": 4096, "high": 8192, "xhigh": 16384, "max": 32768}[e]
 	if budget > params.MaxTokens-1024 {
 		budget = params.MaxTokens - 1024
@@ -145,51 +150,17 @@ type antDecoder struct {
 // decode reads a Messages event stream, emitting deltas as they come and
 // one final event.
 func (p *Anthropic) decode(ctx, sctx context.Context, reqID uint64, body io.Reader, emit func(fsm.Event), finish func(fsm.Event)) {
-	sse := newSSEReader(body)
 	st := antDecoder{reqID: reqID, blocks: map[int]*antBlock{}}
 	d := dialects["anthropic"]
-	for {
-		data, kind, err := sse.next()
-		if ctx.Err() != nil {
-			return
+	decodeEvents(ctx, sctx, reqID, body, d, p.cfg.IdleTimeout, "message_stop", finish, func(ev *antEvent, data []byte) (fsm.Event, bool) {
+		switch ev.Type {
+		case "error":
+			return streamErrorEvent(d, reqID, data), true
+		case "message_stop":
+			return st.completed(), true
 		}
-		switch {
-		case err != nil && errors.Is(context.Cause(sctx), errIdle):
-			finish(idleError(reqID, p.cfg.IdleTimeout))
-			return
-		case errors.Is(err, errNoDone), kind == sseDone:
-			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream, Retryable: true,
-				Message: "the provider closed the stream before message_stop"})
-			return
-		case err != nil:
-			finish(transportError(reqID, err, true))
-			return
-		case kind == sseError:
-			finish(streamErrorEvent(d, reqID, data))
-			return
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		var ev antEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
-				Message: fmt.Sprintf("the provider sent a malformed event (%v): %s", err, capText(string(data)))})
-			return
-		}
-		if ev.Type == "error" {
-			finish(streamErrorEvent(d, reqID, data))
-			return
-		}
-		if ev.Type == "message_stop" {
-			finish(st.completed())
-			return
-		}
-		if e, over := st.event(&ev, p.cfg.MaxAnswerBytes, emit); over {
-			finish(e)
-			return
-		}
-	}
+		return st.event(ev, p.cfg.MaxAnswerBytes, emit)
+	})
 }
 
 // event handles one event; it returns an error event when the answer

@@ -31,8 +31,9 @@ import (
 // assistant message's fsm.Opaque, which no other code reads.
 
 // opaqueResponses names the Responses API's opaque data: a JSON array of
-// reasoning items, as the server sent them less their "id" and "status"
-// (a stateless request must not refer to stored items).
+// reasoning items and phased assistant messages, as the server sent them
+// less their "id" and "status" (a stateless request must not refer to
+// stored items).
 const opaqueResponses = "responses"
 
 // streamResponses sends req to the Responses API and streams the answer.
@@ -153,7 +154,8 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 
 // appendInputItems appends the input items of one conversation message:
 // a message item, or for an assistant message its reasoning items (when a
-// Responses server wrote them), its text, then its function calls; a tool
+// Responses server wrote them), its text (the server's message item when
+// it had a phase), then its function calls; a tool
 // result is a function_call_output paired by call_id. A user message's
 // pictures are read through images.
 func appendInputItems(items responses.ResponseInputParam, m fsm.Message, images ImageSource) (responses.ResponseInputParam, error) {
@@ -174,15 +176,18 @@ func appendInputItems(items responses.ResponseInputParam, m fsm.Message, images 
 		out.OfFunctionCallOutput.CallID = openai.String(m.ToolCallID)
 		return append(items, out), nil
 	case fsm.RoleAssistant:
+		phased := false // the server's own message item, with its phase, went back
 		if m.Opaque.API == opaqueResponses {
 			var kept []json.RawMessage
 			if err := json.Unmarshal([]byte(m.Opaque.Data), &kept); err == nil {
 				for _, raw := range kept {
+					var it respItem
+					phased = phased || json.Unmarshal(raw, &it) == nil && it.Type == "message"
 					items = append(items, param.Override[responses.ResponseInputItemUnionParam](raw))
 				}
 			}
 		}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
+		if !phased && (m.Content != "" || len(m.ToolCalls) == 0) {
 			items = append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
 		}
 		for _, c := range m.ToolCalls {

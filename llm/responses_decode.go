@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -68,6 +67,17 @@ type respItem struct {
 	Name             string `json:"name"`
 	Arguments        string `json:"arguments"`
 	EncryptedContent string `json:"encrypted_content"`
+	// Phase labels an assistant message "commentary" or
+	// "final_answer" (gpt-5.3-codex and later), to be sent back.
+	Phase string `json:"phase"`
+}
+
+// kept reports whether the output item goes back in later requests: a
+// reasoning item with its encrypted content, or an assistant message
+// with a phase (OpenAI: "preserve and resend phase on all assistant
+// messages — dropping it can degrade performance").
+func (it respItem) kept() bool {
+	return it.Type == "reasoning" && it.EncryptedContent != "" || it.Type == "message" && it.Phase != ""
 }
 
 // respCalls assembles the function calls of a response by output index.
@@ -121,43 +131,11 @@ type respDecoder struct {
 // come and one final event.
 func (p *OpenAI) decodeResponses(ctx, sctx context.Context, reqID uint64, body io.Reader,
 	emit func(fsm.Event), finish func(fsm.Event)) {
-	sse := newSSEReader(body)
 	st := respDecoder{reqID: reqID}
 	d := p.Dialect()
-	for {
-		data, kind, err := sse.next()
-		if ctx.Err() != nil {
-			return
-		}
-		switch {
-		case err != nil && errors.Is(context.Cause(sctx), errIdle):
-			finish(idleError(reqID, p.cfg.IdleTimeout))
-			return
-		case errors.Is(err, errNoDone), kind == sseDone:
-			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream, Retryable: true,
-				Message: "the provider closed the stream before response.completed"})
-			return
-		case err != nil:
-			finish(transportError(reqID, err, true))
-			return
-		case kind == sseError:
-			finish(streamErrorEvent(d, reqID, data))
-			return
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		var ev respEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
-				Message: fmt.Sprintf("the provider sent a malformed event (%v): %s", err, capText(string(data)))})
-			return
-		}
-		if done, ok := p.respEvent(d, &st, &ev, data, emit); ok {
-			finish(done)
-			return
-		}
-	}
+	decodeEvents(ctx, sctx, reqID, body, d, p.cfg.IdleTimeout, "response.completed", finish, func(ev *respEvent, data []byte) (fsm.Event, bool) {
+		return p.respEvent(d, &st, ev, data, emit)
+	})
 }
 
 // respEvent handles one event; it returns the final event when the
@@ -223,7 +201,7 @@ func (st *respDecoder) count(p *OpenAI, n int) (fsm.Event, bool) {
 }
 
 // itemDone takes a finished output item: a function call's final
-// arguments, or a reasoning item to send back.
+// arguments, or an item to send back (respItem.kept).
 func (st *respDecoder) itemDone(ev *respEvent) {
 	var it respItem
 	if json.Unmarshal(ev.Item, &it) != nil {
@@ -243,16 +221,18 @@ func (st *respDecoder) itemDone(ev *respEvent) {
 			st.calls.args[pos].Reset()
 			st.calls.args[pos].WriteString(it.Arguments)
 		}
-	case "reasoning":
-		st.kept = append(st.kept, append(json.RawMessage(nil), ev.Item...))
+	case "reasoning", "message":
+		if it.kept() {
+			st.kept = append(st.kept, append(json.RawMessage(nil), ev.Item...))
+		}
 	}
 }
 
 // completed builds the LlmCompleted of response.completed or
-// response.incomplete. The reasoning items kept are those of the final
-// response object when it lists its output (it has every item whole),
-// else those of output_item.done; only items with encrypted content are
-// kept, as a stateless request can send back nothing else.
+// response.incomplete. The items kept (reasoning items with encrypted
+// content, assistant messages with a phase: respItem.kept) are those of
+// the final response object when it lists its output (it has every item
+// whole), else those of output_item.done, in output order.
 func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 	done := fsm.LlmCompleted{Request: st.reqID, FinishReason: "stop"}
 	items := st.kept
@@ -272,7 +252,7 @@ func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 		var fromOutput []json.RawMessage
 		for _, raw := range r.Output {
 			var it respItem
-			if json.Unmarshal(raw, &it) == nil && it.Type == "reasoning" {
+			if json.Unmarshal(raw, &it) == nil && it.kept() {
 				fromOutput = append(fromOutput, raw)
 			}
 		}
@@ -283,7 +263,7 @@ func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 	var keep [][]byte
 	for _, raw := range items {
 		var it respItem
-		if json.Unmarshal(raw, &it) != nil || it.EncryptedContent == "" {
+		if json.Unmarshal(raw, &it) != nil || !it.kept() {
 			continue
 		}
 		if stripped, err := withoutKeys(raw, "id", "status"); err == nil {

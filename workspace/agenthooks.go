@@ -125,6 +125,40 @@ func (f *Folder) sayHooks(lines []string) {
 	f.hooksNotice = notice
 }
 
+// hookFiles are the hook files the watcher watches as configuration: a
+// change reloads the hooks.
+func (f *Folder) hookFiles() []string {
+	userDir := ""
+	if f.host.opts.TrustFile != "" {
+		userDir = filepath.Dir(f.host.opts.TrustFile)
+	}
+	return agenthooks.Files(f.dir, f.host.opts.Getenv("HOME"), userDir)
+}
+
+// HookStatus is one agent hook in loom.status.
+type HookStatus struct {
+	// Hook names it (file:line, event, command); Scope is "repository"
+	// or "user".
+	Hook  string `json:"hook"`
+	Scope string `json:"scope"`
+	// Held says why it does not run now, "" when it runs.
+	Held string `json:"held,omitempty"`
+}
+
+// hookStatus lists the folder's hooks and whether each runs now.
+func (f *Folder) hookStatus() []HookStatus {
+	fh := f.hooks.Load()
+	if fh == nil {
+		return nil
+	}
+	out := make([]HookStatus, 0, len(fh.set.Hooks))
+	for _, h := range fh.set.Hooks {
+		_, why := fh.admit(h)
+		out = append(out, HookStatus{Hook: h.Name(), Scope: h.Scope, Held: why})
+	}
+	return out
+}
+
 // trustHooks records the repository's hooks as they are now (their
 // definitions and the files they run) as trusted, for loom.trust.
 func (f *Folder) trustHooks() error {

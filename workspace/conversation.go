@@ -173,6 +173,9 @@ type Status struct {
 	Skills            []agentfiles.Skill   `json:"skills,omitempty"`
 	Commands          []agentfiles.Command `json:"commands,omitempty"`
 	AgentFileProblems string               `json:"agentFileProblems,omitempty"`
+	// Hooks are the agent hooks loaded, each with whether it runs now
+	// (agenthooks.go).
+	Hooks []HookStatus `json:"hooks,omitempty"`
 	// AllowCommands are the folder's approval rules: the commands that
 	// run without asking under tools.bash = "ask".
 	AllowCommands []cmdrules.Rule `json:"allowCommands"`
@@ -383,6 +386,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.MCPServers = s.folder.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.Skills, st.Commands, st.AgentFileProblems = s.agent.skills, s.agent.commands, s.agent.notice
+		st.Hooks = s.folder.hookStatus()
 		st.API = s.wireAPI()
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()

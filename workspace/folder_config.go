@@ -20,7 +20,13 @@ func (f *Folder) loadConfig(reload bool) {
 	if reload && err == nil && f.next.cfgErr == nil && !f.reloadFailed && reflect.DeepEqual(cfg, f.next.cfg) {
 		// Nothing changed (a client answering the settings pull with what
 		// it had, a save that kept the file's text): no reload, no notice,
-		// and a turn in flight keeps its tools as they are.
+		// and a turn in flight keeps its tools as they are. The agent
+		// hooks are read again (a hook file changed, loom.trust).
+		stop := f.next.agent.stopHooks
+		f.loadHooks(cfg, f.next.env)
+		if f.next.agent.stopHooks != stop {
+			f.publish()
+		}
 		return
 	}
 	defer f.publish()

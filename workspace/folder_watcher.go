@@ -8,6 +8,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 )
 
 // startWatcher watches the folder and its configuration files on a worker
@@ -16,7 +17,7 @@ import (
 func (s *Folder) startWatcher() {
 	opts := watchOptions{
 		root:        s.dir,
-		configFiles: config.LoadOptions{Folder: s.dir}.Files(),
+		configFiles: append(config.LoadOptions{Folder: s.dir}.Files(), s.hookFiles()...),
 		onFiles:     s.filesChanged,
 		onConfig:    s.ReloadConfig,
 
@@ -39,6 +40,9 @@ func (s *Folder) startWatcher() {
 // filesChanged hands changes seen on disk (on the watcher's goroutine) to
 // every conversation of the folder.
 func (f *Folder) filesChanged(paths []string) {
+	if slices.ContainsFunc(paths, func(p string) bool { return agenthooks.IsHooksDirFile(f.dir, p) }) {
+		f.ReloadConfig() // a .github/hooks file: the hooks are read again
+	}
 	f.mu.Lock()
 	convs := slices.Clone(f.convs)
 	f.mu.Unlock()

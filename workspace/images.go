@@ -122,6 +122,14 @@ func (s *Conversation) takesImages() (bool, string) {
 	case "off":
 		return false, fmt.Sprintf("model.images is \"off\" for %s", model)
 	}
+	if said, ok := s.provider.(interface{ ImagesSaid(string) (bool, bool) }); ok {
+		// What the server's model listing said, when it did.
+		if accepts, known := said.ImagesSaid(model); known && accepts {
+			return true, ""
+		} else if known {
+			return false, fmt.Sprintf("the server says the model %s does not take pictures", model)
+		}
+	}
 	if llm.AcceptsImages(model) {
 		return true, ""
 	}

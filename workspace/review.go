@@ -10,6 +10,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/review"
 )
 
@@ -45,14 +46,7 @@ type ProposalNote struct {
 }
 
 // ReviewResult is what a review decision did.
-type ReviewResult struct {
-	// Applied are the hunks now in the file; Rejected those the user
-	// rejected; Conflicts accepted hunks left out because the user
-	// changed the same lines meanwhile.
-	Applied   []string `json:"applied"`
-	Rejected  []string `json:"rejected"`
-	Conflicts []string `json:"conflicts,omitempty"`
-}
+type ReviewResult = changes.ReviewResult
 
 // AllHunks, as the only element of Review's accept or reject, stands for
 // every hunk of the proposal.

@@ -12,7 +12,6 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/review"
-	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
 // Under tools.edits = "review" a command's changes join the review list
@@ -40,12 +39,7 @@ type commandReview struct {
 }
 
 // commandFile is one file of a commandReview.
-type commandFile struct {
-	abs, rel      string
-	before, after preImage
-	change        *review.Change
-	mode          fs.FileMode
-}
+type commandFile = changes.CommandFile
 
 // commandProposal works out the review of what run changed (on the
 // tool's worker): nil when nothing can be reviewed. The other files of
@@ -76,7 +70,7 @@ func (s *Conversation) commandProposal(ctx context.Context, b *batchRun, run *co
 		if st, err := os.Lstat(c.Path); err == nil {
 			mode = st.Mode().Perm()
 		}
-		cr.files = append(cr.files, &commandFile{abs: c.Path, rel: c.Rel, before: preImageOf(*c.Before), after: preImageOf(*c.After), change: ch, mode: mode})
+		cr.files = append(cr.files, &commandFile{Abs: c.Path, Rel: c.Rel, Before: *c.Before, After: *c.After, Change: ch, Mode: mode})
 		cr.changes = append(cr.changes, c)
 	}
 	if len(cr.files) == 0 {
@@ -93,8 +87,8 @@ func (s *Conversation) proposeCommand(turn uint64, callID string, run *commandRu
 	var changes []fsm.FileChange
 	proposed := map[string]bool{}
 	for _, f := range cr.files {
-		changes = append(changes, f.change.File)
-		proposed[f.abs] = true
+		changes = append(changes, f.Change.File)
+		proposed[f.Abs] = true
 	}
 	s.proposed[callID] = p
 	if _, err := s.step(fsm.ChangesProposed{Turn: turn, CallID: callID, Changes: changes, Output: cr.output}); err != nil {
@@ -111,97 +105,13 @@ func (s *Conversation) proposeCommand(turn uint64, callID string, run *commandRu
 	return p
 }
 
-// applyCommandDecision keeps the accepted hunks of a command's changes
-// and takes the others back (on a worker); it returns what it did and
-// the edits to record for the hook (the kept bytes).
-func (s *Conversation) applyCommandDecision(ctx context.Context, cr *commandReview, accepted []string) (ReviewResult, []commandKeep, error) {
-	repo, err := gitcommit.Open(ctx, s.folder.dir, s.changes.Config(ctx).Model.APIKeyEnv)
-	if err != nil {
-		return ReviewResult{}, nil, err
-	}
-	var res ReviewResult
-	var keep []commandKeep
-	w := s.changes.FolderWriter()
-	for _, f := range cr.files {
-		target, err := f.change.Apply(f.before.text, accepted)
-		if err != nil {
-			return res, keep, err
-		}
-		want := preImage{text: target.Text, present: true}
-		if !f.before.present && len(target.Applied) == 0 {
-			want = preImage{} // a file the command made, discarded whole
-		}
-		rel, err := w.Rel(f.abs)
-		if err != nil {
-			return res, keep, err
-		}
-		// Read without following links: what the decision is written over.
-		disk, _, err := w.Read(rel)
-		cur := []byte(disk.Text)
-		untouched := false
-		switch {
-		case err == nil && disk == f.after.version():
-			// As the command left it.
-			untouched = true
-		case err == nil && disk.Present && want.present:
-			merged, clean, merr := repo.Merge3(ctx, string(cur), f.after.text, want.text)
-			if merr != nil {
-				return res, keep, merr
-			}
-			if !clean {
-				// The user changed the same lines since: left as it is.
-				for _, h := range f.change.File.Hunks {
-					if !slices.Contains(accepted, h.ID) {
-						res.Conflicts = append(res.Conflicts, h.ID)
-					}
-				}
-				want = preImage{text: string(cur), present: true}
-				break
-			}
-			want.text = merged
-		default:
-			for _, h := range f.change.File.Hunks {
-				if !slices.Contains(accepted, h.ID) {
-					res.Conflicts = append(res.Conflicts, h.ID)
-				}
-			}
-			continue
-		}
-		// The writer records its write: the watcher's echo of it is no
-		// news; the user's change after it is (and leaves the file alone).
-		if err := w.Write(worktree.Change{Rel: rel, Expect: disk, New: want.version(), Mode: f.mode}); err != nil {
-			return res, keep, err
-		}
-		if untouched && want.present && s.reads.Holds(f.abs, []byte(f.before.text)) {
-			// The model knew the file as it was before its command; with
-			// the command and the decision it knows it now: what loom
-			// wrote is what it read. (The user's typing since, merged
-			// in otherwise, is news for it.)
-			s.reads.Record(f.abs, []byte(want.text))
-		}
-		res.Applied = append(res.Applied, target.Applied...)
-		if target.Text != f.before.text && len(target.Applied) > 0 {
-			keep = append(keep, commandKeep{path: f.abs, before: f.before.text, after: target.Text, created: !f.before.present, mode: f.mode})
-		}
-	}
-	return res, keep, nil
-}
-
-// commandKeep is the kept part of a command's change to one file, which
-// the hook commits like an edit.
-type commandKeep struct {
-	path, before, after string
-	created             bool
-	mode                fs.FileMode
-}
-
 // commandNoteFiles returns cr's files for a ProposalNote.
 func (cr *commandReview) noteFiles() (changes []fsm.FileChange, abs, olds, news []string) {
 	for _, f := range cr.files {
-		changes = append(changes, f.change.File)
-		abs = append(abs, f.abs)
-		olds = append(olds, f.before.text)
-		news = append(news, f.after.text)
+		changes = append(changes, f.Change.File)
+		abs = append(abs, f.Abs)
+		olds = append(olds, f.Before.Text)
+		news = append(news, f.After.Text)
 	}
 	return
 }
@@ -213,7 +123,7 @@ func (p *proposal) hunkIDs() []string {
 	}
 	var ids []string
 	for _, f := range p.cmd.files {
-		ids = append(ids, f.change.HunkIDs()...)
+		ids = append(ids, f.Change.HunkIDs()...)
 	}
 	return ids
 }
@@ -226,7 +136,7 @@ func commandWords(cmd string) string {
 // applyCommand performs an fsm.ApplyChanges of a command's changes (on
 // a worker), then completes the call on the owner goroutine.
 func (s *Conversation) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *proposal) {
-	res, keep, err := s.applyCommandDecision(ctx, p.cmd, a.Accepted)
+	res, keep, err := s.changes.DecideCommand(ctx, p.cmd.files, a.Accepted, s.reads)
 	s.post(func() {
 		if ctx.Err() != nil {
 			close(p.settled)
@@ -240,7 +150,7 @@ func (s *Conversation) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *
 			result += fmt.Sprintf(" Hunks %v could not be taken back: the user changed the same lines since; they stay as they are.", res.Conflicts)
 		}
 		for _, k := range keep {
-			s.git.recordEdit(k.path, k.before, k.after, k.created, k.mode)
+			s.git.recordEdit(k.Path, k.Before, k.After, k.Created, k.Mode)
 		}
 		s.outputs[a.CallID] = toolOutput{text: result}
 		s.step(fsm.ToolCompleted{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError})

@@ -43,8 +43,3 @@ func (s *Conversation) writeEdit(e *tools.Edit) error {
 func (p preImage) version() worktree.Version {
 	return worktree.Version{Text: p.text, Present: p.present}
 }
-
-// preImageOf is the writer's Version v as a preImage.
-func preImageOf(v worktree.Version) preImage {
-	return preImage{text: v.Text, present: v.Present}
-}

@@ -197,6 +197,29 @@ func Load(folder, home, userDir string) (*Set, []agentfiles.Problem) {
 	return &Set{Hooks: l.hooks}, l.problems
 }
 
+// Files are the hook files of fixed names Load reads (all but
+// .github/hooks/*.json, see [IsHooksDirFile]), for a watcher.
+func Files(folder, home, userDir string) []string {
+	files := []string{
+		filepath.Join(folder, ".claude", "settings.json"), filepath.Join(folder, ".claude", "settings.local.json"),
+		filepath.Join(folder, ".codex", "hooks.json"), filepath.Join(folder, ".codex", "config.toml"),
+		filepath.Join(folder, ".loom", "hooks.json"),
+	}
+	if home != "" {
+		files = append(files, filepath.Join(home, ".claude", "settings.json"), filepath.Join(home, ".codex", "hooks.json"),
+			filepath.Join(home, ".codex", "config.toml"))
+	}
+	if userDir != "" {
+		files = append(files, filepath.Join(userDir, "hooks.json"))
+	}
+	return files
+}
+
+// IsHooksDirFile reports whether path is a .github/hooks/*.json of folder.
+func IsHooksDirFile(folder, path string) bool {
+	return filepath.Dir(path) == filepath.Join(folder, ".github", "hooks") && strings.HasSuffix(path, ".json")
+}
+
 type loader struct {
 	hooks    []*Hook
 	problems []agentfiles.Problem
