@@ -241,7 +241,7 @@ func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	cps, err := sess.Checkpoints(ctx)
+	cps, err := sess.Changes().Checkpoints(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 	})
 	s.git.lock.Unlock()
 	s.post(func() {
-		s.recordCommit(res)
+		s.changes.Recorded(res)
 		if len(res.Changes) > 0 {
 			s.changes.AddChanges(res.Changes)
 			s.notify(Notification{Kind: NoteCommandChanges, Turn: a.Turn, Changes: res.Changes})
@@ -126,17 +126,6 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 		}
 		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.Action, Failed: res.Failed, Note: res.ModelNote})
 	})
-}
-
-// recordCommit keeps a commit for loom.undo; on the owner goroutine.
-func (s *Conversation) recordCommit(res changes.Result) {
-	if res.Commit == nil {
-		return
-	}
-	s.changes.Log.Add(res.Commit, s.m.State().Turn)
-	if len(res.IndexLeft) > 0 {
-		s.git.indexLeft = &indexRetry{top: s.folder.dir, entries: res.IndexLeft}
-	}
 }
 
 func commitNote(c *gitcommit.Result) *CommitNote {

@@ -1,10 +1,6 @@
 package workspace
 
 import (
-	"context"
-	"sort"
-	"time"
-
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 )
 
@@ -21,46 +17,7 @@ import (
 var ErrRewindRefused = changes.ErrRewindRefused
 
 // Checkpoint is a turn one can rewind to.
-type Checkpoint struct {
-	Turn   uint64 `json:"turn"`
-	Prompt string `json:"prompt"`
-	// Time is when the turn started, zero when not known (a turn of a
-	// resumed conversation).
-	Time time.Time `json:"time,omitzero"`
-	// Commits are the auto-commits of this turn; Files the files they
-	// changed.
-	Commits []string `json:"commits"`
-	Files   []string `json:"files"`
-	// Compacted marks a turn folded into a compaction summary: only its
-	// files can be restored.
-	Compacted bool `json:"compacted,omitempty"`
-}
+type Checkpoint = changes.Checkpoint
 
 // RewindResult is what a rewind or a redo did.
 type RewindResult = changes.RewindResult
-
-// Checkpoints lists the turns one can rewind to, oldest first.
-func (s *Conversation) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
-	var out []Checkpoint
-	err := s.call(ctx, func() {
-		for _, c := range s.m.Checkpoints() {
-			cp := Checkpoint{Turn: c.Turn, Prompt: s.folder.host.redactor.String(c.Prompt), Time: s.turnTimes[c.Turn], Compacted: c.Compacted, Commits: []string{}, Files: []string{}}
-			seen := map[string]bool{}
-			for _, commit := range s.changes.Log.Commits {
-				if s.changes.Log.TurnOf[commit.SHA] != c.Turn {
-					continue
-				}
-				cp.Commits = append(cp.Commits, commit.SHA)
-				for _, f := range commit.Files {
-					if !seen[f] {
-						seen[f] = true
-						cp.Files = append(cp.Files, f)
-					}
-				}
-			}
-			sort.Strings(cp.Files)
-			out = append(out, cp)
-		}
-	})
-	return out, err
-}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -100,3 +101,5 @@ func (p treePort) IndexLeft(entries []gitcommit.Entry) {
 func (p treePort) KeepHow() (string, string) {
 	return p.s.folder.host.opts.KeepHow, p.s.folder.host.opts.DiscardHow
 }
+
+func (p treePort) TurnTime(turn uint64) time.Time { return p.s.turnTimes[turn] }

@@ -151,7 +151,7 @@ func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (an
 	}
 	switch fields[0] {
 	case "checkpoints":
-		cps, err := s.ws.Checkpoints(ctx)
+		cps, err := s.ws.Changes().Checkpoints(ctx)
 		if err != nil {
 			return "checkpoints: " + err.Error(), true
 		}

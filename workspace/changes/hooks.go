@@ -366,3 +366,14 @@ func CutRunes(s string, n int) string {
 func isBinary(text string) bool {
 	return bytes.IndexByte([]byte(text[:min(len(text), 8000)]), 0) >= 0
 }
+
+// Recorded keeps the commit of the hook's res for loom.undo (of the
+// conversation's turn), and the index entries to retry; on the
+// conversation's goroutine.
+func (t *Tree) Recorded(res Result) {
+	if res.Commit == nil {
+		return
+	}
+	t.Log.Add(res.Commit, t.conv.Machine().State().Turn)
+	t.conv.IndexLeft(res.IndexLeft)
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
@@ -18,6 +19,22 @@ import (
 // last rewind until the next prompt. Both are fsm events, journaled; a
 // files rewind is one git commit "loom: rewind to turn N", and its redo
 // another that reverts it.
+
+// Checkpoint is a turn one can rewind to.
+type Checkpoint struct {
+	Turn   uint64 `json:"turn"`
+	Prompt string `json:"prompt"`
+	// Time is when the turn started, zero when not known (a turn of a
+	// resumed conversation).
+	Time time.Time `json:"time,omitzero"`
+	// Commits are the auto-commits of this turn; Files the files they
+	// changed.
+	Commits []string `json:"commits"`
+	Files   []string `json:"files"`
+	// Compacted marks a turn folded into a compaction summary: only its
+	// files can be restored.
+	Compacted bool `json:"compacted,omitempty"`
+}
 
 // RewindResult is what a rewind or a redo did.
 type RewindResult struct {
@@ -268,4 +285,30 @@ func (r RewindResult) LeftWords() string {
 		return ""
 	}
 	return fmt.Sprintf("left as they are: %s (%s)", strings.Join(r.Conflicts, ", "), strings.Join(r.Notes, "; "))
+}
+
+// Checkpoints lists the turns one can rewind to, oldest first.
+func (t *Tree) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
+	var out []Checkpoint
+	err := t.conv.Do(ctx, func() {
+		for _, c := range t.conv.Machine().Checkpoints() {
+			cp := Checkpoint{Turn: c.Turn, Prompt: t.conv.Redact(c.Prompt), Time: t.conv.TurnTime(c.Turn), Compacted: c.Compacted, Commits: []string{}, Files: []string{}}
+			seen := map[string]bool{}
+			for _, commit := range t.Log.Commits {
+				if t.Log.TurnOf[commit.SHA] != c.Turn {
+					continue
+				}
+				cp.Commits = append(cp.Commits, commit.SHA)
+				for _, f := range commit.Files {
+					if !seen[f] {
+						seen[f] = true
+						cp.Files = append(cp.Files, f)
+					}
+				}
+			}
+			sort.Strings(cp.Files)
+			out = append(out, cp)
+		}
+	})
+	return out, err
 }

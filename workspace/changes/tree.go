@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -114,8 +115,10 @@ type Conversation interface {
 	// it (journaled, its actions performed).
 	Machine() *fsm.Machine
 	Step(ev fsm.Event) ([]fsm.Action, error)
-	// Busy reports whether a turn is in flight.
+	// Busy reports whether a turn is in flight; TurnTime is when turn
+	// started (zero when not known: a turn of a resumed conversation).
 	Busy() bool
+	TurnTime(turn uint64) time.Time
 	// Journal writes one record to the conversation's journal.
 	Journal(rec journal.Record)
 	// Tell tells the user.

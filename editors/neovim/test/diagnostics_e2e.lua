@@ -7,20 +7,8 @@ local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
 local gopls = assert(os.getenv('LOOM_TEST_GOPLS'), 'LOOM_TEST_GOPLS')
 local proj = assert(os.getenv('LOOM_TEST_PROJ'), 'LOOM_TEST_PROJ')
 
-local failures = 0
-local function check(cond, what, detail)
-  if cond then
-    io.stdout:write('ok   diagnostics: ' .. what .. '\n')
-  else
-    failures = failures + 1
-    io.stdout:write('FAIL diagnostics: ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
-  end
-end
-local function wait(ms, what, cond)
-  local ok = vim.wait(ms, cond, 20)
-  check(ok, what)
-  return ok
-end
+local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')('diagnostics: ')
+local check, wait = t.check, t.wait
 
 local chat = require('loom.chat')
 local function text()
@@ -54,11 +42,4 @@ local function e2e()
   check(line == '\tprintln("HI")', 'the buffer holds the fix', vim.inspect(line))
 end
 
-local ok, err = xpcall(e2e, debug.traceback)
-if not ok then
-  failures = failures + 1
-  io.stdout:write('FAIL diagnostics: error: ' .. tostring(err) .. '\n')
-end
-io.stdout:write(string.format('diagnostics: %d failure(s)\n', failures))
-io.stdout:flush()
-vim.cmd(failures > 0 and 'cquit 1' or 'qall!')
+t.finish(e2e)

@@ -4,26 +4,11 @@
 local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
 local proj = assert(os.getenv('LOOM_TEST_PROJ'), 'LOOM_TEST_PROJ')
 
-local failures = 0
-local function check(cond, what, detail)
-  if cond then
-    io.stdout:write('ok   ' .. what .. '\n')
-  else
-    failures = failures + 1
-    io.stdout:write('FAIL ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
-  end
-end
-
--- wait polls cond until it holds or the deadline passes.
-local function wait(ms, what, cond)
-  local ok = vim.wait(ms, cond, 20)
-  check(ok, what)
-  return ok
-end
+local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')('')
+local check, wait = t.check, t.wait
 
 local function git(...)
-  local out = vim.fn.system(vim.list_extend({ 'git', '-C', proj }, { ... }))
-  return vim.trim(out), vim.v.shell_error
+  return t.git(proj, ...)
 end
 
 local function unit_tests()
@@ -278,18 +263,7 @@ local function e2e()
   check(health:find('loom-lsp', 1, true) ~= nil and not health:find('ERROR', 1, true), ':checkhealth loom', health)
 end
 
-local ok, err = xpcall(function()
+t.finish(function()
   unit_tests()
   e2e()
-end, debug.traceback)
-if not ok then
-  failures = failures + 1
-  io.stdout:write('FAIL error: ' .. tostring(err) .. '\n')
-end
-io.stdout:write(string.format('%d failure(s)\n', failures))
-io.stdout:flush()
-if failures > 0 then
-  vim.cmd('cquit 1')
-else
-  vim.cmd('qall!')
-end
+end)

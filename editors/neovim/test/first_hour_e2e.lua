@@ -5,31 +5,11 @@
 -- then works. Exits 0 when every check passes, 1 otherwise.
 local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
 
-local failures = 0
-local function check(cond, what, detail)
-  if cond then
-    io.stdout:write('ok   first hour: ' .. what .. '\n')
-  else
-    failures = failures + 1
-    io.stdout:write('FAIL first hour: ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
-  end
-end
-local function wait(ms, what, cond)
-  local ok = vim.wait(ms, cond, 20)
-  check(ok, what)
-  return ok
-end
+local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')('first hour: ')
+local check, wait = t.check, t.wait
 
 -- Every message the user is shown, in order.
-local shown = {}
-local notify = vim.notify
-vim.notify = function(msg, level, opts)
-  table.insert(shown, tostring(msg))
-  return notify(msg, level, opts)
-end
-local function shown_text()
-  return table.concat(shown, '\n')
-end
+local shown_text = t.record_notify()
 
 -- A command's error names the command once, although the server's
 -- message names it too.
@@ -87,11 +67,4 @@ local function e2e()
   check(health:find('is trusted', 1, true) ~= nil, ':checkhealth loom now says the folder is trusted', health)
 end
 
-local ok, err = xpcall(e2e, debug.traceback)
-if not ok then
-  failures = failures + 1
-  io.stdout:write('FAIL first hour: error: ' .. tostring(err) .. '\n')
-end
-io.stdout:write(string.format('first hour: %d failure(s)\n', failures))
-io.stdout:flush()
-vim.cmd(failures > 0 and 'cquit 1' or 'qall!')
+t.finish(e2e)

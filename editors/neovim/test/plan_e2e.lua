@@ -6,29 +6,11 @@
 local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
 local proj = assert(os.getenv('LOOM_TEST_PROJ'), 'LOOM_TEST_PROJ')
 
-local failures = 0
-local function check(cond, what, detail)
-  if cond then
-    io.stdout:write('ok   plan: ' .. what .. '\n')
-  else
-    failures = failures + 1
-    io.stdout:write('FAIL plan: ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
-  end
-end
-local function wait(ms, what, cond)
-  local ok = vim.wait(ms, cond, 20)
-  check(ok, what)
-  return ok
-end
+local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')('plan: ')
+local check, wait = t.check, t.wait
 
 local function read(name)
-  local f = io.open(proj .. '/' .. name)
-  if not f then
-    return nil
-  end
-  local s = f:read('*a')
-  f:close()
-  return s
+  return t.read(proj .. '/' .. name)
 end
 
 local function e2e()
@@ -96,11 +78,4 @@ local function e2e()
   check(vim.api.nvim_buf_get_name(0):find('loom://plan', 1, true) ~= nil, ':LoomPlan opens the list', vim.api.nvim_buf_get_name(0))
 end
 
-local ok, err = xpcall(e2e, debug.traceback)
-if not ok then
-  failures = failures + 1
-  io.stdout:write('FAIL plan: error: ' .. tostring(err) .. '\n')
-end
-io.stdout:write(string.format('plan: %d failure(s)\n', failures))
-io.stdout:flush()
-vim.cmd(failures > 0 and 'cquit 1' or 'qall!')
+t.finish(e2e)

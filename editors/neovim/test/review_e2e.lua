@@ -7,25 +7,11 @@
 local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
 local proj = assert(os.getenv('LOOM_TEST_PROJ'), 'LOOM_TEST_PROJ')
 
-local failures = 0
-local function check(cond, what, detail)
-  if cond then
-    io.stdout:write('ok   ' .. what .. '\n')
-  else
-    failures = failures + 1
-    io.stdout:write('FAIL ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
-  end
-end
-
-local function wait(ms, what, cond)
-  local ok = vim.wait(ms, cond, 20)
-  check(ok, what)
-  return ok
-end
+local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')('')
+local check, wait = t.check, t.wait
 
 local function git(...)
-  local out = vim.fn.system(vim.list_extend({ 'git', '-C', proj }, { ... }))
-  return vim.trim(out)
+  return t.git(proj, ...)
 end
 
 local function buffer_text(b)
@@ -256,7 +242,4 @@ local function run()
   check(git('rev-parse', 'HEAD') == head4, 'rewind conflict: no commit when every file is left')
 end
 
-local ok, err = pcall(run)
-check(ok, 'review e2e ran without a Lua error', tostring(err))
-io.stdout:write(failures == 0 and 'neovim review e2e: ok\n' or ('neovim review e2e: ' .. failures .. ' failure(s)\n'))
-vim.cmd(failures == 0 and 'qa!' or 'cq!')
+t.finish(run)

@@ -9,40 +9,18 @@
 local bin = assert(os.getenv('LOOM_TEST_BIN'), 'LOOM_TEST_BIN')
 local proj = assert(os.getenv('LOOM_TEST_PROJ'), 'LOOM_TEST_PROJ')
 
-local failures = 0
-local function check(cond, what, detail)
-  if cond then
-    io.stdout:write('ok   undo: ' .. what .. '\n')
-  else
-    failures = failures + 1
-    io.stdout:write('FAIL undo: ' .. what .. (detail and ('\n     ' .. detail) or '') .. '\n')
-  end
-end
-local function wait(ms, what, cond)
-  local ok = vim.wait(ms, cond, 20)
-  check(ok, what)
-  return ok
-end
+local t = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')('undo: ')
+local check, wait = t.check, t.wait
 
 -- Everything the user is shown: vim.notify and the chat buffer.
-local shown = {}
-local notify = vim.notify
-vim.notify = function(msg, level, opts)
-  table.insert(shown, tostring(msg))
-  return notify(msg, level, opts)
-end
+local notified = t.record_notify()
 local chat = require('loom.chat')
 local function everything()
-  return table.concat(shown, '\n') .. '\n' .. table.concat(chat.lines(), '\n')
+  return notified() .. '\n' .. table.concat(chat.lines(), '\n')
 end
 
 local function read(name)
-  local f = io.open(proj .. '/' .. name)
-  local s = f and f:read('*a')
-  if f then
-    f:close()
-  end
-  return s
+  return t.read(proj .. '/' .. name)
 end
 
 local function e2e()
@@ -66,7 +44,7 @@ local function e2e()
     return read('greet.txt') == 'hello\n'
   end)
   wait(10000, ':LoomUndo says what it did', function()
-    return table.concat(shown, '\n'):find('loom: undid', 1, true) ~= nil
+    return notified():find('loom: undid', 1, true) ~= nil
   end)
 
   -- A change of the user's own, after the undo's write.
@@ -80,11 +58,4 @@ local function e2e()
   check(text:find('changed on disk[^\n]*greet%.txt') == nil, 'the file :LoomUndo restored is not said to have "changed on disk"', text)
 end
 
-local ok, err = xpcall(e2e, debug.traceback)
-if not ok then
-  failures = failures + 1
-  io.stdout:write('FAIL undo: error: ' .. tostring(err) .. '\n')
-end
-io.stdout:write(string.format('undo: %d failure(s)\n', failures))
-io.stdout:flush()
-vim.cmd(failures > 0 and 'cquit 1' or 'qall!')
+t.finish(e2e)
