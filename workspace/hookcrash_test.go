@@ -1,14 +1,11 @@
 package workspace
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,51 +35,11 @@ func TestHookKilledMidCommit(t *testing.T) {
 	state := t.TempDir()
 	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
 	head := runGit(t, dir, "rev-parse", "HEAD")
-	fifo := filepath.Join(t.TempDir(), "started")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifo := newFIFO(t, "started")
 	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
 	os.WriteFile(hook, []byte("#!/bin/sh\necho started > '"+fifo+"'\nexec sleep 600\n"), 0o755)
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCommitDaemon$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LOOM_TEST_HELPER=commit-kill9", "LOOM_STATE="+state, "LOOM_FOLDER="+dir)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Wait()
-		}
-	}()
-	started := make(chan error, 1)
-	go func() {
-		f, err := os.Open(fifo) // blocks until the hook opens it
-		if err == nil {
-			_, err = bufio.NewReader(f).ReadString('\n')
-			f.Close()
-		}
-		started <- err
-	}()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		os.WriteFile(fifo, nil, 0) // unblock the reader
-		t.Fatal("the helper daemon never reached the pre-commit hook")
-	}
-	// The daemon and its hook, at once.
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	killed = true
+	killDaemonAt(t, "TestHelperCommitDaemon", fifo, []string{"LOOM_TEST_HELPER=commit-kill9", "LOOM_STATE=" + state, "LOOM_FOLDER=" + dir},
+		30*time.Second, "the pre-commit hook")
 	if now := runGit(t, dir, "rev-parse", "HEAD"); now != head {
 		t.Fatal("something was committed")
 	}

@@ -1,14 +1,12 @@
 package workspace
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,47 +57,10 @@ func TestRewindKilledBeforeItsRestores(t *testing.T) {
 func testRewindKilledBeforeItsRestores(t *testing.T, restore string) {
 	state := t.TempDir()
 	dir := gitRepo(t, map[string]string{"greet.txt": "hello\n"})
-	fifo := filepath.Join(t.TempDir(), "moved")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRewindDaemon$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LOOM_TEST_HELPER=rewind-kill9", "LOOM_STATE="+state, "LOOM_FOLDER="+dir, "LOOM_FIFO="+fifo, "LOOM_RESTORE="+restore)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Wait()
-		}
-	}()
-	moved := make(chan error, 1)
-	go func() {
-		f, err := os.Open(fifo) // blocks until the git wrapper opens it
-		if err == nil {
-			_, err = bufio.NewReader(f).ReadString('\n')
-			f.Close()
-		}
-		moved <- err
-	}()
-	select {
-	case err := <-moved:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		os.WriteFile(fifo, nil, 0) // unblock the reader
-		t.Fatal("the helper daemon never reached the rewind's update-index")
-	}
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	killed = true
+	fifo := newFIFO(t, "moved")
+	killDaemonAt(t, "TestHelperRewindDaemon", fifo,
+		[]string{"LOOM_TEST_HELPER=rewind-kill9", "LOOM_STATE=" + state, "LOOM_FOLDER=" + dir, "LOOM_FIFO=" + fifo, "LOOM_RESTORE=" + restore},
+		60*time.Second, "the rewind's update-index")
 	// Half done: the branch moved, the files are the agent's.
 	if got := runGit(t, dir, "log", "-1", "--format=%s"); !strings.HasPrefix(got, "loom: rewind to turn 1") {
 		t.Fatalf("HEAD is %q, not the rewind", got)
