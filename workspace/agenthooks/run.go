@@ -105,7 +105,7 @@ func (in Input) JSON(h *Hook) []byte {
 			}
 		}
 		if in.Event == SessionStart {
-			m["source"] = map[string]string{"startup": "new"}[in.Source]
+			m["source"] = map[string]string{"startup": "new", "clear": "new", "resume": "resume"}[in.Source]
 		}
 	}
 	data, _ := json.Marshal(m)
