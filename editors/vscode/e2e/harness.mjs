@@ -255,6 +255,9 @@ before(async () => {
   // Short retries, so step 6 ends in seconds.
   // Pictures on: the scripted model takes them (step 24).
   fs.writeFileSync(path.join(ws, '.loom.toml'), '[agent]\nretry_base = "200ms"\nretry_max = "400ms"\nmax_retries = 2\n\n[model]\nimages = "on"\n');
+  // TypeScript with an error from before the agent (step 25).
+  fs.writeFileSync(path.join(ws, 'greet.ts'),
+    'export function greet(name: string): string {\n  return "Hello, " + name;\n}\n\nexport const count: number = "three";\n');
   // A custom command, as a team keeps it for Claude Code (step 24's slash menu).
   fs.mkdirSync(path.join(ws, '.claude', 'commands'), { recursive: true });
   fs.writeFileSync(path.join(ws, '.claude', 'commands', 'greet.md'),

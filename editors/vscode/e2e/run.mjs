@@ -35,3 +35,4 @@ import './steps/21b-palette-new.mjs';
 import './steps/22-model-picker.mjs';
 import './steps/23-plan-mode.mjs';
 import './steps/24-images-slash.mjs';
+import './steps/25-ts-diagnostics.mjs';

@@ -263,6 +263,27 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       .map((t) => this.store?.update(storeKey(t.folder, t.conversation), trimmed(t.saved()))));
   }
 
+  /**
+   * Draws each folder's conversation kept across the window reload
+   * (the one shown last) at once, before loom-lsp has started: its
+   * loom.panelState then redraws it from the server's history.
+   */
+  drawKept(): void {
+    for (const f of this.folders()) {
+      const id = this.rememberedShown(f.path);
+      const saved = id ? this.store?.get<SavedTranscript>(storeKey(f.path, id)) : undefined;
+      if (!id || !saved || this.convs.find(f.path, id)) {
+        continue;
+      }
+      const t = this.convs.show(f.path, id).transcript;
+      if (!t.preview(saved)) {
+        continue;
+      }
+      t.title = this.convs.title(f.path, id);
+    }
+    this.panel.refresh();
+  }
+
   /** The record kept for a window reload of a conversation, if any (before conversations: the folder's). */
   private kept(t: Transcript): SavedTranscript | undefined {
     return this.store?.get<SavedTranscript>(storeKey(t.folder, t.conversation)) ??
@@ -754,7 +775,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     // What is drawn now, unless it has no prompt yet (just after a
     // reload, only the server's first notices): then what was kept.
     const drawn = t.saved();
-    const before = drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept(t);
+    // Drawn from the record at activation: the record decides (what came meanwhile, such as "resumed", is not kept).
+    const before = !t.previewed && drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept(t);
+    t.previewed = false;
     // A turn the server still runs (a review it took up again after the reload) is not marked as cut.
     if (!(keep && t.restore(before, h, isBusy(st?.state ?? '')))) {
       t.redraw(h);

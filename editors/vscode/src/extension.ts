@@ -122,6 +122,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
   }, context.workspaceState);
   theChat = chat;
+  // The conversation as it was before the window reloaded, drawn now (loom-lsp answers later).
+  chat.drawKept();
   const composer = new Composer(chat);
   chat.composer = (m) => composer.handle(m);
   const conversations = new ConversationList(chat);

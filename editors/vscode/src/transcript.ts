@@ -529,8 +529,39 @@ export class Transcript {
 
   /** What to keep across a window reload (the conversation as drawn, and the turn). */
   saved(): SavedTranscript {
-    return { version: 1, turn: this.turn, items: this.main };
+    return { version: 1, turn: this.turn, items: this.main, model: this.model, mode: this.mode };
   }
+
+  /**
+   * Draws the record kept before a window reload at once, before
+   * loom-lsp answers (preview: the server's loom.history then decides
+   * what stays, from the record, not from what came meanwhile). A record
+   * whose last turn ended says the conversation was idle. Returns false,
+   * drawing nothing, for a record it cannot read.
+   */
+  preview(saved: SavedTranscript | undefined): boolean {
+    if (!saved || saved.version !== 1 || !Array.isArray(saved.items) || saved.items.length === 0) {
+      return false;
+    }
+    this.clear();
+    for (const it of saved.items) {
+      const item = { ...it } as Item;
+      this.main.push(item);
+      this.byId.set(item.id, item);
+      this.next = Math.max(this.next, Number(/\d+$/.exec(item.id)?.[0] ?? 0));
+    }
+    this.turn = Math.max(this.turn, saved.turn);
+    this.model = typeof saved.model === 'string' ? saved.model : this.model;
+    this.mode = saved.mode === 'plan' || saved.mode === 'ask' ? saved.mode : 'agent';
+    const lastUser = [...this.main].reverse().find((i): i is UserItem => i.kind === 'user');
+    const ended = !lastUser || lastUser.turn === undefined || this.main.some((i) => i.kind === 'turnEnd' && i.turn === lastUser.turn);
+    this.state = ended ? 'WaitingForUserInput' : '';
+    this.previewed = true;
+    return true;
+  }
+
+  /** Drawn by preview() and not yet from the server. */
+  previewed = false;
 
   /**
    * Draws the conversation kept before a window reload, when it is still
@@ -579,7 +610,12 @@ export class Transcript {
 }
 
 /** What a Transcript keeps across a window reload (workspaceState). */
-export interface SavedTranscript { version: 1; turn: number; items: Item[] }
+export interface SavedTranscript {
+  version: 1; turn: number; items: Item[];
+  /** The model and mode the header said (drawn before loom-lsp answers after a reload). */
+  model?: string;
+  mode?: Mode;
+}
 
 /**
  * Whether a prompt as shown is the message loom.history has for it: the

@@ -106,3 +106,27 @@ test('pictures are written for loom.ask outside the workspace, and removed', asy
   assert.deepEqual(await fs.readdir(path.join(dir, 'images')), [], 'nothing written for a refused picture');
   await fs.rm(dir, { recursive: true });
 });
+
+test('a kept record is drawn before loom-lsp answers: its items, model and mode; idle when its last turn ended', () => {
+  const a = new Transcript('/w', 'w');
+  a.model = 'm1';
+  a.mode = 'plan';
+  const u = a.prompt('hello');
+  a.asked(u, 1);
+  a.turnEnded(1, 'done');
+  const kept = JSON.parse(JSON.stringify(a.saved()));
+  const b = new Transcript('/w', 'w');
+  assert.ok(b.preview(kept));
+  assert.equal(b.previewed, true);
+  assert.deepEqual(b.items.map((i) => i.kind), ['user', 'turnEnd']);
+  assert.deepEqual([b.header().model, b.header().mode, b.header().state], ['m1', 'plan', 'idle']);
+  assert.equal(b.loaded, false, 'not the server\'s yet: nothing is kept from it');
+  // A record whose last turn never ended: no state said.
+  const c = new Transcript('/w', 'w');
+  const v = c.prompt('cut');
+  c.asked(v, 2);
+  const d = new Transcript('/w', 'w');
+  assert.ok(d.preview(JSON.parse(JSON.stringify(c.saved()))));
+  assert.notEqual(d.header().state, 'idle');
+  assert.equal(new Transcript('/w', 'w').preview(undefined), false);
+});

@@ -47,7 +47,8 @@ export function renderTool(it: ToolItem): HTMLElement {
     // The button is not inside the summary (no control inside a control).
     const bar = el('div', 'diff-bar');
     bar.append(button('Open diff', 'link open-diff', () => post({ type: 'openDiff', itemId: it.id }), 'Open in VS Code\'s diff editor'));
-    det.append(el('summary', undefined, 'Diff'), bar, renderDiff(it.diff));
+    // The result's line after the diff's name: "edited a.ts (+1 -1) · 1 new problem in a.ts".
+    det.append(el('summary', undefined, it.summary ? `Diff · ${it.summary}` : 'Diff'), bar, renderDiff(it.diff));
     d.append(det);
   } else if ((it.output || it.summary) && !(it.review && !it.review.command)) {
     const det = el('details', 'output');
