@@ -85,9 +85,9 @@ func (e *recordingEditor) mark() int {
 // waitSince is waitFor among the notifications after the first from.
 func (e *recordingEditor) waitSince(t testing.TB, from int, what string, ok func(Notification) bool) Notification {
 	t.Helper()
-	timer := time.AfterFunc(10*time.Second, func() { e.mu.Lock(); e.cond.Broadcast(); e.mu.Unlock() })
+	timer := time.AfterFunc(testWait, func() { e.mu.Lock(); e.cond.Broadcast(); e.mu.Unlock() })
 	defer timer.Stop()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testWait)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for {

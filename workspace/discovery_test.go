@@ -119,13 +119,13 @@ func TestDiscoveryIsRememberedPerServer(t *testing.T) {
 	})
 }
 
-// waitFor waits until cond holds, polling it, for at most 10 s.
+// waitFor waits until cond holds, polling it, for at most testWait.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
+			t.Fatalf("%s: not within %v", what, testWait)
 		}
 		time.Sleep(5 * time.Millisecond) // polling a condition, with a deadline
 	}

@@ -59,12 +59,17 @@ func (e *recordingEditor) SaveDocuments(ctx context.Context, paths []string) ([]
 	return e.save(paths)
 }
 
+// testWait bounds a test's wait for what must happen: long, so that a
+// loaded machine (CI, -race, other packages' tests beside) does not fail
+// a test that only waits; what must not happen is checked otherwise.
+const testWait = 90 * time.Second
+
 // waitFor blocks until some notification satisfies ok, or fails the test
 // after a deadline. It returns that notification.
 func (e *recordingEditor) waitFor(t testing.TB, what string, ok func(Notification) bool) Notification {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	timer := time.AfterFunc(10*time.Second, func() { e.mu.Lock(); e.cond.Broadcast(); e.mu.Unlock() })
+	deadline := time.Now().Add(testWait)
+	timer := time.AfterFunc(testWait, func() { e.mu.Lock(); e.cond.Broadcast(); e.mu.Unlock() })
 	defer timer.Stop()
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -40,7 +40,7 @@ func gate(t *testing.T) (path string, open func() *os.File) {
 				t.Fatal("cannot open the gate")
 			}
 			return f
-		case <-time.After(10 * time.Second):
+		case <-time.After(testWait):
 			t.Fatal("the command never reached the gate")
 			return nil
 		}

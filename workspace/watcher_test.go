@@ -58,7 +58,7 @@ func startTestWatcher(t *testing.T, dir string, tweak func(*watchOptions)) *watc
 func (hw *watchHarness) until(t *testing.T, path string) map[string]int {
 	t.Helper()
 	seen := map[string]int{}
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(testWait)
 	for {
 		select {
 		case b := <-hw.batches:
@@ -223,7 +223,7 @@ func waitReady(t *testing.T, s *Conversation) {
 	t.Helper()
 	select {
 	case <-s.folder.watchReady:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testWait):
 		t.Fatal("the watcher never started")
 	}
 }

@@ -27,7 +27,7 @@ func waitWindow(t *testing.T, s *Conversation) {
 	}
 	select {
 	case <-answered:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testWait):
 		t.Fatal("the server's context window was never applied")
 	}
 	// The folder published it before closing answered; the conversation
