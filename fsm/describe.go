@@ -124,7 +124,11 @@ func (e ToolProgress) Describe() string {
 
 // Describe implements [Event].
 func (e ToolCompleted) Describe() string {
-	return fmt.Sprintf("ToolCompleted turn=%d call=%s %s %s", e.Turn, e.CallID, okOrError(e.IsError), quote(e.Result))
+	d := fmt.Sprintf("ToolCompleted turn=%d call=%s %s %s", e.Turn, e.CallID, okOrError(e.IsError), quote(e.Result))
+	if len(e.Read) > 0 {
+		d += " read=" + strings.Join(e.Read, ",")
+	}
+	return d
 }
 
 // Describe implements [Event].

@@ -106,6 +106,10 @@ type ToolCompleted struct {
 	CallID  string
 	Result  string
 	IsError bool
+	// Read names the files (relative paths) whose text on disk, as the
+	// call completes, is what the call gave the model: a FilesChanged
+	// note pending for them is dropped (the model has the new text).
+	Read []string `json:",omitempty"`
 }
 
 // PostToolsHookCompleted ends the post-tool hook of turn Turn.

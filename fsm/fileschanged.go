@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,6 +45,18 @@ func (m *Machine) onFilesChanged(e FilesChanged) []Action {
 		}
 	}
 	return nil
+}
+
+// forgetChanged drops pending changed paths the model has just read
+// afresh (ToolCompleted.Read).
+func (m *Machine) forgetChanged(paths []string) {
+	for _, p := range paths {
+		if !m.changedSet[p] {
+			continue
+		}
+		delete(m.changedSet, p)
+		m.changed = slices.DeleteFunc(m.changed, func(q string) bool { return q == p })
+	}
 }
 
 // flushChanged appends the note of pending changed files, if any, to the

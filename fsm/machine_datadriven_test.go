@@ -245,7 +245,12 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			// size=N: a result of N bytes, the input repeated.
 			result = strings.Repeat(result+" ", atoi(t, td, v))[:atoi(t, td, v)]
 		}
-		return ToolCompleted{Turn: u64("turn"), CallID: arg("call"), Result: result, IsError: td.HasArg("error")}
+		var read []string
+		if v := optional("read"); v != "" {
+			// read=a.txt,b.txt: the files the call read afresh.
+			read = strings.Split(v, ",")
+		}
+		return ToolCompleted{Turn: u64("turn"), CallID: arg("call"), Result: result, IsError: td.HasArg("error"), Read: read}
 	case "hook-done":
 		// With note, the input's first line is the action, the rest the
 		// note for the model.

@@ -270,6 +270,7 @@ func (m *Machine) onToolCompleted(e ToolCompleted) []Action {
 	x := &m.execs[m.execByID[e.CallID]]
 	x.Status, x.Result, x.IsError = ExecCompleted, hookResult(x, e.Result), e.IsError
 	m.running--
+	m.forgetChanged(e.Read)
 	status := ToolSucceeded
 	if e.IsError {
 		status = ToolFailed

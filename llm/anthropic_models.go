@@ -29,9 +29,9 @@ const modelInfoTimeout = 10 * time.Second
 
 // antModelInfo is the answer for one model, once asked.
 type antModelInfo struct {
-	once sync.Once
+	mu   sync.Mutex           // held while asking
 	info *anthropic.ModelInfo // nil: the server did not tell
-	done atomic.Bool          // info is set
+	done atomic.Bool          // info is the answer (a question cut short by its caller is asked again)
 }
 
 // modelInfo returns what the server says of model, asking it the first
@@ -47,16 +47,22 @@ func (p *Anthropic) modelInfo(ctx context.Context, model string) *anthropic.Mode
 		p.infos[model] = e
 	}
 	p.mu.Unlock()
-	e.once.Do(func() {
-		e.info = p.fetchModelInfo(ctx, model)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.done.Load() {
+		info := p.fetchModelInfo(ctx, model)
+		if ctx.Err() != nil {
+			return nil // cancelled: not an answer to keep
+		}
+		e.info = info
 		e.done.Store(true)
-	})
+	}
 	return e.info
 }
 
 // fetchModelInfo asks GET /v1/models/{model}.
 func (p *Anthropic) fetchModelInfo(ctx context.Context, model string) *anthropic.ModelInfo {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), modelInfoTimeout)
+	ctx, cancel := context.WithTimeout(ctx, modelInfoTimeout)
 	defer cancel()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, p.root+"/v1/models/"+url.PathEscape(model), nil)
 	if err != nil {
@@ -153,8 +159,14 @@ func (p *Anthropic) ImagesSaid(model string) (accepts, known bool) {
 	p.mu.Lock()
 	e := p.infos[model]
 	p.mu.Unlock()
-	if e == nil || !e.done.Load() || e.info == nil || !e.info.JSON.Capabilities.Valid() {
+	if e == nil || !e.done.Load() {
 		return false, false
 	}
-	return e.info.Capabilities.ImageInput.Supported, true
+	e.mu.Lock()
+	info := e.info
+	e.mu.Unlock()
+	if info == nil || !info.JSON.Capabilities.Valid() {
+		return false, false
+	}
+	return info.Capabilities.ImageInput.Supported, true
 }

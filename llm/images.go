@@ -145,3 +145,28 @@ func eachImage(m fsm.Message, images ImageSource, add func(img fsm.Image, b64 st
 func dataURL(img fsm.Image, b64 string) string {
 	return "data:" + img.MIME + ";base64," + b64
 }
+
+// noteImages records what the server's model listing said of the
+// configured model's pictures (the window probes read it: OpenRouter's
+// architecture.input_modalities, LM Studio's type "vlm", Ollama's
+// capabilities "vision").
+func (p *OpenAI) noteImages(takes bool) {
+	p.dialect.mu.Lock()
+	defer p.dialect.mu.Unlock()
+	p.imagesSaid = &takes
+}
+
+// ImagesSaid reports whether the server's model listing said model takes
+// pictures; known is false when it did not say (or was not asked yet:
+// the window probe asks). It never asks.
+func (p *OpenAI) ImagesSaid(model string) (accepts, known bool) {
+	if model != p.cfg.Model {
+		return false, false
+	}
+	p.dialect.mu.Lock()
+	defer p.dialect.mu.Unlock()
+	if p.imagesSaid == nil {
+		return false, false
+	}
+	return *p.imagesSaid, true
+}

@@ -119,6 +119,9 @@ type OpenAI struct {
 	// responsesOnly holds the models the server said are served only by
 	// the Responses API (guarded by dialect.mu).
 	responsesOnly map[string]bool
+	// imagesSaid is what the model listing said of the configured
+	// model's pictures, nil when nothing (guarded by dialect.mu).
+	imagesSaid *bool
 	// noSummary is set once the server refused reasoning summaries
 	// (an unverified organization): they are not asked for again
 	// (guarded by dialect.mu).

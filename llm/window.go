@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -90,6 +91,9 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 			OwnedBy       string `json:"owned_by"`
 			MaxModelLen   int    `json:"max_model_len"`  // vLLM
 			ContextLength int    `json:"context_length"` // OpenRouter
+			Architecture  struct {
+				InputModalities []string `json:"input_modalities"` // OpenRouter
+			} `json:"architecture"`
 		} `json:"data"`
 	}
 	if err := p.probeJSON(ctx, http.MethodGet, base+"/models", nil, &list); err != nil {
@@ -104,6 +108,9 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 		if m.ID != p.cfg.Model && len(list.Data) > 1 {
 			continue
 		}
+		if in := m.Architecture.InputModalities; len(in) > 0 && m.ID == p.cfg.Model {
+			p.noteImages(slices.Contains(in, "image"))
+		}
 		switch {
 		case m.MaxModelLen > 0:
 			return Window{Tokens: m.MaxModelLen, Source: "server: /v1/models max_model_len (vLLM)"}, nil
@@ -116,9 +123,11 @@ func (p *OpenAI) probeModels(ctx context.Context, base, _ string) (Window, error
 
 // lmstudioModel is one entry of LM Studio's GET {root}/api/v0/models.
 type lmstudioModel struct {
-	ID                  string `json:"id"`
-	State               string `json:"state"` // "loaded", "not-loaded"
-	MaxContextLength    int    `json:"max_context_length"`
+	ID               string `json:"id"`
+	State            string `json:"state"` // "loaded", "not-loaded"
+	MaxContextLength int    `json:"max_context_length"`
+	// Type is "llm", "vlm" (takes pictures) or "embeddings".
+	Type                string `json:"type"`
 	LoadedContextLength int    `json:"loaded_context_length"`
 }
 
@@ -149,6 +158,9 @@ func (p *OpenAI) probeLMStudio(ctx context.Context, _, root string) (Window, err
 		return Window{}, err
 	}
 	p.noteOwners([]string{"organization_owner"})
+	if m.Type == "vlm" || m.Type == "llm" {
+		p.noteImages(m.Type == "vlm")
+	}
 	switch {
 	case m.LoadedContextLength > 0:
 		return Window{Tokens: m.LoadedContextLength, Source: "server: /api/v0/models loaded_context_length (LM Studio)"}, nil
@@ -177,12 +189,16 @@ func (p *OpenAI) probeLlamaCpp(ctx context.Context, _, root string) (Window, err
 // probeOllama reads Ollama's POST {root}/api/show.
 func (p *OpenAI) probeOllama(ctx context.Context, _, root string) (Window, error) {
 	var show struct {
-		Parameters string                     `json:"parameters"`
-		ModelInfo  map[string]json.RawMessage `json:"model_info"`
+		Parameters   string                     `json:"parameters"`
+		ModelInfo    map[string]json.RawMessage `json:"model_info"`
+		Capabilities []string                   `json:"capabilities"` // "vision": takes pictures
 	}
 	body, _ := json.Marshal(map[string]string{"model": p.cfg.Model})
 	if err := p.probeJSON(ctx, http.MethodPost, root+"/api/show", body, &show); err != nil {
 		return Window{}, err
+	}
+	if len(show.Capabilities) > 0 {
+		p.noteImages(slices.Contains(show.Capabilities, "vision"))
 	}
 	// parameters is the Modelfile's PARAMETER lines: "num_ctx 8192\n…".
 	sc := bufio.NewScanner(strings.NewReader(show.Parameters))

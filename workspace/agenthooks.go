@@ -188,29 +188,47 @@ func (s *Conversation) hooksFor(ev agenthooks.Event) *folderHooks {
 	return fh
 }
 
-// runHooks runs the hooks of ev that select name, one after the other,
-// and returns their reports. A hook held back is reported once (per
-// hook and reason), then skipped silently.
+// runHooks runs the hooks of ev that select name, in parallel as Claude
+// Code does, and returns their reports in definition order. A hook held
+// back is reported once (per hook and reason), then skipped silently.
 func (s *Conversation) runHooks(ctx context.Context, fh *folderHooks, ev agenthooks.Event, name string, in agenthooks.Input) []fsm.HookReport {
 	in.Event, in.Cwd, in.Now = ev, s.folder.dir, time.Now()
 	in.SessionID = s.ID()
 	in.TranscriptPath = s.journalPathShared()
-	var reports []fsm.HookReport
-	for _, h := range fh.set.For(ev, name) {
+	hooks := fh.set.For(ev, name)
+	reports := make([]fsm.HookReport, len(hooks))
+	keep := make([]bool, len(hooks))
+	var wg sync.WaitGroup
+	for i, h := range hooks {
 		if ok, why := fh.admit(h); !ok {
 			if _, told := fh.told.LoadOrStore(h.Name()+"\x00"+why, true); !told {
-				reports = append(reports, fsm.HookReport{Hook: h.Name(), Held: why + heldHow(why)})
+				reports[i], keep[i] = fsm.HookReport{Hook: h.Name(), Held: why + heldHow(why)}, true
 			}
 			continue
 		}
-		res := fh.runner.Run(ctx, h, in)
-		r := fsm.HookReport{
-			Hook: h.Name(), Decision: string(res.Decision), Reason: res.Reason, Context: res.Context,
-			Message: res.Message, Problem: res.Problem, StopTurn: res.StopTurn, StopReason: res.StopReason,
+		keep[i] = true
+		run := func() {
+			res := fh.runner.Run(ctx, h, in)
+			reports[i] = fsm.HookReport{
+				Hook: h.Name(), Decision: string(res.Decision), Reason: res.Reason, Context: res.Context,
+				Message: res.Message, Problem: res.Problem, StopTurn: res.StopTurn, StopReason: res.StopReason,
+			}
 		}
-		reports = append(reports, r)
+		if len(hooks) == 1 {
+			run()
+			break
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); run() }()
 	}
-	return reports
+	wg.Wait()
+	out := reports[:0]
+	for i, r := range reports {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // stepHooks steps what the hooks said on the owner goroutine and waits

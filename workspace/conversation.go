@@ -13,6 +13,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
+	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
@@ -257,7 +258,7 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 	var turn uint64
 	var err error
 	var source string
-	hooked := s.folder.hooks.Load() != nil
+	hooked := s.hooksFor(agenthooks.UserPromptSubmit) != nil || s.hooksFor(agenthooks.SessionStart) != nil
 	if hooked {
 		s.promptMu.Lock()
 		defer s.promptMu.Unlock()

@@ -56,6 +56,32 @@ func (f *Folder) filesChanged(paths []string) {
 // not what our own write put there (ownWrites), is marked stale, so that edit_file refuses it
 // until it is read again, and the model is told at its next request.
 func (s *Conversation) filesChanged(paths []string) {
+	stale := s.stillStale(paths)
+	if len(stale) == 0 {
+		return
+	}
+	for _, p := range stale {
+		s.reads.MarkStale(p)
+	}
+	s.post(func() {
+		// Checked again when stepped: a read of the file may have
+		// completed since, and the model has the new text.
+		stale = s.stillStale(stale)
+		if len(stale) == 0 {
+			return
+		}
+		rel := relPaths(s.folder.dir, stale)
+		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
+			if news := s.own.news(rel); len(news) > 0 {
+				s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(news, ", ")})
+			}
+		}
+	})
+}
+
+// stillStale are the paths whose text on disk is not what the model last
+// read of them (nor loom's own write).
+func (s *Conversation) stillStale(paths []string) []string {
 	var stale []string
 	for _, p := range paths {
 		content, err := s.folder.host.overlay.ReadFile(p)
@@ -66,19 +92,31 @@ func (s *Conversation) filesChanged(paths []string) {
 			continue // the echo of our own write
 		}
 		if err := s.reads.Check(p, content); errors.Is(err, tools.ErrStale) {
-			s.reads.MarkStale(p)
 			stale = append(stale, p)
 		}
 	}
-	if len(stale) == 0 {
-		return
+	return stale
+}
+
+// freshlyRead names the file a successful read_file call gave the
+// model when its text on disk is still what the call read: a note that
+// it changed, pending in the machine, is then dropped
+// (fsm.ToolCompleted.Read).
+func (s *Conversation) freshlyRead(c fsm.ToolCall, isError bool) []string {
+	if c.Name != "read_file" || isError {
+		return nil
 	}
-	rel := relPaths(s.folder.dir, stale)
-	s.post(func() {
-		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
-			if news := s.own.news(rel); len(news) > 0 {
-				s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(news, ", ")})
-			}
-		}
-	})
+	rel := callPath(c.Arguments)
+	if rel == "" {
+		return nil
+	}
+	abs, err := tools.Resolve(s.folder.dir, rel)
+	if err != nil {
+		return nil
+	}
+	content, err := s.folder.host.overlay.ReadFile(abs)
+	if err != nil || s.reads.Check(abs, content) != nil {
+		return nil
+	}
+	return []string{s.relPath(abs)}
 }

@@ -127,7 +127,7 @@ func (s *Conversation) takesImages() (bool, string) {
 		if accepts, known := said.ImagesSaid(model); known && accepts {
 			return true, ""
 		} else if known {
-			return false, fmt.Sprintf("the server says the model %s does not take pictures", model)
+			return false, fmt.Sprintf("the server's model listing says %s does not take pictures (set model.images = \"on\" in loom.toml if it does)", model)
 		}
 	}
 	if llm.AcceptsImages(model) {

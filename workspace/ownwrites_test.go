@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -58,5 +59,50 @@ func writeTestFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadAfterTheWatcherLookedIsNotStale: the watcher found a file
+// changed since the model read it, but before its note was stepped the
+// model read the file again: the model is not told to read again what it
+// has just read (a stale note made the model distrust a fresh file).
+func TestReadAfterTheWatcherLookedIsNotStale(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "old\n"})
+	var mu sync.Mutex
+	var told []string
+	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
+		mu.Lock()
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, "changed on disk since you read them") {
+				told = append(told, m.Content)
+			}
+		}
+		mu.Unlock()
+		respond(req, emit, "ok")
+	})
+	h := newTestHost(t, model, nil)
+	s, _ := h.AddFolder(dir)
+	waitReady(t, s)
+	a := filepath.Join(s.folder.dir, "a.txt")
+	s.reads.Record(a, []byte("old\n"))
+	writeTestFile(t, a, "new\n")
+	// The owner goroutine is busy while the watcher looks; the model's
+	// read of the new text completes before the note would be stepped.
+	release := make(chan struct{})
+	busy := make(chan struct{})
+	s.post(func() { close(busy); <-release })
+	<-busy
+	s.filesChanged([]string{a})
+	s.reads.Record(a, []byte("new\n"))
+	close(release)
+	turn, err := s.Ask(context.Background(), "go on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.editor.turnEnded(t, turn)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) != 0 {
+		t.Fatalf("the model was told a file it had just read changed: %q", told)
 	}
 }

@@ -220,7 +220,7 @@ func (s *Conversation) onApplyChanges(a fsm.ApplyChanges) {
 		return
 	}
 	s.goWorker(func() {
-		res, e, err := s.applyHunks(ctx, root, p, a.Accepted)
+		res, e, err := s.changes.DecideEdit(ctx, root, p.callID, p.edit.Path, p.edit.Mode, p.change, a.Accepted)
 		s.post(func() {
 			if ctx.Err() != nil {
 				// The turn was cancelled meanwhile: the machine answered
@@ -260,39 +260,11 @@ func (s *Conversation) onApplyChanges(a fsm.ApplyChanges) {
 	})
 }
 
-// applyHunks applies the accepted hunks of p onto the file as it is now,
-// retrying when the user types between the read and the write. It returns
-// the edit that landed (nil when nothing changed).
-func (s *Conversation) applyHunks(ctx context.Context, root string, p *proposal, accepted []string) (ReviewResult, *tools.Edit, error) {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		current, exists, err := s.currentText(ctx, p.callID, p.edit.Path)
-		if err != nil {
-			return ReviewResult{}, nil, err
-		}
-		res, err := p.change.Apply(current, accepted)
-		if err != nil {
-			return ReviewResult{}, nil, err
-		}
-		out := ReviewResult{Applied: res.Applied, Conflicts: res.Conflicts}
-		if res.Text == current {
-			return out, nil, nil
-		}
-		e := tools.NewEdit(root, p.edit.Path, !exists, current, res.Text, p.edit.Mode)
-		if lastErr = s.applyEdit(ctx, p.callID, e); lastErr == nil {
-			return out, e, nil
-		}
-		if ctx.Err() != nil {
-			return ReviewResult{}, nil, ctx.Err()
-		}
-	}
-	return ReviewResult{}, nil, lastErr
-}
-
-// currentText is the file's text as the user sees it now: the open
+// CurrentText is the file's text as the user sees it now: the open
 // buffer, else the editor's document store (asked for call callID), else
 // the disk.
-func (s *Conversation) currentText(ctx context.Context, callID, path string) (text string, exists bool, err error) {
+func (p treePort) CurrentText(ctx context.Context, callID, path string) (text string, exists bool, err error) {
+	s := p.s
 	if text, _, open := s.folder.host.overlay.Document(path); open {
 		return text, true, nil
 	}

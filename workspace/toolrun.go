@@ -251,7 +251,7 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 			s.summaries[c.ID] = out.summary
 		}
 		s.outputs[c.ID] = toolOutput{text: out.result, exitCode: out.exitCode}
-		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError})
+		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.result, IsError: out.isError, Read: s.freshlyRead(c, out.isError)})
 	})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
@@ -103,3 +104,7 @@ func (p treePort) KeepHow() (string, string) {
 }
 
 func (p treePort) TurnTime(turn uint64) time.Time { return p.s.turnTimes[turn] }
+
+func (p treePort) ApplyEdit(ctx context.Context, callID string, e *tools.Edit) error {
+	return p.s.applyEdit(ctx, callID, e)
+}

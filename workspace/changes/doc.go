@@ -3,7 +3,8 @@
 // fact — the post-tool hook's commit and whether the user's git hooks
 // run for it (hooks.go), keeping (loom.commit {paths}) or discarding
 // (loom.discard) what commands changed (commandchanges.go), the
-// decision on a command's changes under review (review.go), loom.undo
+// decisions under review (review.go: an edit's accepted hunks onto the
+// file as it is now, a command's changes kept or taken back), loom.undo
 // (undo.go), the undo of one file (undofile.go), a rewind of the files
 // and its redo (rewind.go), the completion of an auto-commit the
 // daemon's death cut short (commit.go) and the restores of every revert

@@ -114,3 +114,33 @@ type Keep struct {
 	Created             bool
 	Mode                fs.FileMode
 }
+
+// DecideEdit applies the accepted hunks of change (an edit of path,
+// proposed by call callID, rooted at root) onto the file as it is now,
+// retrying when the user types between the read and the write. It returns
+// the edit that landed (nil when nothing changed).
+func (t *Tree) DecideEdit(ctx context.Context, root, callID, path string, mode fs.FileMode, change *review.Change, accepted []string) (ReviewResult, *tools.Edit, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		current, exists, err := t.conv.CurrentText(ctx, callID, path)
+		if err != nil {
+			return ReviewResult{}, nil, err
+		}
+		res, err := change.Apply(current, accepted)
+		if err != nil {
+			return ReviewResult{}, nil, err
+		}
+		out := ReviewResult{Applied: res.Applied, Conflicts: res.Conflicts}
+		if res.Text == current {
+			return out, nil, nil
+		}
+		e := tools.NewEdit(root, path, !exists, current, res.Text, mode)
+		if lastErr = t.conv.ApplyEdit(ctx, callID, e); lastErr == nil {
+			return out, e, nil
+		}
+		if ctx.Err() != nil {
+			return ReviewResult{}, nil, ctx.Err()
+		}
+	}
+	return ReviewResult{}, nil, lastErr
+}

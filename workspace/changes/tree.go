@@ -9,6 +9,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
@@ -85,6 +86,12 @@ type Conversation interface {
 	// returns those it saved (any goroutine).
 	Document(abs string) (text string, open bool)
 	SaveDocuments(ctx context.Context, paths []string) []string
+	// CurrentText is the file's text as the user sees it now (the open
+	// buffer, the editor's store, else the disk); ApplyEdit writes e, an
+	// edit of call callID, as a tool's edit is written (the open buffer
+	// through the editor, else the disk through the writer).
+	CurrentText(ctx context.Context, callID, path string) (text string, exists bool, err error)
+	ApplyEdit(ctx context.Context, callID string, e *tools.Edit) error
 	// Redact masks the secrets loom knows in text (any goroutine).
 	Redact(text string) string
 	// KeepHow says how the user keeps and discards commands' changes in

@@ -205,6 +205,7 @@ test("initialize", async () => {
   assert.ok(r.agentCapabilities.sessionCapabilities.list, "sessionCapabilities.list");
   assert.ok(r.agentCapabilities.sessionCapabilities.resume, "sessionCapabilities.resume");
   assert.ok(r.agentCapabilities.sessionCapabilities.delete, "sessionCapabilities.delete");
+  assert.ok(r.agentCapabilities.sessionCapabilities.additionalDirectories, "sessionCapabilities.additionalDirectories");
   assert.deepEqual(r.authMethods, []);
   assert.equal(r.agentInfo.name, "loom-lsp");
 });
@@ -628,6 +629,37 @@ test("same cwd: session/load during a prompt leaves the prompt running; both usa
   ]);
   assert.equal(a.stopReason, "end_turn");
   assert.equal(b.stopReason, "end_turn");
+});
+
+test("additionalDirectories: an extra root the model reads by absolute path and cannot write; session/list reports it; a relative one is refused", async () => {
+  const shared = fs.realpathSync(fs.mkdtempSync(path.join(home, "shared-")));
+  const readme = path.join(shared, "README");
+  fs.writeFileSync(readme, "SHARED-ROOT text\n");
+  await assert.rejects(
+    agent.conn.newSession({ cwd: work, mcpServers: [], additionalDirectories: ["shared"] }),
+    (e) => e.code === -32602 && /additionalDirectories/.test(e.message),
+  );
+  const s = await agent.conn.newSession({ cwd: work, mcpServers: [], additionalDirectories: [shared] });
+  model.respond = (body) => {
+    const last = body.messages.at(-1);
+    if (last.role === "tool" && /SHARED-ROOT/.test(last.content)) {
+      return { toolCalls: [{ id: "wr1", name: "write_file", arguments: JSON.stringify({ path: readme, content: "mine\n" }) }] };
+    }
+    if (last.role === "tool") return { text: ["Done."] };
+    return { toolCalls: [{ id: "rd1", name: "read_file", arguments: JSON.stringify({ path: readme }) }] };
+  };
+  const r = await agent.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "read the shared README" }] });
+  assert.equal(r.stopReason, "end_turn");
+  const tools = model.lastMessages().filter((m) => m.role === "tool");
+  assert.match(tools[0].content, /SHARED-ROOT text/);
+  assert.match(tools[1].content, /outside the workspace root/);
+  assert.equal(fs.readFileSync(readme, "utf8"), "SHARED-ROOT text\n");
+  const system = model.lastMessages().find((m) => m.role === "system");
+  assert.ok(system.content.includes(shared), "the model is not told of the extra root");
+  const list = await agent.conn.listSessions({ cwd: work });
+  const mine = list.sessions.find((x) => x.sessionId === s.sessionId);
+  assert.deepEqual(mine.additionalDirectories, [shared]);
+  assert.ok(list.sessions.every((x) => Array.isArray(x.additionalDirectories)), "a listed session without additionalDirectories");
 });
 
 test("malformed line and unknown method: the agent goes on, stdout is only JSON-RPC", async () => {
