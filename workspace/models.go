@@ -206,3 +206,11 @@ func effortWords(chosen, configured string) string {
 	}
 	return "This conversation now asks the model with the server's default reasoning effort."
 }
+
+// Effort returns the reasoning effort the next request is sent with
+// ("" when neither the conversation nor the configuration sets one), and
+// whether the conversation chose it (SetEffort).
+func (s *Conversation) Effort(ctx context.Context) (effort string, chosen bool, err error) {
+	err = s.call(ctx, func() { effort, chosen = s.effort(), s.m.Effort() != "" })
+	return effort, chosen, err
+}

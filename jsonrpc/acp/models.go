@@ -156,11 +156,12 @@ func (a *agent) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableSe
 }
 
 // SetSessionConfigOption implements acpsdk.Agent: the options are
-// "model" (see UnstableSetSessionModel) and "mode" (modes.go).
+// "model" (see UnstableSetSessionModel), "mode" (modes.go) and "effort"
+// (effort.go).
 func (a *agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
 	v := p.ValueId
 	if v == nil {
-		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("the config options are %q (a model id) and %q (ask, plan or agent)", modelConfigID, modeConfigID)
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("the config options are %q (a model id), %q (ask, plan or agent) and %q (a reasoning effort or default)", modelConfigID, modeConfigID, effortConfigID)
 	}
 	var err error
 	switch v.ConfigId {
@@ -168,8 +169,10 @@ func (a *agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionC
 		_, err = a.setModel(ctx, v.SessionId, string(v.Value))
 	case modeConfigID:
 		err = a.setMode(ctx, v.SessionId, string(v.Value))
+	case effortConfigID:
+		err = a.setEffort(ctx, v.SessionId, string(v.Value))
 	default:
-		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q (they are %q and %q)", v.ConfigId, modelConfigID, modeConfigID)
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q (they are %q, %q and %q)", v.ConfigId, modelConfigID, modeConfigID, effortConfigID)
 	}
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err

@@ -15,7 +15,8 @@ import (
 // must agree.
 func currentModel(t *testing.T, what string, m *acpsdk.SessionModelState, opts []acpsdk.SessionConfigOption) string {
 	t.Helper()
-	if m == nil || len(opts) != 2 || opts[0].Select == nil || opts[0].Select.Id != modelConfigID || opts[1].Select == nil || opts[1].Select.Id != modeConfigID {
+	if m == nil || len(opts) != 3 || opts[0].Select == nil || opts[0].Select.Id != modelConfigID || opts[1].Select == nil || opts[1].Select.Id != modeConfigID ||
+		opts[2].Select == nil || opts[2].Select.Id != effortConfigID {
 		t.Fatalf("%s: models %+v, config options %+v", what, m, opts)
 	}
 	if string(m.CurrentModelId) != string(opts[0].Select.CurrentValue) {

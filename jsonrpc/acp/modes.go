@@ -77,7 +77,11 @@ func (a *agent) stateOf(ctx context.Context, id acpsdk.SessionId, c *workspace.C
 	if err != nil {
 		return sessionState{}, err
 	}
-	m.options = append(m.options, modeOption(mode))
+	effort, err := effortOptionOf(ctx, c)
+	if err != nil {
+		return sessionState{}, err
+	}
+	m.options = append(m.options, modeOption(mode), effort)
 	return sessionState{sessionModels: m, modes: modeState(mode)}, nil
 }
 

@@ -115,8 +115,24 @@ func TestPlanModeInACP(t *testing.T) {
 	// The mode is a config option too.
 	set, err := h.conn.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
 		SessionId: id, ConfigId: modeConfigID, Value: "ask"}})
-	if err != nil || len(set.ConfigOptions) != 2 || set.ConfigOptions[1].Select.CurrentValue != "ask" {
+	if err != nil || len(set.ConfigOptions) != 3 || set.ConfigOptions[1].Select.CurrentValue != "ask" {
 		t.Fatalf("set_config_option mode: %+v, %v", set, err)
+	}
+	// And the reasoning effort (category thought_level), kept by the conversation.
+	set, err = h.conn.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+		SessionId: id, ConfigId: effortConfigID, Value: "high"}})
+	if err != nil || len(set.ConfigOptions) != 3 || set.ConfigOptions[2].Select.CurrentValue != "high" ||
+		*set.ConfigOptions[2].Select.Category != acpsdk.SessionConfigOptionCategoryThoughtLevel {
+		t.Fatalf("set_config_option effort: %+v, %v", set, err)
+	}
+	if _, err := h.conn.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+		SessionId: id, ConfigId: effortConfigID, Value: "turbo"}}); err == nil || !strings.Contains(err.Error(), "unknown reasoning effort") {
+		t.Fatalf("set_config_option effort turbo: %v, want refused", err)
+	}
+	set, err = h.conn.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+		SessionId: id, ConfigId: effortConfigID, Value: effortDefault}})
+	if err != nil || set.ConfigOptions[2].Select.CurrentValue != effortDefault {
+		t.Fatalf("set_config_option effort default: %+v, %v", set, err)
 	}
 }
 

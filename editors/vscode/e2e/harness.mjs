@@ -42,7 +42,8 @@ const rules = [
   {
     when: /explain the project/i,
     reply: {
-      delayMs: 120,
+      // Slow enough that two samples of the stream differ on a loaded machine (step 2).
+      delayMs: 250,
       text: [
         '# The project\n\n', 'This is a **tiny** ', 'greeting project. ', 'It has ', 'one file:\n\n',
         '| file | what |\n', '|---|---|\n', '| `hello.txt` | the greeting |\n', '| `bad.json` | a broken config |\n\n',

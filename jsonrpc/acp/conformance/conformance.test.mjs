@@ -887,7 +887,7 @@ test("modes and plan mode: set_mode plan, a refused write, plan updates, the pla
   const s = await agent.conn.newSession({ cwd: work, mcpServers: [] });
   assert.equal(s.modes.currentModeId, "agent");
   assert.deepEqual(s.modes.availableModes.map((m) => m.id), ["ask", "plan", "agent"]);
-  assert.deepEqual(s.configOptions.map((o) => o.id), ["model", "mode"]);
+  assert.deepEqual(s.configOptions.map((o) => o.id), ["model", "mode", "effort"]);
   await agent.conn.setSessionMode({ sessionId: s.sessionId, modeId: "plan" });
   await agent.client.waitFor("current_mode_update plan", () =>
     agent.client.updates.find((u) => u.sessionId === s.sessionId && u.update.sessionUpdate === "current_mode_update" && u.update.currentModeId === "plan"));

@@ -117,7 +117,9 @@ step('20. changed-files bar: an agent edit shows with +/−, opens a diff, Undo 
   assert.match(await chat().locator(':focus').evaluate((e) => e.className), /\bdeny\b/, 'first Shift+Tab stop from the input');
   await chat().locator('button.send').focus();
   await page.keyboard.press('Tab');
-  assert.match(await chat().locator(':focus').evaluate((e) => e.className), /\bfb-toggle\b/, 'Tab after Send reaches the bar');
+  assert.match(await chat().locator(':focus').evaluate((e) => e.className), /\bmode-picker\b/, 'Tab after Send reaches the mode selector under the input');
+  await page.keyboard.press('Tab');
+  assert.match(await chat().locator(':focus').evaluate((e) => e.className), /\bfb-toggle\b/, 'the next Tab reaches the bar');
   await card.locator('button.allow').click();
   await waitIdle();
   await until('stamp.txt in the bar', async () => JSON.stringify(await shownPaths()) === '["stamp.txt","version.txt"]');
