@@ -234,23 +234,7 @@ func (s *Conversation) runHooks(ctx context.Context, fh *folderHooks, ev agentho
 // stepHooks steps what the hooks said on the owner goroutine and waits
 // until it is taken; false when the turn is gone.
 func (s *Conversation) stepHooks(ctx context.Context, ev fsm.HooksDecided) bool {
-	taken := make(chan bool, 1)
-	s.post(func() {
-		if ctx.Err() != nil {
-			taken <- false
-			return
-		}
-		_, err := s.step(ev)
-		taken <- err == nil
-	})
-	select {
-	case ok := <-taken:
-		return ok
-	case <-ctx.Done():
-		return false
-	case <-s.done:
-		return false
-	}
+	return s.stepTaken(ctx, ev)
 }
 
 // said reports whether a live report made decision d, and the reasons.

@@ -505,6 +505,13 @@ func oneLine(cmd string) string {
 // reports whether the machine took it. A decision for a turn cancelled
 // meanwhile is dropped: it is not taken.
 func (s *Conversation) decideApproval(ctx context.Context, ev fsm.ApprovalDecided) bool {
+	return s.stepTaken(ctx, ev)
+}
+
+// stepTaken steps ev on the owner goroutine, from a batch's goroutine,
+// and reports whether the machine took it: false when ctx ended first
+// (the turn was cancelled) or the conversation closed.
+func (s *Conversation) stepTaken(ctx context.Context, ev fsm.Event) bool {
 	taken := make(chan bool, 1)
 	s.post(func() {
 		if ctx.Err() != nil {
