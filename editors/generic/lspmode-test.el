@@ -28,4 +28,8 @@
 (lsp)
 (loom-wait 30 "lsp-mode connects to loom-lsp" (lambda () (and (lsp-workspaces) (eq (lsp--workspace-status (car (lsp-workspaces))) 'initialized))))
 
-(loom-scenario (lambda () (lsp-workspace-shutdown (car (lsp-workspaces)))))
+;; No orderly shutdown at the end: in batch Emacs, lsp-mode may write to
+;; the server after its exit and Emacs dies of SIGPIPE (exit 141, its
+;; buffered output lost: 1 run in 4 here). Leaving Emacs ends loom-lsp
+;; (its stdin closes).
+(loom-scenario #'ignore)
