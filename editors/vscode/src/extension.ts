@@ -10,7 +10,8 @@ import {
 } from 'vscode-languageclient/node';
 import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
-import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
+import type { ApprovalReply } from './approvalcards';
+import { beforeScheme, Chat, errorText, openSettings } from './chat';
 import { Checkpoints, commandChangesMethod } from './checkpoints';
 import type { CommandChangeWire } from './filesbar';
 import type { CommandChangesParams } from './filesbar';
@@ -366,7 +367,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         .then((b) => b && vscode.commands.executeCommand('workbench.action.reloadWindow'));
     } else if (e.affectsConfiguration('loom') && lc.isRunning()) {
       void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
-        .then(() => chat.settingsChanged());
+        .then(() => chat.models.settingsChanged());
     }
   }));
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -374,7 +375,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // loom-lsp, with their settings as they are now.
     if (lc.isRunning()) {
       void Promise.all((vscode.workspace.workspaceFolders ?? []).map((f) => trustFolder(lc, f.uri.toString(), false)))
-        .then(() => chat.settingsChanged());
+        .then(() => chat.models.settingsChanged());
     }
   }));
   reg(trustFolderCommand, async () => {
@@ -440,13 +441,13 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
     const where = typeof loom?.folder === 'string' && typeof loom.conversation === 'string'
       ? { folder: loom.folder, conversation: loom.conversation } : undefined;
     const asked = titles.includes('Allow') && titles.includes('Deny')
-      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined, where) : undefined;
+      ? chat.approvals.ask(p.message, actions, typeof command === 'string' ? command : undefined, where) : undefined;
     if (!asked) {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
       return pick ? (actions.find((a) => a.title === pick) ?? { title: pick }) as MessageActionItem : null;
     }
     // The server takes the request back when it times out.
-    const sub = token.onCancellationRequested(() => chat.withdrawn(asked.id));
+    const sub = token.onCancellationRequested(() => chat.approvals.withdrawn(asked.id));
     if (!chat.panel.visible || !asked.shown) {
       // The panel is hidden, or shows another conversation: ask in a notification too (Allow, Deny and
       // the exact rule; "every command" needs the card's confirmation).
@@ -455,7 +456,7 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
       const exact = asked.offers.exact?.title;
       const buttons = exact ? ['Allow', 'Deny', exact] : ['Allow', 'Deny'];
       void vscode.window.showWarningMessage(p.message, ...buttons).then((pick) => {
-        void chat.answer(asked.id, pick === exact && exact ? 'exact' : pick === 'Allow' ? 'allow' : 'deny');
+        void chat.approvals.answer(asked.id, pick === exact && exact ? 'exact' : pick === 'Allow' ? 'allow' : 'deny');
       });
     }
     const reply: ApprovalReply = await asked.answer;
