@@ -96,6 +96,9 @@ type DisplayToolCall struct {
 	Name   string
 	Status ToolStatus
 	Detail string
+	// Arguments, when set (status pending), are the arguments the call
+	// runs with instead of the model's: a PreToolUse hook rewrote them.
+	Arguments string
 }
 
 // DisplayError asks the caller to show an error to the user. Whether the

@@ -202,6 +202,9 @@ func (a DisplayToolCall) Describe() string {
 	if a.Detail != "" {
 		s += " " + quote(a.Detail)
 	}
+	if a.Arguments != "" {
+		s += " args=" + quote(a.Arguments)
+	}
 	return s
 }
 

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -65,6 +66,12 @@ type HookReport struct {
 	// StopTurn ends the turn; StopReason says why, to the user.
 	StopTurn   bool   `json:",omitempty"`
 	StopReason string `json:",omitempty"`
+	// Input is the call's input as a PreToolUse hook rewrote it: a JSON
+	// object, loom's arguments of the call, whole.
+	Input string `json:",omitempty"`
+	// Quiet: the hook asked not to be shown (suppressOutput); the caller
+	// shows it only when it decided, rewrote, failed or was held back.
+	Quiet bool `json:",omitempty"`
 }
 
 // HooksDecided delivers the reports of the hooks that one hook event ran,
@@ -127,6 +134,10 @@ func (r HookReport) describe() string {
 		s += " stop"
 		add("stopReason", r.StopReason)
 	}
+	add("input", r.Input)
+	if r.Quiet {
+		s += " quiet"
+	}
 	return s
 }
 
@@ -154,6 +165,14 @@ func (m *Machine) checkHooks(e HooksDecided) error {
 		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
 			return m.invalid(e, "the call waits for the user's review")
 		}
+		for _, r := range e.Hooks {
+			if r.Input != "" && !isJSONObject(r.Input) {
+				return m.invalid(e, "a rewritten input is not a JSON object")
+			}
+			if r.Input != "" && m.execs[m.execByID[e.CallID]].Status != ExecPending {
+				return m.invalid(e, "a call that started cannot be rewritten")
+			}
+		}
 	case HookStop:
 		switch {
 		case m.kind == PostToolsHook && m.stopHooks && e.Turn == m.turn:
@@ -166,7 +185,19 @@ func (m *Machine) checkHooks(e HooksDecided) error {
 	default:
 		return m.invalid(e, "unknown hook event")
 	}
+	if e.Event != HookPreToolUse {
+		for _, r := range e.Hooks {
+			if r.Input != "" {
+				return m.invalid(e, "only a PreToolUse hook rewrites a call's input")
+			}
+		}
+	}
 	return nil
+}
+
+func isJSONObject(s string) bool {
+	t := strings.TrimLeft(s, " \t\r\n")
+	return t != "" && t[0] == '{' && json.Valid([]byte(s))
 }
 
 // onHooksDecided applies what the hooks said.
@@ -191,6 +222,7 @@ func (m *Machine) onHooksDecided(e HooksDecided) []Action {
 			context = append(context, r.Context)
 		}
 	}
+	rewrite, by := Rewrite(e.Hooks)
 	switch e.Event {
 	case HookPreToolUse, HookPostToolUse:
 		x := &m.execs[m.execByID[e.CallID]]
@@ -205,6 +237,9 @@ func (m *Machine) onHooksDecided(e HooksDecided) []Action {
 			x.hookNotes = append(x.hookNotes, "PostToolUse hook feedback: "+b)
 		}
 		x.hookNotes = append(x.hookNotes, context...)
+		if rewrite != "" && rewrite != x.Call.Arguments {
+			acts = append(acts, m.rewriteCall(x, rewrite, by)...)
+		}
 	case HookStop:
 		return append(acts, m.afterStopHooks(blocked)...)
 	}
@@ -265,4 +300,31 @@ func (m *Machine) refuseTurn(in UserInput) []Action {
 	m.turnUsage = Usage{}
 	msg := fmt.Sprintf("a UserPromptSubmit hook refused your prompt: %s. It was not sent to the model; here it is, to change and send again:\n\n%s", in.Refused, in.Text)
 	return m.endTurn([]Action{DisplayError{Turn: m.turn, Kind: ErrorOther, Message: msg}}, TurnFailed)
+}
+
+// rewriteCall makes a PreToolUse hook's rewritten input the arguments
+// call x runs with: the model's own call stays in the conversation as it
+// asked it, and its result says what ran instead; the user is shown the
+// new arguments before anything asks them or runs.
+func (m *Machine) rewriteCall(x *ToolExecution, input, by string) []Action {
+	x.Call.Arguments = input
+	x.hookNotes = append(x.hookNotes, "A PreToolUse hook ("+by+") rewrote this call's input; it ran with: "+input)
+	return []Action{DisplayToolCall{Turn: m.turn, CallID: x.Call.ID, Name: x.Call.Name, Status: ToolPending, Detail: RewrittenWords, Arguments: input}}
+}
+
+// RewrittenWords is the detail of a call shown again with the arguments
+// a hook rewrote it to.
+const RewrittenWords = "input rewritten by a PreToolUse hook"
+
+// Rewrite is the input PreToolUse reports rewrite their call to, and the
+// hook that wrote it: the last live report with an input, in definition
+// order (the journal keeps that order, so a replay takes the same); ""
+// when none did. A deny in the same reports wins over it.
+func Rewrite(reports []HookReport) (input, by string) {
+	for _, r := range reports {
+		if r.Held == "" && r.Problem == "" && r.Input != "" {
+			input, by = r.Input, r.Hook
+		}
+	}
+	return input, by
 }

@@ -347,7 +347,7 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return ev
 	case "hooks":
 		// hooks turn=… event=… [call=…]; each input line is a report:
-		// "hook | decision | reason | context | stop|problem=…".
+		// "hook | decision | reason | context | stop|problem=…|input=…|quiet".
 		ev := HooksDecided{Turn: u64("turn"), Event: arg("event"), CallID: optional("call")}
 		for _, line := range strings.Split(td.Input, "\n") {
 			f := strings.Split(line, "|")
@@ -361,6 +361,10 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 			if p, ok := strings.CutPrefix(f[4], "problem="); ok {
 				r.Problem = p
 			}
+			if p, ok := strings.CutPrefix(f[4], "input="); ok {
+				r.Input = p
+			}
+			r.Quiet = f[4] == "quiet"
 			ev.Hooks = append(ev.Hooks, r)
 		}
 		return ev

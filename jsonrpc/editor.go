@@ -178,7 +178,14 @@ type ApprovalInfo struct {
 	Command string `json:"command,omitempty"`
 	// Detail is what would run, for any tool.
 	Detail string `json:"detail"`
+	// RewrittenFrom, when set, is what the model asked for: a PreToolUse
+	// hook rewrote the call, and Command/Detail are what runs.
+	RewrittenFrom string `json:"rewrittenFrom,omitempty"`
 }
+
+// RewrittenApprovalWords start the approval message's line that says a
+// hook rewrote what is asked.
+const RewrittenApprovalWords = "a PreToolUse hook rewrote this; the model asked for: "
 
 // ApprovalAction is one answer of an approval: a MessageActionItem whose
 // Rule, when set, is the approval rule the answer saves. A client that
@@ -220,10 +227,13 @@ func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error
 		b.flush(ctx)
 	}
 	msg := fmt.Sprintf("Loom (%s) wants to run %s:\n%s", filepath.Base(a.Folder), a.Tool, a.Detail)
+	if a.Rewritten != "" {
+		msg += "\n(" + RewrittenApprovalWords + a.Rewritten + ")"
+	}
 	params := &ApprovalRequestParams{
 		Type: protocol.MessageTypeWarning, Message: msg,
 		Actions: []ApprovalAction{{Title: approveAllow}, {Title: approveDeny}},
-		Loom:    ApprovalInfo{Folder: a.Folder, Conversation: a.Conversation, Turn: a.Turn, CallID: a.CallID, Tool: a.Tool, Detail: a.Detail},
+		Loom:    ApprovalInfo{Folder: a.Folder, Conversation: a.Conversation, Turn: a.Turn, CallID: a.CallID, Tool: a.Tool, Detail: a.Detail, RewrittenFrom: a.Rewritten},
 	}
 	if a.Tool == "bash" {
 		params.Loom.Command = a.Detail

@@ -29,7 +29,7 @@ type ReadTracker struct {
 }
 
 type readEntry struct {
-	hash  [sha256.Size]byte
+	hash  Sum
 	stale bool
 	// text is the content read, kept (up to maxRebaseText) so that an
 	// edit of a file changed since can be rebased onto its new text.
@@ -48,7 +48,7 @@ func (t *ReadTracker) Record(path string, content []byte) {
 	if t.entries == nil {
 		t.entries = map[string]readEntry{}
 	}
-	e := readEntry{hash: sha256.Sum256(content)}
+	e := readEntry{hash: SumOf(content)}
 	if len(content) <= maxRebaseText {
 		e.text, e.hasText = string(content), true
 	}
@@ -77,10 +77,57 @@ func (t *ReadTracker) MarkStale(path string) {
 	}
 }
 
+// Sum is the hash the tracker keeps of a file's content.
+type Sum [sha256.Size]byte
+
+// SumOf is the Sum of content.
+func SumOf(content []byte) Sum { return sha256.Sum256(content) }
+
+// Saw notes what the file watcher read of path, by its Sum: it reports
+// whether that is not what the model last read of path (nor what the
+// agent last wrote there), and marks path stale then; a content that is
+// what was read clears the mark. A path never read is no news.
+//
+// The watcher reads a changed file once, and only here: the decisions
+// that come later (Differs, Fresh) ask the tracker, never the disk.
+func (t *ReadTracker) Saw(path string, seen Sum) (stale bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[path]
+	if !ok {
+		return false
+	}
+	e.stale = e.hash != seen
+	t.entries[path] = e
+	return e.stale
+}
+
+// Differs reports whether seen (a content of path the watcher saw) is not
+// what the model last read of path: a read that completed since the
+// watcher looked, and read that content, makes it no news.
+func (t *ReadTracker) Differs(path string, seen Sum) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[path]
+	return ok && e.hash != seen
+}
+
+// Fresh reports whether the model's last read of path still stands: it
+// was recorded, and no content the watcher saw since differed from it
+// (Saw, MarkStale). A read_file call that completes asks it, instead of
+// reading the file again: a change after the read is the watcher's to
+// tell, and when the watcher told it first the read is not fresh.
+func (t *ReadTracker) Fresh(path string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[path]
+	return ok && !e.stale
+}
+
 // Holds reports whether content is what the model last read of path (or
 // what the agent last wrote there), stale or not.
 func (t *ReadTracker) Holds(path string, content []byte) bool {
-	sum := sha256.Sum256(content)
+	sum := SumOf(content)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.entries[path]
@@ -98,7 +145,7 @@ func (t *ReadTracker) Forget(path string) {
 // is current: it read path and the content has not changed since. Else
 // the error wraps ErrNotRead or ErrStale.
 func (t *ReadTracker) Check(path string, current []byte) error {
-	sum := sha256.Sum256(current)
+	sum := SumOf(current)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.entries[path]

@@ -83,7 +83,9 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.RunStopHooks:
 		s.runStopHooks(a)
 	case fsm.DisplayHook:
-		s.notify(Notification{Kind: NoteHook, Turn: a.Turn, Hook: hookNote(a)})
+		if shown(a.Report) {
+			s.notify(Notification{Kind: NoteHook, Turn: a.Turn, Hook: hookNote(a)})
+		}
 	case fsm.ExecuteTools:
 		ctx, b := s.turnContext(), s.newBatchRun(a)
 		s.goWorker(func() { s.runTools(ctx, a, b) })
@@ -102,6 +104,9 @@ func (s *Conversation) perform(a fsm.Action) {
 		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
 		if a.Status == fsm.ToolPending {
 			note.Arguments = s.callArguments(a.CallID)
+			if a.Arguments != "" {
+				note.Arguments, note.Rewritten = a.Arguments, true
+			}
 		}
 		if a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed {
 			note.Diff = s.diffs[a.CallID]

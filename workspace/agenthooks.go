@@ -212,6 +212,7 @@ func (s *Conversation) runHooks(ctx context.Context, fh *folderHooks, ev agentho
 			reports[i] = fsm.HookReport{
 				Hook: h.Name(), Decision: string(res.Decision), Reason: res.Reason, Context: res.Context,
 				Message: res.Message, Problem: res.Problem, StopTurn: res.StopTurn, StopReason: res.StopReason,
+				Input: string(res.Input), Quiet: res.Quiet,
 			}
 		}
 		if len(hooks) == 1 {
@@ -248,47 +249,96 @@ func said(reports []fsm.HookReport, d agenthooks.Decision) (bool, string) {
 	return len(reasons) > 0, strings.Join(reasons, "; ")
 }
 
-// preToolHooks runs the PreToolUse hooks of call c. done reports that
-// the call must not run (denied by a hook, or by the user a hook asked,
-// or the turn is gone); asked that the user approved it at a hook's
-// request (the machine has it running).
-func (s *Conversation) preToolHooks(ctx context.Context, b *batchRun, c fsm.ToolCall) (done, asked bool) {
+// hookedCall is a call as its PreToolUse hooks left it.
+type hookedCall struct {
+	// call is what runs: the model's call, or with the arguments a hook
+	// rewrote it to; from is then the model's own arguments.
+	call fsm.ToolCall
+	from string
+	// done reports that the call must not run (denied by a hook, or by
+	// the user a hook asked, or the turn is gone); asked that the user
+	// approved it at a hook's request (the machine has it running).
+	done, asked bool
+}
+
+// preToolHooks runs the PreToolUse hooks of call c, and steps what they
+// said; a rewritten input is taken as the machine takes it (fsm.Rewrite).
+func (s *Conversation) preToolHooks(ctx context.Context, b *batchRun, c fsm.ToolCall) hookedCall {
+	hc := hookedCall{call: c}
 	fh := s.hooksFor(agenthooks.PreToolUse)
 	if fh == nil {
-		return false, false
+		return hc
 	}
 	in := agenthooks.Input{Tool: c.Name, ToolInput: json.RawMessage(c.Arguments), ToolUseID: c.ID}
 	reports := s.runHooks(ctx, fh, agenthooks.PreToolUse, c.Name, in)
 	if len(reports) == 0 {
-		return false, false
+		return hc
+	}
+	var same string
+	for i, r := range reports {
+		if r.Input == "" {
+			continue
+		}
+		if same == "" {
+			// The model's arguments as the rewrites are spelled: a hook
+			// that gives them back unchanged rewrote nothing.
+			canon, _ := agenthooks.LoomInput(json.RawMessage(c.Arguments), json.RawMessage(c.Arguments), s.folder.dir)
+			same = string(canon)
+		}
+		// The hook wrote its format's input (file_path beside path):
+		// loom's arguments again.
+		input, err := agenthooks.LoomInput(json.RawMessage(c.Arguments), json.RawMessage(r.Input), s.folder.dir)
+		if err != nil {
+			reports[i].Input, reports[i].Problem = "", err.Error()
+			continue
+		}
+		reports[i].Input = string(input)
+		if reports[i].Input == same {
+			reports[i].Input = ""
+		}
 	}
 	if !s.stepHooks(ctx, fsm.HooksDecided{Turn: b.turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
-		return true, false
+		hc.done = true
+		return hc
 	}
 	if deny, _ := said(reports, agenthooks.Deny); deny {
-		return true, false // the machine completed the call
+		hc.done = true // the machine completed the call
+		return hc
+	}
+	if input, _ := fsm.Rewrite(reports); input != "" && input != c.Arguments {
+		hc.call.Arguments, hc.from = input, c.Arguments
 	}
 	ask, why := said(reports, agenthooks.Ask)
 	if !ask {
-		return false, false
+		return hc
 	}
-	detail := c.Arguments
+	detail := hc.call.Arguments
 	var args struct {
 		Command string `json:"command"`
 	}
-	if json.Unmarshal([]byte(c.Arguments), &args) == nil && args.Command != "" {
+	if json.Unmarshal([]byte(hc.call.Arguments), &args) == nil && args.Command != "" {
 		detail = args.Command
 	}
-	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: detail + "\n\nA hook asks you to approve this: " + why}
+	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: detail + "\n\nA hook asks you to approve this: " + why, Rewritten: inputWordsOf(hc.from)}
 	ok, err := s.approve(ctx, a, b.approvalTimeout)
 	reason := "a hook asked: " + why
 	if err != nil {
 		ok, reason = false, "a hook asked for your approval and none came ("+err.Error()+")"
 	}
 	if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok, Why: reason}) || !ok {
-		return true, false
+		hc.done = true
+		return hc
 	}
-	return false, true
+	hc.asked = true
+	return hc
+}
+
+// inputWordsOf is inputWords of a possibly empty input.
+func inputWordsOf(input string) string {
+	if input == "" {
+		return ""
+	}
+	return inputWords(input)
 }
 
 // postToolHooks runs the PostToolUse hooks of call c, which produced
@@ -395,7 +445,7 @@ func (s *Conversation) notifyHooks(turn uint64, what string) {
 func hookNote(a fsm.DisplayHook) *HookNote {
 	r := a.Report
 	return &HookNote{Event: a.Event, CallID: a.CallID, Hook: r.Hook, Decision: r.Decision, Reason: r.Reason, Context: r.Context,
-		Message: r.Message, Problem: r.Problem, Held: r.Held, StopTurn: r.StopTurn, StopReason: r.StopReason}
+		Message: r.Message, Problem: r.Problem, Held: r.Held, StopTurn: r.StopTurn, StopReason: r.StopReason, Input: r.Input}
 }
 
 // HookNote is what one hook said, for NoteHook.
@@ -414,6 +464,15 @@ type HookNote struct {
 	Held       string `json:"held,omitempty"`
 	StopTurn   bool   `json:"stopTurn,omitempty"`
 	StopReason string `json:"stopReason,omitempty"`
+	// Input is the call's input as the hook rewrote it (PreToolUse).
+	Input string `json:"input,omitempty"`
+}
+
+// shown reports whether a report is shown: a hook that asked to be quiet
+// (suppressOutput) is shown only when it decided, rewrote, ended the
+// turn, failed or was held back.
+func shown(r fsm.HookReport) bool {
+	return !r.Quiet || r.Decision != "" || r.Input != "" || r.StopTurn || r.Problem != "" || r.Held != ""
 }
 
 // Line is the note in one line of words, for front ends that show text.
@@ -436,6 +495,9 @@ func (h *HookNote) Line() string {
 	default:
 		b.WriteString(": ran")
 	}
+	if h.Input != "" && h.Held == "" && h.Problem == "" && h.Decision != "deny" {
+		fmt.Fprintf(&b, "; rewrote the input: %s", firstLineOf(inputWords(h.Input)))
+	}
 	if h.Context != "" && h.Held == "" && h.Problem == "" {
 		b.WriteString(" (added context)")
 	}
@@ -454,4 +516,16 @@ func firstLineOf(s string) string {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+// inputWords is a tool input for people: a command as it is, anything
+// else as its JSON.
+func inputWords(input string) string {
+	var args struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal([]byte(input), &args) == nil && args.Command != "" {
+		return args.Command
+	}
+	return input
 }

@@ -114,6 +114,10 @@ type Approval struct {
 	Detail string
 	// Server is the MCP server of an MCP tool call; "" for our own tools.
 	Server string
+	// Rewritten, when set, is what the model asked for (a command, else
+	// the arguments): a PreToolUse hook rewrote the call, and Detail is
+	// what runs. Front ends say so.
+	Rewritten string
 	// Always, when not nil, lets the editor offer "Always allow" (this
 	// tool, for the rest of the session): it calls Always when the user
 	// picks it, and returns true.
@@ -268,6 +272,10 @@ type ToolNote struct {
 	Status    fsm.ToolStatus
 	Detail    string
 	Arguments string
+	// Rewritten marks a pending call shown again because a PreToolUse
+	// hook rewrote its input: Arguments are what runs, not what the
+	// model asked for.
+	Rewritten bool
 	// Diff is the unified diff of an edit, once it is applied.
 	Diff string
 	// Output is the tool's whole result, as the model reads it (capped

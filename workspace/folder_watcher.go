@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"errors"
 	"slices"
 	"strings"
 
@@ -53,24 +52,30 @@ func (f *Folder) filesChanged(paths []string) {
 
 // filesChanged handles changes seen on disk (on the watcher's goroutine):
 // a file the model read whose content is no longer what it read, and is
-// not what our own write put there (ownWrites), is marked stale, so that edit_file refuses it
-// until it is read again, and the model is told at its next request.
+// not what our own write put there (ownWrites), is marked stale, so that
+// edit_file refuses it until it is read again, and the model is told at
+// its next request.
+//
+// Each changed file is read once, here (look): what is decided later
+// (when the note is stepped, when a read_file call completes) asks the
+// read tracker, which holds what the model read and what the watcher saw.
 func (s *Conversation) filesChanged(paths []string) {
-	stale := s.stillStale(paths)
+	stale := s.stillStale(s.look(paths), true)
 	if len(stale) == 0 {
 		return
-	}
-	for _, p := range stale {
-		s.reads.MarkStale(p)
 	}
 	s.post(func() {
 		// Checked again when stepped: a read of the file may have
 		// completed since, and the model has the new text.
-		stale = s.stillStale(stale)
+		stale = s.stillStale(stale, false)
 		if len(stale) == 0 {
 			return
 		}
-		rel := relPaths(s.folder.dir, stale)
+		abs := make([]string, len(stale))
+		for i, l := range stale {
+			abs[i] = l.path
+		}
+		rel := relPaths(s.folder.dir, abs)
 		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
 			if news := s.own.news(rel); len(news) > 0 {
 				s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(news, ", ")})
@@ -79,28 +84,51 @@ func (s *Conversation) filesChanged(paths []string) {
 	})
 }
 
-// stillStale are the paths whose text on disk is not what the model last
-// read of them (nor loom's own write).
-func (s *Conversation) stillStale(paths []string) []string {
-	var stale []string
-	for _, p := range paths {
+// seen is a changed file as the watcher read it: the hash of its content
+// (of nothing when it is deleted or unreadable: no longer what was read).
+type seen struct {
+	path string
+	sum  tools.Sum
+}
+
+// look reads each of paths once (the editor's buffer when it is open).
+func (s *Conversation) look(paths []string) []seen {
+	out := make([]seen, len(paths))
+	for i, p := range paths {
 		content, err := s.folder.host.overlay.ReadFile(p)
 		if err != nil {
-			content = nil // deleted or unreadable: no longer what was read
+			content = nil
 		}
-		if s.writes.is(p, content) {
+		out[i] = seen{path: p, sum: tools.SumOf(content)}
+	}
+	return out
+}
+
+// stillStale are the files whose content as seen is not what the model
+// last read of them (nor loom's own write). mark (on the watcher's
+// goroutine) tells the read tracker what was seen; without it the
+// tracker is only asked, again, before the note is stepped.
+func (s *Conversation) stillStale(files []seen, mark bool) []seen {
+	var stale []seen
+	for _, f := range files {
+		if s.writes.isSum(f.path, f.sum) {
 			continue // the echo of our own write
 		}
-		if err := s.reads.Check(p, content); errors.Is(err, tools.ErrStale) {
-			stale = append(stale, p)
+		differs := s.reads.Differs
+		if mark {
+			differs = s.reads.Saw
+		}
+		if differs(f.path, f.sum) {
+			stale = append(stale, f)
 		}
 	}
 	return stale
 }
 
 // freshlyRead names the file a successful read_file call gave the
-// model when its text on disk is still what the call read: a note that
-// it changed, pending in the machine, is then dropped
+// model when what the call read still stands (no change the watcher saw
+// since differs from it; the tracker knows, the file is not read again):
+// a note that it changed, pending in the machine, is then dropped
 // (fsm.ToolCompleted.Read).
 func (s *Conversation) freshlyRead(c fsm.ToolCall, isError bool) []string {
 	if c.Name != "read_file" || isError {
@@ -111,11 +139,7 @@ func (s *Conversation) freshlyRead(c fsm.ToolCall, isError bool) []string {
 		return nil
 	}
 	abs, err := tools.Resolve(s.folder.dir, rel)
-	if err != nil {
-		return nil
-	}
-	content, err := s.folder.host.overlay.ReadFile(abs)
-	if err != nil || s.reads.Check(abs, content) != nil {
+	if err != nil || !s.reads.Fresh(abs) {
 		return nil
 	}
 	return []string{s.relPath(abs)}

@@ -66,9 +66,13 @@ func (o *ownWrites) commandEnded(paths []string, read func(string) ([]byte, erro
 // is reports whether content of path is a text loom wrote there lately,
 // or a command of the agent is running (the content is then expected).
 func (o *ownWrites) is(path string, content []byte) bool {
+	return o.isSum(path, sha256.Sum256(content))
+}
+
+// isSum is is, of a content given by its hash.
+func (o *ownWrites) isSum(path string, sum [sha256.Size]byte) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	sum := sha256.Sum256(content)
 	if o.commands > 0 {
 		o.add(path, sum, time.Now())
 		return true

@@ -107,11 +107,13 @@ func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batc
 	}
 	for i := 0; i < len(a.Calls); {
 		if a.Mutating[i] {
-			c := a.Calls[i]
-			if name, ok := editTarget(c); !b.together || !ok || slices.ContainsFunc(undecided, func(p *proposal) bool { return sameFileName(p.edit.Path, name) }) {
+			// The PreToolUse hooks first: what waits for the decisions
+			// depends on the call as it runs (a hook may rewrite its path).
+			hc := s.preToolHooks(ctx, b, a.Calls[i])
+			if name, ok := editTarget(hc.call); !b.together || !ok || slices.ContainsFunc(undecided, func(p *proposal) bool { return sameFileName(p.edit.Path, name) }) {
 				settle()
 			}
-			if p := s.runCall(ctx, b, c, true); p != nil {
+			if p := s.runHooked(ctx, b, hc, true); p != nil {
 				undecided = append(undecided, p)
 			}
 			if !b.together {
@@ -185,16 +187,20 @@ func (s *Conversation) awaitSettled(ctx context.Context, ps []*proposal) {
 // proposal without waiting for the decision (runTools waits where the
 // batch needs it); it returns nil otherwise.
 func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) *proposal {
-	if ctx.Err() != nil {
+	return s.runHooked(ctx, b, s.preToolHooks(ctx, b, c), writeLock)
+}
+
+// runHooked runs a call its PreToolUse hooks let through, with the input
+// they gave it: hc.call is what runs, and it goes through exactly what
+// the model's call would (approval rules, tools.bash, the tools' own
+// refusals, the sandbox, the review).
+func (s *Conversation) runHooked(ctx context.Context, b *batchRun, hc hookedCall, writeLock bool) *proposal {
+	if ctx.Err() != nil || hc.done {
 		return nil
 	}
-	turn := b.turn
-	denied, asked := s.preToolHooks(ctx, b, c)
-	if denied {
-		return nil
-	}
-	out, ran := s.admit(ctx, b, c, asked)
-	if !ran {
+	turn, c := b.turn, hc.call
+	out, refused := s.admit(ctx, b, hc)
+	if !refused {
 		b.diag.beforeEdit(ctx, b.env.FileSource(), c)
 		out = s.executeLocked(ctx, b, c, writeLock, false)
 		if out.escalate != nil {
@@ -227,7 +233,12 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		out.result = strings.TrimRight(out.result, "\n") + "\n\n" + report + "\n"
 		out.summary += " · " + diagNote.Summary
 	}
-	postHooks := s.postToolHooks(ctx, c, out)
+	var postHooks []fsm.HookReport
+	if !refused {
+		// A call refused before it ran (policy, read-only mode, unknown
+		// tool) gets no PostToolUse, as in the formats: it did not run.
+		postHooks = s.postToolHooks(ctx, c, out)
+	}
 	s.postLive(ctx, func() {
 		if len(postHooks) > 0 {
 			s.step(fsm.HooksDecided{Turn: turn, Event: fsm.HookPostToolUse, CallID: c.ID, Hooks: postHooks})
@@ -260,9 +271,10 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 // marks it running once it may run. done reports that the call will not
 // run: out is then its outcome (a refusal, or settled).
 //
-// asked reports that the user already approved the call at a hook's
+// hc.asked reports that the user already approved the call at a hook's
 // request: under tools.bash = "ask" they are not asked again.
-func (s *Conversation) admit(ctx context.Context, b *batchRun, c fsm.ToolCall, asked bool) (out toolOutcome, done bool) {
+func (s *Conversation) admit(ctx context.Context, b *batchRun, hc hookedCall) (out toolOutcome, done bool) {
+	c, asked := hc.call, hc.asked
 	tool, ok := b.registry.Get(c.Name)
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}, true
@@ -272,7 +284,7 @@ func (s *Conversation) admit(ctx context.Context, b *batchRun, c fsm.ToolCall, a
 	}
 	decided := asked
 	if c.Name == "bash" && !(asked && b.bash == config.PolicyAsk) {
-		refusal, settled, approved := s.approveBash(ctx, b, c)
+		refusal, settled, approved := s.approveBash(ctx, b, c, hc.from)
 		if settled {
 			return toolOutcome{settled: true}, true
 		}
@@ -403,8 +415,9 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 // approval; settled reports that the machine completed the call itself
 // (denied), or that the turn is gone, so that nothing more must be
 // reported for it; approved that the machine took an approval (the call
-// is running).
-func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall) (refusal string, settled, approved bool) {
+// is running). from is the model's own arguments when a PreToolUse hook
+// rewrote the call (c is what runs): the user is told so.
+func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolCall, from string) (refusal string, settled, approved bool) {
 	switch b.bash {
 	case config.PolicyAllow:
 		return "", false, false
@@ -429,7 +442,7 @@ func (s *Conversation) approveBash(ctx context.Context, b *batchRun, c fsm.ToolC
 	if ok, by := cmdrules.Match(rules, cmd, s.folder.dir); ok {
 		return decide(true, "allowed by the rule "+ruleWords(by))
 	}
-	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command}
+	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: args.Command, Rewritten: inputWordsOf(from)}
 	a.Exact, a.Prefix = cmdrules.Suggest(rules, cmd, s.folder.dir)
 	if a.Exact != nil {
 		a.Remember = func(r cmdrules.Rule) error { return s.rememberRule(b.turn, r) }

@@ -99,7 +99,12 @@ func writeScript(t testing.TB, body string) string {
 // readEditGreet continues a scripted model's step with a read of
 // greet.txt, edits it once it read "hello", and opens the step that
 // follows the edit (the caller adds its text).
-const readEditGreet = `
+var readEditGreet = readEditGreetThen("edited greet.txt")
+
+// readEditGreetThen is readEditGreet whose last step waits for a tool
+// result containing then.
+func readEditGreetThen(then string) string {
+	return `
   [[step.tool_call]]
   id = "r1"
   name = "read_file"
@@ -113,11 +118,12 @@ match.last_tool_result_contains = "hello"
   arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
 
 [[step]]
-match.last_tool_result_contains = "edited greet.txt"
+match.last_tool_result_contains = "` + then + `"
 `
+}
 
 // editScript reads greet.txt, edits it and says Done.
-const editScript = `
+var editScript = `
 [[step]]
 match.last_role = "user"
 text = ["Reading."]` + readEditGreet + `text = ["Done."]

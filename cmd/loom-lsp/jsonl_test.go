@@ -18,7 +18,7 @@ import (
 // jsonlSession is a scripted session touching every kind of event: a
 // retry, a message, a command that fails and one that runs long enough to
 // report progress, a read, an edit (diff and commit), a final message.
-const jsonlSession = `
+var jsonlSession = `
 [[step]]
 match.last_user_contains = "again"
 text = ["Second turn."]

@@ -11,7 +11,7 @@ import (
 // planScript plans in plan mode: it keeps a todo list and tries an edit
 // (refused: it reads why), then proposes a plan; once the plan is
 // accepted it reads and edits greet.txt and ticks the list.
-const planScript = `
+var planScript = `
 [[step]]
 match.last_user_contains = "greet the world"
   [[step.tool_call]]

@@ -166,6 +166,20 @@ func (a *agent) toolNote(s *session, t *workspace.ToolNote) {
 	a.mu.Unlock()
 	switch t.Status {
 	case fsm.ToolPending:
+		if t.Rewritten && shown != toolUnseen {
+			// A PreToolUse hook rewrote the input: the call, announced
+			// already, shows what runs instead.
+			v := viewTool(s.folder, t.Name, t.Arguments)
+			opts := []acpsdk.ToolCallUpdateOpt{acpsdk.WithUpdateTitle(v.title + " (" + fsm.RewrittenWords + ")"), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusPending)}
+			if v.rawInput != nil {
+				opts = append(opts, acpsdk.WithUpdateRawInput(v.rawInput))
+			}
+			if len(v.locations) > 0 {
+				opts = append(opts, acpsdk.WithUpdateLocations(v.locations))
+			}
+			a.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), opts...))
+			return
+		}
 		a.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
 	case fsm.ToolRunning:
 		if shown != toolRunning {

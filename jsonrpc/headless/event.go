@@ -20,7 +20,9 @@ import (
 //	message_retracted  turn, id (the message's text is abandoned: the
 //	                   request failed partway and a retry, under a new
 //	                   id, answers in its place)
-//	tool_started       turn, id, name, arguments (a string), args (an object)
+//	tool_started       turn, id, name, arguments (a string), args (an object),
+//	                   rewritten (a second one: a PreToolUse hook rewrote
+//	                   the input, arguments are what runs)
 //	tool_progress      turn, id, name, elapsed_ms, message, output_line (bash)
 //	tool_completed     turn, id, name, status (succeeded|failed|cancelled),
 //	                   summary, output, exit_code (bash), diff (edits)
@@ -56,7 +58,10 @@ type Event struct {
 	Name      string          `json:"name,omitempty"`
 	Arguments string          `json:"arguments,omitempty"`
 	Args      json.RawMessage `json:"args,omitempty"`
-	ElapsedMS int64           `json:"elapsed_ms,omitempty"`
+	// Rewritten marks a second tool_started: a PreToolUse hook rewrote
+	// the call's input, and Arguments are what runs.
+	Rewritten bool  `json:"rewritten,omitempty"`
+	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
 	// OutputLine is a running bash command's latest output line (capped
 	// at tools.ProgressLineMax bytes, secrets masked).
 	OutputLine string  `json:"output_line,omitempty"`
@@ -122,7 +127,7 @@ func toolEvent(n workspace.Notification) (ev Event, ok bool) {
 	ev = Event{Turn: n.Turn, ID: t.CallID, Name: t.Name}
 	switch t.Status {
 	case fsm.ToolPending:
-		ev.Type, ev.Arguments = "tool_started", t.Arguments
+		ev.Type, ev.Arguments, ev.Rewritten = "tool_started", t.Arguments, t.Rewritten
 		if json.Valid([]byte(t.Arguments)) {
 			ev.Args = json.RawMessage(t.Arguments)
 		}

@@ -126,7 +126,11 @@ func (h *Editor) toolLine(t *workspace.ToolNote) string {
 	detail := strings.TrimPrefix(t.Detail, t.Name+": ")
 	switch t.Status {
 	case fsm.ToolPending:
-		return h.paint(colorCyan, "▸ "+t.Name) + " " + clip(t.Arguments, 120)
+		line := h.paint(colorCyan, "▸ "+t.Name) + " " + clip(t.Arguments, 120)
+		if t.Rewritten {
+			line += " (" + fsm.RewrittenWords + ")"
+		}
+		return line
 	case fsm.ToolSucceeded:
 		line := h.paint(colorGreen, "✓ "+t.Name+":") + " " + clip(detail, 120)
 		if t.Diff != "" {

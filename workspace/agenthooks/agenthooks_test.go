@@ -348,3 +348,63 @@ func TestFingerprintBindsTheScript(t *testing.T) {
 		t.Fatal("a user hook was held")
 	}
 }
+
+// TestParseRewrittenInput: a PreToolUse hook's rewrite per format
+// (updatedInput in hookSpecificOutput, the Copilot CLI's modifiedArgs),
+// dropped by a deny, refused by Codex without "allow" as Codex refuses
+// it; suppressOutput read, refused by Codex for tool events.
+func TestParseRewrittenInput(t *testing.T) {
+	claude, codex, copilot := &Hook{Format: FormatClaude}, &Hook{Format: FormatCodex}, &Hook{Format: FormatCopilot}
+	for _, c := range []struct {
+		name    string
+		h       *Hook
+		ev      Event
+		out     string
+		input   string
+		problem string
+		quiet   bool
+	}{
+		{"claude allow", claude, PreToolUse, `{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command": "rtk git status"}}}`, `{"command":"rtk git status"}`, "", false},
+		{"claude no decision", claude, PreToolUse, `{"hookSpecificOutput":{"updatedInput":{"command":"ls"}}}`, `{"command":"ls"}`, "", false},
+		{"claude deny drops it", claude, PreToolUse, `{"hookSpecificOutput":{"permissionDecision":"deny","updatedInput":{"command":"ls"}}}`, "", "", false},
+		{"not an object", claude, PreToolUse, `{"hookSpecificOutput":{"updatedInput":["ls"]}}`, "", "not a JSON object", false},
+		{"codex allow", codex, PreToolUse, `{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls"}}}`, `{"command":"ls"}`, "", false},
+		{"codex without allow", codex, PreToolUse, `{"hookSpecificOutput":{"updatedInput":{"command":"ls"}}}`, "", `without permissionDecision "allow"`, false},
+		{"copilot modifiedArgs", copilot, PreToolUse, `{"permissionDecision":"allow","modifiedArgs":{"command":"ls"}}`, `{"command":"ls"}`, "", false},
+		{"quiet", claude, PostToolUse, `{"suppressOutput":true}`, "", "", true},
+		{"codex quiet refused", codex, PostToolUse, `{"suppressOutput":true}`, "", "cannot suppressOutput", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := Parse(c.h, c.ev, 0, c.out, "")
+			if string(o.Input) != c.input || o.Quiet != c.quiet || (c.problem == "") != (o.Problem == "") || !strings.Contains(o.Problem, c.problem) {
+				t.Errorf("got input %s quiet %v problem %q", o.Input, o.Quiet, o.Problem)
+			}
+		})
+	}
+}
+
+// TestLoomInputMapsFilePath: the file_path the hooks were given beside
+// loom's path becomes the call's path when a hook changed it (relative
+// inside the folder, absolute outside: the tool refuses that); the rest
+// is taken as written.
+func TestLoomInputMapsFilePath(t *testing.T) {
+	orig := json.RawMessage(`{"path":"a.go","old_string":"x","new_string":"y"}`)
+	for _, c := range []struct{ updated, want string }{
+		{`{"file_path":"/w/a.go","old_string":"x","new_string":"z"}`, `{"new_string":"z","old_string":"x","path":"a.go"}`},
+		{`{"file_path":"/w/sub/b.go","old_string":"x","new_string":"y"}`, `{"new_string":"y","old_string":"x","path":"sub/b.go"}`},
+		{`{"file_path":"/etc/passwd","old_string":"x","new_string":"y"}`, `{"new_string":"y","old_string":"x","path":"/etc/passwd"}`},
+		{`{"path":"c.go","old_string":"x","new_string":"y"}`, `{"new_string":"y","old_string":"x","path":"c.go"}`},
+		{`{"new_string":"a > b","n":12345678901234567890}`, `{"n":12345678901234567890,"new_string":"a > b","path":"a.go"}`},
+	} {
+		got, err := LoomInput(orig, json.RawMessage(c.updated), "/w")
+		if err != nil || string(got) != c.want {
+			t.Errorf("LoomInput(%s) = %s, %v; want %s", c.updated, got, err, c.want)
+		}
+	}
+	if got, _ := LoomInput(json.RawMessage(`{"command":"ls"}`), json.RawMessage(`{"command":"ls -l","file_path":"x"}`), "/w"); string(got) != `{"command":"ls -l","file_path":"x"}` {
+		t.Errorf("a tool given no file_path keeps its own: %s", got)
+	}
+	if _, err := LoomInput(orig, json.RawMessage(`[1]`), "/w"); err == nil {
+		t.Error("an array taken as an input")
+	}
+}

@@ -1,6 +1,7 @@
 package agenthooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,6 +40,15 @@ type Outcome struct {
 	// Problem says why the hook decided nothing: it could not run,
 	// timed out, crashed, or said something unreadable.
 	Problem string
+	// Input is the tool input a PreToolUse hook rewrote the call to
+	// (Claude Code's, Codex's and VS Code's
+	// hookSpecificOutput.updatedInput, the Copilot CLI's modifiedArgs):
+	// a JSON object, whole, in the format's shape (LoomInput maps it back
+	// onto loom's); nil when it rewrote nothing, or denied.
+	Input json.RawMessage
+	// Quiet: the hook asked that what it said not be shown
+	// (suppressOutput); a decision is shown all the same.
+	Quiet bool
 }
 
 // maxReason bounds a reason or context taken into the conversation.
@@ -56,18 +66,21 @@ func clip(s string) string {
 // (Codex's and VS Code's are the same) and the Copilot CLI's flat
 // permissionDecision.
 type hookOutput struct {
-	Continue           *bool  `json:"continue"`
-	StopReason         string `json:"stopReason"`
-	SystemMessage      string `json:"systemMessage"`
-	Decision           string `json:"decision"`
-	Reason             string `json:"reason"`
-	PermissionDecision string `json:"permissionDecision"`
-	PermissionReason   string `json:"permissionDecisionReason"`
-	AdditionalContext  string `json:"additionalContext"`
+	Continue           *bool           `json:"continue"`
+	SuppressOutput     bool            `json:"suppressOutput"`
+	StopReason         string          `json:"stopReason"`
+	SystemMessage      string          `json:"systemMessage"`
+	Decision           string          `json:"decision"`
+	Reason             string          `json:"reason"`
+	PermissionDecision string          `json:"permissionDecision"`
+	PermissionReason   string          `json:"permissionDecisionReason"`
+	AdditionalContext  string          `json:"additionalContext"`
+	ModifiedArgs       json.RawMessage `json:"modifiedArgs"`
 	HookSpecificOutput *struct {
-		PermissionDecision string `json:"permissionDecision"`
-		PermissionReason   string `json:"permissionDecisionReason"`
-		AdditionalContext  string `json:"additionalContext"`
+		PermissionDecision string          `json:"permissionDecision"`
+		PermissionReason   string          `json:"permissionDecisionReason"`
+		AdditionalContext  string          `json:"additionalContext"`
+		UpdatedInput       json.RawMessage `json:"updatedInput"`
 		Decision           *struct {
 			Behavior string `json:"behavior"`
 			Message  string `json:"message"`
@@ -90,7 +103,7 @@ type hookOutput struct {
 func Parse(h *Hook, ev Event, code int, stdout, stderr string) Outcome {
 	switch code {
 	case 0:
-		return parseStdout(ev, stdout)
+		return parseStdout(h, ev, stdout)
 	case 2:
 		reason := clip(stderr)
 		if reason == "" {
@@ -111,7 +124,7 @@ func Parse(h *Hook, ev Event, code int, stdout, stderr string) Outcome {
 	return Outcome{Problem: fmt.Sprintf("exit code %d", code), Message: msg}
 }
 
-func parseStdout(ev Event, stdout string) Outcome {
+func parseStdout(h *Hook, ev Event, stdout string) Outcome {
 	text := strings.TrimSpace(stdout)
 	if text == "" {
 		return Outcome{}
@@ -126,17 +139,23 @@ func parseStdout(ev Event, stdout string) Outcome {
 	if err := json.Unmarshal([]byte(text), &o); err != nil {
 		return Outcome{Problem: "its output is not valid JSON: " + err.Error()}
 	}
-	out := Outcome{Message: clip(o.SystemMessage), Context: clip(o.AdditionalContext)}
+	if o.SuppressOutput && h != nil && h.Format == FormatCodex && (ev == PreToolUse || ev == PostToolUse) {
+		return Outcome{Problem: fmt.Sprintf("%s hooks cannot suppressOutput (Codex refuses it so)", ev)}
+	}
+	out := Outcome{Message: clip(o.SystemMessage), Context: clip(o.AdditionalContext), Quiet: o.SuppressOutput}
 	if o.Continue != nil && !*o.Continue {
 		out.StopTurn, out.StopReason = true, clip(o.StopReason)
 	}
-	perm, permReason := o.PermissionDecision, o.PermissionReason
+	perm, permReason, input := o.PermissionDecision, o.PermissionReason, o.ModifiedArgs
 	if s := o.HookSpecificOutput; s != nil {
 		if s.PermissionDecision != "" {
 			perm, permReason = s.PermissionDecision, s.PermissionReason
 		}
 		if s.AdditionalContext != "" {
 			out.Context = clip(s.AdditionalContext)
+		}
+		if len(s.UpdatedInput) > 0 {
+			input = s.UpdatedInput
 		}
 	}
 	switch ev {
@@ -152,6 +171,9 @@ func parseStdout(ev Event, stdout string) Outcome {
 		if out.Decision != None && out.Decision != Allow && out.Decision != Deny && out.Decision != Ask {
 			return Outcome{Problem: fmt.Sprintf("permissionDecision %q is none of allow, deny, ask", perm)}
 		}
+		if problem := out.rewrite(h, input); problem != "" {
+			return Outcome{Problem: problem}
+		}
 	case PostToolUse, UserPromptSubmit, Stop:
 		if o.Decision == "block" {
 			out.Decision, out.Reason = Block, clip(o.Reason)
@@ -161,4 +183,32 @@ func parseStdout(ev Event, stdout string) Outcome {
 		}
 	}
 	return out
+}
+
+// rewrite takes a PreToolUse hook's rewritten input: a JSON object, used
+// whole unless the call is denied. Codex takes it only with
+// permissionDecision "allow" and refuses it otherwise, so a Codex hook
+// gets the same answer here; the other formats take it with allow, ask
+// or no decision (the input then goes through loom's approval as the
+// model's would: a hook's allow widens nothing).
+func (out *Outcome) rewrite(h *Hook, input json.RawMessage) (problem string) {
+	text := bytes.TrimSpace(input)
+	if len(text) == 0 || bytes.Equal(text, []byte("null")) {
+		return ""
+	}
+	if text[0] != '{' {
+		return "its updatedInput is not a JSON object"
+	}
+	if h != nil && h.Format == FormatCodex && out.Decision != Allow {
+		return `its updatedInput goes without permissionDecision "allow" (Codex refuses it so)`
+	}
+	if out.Decision == Deny {
+		return ""
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, text); err != nil {
+		return "its updatedInput is not valid JSON: " + err.Error()
+	}
+	out.Input = compact.Bytes()
+	return ""
 }

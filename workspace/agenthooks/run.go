@@ -276,3 +276,40 @@ func (c *capped) String() string {
 	}
 	return s
 }
+
+// LoomInput maps a PreToolUse hook's rewritten input back onto loom's
+// arguments for the call whose arguments were original: the hooks were
+// given file_path (absolute, as Claude Code's tools name a file) beside
+// loom's path, so a file_path the hook changed becomes the call's path
+// (relative to cwd when inside it; a path outside stays absolute, and
+// the tool refuses it as it refuses the model's), and file_path is
+// dropped. Everything else is taken as the hook wrote it: the tool checks
+// its arguments as it checks the model's.
+func LoomInput(original, updated json.RawMessage, cwd string) (json.RawMessage, error) {
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(updated))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil || args == nil {
+		return nil, fmt.Errorf("the rewritten input is not a JSON object")
+	}
+	given := Input{Cwd: cwd, ToolInput: original}.toolInput()
+	if _, had := given["file_path"]; had {
+		if fp, ok := args["file_path"].(string); ok && fp != given["file_path"] {
+			p := filepath.Clean(fp)
+			if rel, err := filepath.Rel(cwd, p); err == nil && filepath.IsAbs(p) && rel != ".." && !strings.HasPrefix(rel, "../") {
+				p = filepath.ToSlash(rel)
+			}
+			args["path"] = p
+		} else if _, ok := args["path"]; !ok {
+			args["path"] = given["path"]
+		}
+		delete(args, "file_path")
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false) // a command's > stays as the hook wrote it
+	if err := enc.Encode(args); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(out.Bytes(), "\n"), nil
+}
