@@ -95,7 +95,7 @@ type seen struct {
 func (o *Overlay) look(paths []string) []seen {
 	out := make([]seen, len(paths))
 	for i, p := range paths {
-		content, err := o.ReadFile(p)
+		content, err := o.readSeen(p)
 		if err != nil {
 			content = nil
 		}
