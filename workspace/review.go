@@ -215,12 +215,27 @@ func (s *Conversation) onApplyChanges(a fsm.ApplyChanges) {
 	s.saveReviews()
 	ctx := s.turnContext()
 	root := s.env.Root
+	call := s.callOf(a.CallID)
 	if p.cmd != nil {
-		s.goWorker(func() { s.applyCommand(ctx, a, p) })
+		s.goWorker(func() { s.applyCommand(ctx, a, p, call) })
 		return
 	}
 	s.goWorker(func() {
 		res, e, err := s.changes.DecideEdit(ctx, root, p.callID, p.edit.Path, p.edit.Mode, p.change, a.Accepted)
+		result, isError := a.Result, false
+		if err != nil {
+			result, isError = "tool error: the accepted change could not be applied: "+err.Error(), true
+		} else if len(res.Conflicts) > 0 {
+			result += fmt.Sprintf("; hunks %v were left out: the user changed the same lines meanwhile (read the file again)", res.Conflicts)
+		}
+		var postHooks []fsm.HookReport
+		if err == nil && e != nil && e.OldText != e.NewText {
+			// The edit is applied now: its PostToolUse hooks run, with
+			// the input as accepted (a rejected or unapplied one ran
+			// nothing, and gets none, as in the formats).
+			whole := len(a.Accepted) == len(p.hunkIDs()) && len(res.Conflicts) == 0
+			postHooks = s.postToolHooks(ctx, acceptedCall(call, e, whole), toolOutcome{result: result})
+		}
 		s.post(func() {
 			if ctx.Err() != nil {
 				// The turn was cancelled meanwhile: the machine answered
@@ -230,11 +245,8 @@ func (s *Conversation) onApplyChanges(a fsm.ApplyChanges) {
 				p.outcome <- reviewOutcome{res: res, err: fmt.Errorf("the turn was cancelled while the change was applied")}
 				return
 			}
-			result, isError := a.Result, false
-			if err != nil {
-				result, isError = "tool error: the accepted change could not be applied: "+err.Error(), true
-			} else if len(res.Conflicts) > 0 {
-				result += fmt.Sprintf("; hunks %v were left out: the user changed the same lines meanwhile (read the file again)", res.Conflicts)
+			if len(postHooks) > 0 {
+				s.step(fsm.HooksDecided{Turn: a.Turn, Event: fsm.HookPostToolUse, CallID: a.CallID, Hooks: postHooks})
 			}
 			if e != nil {
 				s.git.recordEdit(e.Path, e.OldText, e.NewText, e.Created, e.Mode)

@@ -135,19 +135,25 @@ func commandWords(cmd string) string {
 
 // applyCommand performs an fsm.ApplyChanges of a command's changes (on
 // a worker), then completes the call on the owner goroutine.
-func (s *Conversation) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *proposal) {
+func (s *Conversation) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *proposal, call fsm.ToolCall) {
 	res, keep, err := s.changes.DecideCommand(ctx, p.cmd.files, a.Accepted, s.reads)
+	result, isError := a.Result, false
+	if err != nil {
+		result, isError = p.cmd.output+"\n[loom] the user's decision on this command's changes could not be applied: "+err.Error(), true
+	} else if len(res.Conflicts) > 0 {
+		result += fmt.Sprintf(" Hunks %v could not be taken back: the user changed the same lines since; they stay as they are.", res.Conflicts)
+	}
+	// The command ran whatever the user decided of its changes: its
+	// PostToolUse hooks run now, with the output and the decision.
+	postHooks := s.postToolHooks(ctx, call, toolOutcome{result: result, isError: isError})
 	s.post(func() {
 		if ctx.Err() != nil {
 			close(p.settled)
 			p.outcome <- reviewOutcome{res: res, err: fmt.Errorf("the turn was cancelled while the decision was applied")}
 			return
 		}
-		result, isError := a.Result, false
-		if err != nil {
-			result, isError = p.cmd.output+"\n[loom] the user's decision on this command's changes could not be applied: "+err.Error(), true
-		} else if len(res.Conflicts) > 0 {
-			result += fmt.Sprintf(" Hunks %v could not be taken back: the user changed the same lines since; they stay as they are.", res.Conflicts)
+		if len(postHooks) > 0 {
+			s.step(fsm.HooksDecided{Turn: a.Turn, Event: fsm.HookPostToolUse, CallID: a.CallID, Hooks: postHooks})
 		}
 		for _, k := range keep {
 			s.git.recordEdit(k.Path, k.Before, k.After, k.Created, k.Mode)
