@@ -12,17 +12,18 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
-// reviewHookEnv is reviewEnv with a trusted PostToolUse hook on edits
-// that logs the input it is given (one JSON line a run) to the returned
-// file, outside the folder, and adds context the model reads.
-func reviewHookEnv(t *testing.T) (e *env, path, log string) {
+// reviewHookEnv is reviewEnv (with model script) with a trusted
+// PostToolUse hook on the tools matcher selects that logs the input it is
+// given (one JSON line a run) to the returned file, outside the folder,
+// and adds context the model reads.
+func reviewHookEnv(t *testing.T, script, matcher string) (e *env, path, log string) {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	log = filepath.Join(t.TempDir(), "post.log")
-	settings := `{"hooks": {"PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "(cat; echo) >> ` + log + `; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"post hook saw it\"}}'"}]}]}}`
+	settings := `{"hooks": {"PostToolUse": [{"matcher": "` + matcher + `", "hooks": [{"type": "command", "command": "(cat; echo) >> ` + log + `; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"post hook saw it\"}}'"}]}]}}`
 	cfg := fakeeditor.Config{Loom: true, ApplyEdit: true, Review: true}
 	cfg.Folders = []string{gittest.Repo(t, map[string]string{"r.txt": reviewBase, ".claude/settings.json": settings})}
-	e = newEnv(t, envOptions{script: reviewScript, cfg: cfg,
+	e = newEnv(t, envOptions{script: script, cfg: cfg,
 		options: map[string]any{"tools": map[string]any{"bash": "allow", "edits": "review"}}})
 	var res TrustResult
 	if err := e.ed.ExecuteCommand(e.ctx, CmdTrust, FolderArgs{}, &res); err != nil {
@@ -53,9 +54,12 @@ func postHookNotes(t *testing.T, e *env) []HookParams {
 // reads the text that was written (not the model's, half rejected), and
 // the model reads what the hook added. A rejected edit ran nothing: its
 // PostToolUse hooks do not run (the formats run them after a tool ran).
+//
+// A command ran whatever is decided of its changes: its PostToolUse hook
+// runs at the decision, with its output and the decision.
 func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 	t.Run("accepted in part", func(t *testing.T) {
-		e, path, log := reviewHookEnv(t)
+		e, path, log := reviewHookEnv(t, reviewScript, "Edit|Write")
 		from := len(e.ed.Messages(""))
 		e.ask("change b and i")
 		p := awaitProposal(e)
@@ -72,7 +76,7 @@ func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 		if b, _ := os.ReadFile(path); string(b) != want {
 			t.Fatalf("disk %q", b)
 		}
-		lines := strings.Split(strings.TrimSpace(readString(t, log)), "\n")
+		lines := strings.Split(strings.TrimSpace(readFile(t, log)), "\n")
 		if len(lines) != 1 {
 			t.Fatalf("the hook ran %d times: %q", len(lines), lines)
 		}
@@ -94,8 +98,29 @@ func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 			t.Errorf("write_file ended %+v", last)
 		}
 	})
+	t.Run("command", func(t *testing.T) {
+		e, _, log := reviewHookEnv(t, commandScript, "Bash")
+		from := len(e.ed.Messages(""))
+		e.ask("run it")
+		p := awaitProposal(e)
+		if b, _ := os.ReadFile(log); len(b) != 0 {
+			t.Fatalf("the hook ran before the decision: %s", b)
+		}
+		var res workspace.ReviewResult
+		if err := e.ed.ExecuteCommand(e.ctx, CmdReview, map[string]any{"id": p.ID, "reject": "all"}, &res); err != nil {
+			t.Fatalf("loom.review: %v", err)
+		}
+		e.await("turn ended", turnEnded(e.folder, from))
+		got := readFile(t, log)
+		if strings.Count(got, "\n") != 1 || !strings.Contains(got, `"tool_name":"Bash"`) || !strings.Contains(got, "the user discarded this command's changes") {
+			t.Errorf("the hook's input: %s", got)
+		}
+		if n := postHookNotes(t, e); len(n) != 1 {
+			t.Errorf("loom/hook PostToolUse: %+v", n)
+		}
+	})
 	t.Run("rejected", func(t *testing.T) {
-		e, path, log := reviewHookEnv(t)
+		e, path, log := reviewHookEnv(t, reviewScript, "Edit|Write")
 		from := len(e.ed.Messages(""))
 		e.ask("change b and i")
 		p := awaitProposal(e)
@@ -116,11 +141,3 @@ func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 	})
 }
 
-func readString(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
