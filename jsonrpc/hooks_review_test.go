@@ -140,4 +140,3 @@ func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 		}
 	})
 }
-
