@@ -173,7 +173,15 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 		errs = append(errs, err)
 	}
 	if opts.Folder != "" {
-		errs = append(errs, c.decideTrust(opts, ws, overrides))
+		// The user's own narrowing, which a workspace layer's default
+		// value must not undo (ownFloor).
+		floor := ownFloor{bash: c.Tools.Bash, diagnostics: c.Tools.Diagnostics}
+		for i, l := range overrides {
+			if l != nil && !opts.Overrides[i].Pushed {
+				floor = floor.narrowedBy(l.raw)
+			}
+		}
+		errs = append(errs, c.decideTrust(opts, ws, overrides, floor))
 	}
 	if ws != nil {
 		errs = append(errs, c.applyLayer(ws, c.workspaceSkip()))
@@ -287,11 +295,11 @@ func (c *Config) applyLayer(l *layer, skip func(key string, val any) bool) error
 }
 
 // widening returns the widening keys l sets (with valid values), held
-// back from a scratch Config.
-func (l *layer) widening() []heldKey {
+// back from a scratch Config, under the user's own floor.
+func (l *layer) widening(floor ownFloor) []heldKey {
 	scratch := Default()
 	a := applier{src: l.src, line: l.line, baseDir: l.baseDir, origins: map[string]origin{}, loneApprovals: l.loneApprovals,
-		skip: WideningKey}
+		skip: floor.widens}
 	a.apply(reflect.ValueOf(&scratch).Elem(), l.raw, nil)
 	held := make([]heldKey, len(a.skipped))
 	for i, k := range a.skipped {

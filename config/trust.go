@@ -71,6 +71,9 @@ type trustState struct {
 	hash    string    // the widening values' contentHash, "" when none
 	file    string    // the workspace file, when it held widening keys back
 	ignored []heldKey // widening keys left out, sorted by key
+	// floor is the user's own narrowing, which the workspace layers'
+	// default values must not undo.
+	floor ownFloor
 }
 
 // Trusted reports whether the workspace folder c was loaded for is
@@ -417,19 +420,19 @@ func editorTrusts(overrides []Override) bool {
 // overrides) are those the trust file records. A trusted folder seen for
 // the first time (no record yet, or a record from before hashes) records
 // its values, unless a layer is still pending.
-func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer) error {
+func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer, floor ownFloor) error {
 	var held []heldKey
 	if ws != nil {
-		held = append(held, ws.widening()...)
+		held = append(held, ws.widening(floor)...)
 	}
 	pending := false
 	for i, l := range overrides {
 		pending = pending || opts.Overrides[i].Pending
 		if l != nil && l.pushed {
-			held = append(held, l.widening()...)
+			held = append(held, l.widening(floor)...)
 		}
 	}
-	t := trustState{folder: resolvePath(opts.Folder)}
+	t := trustState{folder: resolvePath(opts.Folder), floor: floor}
 	recs, err := readTrustRecords(opts.trustFile())
 	// A line written for a directory that is no longer at its path (the
 	// folder was deleted and created again, or cloned afresh) counts for
@@ -488,9 +491,9 @@ func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer) er
 // workspaceSkip is what a workspace layer leaves out: its trust keys, and
 // its widening keys unless the folder is trusted with their values.
 func (c *Config) workspaceSkip() func(key string, val any) bool {
-	trusted := c.trust.trusted
+	trusted, floor := c.trust.trusted, c.trust.floor
 	return func(key string, val any) bool {
-		return isTrustKey(key) || (!trusted && WideningKey(key, val))
+		return isTrustKey(key) || (!trusted && floor.widens(key, val))
 	}
 }
 

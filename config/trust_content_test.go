@@ -61,10 +61,11 @@ func TestTrustBindsToContent(t *testing.T) {
 	if c2 := load(); c2.Trusted() || c2.TrustNotice("") != c.TrustNotice("") {
 		t.Errorf("second load: trusted=%v", c2.Trusted())
 	}
-	// A narrowing change applies at once, without the user.
-	os.WriteFile(ws, []byte("[model]\nname = \"qwen\"\nbase_url = \"http://localhost:11434/v1\"\n[tools]\nbash = \"ask\"\n"), 0o644)
-	if c := load(); !c.Trusted() || c.Model.Name != "qwen" || c.Tools.Bash != PolicyAsk {
-		t.Errorf("back to the trusted values plus a narrowing key: trusted=%v name=%q bash=%q", c.Trusted(), c.Model.Name, c.Tools.Bash)
+	// A narrowing change applies at once, without the user. (bash = "ask"
+	// is none: it would undo the user's "deny".)
+	os.WriteFile(ws, []byte("[model]\nname = \"qwen\"\nbase_url = \"http://localhost:11434/v1\"\n[tools]\nnetwork = \"off\"\n"), 0o644)
+	if c := load(); !c.Trusted() || c.Model.Name != "qwen" || c.Tools.Network.Mode != NetworkOff || c.Tools.Bash != PolicyDeny {
+		t.Errorf("back to the trusted values plus a narrowing key: trusted=%v name=%q network=%q bash=%q", c.Trusted(), c.Model.Name, c.Tools.Network.Mode, c.Tools.Bash)
 	}
 
 	// The user confirms the new values (loom.trust).

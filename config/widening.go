@@ -32,7 +32,8 @@ func WideningKey(key string, val any) bool {
 		"agent.max_iterations", "agent.max_retries", "agent.system_prompt",
 		"tools.max_output_bytes", "tools.bash_max_timeout":
 		return true
-	// Commands run without asking.
+	// Commands run without asking. (And "ask" where the user's own
+	// settings say "deny": see [ownFloor].)
 	case "tools.bash":
 		s, _ := val.(string)
 		return s == string(PolicyAllow)
@@ -63,8 +64,53 @@ func WideningKeys() []string {
 	return []string{"model.base_url", "model.api_key_env", "model.headers.*", "model.provider", "model.script",
 		"model.name", "model.max_tokens", "model.context_window", "model.reasoning_effort", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
-		`tools.bash = "allow"`, `tools.plan_commands = "read-only"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
+		`tools.bash = "allow"`, `tools.bash = "ask" over your "deny"`, `tools.diagnostics = "auto" over your "off"`, `tools.plan_commands = "read-only"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
 		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*"}
+}
+
+// ownFloor is what the user's own settings (the defaults, the user's
+// file, the client's initializationOptions and the user's settings)
+// keep narrower than the defaults, where a workspace layer's default
+// value would undo it: tools.bash = "ask" (the default) widens a user's
+// "deny" (commands could run again, and with them language servers and
+// the repository's hooks), tools.diagnostics = "auto" a user's "off" (a
+// language server runs the project's build). Elsewhere the same values
+// narrow (a workspace's "ask" over the user's "allow") and apply at once.
+type ownFloor struct {
+	bash        Policy
+	diagnostics string
+}
+
+// widens reports whether a workspace layer setting key to val widens
+// what the user gave: a [WideningKey], or a default value under the
+// user's own narrower one.
+func (f ownFloor) widens(key string, val any) bool {
+	if WideningKey(key, val) {
+		return true
+	}
+	s, _ := val.(string)
+	switch key {
+	case "tools.bash":
+		return s == string(PolicyAsk) && f.bash == PolicyDeny
+	case "tools.diagnostics":
+		return s == DiagnosticsAuto && f.diagnostics == DiagnosticsOff
+	}
+	return false
+}
+
+// narrowedBy is f after a layer of the user's own that sets raw.
+func (f ownFloor) narrowedBy(raw map[string]any) ownFloor {
+	tools, _ := raw["tools"].(map[string]any)
+	if s, ok := tools["bash"].(string); ok {
+		switch Policy(s) {
+		case PolicyAllow, PolicyAsk, PolicyDeny:
+			f.bash = Policy(s)
+		}
+	}
+	if s, ok := tools["diagnostics"].(string); ok && (s == DiagnosticsAuto || s == DiagnosticsOff) {
+		f.diagnostics = s
+	}
+	return f
 }
 
 // RestrictedKeys is WideningKeys, under its former name.

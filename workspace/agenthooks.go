@@ -352,17 +352,6 @@ func (s *Conversation) postToolHooks(ctx context.Context, c fsm.ToolCall, out to
 	return s.runHooks(ctx, fh, agenthooks.PostToolUse, c.Name, in)
 }
 
-// callOf is call id of the batch as it runs (with the input a hook
-// rewrote it to); on the owner goroutine.
-func (s *Conversation) callOf(id string) fsm.ToolCall {
-	for _, x := range s.m.State().Executions {
-		if x.Call.ID == id {
-			return x.Call
-		}
-	}
-	return fsm.ToolCall{ID: id}
-}
-
 // acceptedCall is a reviewed edit's call as the user accepted it: the
 // call itself when accepted whole, else an input that makes exactly the
 // change applied (edit_file: the file's text before and after;

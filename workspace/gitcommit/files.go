@@ -103,8 +103,15 @@ func (r *Repo) Nested(rel string) string { return r.nestedRepo(rel) }
 // Dirty returns the worktree's files that differ from HEAD or are
 // untracked (not ignored), relative to the root, slash-separated. It
 // costs one git status: call it rarely.
+//
+// git status does not look into submodules' worktrees
+// (--ignore-submodules=dirty, which .gitmodules cannot undo): that runs
+// a git status in each submodule under the submodule's own
+// configuration, and a submodule whose directory was missing is one a
+// sandboxed command can make, with a clean filter git would run with the
+// user's rights. A submodule moved to another commit is still reported.
 func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
-	out, err := r.git.run(ctx, "", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	out, err := r.git.run(ctx, "", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		return nil, err
 	}

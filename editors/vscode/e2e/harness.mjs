@@ -198,6 +198,20 @@ export async function editUserSettings(changes) {
 export const times = {};
 const shotNames = {};
 
+/**
+ * The probe (probe/): an empty extension activated with "*", packaged
+ * into tmp with the extension's own vsce. Step 7b times it beside Loom:
+ * the floor of any extension's activation after a reload.
+ */
+function probeVsix() {
+  const out = path.join(tmp, 'probe.vsix');
+  const vsce = path.join(here, '..', 'node_modules', '@vscode', 'vsce', 'vsce');
+  const r = spawnSync(process.execPath, [vsce, 'package', '--allow-missing-repository', '--skip-license', '--out', out],
+    { cwd: path.join(here, 'probe'), encoding: 'utf8' });
+  assert.equal(r.status, 0, `packaging the probe failed:\n${r.stdout}\n${r.stderr}`);
+  return out;
+}
+
 export function git(...args) {
   return execFileSync('git', args, { cwd: ws, encoding: 'utf8' });
 }
@@ -298,9 +312,11 @@ before(async () => {
   writeSettings({});
 
   const common = ['--user-data-dir', data, '--extensions-dir', exts];
-  const inst = spawnSync(process.execPath, [codeServer, ...common, '--install-extension', vsix], { encoding: 'utf8' });
-  assert.equal(inst.status, 0, `--install-extension failed:\n${inst.stdout}\n${inst.stderr}`);
-  assert.match(inst.stdout, /successfully installed/i);
+  for (const ext of [vsix, probeVsix()]) {
+    const inst = spawnSync(process.execPath, [codeServer, ...common, '--install-extension', ext], { encoding: 'utf8' });
+    assert.equal(inst.status, 0, `--install-extension ${ext} failed:\n${inst.stdout}\n${inst.stderr}`);
+    assert.match(inst.stdout, /successfully installed/i);
+  }
 
   const port = await freePort();
   url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`;

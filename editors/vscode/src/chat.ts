@@ -3,23 +3,25 @@
 // does in the panel (send, stop, approve, open a diff, undo, …).
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { ActionItem, AlwaysRule, alwaysRuleArgs, alwaysWords, parseApproval, ruleOffers } from './approval';
+import { PendingApprovals } from './approvalcards';
+import { ModelChoice } from './modelchoice';
 import { explainAskError } from './askargs';
 import { contextAsText, contextUnsupported } from './contextitems';
 import { beforeText } from './diff';
 import { Conversations } from './conversations';
 import { writeImages } from './imagefiles';
 import { ChatPanel, PanelHost } from './panel';
-import { applyPlanStatus } from './planmode';
+import { applyPlanStatus } from './planstatus';
 import {
-  AskArgs, AskResult, Commands, CommitParams, ConversationArgs, DisplayMessageParams, HistoryResult, ModelsResult, PanelState, StateParams, Status,
+  AskArgs, AskResult, Commands, CommitParams, ConversationArgs, DisplayMessageParams, HistoryResult, PanelState, StateParams, Status,
   ToolCallParams, TurnEndedParams, UndoResult,
 } from './protocol';
+import { KeptConversations, TranscriptStore } from './keptstore';
 import { imageLabel, PastedImage } from './shared/images';
-import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction, SetupChoice } from './shared/messages';
+import type { BarFile, ContextItem, ConversationEntry, FromWebview, Header, Item, NoticeAction } from './shared/messages';
 import type { ReviewIntent } from './shared/review';
 import { isBusy } from './status';
-import { SavedTranscript, Transcript } from './transcript';
+import { Transcript } from './transcript';
 
 /** How the chat reaches the server. */
 export interface ServerLink {
@@ -31,21 +33,6 @@ export interface ServerLink {
   has(command: string): boolean;
 }
 
-/** The answer to an approval, from the card or the notification. */
-export type ApprovalAnswer = 'allow' | 'deny' | 'always' | 'exact' | 'prefix';
-
-/** An answer with the prefix the user edited (for "prefix"). */
-export interface ApprovalReply { answer: ApprovalAnswer; prefix?: string }
-
-/** What a pending approval offers beyond Allow / Deny. */
-export interface ApprovalOffers { always?: AlwaysRule; exact?: ActionItem; prefix?: ActionItem }
-
-/** Where the conversations are kept across a window reload (the workspace's Memento). */
-export interface TranscriptStore {
-  get<T>(key: string): T | undefined;
-  update(key: string, value: unknown): Thenable<void>;
-}
-
 /** The changed-files bar and the prompts' checkpoints (checkpoints.ts). */
 export interface CheckpointHooks {
   handle(msg: FromWebview): Promise<void>;
@@ -55,10 +42,6 @@ export interface CheckpointHooks {
   /** A commit was undone from the chat (sha when known). */
   undone(folder: string, sha?: string): void;
 }
-
-/** The most items kept across a reload, and the most of one card's output. */
-const keptItems = 400;
-const keptOutput = 20_000;
 
 /** A scheme of read-only documents: the text of a file before an edit. */
 export const beforeScheme = 'loom-before';
@@ -73,11 +56,10 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   readonly convs = new Conversations((folder) =>
     this.folders().find((f) => f.path === folder)?.name ?? path.basename(folder));
   private selected: string | undefined;
-  private readonly approvals = new Map<string, { t: Transcript; resolve: (a: ApprovalReply) => void; offers: ApprovalOffers }>();
-  private readonly saveTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  /** Per folder: the prompt that failed for want of a model, put back once one is set. */
-  private readonly unsent = new Map<string, string>();
-  private approvalSeq = 0;
+  /** The approvals that wait for the user (their cards and answers). */
+  readonly approvals = new PendingApprovals(this);
+  /** The conversation's model and effort: the pickers, the setup card, the model list. */
+  readonly models = new ModelChoice(this);
   private readonly befores = new Map<string, string>();
   private readonly onHeader = new vscode.EventEmitter<void>();
   /** The composer's helpers (attach, slash commands, the setup card's model list). */
@@ -105,8 +87,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   /** Fires when a header (state, model) changes. */
   readonly onDidChangeHeader = this.onHeader.event;
 
-  constructor(extensionUri: vscode.Uri, private readonly server: ServerLink, private readonly store?: TranscriptStore) {
+  /** The records a window reload draws from, and which conversation each folder showed. */
+  readonly kept: KeptConversations;
+
+  constructor(extensionUri: vscode.Uri, private readonly server: ServerLink, store?: TranscriptStore) {
     this.panel = new ChatPanel(extensionUri, this);
+    this.kept = new KeptConversations(store, (t) => this.convs.isShown(t.folder, t.conversation));
   }
 
   /** Runs a loom.* command on the server. */
@@ -154,9 +140,15 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     return transcript;
   }
 
-  /** The transcript of the folder whose name a server message gave. */
-  private byName(name: string | undefined): Transcript | undefined {
-    const f = this.folders().find((x) => x.name === name || path.basename(x.path) === name);
+  /**
+   * The transcript a server message goes to: the conversation where
+   * names, else the shown one of the folder whose name the message gave.
+   */
+  transcriptFor(where: { folder?: string; conversation?: string } | undefined, folderName: string | undefined): Transcript | undefined {
+    if (where?.folder && where.conversation) {
+      return this.route({ folder: where.folder, conversation: where.conversation });
+    }
+    const f = this.folders().find((x) => x.name === folderName || path.basename(x.path) === folderName);
     const folder = f?.path ?? this.current();
     return folder ? this.transcript(folder) : undefined;
   }
@@ -180,16 +172,6 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   /** Whether the server lists command (initialize's executeCommandProvider). */
   has(command: string): boolean {
     return this.server.has(command);
-  }
-
-  /** Remembers which conversation of folder is shown, for the next window. */
-  rememberShown(folder: string, id: string): void {
-    void this.store?.update(`loom.shown:${folder}`, id);
-  }
-
-  /** The conversation of folder shown in the last window, if any. */
-  rememberedShown(folder: string): string | undefined {
-    return this.store?.get<string>(`loom.shown:${folder}`);
   }
 
   /** The headers of every conversation with a transcript. */
@@ -218,7 +200,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     if (prompt !== '' && t.items.length === 0) {
       t.prompt(prompt);
     }
-    this.rememberShown(folder, conversation);
+    this.kept.rememberShown(folder, conversation);
     if (folder === this.current()) {
       this.panel.refresh();
     }
@@ -241,7 +223,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.panel.upsert(t.folder, items.filter((i): i is Item => i !== undefined), t.conversation);
     this.panel.header(t.header());
     this.onHeader.fire();
-    this.keep(t);
+    this.kept.keep(t);
     const badge = `${t.busy()}${t.pendingApproval() !== undefined}`;
     if (this.badges.get(t) !== badge) {
       this.badges.set(t, badge);
@@ -254,13 +236,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
 
   /** Writes every conversation's record now (the window is closing or reloading). */
   async flush(): Promise<void> {
-    for (const t of this.saveTimers.keys()) {
-      clearTimeout(this.saveTimers.get(t));
-    }
-    this.saveTimers.clear();
-    await Promise.all(this.convs.all()
-      .filter((t) => t.loaded && t.items.length > 0 && t.conversation !== '')
-      .map((t) => this.store?.update(storeKey(t.folder, t.conversation), trimmed(t.saved()))));
+    await this.kept.flush(this.convs.all());
   }
 
   /**
@@ -270,8 +246,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
    */
   drawKept(): void {
     for (const f of this.folders()) {
-      const id = this.rememberedShown(f.path);
-      const saved = id ? this.store?.get<SavedTranscript>(storeKey(f.path, id)) : undefined;
+      const id = this.kept.rememberedShown(f.path);
+      const saved = id ? this.kept.recordOf(f.path, id) : undefined;
       if (!id || !saved || this.convs.find(f.path, id)) {
         continue;
       }
@@ -282,36 +258,6 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       t.title = this.convs.title(f.path, id);
     }
     this.panel.refresh();
-  }
-
-  /** The record kept for a window reload of a conversation, if any (before conversations: the folder's). */
-  private kept(t: Transcript): SavedTranscript | undefined {
-    return this.store?.get<SavedTranscript>(storeKey(t.folder, t.conversation)) ??
-      this.store?.get<SavedTranscript>(`loom.transcript:${t.folder}`);
-  }
-
-  /** Forgets the record of a deleted conversation. */
-  async forget(folder: string, conversation: string): Promise<void> {
-    await this.store?.update(storeKey(folder, conversation), undefined);
-  }
-
-  /**
-   * Keeps t's conversation for a window reload (at most every 150 ms;
-   * flush() at the end), under its conversation id, once it is loaded:
-   * before, it would overwrite the record the reload's redraw needs. A
-   * conversation without an id yet is kept once the server names it.
-   */
-  private keep(t: Transcript): void {
-    const key = storeKey(t.folder, t.conversation);
-    if (!this.store || !t.loaded || t.conversation === '' || this.saveTimers.has(key)) {
-      return;
-    }
-    this.saveTimers.set(key, setTimeout(() => {
-      this.saveTimers.delete(key);
-      if (t.conversation !== '' && storeKey(t.folder, t.conversation) === key) {
-        void this.store?.update(key, trimmed(t.saved()));
-      }
-    }, 150));
   }
 
   // --- server notifications ---------------------------------------------------
@@ -341,12 +287,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const usage = u ? { prompt: u.prompt_tokens, completion: u.completion_tokens, total: u.total_tokens } : undefined;
     this.changed(t, t.turnEnded(p.turn, p.outcome, usage));
     void this.fillToolResults(t);
-    for (const [id, a] of this.approvals) {
-      if (a.t === t) {
-        a.resolve({ answer: 'deny' });
-        this.approvals.delete(id);
-      }
-    }
+    this.approvals.turnEnded(t);
   }
 
   commit(p: CommitParams): void {
@@ -365,7 +306,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       return false;
     }
     // The conversation it comes from, when the server says it (not always the one shown).
-    const t = from?.folder && from.conversation ? this.route({ folder: from.folder, conversation: from.conversation }) : this.byName(m[1]);
+    const t = this.transcriptFor(from, m[1]);
     if (!t) {
       return false;
     }
@@ -396,95 +337,6 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.panel.header(t.header());
     }
     this.onHeader.fire();
-  }
-
-  /**
-   * An approval request ("Loom (name) wants to run bash:\n<command>"), shown
-   * in its tool card. Resolves with the first answer, from the card or
-   * from answer() (the notification); undefined if it is not an approval.
-   */
-  approval(message: string, actions: readonly ActionItem[] = [], command?: string, where?: { folder?: string; conversation?: string }):
-    { id: string; answer: Promise<ApprovalReply>; offers: ApprovalOffers; shown: boolean } | undefined {
-    const req = parseApproval(message);
-    const t = !req ? undefined : where?.folder && where.conversation ? this.route({ folder: where.folder, conversation: where.conversation })
-      : this.byName(req.folderName);
-    if (!req || !t) {
-      return undefined;
-    }
-    const id = `approval-${++this.approvalSeq}`;
-    const rules = ruleOffers(actions);
-    const offers: ApprovalOffers = { always: req.always, ...rules };
-    const exact = rules.exact?.rule?.exact;
-    const prefix = rules.prefix?.rule?.prefix;
-    // The whole command as the server parsed it, when it says it.
-    const detail = typeof command === 'string' && command !== '' ? command : req.detail;
-    const card = t.approval(id, req.tool, detail, req.always ? alwaysWords(req.always) : undefined, { exact, prefix });
-    this.changed(t, [card]);
-    const answer = new Promise<ApprovalReply>((resolve) => {
-      this.approvals.set(id, { t, resolve, offers });
-    });
-    return { id, answer, offers, shown: this.shows(t.folder, t.conversation) };
-  }
-
-  /** The server took approval id back (it timed out): the card says so. */
-  withdrawn(id: string): void {
-    const p = this.approvals.get(id);
-    if (!p) {
-      return;
-    }
-    this.approvals.delete(id);
-    const t = p.t;
-    this.changed(t, [t.answered(id, false, 'not answered in time')]);
-    p.resolve({ answer: 'deny' });
-  }
-
-  /**
-   * Answers approval id (the first answer wins; later ones are ignored).
-   * "always" first saves the user's rule that allows this kind of call
-   * in the folder (rememberAlways), then answers the pending call as
-   * allowed.
-   */
-  async answer(id: string, a: ApprovalAnswer, prefix?: string): Promise<void> {
-    const p = this.approvals.get(id);
-    if (!p) {
-      return;
-    }
-    this.approvals.delete(id);
-    let rule: string | undefined;
-    if (a === 'always') {
-      if (p.offers.always) {
-        await this.rememberAlways(p.offers.always, p.t.folder).catch((e) =>
-          this.notice('error', `Could not save "always allow": ${errorText(e)}`, undefined, p.t.folder, p.t.conversation));
-        rule = p.offers.always.kind === 'bash' ? 'every command, in this folder' : `every tool of ${p.offers.always.server}, in this folder`;
-      } else {
-        a = 'allow';
-      }
-    } else if (a === 'exact' && p.offers.exact?.rule?.exact) {
-      rule = `always \`${p.offers.exact.rule.exact}\``;
-    } else if (a === 'prefix' && p.offers.prefix?.rule?.prefix) {
-      rule = `always commands starting with \`${(prefix?.trim() || p.offers.prefix.rule.prefix).trim()}\``;
-    } else if (a === 'exact' || a === 'prefix') {
-      a = 'allow';
-    }
-    const t = p.t;
-    this.changed(t, [t.answered(id, a !== 'deny', rule)]);
-    p.resolve({ answer: a, prefix });
-  }
-
-  /**
-   * Remembers "always allow" for folder. Every command, and every tool
-   * of an MCP server, is the server's own rule (loom.addRule {every} /
-   * {mcpServer}, kept in the user's loom state, like the exact and prefix
-   * rules): a workspace setting would be trust-bound and held back in a
-   * folder with any other widening value. Only an older server without
-   * loom.addRule gets the workspace setting.
-   */
-  private async rememberAlways(rule: AlwaysRule, folder: string): Promise<void> {
-    if (this.server.has(Commands.addRule)) {
-      await this.server.exec(Commands.addRule, { ...this.folderArgs(folder), ...alwaysRuleArgs(rule) });
-      return;
-    }
-    await rememberAlways(rule);
   }
 
   // --- commands ------------------------------------------------------------------
@@ -547,7 +399,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         // No model yet: the panel's setup card asks for one (no toast
         // to outlive the fix); the prompt comes back once it is set.
         t.setup = true;
-        this.unsent.set(folder, args.prompt);
+        this.models.unsent(folder, args.prompt);
         this.changed(t, [...t.failed(item), t.notice('info', 'No model is set up yet: choose one in the card below, then send again.', 'setup')]);
         return undefined;
       }
@@ -555,30 +407,6 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       return undefined;
     } finally {
       await written?.remove();
-    }
-  }
-
-  /** The settings changed: loom.status is asked again (and again while it says no model). */
-  async settingsChanged(): Promise<void> {
-    this.rechecks = 0;
-    await this.refreshStatus();
-  }
-
-  /**
-   * Writes the setup card's choice to the user settings (loom.model.*);
-   * the configuration change reaches the server and loom.status then says
-   * the model, which takes the card away.
-   */
-  async setup(choice: SetupChoice): Promise<void> {
-    const loom = vscode.workspace.getConfiguration('loom');
-    const g = vscode.ConfigurationTarget.Global;
-    try {
-      await loom.update('model.provider', choice.provider || 'openai', g);
-      await loom.update('model.baseUrl', choice.baseUrl.trim(), g);
-      await loom.update('model.name', choice.model.trim(), g);
-      await loom.update('model.apiKeyEnv', choice.apiKeyEnv.trim(), g);
-    } catch (e) {
-      this.notice('error', `Could not save the model settings: ${errorText(e)}`);
     }
   }
 
@@ -621,7 +449,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       const t = this.transcript(folder);
       t.redraw({ folder, messages: [] });
       t.usage = undefined;
-      this.keep(t);
+      this.kept.keep(t);
       this.panel.refresh();
     }
   }
@@ -656,56 +484,6 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       const item = t.undone(r.message, sha) ?? t.notice('info', r.message);
       this.changed(t, [item]);
       this.checkpoints?.undone(folder, item?.kind === 'commit' ? item.sha : sha);
-    }
-  }
-
-  /** Switches the current conversation's model (loom.setModel). */
-  async setModel(model: string): Promise<void> {
-    const folder = this.current();
-    if (!folder || model.trim() === '') {
-      return;
-    }
-    if (!this.server.has(Commands.setModel)) {
-      this.notice('error', 'This loom-lsp cannot switch models per conversation; set loom.model.name in Settings.');
-      return;
-    }
-    try {
-      // loom-lsp says the switch in the conversation (loom/notice).
-      await this.server.exec(Commands.setModel, { ...this.folderArgs(folder), model: model.trim() });
-    } catch (e) {
-      this.notice('error', errorText(e));
-    }
-    await this.refreshStatus();
-  }
-
-  /** Sets the current conversation's reasoning effort (loom.setEffort; "" = back to the configured one). */
-  async setEffort(effort: string): Promise<void> {
-    const folder = this.current();
-    if (!folder) {
-      return;
-    }
-    try {
-      // loom-lsp says the change in the conversation (loom/notice).
-      await this.server.exec(Commands.setEffort, { ...this.folderArgs(folder), effort });
-    } catch (e) {
-      this.notice('error', errorText(e));
-    }
-    await this.refreshStatus();
-  }
-
-  /** Asks the user for a model from the server's list (/model without a name). */
-  async pickModel(): Promise<void> {
-    const folder = this.current();
-    const t = folder ? this.transcript(folder) : undefined;
-    const models = t?.models ?? [];
-    const pick = models.length > 0
-      ? await vscode.window.showQuickPick(models.map((m) => ({ label: m, description: m === t?.model ? 'current' : undefined })),
-        { placeHolder: 'The model for this conversation' })
-      : undefined;
-    if (pick) {
-      await this.setModel(pick.label);
-    } else if (models.length === 0) {
-      this.notice('info', 'The model server lists no models; type /model NAME.');
     }
   }
 
@@ -776,14 +554,14 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     // reload, only the server's first notices): then what was kept.
     const drawn = t.saved();
     // Drawn from the record at activation: the record decides (what came meanwhile, such as "resumed", is not kept).
-    const before = !t.previewed && drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept(t);
+    const before = !t.previewed && drawn.items.some((i) => i.kind === 'user') ? drawn : this.kept.record(t);
     t.previewed = false;
     // A turn the server still runs (a review it took up again after the reload) is not marked as cut.
     if (!(keep && t.restore(before, h, isBusy(st?.state ?? '')))) {
       t.redraw(h);
     }
     await this.applyStatus(t, st);
-    this.keep(t);
+    this.kept.keep(t);
   }
 
   private redrawn(folder: string, t: Transcript, proposals?: unknown[]): void {
@@ -800,25 +578,6 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       const h = await this.server.exec<HistoryResult>(Commands.history, argsOf(t));
       this.changed(t, t.toolResults(h));
     } catch { /* the cards keep their summaries */ }
-  }
-
-  private rechecks = 0;
-  private recheckTimer: ReturnType<typeof setTimeout> | undefined;
-
-  /**
-   * Asks loom.status again a few times (0.5 s … 8 s) while it says no
-   * model: the server applies a settings change on its own goroutines,
-   * so a status asked right after may still be the old one.
-   */
-  private recheck(): void {
-    if (this.recheckTimer || this.rechecks >= 5) {
-      return;
-    }
-    const delay = 500 * 2 ** this.rechecks++;
-    this.recheckTimer = setTimeout(() => {
-      this.recheckTimer = undefined;
-      void this.refreshStatus();
-    }, delay);
   }
 
   /** Refreshes every folder's model and state from loom.status. */
@@ -838,40 +597,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     this.onHeader.fire();
   }
 
-  /** The model in use when each transcript's model list was asked. */
-  private readonly listedFor = new WeakMap<Transcript, string>();
-
   private async applyStatus(t: Transcript, st: Status): Promise<Item[]> {
     const cards = applyPlanStatus(t, st, this.server.has(Commands.setMode), this.server.has(Commands.setEffort));
     t.model = st.model;
     t.setState(st.state);
     t.reviewEdits = this.reviewEdits?.(st) ?? st.edits === 'review';
-    const wasSetup = t.setup;
-    t.setup = st.model === '' || /\bmodel\b|base_url/.test(st.configError ?? '');
-    if (t.setup) {
-      // No model: no picker (the setup card asks), and a new list once one is set.
-      t.models = [];
-      this.listedFor.delete(t);
-      this.recheck();
-    }
-    if (wasSetup && !t.setup) {
-      const prompt = this.unsent.get(t.folder);
-      this.unsent.delete(t.folder);
-      if (prompt && t.folder === this.current()) {
-        this.panel.fill(prompt);
-      }
-    }
-    // The list is asked once per model in use (not at every turn's end:
-    // each ask is a request to the model server).
-    if (this.server.has(Commands.models) && !t.setup && (t.models.length === 0 || this.listedFor.get(t) !== st.model)) {
-      this.listedFor.set(t, st.model);
-      try {
-        const r = await this.server.exec<ModelsResult>(Commands.models, argsOf(t));
-        t.models = (r?.models ?? []).map((m) => m.id).filter((id) => typeof id === 'string');
-      } catch {
-        t.models = [];
-      }
-    }
+    await this.models.apply(t, st);
     return cards;
   }
 
@@ -899,7 +630,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         this.onHeader.fire();
         break;
       case 'approve':
-        await this.answer(msg.id, msg.answer, msg.prefix);
+        await this.approvals.answer(msg.id, msg.answer, msg.prefix);
         break;
       case 'copy':
         await vscode.env.clipboard.writeText(msg.text);
@@ -947,13 +678,13 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         }
         break;
       case 'setModel':
-        await this.setModel(msg.model);
+        await this.models.setModel(msg.model);
         break;
       case 'setEffort':
-        await this.setEffort(msg.effort);
+        await this.models.setEffort(msg.effort);
         break;
       case 'setup':
-        await this.setup(msg.choice);
+        await this.models.setup(msg.choice);
         break;
       case 'attach':
       case 'slash':
@@ -1005,34 +736,6 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
 /** The arguments that select t's folder and conversation. */
 export function argsOf(t: Transcript): ConversationArgs {
   return { uri: vscode.Uri.file(t.folder).toString(), ...(t.conversation ? { conversation: t.conversation } : {}) };
-}
-
-/** Where a conversation's record is kept for a window reload. */
-function storeKey(folder: string, conversation: string): string {
-  return `loom.transcript:${folder}#${conversation}`;
-}
-
-/** t's saved conversation, capped for the workspace's storage. */
-function trimmed(s: SavedTranscript): SavedTranscript {
-  const items = s.items.slice(-keptItems).map((it) => {
-    if (it.kind === 'tool' && it.output.length > keptOutput) {
-      return { ...it, output: it.output.slice(0, keptOutput) + '\n… (cut; the whole result is in loom.history)' };
-    }
-    return it;
-  });
-  return { ...s, items };
-}
-
-/** Writes the workspace setting that allows this kind of call (an older loom-lsp, without loom.addRule). */
-async function rememberAlways(rule: AlwaysRule): Promise<void> {
-  const loom = vscode.workspace.getConfiguration('loom');
-  if (rule.kind === 'bash') {
-    await loom.update('tools.bash', 'allow', vscode.ConfigurationTarget.Workspace);
-    return;
-  }
-  const key = 'mcp.approve';
-  const current = loom.inspect<Record<string, string>>(key)?.workspaceValue ?? {};
-  await loom.update(key, { ...current, [rule.server]: 'allow' }, vscode.ConfigurationTarget.Workspace);
 }
 
 /** Opens the Settings editor on Loom's settings. */

@@ -238,7 +238,7 @@ export class Composer implements vscode.Disposable {
         break;
       }
       case 'model':
-        await (cmd.args ? this.chat.setModel(cmd.args) : this.chat.pickModel());
+        await (cmd.args ? this.chat.models.setModel(cmd.args) : this.chat.models.pickModel());
         break;
       case 'status':
         await this.status();

@@ -52,7 +52,7 @@ export class ConversationList {
         return;
       }
       await this.refresh(f.path);
-      const last = this.chat.rememberedShown(f.path);
+      const last = this.chat.kept.rememberedShown(f.path);
       const listed = this.chat.entries(f.path).find((c) => c.id === last);
       if (last && listed && !listed.elsewhere && this.chat.convs.shownId(f.path) !== last) {
         try {
@@ -71,7 +71,7 @@ export class ConversationList {
     if (!this.chat.has(Commands.panelState)) {
       return undefined;
     }
-    const last = this.chat.rememberedShown(folder);
+    const last = this.chat.kept.rememberedShown(folder);
     let st: PanelState<ConversationInfo>;
     try {
       st = await this.chat.exec<PanelState<ConversationInfo>>(Commands.panelState, { uri: uriOf(folder), ...(last ? { conversation: last } : {}) });
@@ -176,7 +176,7 @@ export class ConversationList {
       // A new conversation has nothing on the server to draw: it is whole.
       transcript.loaded = true;
     }
-    this.chat.rememberShown(folder, id);
+    this.chat.kept.rememberShown(folder, id);
     this.chat.panel.refresh();
     return fresh;
   }
@@ -213,7 +213,7 @@ export class ConversationList {
     }
     const wasShown = this.chat.convs.shownId(folder) === id;
     this.chat.convs.remove(folder, id);
-    await this.chat.forget(folder, id);
+    await this.chat.kept.forget(folder, id);
     await this.refresh(folder);
     if (wasShown) {
       const next = this.chat.entries(folder).find((c) => !c.elsewhere);

@@ -10,7 +10,8 @@ import {
 } from 'vscode-languageclient/node';
 import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
-import { ApprovalReply, beforeScheme, Chat, errorText, openSettings } from './chat';
+import type { ApprovalReply } from './approvalcards';
+import { beforeScheme, Chat, errorText, openSettings } from './chat';
 import { Checkpoints, commandChangesMethod } from './checkpoints';
 import type { CommandChangeWire } from './filesbar';
 import type { CommandChangesParams } from './filesbar';
@@ -34,6 +35,8 @@ import { stateWords } from './status';
 import { answerConfiguration, SettingsScope, trustFolderCommand } from './trust';
 
 let client: LanguageClient | undefined;
+/** loom-lsp's start, while it runs and after: what the panel asks meanwhile waits for it. */
+let serverUp: Promise<void> | undefined;
 /** The chat, whose conversations are written down at deactivation. */
 let theChat: Chat | undefined;
 /** The review, whose drafts (decisions so far, the comment typed) go to the server at deactivation. */
@@ -100,7 +103,7 @@ async function trustFolder(lc: LanguageClient, uri: string, say: boolean): Promi
   }
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   status.command = 'loom.chat';
   status.text = '$(loading~spin) Loom: starting';
@@ -115,6 +118,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // The server's own list: the loom.* commands are taken out of the capabilities (LoomFeature).
     has: (cmd: string) => feature.serverCommands.has(cmd),
     exec: async <T>(cmd: string, args: object): Promise<T> => {
+      // A request made while loom-lsp starts (the panel is drawn before) waits for it.
+      await serverUp?.catch(() => undefined);
       if (!c?.isRunning()) {
         throw new Error('loom-lsp is not running (see the Loom output).');
       }
@@ -133,6 +138,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const checkpoints = new Checkpoints(chat, context.workspaceState);
   chat.checkpoints = checkpoints;
   const review = new ReviewController(async (cmd, args) => {
+    await serverUp?.catch(() => undefined);
     if (!c?.isRunning()) {
       throw new Error('loom-lsp is not running (see the Loom output).');
     }
@@ -246,6 +252,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
 
+  // loom-lsp starts in the background: VS Code resolves the panel's
+  // webview only once activate() has returned, and the panel draws the
+  // conversation kept across the reload (drawKept above) meanwhile.
+  c = connect({ context, status, chat, feature, checkpoints, planMode, editReview, conversations });
+}
+
+/** What connect wires loom-lsp's messages to. */
+interface Parts {
+  context: vscode.ExtensionContext;
+  status: vscode.StatusBarItem;
+  chat: Chat;
+  feature: LoomFeature;
+  checkpoints: Checkpoints;
+  planMode: PlanMode;
+  editReview: EditReview;
+  conversations: ConversationList;
+}
+
+/**
+ * Creates the language client of loom-lsp with its handlers and starts
+ * it without waiting (start); undefined when the binary is not found
+ * (the panel says how to install it).
+ */
+function connect(parts: Parts): LanguageClient | undefined {
+  const { context, status, chat, feature, checkpoints, planMode, editReview } = parts;
+  const reg = (id: string, fn: (...a: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   // The server binary.
   const configured = vscode.workspace.getConfiguration('loom').get<string>('path') || 'loom-lsp';
   const command = findExecutable(configured, process.env.PATH ?? '');
@@ -263,7 +295,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void vscode.commands.executeCommand('workbench.action.openSettings', 'loom.path');
       }
     });
-    return;
+    return undefined;
   }
 
   const serverOptions: ServerOptions = {
@@ -280,7 +312,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     middleware: { workspace: { configuration: (params, token, next) => pullConfiguration(params, token, next) } },
     outputChannelName: 'Loom',
   };
-  c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
+  const c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
   client = c;
   const lc = c;
   c.registerFeature(feature);
@@ -354,7 +386,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return { saved };
   });
   context.subscriptions.push(c.onDidChangeState((e) => {
-    chat.setDown(e.newState !== State.Running);
+    // Starting is not down: the panel shows the kept conversation, and what is asked meanwhile waits (serverUp).
+    chat.setDown(e.newState === State.Stopped);
     if (e.newState === State.Running) {
       void chat.refreshStatus();
     }
@@ -366,7 +399,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         .then((b) => b && vscode.commands.executeCommand('workbench.action.reloadWindow'));
     } else if (e.affectsConfiguration('loom') && lc.isRunning()) {
       void lc.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() })
-        .then(() => chat.settingsChanged());
+        .then(() => chat.models.settingsChanged());
     }
   }));
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -374,7 +407,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // loom-lsp, with their settings as they are now.
     if (lc.isRunning()) {
       void Promise.all((vscode.workspace.workspaceFolders ?? []).map((f) => trustFolder(lc, f.uri.toString(), false)))
-        .then(() => chat.settingsChanged());
+        .then(() => chat.models.settingsChanged());
     }
   }));
   reg(trustFolderCommand, async () => {
@@ -388,8 +421,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(() => chat.panel.refresh()));
 
+  void start(c, parts, command);
+  return c;
+}
+
+/** Starts loom-lsp, sends the settings, and draws every folder's panel from the server. */
+async function start(c: LanguageClient, parts: Parts, command: string): Promise<void> {
+  const { status, chat, checkpoints, conversations } = parts;
   try {
-    await c.start();
+    serverUp = c.start();
+    await serverUp;
   } catch (e) {
     chat.setDown(true);
     status.text = '$(error) Loom';
@@ -440,13 +481,13 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
     const where = typeof loom?.folder === 'string' && typeof loom.conversation === 'string'
       ? { folder: loom.folder, conversation: loom.conversation } : undefined;
     const asked = titles.includes('Allow') && titles.includes('Deny')
-      ? chat.approval(p.message, actions, typeof command === 'string' ? command : undefined, where) : undefined;
+      ? chat.approvals.ask(p.message, actions, typeof command === 'string' ? command : undefined, where) : undefined;
     if (!asked) {
       const pick = await vscode.window.showWarningMessage(p.message, ...titles);
       return pick ? (actions.find((a) => a.title === pick) ?? { title: pick }) as MessageActionItem : null;
     }
     // The server takes the request back when it times out.
-    const sub = token.onCancellationRequested(() => chat.withdrawn(asked.id));
+    const sub = token.onCancellationRequested(() => chat.approvals.withdrawn(asked.id));
     if (!chat.panel.visible || !asked.shown) {
       // The panel is hidden, or shows another conversation: ask in a notification too (Allow, Deny and
       // the exact rule; "every command" needs the card's confirmation).
@@ -455,7 +496,7 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
       const exact = asked.offers.exact?.title;
       const buttons = exact ? ['Allow', 'Deny', exact] : ['Allow', 'Deny'];
       void vscode.window.showWarningMessage(p.message, ...buttons).then((pick) => {
-        void chat.answer(asked.id, pick === exact && exact ? 'exact' : pick === 'Allow' ? 'allow' : 'deny');
+        void chat.approvals.answer(asked.id, pick === exact && exact ? 'exact' : pick === 'Allow' ? 'allow' : 'deny');
       });
     }
     const reply: ApprovalReply = await asked.answer;

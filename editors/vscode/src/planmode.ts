@@ -5,23 +5,11 @@
 // build an edited version, or keep planning (with a comment the model
 // reads).
 import type { Chat } from './chat';
-import { Commands, ModeParams, PlanParams, PlanProposalParams, Status } from './protocol';
+import { isMode } from './planstatus';
+import { Commands, ModeParams, PlanParams, PlanProposalParams } from './protocol';
 import type { FromWebview, Mode } from './shared/messages';
-import { customCommands } from './slash';
-import type { Transcript } from './transcript';
 
 type DecideMsg = Extract<FromWebview, { type: 'decidePlan' }>;
-
-/** The reasoning efforts the header's picker offers (config.ReasoningEfforts). */
-export const efforts: readonly string[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
-
-/** The modes the selector offers. */
-export const modes: readonly Mode[] = ['agent', 'plan', 'ask'];
-
-/** Whether m is a mode the selector knows. */
-export function isMode(m: unknown): m is Mode {
-  return typeof m === 'string' && (modes as readonly string[]).includes(m);
-}
 
 /** What a decision says on the plan card, in words. */
 export function decisionWords(d: { accept: boolean; fresh?: boolean; plan?: string; comment?: string }): string {
@@ -44,28 +32,6 @@ export function freshPrompt(plan: string): string {
 /** The state a decision leaves the card in. */
 export function decisionState(d: { accept: boolean; fresh?: boolean }): 'accepted' | 'fresh' | 'rejected' {
   return !d.accept ? 'rejected' : d.fresh ? 'fresh' : 'accepted';
-}
-
-/**
- * Takes loom.status' mode, todo list, pending plan and custom commands
- * into t: a plan card the server no longer waits on is closed, and one
- * it waits on but not drawn (a redraw from loom.history) is added.
- * Returns the plan cards changed.
- */
-export function applyPlanStatus(t: Transcript, st: Status, canSwitch: boolean, canSetEffort = false) {
-  t.modes = canSwitch;
-  t.efforts = canSetEffort ? [...efforts] : [];
-  t.mode = isMode(st.mode) ? st.mode : 'agent';
-  t.plan = Array.isArray(st.plan) ? st.plan : [];
-  t.commands = customCommands(st.commands ?? undefined);
-  t.effort = typeof st.effort === 'string' ? st.effort : '';
-  t.effortChosen = !!st.effortChosen;
-  const pending = st.planProposal;
-  const changed = t.closePlans(pending?.callId);
-  if (pending && !t.items.some((it) => it.kind === 'plan' && it.callId === pending.callId && it.state === 'open')) {
-    changed.push(t.planProposal(st.turn, pending.callId, pending.plan));
-  }
-  return changed;
 }
 
 /** PlanMode answers the panel's mode and plan messages and draws the server's. */

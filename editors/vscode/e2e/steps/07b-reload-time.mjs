@@ -4,24 +4,67 @@
 // each from the reload command to every item of the conversation back in
 // the panel with the header idle. times.json gets each run and the median,
 // with the machine's load average (the target, 2 s, is for an idle
-// machine).
+// machine), and beside Loom an empty extension's activation (the probe:
+// what no extension can beat in this window).
 import * as assert from 'node:assert/strict';
+import fs from 'node:fs';
 import os from 'node:os';
-import { chat, headerState, openPanel, page, panelCounts, runCommand, shot, step, times, until } from '../harness.mjs';
+import path from 'node:path';
+import { chat, headerState, openPanel, page, panelCounts, runCommand, shot, step, times, tmp, until } from '../harness.mjs';
 
-/** One reload: ms from the command to the workbench, the extension's status item, and the conversation redrawn. */
+/** A log line's time ("2026-11-27 12:30:22.444", the machine's local time) in ms since the epoch. */
+const logTime = (line) => new Date(line.slice(0, 23).replace(' ', 'T')).getTime();
+
+/**
+ * What the extension host's own log says of the window started at t0:
+ * when the extension host process was up (its first line) and when it
+ * activated Loom, and by which event. Read from code-server's logs
+ * (data/logs/<session>/exthostN/remoteexthost.log); a log not written yet
+ * gives nothing (the figures are a report, not a check).
+ */
+function extHostLog(t0) {
+  const logs = path.join(tmp, 'data', 'logs');
+  const files = fs.readdirSync(logs).flatMap((s) => fs.readdirSync(path.join(logs, s), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name.startsWith('exthost'))
+    .map((d) => path.join(logs, s, d.name, 'remoteexthost.log')))
+    .filter((f) => fs.existsSync(f));
+  for (const f of files) {
+    const lines = fs.readFileSync(f, 'utf8').split('\n');
+    const started = lines.find((l) => / Extension host with pid \d+ started/.test(l));
+    if (!started || logTime(started) < t0) {
+      continue;
+    }
+    const loom = lines.find((l) => /_doActivateExtension loom-lsp\.loom,/.test(l));
+    return {
+      hostStarted: logTime(started) - t0,
+      ...(loom ? { loomActivating: logTime(loom) - t0, activationEvent: /activationEvent: '([^']*)'/.exec(loom)?.[1] } : {}),
+    };
+  }
+  return {};
+}
+
+/**
+ * One reload: ms from the command to the workbench, to the probe's status
+ * item (an empty extension activated with "*": the floor of any
+ * extension's activation), to Loom's status item (its activation), to
+ * the panel's input (the webview loaded) and to the conversation redrawn,
+ * idle. Each is waited for on its own, from the same start.
+ */
 async function timedReload(before) {
   await page.evaluate(() => { window.__loomBeforeReload = true; });
   const t0 = Date.now();
   await runCommand('Developer: Reload Window');
   await until('the window to reload', async () => !(await page.evaluate(() => window.__loomBeforeReload === true)), 60_000, 25);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
-  const workbench = Date.now() - t0;
-  await page.locator('.statusbar-item').filter({ hasText: 'Loom:' }).first().waitFor({ timeout: 120_000 });
-  const extension = Date.now() - t0;
-  // The panel comes back on its own when it was open (the side bar's view is restored).
-  const shown = await chat().locator('textarea.input').waitFor({ timeout: 20_000 }).then(() => true, () => false);
-  if (!shown) {
+  const at = (locator) => locator.waitFor({ timeout: 120_000 }).then(() => Date.now() - t0);
+  const probeItem = page.locator('.statusbar-item').filter({ hasText: 'Probe:' }).first();
+  const [workbench, probe, extension, shown] = await Promise.all([
+    at(page.locator('.monaco-workbench')),
+    at(probeItem),
+    at(page.locator('.statusbar-item').filter({ hasText: 'Loom:' }).first()),
+    // The panel comes back on its own when it was open (the side bar's view is restored).
+    chat().locator('textarea.input').waitFor({ timeout: 30_000 }).then(() => Date.now() - t0, () => undefined),
+  ]);
+  if (shown === undefined) {
     await openPanel();
   }
   let after;
@@ -31,7 +74,16 @@ async function timedReload(before) {
   }, 120_000, 20).catch((e) => {
     throw new Error(`${e.message}\nbefore ${JSON.stringify(before)}\nafter  ${JSON.stringify(after)}`);
   });
-  return { workbench, extension, redrawn: Date.now() - t0, panelReopened: !shown };
+  const redrawn = Date.now() - t0;
+  // How long the extension host process had run when the probe activated.
+  const hostUptime = Number(/Probe: (\d+) ms/.exec((await probeItem.textContent()) ?? '')?.[1]);
+  // The extension host's process start: the probe's activation less its uptime then.
+  const hostForked = probe - hostUptime;
+  const log = await until('the extension host\'s log of this window', async () => {
+    const l = extHostLog(t0);
+    return l.loomActivating !== undefined ? l : undefined;
+  }, 10_000, 100).catch(() => extHostLog(t0));
+  return { workbench, hostForked, ...log, probe, hostUptime, extension, panel: shown, redrawn, panelReopened: shown === undefined };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -47,6 +99,11 @@ step('7b. reload time: reload → the conversation redrawn, three times in a row
     runs,
     medianRedrawn: median(runs.map((r) => r.redrawn)),
     medianWorkbench: median(runs.map((r) => r.workbench)),
+    medianHostForked: median(runs.map((r) => r.hostForked)),
+    medianHostStarted: median(runs.map((r) => r.hostStarted).filter((x) => x !== undefined)),
+    medianLoomActivating: median(runs.map((r) => r.loomActivating).filter((x) => x !== undefined)),
+    medianProbe: median(runs.map((r) => r.probe)),
+    medianExtension: median(runs.map((r) => r.extension)),
     medianExtensionToRedrawn: median(runs.map((r) => r.redrawn - r.extension)),
     load: os.loadavg().map((x) => Math.round(x * 100) / 100),
     cpus: os.cpus().length,

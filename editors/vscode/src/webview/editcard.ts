@@ -6,7 +6,7 @@
 // all at once. After the decision it says what was applied and rejected.
 import type { HunkDecision, ReviewCard, ReviewFile, ReviewHunk, ReviewIntent } from '../shared/review';
 import { button, el, post } from './dom';
-import { renderDiff } from './toolcard';
+import { renderDiff } from './diffview';
 
 /** The comment being typed per proposal: it wins over a redraw's older copy. */
 const drafts = new Map<string, string>();

@@ -3,6 +3,7 @@
 // diff of an edit.
 import type { Approval, Item } from '../shared/messages';
 import { button, el, post } from './dom';
+import { renderDiff } from './diffview';
 import { renderEditCard, reviewWord } from './editcard';
 
 type ToolItem = Extract<Item, { kind: 'tool' }>;
@@ -138,25 +139,4 @@ function renderApproval(it: ToolItem, a: Approval): HTMLElement {
     button('Deny', 'secondary deny', () => post({ type: 'approve', id: a.id, answer: 'deny' }), 'Do not run it; the agent is told'));
   box.append(choices);
   return box;
-}
-
-/** A unified diff, one line per row, coloured. */
-export function renderDiff(diff: string): HTMLElement {
-  const pre = el('pre', 'diff-body');
-  pre.tabIndex = 0;
-  for (const line of diff.split('\n')) {
-    if (line.startsWith('---') || line.startsWith('+++') || line === '') {
-      continue;
-    }
-    let cls = 'ctx';
-    if (line.startsWith('@@')) {
-      cls = 'hunk';
-    } else if (line.startsWith('+')) {
-      cls = 'add';
-    } else if (line.startsWith('-')) {
-      cls = 'del';
-    }
-    pre.append(el('div', cls, line));
-  }
-  return pre;
 }

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/loom-lsp/loom-lsp/internal/gittest"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
+)
+
+// readEditMain reads main.go and edits it, which starts loom's own
+// language server for .go files and waits for its answer.
+const readEditMain = `
+[[step]]
+match.last_user_contains = "rename"
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"main.go"}'
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"main.go","old_string":"hi","new_string":"hello"}'
+
+[[step]]
+match.last_tool_result_contains = "main.go"
+text = ["Renamed."]
+`
+
+// fakeLanguageServer puts a "gopls" on a PATH of its own that tells, in
+// report (a file in a directory commands may write), that it started,
+// whether it could write into home and reach 127.0.0.1:port, then never
+// answers (loom waits tools.diagnostics_wait, then goes on).
+func fakeLanguageServer(t *testing.T, home, report string, port int) string {
+	t.Helper()
+	bin := t.TempDir()
+	script := "#!/bin/bash\n" +
+		"echo started > '" + report + "'\n" +
+		"if (echo pwned > '" + home + "/pwned') 2>/dev/null; then echo wrote-home >> '" + report + "'; fi\n" +
+		"if (exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(port) + ") 2>/dev/null; then echo connected >> '" + report + "'; fi\n" +
+		"echo done >> '" + report + "'\n" +
+		"exec sleep 600\n"
+	writeFile(t, bin, "gopls", script)
+	if err := os.Chmod(filepath.Join(bin, "gopls"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// listenPort listens on a loopback port for the test's length, so that
+// a connection there succeeds unless the network is cut off.
+func listenPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// languageServerRun runs one exec turn that reads and edits main.go in
+// a repository whose .loom.toml is repoToml (untrusted), under the
+// user's own userToml, with the fake gopls on PATH; it returns the fake
+// server's report ("" when it never started) and the home it may not
+// write.
+func languageServerRun(t *testing.T, userToml, repoToml string, port int) (report, home string) {
+	t.Helper()
+	files := map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"}
+	if repoToml != "" {
+		files[".loom.toml"] = repoToml
+	}
+	dir := gittest.Repo(t, files)
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
+	for _, d := range []string{home, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reportPath := filepath.Join(tmp, "report")
+	bin := fakeLanguageServer(t, home, reportPath, port)
+	var env []string
+	for _, kv := range isolatedEnv(t) {
+		name, val, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PATH":
+			kv = "PATH=" + bin + ":" + val
+		case "HOME", "TMPDIR":
+			continue
+		case "XDG_CONFIG_HOME":
+			if err := os.MkdirAll(filepath.Join(val, "loom"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(val, "loom"), "loom.toml", userToml)
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+home, "TMPDIR="+tmp)
+	r := runLoomEnv(t, env, dir, "", "exec", "--output", "jsonl", "--script", writeScript(t, readEditMain), "rename hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	b, _ := os.ReadFile(reportPath)
+	return string(b), home
+}
+
+// TestLanguageServerOnlyWhereCommandsMayRun: loom starts a language
+// server itself (exec has no editor to ask for diagnostics), and a
+// language server runs the project's build (gopls's go list,
+// rust-analyzer's build scripts: code the repository, or the agent,
+// wrote). It runs in the commands' sandbox, with their network setting,
+// and not at all when the user denied commands or turned diagnostics
+// off — whatever the repository's own .loom.toml says.
+func TestLanguageServerOnlyWhereCommandsMayRun(t *testing.T) {
+	if !sandbox.New(sandbox.Policy{Root: "/"}).Active() {
+		t.Skip("no Landlock here")
+	}
+	const wait = "[tools]\ndiagnostics_wait = \"10s\"\n"
+	t.Run("sandboxed, network off", func(t *testing.T) {
+		report, home := languageServerRun(t, wait+"network = \"off\"\n", "", listenPort(t))
+		if !strings.Contains(report, "done") {
+			t.Fatalf("the language server did not run (the route is not exercised): report %q", report)
+		}
+		if strings.Contains(report, "wrote-home") {
+			t.Errorf("loom's language server wrote into $HOME: outside the sandbox")
+		}
+		if _, err := os.Stat(filepath.Join(home, "pwned")); err == nil {
+			t.Errorf("$HOME/pwned exists")
+		}
+		if strings.Contains(report, "connected") {
+			t.Errorf("loom's language server reached the network with tools.network = \"off\"")
+		}
+	})
+	for _, c := range []struct{ name, user, repo string }{
+		{"user denies commands, the repository says ask", wait + "bash = \"deny\"\n", "[tools]\nbash = \"ask\"\n"},
+		{"user turns diagnostics off, the repository says auto", wait + "diagnostics = \"off\"\n", "[tools]\ndiagnostics = \"auto\"\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			report, _ := languageServerRun(t, c.user, c.repo, listenPort(t))
+			if report != "" {
+				t.Fatalf("the repository's .loom.toml undid the user's setting: loom ran a language server (%q)", report)
+			}
+		})
+	}
+}
