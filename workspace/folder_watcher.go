@@ -95,7 +95,7 @@ type seen struct {
 func (s *Conversation) look(paths []string) []seen {
 	out := make([]seen, len(paths))
 	for i, p := range paths {
-		content, err := s.folder.host.overlay.ReadFile(p)
+		content, err := s.folder.host.overlay.readSeen(p)
 		if err != nil {
 			content = nil
 		}

@@ -350,7 +350,7 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		s.writes.commandStarted()
 		defer func() {
 			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
-			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.ReadFile)
+			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.readSeen)
 			user, model := protectedWords(outcome.command.command, protectedWrites(s.folder.dir, outcome.command))
 			if user != "" {
 				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
