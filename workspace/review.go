@@ -172,7 +172,20 @@ func (p treePort) Complete(c changes.Completion) {
 		s.git.recordEdit(k.Path, k.Before, k.After, k.Created, k.Mode)
 	}
 	s.outputs[c.CallID] = toolOutput{text: c.Result}
+	if len(c.Hooks) > 0 {
+		s.step(fsm.HooksDecided{Turn: c.Turn, Event: fsm.HookPostToolUse, CallID: c.CallID, Hooks: c.Hooks})
+	}
 	s.step(fsm.ToolCompleted{Turn: c.Turn, CallID: c.CallID, Result: c.Result, IsError: c.IsError})
+}
+
+// PostToolHooks runs the PostToolUse hooks of a call the user's review
+// decision ran, with the input as accepted (on a worker).
+func (p treePort) PostToolHooks(ctx context.Context, r changes.Ran) []fsm.HookReport {
+	c := r.Call
+	if r.Edit != nil {
+		c = acceptedCall(c, r.Edit, r.Whole)
+	}
+	return p.s.postToolHooks(ctx, c, toolOutcome{result: r.Result, isError: r.IsError})
 }
 
 // CurrentText is the file's text as the user sees it now: the open
