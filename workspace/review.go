@@ -37,24 +37,6 @@ import (
 // are reported as before (loom/commandChanges: keep with loom.commit,
 // discard with loom.discard).
 
-// ErrNoProposal is wrapped by a decision's error when no proposal of that
-// id waits for the user.
-var ErrNoProposal = changes.ErrNoProposal
-
-// ProposalNote is a proposal waiting for the user's review (NoteProposal).
-type ProposalNote = changes.ProposalNote
-
-// ReviewDraft is what the user decided so far on a proposal, and the
-// comment typed, before the decision is sent.
-type ReviewDraft = changes.ReviewDraft
-
-// ReviewResult is what a review decision did.
-type ReviewResult = changes.ReviewResult
-
-// AllHunks, as the only element of a decision's accept or reject, stands
-// for every hunk of the proposal.
-const AllHunks = changes.AllHunks
-
 // Review is the conversation's review of proposals: the user's decisions
 // (Decide, Unreviewed), the proposals waiting (Proposals) and what the
 // user decided so far (SetDraft).
@@ -190,7 +172,20 @@ func (p treePort) Complete(c changes.Completion) {
 		s.git.recordEdit(k.Path, k.Before, k.After, k.Created, k.Mode)
 	}
 	s.outputs[c.CallID] = toolOutput{text: c.Result}
+	if len(c.Hooks) > 0 {
+		s.step(fsm.HooksDecided{Turn: c.Turn, Event: fsm.HookPostToolUse, CallID: c.CallID, Hooks: c.Hooks})
+	}
 	s.step(fsm.ToolCompleted{Turn: c.Turn, CallID: c.CallID, Result: c.Result, IsError: c.IsError})
+}
+
+// PostToolHooks runs the PostToolUse hooks of a call the user's review
+// decision ran, with the input as accepted (on a worker).
+func (p treePort) PostToolHooks(ctx context.Context, r changes.Ran) []fsm.HookReport {
+	c := r.Call
+	if r.Edit != nil {
+		c = acceptedCall(c, r.Edit, r.Whole)
+	}
+	return p.s.postToolHooks(ctx, c, toolOutcome{result: r.Result, isError: r.IsError})
 }
 
 // CurrentText is the file's text as the user sees it now: the open

@@ -257,6 +257,8 @@ func (o *owner) Tell(n Note) {
 	o.notes = append(o.notes, n)
 }
 
+func (o *owner) PostToolHooks(context.Context, Ran) []fsm.HookReport { return nil }
+
 func (o *owner) Complete(c Completion) {
 	o.mu.Lock()
 	o.completed = append(o.completed, c)

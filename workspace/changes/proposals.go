@@ -103,8 +103,38 @@ type ReviewConversation interface {
 	Tell(n Note)
 	// Complete records what a decision made of its call (the bytes that
 	// landed, for the post-tool hook; the call's card) and steps the
-	// call's fsm.ToolCompleted.
+	// call's fsm.ToolCompleted, after what its PostToolUse hooks said.
 	Complete(c Completion)
+
+	// On a worker:
+
+	// PostToolHooks runs the PostToolUse hooks of a call the user's
+	// decision ran (an edit applied, a command's changes decided) and
+	// returns what they said, for the Completion.
+	PostToolHooks(ctx context.Context, r Ran) []fsm.HookReport
+}
+
+// Ran is a proposing call that ran, now the user decided: an edit that
+// was applied (Edit, accepted Whole or in part) or a command whose
+// changes were decided.
+type Ran struct {
+	// Call is the call as it ran (with the input a hook rewrote it to).
+	Call           fsm.ToolCall
+	Result         string
+	IsError        bool
+	Edit           *tools.Edit
+	Whole, Command bool
+}
+
+// callOf is the batch's call id as it runs; on the conversation's
+// goroutine.
+func callOf(m *fsm.Machine, id string) fsm.ToolCall {
+	for _, x := range m.State().Executions {
+		if x.Call.ID == id {
+			return x.Call
+		}
+	}
+	return fsm.ToolCall{ID: id}
 }
 
 // Completion is a proposing call that the user's decision completed.
@@ -118,6 +148,9 @@ type Completion struct {
 	// Kept are the kept parts of a command's changes, which the hook
 	// commits like edits.
 	Kept []Keep
+	// Hooks are what the call's PostToolUse hooks said (stepped before
+	// the call's completion).
+	Hooks []fsm.HookReport
 }
 
 // Proposal is a proposed change waiting for its decision.
@@ -353,12 +386,27 @@ func (r *Review) Apply(a fsm.ApplyChanges) {
 	}
 	r.save()
 	ctx := r.conv.TurnContext()
+	call := callOf(r.conv.Machine(), a.CallID)
 	if p.cmd != nil {
-		r.conv.Go(func() { r.applyCommand(ctx, a, p) })
+		r.conv.Go(func() { r.applyCommand(ctx, a, p, call) })
 		return
 	}
 	r.conv.Go(func() {
 		res, e, err := r.tree.DecideEdit(ctx, r.tree.dir, p.callID, p.edit.Path, p.edit.Mode, p.change, a.Accepted)
+		result, isError := a.Result, false
+		if err != nil {
+			result, isError = "tool error: the accepted change could not be applied: "+err.Error(), true
+		} else if len(res.Conflicts) > 0 {
+			result += fmt.Sprintf("; hunks %v were left out: the user changed the same lines meanwhile (read the file again)", res.Conflicts)
+		}
+		var hooks []fsm.HookReport
+		if err == nil && e != nil && e.OldText != e.NewText {
+			// The edit is applied now: its PostToolUse hooks run, with
+			// the input as accepted. A rejected or unapplied one ran
+			// nothing and gets none, as in the formats.
+			whole := len(a.Accepted) == len(p.hunkIDs()) && len(res.Conflicts) == 0
+			hooks = r.conv.PostToolHooks(ctx, Ran{Call: call, Result: result, Edit: e, Whole: whole})
+		}
 		r.conv.Post(func() {
 			if ctx.Err() != nil {
 				// The turn was cancelled meanwhile: the machine answered
@@ -367,13 +415,7 @@ func (r *Review) Apply(a fsm.ApplyChanges) {
 				p.settle(res, fmt.Errorf("the turn was cancelled while the change was applied"))
 				return
 			}
-			result, isError := a.Result, false
-			if err != nil {
-				result, isError = "tool error: the accepted change could not be applied: "+err.Error(), true
-			} else if len(res.Conflicts) > 0 {
-				result += fmt.Sprintf("; hunks %v were left out: the user changed the same lines meanwhile (read the file again)", res.Conflicts)
-			}
-			r.conv.Complete(Completion{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError, Edit: e})
+			r.conv.Complete(Completion{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError, Edit: e, Hooks: hooks})
 			p.settle(p.result(res, a.Accepted), err)
 		})
 	})
@@ -381,20 +423,23 @@ func (r *Review) Apply(a fsm.ApplyChanges) {
 
 // applyCommand performs an fsm.ApplyChanges of a command's changes (on
 // a worker), then completes the call on the conversation's goroutine.
-func (r *Review) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *Proposal) {
+func (r *Review) applyCommand(ctx context.Context, a fsm.ApplyChanges, p *Proposal, call fsm.ToolCall) {
 	res, keep, err := r.tree.DecideCommand(ctx, p.cmd.files, a.Accepted, r.reads)
+	result, isError := a.Result, false
+	if err != nil {
+		result, isError = p.cmd.output+"\n[loom] the user's decision on this command's changes could not be applied: "+err.Error(), true
+	} else if len(res.Conflicts) > 0 {
+		result += fmt.Sprintf(" Hunks %v could not be taken back: the user changed the same lines since; they stay as they are.", res.Conflicts)
+	}
+	// The command ran whatever the user decided of its changes: its
+	// PostToolUse hooks run now, with its output and the decision.
+	hooks := r.conv.PostToolHooks(ctx, Ran{Call: call, Result: result, IsError: isError, Command: true})
 	r.conv.Post(func() {
 		if ctx.Err() != nil {
 			p.settle(res, fmt.Errorf("the turn was cancelled while the decision was applied"))
 			return
 		}
-		result, isError := a.Result, false
-		if err != nil {
-			result, isError = p.cmd.output+"\n[loom] the user's decision on this command's changes could not be applied: "+err.Error(), true
-		} else if len(res.Conflicts) > 0 {
-			result += fmt.Sprintf(" Hunks %v could not be taken back: the user changed the same lines since; they stay as they are.", res.Conflicts)
-		}
-		r.conv.Complete(Completion{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError, Kept: keep})
+		r.conv.Complete(Completion{Turn: a.Turn, CallID: a.CallID, Result: result, IsError: isError, Kept: keep, Hooks: hooks})
 		p.settle(p.result(res, a.Accepted), err)
 	})
 }
