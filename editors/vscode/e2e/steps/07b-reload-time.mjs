@@ -68,9 +68,15 @@ async function timedReload(before) {
     await openPanel();
   }
   let after;
+  // When every item is back (the header may still say otherwise), and when it is idle too.
+  let items;
   await until('the conversation redrawn, idle', async () => {
     after = await panelCounts().catch(() => undefined);
-    return JSON.stringify(after) === JSON.stringify(before) && (await headerState().catch(() => '')) === 'idle';
+    if (JSON.stringify(after) !== JSON.stringify(before)) {
+      return false;
+    }
+    items ??= Date.now() - t0;
+    return (await headerState().catch(() => '')) === 'idle';
   }, 120_000, 20).catch((e) => {
     throw new Error(`${e.message}\nbefore ${JSON.stringify(before)}\nafter  ${JSON.stringify(after)}`);
   });
@@ -83,7 +89,7 @@ async function timedReload(before) {
     const l = extHostLog(t0);
     return l.loomActivating !== undefined ? l : undefined;
   }, 10_000, 100).catch(() => extHostLog(t0));
-  return { workbench, hostForked, ...log, probe, hostUptime, extension, panel: shown, redrawn, panelReopened: shown === undefined };
+  return { workbench, hostForked, ...log, probe, hostUptime, extension, panel: shown, items, redrawn, panelReopened: shown === undefined };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -104,6 +110,7 @@ step('7b. reload time: reload → the conversation redrawn, three times in a row
     medianLoomActivating: median(runs.map((r) => r.loomActivating).filter((x) => x !== undefined)),
     medianProbe: median(runs.map((r) => r.probe)),
     medianExtension: median(runs.map((r) => r.extension)),
+    medianPanel: median(runs.map((r) => r.panel).filter((x) => x !== undefined)),
     medianExtensionToRedrawn: median(runs.map((r) => r.redrawn - r.extension)),
     load: os.loadavg().map((x) => Math.round(x * 100) / 100),
     cpus: os.cpus().length,
