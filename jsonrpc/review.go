@@ -122,7 +122,7 @@ func (s *Server) runReview(ctx context.Context, a ReviewArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := sess.Review(ctx, a.ID, accept, reject, a.Comment)
+	res, err := sess.Review().Decide(ctx, a.ID, accept, reject, a.Comment)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (s *Server) runReviewDraft(ctx context.Context, a ReviewDraftArgs) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return nil, sess.SetReviewDraft(ctx, a.ID, workspace.ReviewDraft{Accepted: a.Accepted, Rejected: a.Rejected, Comment: a.Comment})
+	return nil, sess.Review().SetDraft(ctx, a.ID, workspace.ReviewDraft{Accepted: a.Accepted, Rejected: a.Rejected, Comment: a.Comment})
 }
 
 func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
@@ -145,7 +145,7 @@ func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	notes, err := sess.Proposals(ctx)
+	notes, err := sess.Review().Proposals(ctx)
 	if err != nil {
 		return nil, err
 	}

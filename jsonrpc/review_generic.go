@@ -68,19 +68,19 @@ func (s *Server) confirmProposal(folder, conv string, p workspace.ProposalNote) 
 	}, &item)
 	switch {
 	case errors.Is(err, workspace.ErrUnsupported):
-		_, _ = sess.Unreviewed(ctx, p.ID, "the user asked to review changes (tools.edits = \"review\") and this editor does not answer Loom's questions, so it was not shown")
+		_, _ = sess.Review().Unreviewed(ctx, p.ID, "the user asked to review changes (tools.edits = \"review\") and this editor does not answer Loom's questions, so it was not shown")
 		return
 	case err != nil:
 		if ctx.Err() == nil {
-			_, _ = sess.Unreviewed(ctx, p.ID, "the editor could not ask the user: "+err.Error())
+			_, _ = sess.Review().Unreviewed(ctx, p.ID, "the editor could not ask the user: "+err.Error())
 		}
 		return
 	}
 	if item == nil || item.Title != keepChanges {
-		_, _ = sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, "")
+		_, _ = sess.Review().Decide(ctx, p.ID, nil, []string{workspace.AllHunks}, "")
 		return
 	}
-	if _, err := sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, ""); err != nil && !errors.Is(err, workspace.ErrNoProposal) {
+	if _, err := sess.Review().Decide(ctx, p.ID, []string{workspace.AllHunks}, nil, ""); err != nil && !errors.Is(err, workspace.ErrNoProposal) {
 		s.log.Info("keeping a reviewed change", "err", err)
 	}
 }
@@ -159,7 +159,7 @@ func (s *Server) confirmAnnotated(ctx context.Context, folder string, sess *work
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
-			_, _ = sess.Unreviewed(ctx, p.ID, "the editor could not show the change: "+err.Error())
+			_, _ = sess.Review().Unreviewed(ctx, p.ID, "the editor could not show the change: "+err.Error())
 		}
 		return
 	case !res.Applied:
@@ -169,15 +169,15 @@ func (s *Server) confirmAnnotated(ctx context.Context, folder string, sess *work
 		}
 		_, now, stillOpen := s.host.Overlay().Document(path)
 		if open && (!stillOpen || now != sent || strings.Contains(strings.ToLower(why), "version")) {
-			_, _ = sess.Unreviewed(ctx, p.ID, "the file changed in the editor while the change waited for review (a version race); read it again")
+			_, _ = sess.Review().Unreviewed(ctx, p.ID, "the file changed in the editor while the change waited for review (a version race); read it again")
 			return
 		}
-		_, _ = sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
+		_, _ = sess.Review().Decide(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
 		return
 	}
 	// The editor applied it: the session's three-way apply finds the
 	// agent's text already there and only commits it.
-	if _, err := sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, ""); err != nil && !errors.Is(err, workspace.ErrNoProposal) {
+	if _, err := sess.Review().Decide(ctx, p.ID, []string{workspace.AllHunks}, nil, ""); err != nil && !errors.Is(err, workspace.ErrNoProposal) {
 		s.log.Info("review after a confirmed edit", "err", err)
 	}
 }
@@ -198,12 +198,12 @@ func (s *Server) confirmCommandChanges(ctx context.Context, sess *workspace.Conv
 	var item *protocol.MessageActionItem
 	err := s.askClient(ctx, msg, params, &item)
 	if err == nil && item != nil && item.Title == keepChanges {
-		_, _ = sess.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
+		_, _ = sess.Review().Decide(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
 		return
 	}
 	why := "the user did not choose to keep them"
 	if err != nil {
 		why = "the editor could not be asked"
 	}
-	_, _ = sess.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
+	_, _ = sess.Review().Decide(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
 }

@@ -208,7 +208,9 @@ func TestChangedConfigNeedsLoomTrustAgain(t *testing.T) {
 }
 
 // statusUntil runs loom.status until ok holds, again after each message
-// the server sends (a reload says "configuration reloaded").
+// the server sends: a reload says "configuration reloaded" once the
+// conversations have the new settings, so the loom.status that follows
+// sees them (workspace.TestReloadNoticeFollowsTheSettings).
 func (e *env) statusUntil(what string, ok func(workspace.Status) bool) workspace.Status {
 	e.t.Helper()
 	for {

@@ -3,6 +3,9 @@ package tools
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,4 +39,27 @@ func readNames(dir string, buf []byte, fn func(name []byte)) {
 			off += reclen
 		}
 	}
+}
+
+// openResolved opens path, which the caller resolved and checked
+// (symlinks resolved, inside its root), refusing to cross any symbolic
+// link on the way (openat2 RESOLVE_NO_SYMLINKS): a directory a command
+// swapped for a link since the check fails with ELOOP instead of leading
+// the read outside. Where openat2 is missing (Linux before 5.6, some
+// seccomp filters) the file is opened and the path of what was opened
+// (/proc/self/fd) must be path itself.
+func openResolved(path string, flags int) (int, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err == nil || (err != unix.ENOSYS && err != unix.EPERM) {
+		return fd, err
+	}
+	fd, err = unix.Open(path, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil || got != filepath.Clean(path) {
+		unix.Close(fd)
+		return -1, unix.ELOOP
+	}
+	return fd, nil
 }

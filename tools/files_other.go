@@ -2,7 +2,10 @@
 
 package tools
 
-import "os"
+import (
+	"os"
+	"syscall"
+)
 
 // readNames calls fn with the name of each entry of directory dir; fn must
 // not keep name. An unreadable directory has no entries. Outside Linux it
@@ -18,4 +21,11 @@ func readNames(dir string, buf []byte, fn func(name []byte)) {
 	for _, n := range names {
 		fn([]byte(n))
 	}
+}
+
+// openResolved opens path, which the caller resolved and checked, not
+// following a final symbolic link (Linux also refuses one on the way:
+// openat2 RESOLVE_NO_SYMLINKS).
+func openResolved(path string, flags int) (int, error) {
+	return syscall.Open(path, flags|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 }

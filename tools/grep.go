@@ -189,12 +189,12 @@ func grepFiles(ctx context.Context, env *Env, root string, m *lineMatcher, paths
 }
 
 // readRegular reads the regular file abs into *buf, reused between
-// calls, with one open (not following a final symlink), one fstat and the
-// reads. It returns nil for a file to ignore, or the reason to skip it.
+// calls, with one open (following no symlink on the way: see
+// openResolved), one fstat and the reads. It returns nil for a file to ignore, or the reason to skip it.
 func readRegular(abs string, buf *[]byte) ([]byte, string) {
-	fd, err := syscall.Open(abs, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	fd, err := openResolved(abs, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
-		return nil, "" // gone, a symlink (ELOOP) or unreadable
+		return nil, "" // gone, a symlink on the way (ELOOP) or unreadable
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t

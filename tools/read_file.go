@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"syscall"
 )
 
 //go:embed read_file.md
@@ -135,6 +136,10 @@ func readError(tool, rel string, err error) (Result, error) {
 		return toolError("%s %s: permission denied", tool, rel), nil
 	case errors.Is(err, ErrNotRegular):
 		return toolError("%s %s: %v", tool, rel, ErrNotRegular), nil
+	case errors.Is(err, syscall.ELOOP):
+		// A directory of the path became a symbolic link since it was
+		// checked (ReadResolved): nothing was read.
+		return toolError("%s %s: a directory of the path was replaced by a symbolic link while it was read; nothing was read", tool, rel), nil
 	}
 	return Result{}, fmt.Errorf("%s %s: %w", tool, rel, err)
 }

@@ -71,8 +71,9 @@ type FileSource interface {
 // DiskFiles is the FileSource that reads files from disk.
 type DiskFiles struct{}
 
-// ReadFile reads absPath from disk.
-func (DiskFiles) ReadFile(absPath string) ([]byte, error) { return ReadRegular(absPath) }
+// ReadFile reads absPath from disk: a path Resolve gave, read without
+// following a symlink on the way ([ReadResolved]).
+func (DiskFiles) ReadFile(absPath string) ([]byte, error) { return ReadResolved(absPath) }
 
 // Defaults used when the matching Env field is zero.
 const (

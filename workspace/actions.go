@@ -132,9 +132,9 @@ func (s *Conversation) perform(a fsm.Action) {
 			Text: a.Reason, ErrorKind: a.Kind})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
-		s.dropProposals()
+		s.review.Drop()
 	case fsm.ProposeChanges:
-		s.onProposeChanges(a)
+		s.review.Named(a)
 	case fsm.RewindFiles, fsm.RedoFiles:
 		// Done by Rewind and Redo before they stepped the event, so that
 		// a refused one changes nothing.
@@ -143,10 +143,10 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.ConversationRedone:
 		s.notify(Notification{Kind: NoteRewound, Turn: a.Turn, Redone: true})
 	case fsm.ApplyChanges:
-		s.onApplyChanges(a)
+		s.review.Apply(a)
 	case fsm.WaitForInput:
 		s.cancelInFlight()
-		s.dropProposals()
+		s.review.Drop()
 		s.git.turnEnded()
 		clear(s.diffs)
 		clear(s.edits)

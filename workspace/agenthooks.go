@@ -352,6 +352,33 @@ func (s *Conversation) postToolHooks(ctx context.Context, c fsm.ToolCall, out to
 	return s.runHooks(ctx, fh, agenthooks.PostToolUse, c.Name, in)
 }
 
+// acceptedCall is a reviewed edit's call as the user accepted it: the
+// call itself when accepted whole, else an input that makes exactly the
+// change applied (edit_file: the file's text before and after;
+// write_file: the text written), so that a PostToolUse hook never reads
+// a change that was not made.
+func acceptedCall(c fsm.ToolCall, e *tools.Edit, whole bool) fsm.ToolCall {
+	if whole {
+		return c
+	}
+	var args map[string]any
+	if json.Unmarshal([]byte(c.Arguments), &args) != nil || args == nil {
+		args = map[string]any{}
+	}
+	switch c.Name {
+	case "edit_file":
+		args["old_string"], args["new_string"] = e.OldText, e.NewText
+		delete(args, "replace_all")
+	case "write_file":
+		args["content"] = e.NewText
+	default:
+		return c
+	}
+	data, _ := json.Marshal(args)
+	c.Arguments = string(data)
+	return c
+}
+
 // promptHooks runs, before a prompt is stepped, the SessionStart hooks
 // (first prompt of the conversation) and the UserPromptSubmit hooks, on
 // the asking goroutine. It returns the events to step before the

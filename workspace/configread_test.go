@@ -115,3 +115,72 @@ func trustIn(t testing.TB, xdg, folder string) {
 		t.Fatal(err)
 	}
 }
+
+// reloadEditor is a recordingEditor that acts the moment it is told
+// "configuration reloaded", as a client that reads the notice and asks
+// loom.status at once.
+type reloadEditor struct {
+	*recordingEditor
+	onReload func()
+}
+
+func (e *reloadEditor) Notify(n Notification) {
+	if n.Kind == NoteInfo && n.Text == "configuration reloaded" && e.onReload != nil {
+		e.onReload()
+	}
+	e.recordingEditor.Notify(n)
+}
+
+// TestReloadNoticeFollowsTheSettings: "configuration reloaded" is said
+// only once the conversations have the new settings, so that a client
+// that reads it and asks loom.status sees them (a client waiting for a
+// later message would wait forever: the jsonrpc settings tests did,
+// under load). Asked from within the notice, the status must already
+// hold the new setting.
+func TestReloadNoticeFollowsTheSettings(t *testing.T) {
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	trustIn(t, xdg, dir)
+	cfgFile := filepath.Join(dir, ".loom.toml")
+	os.WriteFile(cfgFile, []byte("[model]\nname = \"first\"\n"), 0o644)
+	ed := &reloadEditor{recordingEditor: newRecordingEditor()}
+	h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir(),
+		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil }})
+	defer h.Close()
+	s, _ := h.AddFolder(dir)
+	waitReady(t, s)
+	seen := make(chan string, 1)
+	ed.onReload = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testWait)
+		defer cancel()
+		st, err := s.Status(ctx)
+		got := string(st.Bash)
+		if err != nil {
+			got = err.Error()
+		}
+		select {
+		case seen <- got: // the first notice's (the watcher may reload too)
+		default:
+		}
+	}
+	// Replaced whole, as an editor saves: never read half written.
+	tmp := filepath.Join(dir, ".loom.toml.new")
+	os.WriteFile(tmp, []byte("[model]\nname = \"first\"\n[tools]\nbash = \"deny\"\n"), 0o644)
+	if err := os.Rename(tmp, cfgFile); err != nil {
+		t.Fatal(err)
+	}
+	f, err := h.Folder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ReloadConfig()
+	select {
+	case got := <-seen:
+		if got != "deny" {
+			t.Fatalf("loom.status asked on the reload notice says bash = %q, want the new setting (deny)", got)
+		}
+	case <-time.After(testWait):
+		t.Fatal("no reload notice")
+	}
+}

@@ -90,11 +90,9 @@ type Conversation struct {
 	summaries map[string]string
 	// outputs holds each finished call's result, until shown.
 	outputs map[string]toolOutput
-	// proposed holds edits proposed under review, by call id, until the
-	// machine names them; proposals those it named, by proposal id, until
-	// decided (review.go).
-	proposed  map[string]*proposal
-	proposals map[string]*proposal
+	// review keeps the proposals made under tools.edits = "review"
+	// (package changes; the glue: review.go).
+	review *changes.Review
 	// changes is the conversation's worktree: the change verbs, and the
 	// conversation's auto-commits (package changes).
 	changes *changes.Tree
@@ -230,13 +228,12 @@ func newConversation(f *Folder, o opening) *Conversation {
 		diffs:      map[string]string{},
 		edits:      map[string]*EditNote{},
 		summaries:  map[string]string{},
-		proposed:   map[string]*proposal{},
-		proposals:  map[string]*proposal{},
 		turnTimes:  map[uint64]time.Time{},
 		outputs:    map[string]toolOutput{},
 		shown:      newShownTexts(f.host.redactor),
 	}
 	s.changes = changes.New(f.dir, &f.worktreeMu, treePort{s}, f.checkRepo)
+	s.review = changes.NewReview(s.changes, treePort{s}, s.reads)
 	return s
 }
 

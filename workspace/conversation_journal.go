@@ -133,12 +133,10 @@ func (s *Conversation) restore(path string) {
 	if s.busy() && !s.resumeReviews(path) {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result (unless it only waited
-		// for the user's review: review_resume.go).
+		// for the user's review: review.go).
 		s.step(fsm.Cancel{})
 	}
-	if len(s.proposals) == 0 {
-		s.saveReviews() // none waits: a file left beside the journal goes
-	}
+	s.review.Tidy() // none waits: a file left beside the journal goes
 	s.syncJournal()
 }
 

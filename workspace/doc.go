@@ -27,6 +27,10 @@
 //     redo, the completion of an interrupted commit or revert on resume.
 //     Conversation.Changes returns it; the conversation lends it its
 //     goroutine, machine, journal and user through treePort (treeport.go).
+//     Its changes.Review keeps the proposals under tools.edits = "review"
+//     and takes the user's decisions on them (Conversation.Review); the
+//     glue — proposing from the tools' workers, a command's review, the
+//     batch that goes on after a resumed review — is review.go.
 //   - journal: the journal's codec (its records, the file that appends
 //     them, reading and replaying, the per-journal lock and what the
 //     conversation lists read).

@@ -103,7 +103,10 @@ func (f *Folder) loadConfig(reload bool) {
 	}
 	f.loadHooks(cfg, st.env)
 	if reload {
-		f.notify(Notification{Kind: NoteInfo, Text: "configuration reloaded"})
+		// Said once the conversations have the new settings (publish
+		// hands them over first): a client that reads the notice and
+		// asks loom.status sees them.
+		f.afterPublish = append(f.afterPublish, Notification{Kind: NoteInfo, Text: "configuration reloaded"})
 	}
 }
 

@@ -177,9 +177,22 @@ func (o *Overlay) Document(path string) (text string, version int32, ok bool) {
 }
 
 // ReadFile implements tools.FileSource: the editor's text of an open
-// document, else the file on disk (never a FIFO or a device, which could
-// block the watcher or a tool: tools.ReadRegular).
+// document, else the file on disk at path, which the tool resolved and
+// checked, read following no symbolic link on the way
+// (tools.ReadResolved: a directory a command swapped for a link since
+// the check leads nowhere) and never a FIFO or a device, which could
+// block a tool.
 func (o *Overlay) ReadFile(path string) ([]byte, error) {
+	if text, _, ok := o.Document(path); ok {
+		return []byte(text), nil
+	}
+	return tools.ReadResolved(path)
+}
+
+// readSeen is ReadFile for what loom itself looks at (the watcher's
+// changed files, a command's), by the names it saw: a symbolic link is
+// followed, as the editor would (the text goes to no one).
+func (o *Overlay) readSeen(path string) ([]byte, error) {
 	if text, _, ok := o.Document(path); ok {
 		return []byte(text), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -14,13 +15,15 @@ import (
 
 // TestLoomsGitRunsNoFilterOfARepositoryTheAgentMadeInASubmodule: a
 // submodule whose directory is missing from the worktree (the user
-// removed it; the gitlink stays in the index) is a place the sandbox
-// cannot keep read-only, so a sandboxed command makes a repository
+// removed it; the gitlink stays in the index) was a place the sandbox
+// could not keep read-only, so a sandboxed command made a repository
 // there, with a clean filter in its own .git/config and a file whose
 // stat changed. loom's own git status (before the next command, to know
 // what it changes) then recursed into the submodule and ran the filter
-// with the user's rights, outside the sandbox: it wrote into $HOME.
-// loom's git must not look inside submodules' worktrees.
+// with the user's rights, outside the sandbox: it wrote into $HOME (and
+// so would the user's own git status). The sandbox now makes the
+// directory again and keeps it read-only, and loom's git does not look
+// inside submodules' worktrees.
 func TestLoomsGitRunsNoFilterOfARepositoryTheAgentMadeInASubmodule(t *testing.T) {
 	if !sandbox.New(sandbox.Policy{Root: "/"}).Active() {
 		t.Skip("no Landlock here")
@@ -58,9 +61,25 @@ func TestLoomsGitRunsNoFilterOfARepositoryTheAgentMadeInASubmodule(t *testing.T)
 		}
 		h.editor.turnEnded(t, 1)
 	}
+	// The sandbox makes the missing directory again and keeps it
+	// read-only: the plant fails.
 	turn(plant)
-	if _, err := os.Stat(filepath.Join(dir, "sub", ".git", "config")); err != nil {
-		t.Fatalf("the plant did not happen (the route is not exercised): %v", err)
+	if _, err := os.Stat(filepath.Join(dir, "sub", ".git", "config")); err == nil {
+		t.Fatal("a sandboxed command made a repository where the submodule's directory was missing")
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "sub")); err != nil || !st.IsDir() {
+		t.Fatalf("the submodule's directory was not made again: %v", err)
+	}
+	if b, err := os.ReadFile(pwned); err == nil {
+		t.Fatalf("$HOME/pwned = %q", b)
+	}
+	// Planted anyway (a command the user let run outside the sandbox, a
+	// machine without Landlock): loom's own git still runs nothing of it.
+	os.Remove(filepath.Join(dir, "sub"))
+	plantCmd := exec.Command("sh", "-c", plant)
+	plantCmd.Dir = dir
+	if out, err := plantCmd.CombinedOutput(); err != nil {
+		t.Fatalf("plant: %v %s", err, out)
 	}
 	turn("echo next")
 	if b, err := os.ReadFile(pwned); err == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 )
 
 // editSettleTimeout bounds the wait for the editor's didChange after it
@@ -100,9 +101,9 @@ type batchRun struct {
 // and reads.
 func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batchRun) {
 	b.diag.prime(&b.env, a.Calls)
-	var undecided []*proposal
+	var undecided []*changes.Proposal
 	settle := func() {
-		s.awaitSettled(ctx, undecided)
+		s.review.AwaitSettled(ctx, undecided)
 		undecided = nil
 	}
 	for i := 0; i < len(a.Calls); {
@@ -110,7 +111,7 @@ func (s *Conversation) runTools(ctx context.Context, a fsm.ExecuteTools, b *batc
 			// The PreToolUse hooks first: what waits for the decisions
 			// depends on the call as it runs (a hook may rewrite its path).
 			hc := s.preToolHooks(ctx, b, a.Calls[i])
-			if name, ok := editTarget(hc.call); !b.together || !ok || slices.ContainsFunc(undecided, func(p *proposal) bool { return sameFileName(p.edit.Path, name) }) {
+			if name, ok := editTarget(hc.call); !b.together || !ok || slices.ContainsFunc(undecided, func(p *changes.Proposal) bool { return sameFileName(p.Path(), name) }) {
 				settle()
 			}
 			if p := s.runHooked(ctx, b, hc, true); p != nil {
@@ -159,20 +160,6 @@ func sameFileName(proposed, path string) bool {
 	return filepath.Base(proposed) == filepath.Base(filepath.Clean(path))
 }
 
-// awaitSettled waits until every proposal of ps is decided (applied or
-// rejected), or the turn is gone.
-func (s *Conversation) awaitSettled(ctx context.Context, ps []*proposal) {
-	for _, p := range ps {
-		select {
-		case <-p.settled:
-		case <-ctx.Done():
-			return
-		case <-s.done:
-			return
-		}
-	}
-}
-
 // runCall runs one call and reports ToolProgress and ToolCompleted. What
 // it reports after the batch was cancelled is dropped on the owner
 // goroutine (postLive), so it can never reach a later turn or a new
@@ -186,7 +173,7 @@ func (s *Conversation) awaitSettled(ctx context.Context, ps []*proposal) {
 // An edit computed under review is proposed, and runCall returns its
 // proposal without waiting for the decision (runTools waits where the
 // batch needs it); it returns nil otherwise.
-func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) *proposal {
+func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall, writeLock bool) *changes.Proposal {
 	return s.runHooked(ctx, b, s.preToolHooks(ctx, b, c), writeLock)
 }
 
@@ -194,7 +181,7 @@ func (s *Conversation) runCall(ctx context.Context, b *batchRun, c fsm.ToolCall,
 // they gave it: hc.call is what runs, and it goes through exactly what
 // the model's call would (approval rules, tools.bash, the tools' own
 // refusals, the sandbox, the review).
-func (s *Conversation) runHooked(ctx context.Context, b *batchRun, hc hookedCall, writeLock bool) *proposal {
+func (s *Conversation) runHooked(ctx context.Context, b *batchRun, hc hookedCall, writeLock bool) *changes.Proposal {
 	if ctx.Err() != nil || hc.done {
 		return nil
 	}
@@ -214,12 +201,12 @@ func (s *Conversation) runHooked(ctx context.Context, b *batchRun, hc hookedCall
 	}
 	if out.propose != nil {
 		// The card shows the decision, not the tool's own summary.
-		return s.proposeLive(ctx, func() *proposal { return s.propose(turn, c.ID, out.propose) })
+		return s.proposeLive(ctx, func() *changes.Proposal { return s.review.Propose(turn, c.ID, out.propose) })
 	}
 	if b.review && out.command != nil {
-		// A command's changes join the review (review_command.go).
+		// A command's changes join the review (review.go).
 		if cr := s.commandProposal(ctx, b, out.command, out.result); cr != nil {
-			s.awaitReview(ctx, func() *proposal {
+			s.awaitReview(ctx, func() *changes.Proposal {
 				if out.summary != "" {
 					s.summaries[c.ID] = out.summary
 				}
@@ -363,7 +350,7 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		s.writes.commandStarted()
 		defer func() {
 			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
-			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.ReadFile)
+			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.readSeen)
 			user, model := protectedWords(outcome.command.command, protectedWrites(s.folder.dir, outcome.command))
 			if user != "" {
 				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })

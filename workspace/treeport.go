@@ -54,8 +54,9 @@ func (p treePort) Journal(rec journal.Record) {
 
 // Tell shows n as the conversation's notification.
 func (p treePort) Tell(n changes.Note) {
-	kind := map[changes.NoteKind]NotificationKind{changes.Info: NoteInfo, changes.Error: NoteError, changes.Commit: NoteCommit}[n.Kind]
-	note := Notification{Kind: kind, Turn: n.Turn, Text: n.Text, Visible: n.Visible}
+	kind := map[changes.NoteKind]NotificationKind{changes.Info: NoteInfo, changes.Error: NoteError, changes.Commit: NoteCommit,
+		changes.Proposed: NoteProposal, changes.CommandChanges: NoteCommandChanges}[n.Kind]
+	note := Notification{Kind: kind, Turn: n.Turn, Text: n.Text, Visible: n.Visible, Proposal: n.Proposal, Changes: n.Changes}
 	if n.Commit != nil {
 		note.Commit = commitNote(n.Commit)
 		note.Commit.Notes = n.Notes

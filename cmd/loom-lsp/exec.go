@@ -305,7 +305,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// nothing is written, with a word for the model.
 		opts.OnProposal = func(p workspace.ProposalNote) {
 			if s, err := host.Conversation(folder); err == nil {
-				s.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, proposeComment)
+				s.Review().Decide(ctx, p.ID, nil, []string{workspace.AllHunks}, proposeComment)
 			}
 		}
 	}

@@ -125,13 +125,13 @@ func (a *agent) reviewProposal(s *session, p workspace.ProposalNote) {
 	})
 	accept := err == nil && resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optionAccept
 	if accept {
-		_, err = s.ws.Review(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
+		_, err = s.ws.Review().Decide(ctx, p.ID, []string{workspace.AllHunks}, nil, "")
 	} else {
 		why := "rejected in the editor"
 		if err != nil {
 			why = "the editor could not be asked: " + err.Error()
 		}
-		_, err = s.ws.Review(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
+		_, err = s.ws.Review().Decide(ctx, p.ID, nil, []string{workspace.AllHunks}, why)
 	}
 	if err != nil {
 		a.log.Debug("review", "proposal", p.ID, "err", err)

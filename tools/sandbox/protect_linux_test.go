@@ -35,6 +35,10 @@ func TestSandboxProtectsNamesNotFiles(t *testing.T) {
 	git(w.ws, "init", "-q")
 	git(filepath.Join(w.ws, "nested"), "init", "-q")
 	git(w.ws, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,sub")
+	// Submodules whose directory is missing (removed by the user): git
+	// status would still go into a repository made there.
+	git(w.ws, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,gone")
+	git(w.ws, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,deps/gone")
 	// A submodule checked out: its .git is a file naming .git/modules/lib.
 	lib := filepath.Join(w.other, "lib")
 	os.MkdirAll(lib, 0o755)
@@ -60,6 +64,8 @@ func TestSandboxProtectsNamesNotFiles(t *testing.T) {
 		{"nested repository swapped", "mv nested/.git nested/.git.old && git -C nested init -q && echo new >> nested/.git/config", "nested/.git/config", false},
 		{"nested repository moved", "mv nested nested.old && mkdir -p nested/.git && echo new > nested/.git/config", "nested/.git/config", false},
 		{"submodule git dir created", "mkdir sub/.git && echo new > sub/.git/config", "sub/.git/config", false},
+		{"missing submodule directory made a repository", "mkdir -p gone/.git && echo new > gone/.git/config", "gone/.git/config", false},
+		{"missing submodule's parent made", "mkdir -p deps/gone/.git && echo new > deps/gone/.git/config", "deps/gone/.git/config", false},
 		{"submodule's .git file rewritten", "printf 'gitdir: ../evil\\n' > lib/.git", "lib/.git", false},
 		{"submodule's .git file replaced", "rm -f lib/.git && mkdir lib/.git && echo new > lib/.git/config", "lib/.git/config", false},
 		{"submodule's config", "echo new >> .git/modules/lib/config", ".git/modules/lib/config", false},
@@ -77,5 +83,27 @@ func TestSandboxProtectsNamesNotFiles(t *testing.T) {
 				t.Fatalf("%q: exit %d, changed %v (want allowed: %v), output %q", tc.script, code, changed, tc.allowed, out)
 			}
 		})
+	}
+}
+
+// TestMkdirBeneathFollowsNoLink: a submodule's missing directory is made
+// again without following a link a command put in its path: a parent
+// that is a symbolic link to a directory outside makes nothing there.
+func TestMkdirBeneathFollowsNoLink(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "deps")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkdirBeneath(root, "deps/gone"); err == nil {
+		t.Error("made a directory through a symbolic link")
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "gone")); err == nil {
+		t.Fatal("a directory was made outside the folder")
+	}
+	if err := mkdirBeneath(root, "a/b"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(root, "a", "b")); err != nil || !st.IsDir() {
+		t.Fatalf("a/b: %v", err)
 	}
 }

@@ -348,7 +348,18 @@ func (s *Sandbox) protect() (ro, pins []string) {
 		names = DefaultReadOnly
 	}
 	rels := append([]string{".git"}, names...)
-	rels = append(rels, nestedGitDirs(root)...)
+	nested := nestedGitDirs(root)
+	for _, n := range nested {
+		if dir, ok := strings.CutSuffix(n, "/.git"); ok && !lexists(filepath.Join(root, filepath.FromSlash(dir))) {
+			// A submodule whose directory is missing (removed by the
+			// user): no directory to keep read-only, so a command could
+			// make a repository there, whose configuration git status
+			// (the user's own) would run. Made again, empty, as git
+			// checkout makes it, so that it is kept like any other.
+			_ = mkdirBeneath(root, dir)
+		}
+	}
+	rels = append(rels, nested...)
 	for _, n := range rels {
 		p := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(n, "/")))
 		target := p

@@ -18,6 +18,15 @@
 // folder's conversations so that no verb races the agent's next edit.
 // Log is the conversation's auto-commits.
 //
+// Review is the other value: the bookkeeping of the proposals made under
+// tools.edits = "review" (proposals.go) — the proposals the machine has
+// not named yet and those waiting for the user, the user's decisions
+// (stepped as fsm.ChangesDecided, then applied on a worker by the Tree's
+// DecideEdit or DecideCommand, and the call completed), what a turn's end
+// drops — and the file that keeps what waits beside the journal for the
+// next daemon (reviewfile.go). It reaches the conversation through the
+// ReviewConversation interface.
+//
 // What a verb needs of the conversation — its goroutine, its state
 // machine, its journal, its user — it asks through the Conversation
 // interface, which package workspace implements: workspace imports this

@@ -136,10 +136,14 @@ type Conversation interface {
 type NoteKind int
 
 const (
-	// Info is news; Error a failure; Commit an auto-commit made.
+	// Info is news; Error a failure; Commit an auto-commit made;
+	// Proposed a proposal waiting for the user's review; CommandChanges
+	// commands' changes to keep or discard.
 	Info NoteKind = iota
 	Error
 	Commit
+	Proposed
+	CommandChanges
 )
 
 // Note is what a verb tells the user.
@@ -152,6 +156,10 @@ type Note struct {
 	// must know of it.
 	Commit *gitcommit.Result
 	Notes  []string
+	// Proposal is the proposal shown (Kind Proposed); Changes the
+	// commands' changes (Kind CommandChanges).
+	Proposal *ProposalNote
+	Changes  []CommandChange
 }
 
 // New returns the Tree of the folder at dir, whose worktree lock is
