@@ -8,7 +8,29 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 )
+
+// What the editor is shown of a review and answers (the proposals'
+// bookkeeping is changes.Review: Conversation.Review).
+
+// ErrNoProposal is wrapped by a decision's error when no proposal of that
+// id waits for the user.
+var ErrNoProposal = changes.ErrNoProposal
+
+// ProposalNote is a proposal waiting for the user's review (NoteProposal).
+type ProposalNote = changes.ProposalNote
+
+// ReviewDraft is what the user decided so far on a proposal, and the
+// comment typed, before the decision is sent.
+type ReviewDraft = changes.ReviewDraft
+
+// ReviewResult is what a review decision did.
+type ReviewResult = changes.ReviewResult
+
+// AllHunks, as the only element of a decision's accept or reject, stands
+// for every hunk of the proposal.
+const AllHunks = changes.AllHunks
 
 // ErrUnsupported is returned by an Editor method the client cannot do
 // (no applyEdit capability, no loom/saveDocuments, no way to ask). The

@@ -60,7 +60,7 @@ func (f *Folder) filesChanged(paths []string) {
 // (when the note is stepped, when a read_file call completes) asks the
 // read tracker, which holds what the model read and what the watcher saw.
 func (s *Conversation) filesChanged(paths []string) {
-	stale := s.stillStale(s.look(paths), true)
+	stale := s.stillStale(s.folder.host.overlay.look(paths), true)
 	if len(stale) == 0 {
 		return
 	}
@@ -92,10 +92,10 @@ type seen struct {
 }
 
 // look reads each of paths once (the editor's buffer when it is open).
-func (s *Conversation) look(paths []string) []seen {
+func (o *Overlay) look(paths []string) []seen {
 	out := make([]seen, len(paths))
 	for i, p := range paths {
-		content, err := s.folder.host.overlay.readSeen(p)
+		content, err := o.readSeen(p)
 		if err != nil {
 			content = nil
 		}

@@ -37,24 +37,6 @@ import (
 // are reported as before (loom/commandChanges: keep with loom.commit,
 // discard with loom.discard).
 
-// ErrNoProposal is wrapped by a decision's error when no proposal of that
-// id waits for the user.
-var ErrNoProposal = changes.ErrNoProposal
-
-// ProposalNote is a proposal waiting for the user's review (NoteProposal).
-type ProposalNote = changes.ProposalNote
-
-// ReviewDraft is what the user decided so far on a proposal, and the
-// comment typed, before the decision is sent.
-type ReviewDraft = changes.ReviewDraft
-
-// ReviewResult is what a review decision did.
-type ReviewResult = changes.ReviewResult
-
-// AllHunks, as the only element of a decision's accept or reject, stands
-// for every hunk of the proposal.
-const AllHunks = changes.AllHunks
-
 // Review is the conversation's review of proposals: the user's decisions
 // (Decide, Unreviewed), the proposals waiting (Proposals) and what the
 // user decided so far (SetDraft).
