@@ -65,19 +65,37 @@ func protectedWords(command string, rels []string) (user, model string) {
 	return user, model
 }
 
-// holdWrittenConfig records, for each folder in which a command wrote
-// loom's own configuration file (rels: protectedWrites), that it has no
-// values the user trusted (config.HoldValues), unless the trust file
-// knows it already: opened later as a folder of its own under a trusted
-// parent, its values are held back, not trusted on first sight.
+// holdWrittenConfig records, for each folder in which a command wrote a
+// file that gives loom settings (rels: protectedWrites; configFolder),
+// that it has no values the user trusted (config.HoldValues), unless the
+// trust file knows it already: opened later as a folder of its own under
+// a trusted parent, its values are held back, not trusted on first
+// sight.
 func (f *Folder) holdWrittenConfig(rels []string) {
 	for _, rel := range rels {
-		if base := filepath.Base(rel); base != ".loom.toml" && base != "loom.toml" {
+		dir, ok := configFolder(filepath.Join(f.dir, filepath.FromSlash(rel)))
+		if !ok {
 			continue
 		}
-		dir := filepath.Dir(filepath.Join(f.dir, filepath.FromSlash(rel)))
 		if err := config.HoldValues(f.host.opts.TrustFile, dir); err != nil {
 			f.log.Warn("cannot hold back the configuration a command wrote", "folder", dir, "err", err)
 		}
 	}
+}
+
+// configFolder is the folder whose loom settings the file at path gives:
+// its own .loom.toml or loom.toml, or the editor settings a client sends
+// loom for it (.vscode/settings.json, .zed/settings.json, Emacs's
+// .dir-locals.el).
+func configFolder(path string) (string, bool) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	switch base {
+	case ".loom.toml", "loom.toml", ".dir-locals.el", ".dir-locals-2.el":
+		return dir, true
+	case "settings.json":
+		if d := filepath.Base(dir); d == ".vscode" || d == ".zed" {
+			return filepath.Dir(dir), true
+		}
+	}
+	return "", false
 }
