@@ -34,11 +34,22 @@ func ReadRegular(path string) ([]byte, error) {
 // sandbox hides from commands, read with the user's rights). Such a
 // swap gives an error (ELOOP).
 func ReadResolved(path string) ([]byte, error) {
+	f, err := OpenResolved(path)
+	if err != nil {
+		return nil, err
+	}
+	return readOpened(f, path)
+}
+
+// OpenResolved opens path for reading as [ReadResolved] does (no
+// symbolic link followed on the way, without waiting on a FIFO), for a
+// caller that reads it itself; it checks nothing of the file's type.
+func OpenResolved(path string) (*os.File, error) {
 	fd, err := openResolved(path, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	return readOpened(os.NewFile(uintptr(fd), path), path)
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 func readOpened(f *os.File, path string) ([]byte, error) {

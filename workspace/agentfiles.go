@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -164,7 +164,14 @@ func readBeneath(dir, rel string) ([]byte, error) {
 	if r, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(r) {
 		return nil, fmt.Errorf("%q leads outside the skill", rel)
 	}
-	st, err := os.Stat(real)
+	// Opened as checked: a directory of real swapped for a symbolic link
+	// since leads nowhere (tools.OpenResolved).
+	f, err := tools.OpenResolved(real)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +181,7 @@ func readBeneath(dir, rel string) ([]byte, error) {
 	if st.Size() > maxSkillFileBytes {
 		return nil, fmt.Errorf("%q is %d bytes, over the %d-byte limit", rel, st.Size(), maxSkillFileBytes)
 	}
-	return os.ReadFile(real)
+	return io.ReadAll(io.LimitReader(f, maxSkillFileBytes))
 }
 
 // skillListing is the system prompt's list of skills, within the budget.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
+	"github.com/loom-lsp/loom-lsp/tools"
 )
 
 // InstructionsFile is the name of a project's instructions file, the
@@ -134,15 +134,17 @@ func readInstructionFile(path, top string, limit int) (content string, size int6
 	if err != nil || (real != top && !strings.HasPrefix(real, top+string(filepath.Separator))) {
 		return "", 0, false
 	}
-	st, err := os.Stat(real)
-	if err != nil || !st.Mode().IsRegular() {
-		return "", 0, false
-	}
-	f, err := os.Open(real)
+	// Opened as checked: a directory of real swapped for a symbolic link
+	// since leads nowhere (tools.OpenResolved).
+	f, err := tools.OpenResolved(real)
 	if err != nil {
 		return "", 0, false
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return "", 0, false
+	}
 	buf, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return "", 0, false

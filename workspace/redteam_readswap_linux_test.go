@@ -62,3 +62,59 @@ func TestToolReadsThroughTheOverlayFollowNoSwappedLink(t *testing.T) {
 		}
 	}
 }
+
+// swapLoop swaps dir (a directory) and link (a symbolic link to a
+// directory outside) until stop, as a command left in the background
+// would.
+func swapLoop(t *testing.T, dir, link string) (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !done.Load() {
+			if err := unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
+				t.Errorf("swap: %v", err)
+				return
+			}
+		}
+	}()
+	return func() { done.Store(true); wg.Wait() }
+}
+
+// TestLoomsOwnReadsForTheModelFollowNoSwappedLink: what loom itself reads
+// for the model — AGENTS.md (the system prompt) and a skill's bundled
+// file — is checked to lie inside the folder (the skill), then read: a
+// directory swapped for a link in between must not bring a file from
+// outside.
+func TestLoomsOwnReadsForTheModelFollowNoSwappedLink(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, name := range []string{"AGENTS.md", "ref.md"} {
+		os.WriteFile(filepath.Join(outside, name), []byte("TOPSECRET credentials\n"), 0o600)
+	}
+	skill := filepath.Join(root, ".claude", "skills", "s")
+	for _, d := range []string{filepath.Join(root, "d"), filepath.Join(skill, "d")} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "AGENTS.md"), []byte("decoy\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "ref.md"), []byte("decoy\n"), 0o644)
+		if err := os.Symlink(outside, filepath.Join(filepath.Dir(d), "swap")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("d/AGENTS.md", filepath.Join(root, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	stop1 := swapLoop(t, filepath.Join(root, "d"), filepath.Join(root, "swap"))
+	stop2 := swapLoop(t, filepath.Join(skill, "d"), filepath.Join(skill, "swap"))
+	defer stop1()
+	defer stop2()
+	for i := 0; i < 3000; i++ {
+		if in := readInstructions([]string{filepath.Join(root, "AGENTS.md")}); strings.Contains(in.text, "TOPSECRET") {
+			t.Fatalf("read %d: AGENTS.md brought a file from outside into the system prompt:\n%s", i, in.text)
+		}
+		if b, _ := readBeneath(skill, "d/ref.md"); strings.Contains(string(b), "TOPSECRET") {
+			t.Fatalf("read %d: a skill's bundled file came from outside the skill: %q", i, b)
+		}
+	}
+}

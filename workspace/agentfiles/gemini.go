@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -122,7 +122,14 @@ func readInjected(folder, rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := os.Stat(path)
+	// Opened as resolved: a directory of path swapped for a symbolic link
+	// since leads nowhere (tools.OpenResolved).
+	f, err := tools.OpenResolved(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	switch {
 	case err != nil:
 		return "", err
@@ -131,7 +138,7 @@ func readInjected(folder, rel string) (string, error) {
 	case st.Size() > maxInjectedBytes:
 		return "", fmt.Errorf("%d bytes, over the %d-byte limit", st.Size(), maxInjectedBytes)
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, maxInjectedBytes))
 	if err != nil {
 		return "", err
 	}
