@@ -33,6 +33,29 @@ func reviewHookEnv(t *testing.T, script, matcher string) (e *env, path, log stri
 	return e, filepath.Join(e.folder, "r.txt"), log
 }
 
+// decideOne asks prompt, waits for its proposal, checks that the hook
+// (logging to log) did not run before the decision, decides the proposal
+// with the loom.review arguments decision gives, and waits for the
+// turn's end.
+func decideOne(t *testing.T, e *env, log, prompt string, decision func(ProposedChangesParams) map[string]any) {
+	t.Helper()
+	from := len(e.ed.Messages(""))
+	e.ask(prompt)
+	p := awaitProposal(e)
+	if b, _ := os.ReadFile(log); len(b) != 0 {
+		t.Fatalf("the hook ran before the decision: %s", b)
+	}
+	args := decision(p)
+	args["id"] = p.ID
+	var res workspace.ReviewResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdReview, args, &res); err != nil {
+		t.Fatalf("loom.review: %v", err)
+	}
+	e.await("turn ended", turnEnded(e.folder, from))
+}
+
+func rejectAll(ProposedChangesParams) map[string]any { return map[string]any{"reject": "all"} }
+
 // postHookNotes are the loom/hook notifications of PostToolUse hooks.
 func postHookNotes(t *testing.T, e *env) []HookParams {
 	var out []HookParams
@@ -60,18 +83,9 @@ func postHookNotes(t *testing.T, e *env) []HookParams {
 func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 	t.Run("accepted in part", func(t *testing.T) {
 		e, path, log := reviewHookEnv(t, reviewScript, "Edit|Write")
-		from := len(e.ed.Messages(""))
-		e.ask("change b and i")
-		p := awaitProposal(e)
-		if b, _ := os.ReadFile(log); len(b) != 0 {
-			t.Fatalf("the hook ran before the review: %s", b)
-		}
-		h := p.Changes[0].Hunks
-		var res workspace.ReviewResult
-		if err := e.ed.ExecuteCommand(e.ctx, CmdReview, map[string]any{"id": p.ID, "accept": []string{h[1].ID}}, &res); err != nil {
-			t.Fatalf("loom.review: %v", err)
-		}
-		e.await("turn ended", turnEnded(e.folder, from))
+		decideOne(t, e, log, "change b and i", func(p ProposedChangesParams) map[string]any {
+			return map[string]any{"accept": []string{p.Changes[0].Hunks[1].ID}}
+		})
 		want := "a\nb\nc\nd\ne\nf\ng\nh\nI agent\nj\n"
 		if b, _ := os.ReadFile(path); string(b) != want {
 			t.Fatalf("disk %q", b)
@@ -100,17 +114,7 @@ func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 	})
 	t.Run("command", func(t *testing.T) {
 		e, _, log := reviewHookEnv(t, commandScript, "Bash")
-		from := len(e.ed.Messages(""))
-		e.ask("run it")
-		p := awaitProposal(e)
-		if b, _ := os.ReadFile(log); len(b) != 0 {
-			t.Fatalf("the hook ran before the decision: %s", b)
-		}
-		var res workspace.ReviewResult
-		if err := e.ed.ExecuteCommand(e.ctx, CmdReview, map[string]any{"id": p.ID, "reject": "all"}, &res); err != nil {
-			t.Fatalf("loom.review: %v", err)
-		}
-		e.await("turn ended", turnEnded(e.folder, from))
+		decideOne(t, e, log, "run it", rejectAll)
 		got := readFile(t, log)
 		if strings.Count(got, "\n") != 1 || !strings.Contains(got, `"tool_name":"Bash"`) || !strings.Contains(got, "the user discarded this command's changes") {
 			t.Errorf("the hook's input: %s", got)
@@ -121,14 +125,7 @@ func TestReviewedEditRunsPostToolUseWhenApplied(t *testing.T) {
 	})
 	t.Run("rejected", func(t *testing.T) {
 		e, path, log := reviewHookEnv(t, reviewScript, "Edit|Write")
-		from := len(e.ed.Messages(""))
-		e.ask("change b and i")
-		p := awaitProposal(e)
-		var res workspace.ReviewResult
-		if err := e.ed.ExecuteCommand(e.ctx, CmdReview, map[string]any{"id": p.ID, "reject": "all"}, &res); err != nil {
-			t.Fatalf("loom.review: %v", err)
-		}
-		e.await("turn ended", turnEnded(e.folder, from))
+		decideOne(t, e, log, "change b and i", rejectAll)
 		if b, _ := os.ReadFile(path); string(b) != reviewBase {
 			t.Fatalf("disk %q after a rejection", b)
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/tools/reap"
+
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 //go:embed bash.md
@@ -88,7 +90,7 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 
 	out := newHeadTail(env.maxOutput())
 	latest := &lastLine{}
-	cmd := exec.CommandContext(runCtx, "bash", "-c", p.Command)
+	cmd := exec.CommandContext(runCtx, gitcmd.Program("bash"), "-c", p.Command)
 	cmd.Dir = env.Root
 	// The marker, inherited by every descendant, finds those that leave
 	// the process group (setsid, double fork) when the call ends.

@@ -1,14 +1,12 @@
 package workspace
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
-	"github.com/loom-lsp/loom-lsp/llm"
 )
 
 // BenchmarkHookCost measures, in one run, what a no-op PreToolUse hook
@@ -19,34 +17,21 @@ import (
 func BenchmarkHookCost(b *testing.B) {
 	srv := turnModel(b)
 	session := func(home string) (*Conversation, *turnEditor) {
-		folder, _ := filepath.EvalSymlinks(b.TempDir())
-		if err := os.WriteFile(filepath.Join(folder, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		folder := benchFolder(b, map[string]string{"main.go": "package main\n\nfunc main() {}\n"})
 		ed := &turnEditor{ended: make(chan uint64, 1)}
-		h := NewHost(HostOptions{
-			Editor: ed,
-			Config: func(string, []config.Override) (config.Config, error) {
-				cfg := config.Default()
-				cfg.Model.Name = "bench"
-				cfg.Hooks.AutoCommit = false
-				if os.Getenv("LOOM_BENCH_NOSANDBOX") != "" {
-					cfg.Tools.Sandbox = config.SandboxOff
-				}
-				return cfg, nil
-			},
-			Provider: func(config.Config, func(string) string) (llm.Provider, error) {
-				return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "bench"})
-			},
-			Getenv: func(k string) string {
-				if k == "HOME" {
-					return home
-				}
-				return ""
-			},
-			StateDir:  b.TempDir(),
-			TrustFile: filepath.Join(b.TempDir(), "trusted-folders"),
+		opts := benchHostOptions(ed, srv.URL, func(cfg *config.Config) {
+			if os.Getenv("LOOM_BENCH_NOSANDBOX") != "" {
+				cfg.Tools.Sandbox = config.SandboxOff
+			}
 		})
+		opts.Getenv = func(k string) string {
+			if k == "HOME" {
+				return home
+			}
+			return ""
+		}
+		opts.StateDir, opts.TrustFile = b.TempDir(), filepath.Join(b.TempDir(), "trusted-folders")
+		h := NewHost(opts)
 		b.Cleanup(h.Close)
 		s, err := h.AddFolder(folder)
 		if err != nil {
@@ -64,22 +49,9 @@ func BenchmarkHookCost(b *testing.B) {
 	}
 	none, noneEd := session(b.TempDir())
 	hooked, hookedEd := session(home)
-	ctx := context.Background()
 	turn := func(s *Conversation, ed *turnEditor) time.Duration {
-		start := time.Now()
-		n, err := s.Ask(ctx, "Look at main.go and tell me what it does.")
-		if err != nil {
-			b.Fatal(err)
-		}
-		select {
-		case got := <-ed.ended:
-			if got != n {
-				b.Fatalf("turn %d ended, want %d", got, n)
-			}
-		case <-time.After(time.Minute):
-			b.Fatalf("turn %d did not end", n)
-		}
-		return time.Since(start)
+		_, d := askAndWait(b, s, ed.ended, "Look at main.go and tell me what it does.")
+		return d
 	}
 	turn(none, noneEd) // warm both up
 	turn(hooked, hookedEd)

@@ -19,18 +19,9 @@ import (
 // /dev/zero, a FIFO or a 2 MB file reports it, keeps the previous
 // configuration and keeps answering; a good file is honoured again.
 func TestConfigReloadRefusesDevicesAndFIFOs(t *testing.T) {
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	trustIn(t, xdg, dir)
-	cfgFile := filepath.Join(dir, ".loom.toml")
-	os.WriteFile(cfgFile, []byte("[model]\nname = \"first\"\n"), 0o644)
 	ed := newRecordingEditor()
-	h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir(),
-		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil }})
-	defer h.Close()
-	s, _ := h.AddFolder(dir)
-	waitReady(t, s)
+	_, s, cfgFile := trustedConfigFolder(t, ed, "[model]\nname = \"first\"\n")
+	dir := filepath.Dir(cfgFile)
 	// Each bad file replaces the good one atomically, as git does.
 	replace := func(make func(tmp string) error) {
 		t.Helper()
@@ -73,6 +64,30 @@ func TestConfigReloadRefusesDevicesAndFIFOs(t *testing.T) {
 		replace(func(tmp string) error { return os.WriteFile(tmp, []byte("[model]\nname = \"first\"\n"), 0o644) })
 		ed.waitSince(t, from, "the reload", func(n Notification) bool { return n.Kind == NoteInfo && n.Text == "configuration reloaded" })
 	}
+}
+
+// trustedConfigFolder is a host (closed at the test's end) with ed as its
+// editor and a scripted model, on a folder the user trusts whose
+// .loom.toml (cfgFile) holds toml; s is its conversation, ready.
+func trustedConfigFolder(t *testing.T, ed Editor, toml string) (h *Host, s *Conversation, cfgFile string) {
+	t.Helper()
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	trustIn(t, xdg, dir)
+	cfgFile = filepath.Join(dir, ".loom.toml")
+	if err := os.WriteFile(cfgFile, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h = NewHost(HostOptions{Editor: ed, StateDir: t.TempDir(),
+		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil }})
+	t.Cleanup(h.Close)
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, s)
+	return h, s, cfgFile
 }
 
 // mark returns how many notifications the editor has seen.
@@ -138,18 +153,9 @@ func (e *reloadEditor) Notify(n Notification) {
 // under load). Asked from within the notice, the status must already
 // hold the new setting.
 func TestReloadNoticeFollowsTheSettings(t *testing.T) {
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	trustIn(t, xdg, dir)
-	cfgFile := filepath.Join(dir, ".loom.toml")
-	os.WriteFile(cfgFile, []byte("[model]\nname = \"first\"\n"), 0o644)
 	ed := &reloadEditor{recordingEditor: newRecordingEditor()}
-	h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir(),
-		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil }})
-	defer h.Close()
-	s, _ := h.AddFolder(dir)
-	waitReady(t, s)
+	h, s, cfgFile := trustedConfigFolder(t, ed, "[model]\nname = \"first\"\n")
+	dir := filepath.Dir(cfgFile)
 	seen := make(chan string, 1)
 	ed.onReload = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testWait)

@@ -7,14 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/internal/goplstest"
-	"github.com/loom-lsp/loom-lsp/llm"
 )
 
 // diagEditModel answers each turn's first request with a read and an edit of
@@ -98,28 +96,14 @@ type diagRun struct {
 // turn.
 func startDiagRun(b testing.TB, gopls, diag string) *diagRun {
 	srv := diagEditModel(b)
-	folder, _ := filepath.EvalSymlinks(b.TempDir())
-	for name, text := range map[string]string{"go.mod": "module m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"} {
-		if err := os.WriteFile(filepath.Join(folder, name), []byte(text), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	folder := benchFolder(b, map[string]string{"go.mod": "module m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"})
 	ed := &diagCountEditor{turnEditor: turnEditor{ended: make(chan uint64, 1)}}
-	h := NewHost(HostOptions{
-		Editor: ed,
-		Config: func(string, []config.Override) (config.Config, error) {
-			cfg := config.Default()
-			cfg.Model.Name = "bench"
-			cfg.Hooks.AutoCommit = false
-			cfg.Tools.Diagnostics = diag
-			cfg.Tools.LanguageServers = map[string]config.LanguageServer{"gopls": {Command: []string{gopls}, Extensions: []string{".go"}}}
-			return cfg, nil
-		},
-		Provider: func(config.Config, func(string) string) (llm.Provider, error) {
-			return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "bench"})
-		},
-		StateDir: stateDirOutsideTmp(b),
+	opts := benchHostOptions(ed, srv.URL, func(cfg *config.Config) {
+		cfg.Tools.Diagnostics = diag
+		cfg.Tools.LanguageServers = map[string]config.LanguageServer{"gopls": {Command: []string{gopls}, Extensions: []string{".go"}}}
 	})
+	opts.StateDir = stateDirOutsideTmp(b)
+	h := NewHost(opts)
 	b.Cleanup(h.Close)
 	s, err := h.AddFolder(folder)
 	if err != nil {
@@ -130,20 +114,8 @@ func startDiagRun(b testing.TB, gopls, diag string) *diagRun {
 
 // turn asks for an edit and waits for the turn's end.
 func (r *diagRun) turn(b testing.TB) time.Duration {
-	t0 := time.Now()
-	turn, err := r.s.Ask(context.Background(), "edit main.go")
-	if err != nil {
-		b.Fatal(err)
-	}
-	select {
-	case got := <-r.ended:
-		if got != turn {
-			b.Fatalf("turn %d ended, want %d", got, turn)
-		}
-	case <-time.After(time.Minute):
-		b.Fatalf("turn %d did not end", turn)
-	}
-	return time.Since(t0)
+	_, d := askAndWait(b, r.s, r.ended, "edit main.go")
+	return d
 }
 
 // diagCountEditor counts the diagnostics reports besides telling when a

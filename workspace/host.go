@@ -12,6 +12,8 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/secret"
+
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 // HostOptions configures a Host.
@@ -311,5 +313,8 @@ func canonicalFolder(folder string) (string, error) {
 	if !st.IsDir() {
 		return "", fmt.Errorf("workspace folder %s is not a directory", folder)
 	}
+	// The agent's commands write here: loom never takes the git it runs
+	// with the user's rights from a directory of it on PATH.
+	gitcmd.Avoid(resolved)
 	return resolved, nil
 }

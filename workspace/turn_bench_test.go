@@ -64,6 +64,58 @@ func turnModel(b *testing.B) *httptest.Server {
 	return srv
 }
 
+// benchFolder is a folder (symlinks resolved) holding files.
+func benchFolder(b testing.TB, files map[string]string) string {
+	folder, _ := filepath.EvalSymlinks(b.TempDir())
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(folder, name), []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return folder
+}
+
+// benchHostOptions are a benchmark host's options: the editor ed, the
+// OpenAI-compatible model server at url, auto-commit off, and tune's
+// changes to the default configuration (nil: none). The caller sets the
+// state directory and whatever else it needs.
+func benchHostOptions(ed Editor, url string, tune func(*config.Config)) HostOptions {
+	return HostOptions{
+		Editor: ed,
+		Config: func(string, []config.Override) (config.Config, error) {
+			cfg := config.Default()
+			cfg.Model.Name = "bench"
+			cfg.Hooks.AutoCommit = false
+			if tune != nil {
+				tune(&cfg)
+			}
+			return cfg, nil
+		},
+		Provider: func(config.Config, func(string) string) (llm.Provider, error) {
+			return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: url + "/v1", Model: "bench"})
+		},
+	}
+}
+
+// askAndWait asks prompt and waits (a minute at most) until ended says
+// the turn ended; it returns the turn and how long it took.
+func askAndWait(b testing.TB, s *Conversation, ended <-chan uint64, prompt string) (uint64, time.Duration) {
+	start := time.Now()
+	turn, err := s.Ask(context.Background(), prompt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case got := <-ended:
+		if got != turn {
+			b.Fatalf("turn %d ended, want %d", got, turn)
+		}
+	case <-time.After(time.Minute):
+		b.Fatalf("turn %d did not end", turn)
+	}
+	return turn, time.Since(start)
+}
+
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -84,48 +136,26 @@ func BenchmarkSessionTurnCPU(b *testing.B) {
 	srv := turnModel(b)
 	for _, mode := range []string{"cached", "uncached"} {
 		b.Run(mode, func(b *testing.B) {
-			folder, _ := filepath.EvalSymlinks(b.TempDir())
-			if err := os.WriteFile(filepath.Join(folder, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
+			folder := benchFolder(b, map[string]string{"main.go": "package main\n\nfunc main() {}\n"})
 			ed := &turnEditor{ended: make(chan uint64, 1)}
-			h := NewHost(HostOptions{
-				Editor: ed,
-				Config: func(string, []config.Override) (config.Config, error) {
-					cfg := config.Default()
-					cfg.Model.Name = "bench"
-					cfg.Hooks.AutoCommit = false
-					return cfg, nil
-				},
-				Provider: func(config.Config, func(string) string) (llm.Provider, error) {
-					return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "bench",
-						EncodeEveryMessage: mode == "uncached"})
-				},
-				StateDir: b.TempDir(),
-			})
+			opts := benchHostOptions(ed, srv.URL, nil)
+			opts.Provider = func(config.Config, func(string) string) (llm.Provider, error) {
+				return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "bench",
+					EncodeEveryMessage: mode == "uncached"})
+			}
+			opts.StateDir = b.TempDir()
+			h := NewHost(opts)
 			defer h.Close()
 			s, err := h.AddFolder(folder)
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx := context.Background()
 			var cpu []time.Duration
 			for b.Loop() {
 				cpu = cpu[:0]
 				for range turns {
 					start := processCPU()
-					turn, err := s.Ask(ctx, "Look at main.go and tell me what it does.")
-					if err != nil {
-						b.Fatal(err)
-					}
-					select {
-					case got := <-ed.ended:
-						if got != turn {
-							b.Fatalf("turn %d ended, want %d", got, turn)
-						}
-					case <-time.After(time.Minute):
-						b.Fatalf("turn %d did not end", turn)
-					}
+					askAndWait(b, s, ed.ended, "Look at main.go and tell me what it does.")
 					cpu = append(cpu, processCPU()-start)
 				}
 			}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 )
@@ -229,18 +228,8 @@ func waitReady(t *testing.T, s *Conversation) {
 }
 
 func TestSessionConfigReloadKeepsTheOldConfigWhenBroken(t *testing.T) {
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	dir := t.TempDir()
-	trustIn(t, xdg, dir)
-	cfgFile := filepath.Join(dir, ".loom.toml")
-	os.WriteFile(cfgFile, []byte("[agent]\nelide_after_turns = 7\n"), 0o644)
 	ed := newRecordingEditor()
-	h := NewHost(HostOptions{Editor: ed, StateDir: t.TempDir(),
-		Provider: func(config.Config, func(string) string) (llm.Provider, error) { return textModel(), nil }})
-	defer h.Close()
-	s, _ := h.AddFolder(dir)
-	waitReady(t, s)
+	_, s, cfgFile := trustedConfigFolder(t, ed, "[agent]\nelide_after_turns = 7\n")
 	os.WriteFile(cfgFile, []byte("[agent\nelide_after_turns = 8\n"), 0o644)
 	ed.waitFor(t, "the broken config to be reported", func(n Notification) bool {
 		return n.Kind == NoteError && strings.Contains(n.Text, "keeping the previous configuration")

@@ -227,10 +227,7 @@ text = ["Tests pass."]
 // TestExecHookCannotWriteHome: a hook runs in the commands' sandbox: its
 // write into $HOME fails, and the turn goes on.
 func TestExecHookCannotWriteHome(t *testing.T) {
-	base := t.TempDir()
-	home, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
-	os.MkdirAll(home, 0o755)
-	os.MkdirAll(tmp, 0o755)
+	home, tmp := homeAndTmp(t)
 	settings := `{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo pwned > \"$HOME/pwned\""}]}]}}`
 	dir := gittest.Repo(t, map[string]string{".claude/settings.json": settings})
 	if s := sandbox.New(sandbox.Policy{Root: dir}); !s.Active() {

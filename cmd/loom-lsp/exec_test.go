@@ -104,22 +104,44 @@ var readEditGreet = readEditGreetThen("edited greet.txt")
 // readEditGreetThen is readEditGreet whose last step waits for a tool
 // result containing then.
 func readEditGreetThen(then string) string {
+	return readEditScript("greet.txt", "hello", "hello", "hello, world", then)
+}
+
+// readEditScript continues a scripted model's step with a read of path,
+// an edit of old into new once the read showed seen, and opens the step
+// that waits for a tool result containing then (the caller adds its
+// text).
+func readEditScript(path, seen, old, new, then string) string {
 	return `
   [[step.tool_call]]
   id = "r1"
   name = "read_file"
-  arguments = '{"path":"greet.txt"}'
+  arguments = '{"path":"` + path + `"}'
 
 [[step]]
-match.last_tool_result_contains = "hello"
+match.last_tool_result_contains = "` + seen + `"
   [[step.tool_call]]
   id = "e1"
   name = "edit_file"
-  arguments = '{"path":"greet.txt","old_string":"hello","new_string":"hello, world"}'
+  arguments = '{"path":"` + path + `","old_string":"` + old + `","new_string":"` + new + `"}'
 
 [[step]]
 match.last_tool_result_contains = "` + then + `"
 `
+}
+
+// homeAndTmp are a $HOME and a $TMPDIR of the test's own (symlinks
+// resolved), made.
+func homeAndTmp(t *testing.T) (home, tmp string) {
+	t.Helper()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home, tmp = filepath.Join(base, "home"), filepath.Join(base, "tmp")
+	for _, d := range []string{home, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home, tmp
 }
 
 // editScript reads greet.txt, edits it and says Done.

@@ -17,29 +17,11 @@ import (
 // under bash=allow the hook runs in the sandbox, where the write fails
 // (and so the commit). Either way nothing lands in $HOME.
 func TestExecHooksDoNotRunTheAgentsMakefile(t *testing.T) {
-	base := t.TempDir()
-	home, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
-	os.MkdirAll(home, 0o755)
-	os.MkdirAll(tmp, 0o755)
+	home, tmp := homeAndTmp(t)
 	script := `
 [[step]]
 match.last_role = "user"
-text = ["Reading."]
-  [[step.tool_call]]
-  id = "r1"
-  name = "read_file"
-  arguments = '{"path":"Makefile"}'
-
-[[step]]
-match.last_tool_result_contains = "lint:"
-  [[step.tool_call]]
-  id = "e1"
-  name = "edit_file"
-  arguments = '{"path":"Makefile","old_string":"@true","new_string":"@echo pwned > ` + home + `/pwned"}'
-
-[[step]]
-match.last_tool_result_contains = "edited Makefile"
-text = ["Done."]
+text = ["Reading."]` + readEditScript("Makefile", "lint:", "@true", "@echo pwned > "+home+"/pwned", "edited Makefile") + `text = ["Done."]
 `
 	for _, policy := range []string{"deny", "allow"} {
 		t.Run(policy, func(t *testing.T) {

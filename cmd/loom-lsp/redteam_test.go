@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -156,4 +158,78 @@ func TestLanguageServerOnlyWhereCommandsMayRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoomsGitIsNotTheAgents: the user's PATH names a directory of the
+// workspace (direnv's PATH_add bin, layout node's node_modules/.bin —
+// an editor started from that shell passes it on). A sandboxed command
+// puts an executable "git" there; loom's own git (the auto-commit after
+// the next edit, run with the user's rights, outside the sandbox) must
+// not be it: it would write into $HOME, which the sandbox forbids.
+func TestLoomsGitIsNotTheAgents(t *testing.T) {
+	if !sandbox.New(sandbox.Policy{Root: "/"}).Active() {
+		t.Skip("no Landlock here")
+	}
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(tmp, 0o755)
+	dir := gittest.Repo(t, map[string]string{"a.txt": "one\n"})
+	plant := `mkdir -p bin && printf '#!/bin/sh\necho pwned > ` + home + `/pwned\nexec ` + realGit + ` "$@"\n' > bin/git && chmod +x bin/git && echo planted`
+	script := `
+[[step]]
+match.last_role = "user"
+  [[step.tool_call]]
+  id = "b1"
+  name = "bash"
+  arguments = '''` + jsonString(t, map[string]string{"command": plant}) + `'''
+
+[[step]]
+match.last_tool_result_contains = "planted"
+  [[step.tool_call]]
+  id = "w1"
+  name = "write_file"
+  arguments = '{"path":"b.txt","content":"two\n"}'
+
+[[step]]
+match.last_tool_result_contains = "b.txt"
+text = ["Done."]
+`
+	var env []string
+	for _, kv := range isolatedEnv(t) {
+		name, val, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PATH":
+			kv = "PATH=" + filepath.Join(dir, "bin") + ":" + val
+		case "HOME", "TMPDIR":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+home, "TMPDIR="+tmp)
+	r := runLoomEnv(t, env, dir, "", "exec", "--approve", "bash=allow", "--script", writeScript(t, script), "go")
+	out := r.stdout + r.stderr
+	if _, err := os.Stat(filepath.Join(dir, "bin", "git")); err != nil {
+		t.Fatalf("the plant did not happen (the route is not exercised): %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "pwned")); err == nil {
+		t.Fatalf("loom ran the agent's bin/git with the user's rights (it wrote into $HOME):\n%s", out)
+	}
+	if !strings.Contains(gittest.Run(t, dir, "log", "-1", "--format=%s"), "b.txt") {
+		t.Errorf("the edit was not committed:\n%s", out)
+	}
+}
+
+// jsonString is v as JSON, for a TOML literal string.
+func jsonString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -111,7 +111,7 @@ func Env(base []string, hooks string) []string {
 // Command returns git with args, to run in dir, with [Env] of this
 // process's environment and no hooks.
 func Command(ctx context.Context, dir string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, Program("git"), args...)
 	cmd.Dir = dir
 	cmd.Env = Env(nil, NoHooks)
 	return cmd

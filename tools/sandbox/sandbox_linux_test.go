@@ -53,6 +53,26 @@ func requireLandlock(t testing.TB, s *Sandbox) {
 	}
 }
 
+// inModes runs test once with user namespaces and once with Landlock
+// alone (where user namespaces are missing).
+func inModes(t *testing.T, test func(t *testing.T, userns bool)) {
+	t.Run("namespaces", func(t *testing.T) { test(t, true) })
+	t.Run("landlock alone", func(t *testing.T) { test(t, false) })
+}
+
+// sandboxIn is New(p), made to use user namespaces or not; the test is
+// skipped where Landlock, or the user namespaces asked for, are missing.
+func sandboxIn(t *testing.T, p Policy, userns bool) *Sandbox {
+	t.Helper()
+	s := New(p)
+	requireLandlock(t, s)
+	if userns && !s.sys.userns {
+		t.Skipf("no user namespaces here: %s", s.sys.why)
+	}
+	s.sys.userns = userns
+	return s
+}
+
 // sh runs script with bash in dir under s, returning its output and
 // exit code.
 func sh(t testing.TB, s *Sandbox, dir, script string) (string, int) {
@@ -73,20 +93,14 @@ func sh(t testing.TB, s *Sandbox, dir, script string) (string, int) {
 }
 
 func TestSandboxConfinesWrites(t *testing.T) {
-	t.Run("namespaces", func(t *testing.T) { testConfinesWrites(t, true) })
 	// Where user namespaces are missing, the same holds, but for a new
 	// file at the top of the folder.
-	t.Run("landlock alone", func(t *testing.T) { testConfinesWrites(t, false) })
+	inModes(t, testConfinesWrites)
 }
 
 func testConfinesWrites(t *testing.T, userns bool) {
 	w := newWorld(t)
-	s := New(Policy{Root: w.ws})
-	requireLandlock(t, s)
-	if userns && !s.sys.userns {
-		t.Skipf("no user namespaces here: %s", s.sys.why)
-	}
-	s.sys.userns = userns
+	s := sandboxIn(t, Policy{Root: w.ws}, userns)
 	for _, tc := range []struct {
 		name, script, path string
 		allowed            bool
@@ -172,8 +186,7 @@ func listen(t *testing.T) int {
 func TestSandboxNetwork(t *testing.T) {
 	// "off" is a network namespace of its own; without user namespaces,
 	// Landlock's TCP rules.
-	t.Run("namespaces", func(t *testing.T) { testNetwork(t, true) })
-	t.Run("landlock alone", func(t *testing.T) { testNetwork(t, false) })
+	inModes(t, testNetwork)
 }
 
 func testNetwork(t *testing.T, userns bool) {
@@ -194,12 +207,7 @@ func testNetwork(t *testing.T, userns bool) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.policy.Root = w.ws
-			s := New(tc.policy)
-			requireLandlock(t, s)
-			if userns && !s.sys.userns {
-				t.Skipf("no user namespaces here: %s", s.sys.why)
-			}
-			s.sys.userns = userns
+			s := sandboxIn(t, tc.policy, userns)
 			out, code := sh(t, s, w.ws, connect(tc.port))
 			if got := code == 0 && out == "hi"; got != tc.reaches {
 				t.Fatalf("network %s, port %d: exit %d, %q; want reached=%v", tc.name, tc.port, code, out, tc.reaches)
@@ -217,18 +225,12 @@ func testNetwork(t *testing.T, userns bool) {
 // a process outside the sandbox (Landlock's signal scoping), nor read its
 // environment (the user namespace).
 func TestSandboxCannotReachOtherProcesses(t *testing.T) {
-	t.Run("namespaces", func(t *testing.T) { testCannotReachOtherProcesses(t, true) })
-	t.Run("landlock alone", func(t *testing.T) { testCannotReachOtherProcesses(t, false) })
+	inModes(t, testCannotReachOtherProcesses)
 }
 
 func testCannotReachOtherProcesses(t *testing.T, userns bool) {
 	w := newWorld(t)
-	s := New(Policy{Root: w.ws})
-	requireLandlock(t, s)
-	if userns && !s.sys.userns {
-		t.Skipf("no user namespaces here: %s", s.sys.why)
-	}
-	s.sys.userns = userns
+	s := sandboxIn(t, Policy{Root: w.ws}, userns)
 	outside := exec.Command("sleep", "100")
 	outside.Env = []string{"LOOM_TEST_SECRET=outside-secret"}
 	if err := outside.Start(); err != nil {
@@ -294,8 +296,7 @@ func TestSandboxSurvivesChurn(t *testing.T) {
 // the temp dir and the caches, work; a blocked write is explained as the
 // read-only mode's.
 func TestSandboxReadOnlyRoot(t *testing.T) {
-	t.Run("namespaces", func(t *testing.T) { testReadOnlyRoot(t, true) })
-	t.Run("landlock alone", func(t *testing.T) { testReadOnlyRoot(t, false) })
+	inModes(t, testReadOnlyRoot)
 }
 
 func testReadOnlyRoot(t *testing.T, userns bool) {
@@ -308,12 +309,7 @@ func testReadOnlyRoot(t *testing.T, userns bool) {
 	if err := os.Mkdir(w.tmp+"/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := New(Policy{Root: ws, ReadOnlyRoot: true})
-	requireLandlock(t, s)
-	if userns && !s.sys.userns {
-		t.Skipf("no user namespaces here: %s", s.sys.why)
-	}
-	s.sys.userns = userns
+	s := sandboxIn(t, Policy{Root: ws, ReadOnlyRoot: true}, userns)
 	for _, tc := range []struct {
 		name, script, path string
 		allowed            bool

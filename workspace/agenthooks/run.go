@@ -15,6 +15,8 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/reap"
+
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 // Input is what a hook is told of the moment it runs for; [Input.JSON]
@@ -186,7 +188,7 @@ func (r Runner) Run(ctx context.Context, h *Hook, in Input) Result {
 		max = DefaultMaxOutput
 	}
 	stdout, stderr := &capped{max: max}, &capped{max: max}
-	cmd := exec.CommandContext(runCtx, "bash", "-c", h.Command)
+	cmd := exec.CommandContext(runCtx, gitcmd.Program("bash"), "-c", h.Command)
 	cmd.Dir = h.Dir
 	marker := reap.NewMarker()
 	env := append([]string(nil), r.Environ...)

@@ -48,7 +48,11 @@ func (g runner) command(ctx context.Context, stdin, name string, args ...string)
 // nil) before it starts: a hook in the sandbox. It stays in loom's
 // process group, so that what kills the daemon's group kills its hook.
 func (g runner) commandWrapped(ctx context.Context, stdin string, wrap func(*exec.Cmd) error, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	prog := name
+	if name == "git" {
+		prog = gitcmd.Program("git") // never one a command put on PATH
+	}
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env()
 	cmd.WaitDelay = 5 * time.Second

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/loom-lsp/loom-lsp/internal/gitcmd"
 )
 
 // applySteps applies the agent's steps to text, each as a three-way merge
@@ -45,7 +47,7 @@ func (r *Repo) merge3(ctx context.Context, ours, base, theirs string) (string, b
 			return "", false, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", "merge-file", "-p", "--quiet", names[0], names[1], names[2])
+	cmd := exec.CommandContext(ctx, gitcmd.Program("git"), "merge-file", "-p", "--quiet", names[0], names[1], names[2])
 	cmd.Dir = r.Top
 	cmd.Env = r.git.env()
 	var stdout, stderr bytes.Buffer

@@ -4,9 +4,8 @@
 // auto-commit.
 import { manageRules } from './rules';
 import * as vscode from 'vscode';
-import {
-  ConfigurationParams, ExecuteCommandRequest, HandlerResult, LanguageClient, LanguageClientOptions, LogMessageNotification,
-  MessageActionItem, MessageType, ResponseError, ServerOptions, ShowMessageNotification, ShowMessageRequest, State, TransportKind,
+import type {
+  ConfigurationParams, HandlerResult, LanguageClient, LanguageClientOptions, MessageActionItem, MessageType, ResponseError, ServerOptions,
 } from 'vscode-languageclient/node';
 import { ActionItem, answerTitle, ruleAnswer } from './approval';
 import { parseAskArgument } from './askargs';
@@ -35,8 +34,12 @@ import { stateWords } from './status';
 import { answerConfiguration, SettingsScope, trustFolderCommand } from './trust';
 
 let client: LanguageClient | undefined;
+/** vscode-languageclient (dist/client.js), loaded by connect() after activation. */
+let lsp: typeof import('./client');
 /** loom-lsp's start, while it runs and after: what the panel asks meanwhile waits for it. */
 let serverUp: Promise<void> | undefined;
+/** Set by deactivate: a start not begun yet does not begin. */
+let deactivated = false;
 /** The chat, whose conversations are written down at deactivation. */
 let theChat: Chat | undefined;
 /** The review, whose drafts (decisions so far, the comment typed) go to the server at deactivation. */
@@ -85,7 +88,7 @@ function serverSettings(scope: SettingsScope = 'all'): object {
 async function pullConfiguration(params: ConfigurationParams, token: vscode.CancellationToken,
   next: (p: ConfigurationParams, t: vscode.CancellationToken) => HandlerResult<unknown[], void>): Promise<unknown[] | ResponseError<void>> {
   const theirs = await next(params, token);
-  if (theirs instanceof ResponseError) {
+  if (theirs instanceof lsp.ResponseError) {
     return theirs;
   }
   return answerConfiguration(params.items, theirs, serverSettings);
@@ -94,7 +97,7 @@ async function pullConfiguration(params: ConfigurationParams, token: vscode.Canc
 /** Runs loom.trust on a folder; says so when asked to. */
 async function trustFolder(lc: LanguageClient, uri: string, say: boolean): Promise<void> {
   try {
-    const res = await lc.sendRequest(ExecuteCommandRequest.type, { command: 'loom.trust', arguments: [{ uri }] }) as { folder?: string } | null;
+    const res = await lc.sendRequest(lsp.ExecuteCommandRequest.type, { command: 'loom.trust', arguments: [{ uri }] }) as { folder?: string } | null;
     if (say) {
       void vscode.window.showInformationMessage(`Loom: trusted ${res?.folder ?? uri} with its current settings.`);
     }
@@ -123,7 +126,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!c?.isRunning()) {
         throw new Error('loom-lsp is not running (see the Loom output).');
       }
-      return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
+      return await c.sendRequest(lsp.ExecuteCommandRequest.type, { command: cmd, arguments: [args] }) as T;
     },
   }, context.workspaceState);
   theChat = chat;
@@ -144,7 +147,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }
     // The shown conversation, unless the command names its own.
     const a = { ...chat.conversationArgs(), ...(args as object) };
-    return await c.sendRequest(ExecuteCommandRequest.type, { command: cmd, arguments: [a] });
+    return await c.sendRequest(lsp.ExecuteCommandRequest.type, { command: cmd, arguments: [a] });
   });
   // Review in the panel's edit cards and the diff editor's CodeLens.
   const editReview = new EditReview({
@@ -252,10 +255,20 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   });
 
-  // loom-lsp starts in the background: VS Code resolves the panel's
-  // webview only once activate() has returned, and the panel draws the
-  // conversation kept across the reload (drawKept above) meanwhile.
-  c = connect({ context, status, chat, feature, checkpoints, planMode, editReview, conversations });
+  // loom-lsp starts once activate() has returned: VS Code resolves the
+  // panel's webview only then, and the panel draws the conversation kept
+  // across the reload (drawKept above) meanwhile. What the panel asks in
+  // the meantime waits for the start (serverUp).
+  const parts: Parts = { context, status, chat, feature, checkpoints, planMode, editReview, conversations };
+  serverUp = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    if (deactivated) {
+      return undefined;
+    }
+    const conn = connect(parts);
+    c = conn?.client;
+    return conn?.up;
+  });
+  serverUp.catch(() => { /* said by afterStart, or the panel's notice */ });
 }
 
 /** What connect wires loom-lsp's messages to. */
@@ -271,11 +284,12 @@ interface Parts {
 }
 
 /**
- * Creates the language client of loom-lsp with its handlers and starts
- * it without waiting (start); undefined when the binary is not found
- * (the panel says how to install it).
+ * Loads vscode-languageclient, creates loom-lsp's client with its
+ * handlers and starts it: the client and its start (the rest, after the
+ * start, is afterStart's); undefined when the binary is not found (the
+ * panel says how to install it).
  */
-function connect(parts: Parts): LanguageClient | undefined {
+function connect(parts: Parts): { client: LanguageClient; up: Promise<void> } | undefined {
   const { context, status, chat, feature, checkpoints, planMode, editReview } = parts;
   const reg = (id: string, fn: (...a: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   // The server binary.
@@ -298,9 +312,10 @@ function connect(parts: Parts): LanguageClient | undefined {
     return undefined;
   }
 
+  lsp = require('./client.js') as typeof import('./client');
   const serverOptions: ServerOptions = {
-    run: { command, args: ['serve'], transport: TransportKind.stdio },
-    debug: { command, args: ['serve', '-log-level', 'debug'], transport: TransportKind.stdio },
+    run: { command, args: ['serve'], transport: lsp.TransportKind.stdio },
+    debug: { command, args: ['serve', '-log-level', 'debug'], transport: lsp.TransportKind.stdio },
   };
   const clientOptions: LanguageClientOptions = {
     // Every file: the server needs the open buffers to edit what you see.
@@ -312,7 +327,7 @@ function connect(parts: Parts): LanguageClient | undefined {
     middleware: { workspace: { configuration: (params, token, next) => pullConfiguration(params, token, next) } },
     outputChannelName: 'Loom',
   };
-  const c = new LanguageClient('loom', 'Loom', serverOptions, clientOptions);
+  const c = new lsp.LanguageClient('loom', 'Loom', serverOptions, clientOptions);
   client = c;
   const lc = c;
   c.registerFeature(feature);
@@ -387,8 +402,8 @@ function connect(parts: Parts): LanguageClient | undefined {
   });
   context.subscriptions.push(c.onDidChangeState((e) => {
     // Starting is not down: the panel shows the kept conversation, and what is asked meanwhile waits (serverUp).
-    chat.setDown(e.newState === State.Stopped);
-    if (e.newState === State.Running) {
+    chat.setDown(e.newState === lsp.State.Stopped);
+    if (e.newState === lsp.State.Running) {
       void chat.refreshStatus();
     }
   }));
@@ -421,16 +436,16 @@ function connect(parts: Parts): LanguageClient | undefined {
   });
   context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(() => chat.panel.refresh()));
 
-  void start(c, parts, command);
-  return c;
+  const up = c.start();
+  void afterStart(c, up, parts, command);
+  return { client: c, up };
 }
 
-/** Starts loom-lsp, sends the settings, and draws every folder's panel from the server. */
-async function start(c: LanguageClient, parts: Parts, command: string): Promise<void> {
+/** Once loom-lsp has started: the settings sent, and every folder's panel drawn from the server. */
+async function afterStart(c: LanguageClient, up: Promise<void>, parts: Parts, command: string): Promise<void> {
   const { status, chat, checkpoints, conversations } = parts;
   try {
-    serverUp = c.start();
-    await serverUp;
+    await up;
   } catch (e) {
     chat.setDown(true);
     status.text = '$(error) Loom';
@@ -453,8 +468,8 @@ async function start(c: LanguageClient, parts: Parts, command: string): Promise<
  * log messages into the Loom output channel.
  */
 function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
-  const level = (t: MessageType) => t === MessageType.Error ? 'error' : t === MessageType.Warning ? 'warning' : 'info';
-  c.onNotification(ShowMessageNotification.type, (p) => {
+  const level = (t: MessageType) => t === lsp.MessageType.Error ? 'error' : t === lsp.MessageType.Warning ? 'warning' : 'info';
+  c.onNotification(lsp.ShowMessageNotification.type, (p) => {
     // loom-lsp names the conversation a message comes from (params.loom).
     const from = (p as { loom?: { folder?: unknown; conversation?: unknown } }).loom;
     const source = typeof from?.folder === 'string' && typeof from.conversation === 'string'
@@ -462,16 +477,16 @@ function takeOverWindowMessages(c: LanguageClient, chat: Chat): void {
     const shown = chat.serverMessage(level(p.type), p.message, source);
     // Also a toast when the panel is hidden, or shows another conversation.
     if (!shown || !chat.panel.visible || (source && !chat.shows(source.folder, source.conversation))) {
-      const show = p.type === MessageType.Error ? vscode.window.showErrorMessage
-        : p.type === MessageType.Warning ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      const show = p.type === lsp.MessageType.Error ? vscode.window.showErrorMessage
+        : p.type === lsp.MessageType.Warning ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
       void show(p.message);
     }
   });
-  c.onNotification(LogMessageNotification.type, (p) => {
+  c.onNotification(lsp.LogMessageNotification.type, (p) => {
     const tag = ['', 'Error', 'Warn', 'Info', 'Log'][p.type] ?? 'Log';
     c.outputChannel.appendLine(`[${tag}] ${p.message}`);
   });
-  c.onRequest(ShowMessageRequest.type, async (p, token) => {
+  c.onRequest(lsp.ShowMessageRequest.type, async (p, token) => {
     const actions = (p.actions ?? []) as ActionItem[];
     const titles = actions.map((a) => a.title);
     // The whole command, when the server says it (params.loom.command).
@@ -590,6 +605,7 @@ function statusWords(st: Status): string {
 }
 
 export async function deactivate(): Promise<void> {
+  deactivated = true;
   // A reload must find the conversation as it was drawn, to the last change.
   await Promise.all([
     theChat?.flush().catch(() => { /* the record is a convenience */ }),

@@ -7,10 +7,14 @@
 // machine), and beside Loom an empty extension's activation (the probe:
 // what no extension can beat in this window).
 import * as assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chat, headerState, openPanel, page, panelCounts, runCommand, shot, step, times, tmp, until } from '../harness.mjs';
+import {
+  ask, chat, headerState, loomLsp, openPanel, page, panelCounts, reloadWindow, runCommand, shot, step, times, tmp, until, userSettings,
+  waitIdle, writeSettings,
+} from '../harness.mjs';
 
 /** A log line's time ("2026-11-27 12:30:22.444", the machine's local time) in ms since the epoch. */
 const logTime = (line) => new Date(line.slice(0, 23).replace(' ', 'T')).getTime();
@@ -68,9 +72,15 @@ async function timedReload(before) {
     await openPanel();
   }
   let after;
+  // When every item is back (the header may still say otherwise), and when it is idle too.
+  let items;
   await until('the conversation redrawn, idle', async () => {
     after = await panelCounts().catch(() => undefined);
-    return JSON.stringify(after) === JSON.stringify(before) && (await headerState().catch(() => '')) === 'idle';
+    if (JSON.stringify(after) !== JSON.stringify(before)) {
+      return false;
+    }
+    items ??= Date.now() - t0;
+    return (await headerState().catch(() => '')) === 'idle';
   }, 120_000, 20).catch((e) => {
     throw new Error(`${e.message}\nbefore ${JSON.stringify(before)}\nafter  ${JSON.stringify(after)}`);
   });
@@ -83,7 +93,7 @@ async function timedReload(before) {
     const l = extHostLog(t0);
     return l.loomActivating !== undefined ? l : undefined;
   }, 10_000, 100).catch(() => extHostLog(t0));
-  return { workbench, hostForked, ...log, probe, hostUptime, extension, panel: shown, redrawn, panelReopened: shown === undefined };
+  return { workbench, hostForked, ...log, probe, hostUptime, extension, panel: shown, items, redrawn, panelReopened: shown === undefined };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -104,6 +114,7 @@ step('7b. reload time: reload → the conversation redrawn, three times in a row
     medianLoomActivating: median(runs.map((r) => r.loomActivating).filter((x) => x !== undefined)),
     medianProbe: median(runs.map((r) => r.probe)),
     medianExtension: median(runs.map((r) => r.extension)),
+    medianPanel: median(runs.map((r) => r.panel).filter((x) => x !== undefined)),
     medianExtensionToRedrawn: median(runs.map((r) => r.redrawn - r.extension)),
     load: os.loadavg().map((x) => Math.round(x * 100) / 100),
     cpus: os.cpus().length,
@@ -111,3 +122,40 @@ step('7b. reload time: reload → the conversation redrawn, three times in a row
   console.log(`# reload → redrawn: ${JSON.stringify(times.reloadBench)}`);
   await shot('07b', 'after-timed-reloads');
 }, 600_000);
+
+// Step 7c: the kept conversation is drawn after a reload before loom-lsp
+// has even started, and a prompt sent then waits for it. loom.path points
+// at a gate: a script that reads a line from a FIFO before it starts the
+// real loom-lsp, so the server stays unstarted until the step writes the
+// line. (Without the FIFO the script starts loom-lsp at once: the later
+// steps keep it.)
+step('7c. after a reload the conversation is drawn while loom-lsp has not started; a prompt sent then is answered once it has', async () => {
+  const before = await panelCounts();
+  const fifo = path.join(tmp, 'loom-lsp-gate');
+  const gate = path.join(tmp, 'loom-lsp-gated');
+  execFileSync('mkfifo', [fifo]);
+  fs.writeFileSync(gate, `#!/bin/sh\n[ -p '${fifo}' ] && read -r _ < '${fifo}'\nexec '${loomLsp}' "$@"\n`, { mode: 0o755 });
+  userSettings['loom.path'] = gate;
+  writeSettings({});
+  try {
+    const r = await reloadWindow();
+    await until('the kept conversation drawn, idle, with loom-lsp not started', async () =>
+      JSON.stringify(await panelCounts()) === JSON.stringify(before) && (await headerState()) === 'idle', 60_000);
+    times.reloadDrawnBeforeServer = Date.now() - r.t0;
+    assert.ok(gateWaiting(gate), 'loom-lsp has not started: the gate still holds it');
+    await shot('07c', 'drawn-before-loom-lsp-started');
+    // A prompt sent now waits for the server.
+    await ask('Say ok');
+    await fs.promises.writeFile(fifo, 'go\n'); // resolves once the gate reads it
+    await until('the answer, from the server started after the prompt', async () =>
+      (await chat().locator('.msg.assistant').last().textContent())?.includes('ok, ready for more'), 60_000);
+    await waitIdle();
+  } finally {
+    fs.rmSync(fifo, { force: true });
+  }
+}, 0);
+
+/** Whether the gate still holds loom-lsp back (the script runs; once it has read the FIFO it becomes loom-lsp). */
+function gateWaiting(gate) {
+  return spawnSync('pgrep', ['-f', `${gate} serve`]).status === 0;
+}
