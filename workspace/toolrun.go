@@ -351,7 +351,9 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		defer func() {
 			outcome.command = s.folder.commands().close(win, mark, commandLine(c.Arguments), before)
 			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.readSeen)
-			user, model := protectedWords(outcome.command.command, protectedWrites(s.folder.dir, outcome.command))
+			written := protectedWrites(s.folder.dir, outcome.command)
+			s.folder.holdWrittenConfig(written)
+			user, model := protectedWords(outcome.command.command, written)
 			if user != "" {
 				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
 			}
