@@ -175,6 +175,19 @@ func (s *Sandbox) ReadOnly() *Sandbox {
 	return &Sandbox{p: p, sys: s.sys, socketsShown: s.socketsShown}
 }
 
+// Offline returns a sandbox with s's policy but no network
+// (Policy.Network = NetworkOff): for what runs code the agent may have
+// shaped without the user's approval of that run (a repository's agent
+// hooks under tools.bash = "ask"). It is nil for nil (no sandbox).
+func (s *Sandbox) Offline() *Sandbox {
+	if s == nil {
+		return nil
+	}
+	p := s.p
+	p.Network, p.Allow = NetworkOff, nil
+	return &Sandbox{p: p, sys: s.sys, socketsShown: s.socketsShown}
+}
+
 // Hides reports whether p (absolute, symlinks resolved) is hidden from
 // commands: a secret directory, loom's state, tools.sandbox_hide. A nil
 // sandbox (tools.sandbox = "off") still names the default hidden paths,
