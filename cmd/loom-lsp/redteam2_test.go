@@ -138,3 +138,61 @@ func TestRepositoryMCPServerUnderAskRunsOffline(t *testing.T) {
 		})
 	}
 }
+
+// memProbe is a bash command that looks for key in the memory of every
+// ancestor process (loom-lsp keeps the key in its heap) through
+// /proc/PID/mem, and writes how many regions held it (or the refusal)
+// to out.
+func memProbe(key, out string) string {
+	return fmt.Sprintf(`n=0; p=$$; while [ "$p" -gt 1 ]; do
+  p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null) || break; [ -n "$p" ] || break
+  while read -r range perms _ _ _ path; do
+    case "$perms" in rw*) ;; *) continue;; esac
+    [ -z "$path" ] || continue
+    s=$((16#${range%%-*})); e=$((16#${range##*-}))
+    if dd if=/proc/$p/mem bs=4096 skip=$((s/4096)) count=$(((e-s)/4096)) status=none 2>>%[2]s.err | grep -a -q %[1]s; then n=$((n+1)); fi
+  done < /proc/$p/maps 2>>%[2]s.err
+done; echo $n > %[2]s`, key, out)
+}
+
+// A sandboxed command cannot read the model's key out of loom-lsp's
+// memory (/proc/PID/mem of an ancestor: Landlock refuses ptrace access to
+// a process outside the sandbox). With the sandbox off the same probe
+// finds it where the kernel lets a process read its parent's memory
+// (no Yama), which shows the probe works.
+func TestSandboxedCommandCannotReadTheKeyFromLoomsMemory(t *testing.T) {
+	if s := sandbox.New(sandbox.Policy{Root: t.TempDir()}); !s.Active() {
+		t.Skipf("no Landlock here: %s", s.Unavailable())
+	}
+	key := "sk-mem-probe-0123456789abcdef"
+	found := map[string]string{}
+	for _, mode := range []string{"off", "on"} {
+		dir, env := testRepo(t), isolatedEnv(t)
+		out := filepath.Join(t.TempDir(), "found.txt")
+		cfg := filepath.Join(t.TempDir(), "loom.toml")
+		body := "[model]\napi_key_env = \"MY_LLM_TOKEN\"\n"
+		if mode == "off" {
+			body += "[tools]\nsandbox = \"off\"\n"
+		}
+		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "MY_LLM_TOKEN="+key)
+		r := runLoomEnv(t, env, dir, "", "exec", "--approve", "bash=allow", "--config", cfg, "--script", bashScript(t, memProbe(key, out)), "look")
+		if r.code != 0 {
+			t.Fatalf("sandbox %s: exit %d\nstdout:\n%s\nstderr:\n%s", mode, r.code, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("sandbox %s: the probe did not run: %v\n%s", mode, err, r.stdout)
+		}
+		found[mode] = strings.TrimSpace(string(b))
+	}
+	t.Logf("regions holding the key: sandbox off %s, on %s", found["off"], found["on"])
+	if found["off"] == "0" {
+		t.Skip("even unsandboxed the probe cannot read a parent's memory here (Yama or not root), so it proves nothing")
+	}
+	if found["on"] != "0" {
+		t.Errorf("a sandboxed command found the key in %s memory regions of loom-lsp", found["on"])
+	}
+}
