@@ -7,7 +7,7 @@
 // machine), and beside Loom an empty extension's activation (the probe:
 // what no extension can beat in this window).
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -155,7 +155,13 @@ step('7c. after a reload the conversation is drawn while loom-lsp has not starte
   }
 }, 0);
 
-/** Whether the gate still holds loom-lsp back (the script runs; once it has read the FIFO it becomes loom-lsp). */
+/** Whether the gate still holds loom-lsp back: a process runs the script (once it has read the FIFO it becomes loom-lsp). */
 function gateWaiting(gate) {
-  return spawnSync('pgrep', ['-f', `${gate} serve`]).status === 0;
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).some((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(gate);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
 }
