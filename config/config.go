@@ -585,3 +585,30 @@ func checkURL(s string) error {
 	}
 	return nil
 }
+
+// credentialHeaderWords are the words of a header name that mark its
+// value as a credential (Authorization, Azure's api-key, x-api-key, a
+// gateway's token, cookies).
+var credentialHeaderWords = []string{"auth", "key", "token", "secret", "cookie", "pass", "credential", "signature", "session"}
+
+// SecretHeaderValues returns the values of m's credential headers (see
+// credentialHeaderWords), each with the credential an authorization
+// scheme ("Bearer x", "Basic x") precedes: a key kept in model.headers is
+// masked like the key api_key_env names. Other headers' values (a title,
+// a referer) are no secret, and masking them would garble every text
+// they occur in.
+func (m Model) SecretHeaderValues() []string {
+	var out []string
+	for name, v := range m.Headers {
+		lower := strings.ToLower(name)
+		if !slices.ContainsFunc(credentialHeaderWords, func(w string) bool { return strings.Contains(lower, w) }) {
+			continue
+		}
+		out = append(out, v)
+		if f := strings.Fields(v); len(f) > 1 {
+			out = append(out, f[len(f)-1])
+		}
+	}
+	slices.Sort(out)
+	return out
+}

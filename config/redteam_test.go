@@ -68,3 +68,37 @@ func TestWorkspaceAskStillNarrowsTheUsersAllow(t *testing.T) {
 		t.Errorf("tools.bash = %q, notice %q: want the repository's ask, no notice", c.Tools.Bash, c.TrustNotice(""))
 	}
 }
+
+// TestHoldValuesBeatsTrustOnFirstSight: a folder under a trusted parent,
+// never opened, whose .loom.toml a command wrote (HoldValues recorded):
+// its first sight does not trust the values.
+func TestHoldValuesBeatsTrustOnFirstSight(t *testing.T) {
+	xdg := isolate(t)
+	parent := t.TempDir()
+	write(t, filepath.Join(xdg, "loom"), "loom.toml", "[trust]\nfolders = [\""+parent+"\"]\n")
+	app := filepath.Join(parent, "app")
+	write(t, app, ".loom.toml", "[tools]\nsandbox = \"off\"\n")
+	if err := HoldValues(DefaultTrustFile(), app); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := Load(LoadOptions{Folder: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Trusted() || c.Tools.Sandbox != SandboxWorkspace || c.TrustNotice("") == "" {
+		t.Errorf("trusted=%v sandbox=%q notice=%q: want the written values held back", c.Trusted(), c.Tools.Sandbox, c.TrustNotice(""))
+	}
+	// A folder the trust file knows keeps its line.
+	other := filepath.Join(parent, "other")
+	write(t, other, "x", "")
+	if _, _, err := Load(LoadOptions{Folder: other}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, other, ".loom.toml", "[tools]\nsandbox = \"off\"\n")
+	if err := HoldValues(DefaultTrustFile(), other); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := Load(LoadOptions{Folder: other}); c.Trusted() || c.Tools.Sandbox != SandboxWorkspace {
+		t.Errorf("a known folder: trusted=%v sandbox=%q", c.Trusted(), c.Tools.Sandbox)
+	}
+}

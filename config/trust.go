@@ -339,6 +339,25 @@ func lastRecord(recs []trustRecord, folder string) (trustRecord, bool) {
 // says last for the folder is a no-op.
 func TrustFolder(path, folder, hash string) error { return appendTrust(path, folder, hash, true) }
 
+// HoldValues records in the trust file at path that folder has no
+// widening values the user trusted, unless the file has a line for it
+// already: for a folder in which a command (not the user) wrote loom's
+// configuration file. Trust on first sight would otherwise take the
+// values the agent wrote as the user's, when the folder is first opened
+// under a trusted parent ([trust] folders); with this record they are
+// held back like values that appeared since the folder was trusted.
+func HoldValues(path, folder string) error {
+	recs, err := readTrustRecords(path)
+	if err != nil {
+		return err
+	}
+	recs, _ = liveRecords(recs)
+	if _, ok := lastRecord(recs, resolvePath(folder)); ok {
+		return nil
+	}
+	return appendTrust(path, folder, NoValuesHash, false)
+}
+
 // appendTrust appends a line for folder to the trust file at path: one
 // that trusts it (vouches), or one that records its values only.
 func appendTrust(path, folder, hash string, vouches bool) error {

@@ -29,8 +29,11 @@ type folderHooks struct {
 	set    *agenthooks.Set
 	gate   agenthooks.Gate
 	runner agenthooks.Runner
+	// repoRunner runs the repository's hooks: runner, but with no
+	// network under tools.bash = "ask" (see loadHooks).
+	repoRunner agenthooks.Runner
 	// off holds the repository's hooks back whatever the gate says
-	// (tools.bash = "deny"): why, "" when not.
+	// (tools.bash = "deny", or "ask" with no sandbox): why, "" when not.
 	off string
 	// told are the hooks whose holding back was said, by name and why.
 	told *sync.Map
@@ -79,12 +82,20 @@ func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
 		gate.Recorded = fps
 	}
 	fh := &folderHooks{set: set, gate: gate, told: &sync.Map{}}
-	if cfg.Tools.Bash == config.PolicyDeny {
-		fh.off = `commands are off here (tools.bash = "deny")`
-	}
 	fh.runner = agenthooks.Runner{Environ: tools.CommandEnviron(env.ScrubEnv)}
 	if env.Sandbox != nil {
 		fh.runner.Wrap = env.Sandbox.Wrap
+	}
+	fh.repoRunner = fh.runner
+	fh.off = repoHooksOff(cfg.Tools.Bash, env.Sandbox != nil)
+	if cfg.Tools.Bash == config.PolicyAsk && env.Sandbox != nil {
+		// Trust binds a repository hook's definition and the files its
+		// command line names, not what those run (a script it sources, a
+		// Makefile, a formatter's config): the agent may have shaped
+		// them without asking anyone. Under "ask" nothing the agent
+		// shaped runs with the network unless the user approved that
+		// run, so the repository's hooks run with none.
+		fh.repoRunner.Wrap = env.Sandbox.Offline().Wrap
 	}
 	lines := problemLines(problems)
 	for _, h := range set.Hooks {
@@ -170,6 +181,28 @@ func (f *Folder) trustHooks() error {
 	return agenthooks.RecordTrusted(agenthooks.TrustFile(userDir), f.dir, set.Fingerprints(f.dir))
 }
 
+// repoHooksOff says why a repository's hooks are held back under the
+// commands policy bash, "" when they may run: never under "deny"; under
+// "ask" only sandboxed (they run what the agent may have edited, and no
+// one approves their runs).
+func repoHooksOff(bash config.Policy, sandboxed bool) string {
+	switch {
+	case bash == config.PolicyDeny:
+		return `commands are off here (tools.bash = "deny")`
+	case bash == config.PolicyAsk && !sandboxed:
+		return `commands need approval here (tools.bash = "ask") and the sandbox is off: a repository's hook may run files the agent edited`
+	}
+	return ""
+}
+
+// runnerFor is the runner h runs with.
+func (fh *folderHooks) runnerFor(h *agenthooks.Hook) agenthooks.Runner {
+	if h.Scope == agenthooks.ScopeRepository {
+		return fh.repoRunner
+	}
+	return fh.runner
+}
+
 // admit decides whether h runs now.
 func (fh *folderHooks) admit(h *agenthooks.Hook) (bool, string) {
 	if h.Scope == agenthooks.ScopeRepository && fh.off != "" {
@@ -208,7 +241,7 @@ func (s *Conversation) runHooks(ctx context.Context, fh *folderHooks, ev agentho
 		}
 		keep[i] = true
 		run := func() {
-			res := fh.runner.Run(ctx, h, in)
+			res := fh.runnerFor(h).Run(ctx, h, in)
 			reports[i] = fsm.HookReport{
 				Hook: h.Name(), Decision: string(res.Decision), Reason: res.Reason, Context: res.Context,
 				Message: res.Message, Problem: res.Problem, StopTurn: res.StopTurn, StopReason: res.StopReason,

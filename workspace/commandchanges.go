@@ -47,13 +47,29 @@ func commandLine(arguments string) string {
 	return args.Command
 }
 
-// closeCommand closes a command's window and sorts its paths into the
+// commandAttribution is the folder's account of what the agent's
+// commands change: the files a command changed (its window, cmdwindow.go,
+// saw them while it ran), whose they are (the editor's, when the user
+// changed them meanwhile), what the model reads of them and what the hook
+// reports (reportCommands). Any goroutine.
+type commandAttribution struct {
+	dir     string
+	windows *commandWindows
+	overlay *Overlay
+}
+
+// commands is the folder's command attribution.
+func (f *Folder) commands() commandAttribution {
+	return commandAttribution{dir: f.dir, windows: f.cmds, overlay: f.host.overlay}
+}
+
+// close closes a command's window and sorts its paths into the
 // command's and the user's (those the editor reported meanwhile).
-func (s *Conversation) closeCommand(win *commandWindow, mark uint64, command string, before map[string]preImage) *commandRun {
-	paths, scanned := s.folder.cmds.closeWindow(win, s.folder.dir)
+func (a commandAttribution) close(win *commandWindow, mark uint64, command string, before map[string]preImage) *commandRun {
+	paths, scanned := a.windows.closeWindow(win, a.dir)
 	run := &commandRun{command: command, scanned: scanned, before: map[string]preImage{}}
 	for _, p := range paths {
-		if s.folder.host.overlay.EditorChangedSince(p, mark) {
+		if a.overlay.EditorChangedSince(p, mark) {
 			run.claimed = append(run.claimed, p)
 		} else {
 			run.paths = append(run.paths, p)
@@ -67,13 +83,13 @@ func (s *Conversation) closeCommand(win *commandWindow, mark uint64, command str
 	return run
 }
 
-// commandResultNote is what the model reads at the end of a command's
-// result: the files it changed (git-ignored ones left out), which loom
-// does not commit; "" when it changed none.
-func (s *Conversation) commandResultNote(ctx context.Context, run *commandRun) string {
+// resultNote is what the model reads at the end of a command's result:
+// the files it changed (git-ignored ones left out), which loom does not
+// commit; "" when it changed none.
+func (a commandAttribution) resultNote(ctx context.Context, run *commandRun) string {
 	var rels []string
 	for _, p := range run.paths {
-		rel, err := filepath.Rel(s.folder.dir, p)
+		rel, err := filepath.Rel(a.dir, p)
 		if err != nil || strings.HasPrefix(rel, "..") || rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
 			continue
 		}
@@ -82,7 +98,7 @@ func (s *Conversation) commandResultNote(ctx context.Context, run *commandRun) s
 	if len(rels) == 0 {
 		return ""
 	}
-	ignored := gitcommit.IgnoredIn(ctx, s.folder.dir, rels)
+	ignored := gitcommit.IgnoredIn(ctx, a.dir, rels)
 	kept := rels[:0]
 	for _, rel := range rels {
 		if !ignored[rel] {
@@ -104,7 +120,7 @@ func (s *Conversation) commandResultNote(ctx context.Context, run *commandRun) s
 // out the edit tools' files, git-ignored ones, those inside .git or a
 // nested repository, and those now as HEAD has them. yours are the files
 // the editor claimed.
-func (s *Conversation) reportCommands(ctx context.Context, repo *gitcommit.Repo, job hookJob, turn uint64) (reported []CommandChange, yours []string) {
+func reportCommands(ctx context.Context, repo *gitcommit.Repo, job hookJob, turn uint64) (reported []CommandChange, yours []string) {
 	seen := map[string]bool{}
 	for p := range job.Batch {
 		seen[p] = true
@@ -213,10 +229,10 @@ func unifiedDiff(rel, head, now string, inHead bool) string {
 	return udiff.Unified(from, "b/"+rel, head, now)
 }
 
-// dirtyFiles lists the folder's files git reports changed or untracked,
+// dirty lists the folder's files git reports changed or untracked,
 // absolute; none when it is no git repository.
-func (s *Conversation) dirtyFiles(ctx context.Context, scrub []string) []string {
-	repo, err := gitcommit.Open(ctx, s.folder.dir, scrub...)
+func (a commandAttribution) dirty(ctx context.Context, scrub []string) []string {
+	repo, err := gitcommit.Open(ctx, a.dir, scrub...)
 	if err != nil {
 		return nil
 	}

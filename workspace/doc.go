@@ -14,8 +14,10 @@
 // post-tool hook in hook.go) and journals every event it accepts
 // (conversation_journal.go), so that a restart replays it.
 // conversations.go lists a folder's journaled conversations and loads
-// one. Which files a command changed, and their report, are worked out
-// here (cmdwindow.go, preimage.go, commandchanges.go).
+// one. Which files a command changed, and their report, are the
+// folder's command attribution (commandchanges.go: commandAttribution,
+// over the command windows of cmdwindow.go and the pre-images of
+// preimage.go), not the conversation's.
 //
 // The packages below it, which import nothing of it:
 //

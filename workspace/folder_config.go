@@ -61,6 +61,9 @@ func (f *Folder) loadConfig(reload bool) {
 	// value is masked from now on.
 	secret.Take(cfg.Model.APIKeyEnv)
 	f.host.redactor.Add(f.host.opts.Getenv(cfg.Model.APIKeyEnv))
+	for _, v := range cfg.Model.SecretHeaderValues() {
+		f.host.redactor.Add(v) // a key kept in model.headers
+	}
 	how := ""
 	if f.host.opts.TrustHow != nil {
 		how = f.host.opts.TrustHow()

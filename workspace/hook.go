@@ -94,7 +94,7 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 	job.Hooks = s.changes.DecideHooksEarly(s.folder.life, job.Job)
 	s.git.lock.Lock()
 	res := s.changes.CommitBatch(s.folder.life, job.Job, func(repo *gitcommit.Repo) ([]CommandChange, []string) {
-		return s.reportCommands(s.folder.life, repo, job, job.Turn)
+		return reportCommands(s.folder.life, repo, job, job.Turn)
 	})
 	s.git.lock.Unlock()
 	s.post(func() {

@@ -97,3 +97,23 @@ func TestProtectedNamesACommandCreates(t *testing.T) {
 		t.Fatalf("the model was not told: %q", results)
 	}
 }
+
+// TestConfigFolderNamesTheFolderASettingsFileConfigures: a command's
+// write of any file that gives loom settings holds back that folder.
+func TestConfigFolderNamesTheFolderASettingsFileConfigures(t *testing.T) {
+	for path, want := range map[string]string{
+		"/w/pkg/.loom.toml":            "/w/pkg",
+		"/w/pkg/loom.toml":             "/w/pkg",
+		"/w/pkg/.vscode/settings.json": "/w/pkg",
+		"/w/pkg/.zed/settings.json":    "/w/pkg",
+		"/w/pkg/.dir-locals.el":        "/w/pkg",
+		"/w/pkg/.codex/config.toml":    "",
+		"/w/pkg/settings.json":         "",
+		"/w/pkg/.github/hooks/h.json":  "",
+	} {
+		got, ok := configFolder(path)
+		if got != want || ok != (want != "") {
+			t.Errorf("configFolder(%s) = %q, %v; want %q", path, got, ok, want)
+		}
+	}
+}

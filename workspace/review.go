@@ -78,7 +78,7 @@ func (s *Conversation) commandProposal(ctx context.Context, b *batchRun, run *co
 		return nil
 	}
 	cfg := s.changes.Config(ctx)
-	reported, _ := s.reportCommands(ctx, repo, hookJob{Job: changes.Job{Cfg: cfg}, cmds: []commandRun{*run}}, b.turn)
+	reported, _ := reportCommands(ctx, repo, hookJob{Job: changes.Job{Cfg: cfg}, cmds: []commandRun{*run}}, b.turn)
 	return changes.NewCommandReview(run.command, output, reported)
 }
 

@@ -345,18 +345,20 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 		// until it ends, less those the editor reports meanwhile.
 		// And the files as they were before it, so that its changes (not
 		// the user's earlier ones) can be told apart (preimage.go).
-		before := s.folder.cmds.preImages(func() []string { return s.dirtyFiles(ctx, b.env.ScrubEnv) })
+		before := s.folder.cmds.preImages(func() []string { return s.folder.commands().dirty(ctx, b.env.ScrubEnv) })
 		mark, win := s.folder.host.overlay.EditorMark(), s.folder.cmds.openWindow()
 		s.writes.commandStarted()
 		defer func() {
-			outcome.command = s.closeCommand(win, mark, commandLine(c.Arguments), before)
+			outcome.command = s.folder.commands().close(win, mark, commandLine(c.Arguments), before)
 			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.readSeen)
-			user, model := protectedWords(outcome.command.command, protectedWrites(s.folder.dir, outcome.command))
+			written := protectedWrites(s.folder.dir, outcome.command)
+			s.folder.holdWrittenConfig(written)
+			user, model := protectedWords(outcome.command.command, written)
 			if user != "" {
 				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
 			}
 			if !outcome.settled {
-				outcome.result += s.commandResultNote(ctx, outcome.command) + model
+				outcome.result += s.folder.commands().resultNote(ctx, outcome.command) + model
 			}
 		}()
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,4 +388,41 @@ func onlyJournal(t *testing.T, env []string) string {
 		t.Fatalf("journals: %v", journals)
 	}
 	return journals[0]
+}
+
+// TestExecRepositoryHooksUnderAskRunOffline: trust binds a repository
+// hook's definition, not what it runs (a script it sources, a Makefile,
+// a formatter's config the agent may have edited), and under
+// tools.bash = "ask" nobody approves a hook's run: so the repository's
+// hooks run there with no network, while under "allow" they have the
+// commands' network. The user's own hooks keep theirs.
+func TestExecRepositoryHooksUnderAskRunOffline(t *testing.T) {
+	if s := sandbox.New(sandbox.Policy{Root: t.TempDir()}); !s.Active() {
+		t.Skipf("no Landlock here: %s", s.Unavailable())
+	}
+	port := listenPort(t)
+	probe := func(out string) string {
+		return fmt.Sprintf(`if (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null; then echo on > %s; else echo off > %s; fi`, port, out, out)
+	}
+	settings := fmt.Sprintf(`{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": %q}]}]}}`, probe("net.txt"))
+	for _, tc := range []struct{ approve, want string }{{"", "off"}, {"bash=allow", "on"}} {
+		t.Run("bash="+tc.approve, func(t *testing.T) {
+			dir, env := newHookRepo(t, map[string]string{".claude/settings.json": settings}, true)
+			args := []string{"exec", "--script", writeScript(t, "[[step]]\ntext = [\"Hi.\"]\n")}
+			if tc.approve != "" {
+				args = append(args, "--approve", tc.approve)
+			}
+			r := runLoomEnv(t, env, dir, "", append(args, "hello")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "net.txt"))
+			if err != nil {
+				t.Fatalf("the hook did not run: %v\n%s\n%s", err, r.stdout, r.stderr)
+			}
+			if strings.TrimSpace(string(got)) != tc.want {
+				t.Fatalf("network for the repository's hook: %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -233,3 +233,55 @@ func jsonString(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestAgentWrittenLoomTomlOfAnotherFolderIsNotTrustedOnFirstSight: the
+// user trusts a parent directory ([trust] folders). In a monorepo, a
+// sandboxed command writes packages/app/.loom.toml (the sandbox keeps
+// only the folder's own top-level names; a file in a subfolder is named
+// to the user afterwards) turning the sandbox off. Later the user opens
+// packages/app as a folder of its own: trust on first sight would
+// record the agent's values as the user's, and the next agent there ran
+// outside the sandbox. The values a command wrote are held back.
+func TestAgentWrittenLoomTomlOfAnotherFolderIsNotTrustedOnFirstSight(t *testing.T) {
+	if !sandbox.New(sandbox.Policy{Root: "/"}).Active() {
+		t.Skip("no Landlock here")
+	}
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(tmp, 0o755)
+	mono := gittest.Repo(t, map[string]string{"packages/app/main.txt": "app\n", "README": "mono\n"})
+	env := append(isolatedEnv(t), "HOME="+home, "TMPDIR="+tmp)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
+			os.MkdirAll(filepath.Join(v, "loom"), 0o755)
+			writeFile(t, filepath.Join(v, "loom"), "loom.toml", "[tools]\nbash = \"allow\"\n[trust]\nfolders = ["+strconv.Quote(filepath.Dir(mono))+"]\n")
+		}
+	}
+	bash := func(command string) string {
+		return `
+[[step]]
+match.last_role = "user"
+  [[step.tool_call]]
+  id = "b1"
+  name = "bash"
+  arguments = '''` + jsonString(t, map[string]string{"command": command}) + `'''
+
+[[step]]
+match.last_role = "tool"
+text = ["Done."]
+`
+	}
+	r := runLoomEnv(t, env, mono, "", "exec", "--script", writeScript(t, bash(`printf '[tools]\nsandbox = "off"\n' > packages/app/.loom.toml && echo planted`)), "plant")
+	if _, err := os.Stat(filepath.Join(mono, "packages", "app", ".loom.toml")); err != nil {
+		t.Fatalf("the plant did not happen (the route is not exercised): %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	app := filepath.Join(mono, "packages", "app")
+	r = runLoomEnv(t, env, app, "", "exec", "--script", writeScript(t, bash("echo pwned > "+home+"/pwned; echo ran")), "go")
+	if _, err := os.Stat(filepath.Join(home, "pwned")); err == nil {
+		t.Fatalf("the .loom.toml a command wrote was trusted on first sight: the next agent ran outside the sandbox\n%s%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "tools.sandbox") {
+		t.Errorf("the user is not told that tools.sandbox was held back:\n%s%s", r.stdout, r.stderr)
+	}
+}

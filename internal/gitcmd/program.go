@@ -9,8 +9,8 @@ import (
 
 // Programs loom runs with the user's rights (git; bash for a command the
 // user let run outside the sandbox) are looked up on PATH as
-// exec.LookPath does, but never in a directory a sandboxed command may
-// write: a folder loom serves, or the temporary directory. The user's
+// exec.LookPath does, but never in a folder loom serves, where the
+// agent's commands write. The user's
 // PATH may name a directory of the workspace (direnv's PATH_add bin,
 // layout node's node_modules/.bin, and an editor started from that
 // shell passes it on): a "git" the agent put there would otherwise run
@@ -38,17 +38,12 @@ func Avoid(dir string) {
 }
 
 // Program returns the path of the executable name on PATH, skipping
-// relative entries and those inside an avoided directory or the
-// temporary directory; name itself when there is none (starting it then
+// relative entries and those inside an avoided directory; name itself when there is none (starting it then
 // fails as before: not found).
 func Program(name string) string {
 	avoided.Lock()
 	avoid := append([]string(nil), avoided.dirs...)
 	avoided.Unlock()
-	// The temporary directory commands may write ($TMPDIR, else /tmp).
-	if r, err := filepath.EvalSymlinks(os.TempDir()); err == nil {
-		avoid = append(avoid, r)
-	}
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
 		if !filepath.IsAbs(dir) {
 			continue

@@ -39,6 +39,12 @@ func TestSandboxProtectsNamesNotFiles(t *testing.T) {
 	// status would still go into a repository made there.
 	git(w.ws, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,gone")
 	git(w.ws, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,deps/gone")
+	// A shared configuration file of the worktree, included by the
+	// repository's own .git/config (existing, and one not made yet).
+	os.WriteFile(filepath.Join(w.ws, ".gitconfig"), []byte("[core]\n"), 0o644)
+	os.MkdirAll(filepath.Join(w.ws, "conf"), 0o755)
+	git(w.ws, "config", "include.path", "../.gitconfig")
+	git(w.ws, "config", "--add", "include.path", "../conf/local.cfg")
 	// A submodule checked out: its .git is a file naming .git/modules/lib.
 	lib := filepath.Join(w.other, "lib")
 	os.MkdirAll(lib, 0o755)
@@ -65,6 +71,8 @@ func TestSandboxProtectsNamesNotFiles(t *testing.T) {
 		{"nested repository moved", "mv nested nested.old && mkdir -p nested/.git && echo new > nested/.git/config", "nested/.git/config", false},
 		{"submodule git dir created", "mkdir sub/.git && echo new > sub/.git/config", "sub/.git/config", false},
 		{"missing submodule directory made a repository", "mkdir -p gone/.git && echo new > gone/.git/config", "gone/.git/config", false},
+		{"included configuration written", `printf '[filter "x"]\n\tclean = touch /tmp/x\n' >> .gitconfig`, ".gitconfig", false},
+		{"included configuration not made yet", `printf '[filter "x"]\n\tclean = touch /tmp/x\n' > conf/local.cfg`, "conf/local.cfg", false},
 		{"missing submodule's parent made", "mkdir -p deps/gone/.git && echo new > deps/gone/.git/config", "deps/gone/.git/config", false},
 		{"submodule's .git file rewritten", "printf 'gitdir: ../evil\\n' > lib/.git", "lib/.git", false},
 		{"submodule's .git file replaced", "rm -f lib/.git && mkdir lib/.git && echo new > lib/.git/config", "lib/.git/config", false},

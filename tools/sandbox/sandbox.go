@@ -175,6 +175,19 @@ func (s *Sandbox) ReadOnly() *Sandbox {
 	return &Sandbox{p: p, sys: s.sys, socketsShown: s.socketsShown}
 }
 
+// Offline returns a sandbox with s's policy but no network
+// (Policy.Network = NetworkOff): for what runs code the agent may have
+// shaped without the user's approval of that run (a repository's agent
+// hooks under tools.bash = "ask"). It is nil for nil (no sandbox).
+func (s *Sandbox) Offline() *Sandbox {
+	if s == nil {
+		return nil
+	}
+	p := s.p
+	p.Network, p.Allow = NetworkOff, nil
+	return &Sandbox{p: p, sys: s.sys, socketsShown: s.socketsShown}
+}
+
 // Hides reports whether p (absolute, symlinks resolved) is hidden from
 // commands: a secret directory, loom's state, tools.sandbox_hide. A nil
 // sandbox (tools.sandbox = "off") still names the default hidden paths,
@@ -360,6 +373,7 @@ func (s *Sandbox) protect() (ro, pins []string) {
 		}
 	}
 	rels = append(rels, nested...)
+	rels = append(rels, includedConfigs(root)...)
 	for _, n := range rels {
 		p := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(n, "/")))
 		target := p
@@ -406,6 +420,43 @@ func nestedGitDirs(root string) []string {
 		}
 	}
 	return out
+}
+
+// includedConfigs returns the files of the worktree (relative to root,
+// outside .git) that the repository's configuration includes
+// (include.path, includeIf.*.path, followed as git follows them): a
+// shared .gitconfig the user's .git/config includes is configuration
+// like .git/config — a filter, diff or merge driver defined there runs
+// in the user's own git and in loom's (its filters) — and must not be
+// the agent's to write. Nothing outside a git repository.
+func includedConfigs(root string) []string {
+	out, err := gitcmd.Command(context.Background(), root, "config", "--show-origin", "-z", "--get-regexp", `^include(if\..*)?\.path$`).Output()
+	if err != nil {
+		return nil
+	}
+	var rels []string
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		origin, ok := strings.CutPrefix(recs[i], "file:")
+		_, target, found := strings.Cut(recs[i+1], "\n")
+		if !ok || !found || target == "" || strings.HasPrefix(target, "~") {
+			continue
+		}
+		if !filepath.IsAbs(origin) {
+			origin = filepath.Join(root, origin)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(origin), target)
+		}
+		rel, err := filepath.Rel(root, filepath.Clean(target))
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		if rel = filepath.ToSlash(rel); rel != ".git" && !strings.HasPrefix(rel, ".git/") {
+			rels = append(rels, rel)
+		}
+	}
+	return rels
 }
 
 // lexists reports whether p exists, a symbolic link counting as itself.

@@ -268,7 +268,13 @@ export function activate(context: vscode.ExtensionContext): void {
     c = conn?.client;
     return conn?.up;
   });
-  serverUp.catch(() => { /* said by afterStart, or the panel's notice */ });
+  serverUp.catch((e) => {
+    // A failed start is said by afterStart; this is connect's own failure.
+    if (!c) {
+      chat.setDown(true);
+      chat.notice('error', `Could not start loom-lsp: ${errorText(e)}`);
+    }
+  });
 }
 
 /** What connect wires loom-lsp's messages to. */
