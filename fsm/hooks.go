@@ -17,10 +17,13 @@ import (
 //     deny completes the call with a tool error carrying the reason, and
 //     the caller must not run it nor send its ToolCompleted; an ask is the
 //     caller's to put to the user (an ApprovalDecided follows); added
-//     context joins the call's result;
-//   - PostToolUse, after the call ran and before its ToolCompleted: a
-//     block's reason and added context join the call's result, which the
-//     model reads;
+//     context joins the call's result; a rewritten input (Input, see
+//     Rewrite) becomes the arguments the call runs with — the caller runs
+//     that, through the approval and checks the model's would have met —
+//     and the model's own call stays in the conversation as it was;
+//   - PostToolUse, after the call ran (under review: once the decision
+//     applied it) and before its ToolCompleted: a block's reason and
+//     added context join the call's result, which the model reads;
 //   - UserPromptSubmit and SessionStart, before the prompt is stepped:
 //     shown; their effect rides on the UserInput that follows
 //     (UserInput.HookContext, UserInput.Refused);

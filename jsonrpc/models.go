@@ -66,7 +66,7 @@ func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := sess.Models(ctx)
+	list, err := sess.ModelCatalog().Models(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Server) runSetModel(ctx context.Context, a SetModelArgs) (any, error) {
 		// A model the server does not list is refused, when the list is
 		// known (a server that lists none, or failed to, is taken at
 		// its word).
-		if list, err := sess.Models(ctx); err == nil && list.Error == "" && len(list.Models) > 0 &&
+		if list, err := sess.ModelCatalog().Models(ctx); err == nil && list.Error == "" && len(list.Models) > 0 &&
 			!slices.Contains(list.Models, model) && model != list.Configured {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: the model server does not list %q; its models: %s",
 				CmdSetModel, model, strings.Join(list.Models, ", "))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -153,11 +154,14 @@ func (e *reloadEditor) Notify(n Notification) {
 // under load). Asked from within the notice, the status must already
 // hold the new setting.
 func TestReloadNoticeFollowsTheSettings(t *testing.T) {
-	ed := &reloadEditor{recordingEditor: newRecordingEditor()}
-	h, s, cfgFile := trustedConfigFolder(t, ed, "[model]\nname = \"first\"\n")
-	dir := filepath.Dir(cfgFile)
+	// Set before the host starts: the folder's goroutine reads it.
+	var conv atomic.Pointer[Conversation]
 	seen := make(chan string, 1)
-	ed.onReload = func() {
+	ed := &reloadEditor{recordingEditor: newRecordingEditor(), onReload: func() {
+		s := conv.Load()
+		if s == nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), testWait)
 		defer cancel()
 		st, err := s.Status(ctx)
@@ -169,7 +173,10 @@ func TestReloadNoticeFollowsTheSettings(t *testing.T) {
 		case seen <- got: // the first notice's (the watcher may reload too)
 		default:
 		}
-	}
+	}}
+	h, s, cfgFile := trustedConfigFolder(t, ed, "[model]\nname = \"first\"\n")
+	conv.Store(s)
+	dir := filepath.Dir(cfgFile)
 	// Replaced whole, as an editor saves: never read half written.
 	tmp := filepath.Join(dir, ".loom.toml.new")
 	os.WriteFile(tmp, []byte("[model]\nname = \"first\"\n[tools]\nbash = \"deny\"\n"), 0o644)

@@ -69,6 +69,12 @@ type Folder struct {
 	// tools.sandbox = "off". Set on the owner goroutine with the
 	// configuration.
 	sandbox *sandbox.Sandbox
+	// offline is offlineOf.Offline(), kept while sandbox is offlineOf:
+	// the repository's stdio MCP servers' sandbox under tools.bash = "ask".
+	offline, offlineOf *sandbox.Sandbox
+	// mcpHeld is the notice of the repository's MCP servers held back
+	// (repoServerSandbox), as last said.
+	mcpHeld string
 	// mcpReady names the servers last seen ready.
 	mcpReady map[string]bool
 	// instrPaths are where the project's AGENTS.md files are looked for

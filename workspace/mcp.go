@@ -13,6 +13,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
 // The folder's MCP servers: config.MCP says which; a tools/mcp Manager
@@ -25,6 +26,7 @@ import (
 // applyMCP starts, restarts or stops the MCP servers to match cfg.
 func (s *Folder) applyMCP(cfg config.Config) {
 	var specs []mcp.Spec
+	var held []string
 	for _, name := range sortedKeys(cfg.MCP.Servers) {
 		srv := cfg.MCP.Servers[name]
 		pass := map[string]string{}
@@ -43,6 +45,12 @@ func (s *Folder) applyMCP(cfg config.Config) {
 			// config leaves such keys out; never start one anyway.
 			sp.NotStarted = config.MCPServerNote(name, s.dir)
 		}
+		if srv.FromWorkspace() && srv.Command != "" && sp.NotStarted == "" {
+			sp.Sandbox, sp.NotStarted = s.repoServerSandbox(cfg, name)
+			if sp.NotStarted != "" {
+				held = append(held, sp.NotStarted)
+			}
+		}
 		specs = append(specs, sp)
 	}
 	// Servers only an untrusted folder's .loom.toml declares: config left
@@ -50,11 +58,37 @@ func (s *Folder) applyMCP(cfg config.Config) {
 	for _, name := range untrustedServers(cfg) {
 		specs = append(specs, mcp.Spec{Name: name, NotStarted: config.MCPServerNote(name, s.dir)})
 	}
+	if note := strings.Join(held, "\n"); note != s.mcpHeld {
+		s.mcpHeld = note // said once per change
+		if note != "" {
+			s.notify(Notification{Kind: NoteError, Text: note})
+		}
+	}
 	s.mcp.Apply(specs)
 	s.next.mcpPolicies = map[string]config.Policy{}
 	for name, srv := range cfg.MCP.Servers {
 		s.next.mcpPolicies[name] = srv.Policy()
 	}
+}
+
+// repoServerSandbox is the sandbox a repository's stdio MCP server runs
+// in, or why it does not start. Trust binds the server's definition, not
+// the files it runs (a script, a package's code): the agent may have
+// rewritten those with write_file, unasked. So, as for the repository's
+// agent hooks (repoHooksOff): not under tools.bash = "deny", nor under
+// "ask" with the sandbox off; under "ask", sandboxed with no network.
+func (s *Folder) repoServerSandbox(cfg config.Config, name string) (*sandbox.Sandbox, string) {
+	if off := repoHooksOff(cfg.Tools.Bash, s.sandbox != nil); off != "" {
+		return nil, fmt.Sprintf("MCP server %q of the workspace's .loom.toml not started: %s, and it runs files the agent may have written", name, off)
+	}
+	if cfg.Tools.Bash != config.PolicyAsk || s.sandbox == nil {
+		return s.sandbox, ""
+	}
+	if s.offlineOf != s.sandbox {
+		// One value per sandbox: a new one would restart the servers.
+		s.offlineOf, s.offline = s.sandbox, s.sandbox.Offline()
+	}
+	return s.offline, ""
 }
 
 // untrustedServers names the MCP servers whose keys config left out of an

@@ -38,62 +38,78 @@ func (s *Conversation) modelName() string {
 	return s.cfg.Model.Name
 }
 
-// Models returns the models the model server offers (GET /v1/models, or
-// Ollama's /api/tags): the list remembered from an earlier answer at
-// once (asked again in the background), else the server's answer. A
-// server that cannot say gives a list of the current model alone, with
-// Error set.
-func (s *Conversation) Models(ctx context.Context) (ModelList, error) {
-	list, lister, cacheKey, err := s.modelsNow(ctx)
+// ModelCatalog is what a conversation's model server offers (GET
+// /v1/models, or Ollama's /api/tags): asked through the provider's lister
+// and remembered per server by the host (discovery.go), so that a list
+// shows at once and is asked again in the background. Any goroutine.
+type ModelCatalog struct {
+	folder *Folder
+	// now reads the conversation's model, model.name, provider and model
+	// server (on the conversation's goroutine).
+	now func(ctx context.Context) (list ModelList, provider llm.Provider, baseURL string, err error)
+}
+
+// ModelCatalog is the catalogue of the conversation's model server.
+func (s *Conversation) ModelCatalog() ModelCatalog {
+	return ModelCatalog{folder: s.folder, now: func(ctx context.Context) (list ModelList, provider llm.Provider, baseURL string, err error) {
+		err = s.call(ctx, func() {
+			list.Current, list.Configured, provider, baseURL = s.modelName(), s.cfg.Model.Name, s.provider, s.cfg.Model.BaseURL
+		})
+		return list, provider, baseURL, err
+	}}
+}
+
+// Models returns the models the model server offers: the list remembered
+// from an earlier answer at once (asked again in the background), else
+// the server's answer. A server that cannot say gives a list of the
+// current model alone, with Error set.
+func (c ModelCatalog) Models(ctx context.Context) (ModelList, error) {
+	list, lister, cacheKey, err := c.lister(ctx)
 	if err != nil || lister == nil {
 		return list, err
 	}
-	if remembered, ok := s.folder.host.discovered(cacheKey); ok && remembered.Models != nil {
-		s.folder.goWorker(func() {
-			ctx, cancel := context.WithTimeout(s.folder.life, listModelsTimeout)
+	if remembered, ok := c.folder.host.discovered(cacheKey); ok && remembered.Models != nil {
+		c.folder.goWorker(func() {
+			ctx, cancel := context.WithTimeout(c.folder.life, listModelsTimeout)
 			defer cancel()
-			s.askModels(ctx, list, lister, cacheKey)
+			c.ask(ctx, list, lister, cacheKey)
 		})
 		return withCurrent(list, remembered.Models), nil
 	}
-	return s.askModels(ctx, list, lister, cacheKey), nil
+	return c.ask(ctx, list, lister, cacheKey), nil
 }
 
-// AskModels asks the model server for its models now, like Models
-// without the remembered list.
-func (s *Conversation) AskModels(ctx context.Context) (ModelList, error) {
-	list, lister, cacheKey, err := s.modelsNow(ctx)
+// Ask asks the model server for its models now, like Models without the
+// remembered list.
+func (c ModelCatalog) Ask(ctx context.Context) (ModelList, error) {
+	list, lister, cacheKey, err := c.lister(ctx)
 	if err != nil || lister == nil {
 		return list, err
 	}
-	return s.askModels(ctx, list, lister, cacheKey), nil
+	return c.ask(ctx, list, lister, cacheKey), nil
 }
 
-// KnownModels returns at once what is known of the server's models
-// without asking it: the list remembered from an earlier answer, else the
-// current model alone (with Error saying the server was not asked).
-func (s *Conversation) KnownModels(ctx context.Context) (ModelList, error) {
-	list, lister, cacheKey, err := s.modelsNow(ctx)
+// Known returns at once what is known of the server's models without
+// asking it: the list remembered from an earlier answer, else the current
+// model alone (with Error saying the server was not asked).
+func (c ModelCatalog) Known(ctx context.Context) (ModelList, error) {
+	list, lister, cacheKey, err := c.lister(ctx)
 	if err != nil || lister == nil {
 		return list, err
 	}
-	if remembered, ok := s.folder.host.discovered(cacheKey); ok && remembered.Models != nil {
+	if remembered, ok := c.folder.host.discovered(cacheKey); ok && remembered.Models != nil {
 		return withCurrent(list, remembered.Models), nil
 	}
 	list.Error = "the model server was not asked yet"
 	return withCurrent(list, nil), nil
 }
 
-// modelsNow reads the conversation's model and the provider's lister. A
+// lister reads the conversation's model and the provider's lister. A
 // provider that cannot list gives the list of the current model alone
 // (with Error), and a nil lister.
-func (s *Conversation) modelsNow(ctx context.Context) (ModelList, llm.ModelLister, string, error) {
-	var list ModelList
-	var provider llm.Provider
-	var baseURL string
-	if err := s.call(ctx, func() {
-		list.Current, list.Configured, provider, baseURL = s.modelName(), s.cfg.Model.Name, s.provider, s.cfg.Model.BaseURL
-	}); err != nil {
+func (c ModelCatalog) lister(ctx context.Context) (ModelList, llm.ModelLister, string, error) {
+	list, provider, baseURL, err := c.now(ctx)
+	if err != nil {
 		return ModelList{}, nil, "", err
 	}
 	lister, ok := provider.(llm.ModelLister)
@@ -108,15 +124,15 @@ func (s *Conversation) modelsNow(ctx context.Context) (ModelList, llm.ModelListe
 	return withCurrent(list, nil), nil, "", nil
 }
 
-// askModels asks lister and remembers a list it gave.
-func (s *Conversation) askModels(ctx context.Context, list ModelList, lister llm.ModelLister, cacheKey string) ModelList {
+// ask asks lister and remembers a list it gave.
+func (c ModelCatalog) ask(ctx context.Context, list ModelList, lister llm.ModelLister, cacheKey string) ModelList {
 	lctx, cancel := context.WithTimeout(ctx, listModelsTimeout)
 	ids, err := lister.ListModels(lctx)
 	cancel()
 	if err != nil {
-		list.Error = s.folder.host.redactor.String(err.Error())
+		list.Error = c.folder.host.redactor.String(err.Error())
 	} else {
-		s.folder.host.remember(cacheKey, func(e *discoveryEntry) { e.Models = ids })
+		c.folder.host.remember(cacheKey, func(e *discoveryEntry) { e.Models = ids })
 	}
 	return withCurrent(list, ids)
 }

@@ -299,11 +299,12 @@ exit 0
 // TestExecHookRewritesInput: a PreToolUse hook's updatedInput is what
 // runs, and only through what the model's call would go through: the
 // rewritten command runs (not the model's), and is shown (a second
-// tool_started, rewritten, and the hook event's input); an edit
+// tool_started, rewritten, and the hook event's input; a hook beside it
+// that asked to be quiet and decided nothing is not shown); an edit
 // rewritten onto loom's protected configuration is refused by the tool;
 // the model reads what ran; a replay shows the rewrite and runs no hook.
 func TestExecHookRewritesInput(t *testing.T) {
-	settings := `{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "./rewrite.sh"}]}]}}`
+	settings := `{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "./rewrite.sh"}, {"type": "command", "command": "echo '{\"suppressOutput\": true}'"}]}]}}`
 	script := `
 [[step]]
 match.last_role = "user"
@@ -354,6 +355,9 @@ text = ["Refused, as it should."]
 	for _, h := range hookEvents(evs) {
 		if in, ok := h["input"].(string); ok {
 			inputs = append(inputs, in)
+		}
+		if strings.Contains(h["hook"].(string), "suppressOutput") {
+			t.Errorf("a hook that asked to be quiet (suppressOutput) and decided nothing was shown: %v", h)
 		}
 	}
 	wantEdit := `{"new_string":"pwned","old_string":"hooks","path":".claude/settings.json"}`

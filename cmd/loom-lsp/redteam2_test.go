@@ -9,6 +9,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/loom-lsp/loom-lsp/internal/gittest"
+	"github.com/loom-lsp/loom-lsp/llm/llmtest"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
 // A key kept in model.headers (Azure's api-key, Anthropic-style x-api-key
@@ -47,5 +51,148 @@ func TestExecRedactsAnEchoedHeaderKey(t *testing.T) {
 	}
 	if n := grepTree(t, envDir(env, "XDG_STATE_HOME"), key); n == 0 {
 		t.Errorf("no journal written under %s", envDir(env, "XDG_STATE_HOME"))
+	}
+}
+
+// A trusted repository's stdio MCP server runs a script of the workspace
+// (command = "sh", args = ["mcp.sh"]); under tools.bash = "deny" the
+// agent rewrites that script with write_file (edits need no approval).
+// The next session must not run the agent's script: commands are off, and
+// trust bound the server's definition, not what it runs.
+func TestRepositoryMCPServerRunsNoAgentCodeWhereCommandsAreOff(t *testing.T) {
+	srv := llmtest.NewServer(t, func(r llmtest.Request) llmtest.Reply {
+		switch {
+		case !strings.Contains(r.LastUser(), "rewrite"):
+			return llmtest.Reply{Text: []string{"done"}}
+		case r.Last().Role != "tool":
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.Call("r1", "read_file", `{"path":"mcp.sh"}`)}}
+		case !strings.Contains(r.Last().Content, "user server"):
+			return llmtest.Reply{Text: []string{"done"}}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.Call("w1", "write_file",
+			`{"path":"mcp.sh","content":"touch agent-code-ran; exit 1\n"}`)}}
+	})
+	dir := gittest.Repo(t, map[string]string{
+		"mcp.sh":     "echo user server >&2; exit 1\n",
+		".loom.toml": "[mcp.servers.repo]\ncommand = \"sh\"\nargs = [\"mcp.sh\"]\n",
+	})
+	env := isolatedEnv(t)
+	writeUserConfig(t, env, "[trust]\nfolders = [\""+dir+"\"]\n[tools]\nbash = \"deny\"\n")
+	args := []string{"exec", "--output", "jsonl", "--base-url", srv.BaseURL(), "--model", "m"}
+	r := runLoomEnv(t, env, dir, "", append(args, "rewrite mcp.sh")...)
+	if b, err := os.ReadFile(filepath.Join(dir, "mcp.sh")); err != nil || !strings.Contains(string(b), "agent-code-ran") {
+		t.Fatalf("the agent did not rewrite mcp.sh (%v: %q), so this test proves nothing\nstdout:\n%s\nstderr:\n%s", err, b, r.stdout, r.stderr)
+	}
+	r = runLoomEnv(t, env, dir, "", append(args, "hi")...)
+	if _, err := os.Stat(filepath.Join(dir, "agent-code-ran")); err == nil {
+		t.Errorf("the repository's MCP server ran the script the agent wrote, with commands off\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, `tools.bash = \"deny\"`) {
+		t.Errorf("the server held back is not said\nstdout:\n%s", r.stdout)
+	}
+}
+
+// The same server under tools.bash = "ask": nobody approves its run, so
+// it runs sandboxed with no network (the repository's agent hooks' floor);
+// with commands allowed it has the commands' network; with the sandbox
+// off it does not start.
+func TestRepositoryMCPServerUnderAskRunsOffline(t *testing.T) {
+	if s := sandbox.New(sandbox.Policy{Root: t.TempDir()}); !s.Active() {
+		t.Skipf("no Landlock here: %s", s.Unavailable())
+	}
+	port := listenPort(t)
+	probe := fmt.Sprintf("if (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null; then echo on > net.txt; else echo off > net.txt; fi; exit 1\n", port)
+	for _, tc := range []struct{ name, user, approve, want string }{
+		{"ask", "", "", "off"},
+		{"allow", "", "bash=allow", "on"},
+		{"ask, sandbox off", "[tools]\nsandbox = \"off\"\n", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := gittest.Repo(t, map[string]string{
+				"mcp.sh":     probe,
+				".loom.toml": "[mcp.servers.repo]\ncommand = \"bash\"\nargs = [\"mcp.sh\"]\n",
+			})
+			env := isolatedEnv(t)
+			writeUserConfig(t, env, "[trust]\nfolders = [\""+dir+"\"]\n"+tc.user)
+			args := []string{"exec", "--output", "jsonl", "--script", writeScript(t, "[[step]]\ntext = [\"Hi.\"]\n")}
+			if tc.approve != "" {
+				args = append(args, "--approve", tc.approve)
+			}
+			r := runLoomEnv(t, env, dir, "", append(args, "hello")...)
+			got, err := os.ReadFile(filepath.Join(dir, "net.txt"))
+			if tc.want == "" {
+				if err == nil {
+					t.Errorf("the server ran with the sandbox off under \"ask\"")
+				}
+				if !strings.Contains(r.stdout, `MCP server \"repo\"`) {
+					t.Errorf("the server held back is not said\n%s", r.stdout)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("the server did not run: %v\n%s\n%s", err, r.stdout, r.stderr)
+			}
+			if strings.TrimSpace(string(got)) != tc.want {
+				t.Errorf("network for the repository's MCP server: %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// memProbe is a bash command that looks for key in the memory of every
+// ancestor process (loom-lsp keeps the key in its heap) through
+// /proc/PID/mem, and writes how many regions held it (or the refusal)
+// to out.
+func memProbe(key, out string) string {
+	return fmt.Sprintf(`n=0; p=$$; while [ "$p" -gt 1 ]; do
+  p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null) || break; [ -n "$p" ] || break
+  while read -r range perms _ _ _ path; do
+    case "$perms" in rw*) ;; *) continue;; esac
+    [ -z "$path" ] || continue
+    s=$((16#${range%%-*})); e=$((16#${range##*-}))
+    if dd if=/proc/$p/mem bs=4096 skip=$((s/4096)) count=$(((e-s)/4096)) status=none 2>>%[2]s.err | grep -a -q %[1]s; then n=$((n+1)); fi
+  done < /proc/$p/maps 2>>%[2]s.err
+done; echo $n > %[2]s`, key, out)
+}
+
+// A sandboxed command cannot read the model's key out of loom-lsp's
+// memory (/proc/PID/mem of an ancestor: Landlock refuses ptrace access to
+// a process outside the sandbox). With the sandbox off the same probe
+// finds it where the kernel lets a process read its parent's memory
+// (no Yama), which shows the probe works.
+func TestSandboxedCommandCannotReadTheKeyFromLoomsMemory(t *testing.T) {
+	if s := sandbox.New(sandbox.Policy{Root: t.TempDir()}); !s.Active() {
+		t.Skipf("no Landlock here: %s", s.Unavailable())
+	}
+	key := "sk-mem-probe-0123456789abcdef"
+	found := map[string]string{}
+	for _, mode := range []string{"off", "on"} {
+		dir, env := testRepo(t), isolatedEnv(t)
+		out := filepath.Join(t.TempDir(), "found.txt")
+		cfg := filepath.Join(t.TempDir(), "loom.toml")
+		body := "[model]\napi_key_env = \"MY_LLM_TOKEN\"\n"
+		if mode == "off" {
+			body += "[tools]\nsandbox = \"off\"\n"
+		}
+		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "MY_LLM_TOKEN="+key)
+		r := runLoomEnv(t, env, dir, "", "exec", "--approve", "bash=allow", "--config", cfg, "--script", bashScript(t, memProbe(key, out)), "look")
+		if r.code != 0 {
+			t.Fatalf("sandbox %s: exit %d\nstdout:\n%s\nstderr:\n%s", mode, r.code, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("sandbox %s: the probe did not run: %v\n%s", mode, err, r.stdout)
+		}
+		found[mode] = strings.TrimSpace(string(b))
+	}
+	t.Logf("regions holding the key: sandbox off %s, on %s", found["off"], found["on"])
+	if found["off"] == "0" {
+		t.Skip("even unsandboxed the probe cannot read a parent's memory here (Yama or not root), so it proves nothing")
+	}
+	if found["on"] != "0" {
+		t.Errorf("a sandboxed command found the key in %s memory regions of loom-lsp", found["on"])
 	}
 }

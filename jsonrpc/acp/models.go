@@ -48,7 +48,7 @@ type sessionModels struct {
 // opening is set (session/new, load, resume: modelsOf runs in their
 // handler, before the response).
 func (a *agent) modelsOf(ctx context.Context, id acpsdk.SessionId, c *workspace.Conversation, opening bool) (sessionModels, error) {
-	known, err := c.KnownModels(ctx)
+	known, err := c.ModelCatalog().Known(ctx)
 	if err != nil {
 		return sessionModels{}, err
 	}
@@ -71,7 +71,7 @@ func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, kno
 		defer a.bg.Done()
 		ctx, cancel := context.WithTimeout(a.bgCtx, listModelsTimeout)
 		defer cancel()
-		list, err := c.AskModels(ctx)
+		list, err := c.ModelCatalog().Ask(ctx)
 		if err != nil {
 			return
 		}
