@@ -1,8 +1,10 @@
 package workspace
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,4 +44,24 @@ func TestLoomsGitRunsNoFilterFromAWorktreeFile(t *testing.T) {
 	if note.Kind != NoteCommit {
 		t.Fatalf("hook: %s %q", note.Kind, note.Text)
 	}
+}
+
+// TestACommandsIncludedGitConfigIsNamed: that file, made by a command, is
+// named to the user after the command, like a protected name: the
+// user's own git reads it.
+func TestACommandsIncludedGitConfigIsNamed(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "one\n"})
+	runGit(t, dir, "config", "include.path", "../.gitconfig.local")
+	model := scriptModel([]fsm.ToolCall{call("b", "bash", `{"command":"printf '[core]\\n' > .gitconfig.local"}`)})
+	h := newTestHost(t, model, func(c *config.Config) { c.Tools.Bash = config.PolicyAllow })
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ask(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	h.editor.waitFor(t, "the notice naming .gitconfig.local", func(n Notification) bool {
+		return n.Kind == NoteInfo && n.Visible && strings.Contains(n.Text, "your own git reads .gitconfig.local")
+	})
 }

@@ -373,7 +373,7 @@ func (s *Sandbox) protect() (ro, pins []string) {
 		}
 	}
 	rels = append(rels, nested...)
-	rels = append(rels, includedConfigs(root)...)
+	rels = append(rels, IncludedConfigs(root)...)
 	for _, n := range rels {
 		p := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(n, "/")))
 		target := p
@@ -422,14 +422,14 @@ func nestedGitDirs(root string) []string {
 	return out
 }
 
-// includedConfigs returns the files of the worktree (relative to root,
+// IncludedConfigs returns the files of the worktree (relative to root,
 // outside .git) that the repository's configuration includes
 // (include.path, includeIf.*.path, followed as git follows them): a
 // shared .gitconfig the user's .git/config includes is configuration
 // like .git/config — a filter, diff or merge driver defined there runs
 // in the user's own git and in loom's (its filters) — and must not be
 // the agent's to write. Nothing outside a git repository.
-func includedConfigs(root string) []string {
+func IncludedConfigs(root string) []string {
 	out, err := gitcmd.Command(context.Background(), root, "config", "--show-origin", "-z", "--get-regexp", `^include(if\..*)?\.path$`).Output()
 	if err != nil {
 		return nil
