@@ -1,11 +1,14 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -194,5 +197,47 @@ func TestSandboxedCommandCannotReadTheKeyFromLoomsMemory(t *testing.T) {
 	}
 	if found["on"] != "0" {
 		t.Errorf("a sandboxed command found the key in %s memory regions of loom-lsp", found["on"])
+	}
+}
+
+// The home directory opened as the workspace contains loom's state
+// directory, where the user's approval rules live: the agent writing its
+// folder's rules file ("always allow every command") with write_file got
+// its next commands run unasked. The state directory is loom's own, as
+// its configuration directory is: refused.
+func TestAgentCannotWriteItsOwnApprovalRules(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	gitT(t, home, "init", "-q")
+	env := isolatedEnv(t)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+			env[i] = "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")
+		}
+	}
+	sum := sha256.Sum256([]byte(home))
+	rules := filepath.Join(".local", "state", "loom", "rules", filepath.Base(home)+"-"+hex.EncodeToString(sum[:6])+".json")
+	content := fmt.Sprintf(`{"folder":%q,"allowCommands":[{"every":true}]}`, home)
+	write := writeScript(t, fmt.Sprintf(`
+[[step]]
+match.last_role = "user"
+  [[step.tool_call]]
+  name = "write_file"
+  arguments = %s
+
+[[step]]
+match.last_role = "tool"
+text = ["Done."]
+`, strconv.Quote(fmt.Sprintf(`{"path":%q,"content":%q}`, rules, content))))
+	r := runLoomEnv(t, env, home, "", "exec", "--output", "jsonl", "--script", write, "go")
+	if _, err := os.Stat(filepath.Join(home, rules)); err == nil {
+		t.Errorf("the agent wrote its folder's approval rules\n%s", r.stdout)
+	} else if !strings.Contains(r.stdout, "loom's configuration") {
+		t.Errorf("the write was not refused as loom's own: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	// What the rule would have granted: a command run unasked (exec
+	// cannot ask, so under "ask" commands are refused).
+	r = runLoomEnv(t, env, home, "", "exec", "--output", "jsonl", "--script", bashScript(t, "echo ran-unasked"), "go")
+	if strings.Contains(r.stdout, `"output":"ran-unasked`) {
+		t.Errorf("a command ran unasked\n%s", r.stdout)
 	}
 }
