@@ -41,7 +41,7 @@ func TestReadsFollowNoDirectorySwappedForALink(t *testing.T) {
 		}
 	}()
 	defer func() { stop.Store(true); wg.Wait() }()
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 1000; i++ {
 		for _, r := range []Result{
 			run(t, ReadFile{}, env, map[string]any{"path": "d/secret"}),
 			run(t, Grep{}, env, map[string]any{"pattern": "TOPSECRET|decoy", "path": "d"}),

@@ -43,7 +43,7 @@ func TestToolReadsThroughTheOverlayFollowNoSwappedLink(t *testing.T) {
 		}
 	}()
 	defer func() { stop.Store(true); wg.Wait() }()
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 1000; i++ {
 		for _, c := range []struct {
 			tool tools.Tool
 			args map[string]any
@@ -109,7 +109,7 @@ func TestLoomsOwnReadsForTheModelFollowNoSwappedLink(t *testing.T) {
 	stop2 := swapLoop(t, filepath.Join(skill, "d"), filepath.Join(skill, "swap"))
 	defer stop1()
 	defer stop2()
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 1000; i++ {
 		if in := readInstructions([]string{filepath.Join(root, "AGENTS.md")}); strings.Contains(in.text, "TOPSECRET") {
 			t.Fatalf("read %d: AGENTS.md brought a file from outside into the system prompt:\n%s", i, in.text)
 		}

@@ -24,7 +24,9 @@
 //     the configuration defines, and the configuration is the user's: the
 //     sandbox keeps .git/config read-only to commands, and loom does not
 //     use a repository a command created (see workspace's repository
-//     check).
+//     check). A filter a worktree file defines (one the configuration
+//     includes) is pinned empty by the auto-commit's git
+//     (gitcommit.Open: [Env]'s extra pins).
 //   - uploadpack/receivepack and remote.<name>.* programs: loom never
 //     fetches nor pushes.
 //   - pager.<cmd>: git starts a pager only when its output is a terminal;
@@ -71,13 +73,13 @@ var Pins = [][2]string{
 }
 
 // Env returns base (nil: this process's environment) with the pins
-// added, core.hooksPath set to hooks (normally [NoHooks]; "" leaves it
+// (and extra ones) added, core.hooksPath set to hooks (normally [NoHooks]; "" leaves it
 // as the user's configuration has it, only to ask git where the hooks
 // are, never to run a command that may start one): after any
 // GIT_CONFIG_COUNT entries base already has (the user's own, which the
 // pins follow and so override), and with GIT_TERMINAL_PROMPT=0,
 // GIT_PAGER=cat and GIT_EDITOR=: so that git never waits for a person.
-func Env(base []string, hooks string) []string {
+func Env(base []string, hooks string, extra ...[2]string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
@@ -96,9 +98,9 @@ func Env(base []string, hooks string) []string {
 		}
 		env = append(env, kv)
 	}
-	pins := Pins
+	pins := append(append([][2]string(nil), Pins...), extra...)
 	if hooks != "" {
-		pins = append(append([][2]string(nil), Pins...), [2]string{"core.hooksPath", hooks})
+		pins = append(pins, [2]string{"core.hooksPath", hooks})
 	}
 	for i, p := range pins {
 		k := strconv.Itoa(n + i)

@@ -24,6 +24,9 @@ type runner struct {
 	// readHooksPath leaves core.hooksPath unpinned: only for Open's
 	// rev-parse, which asks where the user's hooks are and runs none.
 	readHooksPath bool
+	// pins are more keys pinned (the filters a worktree file defines:
+	// worktreeFilterPins).
+	pins [][2]string
 }
 
 // withEnv returns a copy of g that adds kv ("NAME=value") to git's
@@ -96,7 +99,7 @@ func (g runner) env() []string {
 	if g.readHooksPath {
 		hooks = ""
 	}
-	return append(gitcmd.Env(env, hooks), g.extraEnv...)
+	return append(gitcmd.Env(env, hooks, g.pins...), g.extraEnv...)
 }
 
 // pinConfig is false only in the benchmark that measures what the

@@ -66,8 +66,43 @@ func Open(ctx context.Context, dir string, scrub ...string) (*Repo, error) {
 		r.Head = f[4]
 	}
 	g.dir, g.readHooksPath = r.Top, false
+	g.pins = worktreeFilterPins(ctx, g, r.Top, r.GitDir)
 	r.git = g
 	return r, nil
+}
+
+// worktreeFilterPins pins empty the filters (filter.<driver>.clean,
+// .smudge, .process) that a file of the worktree defines — one the
+// repository's configuration includes (include.path = ../.gitconfig):
+// a file the agent may write (the sandbox keeps the included files that
+// exist read-only, but cannot keep one at the folder's top level from
+// being made). The filters the user's own files define (.git/config,
+// the global and system files: Git LFS) stay.
+func worktreeFilterPins(ctx context.Context, g runner, top, gitDir string) [][2]string {
+	out, err := g.run(ctx, "", "config", "--show-origin", "-z", "--get-regexp", `^filter\..+\.(clean|smudge|process)$`)
+	if err != nil {
+		return nil // none set
+	}
+	var pins [][2]string
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		origin, ok := strings.CutPrefix(recs[i], "file:")
+		key, _, _ := strings.Cut(recs[i+1], "\n")
+		if !ok || key == "" {
+			continue
+		}
+		if !filepath.IsAbs(origin) {
+			origin = filepath.Join(top, origin)
+		}
+		origin = filepath.Clean(origin)
+		inside := func(dir string) bool {
+			return origin == dir || strings.HasPrefix(origin, dir+string(filepath.Separator))
+		}
+		if inside(top) && !inside(gitDir) && !inside(filepath.Join(top, ".git")) {
+			pins = append(pins, [2]string{key, ""})
+		}
+	}
+	return pins
 }
 
 // InProgress returns the git operation in progress in the worktree, with

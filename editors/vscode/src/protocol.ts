@@ -137,7 +137,7 @@ export interface NoticeParams { folder: string; conversation?: string; turn: num
 /** loom/hook's params: text is the line to show; hook the details. */
 export interface HookParams {
   folder: string; conversation?: string; turn: number; text: string;
-  hook: { event: string; hook: string; callId?: string; decision?: string; reason?: string; context?: string; message?: string; problem?: string; held?: string; stopTurn?: boolean; stopReason?: string };
+  hook: { event: string; hook: string; callId?: string; decision?: string; reason?: string; context?: string; message?: string; problem?: string; held?: string; stopTurn?: boolean; stopReason?: string; input?: string };
 }
 
 export interface SaveDocumentsParams { uris: string[] }
