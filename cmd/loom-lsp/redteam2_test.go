@@ -241,3 +241,59 @@ text = ["Done."]
 		t.Errorf("a command ran unasked\n%s", r.stdout)
 	}
 }
+
+// The home directory opened as the workspace: what the sandbox hides from
+// commands (~/.ssh, loom's state directory with every conversation's
+// journal) is hidden from the read and write tools too — read_file gave
+// the model the private key and other folders' conversations, and
+// write_file could add to authorized_keys.
+func TestHomeAsWorkspaceHidesWhatCommandsCannotSee(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	gitT(t, home, "init", "-q")
+	for name, body := range map[string]string{
+		".ssh/id_rsa":                        "PRIVATE-KEY-PROBE\n",
+		".local/state/loom/other-0.jsonl":    `{"journal":"OTHER-FOLDER-PROBE"}` + "\n",
+		"notes.txt":                          "NOTES-PROBE\n",
+		".config/loom/placeholder-unrelated": "x\n",
+	} {
+		p := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := isolatedEnv(t)
+	for i, kv := range env {
+		switch {
+		case strings.HasPrefix(kv, "HOME="):
+			env[i] = "HOME=" + home
+		case strings.HasPrefix(kv, "XDG_STATE_HOME="):
+			env[i] = "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")
+		}
+	}
+	call := func(name, args string) string {
+		return fmt.Sprintf("  [[step.tool_call]]\n  name = %q\n  arguments = %s\n", name, strconv.Quote(args))
+	}
+	script := writeScript(t, "[[step]]\nmatch.last_role = \"user\"\n"+
+		call("read_file", `{"path":"notes.txt"}`)+
+		call("read_file", `{"path":".ssh/id_rsa"}`)+
+		call("read_file", `{"path":".local/state/loom/other-0.jsonl"}`)+
+		call("grep", `{"pattern":"PROBE"}`)+
+		call("list_files", `{"path":"."}`)+
+		call("write_file", `{"path":".ssh/authorized_keys","content":"ssh-ed25519 AAAA agent\n"}`)+
+		"\n[[step]]\nmatch.last_role = \"tool\"\ntext = [\"Done.\"]\n")
+	r := runLoomEnv(t, env, home, "", "exec", "--output", "jsonl", "--script", script, "look")
+	if !strings.Contains(r.stdout, "NOTES-PROBE") {
+		t.Fatalf("the workspace's own file was not read, so this test proves nothing\n%s\n%s", r.stdout, r.stderr)
+	}
+	for _, secret := range []string{"PRIVATE-KEY-PROBE", "OTHER-FOLDER-PROBE", "id_rsa\\n", "other-0.jsonl\\n"} {
+		if strings.Contains(r.stdout, secret) {
+			t.Errorf("the tools showed %s\n%s", secret, r.stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ssh", "authorized_keys")); err == nil {
+		t.Error("write_file wrote ~/.ssh/authorized_keys")
+	}
+}
