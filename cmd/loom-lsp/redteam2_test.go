@@ -297,3 +297,30 @@ func TestHomeAsWorkspaceHidesWhatCommandsCannotSee(t *testing.T) {
 		t.Error("write_file wrote ~/.ssh/authorized_keys")
 	}
 }
+
+// A client's cwd inside a git directory (/repo/.git, /repo/.git/hooks):
+// the sandbox kept only <folder>/.git read-only and the tools looked for
+// git directories below the folder only, so an approved command (or
+// write_file, in .git/hooks) planted a hook the user's next git command
+// runs outside the sandbox.
+func TestWorkspaceInsideAGitDirectoryPlantsNoHook(t *testing.T) {
+	if s := sandbox.New(sandbox.Policy{Root: t.TempDir()}); !s.Active() {
+		t.Skipf("no Landlock here: %s", s.Unavailable())
+	}
+	for _, tc := range []struct{ name, cwd, tool, args string }{
+		{"bash in .git", ".git", "bash", `{"command":"printf '#!/bin/sh\\necho pwned\\n' > hooks/post-checkout; chmod +x hooks/post-checkout"}`},
+		{"write_file in .git/hooks", ".git/hooks", "write_file", `{"path":"post-checkout","content":"#!/bin/sh\necho pwned\n"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := testRepo(t)
+			script := writeScript(t, fmt.Sprintf("[[step]]\nmatch.last_role = \"user\"\n  [[step.tool_call]]\n  name = %q\n  arguments = %s\n\n[[step]]\nmatch.last_role = \"tool\"\ntext = [\"Done.\"]\n", tc.tool, strconv.Quote(tc.args)))
+			r := runLoomEnv(t, isolatedEnv(t), filepath.Join(repo, tc.cwd), "", "exec", "--output", "jsonl", "--approve", "bash=allow", "--script", script, "go")
+			if !strings.Contains(r.stdout, `"name":"`+tc.tool+`","status"`) {
+				t.Fatalf("the tool did not run, so this test proves nothing\n%s\n%s", r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "post-checkout")); err == nil {
+				t.Errorf("a git hook was planted\n%s", r.stdout)
+			}
+		})
+	}
+}
