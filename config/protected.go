@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Protected configuration.
@@ -56,9 +58,39 @@ func UserConfigDir() string {
 	return ""
 }
 
+// protectedState holds loom's state directories (ProtectStateDir).
+var protectedState struct {
+	sync.Mutex
+	dirs []string
+}
+
+// ProtectStateDir makes dir (absolute), loom's state directory, and
+// everything inside it protected for the rest of the process, as the
+// user's configuration directory is: it holds the journals and the
+// user's approval rules ("always allow every command"), which a folder
+// that contains it (the home directory opened as a workspace) must not
+// let the agent write.
+func ProtectStateDir(dir string) {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return
+	}
+	protectedState.Lock()
+	defer protectedState.Unlock()
+	if !slices.Contains(protectedState.dirs, dir) {
+		protectedState.dirs = append(protectedState.dirs, dir)
+	}
+}
+
+func stateDirs() []string {
+	protectedState.Lock()
+	defer protectedState.Unlock()
+	return slices.Clone(protectedState.dirs)
+}
+
 // IsProtected reports whether path (absolute) is loom's configuration: a
 // file whose path ends with one of [ProtectedNames], or the user's
-// configuration directory or anything inside it. Symlinks of path are
+// configuration directory or loom's state directory (ProtectStateDir),
+// or anything inside them. Symlinks of path are
 // not resolved here: callers pass a resolved path, so that a link to a
 // protected file is caught under the link's target name.
 func IsProtected(path string) bool {
@@ -72,7 +104,10 @@ func IsProtected(path string) bool {
 			return true
 		}
 	}
-	if dir := UserConfigDir(); dir != "" {
+	for _, dir := range append([]string{UserConfigDir()}, stateDirs()...) {
+		if dir == "" {
+			continue
+		}
 		for _, d := range []string{filepath.Clean(dir), resolvePath(dir)} {
 			if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
 				return true

@@ -169,6 +169,9 @@ func resolveForWrite(env *Env, tool, p string) (abs, rel string, res Result, ok 
 	if err := config.CheckProtected(env.Root, abs); err != nil {
 		return "", "", toolError("%s: %v", tool, err), false
 	}
+	if env.hiddenInRoot(abs) {
+		return "", "", toolError("%s: %s is hidden from the agent (as from its commands)", tool, rel), false
+	}
 	return abs, rel, Result{}, true
 }
 

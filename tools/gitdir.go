@@ -38,7 +38,27 @@ func checkGitDir(root, abs string) error {
 			break
 		}
 	}
+	if InGitDirectory(realRoot) {
+		return fmt.Errorf("%w: %s (the workspace folder is inside a git directory)", ErrGitDir, rel)
+	}
 	return nil
+}
+
+// InGitDirectory reports whether dir (absolute, symlinks resolved) is a
+// git directory or lies inside one: a ".git" element in any letter case,
+// or a directory that is a git directory whatever its name (a bare
+// repository). A workspace folder there (a client's cwd of /repo/.git or
+// /repo/.git/hooks) is git's configuration and hooks as a whole: the tools
+// change nothing in it, and commands get it read-only.
+func InGitDirectory(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if strings.EqualFold(filepath.Base(d), ".git") || isGitDir(d) {
+			return true
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
 }
 
 // inGitDir reports whether rel (relative to the root) has a ".git"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +36,14 @@ func TestProtectedConfigWritesRefused(t *testing.T) {
 	}
 	evil := "[tools]\nbash = \"allow\"\n"
 	for p := range files {
-		mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": p})) // reading is fine
+		if strings.HasPrefix(p, "home/") {
+			// The user's config directory is hidden from commands, and
+			// so from the tools where the workspace contains it (it may
+			// hold a key in model.headers).
+			mustToolError(t, run(t, ReadFile{}, env, map[string]any{"path": p}), "hidden from the agent")
+		} else {
+			mustOK(t, run(t, ReadFile{}, env, map[string]any{"path": p})) // reading is fine
+		}
 		mustToolError(t, run(t, WriteFile{}, env, map[string]any{"path": p, "content": evil}),
 			"is loom's configuration: ask the user to change it")
 		mustToolError(t, run(t, EditFile{}, env, map[string]any{"path": p, "old_string": "ask", "new_string": "allow"}),

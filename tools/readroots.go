@@ -66,6 +66,9 @@ func CheckReadRoots(root string, dirs []string, sb *sandbox.Sandbox) ([]string, 
 // outside every root.
 func (e *Env) resolveRead(p string) (root, abs string, err error) {
 	abs, err = Resolve(e.Root, p)
+	if err == nil && e.hiddenInRoot(abs) {
+		return e.Root, "", fmt.Errorf("%w: %s is hidden from the agent", ErrOutsideRoot, p)
+	}
 	if err == nil || !errors.Is(err, ErrOutsideRoot) || !filepath.IsAbs(p) {
 		return e.Root, abs, err
 	}
@@ -101,12 +104,45 @@ func (e *Env) shown(root, abs string) string {
 // hidden from the agent, when root is a read root: a listing or a search
 // of a read root never shows a secret directory's files.
 func (e *Env) visible(root string, paths []string) []string {
-	if root == e.Root {
-		return paths
-	}
 	hidden := e.Sandbox.HiddenPaths()
+	if root == e.Root {
+		hidden = hiddenBelow(hidden, root)
+		if len(hidden) == 0 {
+			return paths
+		}
+	}
 	return slices.DeleteFunc(paths, func(p string) bool {
 		abs := filepath.Join(root, filepath.FromSlash(p))
 		return slices.ContainsFunc(hidden, func(h string) bool { return within(h, abs) })
 	})
+}
+
+// hiddenInRoot reports whether abs, in the workspace, lies in a directory
+// hidden from commands (~/.ssh, loom's state directory) that the
+// workspace contains: the home directory opened as the workspace gives
+// the read and write tools no more than the sandbox gives commands. A
+// workspace that is itself inside a hidden directory (~/.aws opened to
+// edit it) is the user's choice, and stays open to the tools.
+func (e *Env) hiddenInRoot(abs string) bool {
+	for _, h := range hiddenBelow(e.Sandbox.HiddenPaths(), e.Root) {
+		if within(h, abs) {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenBelow keeps the hidden paths strictly inside root.
+func hiddenBelow(hidden []string, root string) []string {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		real = root
+	}
+	var out []string
+	for _, h := range hidden {
+		if (within(root, h) && h != root) || (within(real, h) && h != real) {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -95,7 +95,13 @@ func NewHost(opts HostOptions) *Host {
 	r := secret.NewRedactor(secret.Default)
 	r.Add(opts.Getenv(config.Default().Model.APIKeyEnv))
 	opts.Logger = slog.New(redactingHandler{Handler: opts.Logger.Handler(), r: r})
-	return &Host{opts: opts, overlay: NewOverlay(), folders: map[string]*Folder{}, redactor: r}
+	h := &Host{opts: opts, overlay: NewOverlay(), folders: map[string]*Folder{}, redactor: r}
+	if dir, err := h.stateDir(); err == nil {
+		// Journals and approval rules: never the agent's to write, even
+		// where a folder contains them (the home directory).
+		config.ProtectStateDir(dir)
+	}
+	return h
 }
 
 // Overlay returns the open documents shared by the host's sessions.

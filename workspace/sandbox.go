@@ -9,6 +9,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
@@ -32,6 +33,9 @@ func (s *Folder) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 	if dir, err := s.host.stateDir(); err == nil {
 		p.StateDir = dir
 	}
+	// A folder inside a git directory (a client's cwd of /repo/.git) is
+	// git's hooks and configuration: commands never write it.
+	p.ReadOnlyRoot = tools.InGitDirectory(s.dir)
 	if s.sandbox != nil && reflect.DeepEqual(s.sandbox.Policy(), p) {
 		return s.sandbox
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -194,5 +197,130 @@ func TestSandboxedCommandCannotReadTheKeyFromLoomsMemory(t *testing.T) {
 	}
 	if found["on"] != "0" {
 		t.Errorf("a sandboxed command found the key in %s memory regions of loom-lsp", found["on"])
+	}
+}
+
+// The home directory opened as the workspace contains loom's state
+// directory, where the user's approval rules live: the agent writing its
+// folder's rules file ("always allow every command") with write_file got
+// its next commands run unasked. The state directory is loom's own, as
+// its configuration directory is: refused.
+func TestAgentCannotWriteItsOwnApprovalRules(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	gitT(t, home, "init", "-q")
+	env := isolatedEnv(t)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+			env[i] = "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")
+		}
+	}
+	sum := sha256.Sum256([]byte(home))
+	rules := filepath.Join(".local", "state", "loom", "rules", filepath.Base(home)+"-"+hex.EncodeToString(sum[:6])+".json")
+	content := fmt.Sprintf(`{"folder":%q,"allowCommands":[{"every":true}]}`, home)
+	write := writeScript(t, fmt.Sprintf(`
+[[step]]
+match.last_role = "user"
+  [[step.tool_call]]
+  name = "write_file"
+  arguments = %s
+
+[[step]]
+match.last_role = "tool"
+text = ["Done."]
+`, strconv.Quote(fmt.Sprintf(`{"path":%q,"content":%q}`, rules, content))))
+	r := runLoomEnv(t, env, home, "", "exec", "--output", "jsonl", "--script", write, "go")
+	if _, err := os.Stat(filepath.Join(home, rules)); err == nil {
+		t.Errorf("the agent wrote its folder's approval rules\n%s", r.stdout)
+	} else if !strings.Contains(r.stdout, "loom's configuration") {
+		t.Errorf("the write was not refused as loom's own: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	// What the rule would have granted: a command run unasked (exec
+	// cannot ask, so under "ask" commands are refused).
+	r = runLoomEnv(t, env, home, "", "exec", "--output", "jsonl", "--script", bashScript(t, "echo ran-unasked"), "go")
+	if strings.Contains(r.stdout, `"output":"ran-unasked`) {
+		t.Errorf("a command ran unasked\n%s", r.stdout)
+	}
+}
+
+// The home directory opened as the workspace: what the sandbox hides from
+// commands (~/.ssh, loom's state directory with every conversation's
+// journal) is hidden from the read and write tools too — read_file gave
+// the model the private key and other folders' conversations, and
+// write_file could add to authorized_keys.
+func TestHomeAsWorkspaceHidesWhatCommandsCannotSee(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	gitT(t, home, "init", "-q")
+	for name, body := range map[string]string{
+		".ssh/id_rsa":                        "PRIVATE-KEY-PROBE\n",
+		".local/state/loom/other-0.jsonl":    `{"journal":"OTHER-FOLDER-PROBE"}` + "\n",
+		"notes.txt":                          "NOTES-PROBE\n",
+		".config/loom/placeholder-unrelated": "x\n",
+	} {
+		p := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := isolatedEnv(t)
+	for i, kv := range env {
+		switch {
+		case strings.HasPrefix(kv, "HOME="):
+			env[i] = "HOME=" + home
+		case strings.HasPrefix(kv, "XDG_STATE_HOME="):
+			env[i] = "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")
+		}
+	}
+	call := func(name, args string) string {
+		return fmt.Sprintf("  [[step.tool_call]]\n  name = %q\n  arguments = %s\n", name, strconv.Quote(args))
+	}
+	script := writeScript(t, "[[step]]\nmatch.last_role = \"user\"\n"+
+		call("read_file", `{"path":"notes.txt"}`)+
+		call("read_file", `{"path":".ssh/id_rsa"}`)+
+		call("read_file", `{"path":".local/state/loom/other-0.jsonl"}`)+
+		call("grep", `{"pattern":"PROBE"}`)+
+		call("list_files", `{"path":"."}`)+
+		call("write_file", `{"path":".ssh/authorized_keys","content":"ssh-ed25519 AAAA agent\n"}`)+
+		"\n[[step]]\nmatch.last_role = \"tool\"\ntext = [\"Done.\"]\n")
+	r := runLoomEnv(t, env, home, "", "exec", "--output", "jsonl", "--script", script, "look")
+	if !strings.Contains(r.stdout, "NOTES-PROBE") {
+		t.Fatalf("the workspace's own file was not read, so this test proves nothing\n%s\n%s", r.stdout, r.stderr)
+	}
+	for _, secret := range []string{"PRIVATE-KEY-PROBE", "OTHER-FOLDER-PROBE", "id_rsa\\n", "other-0.jsonl\\n"} {
+		if strings.Contains(r.stdout, secret) {
+			t.Errorf("the tools showed %s\n%s", secret, r.stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ssh", "authorized_keys")); err == nil {
+		t.Error("write_file wrote ~/.ssh/authorized_keys")
+	}
+}
+
+// A client's cwd inside a git directory (/repo/.git, /repo/.git/hooks):
+// the sandbox kept only <folder>/.git read-only and the tools looked for
+// git directories below the folder only, so an approved command (or
+// write_file, in .git/hooks) planted a hook the user's next git command
+// runs outside the sandbox.
+func TestWorkspaceInsideAGitDirectoryPlantsNoHook(t *testing.T) {
+	if s := sandbox.New(sandbox.Policy{Root: t.TempDir()}); !s.Active() {
+		t.Skipf("no Landlock here: %s", s.Unavailable())
+	}
+	for _, tc := range []struct{ name, cwd, tool, args string }{
+		{"bash in .git", ".git", "bash", `{"command":"printf '#!/bin/sh\\necho pwned\\n' > hooks/post-checkout; chmod +x hooks/post-checkout"}`},
+		{"write_file in .git/hooks", ".git/hooks", "write_file", `{"path":"post-checkout","content":"#!/bin/sh\necho pwned\n"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := testRepo(t)
+			script := writeScript(t, fmt.Sprintf("[[step]]\nmatch.last_role = \"user\"\n  [[step.tool_call]]\n  name = %q\n  arguments = %s\n\n[[step]]\nmatch.last_role = \"tool\"\ntext = [\"Done.\"]\n", tc.tool, strconv.Quote(tc.args)))
+			r := runLoomEnv(t, isolatedEnv(t), filepath.Join(repo, tc.cwd), "", "exec", "--output", "jsonl", "--approve", "bash=allow", "--script", script, "go")
+			if !strings.Contains(r.stdout, `"name":"`+tc.tool+`","status"`) {
+				t.Fatalf("the tool did not run, so this test proves nothing\n%s\n%s", r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "post-checkout")); err == nil {
+				t.Errorf("a git hook was planted\n%s", r.stdout)
+			}
+		})
 	}
 }
