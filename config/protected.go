@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -87,6 +88,52 @@ func stateDirs() []string {
 	return slices.Clone(protectedState.dirs)
 }
 
+// ErrHomeConfig is wrapped by [CheckProtected] for the user's own
+// configuration in the home directory ([InHomeConfig]); it matches
+// [ErrProtected] too.
+var ErrHomeConfig error = homeConfigError{}
+
+type homeConfigError struct{}
+
+func (homeConfigError) Error() string {
+	return "is your own configuration in your home directory (what your shells, git, ssh or desktop run outside any sandbox): ask the user to change it"
+}
+
+func (homeConfigError) Is(target error) bool { return target == ErrProtected }
+
+// HomeCaches are the entries of the home directory that stay writable
+// when a workspace holds the home directory: the tools' caches (the
+// sandbox's DefaultWritable under the home directory).
+var HomeCaches = []string{".cache", ".npm", ".yarn", ".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches"}
+
+// InHomeConfig reports whether path (absolute, clean) is the user's own
+// configuration in the home directory: an entry of the home directory
+// whose name starts with a dot, or anything inside one, but the tools'
+// caches ([HomeCaches]). Those are what the user's shells, git, ssh,
+// editors, systemd and desktop run or obey outside any sandbox
+// (~/.bashrc, ~/.profile, ~/.gitconfig, ~/.ssh/authorized_keys,
+// ~/.config/autostart, ~/.config/systemd/user): a workspace that holds the
+// home directory must not let the agent write them. Outside such a
+// workspace the tools cannot reach them anyway.
+func InHomeConfig(path string) bool {
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		return false
+	}
+	for _, h := range []string{filepath.Clean(home), resolvePath(home)} {
+		rel, err := filepath.Rel(h, path)
+		if err != nil || rel == "." || !strings.HasPrefix(rel, ".") || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == ".." {
+			continue
+		}
+		slash := filepath.ToSlash(rel)
+		cache := slices.ContainsFunc(HomeCaches, func(c string) bool { return slash == c || strings.HasPrefix(slash, c+"/") })
+		if !cache {
+			return true
+		}
+	}
+	return false
+}
+
 // IsProtected reports whether path (absolute) is loom's configuration: a
 // file whose path ends with one of [ProtectedNames], or the user's
 // configuration directory or loom's state directory (ProtectStateDir),
@@ -103,6 +150,9 @@ func IsProtected(path string) bool {
 		} else if endsWith(path, name) {
 			return true
 		}
+	}
+	if InHomeConfig(path) {
+		return true
 	}
 	for _, dir := range append([]string{UserConfigDir()}, stateDirs()...) {
 		if dir == "" {
@@ -126,6 +176,9 @@ func CheckProtected(root, path string) error {
 	name := path
 	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
 		name = filepath.ToSlash(rel)
+	}
+	if InHomeConfig(path) {
+		return fmt.Errorf("%s %w", name, ErrHomeConfig)
 	}
 	return fmt.Errorf("%s %w", name, ErrProtected)
 }

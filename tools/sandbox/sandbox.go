@@ -374,6 +374,7 @@ func (s *Sandbox) protect() (ro, pins []string) {
 	}
 	rels = append(rels, nested...)
 	rels = append(rels, IncludedConfigs(root)...)
+	rels = append(rels, s.homeConfig(root)...)
 	for _, n := range rels {
 		p := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(n, "/")))
 		target := p
@@ -393,6 +394,51 @@ func (s *Sandbox) protect() (ro, pins []string) {
 		return slices.ContainsFunc(ro, func(r string) bool { return within(p, r) })
 	})
 	return ro, pins
+}
+
+// homeConfig returns, when root holds the home directory, the home
+// directory's own configuration that exists (its dot entries:
+// config.InHomeConfig), relative to root, for protect to keep read-only:
+// what the user's shells, git, ssh and desktop run outside the sandbox.
+// Left writable: the commands' writable directories (the tools' caches)
+// and those that hold one (~/.cargo for ~/.cargo/registry: the tools
+// refuse the rest of them),
+// and what is hidden anyway. One that does not exist yet cannot be kept
+// from being made (the top level of the workspace stays writable); the
+// tools refuse it.
+func (s *Sandbox) homeConfig(root string) []string {
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		return nil
+	}
+	home = filepath.Clean(home)
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		home = r
+	}
+	if !within(home, root) {
+		return nil
+	}
+	entries, err := os.ReadDir(home)
+	if err != nil {
+		return nil
+	}
+	writable := s.writable(home)
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, ".") || !(e.Type().IsRegular() || e.IsDir()) {
+			continue
+		}
+		p := filepath.Join(home, name)
+		holdsCache := slices.ContainsFunc(writable, func(w string) bool { return within(w, p) })
+		if holdsCache || s.Hides(p) {
+			continue
+		}
+		if rel, err := filepath.Rel(root, p); err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	return out
 }
 
 // nestedGitDirs returns the .git of the repositories nested in root,
