@@ -107,31 +107,68 @@ func (homeConfigError) Is(target error) bool { return target == ErrProtected }
 var HomeCaches = []string{".cache", ".npm", ".yarn", ".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches"}
 
 // InHomeConfig reports whether path (absolute, clean) is the user's own
-// configuration in the home directory: an entry of the home directory
-// whose name starts with a dot, or anything inside one, but the tools'
-// caches ([HomeCaches]). Those are what the user's shells, git, ssh,
-// editors, systemd and desktop run or obey outside any sandbox
+// configuration in the home directory, in a workspace root that holds the
+// home directory (root is it or one of its parents): an entry of the home
+// directory whose name starts with a dot, or anything inside one, but the
+// tools' caches ([HomeCaches]). Those are what the user's shells, git,
+// ssh, editors, systemd and desktop run or obey outside any sandbox
 // (~/.bashrc, ~/.profile, ~/.gitconfig, ~/.ssh/authorized_keys,
-// ~/.config/autostart, ~/.config/systemd/user): a workspace that holds the
-// home directory must not let the agent write them. Outside such a
-// workspace the tools cannot reach them anyway.
-func InHomeConfig(path string) bool {
-	home, err := os.UserHomeDir()
-	if err != nil || !filepath.IsAbs(home) {
-		return false
-	}
-	for _, h := range []string{filepath.Clean(home), resolvePath(home)} {
+// ~/.config/autostart, ~/.config/systemd/user). A workspace inside one of
+// them (~/.dotfiles or ~/.config/nvim opened to edit it) is the user's
+// choice and stays open; outside the workspace the tools cannot reach
+// them anyway.
+func InHomeConfig(root, path string) bool {
+	for _, h := range homeDirs() {
+		if !inOrAt(h, root) {
+			continue
+		}
 		rel, err := filepath.Rel(h, path)
-		if err != nil || rel == "." || !strings.HasPrefix(rel, ".") || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == ".." {
+		if err != nil || rel == "." || !strings.HasPrefix(rel, ".") || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			continue
 		}
 		slash := filepath.ToSlash(rel)
-		cache := slices.ContainsFunc(HomeCaches, func(c string) bool { return slash == c || strings.HasPrefix(slash, c+"/") })
-		if !cache {
+		if !slices.ContainsFunc(HomeCaches, func(c string) bool { return slash == c || strings.HasPrefix(slash, c+"/") }) {
 			return true
 		}
 	}
 	return false
+}
+
+// inOrAt reports whether the clean path p is dir or lies inside it.
+func inOrAt(p, dir string) bool {
+	dir = filepath.Clean(dir)
+	return p == dir || dir == string(filepath.Separator) || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// homeCache keeps the home directory's resolved path for its value of
+// $HOME: IsProtectedIn runs for every path a command changed.
+var homeCache struct {
+	sync.Mutex
+	home, resolved string
+}
+
+// homeDirs returns the home directory as given and with its symlinks
+// resolved; none when it is unknown.
+func homeDirs() []string {
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		return nil
+	}
+	home = filepath.Clean(home)
+	homeCache.Lock()
+	defer homeCache.Unlock()
+	if homeCache.home != home {
+		homeCache.home, homeCache.resolved = home, resolvePath(home)
+	}
+	return []string{home, homeCache.resolved}
+}
+
+// IsProtectedIn reports whether path (absolute) is protected in the
+// workspace root: [IsProtected], or the user's own configuration in a
+// home directory root holds ([InHomeConfig]).
+func IsProtectedIn(root, path string) bool {
+	path = filepath.Clean(path)
+	return IsProtected(path) || InHomeConfig(filepath.Clean(root), path)
 }
 
 // IsProtected reports whether path (absolute) is loom's configuration: a
@@ -151,9 +188,6 @@ func IsProtected(path string) bool {
 			return true
 		}
 	}
-	if InHomeConfig(path) {
-		return true
-	}
 	for _, dir := range append([]string{UserConfigDir()}, stateDirs()...) {
 		if dir == "" {
 			continue
@@ -170,14 +204,14 @@ func IsProtected(path string) bool {
 // CheckProtected returns an error wrapping [ErrProtected] when
 // IsProtected(path), naming path relative to root when it lies inside.
 func CheckProtected(root, path string) error {
-	if !IsProtected(path) {
+	if !IsProtectedIn(root, path) {
 		return nil
 	}
 	name := path
 	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
 		name = filepath.ToSlash(rel)
 	}
-	if InHomeConfig(path) {
+	if InHomeConfig(filepath.Clean(root), filepath.Clean(path)) {
 		return fmt.Errorf("%s %w", name, ErrHomeConfig)
 	}
 	return fmt.Errorf("%s %w", name, ErrProtected)

@@ -33,7 +33,7 @@ func protectedWrites(folder string, run *commandRun) []string {
 		}
 	}
 	for _, p := range run.paths {
-		if !config.IsProtected(p) && !slices.Contains(included, p) {
+		if !config.IsProtectedIn(folder, p) && !slices.Contains(included, p) {
 			continue
 		}
 		if _, err := os.Lstat(p); err != nil {
@@ -50,15 +50,17 @@ func protectedWrites(folder string, run *commandRun) []string {
 
 // protectedWords are the user's and the model's words about the
 // protected files a command wrote; "" when it wrote none.
-func protectedWords(command string, rels []string) (user, model string) {
+func protectedWords(folder, command string, rels []string) (user, model string) {
 	if len(rels) == 0 {
 		return "", ""
 	}
-	var loom, others, git []string
+	var loom, others, git, home []string
 	for _, rel := range rels {
 		switch base := filepath.Base(rel); {
 		case base == ".loom.toml" || base == "loom.toml":
 			loom = append(loom, rel)
+		case config.InHomeConfig(folder, filepath.Join(folder, filepath.FromSlash(rel))):
+			home = append(home, rel) // the home directory's own configuration
 		case !config.IsProtected(rel):
 			git = append(git, rel) // an included git configuration file
 		default:
@@ -71,6 +73,9 @@ func protectedWords(command string, rels []string) (user, model string) {
 	}
 	if len(others) > 0 {
 		user += "; loom does not read " + strings.Join(others, ", ") + ", but your editor or another tool may: read it before you trust this folder there, or delete it"
+	}
+	if len(home) > 0 {
+		user += "; your shells, git or desktop may run " + strings.Join(home, ", ") + " outside any sandbox (your home directory's own configuration): read it, or delete it, before you open a new shell or session"
 	}
 	if len(git) > 0 {
 		user += "; your own git reads " + strings.Join(git, ", ") + " (your repository's configuration includes it; loom's git takes no filter from it): read it, or delete it, before you run git here"

@@ -353,7 +353,7 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 			s.writes.commandEnded(outcome.command.paths, s.folder.host.overlay.readSeen)
 			written := protectedWrites(s.folder.dir, outcome.command)
 			s.folder.holdWrittenConfig(written)
-			user, model := protectedWords(outcome.command.command, written)
+			user, model := protectedWords(s.folder.dir, outcome.command.command, written)
 			if user != "" {
 				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
 			}

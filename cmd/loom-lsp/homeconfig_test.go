@@ -75,3 +75,36 @@ text = ["Done."]
 		t.Errorf("the tools' cache is no longer writable: %q\n%s", b, r.stdout)
 	}
 }
+
+// TestDotfilesRepositoryStaysWritable: a workspace inside the home
+// directory's configuration (~/.dotfiles, ~/.config/nvim opened to edit
+// it) is the user's choice: the agent's tools write there as anywhere.
+func TestDotfilesRepositoryStaysWritable(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	dir := filepath.Join(home, ".dotfiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "init", "-q")
+	env := isolatedEnv(t)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "HOME=") {
+			env[i] = "HOME=" + home
+		}
+	}
+	write := writeScript(t, fmt.Sprintf(`
+[[step]]
+match.last_role = "user"
+  [[step.tool_call]]
+  name = "write_file"
+  arguments = %s
+
+[[step]]
+match.last_role = "tool"
+text = ["Done."]
+`, strconv.Quote(`{"path":"bashrc","content":"alias ll='ls -l'\n"}`)))
+	r := runLoomEnv(t, env, dir, "", "exec", "--output", "jsonl", "--script", write, "go")
+	if b, err := os.ReadFile(filepath.Join(dir, "bashrc")); err != nil || string(b) != "alias ll='ls -l'\n" {
+		t.Fatalf("write_file in ~/.dotfiles: %q, %v\n%s\n%s", b, err, r.stdout, r.stderr)
+	}
+}

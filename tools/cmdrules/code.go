@@ -274,7 +274,7 @@ func protectedTarget(root, path string) bool {
 				return true
 			}
 		}
-		if config.IsProtected(p) {
+		if config.IsProtectedIn(root, p) {
 			return true
 		}
 	}
