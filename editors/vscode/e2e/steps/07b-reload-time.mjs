@@ -148,11 +148,12 @@ export const step7c = () => step('7c. after a reload the conversation is drawn w
     times.reloadDrawnBeforeServer = Date.now() - r.t0;
     assert.ok(gateWaiting(gate), 'loom-lsp has not started: the gate still holds it');
     await shot('07c', 'drawn-before-loom-lsp-started');
-    // A prompt sent now waits for the server.
+    // A prompt sent now waits for the server (counted: an older answer of the same words must not pass the check).
+    const oks = chat().locator('.msg.assistant').filter({ hasText: 'ok, ready for more' });
+    const oksBefore = await oks.count();
     await ask('Say ok');
     await fs.promises.writeFile(fifo, 'go\n'); // resolves once the gate reads it
-    await until('the answer, from the server started after the prompt', async () =>
-      (await chat().locator('.msg.assistant').last().textContent())?.includes('ok, ready for more'), 60_000);
+    await until('the answer, from the server started after the prompt', async () => (await oks.count()) > oksBefore, 60_000);
     await waitIdle();
   } finally {
     fs.rmSync(fifo, { force: true });
