@@ -37,6 +37,9 @@ type Config struct {
 	// Journal is the retention of old conversation journals.
 	Journal Journal `toml:"journal"`
 	Trust   Trust   `toml:"trust"`
+	// Search is the web search endpoint the web_search tool queries;
+	// off unless the user configures one (config/fetch.go).
+	Search Search `toml:"search"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -223,6 +226,22 @@ type Tools struct {
 	DiagnosticsWait     Duration                  `toml:"diagnostics_wait"`
 	DiagnosticsSeverity string                    `toml:"diagnostics_severity"`
 	LanguageServers     map[string]LanguageServer `toml:"language_servers"`
+	// Fetch is the approval policy of the fetch tool (web pages): under
+	// "ask" each host is asked for, unless an approval rule allows it.
+	// It reaches what tools.network lets commands reach.
+	Fetch Policy `toml:"fetch"`
+	// FetchTimeout bounds one fetch, redirects included; > 0.
+	FetchTimeout Duration `toml:"fetch_timeout"`
+	// FetchMaxBytes caps the text of one fetched page given to the
+	// model; > 0.
+	FetchMaxBytes int `toml:"fetch_max_bytes"`
+	// FetchPrivate names hosts ("host" or "host:port") fetch may reach
+	// although they resolve to a loopback, private or link-local address
+	// (a docs server on this machine, an intranet wiki); others such are
+	// refused.
+	FetchPrivate []string `toml:"fetch_private"`
+	// FetchDeny lists hosts fetch never reaches, subdomains included.
+	FetchDeny []string `toml:"fetch_deny"`
 }
 
 // The values of [Tools.PlanCommands].
@@ -370,6 +389,9 @@ func Default() Config {
 			Network:         Network{Mode: NetworkOn},
 			Edits:           EditsAuto,
 			PlanCommands:    PlanCommandsOff,
+			Fetch:           PolicyAsk,
+			FetchTimeout:    Duration{30 * time.Second},
+			FetchMaxBytes:   100_000,
 
 			Diagnostics:         DiagnosticsAuto,
 			DiagnosticsWait:     Duration{DefaultDiagnosticsWait},
@@ -540,6 +562,7 @@ func (c Config) Validate() error {
 	default:
 		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
 	}
+	c.validateFetch(add)
 	if t.PlanCommands != PlanCommandsOff && t.PlanCommands != PlanCommandsReadOnly {
 		add(c.keyErr("tools.plan_commands", "invalid value %q: want %q or %q", t.PlanCommands, PlanCommandsOff, PlanCommandsReadOnly))
 	}

@@ -46,6 +46,10 @@ func WideningKey(key string, val any) bool {
 		s, _ := val.(string)
 		return s == "auto"
 	}
+	// The web: fetched without asking, private hosts, search endpoints.
+	if fetchKeyWidens(key, val) {
+		return true
+	}
 	// The sandbox: turned off, more places to write, the network on.
 	if SandboxKeyWidens(key, val) {
 		return true
@@ -65,7 +69,8 @@ func WideningKeys() []string {
 		"model.name", "model.max_tokens", "model.context_window", "model.reasoning_effort", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.bash = "ask" over your "deny"`, `tools.diagnostics = "auto" over your "off"`, `tools.plan_commands = "read-only"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
-		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*"}
+		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*",
+		`tools.fetch = "allow"`, `tools.fetch = "ask" over your "deny"`, "tools.fetch_private", "tools.fetch_max_bytes", "tools.fetch_timeout", "search.*"}
 }
 
 // ownFloor is what the user's own settings (the defaults, the user's
@@ -78,6 +83,7 @@ func WideningKeys() []string {
 // narrow (a workspace's "ask" over the user's "allow") and apply at once.
 type ownFloor struct {
 	bash        Policy
+	fetch       Policy
 	diagnostics string
 }
 
@@ -92,6 +98,8 @@ func (f ownFloor) widens(key string, val any) bool {
 	switch key {
 	case "tools.bash":
 		return s == string(PolicyAsk) && f.bash == PolicyDeny
+	case "tools.fetch":
+		return s == string(PolicyAsk) && f.fetch == PolicyDeny
 	case "tools.diagnostics":
 		return s == DiagnosticsAuto && f.diagnostics == DiagnosticsOff
 	}
@@ -105,6 +113,12 @@ func (f ownFloor) narrowedBy(raw map[string]any) ownFloor {
 		switch Policy(s) {
 		case PolicyAllow, PolicyAsk, PolicyDeny:
 			f.bash = Policy(s)
+		}
+	}
+	if s, ok := tools["fetch"].(string); ok {
+		switch Policy(s) {
+		case PolicyAllow, PolicyAsk, PolicyDeny:
+			f.fetch = Policy(s)
 		}
 	}
 	if s, ok := tools["diagnostics"].(string); ok && (s == DiagnosticsAuto || s == DiagnosticsOff) {
