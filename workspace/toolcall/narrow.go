@@ -20,7 +20,8 @@ import (
 // both are; tools.bash and each MCP server's policy are the stricter
 // (deny, then ask, then allow); the approval rules and the allowed MCP
 // servers are those of the child that its parent's cover; trust needs
-// both; the protected names are both lists. Root is the child's when it
+// both; the protected names are both lists; tools.fetch is the
+// stricter and the allowed hosts those the parent allows too. Root is the child's when it
 // names one (a worktree conversation), else the parent's.
 func (p Policy) Narrow(child Policy) Policy {
 	n := Policy{
@@ -30,6 +31,7 @@ func (p Policy) Narrow(child Policy) Policy {
 		Sandboxed: p.Sandboxed && child.Sandboxed,
 		NoSandbox: cmpOr(p.NoSandbox, child.NoSandbox),
 		Bash:      stricter(p.bash(), child.bash()),
+		Fetch:     stricter(p.fetch(), child.fetch()),
 		Trusted:   p.Trusted && child.Trusted,
 		Protected: union(p.Protected, child.Protected),
 	}
@@ -42,6 +44,11 @@ func (p Policy) Narrow(child Policy) Policy {
 	for _, s := range child.Servers {
 		if slices.Contains(p.Servers, s) && !slices.Contains(n.Servers, s) {
 			n.Servers = append(n.Servers, s)
+		}
+	}
+	for _, h := range child.Hosts {
+		if slices.Contains(p.Hosts, h) && !slices.Contains(n.Hosts, h) {
+			n.Hosts = append(n.Hosts, h)
 		}
 	}
 	for _, r := range child.Rules {

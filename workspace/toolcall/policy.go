@@ -10,6 +10,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+	"github.com/loom-lsp/loom-lsp/tools/fetch"
 )
 
 // Policy is what a conversation lets its tool calls do: the policy
@@ -46,6 +47,12 @@ type Policy struct {
 	// Servers are the MCP servers whose tools the user allowed for good
 	// in this folder: they run unasked under "ask".
 	Servers []string
+	// Fetch is tools.fetch: allow, ask ("" is ask) or deny.
+	Fetch config.Policy
+	// Hosts are the hosts the user allowed the fetch tool for good in
+	// this folder ("Always allow this host"): fetched unasked under
+	// "ask".
+	Hosts []string
 	// Trusted says the folder is trusted. Its configuration already
 	// took what an untrusted .loom.toml may not widen; a child is
 	// trusted only if its parent is.
@@ -109,6 +116,8 @@ type Decision struct {
 	// Approved says the machine has the call's approval already (the
 	// user approved at a hook's request): it is not marked running again.
 	Approved bool
+	// Host is the host a fetch would reach, as the user is shown it.
+	Host string
 	// Command is a command's line (bash), as the user is shown it; Exact
 	// and Prefix are the rules an Ask may offer to remember.
 	Command       string
@@ -131,6 +140,8 @@ func Decide(c Call, p Policy) Decision {
 	switch {
 	case c.Name == "bash":
 		return decideBash(c, p)
+	case c.Name == fetch.Name && c.Server == "":
+		return decideFetch(c, p)
 	case c.Server != "":
 		return decideMCP(c, p)
 	}
@@ -236,6 +247,34 @@ func decideMCP(c Call, p Policy) Decision {
 		return Decision{Verdict: Allow, Approved: c.Asked}
 	}
 	return Decision{Verdict: Ask, Approved: c.Asked}
+}
+
+// decideFetch follows tools.fetch and, under "ask", the hosts the user
+// allowed. What the fetch may reach at all (the network, private
+// addresses) the tool itself enforces, for every hop.
+func decideFetch(c Call, p Policy) Decision {
+	host := fetch.Host(json.RawMessage(c.Arguments))
+	switch p.fetch() {
+	case config.PolicyAllow:
+		return Decision{Verdict: Allow, Approved: c.Asked, Host: host}
+	case config.PolicyDeny:
+		return Decision{Verdict: Refuse, Why: `tool error: fetch is disabled here (tools.fetch = "deny"); do without web pages`}
+	}
+	if c.Asked {
+		return Decision{Verdict: Allow, Approved: true, Host: host}
+	}
+	if host != "" && slices.Contains(p.Hosts, host) {
+		return Decision{Verdict: Approve, Why: "allowed by the rule: fetch from " + host, Host: host}
+	}
+	return Decision{Verdict: Ask, Host: host}
+}
+
+// fetch is Fetch with "" read as "ask".
+func (p Policy) fetch() config.Policy {
+	if p.Fetch == "" {
+		return config.PolicyAsk
+	}
+	return p.Fetch
 }
 
 // ruleWords names the rules that allowed a command.

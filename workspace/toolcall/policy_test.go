@@ -67,6 +67,14 @@ func TestDecide(t *testing.T) {
 		{"protected: a deep .loom.toml", editCall("sub/.loom.toml"), Policy{Root: root}, Refuse, "tool error: edit_file:", false},
 		{"protected: a parent's name", editCall("vendor/x.go"), Policy{Root: root, Protected: []string{"vendor"}}, Refuse, "is protected here", false},
 		{"protected names do not touch reads", Call{ToolCall: fsm.ToolCall{Name: "read_file", Arguments: `{"path":".loom.toml"}`}, Known: true}, Policy{Root: root}, Allow, "", false},
+		{"fetch unset is ask", fetchCall("https://go.dev/doc"), Policy{Root: root}, Ask, "", false},
+		{"fetch allow", fetchCall("https://go.dev/doc"), Policy{Root: root, Fetch: config.PolicyAllow}, Allow, "", false},
+		{"fetch deny", fetchCall("https://go.dev/doc"), Policy{Root: root, Fetch: config.PolicyDeny}, Refuse, `tools.fetch = "deny"`, false},
+		{"fetch deny beats a hook's approval", asked(fetchCall("https://go.dev/")), Policy{Root: root, Fetch: config.PolicyDeny}, Refuse, "disabled", false},
+		{"fetch ask, the host allowed", fetchCall("https://GO.dev/doc"), Policy{Root: root, Hosts: []string{"go.dev"}}, Approve, "fetch from go.dev", false},
+		{"fetch ask, another host", fetchCall("https://go.dev.evil.example/"), Policy{Root: root, Hosts: []string{"go.dev"}}, Ask, "", false},
+		{"fetch ask, approved at a hook's request", asked(fetchCall("https://go.dev/")), Policy{Root: root}, Allow, "", true},
+		{"fetch in plan mode", fetchCall("https://go.dev/"), Policy{Root: root, Mode: fsm.ModePlan, Fetch: config.PolicyAllow}, Allow, "", false},
 		{"mcp unlisted is ask", mcpCall("gh"), Policy{Root: root}, Ask, "", false},
 		{"mcp allow", mcpCall("gh"), Policy{Root: root, MCP: map[string]config.Policy{"gh": config.PolicyAllow}}, Allow, "", false},
 		{"mcp deny", mcpCall("gh"), Policy{Root: root, MCP: map[string]config.Policy{"gh": config.PolicyDeny}}, Refuse, `MCP server "gh" are disabled`, false},
@@ -98,14 +106,16 @@ func TestNarrowNeverWidens(t *testing.T) {
 	parent := Policy{Root: root, Mode: fsm.ModeAgent, Bash: config.PolicyAsk, Sandboxed: true, Trusted: true,
 		MCP:     map[string]config.Policy{"gh": config.PolicyAllow, "db": config.PolicyDeny},
 		Rules:   []cmdrules.Rule{{Prefix: "go test"}, {Exact: "make lint"}},
-		Servers: []string{"docs"}}
-	wide := Policy{Root: root, Mode: fsm.ModeAgent, Bash: config.PolicyAllow, Sandboxed: true, Trusted: true,
+		Servers: []string{"docs"}, Hosts: []string{"go.dev"}}
+	wide := Policy{Root: root, Mode: fsm.ModeAgent, Bash: config.PolicyAllow, Sandboxed: true, Trusted: true, Fetch: config.PolicyAllow,
+		Hosts:   []string{"go.dev", "evil.example"},
 		MCP:     map[string]config.Policy{"gh": config.PolicyAllow, "db": config.PolicyAllow, "web": config.PolicyAllow},
 		Rules:   []cmdrules.Rule{{Every: true}, {Prefix: "go test -run"}, {Prefix: "go"}, {Exact: "make lint"}, {Exact: "rm -rf /"}},
 		Servers: []string{"docs", "web"}}
 	n := parent.Narrow(wide)
 	calls := []Call{bashCall("rm -rf ~"), bashCall("go test ./..."), bashCall("go test -run X ./..."), bashCall("go vet"), bashCall("make lint"),
-		mcpCall("gh"), mcpCall("db"), mcpCall("web"), mcpCall("docs"), editCall("a.go"), editCall("vendor/a.go"), readCall()}
+		mcpCall("gh"), mcpCall("db"), mcpCall("web"), mcpCall("docs"), editCall("a.go"), editCall("vendor/a.go"), readCall(),
+		fetchCall("https://go.dev/x"), fetchCall("https://evil.example/x")}
 	for _, c := range calls {
 		got, byParent := Decide(c, n), Decide(c, parent)
 		if got.Verdict < byParent.Verdict && !(got.Verdict == Allow && byParent.Verdict == Approve) {
@@ -118,6 +128,9 @@ func TestNarrowNeverWidens(t *testing.T) {
 	want := []cmdrules.Rule{{Prefix: "go test -run"}, {Exact: "make lint"}}
 	if len(n.Rules) != len(want) || n.Rules[0] != want[0] || n.Rules[1] != want[1] {
 		t.Errorf("Narrow rules = %v, want %v (every, `go` and `rm -rf /` are wider than the parent's)", n.Rules, want)
+	}
+	if n.Fetch != config.PolicyAsk || len(n.Hosts) != 1 || n.Hosts[0] != "go.dev" {
+		t.Errorf("Narrow = fetch %q, hosts %v, want ask and [go.dev]", n.Fetch, n.Hosts)
 	}
 	if len(n.Servers) != 1 || n.Servers[0] != "docs" {
 		t.Errorf("Narrow servers = %v, want [docs]", n.Servers)
@@ -175,4 +188,8 @@ func TestStricter(t *testing.T) {
 			t.Errorf("stricterMode(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
 		}
 	}
+}
+
+func fetchCall(url string) Call {
+	return Call{ToolCall: fsm.ToolCall{ID: "f1", Name: "fetch", Arguments: `{"url":"` + url + `"}`}, Known: true}
 }
