@@ -35,6 +35,7 @@ type ruleStore struct {
 type folderRules struct {
 	commands   []cmdrules.Rule
 	mcpServers []string
+	fetchHosts []string
 }
 
 // rulesFile is where folder's rules are kept, or an error when there is
@@ -53,6 +54,8 @@ type rulesFileContent struct {
 	AllowCommands []cmdrules.Rule `json:"allowCommands"`
 	// AllowMCPServers names the MCP servers whose tools run unasked.
 	AllowMCPServers []string `json:"allowMcpServers,omitempty"`
+	// AllowFetchHosts names the hosts the fetch tool reaches unasked.
+	AllowFetchHosts []string `json:"allowFetchHosts,omitempty"`
 }
 
 // ApprovalRules returns the approval rules of folder (absolute), read
@@ -109,10 +112,18 @@ func (h *Host) loadRulesLocked(folder string) (folderRules, error) {
 			h.opts.Logger.Warn("MCP server rule left out", "file", path, "server", name)
 		}
 	}
+	var hosts []string
+	for _, host := range c.AllowFetchHosts {
+		if validFetchHost(host) && !slices.Contains(hosts, host) {
+			hosts = append(hosts, host)
+		} else if !validFetchHost(host) {
+			h.opts.Logger.Warn("fetch host rule left out", "file", path, "host", host)
+		}
+	}
 	if h.rules.loaded == nil {
 		h.rules.loaded = map[string]folderRules{}
 	}
-	fr := folderRules{commands: rs, mcpServers: servers}
+	fr := folderRules{commands: rs, mcpServers: servers, fetchHosts: hosts}
 	h.rules.loaded[folder] = fr
 	return fr, nil
 }
@@ -145,6 +156,47 @@ func (h *Host) AddMCPServerRule(folder, name string) error {
 			fr.mcpServers = append(fr.mcpServers, name)
 		}
 	})
+}
+
+// FetchHostRules returns the hosts of folder (absolute) the user allowed
+// the fetch tool for good: under tools.fetch = "ask" they are fetched
+// without asking.
+func (h *Host) FetchHostRules(folder string) ([]string, error) {
+	h.rules.mu.Lock()
+	defer h.rules.mu.Unlock()
+	fr, err := h.loadRulesLocked(folder)
+	return slices.Clone(fr.fetchHosts), err
+}
+
+// AddFetchHostRule lets the fetch tool reach host without asking in
+// folder from now on, persistently.
+func (h *Host) AddFetchHostRule(folder, host string) error {
+	host = strings.ToLower(host)
+	if !validFetchHost(host) {
+		return fmt.Errorf("%w: invalid host %q", cmdrules.ErrBadRule, host)
+	}
+	return h.editRules(folder, func(fr *folderRules) {
+		if !slices.Contains(fr.fetchHosts, host) {
+			fr.fetchHosts = append(fr.fetchHosts, host)
+		}
+	})
+}
+
+// RemoveFetchHostRule takes back AddFetchHostRule; it reports whether
+// there was such a rule.
+func (h *Host) RemoveFetchHostRule(folder, host string) (bool, error) {
+	host = strings.ToLower(host)
+	found := false
+	err := h.editRules(folder, func(fr *folderRules) {
+		found = slices.Contains(fr.fetchHosts, host)
+		fr.fetchHosts = slices.DeleteFunc(fr.fetchHosts, func(x string) bool { return x == host })
+	})
+	return found, err
+}
+
+// validFetchHost accepts a lower-case host name or address, no port.
+func validFetchHost(host string) bool {
+	return host != "" && len(host) <= 253 && host == strings.ToLower(host) && !strings.ContainsAny(host, "/:@?# \t\n")
 }
 
 // RemoveMCPServerRule takes back AddMCPServerRule; it reports whether
@@ -187,12 +239,13 @@ func (h *Host) editRules(folder string, edit func(*folderRules)) error {
 	}
 	fr.commands = slices.Clone(fr.commands)
 	fr.mcpServers = slices.Clone(fr.mcpServers)
+	fr.fetchHosts = slices.Clone(fr.fetchHosts)
 	edit(&fr)
 	path, err := h.rulesFile(folder)
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(rulesFileContent{Folder: folder, AllowCommands: nonNil(fr.commands), AllowMCPServers: fr.mcpServers}, "", "  ")
+	data, err := json.MarshalIndent(rulesFileContent{Folder: folder, AllowCommands: nonNil(fr.commands), AllowMCPServers: fr.mcpServers, AllowFetchHosts: fr.fetchHosts}, "", "  ")
 	if err != nil {
 		return err
 	}
