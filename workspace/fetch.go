@@ -1,13 +1,20 @@
 package workspace
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/fetch"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // The web tools: fetch always (its policy, tools.fetch, decides whether
@@ -83,4 +90,72 @@ func (h *Host) webTools(cfg config.Config) []tools.Tool {
 		}})
 	}
 	return out
+}
+
+// approveFetch enforces tools.fetch for call c through the policy stage
+// (toolcall.Decide) with the hosts the user allowed for good: "" when the
+// fetch may run, else the tool result that says why not; settled and
+// approved as approveBash has them. asked reports that the user approved
+// the call at a hook's request.
+func (s *Conversation) approveFetch(ctx context.Context, b *batchRun, c fsm.ToolCall, asked bool) (refusal string, settled, approved bool) {
+	hosts, err := s.folder.host.FetchHostRules(s.folder.dir)
+	if err != nil {
+		s.folder.log.Warn("approval rules unreadable; asking", "err", err)
+	}
+	d := toolcall.Decide(toolcall.Call{ToolCall: c, Known: true, Asked: asked},
+		toolcall.Policy{Root: s.folder.dir, Fetch: s.cfg.Tools.Fetch, Hosts: hosts})
+	switch d.Verdict {
+	case toolcall.Refuse:
+		return d.Why, false, false
+	case toolcall.Allow:
+		return "", false, d.Approved
+	case toolcall.Approve:
+		if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: true, Why: d.Why}) {
+			return "", true, false
+		}
+		return "", false, true
+	}
+	return s.askFetch(ctx, b.turn, c, d.Host, b.approvalTimeout)
+}
+
+// askFetch asks the user whether the fetch c (of host) may run; the
+// answer is an event of the machine. "Always allow" saves host for the
+// folder.
+func (s *Conversation) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall, host string, timeout time.Duration) (refusal string, settled, approved bool) {
+	var args fetch.Params
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	decide := func(ok bool, why string) (string, bool, bool) {
+		if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
+			return "", true, false
+		}
+		return "", false, true
+	}
+	a := Approval{Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Detail: "fetch " + args.URL}
+	if host != "" {
+		a.Always = func() {
+			if err := s.folder.host.AddFetchHostRule(s.folder.dir, host); err != nil {
+				s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom fetched the page once, but did not save the rule: " + err.Error()})
+				return
+			}
+			s.notifyFromWorker(Notification{Kind: NoteInfo, Turn: turn, Text: "Loom now fetches from " + host + " without asking in this folder."})
+		}
+	}
+	ok, err := s.approve(ctx, a, timeout)
+	switch {
+	case errors.Is(err, ErrUnsupported):
+		why := `web fetches need the user's approval (tools.fetch = "ask") and no one can approve here; ` +
+			`set tools.fetch = "allow" in your loom.toml, or allow the host once in an editor`
+		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom did not fetch " + args.URL + ": " + why + "."})
+		return decide(false, why)
+	case errors.Is(err, errApprovalTimeout):
+		why := fmt.Sprintf("no answer within %s (tools.approval_timeout)", timeout)
+		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom did not fetch " + args.URL + ": " + why + "."})
+		return decide(false, why)
+	case err != nil:
+		if ctx.Err() != nil {
+			return "", true, false
+		}
+		return "tool error: could not ask the user to approve the fetch: " + err.Error(), false, false
+	}
+	return decide(ok, "")
 }

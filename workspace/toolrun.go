@@ -16,6 +16,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+	"github.com/loom-lsp/loom-lsp/tools/fetch"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 )
@@ -279,6 +280,16 @@ func (s *Conversation) admit(ctx context.Context, b *batchRun, hc hookedCall) (o
 			return toolOutcome{result: refusal, isError: true}, true
 		}
 		decided = approved
+	}
+	if c.Name == fetch.Name {
+		refusal, settled, approved := s.approveFetch(ctx, b, c, asked)
+		if settled {
+			return toolOutcome{settled: true}, true
+		}
+		if refusal != "" {
+			return toolOutcome{result: refusal, isError: true}, true
+		}
+		decided = decided || approved
 	}
 	if t, isMCP := tool.(*mcp.Tool); isMCP {
 		if refusal := s.approveMCP(ctx, b, c, t); refusal != "" {
