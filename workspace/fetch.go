@@ -130,7 +130,7 @@ func (s *Conversation) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall
 		}
 		return "", false, true
 	}
-	a := Approval{Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Detail: "fetch " + args.URL}
+	a := Approval{Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Detail: args.URL}
 	if host != "" {
 		a.Always = func() {
 			if err := s.folder.host.AddFetchHostRule(s.folder.dir, host); err != nil {
