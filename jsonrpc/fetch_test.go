@@ -68,7 +68,10 @@ func TestFetchApproval(t *testing.T) {
 	}
 	e.await("host rule notice", hasMethod("loom/notice", "fetches from localhost without asking"))
 
-	an.choose = func(approvalAsked) any { t.Error("asked for an allowed host"); return map[string]any{"title": approveDeny} }
+	an.choose = func(approvalAsked) any {
+		t.Error("asked for an allowed host")
+		return map[string]any{"title": approveDeny}
+	}
 	if c := turn(1); c.Status != "succeeded" || an.count() != 1 || hits.Load() != 2 {
 		t.Fatalf("turn 1: fetch %s, asked %d, hits %d: want it unasked", c.Status, an.count(), hits.Load())
 	}

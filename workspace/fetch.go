@@ -35,9 +35,12 @@ func (h *Host) fetchCache() *fetch.Cache {
 	if err != nil {
 		return nil
 	}
-	c, _ := fetchCaches.LoadOrStore(dir, fetch.NewCache(filepath.Join(dir, "fetch-cache"), 0))
+	c, _ := fetchCaches.LoadOrStore(dir, fetch.NewCache(FetchCacheDir(dir), 0))
 	return c.(*fetch.Cache)
 }
+
+// FetchCacheDir is where the fetch cache lives in stateDir.
+func FetchCacheDir(stateDir string) string { return filepath.Join(stateDir, "fetch-cache") }
 
 // ClearFetchCache removes every page the fetch tool kept; it reports how
 // many.

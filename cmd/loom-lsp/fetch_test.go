@@ -168,3 +168,31 @@ func TestRepositoryCannotAllowFetch(t *testing.T) {
 		t.Fatalf("the repository's settings let the agent fetch (%d hits)\nstdout:\n%s", hits.Load(), r.stdout)
 	}
 }
+
+// TestFetchCacheClear: a page fetched in one run is kept, and
+// `fetch-cache clear` removes it.
+func TestFetchCacheClear(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		fmt.Fprint(w, "lib.OpenFile is the new name")
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	dir := gittest.Repo(t, map[string]string{"main.go": "package main\n\nfunc main() { lib.Open(\"x\") }\n"})
+	env, state := userConfigEnv(t, "[tools]\nfetch = \"allow\"\nfetch_private = [\"localhost\"]\n")
+	r := runLoomEnv(t, env, dir, "", "exec", "--script", writeScript(t, fetchFixScript("http://localhost:"+u.Port())), "fix")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	kept, _ := filepath.Glob(filepath.Join(state, "loom", "fetch-cache", "*.body"))
+	if len(kept) != 1 {
+		t.Fatalf("%d pages kept, want 1", len(kept))
+	}
+	r = runLoomEnv(t, env, dir, "", "fetch-cache", "clear")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 cached pages") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(state, "loom", "fetch-cache", "*")); len(kept) != 0 {
+		t.Fatalf("left %v", kept)
+	}
+}
