@@ -282,8 +282,8 @@ func (c *testClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminal
 // test after a deadline.
 func (c *testClient) await(t *testing.T, what string, cond func([]acpsdk.SessionNotification) bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	timer := time.AfterFunc(15*time.Second, func() { c.changed(func() {}) })
+	deadline := time.Now().Add(60 * time.Second)
+	timer := time.AfterFunc(60*time.Second, func() { c.changed(func() {}) })
 	defer timer.Stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
