@@ -139,21 +139,29 @@ func (m *Machine) readOnlyCommands() bool {
 
 // modeRefusal is the result of a call the mode refuses ("" when it runs).
 func (m *Machine) modeRefusal(c ToolCall) string {
-	mode := m.Mode()
-	spec := m.cfg.Tools[c.Name]
-	if !mode.ReadOnly() || !spec.Mutating || spec.RunsReadOnly && !m.cfg.ReadOnly {
-		return ""
-	}
-	if m.cfg.ReadOnly {
+	mode, spec := m.Mode(), m.cfg.Tools[c.Name]
+	if m.cfg.ReadOnly && mode.ReadOnly() && spec.Mutating {
 		return fmt.Sprintf("tool error: %s is refused: you are a read-only agent (your parent conversation is read-only, or your "+
 			"definition makes you one); nothing was run or written. Read, list and search files instead, and say in your answer what should change.", c.Name)
+	}
+	return ModeRefusal(mode, c.Name, spec)
+}
+
+// ModeRefusal is the result of a call of the tool name (spec) that mode
+// refuses: a mutating tool that does not run read-only, in a read-only
+// mode. It is "" when the call runs. The machine refuses such calls
+// itself; a runner of tool calls (workspace/toolcall) asks it again of
+// a policy it was handed.
+func ModeRefusal(mode Mode, name string, spec ToolSpec) string {
+	if !mode.ReadOnly() || !spec.Mutating || spec.RunsReadOnly {
+		return ""
 	}
 	what := "investigate and propose a plan with " + ProposePlanTool
 	if mode == ModeAsk {
 		what = "answer the user's question"
 	}
 	return fmt.Sprintf("tool error: %s is refused in %s mode: the conversation is read-only (the user asked you to %s, not to change anything); "+
-		"nothing was run or written. Read, list and search files instead; the user switches to agent mode to let you make changes.", c.Name, mode, what)
+		"nothing was run or written. Read, list and search files instead; the user switches to agent mode to let you make changes.", name, mode, what)
 }
 
 // carriedState is what a compaction's summary adds so that the mode and
