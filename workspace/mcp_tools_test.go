@@ -119,7 +119,7 @@ func TestMCPToolsCappedAt128(t *testing.T) {
 	note := h.editor.waitFor(t, "the cap notice", func(n Notification) bool {
 		return n.Kind == NoteError && strings.Contains(n.Text, "more tools than the 128")
 	})
-	builtin := len(tools.DefaultRegistry().All()) + 1 // and fetch
+	builtin := len(tools.DefaultRegistry().All()) + 2 // and the agent tool, and fetch
 	if want := fmt.Sprintf("%d left out", 1000-(MaxTools-builtin)); !strings.Contains(note.Text, want) {
 		t.Errorf("notice %q does not say %q", note.Text, want)
 	}
