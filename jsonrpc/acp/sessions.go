@@ -30,6 +30,24 @@ func (a *agent) folderOf(cwd string, mcpServers []acpsdk.McpServer) (*workspace.
 func (a *agent) register(id acpsdk.SessionId, c *workspace.Conversation) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.registerLocked(id, c)
+}
+
+// registerNew records the session id of a conversation session/new
+// made, holding every update for it (from this moment: the conversation
+// runs already, and a folder's notice may come any time) until the
+// response that names it to the client was written.
+func (a *agent) registerNew(id acpsdk.SessionId, c *workspace.Conversation) *session {
+	a.mu.Lock()
+	release := a.holdLocked(id)
+	s := a.registerLocked(id, c)
+	a.mu.Unlock()
+	a.watch.after(string(id), release)
+	return s
+}
+
+// registerLocked is register with a.mu held.
+func (a *agent) registerLocked(id acpsdk.SessionId, c *workspace.Conversation) *session {
 	s, ok := a.sessions[id]
 	if !ok || s.ws != c {
 		s = &session{id: id, folder: c.Folder().Path(), ws: c, always: map[string]bool{}}
@@ -52,7 +70,10 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, err
 	}
 	id := acpsdk.SessionId(c.ID())
-	s := a.register(id, c)
+	s := a.registerNew(id, c)
+	if registeredForTest != nil {
+		registeredForTest(a, s)
+	}
 	if err := a.setRoots(ctx, s, p.AdditionalDirectories); err != nil {
 		a.forget(id)
 		f.CloseConversation(c.ID())
@@ -62,6 +83,8 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	a.advertiseCommands(id, c)
 	m, err := a.stateOf(ctx, id, c, true)
 	if err != nil {
+		a.forget(id)
+		f.CloseConversation(c.ID())
 		return acpsdk.NewSessionResponse{}, err
 	}
 	return acpsdk.NewSessionResponse{SessionId: id, Models: m.state, Modes: m.modes, ConfigOptions: m.options}, nil
@@ -94,6 +117,10 @@ func (a *agent) restore(ctx context.Context, id acpsdk.SessionId, cwd string, mc
 	}
 	return a.register(id, c), nil
 }
+
+// registeredForTest, set by a test, runs in session/new right after
+// the session is registered, before its response is written.
+var registeredForTest func(*agent, *session)
 
 // openedForTest, set by a test, runs between the opening of a
 // conversation for session/load or session/resume and the registration
