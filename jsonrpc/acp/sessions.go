@@ -61,6 +61,10 @@ func (a *agent) registerLocked(id acpsdk.SessionId, c *workspace.Conversation) *
 // cwd, beside the others (of this client, of other clients, of other loom
 // processes), which go on as they are.
 func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	prompt, err := clientPromptOf(p.Meta)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
 	f, err := a.folderOf(p.Cwd, p.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
@@ -74,7 +78,11 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if registeredForTest != nil {
 		registeredForTest(a, s)
 	}
-	if err := a.setRoots(ctx, s, p.AdditionalDirectories); err != nil {
+	err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	if err == nil {
+		err = a.setClientPrompt(ctx, s, prompt)
+	}
+	if err != nil {
 		a.forget(id)
 		f.CloseConversation(c.ID())
 		return acpsdk.NewSessionResponse{}, err
@@ -166,11 +174,18 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	// What the session is told while its history is replayed (the
 	// journal's "resumed" notice, a folder's notice, a running turn's
 	// text) waits behind the replay.
+	prompt, err := clientPromptOf(p.Meta)
+	if err != nil {
+		return acpsdk.LoadSessionResponse{}, err
+	}
 	release := a.holdForReplay(p.SessionId)
 	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err == nil {
 		err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	}
+	if err == nil {
+		err = a.setClientPrompt(ctx, s, prompt)
 	}
 	if err != nil {
 		deliver(nil)
@@ -204,10 +219,17 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 // ResumeSession implements acpsdk.Agent: like session/load, without the
 // replay.
 func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	prompt, err := clientPromptOf(p.Meta)
+	if err != nil {
+		return acpsdk.ResumeSessionResponse{}, err
+	}
 	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err == nil {
 		err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	}
+	if err == nil {
+		err = a.setClientPrompt(ctx, s, prompt)
 	}
 	if err != nil {
 		deliver(nil)
