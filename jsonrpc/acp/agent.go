@@ -161,7 +161,10 @@ type session struct {
 	// removed; proposal is the planId of the proposed plan shown, and
 	// proposalBuilding says it was accepted and is being built
 	// (planops.go). Guarded by agent.mu.
-	todoShown        bool
+	todoShown bool
+	// userIDs maps the messageIds of the session's prompts to their
+	// turns (rewind.go); guarded by agent.mu.
+	userIDs          map[string]uint64
 	proposal         string
 	proposalBuilding bool
 }

@@ -115,6 +115,8 @@ func renameDelete(line []byte) []byte {
 // the extension methods the agent handles them as (HandleExtensionMethod).
 var renamedMethods = map[string]string{
 	methodSessionDelete: extSessionDelete,
+	methodSessionRewind: extSessionRewind,
+	methodEditPrompt:    extEditPrompt,
 }
 
 // A member of a request's params the SDK's types lack, by its path from
@@ -232,6 +234,9 @@ func (c *capsWriter) Write(b []byte) (int, error) {
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler: the
 // stable methods the SDK lacks, renamed by deleteReader.
 func (a *agent) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if r, handled, err := a.handleRewind(ctx, method, params); handled {
+		return r, err
+	}
 	switch method {
 	case extSessionDelete:
 		var p deleteSessionRequest
@@ -342,7 +347,9 @@ var (
 		"delete":       map[string]any{},
 		"systemPrompt": map[string]any{"mode": map[string]any{"override": map[string]any{}}},
 	}
-	addedAgentCaps = map[string]any{}
+	addedAgentCaps = map[string]any{
+		"rewindSession": map[string]any{"supported": true, "supportsEditPrompt": true},
+	}
 )
 
 // addCapabilities returns the initialize response b with the added
