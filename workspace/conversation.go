@@ -126,6 +126,12 @@ type Conversation struct {
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
+	// link ties a child conversation (a subagent) to its parent's agent
+	// call, nil for the user's own conversation; set before run starts.
+	link *childLink
+	// children are the running children, by the parent's call id
+	// (subagents.go).
+	children map[string]*Conversation
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -211,6 +217,8 @@ type Status struct {
 	// ClientPrompt is the system prompt the client gave the
 	// conversation (ACP systemPrompt), absent when none.
 	ClientPrompt *ClientPrompt `json:"clientPrompt,omitempty"`
+	// Children are the subagents running now (subagents.go).
+	Children []ChildStatus `json:"children,omitempty"`
 }
 
 // PendingPlanStatus is a plan waiting for the user's decision: the
@@ -399,6 +407,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			st.PlanProposal = &PendingPlanStatus{CallID: call, Plan: plan}
 		}
 		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
+		st.Children = s.childStatus()
 		st.Effort, st.EffortChosen = s.effort(), s.m.Effort() != ""
 		if s.clientPrompt != nil {
 			c := *s.clientPrompt
@@ -604,6 +613,7 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 		return nil, err
 	}
 	s.journalEvent(ev)
+	s.childStepped(ev)
 	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
 		s.folder.forgetWindow() // the server's window is not what it said
 	} else if now, _ := s.m.CutWindow(); now > 0 && now != cut {

@@ -162,6 +162,9 @@ func (d *goDocs) render(text, field string, keys map[string]string, fieldKeys ma
 		text = "`" + keys[field] + "`, " + rest
 	}
 	text = identRE.ReplaceAllStringFunc(text, func(m string) string {
+		if strings.ToUpper(m) == m {
+			return m // an acronym (API, URL), not a Go name
+		}
 		s, _ := name(m, "")
 		return s
 	})

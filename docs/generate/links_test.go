@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -142,4 +144,44 @@ func eachProseLine(file string, fn func(n int, line string)) error {
 		fn(n, line)
 	}
 	return sc.Err()
+}
+
+// TestArchitectureNamesEveryPackage keeps docs/architecture.md true to
+// the code: every Go package of the module is named in it, as `path`.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	r := root(t)
+	arch, err := os.ReadFile(filepath.Join(r, "docs/architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []string
+	err = filepath.WalkDir(r, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != r && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "editors") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(r, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if rel != "." && !slices.Contains(pkgs, rel) {
+			pkgs = append(pkgs, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("found only %d packages: the walk is broken", len(pkgs))
+	}
+	for _, p := range pkgs {
+		if !bytes.Contains(arch, []byte("`"+p+"`")) && !bytes.Contains(arch, []byte("`"+p+"/`")) {
+			t.Errorf("docs/architecture.md does not name package %s (as `%s`): say what it holds", p, p)
+		}
+	}
 }
