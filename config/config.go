@@ -37,6 +37,8 @@ type Config struct {
 	// Journal is the retention of old conversation journals.
 	Journal Journal `toml:"journal"`
 	Trust   Trust   `toml:"trust"`
+	// Completion is inline completion's own model (config/completion.go).
+	Completion Completion `toml:"completion"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -381,7 +383,8 @@ func Default() Config {
 			Trailer:      DefaultTrailer,
 			MaxFileBytes: DefaultMaxFileBytes,
 		},
-		Journal: Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
+		Journal:    Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
+		Completion: defaultCompletion(),
 	}
 }
 
@@ -565,6 +568,7 @@ func (c Config) Validate() error {
 	}
 	c.validateMCP(add)
 	c.validateSandbox(add)
+	c.validateCompletion(add)
 	return errors.Join(errs...)
 }
 
