@@ -138,14 +138,14 @@ func answer(rec Received, text string) ([]byte, int) {
 	case "/completions", "/v1/completions":
 		v = map[string]any{"id": "cmpl-1", "object": "text_completion", "created": 1700000000, "model": rec.Str("model"),
 			"choices": []any{map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "stop"}},
-			"usage": map[string]any{"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}}
+			"usage":   map[string]any{"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}}
 	case "/api/generate":
 		v = map[string]any{"model": rec.Str("model"), "created_at": "2026-12-07T13:50:00Z", "response": text, "done": true,
 			"done_reason": "stop", "total_duration": 123456, "eval_count": 4}
 	case "/v1/fim/completions", "/chat/completions", "/v1/chat/completions":
 		v = map[string]any{"id": "fim-1", "object": "chat.completion", "created": 1700000000, "model": rec.Str("model"),
 			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
-			"usage": map[string]any{"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}}
+			"usage":   map[string]any{"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}}
 	default:
 		return []byte(`{"error":"not found"}`), http.StatusNotFound
 	}
