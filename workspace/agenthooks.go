@@ -88,6 +88,9 @@ func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
 	}
 	fh.repoRunner = fh.runner
 	fh.off = repoHooksOff(cfg.Tools.Bash, env.Sandbox != nil)
+	if cfg.Tools.Bash == config.PolicyAsk {
+		fh.gate.Unresolved = `commands need approval here (tools.bash = "ask"): name its script plainly (as "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh) and trust the folder again, or allow commands`
+	}
 	if cfg.Tools.Bash == config.PolicyAsk && env.Sandbox != nil {
 		// Trust binds a repository hook's definition and the files its
 		// command line names, not what those run (a script it sources, a
