@@ -178,8 +178,11 @@ func (s *Server) completionConfigured() bool {
 			folders = append(folders, p)
 		}
 	}
+	// The settings layer, pending, so that this look records no folder's
+	// first trust (initialized's load does, with every layer).
 	return s.host.CompletionConfigured(folders, []config.Override{
 		{Name: overrideInitOptions, JSON: unwrapLoom(s.initOpts), VouchesTrust: s.caps.workspaceTrust},
+		{Name: overrideSettings, Pushed: true, Pending: true},
 	})
 }
 
