@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Received is one request the server got.
@@ -43,7 +44,8 @@ type Server struct {
 
 	mu      sync.Mutex
 	reqs    []Received
-	changed chan struct{} // closed and replaced on every count change
+	times   []time.Duration // each completed request's time in the handler
+	changed chan struct{}   // closed and replaced on every count change
 }
 
 // New starts a server on 127.0.0.1; it is closed at the test's end by
@@ -87,7 +89,16 @@ func (s *Server) Await(ctx context.Context, what string, cond func() bool) error
 	}
 }
 
+// ModelTimes returns the time each completed request spent in the
+// server (the model's own time, as a client sees it at best).
+func (s *Server) ModelTimes() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.times...)
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -122,6 +133,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+	s.mu.Lock()
+	s.times = append(s.times, time.Since(start))
+	s.mu.Unlock()
 	s.Completed.Add(1)
 	s.signal()
 }
