@@ -136,7 +136,7 @@ func (s *Conversation) useSettings(st settings) {
 // machineConfig derives the state machine's configuration.
 func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
-		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text + s.skillListing() + readRootsNote(s.readRoots),
+		SystemPrompt:  s.baseInstructions() + s.instr.text + s.skillListing() + readRootsNote(s.readRoots),
 		Tools:         s.toolSpecs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,
