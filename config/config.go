@@ -46,6 +46,9 @@ type Config struct {
 	// Search is the web search service the web_search tool queries;
 	// off unless the user configures one (config/fetch.go).
 	Search Search `toml:"search"`
+	// Completion is [completion]: inline completion's own model
+	// (config/completion.go).
+	Completion Completion `toml:"completion"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -444,7 +447,8 @@ func Default() Config {
 			Trailer:      DefaultTrailer,
 			MaxFileBytes: DefaultMaxFileBytes,
 		},
-		Journal: Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
+		Journal:    Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
+		Completion: defaultCompletion(),
 	}
 }
 
@@ -629,6 +633,7 @@ func (c Config) Validate() error {
 	}
 	c.validateMCP(add)
 	c.validateSandbox(add)
+	c.validateCompletion(add)
 	return errors.Join(errs...)
 }
 
