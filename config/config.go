@@ -142,7 +142,8 @@ type Model struct {
 	API string `toml:"api"`
 	// ReasoningEffort, when set, is sent to the model as each API spells
 	// it: "none", "minimal", "low", "medium", "high", "xhigh" or "max"
-	// (ReasoningEfforts); "" is the model's default. A conversation may
+	// (as OpenAI spells them); "" is the
+	// model's default. A conversation may
 	// choose its own (loom.setEffort).
 	ReasoningEffort string `toml:"reasoning_effort"`
 	// Script is the scripted-model file for ProviderScript (a TOML

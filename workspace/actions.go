@@ -35,6 +35,7 @@ func (s *Conversation) turnContext() context.Context {
 // cancelInFlight cancels the model stream, tool runs and hook of the
 // turn in flight, and the retry timer.
 func (s *Conversation) cancelInFlight() {
+	s.closeChildren()
 	if s.turnCancel != nil {
 		s.turnCancel()
 		s.turnCtx, s.turnCancel = nil, nil
@@ -107,8 +108,13 @@ func (s *Conversation) perform(a fsm.Action) {
 		if out, ok := s.outputs[a.CallID]; ok && a.Status != fsm.ToolPending && a.Status != fsm.ToolRunning {
 			note.Output, note.ExitCode = out.text, out.exitCode
 			delete(s.outputs, a.CallID)
+		} else if a.Name == fsm.AgentTool && (a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed) {
+			note.Output = s.callResult(a.CallID) // the child's answer, as the model reads it
 		}
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
+		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
+			s.childProgress(a.Name + " " + string(a.Status))
+		}
 	case fsm.DisplayError:
 		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message, ErrorKind: a.Kind})
 	case fsm.ScheduleRetry:
@@ -119,6 +125,10 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
 		s.review.Drop()
+	case fsm.StartChild:
+		s.startChild(a)
+	case fsm.StopChild:
+		s.stopChild(a)
 	case fsm.ProposeChanges:
 		s.review.Named(a)
 	case fsm.RewindFiles, fsm.RedoFiles:
@@ -140,6 +150,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		clear(s.outputs)
 		_, total := s.m.Usage()
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage, TotalUsage: &total})
+		s.childTurnEnded(a)
 	case fsm.CompactionStarted:
 		s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: a.Message()})
 	case fsm.Compacted:
@@ -223,6 +234,23 @@ func formatDelay(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+// callResult returns the result of a completed call of the current
+// batch.
+func (s *Conversation) callResult(id string) string {
+	for _, x := range s.m.State().Executions {
+		if x.Call.ID == id {
+			return x.Result
+		}
+	}
+	msgs := s.m.Messages() // the batch is over: its results are history
+	for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-64; i-- {
+		if msgs[i].Role == fsm.RoleTool && msgs[i].ToolCallID == id {
+			return msgs[i].Content
+		}
+	}
+	return ""
 }
 
 // callArguments returns the arguments of a call of the current batch.

@@ -96,6 +96,9 @@ type Folder struct {
 	// skills are the skills last read, for the skill tool (any
 	// goroutine).
 	skills atomic.Pointer[[]agentfiles.Skill]
+	// agents are the agent definitions last read, for the agent tool's
+	// description (any goroutine).
+	agents atomic.Pointer[[]agentfiles.Agent]
 	// hooks are the agent hooks last loaded, nil when none (any
 	// goroutine; agenthooks.go); hooksNotice the notice about them last
 	// shown.

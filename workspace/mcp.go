@@ -136,7 +136,8 @@ func (s *Folder) syncMCP() {
 // whose model name another took, and those past MaxTools, are left out
 // with one notice per change (offeredTools).
 func (s *Folder) rebuildTools() bool {
-	all, notes := offeredTools(tools.DefaultRegistry().All(), s.mcp.Tools(), MaxTools)
+	builtin := append(tools.DefaultRegistry().All(), tools.Tool(agentTool{agents: &s.agents}))
+	all, notes := offeredTools(builtin, s.mcp.Tools(), MaxTools)
 	if note := strings.Join(notes, "\n"); note != s.next.toolsNote {
 		s.next.toolsNote = note // once per change
 		if note != "" {
