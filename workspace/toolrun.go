@@ -258,7 +258,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 		return toolcall.Outcome{Result: fmt.Sprintf("tool error: unknown tool %q", c.Name), IsError: true}
 	}
 	if c.Name == fsm.AgentTool {
-		return s.spawn(ctx, b, c) // its run is a child conversation (subagents.go)
+		return r.spawn(ctx, c) // its run is a child conversation (subagents.go)
 	}
 	if c.Name == "bash" && !b.readOnly {
 		// The files the command changes: those the watcher sees change
