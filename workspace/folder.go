@@ -75,6 +75,9 @@ type Folder struct {
 	// mcpHeld is the notice of the repository's MCP servers held back
 	// (repoServerSandbox), as last said.
 	mcpHeld string
+	// mcpPeerNotes is the notice of the peers' MCP files' servers left
+	// out, said once per change.
+	mcpPeerNotes string
 	// mcpReady names the servers last seen ready.
 	mcpReady map[string]bool
 	// instrPaths are where the project's AGENTS.md files are looked for
