@@ -199,18 +199,20 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	emit := func(ev fsm.Event) {
 		if _, ok := ev.(fsm.LlmCompleted); ok {
 			completed = true
+			if askRunning {
+				// The response loaded the model: the window the server
+				// runs it with is known now, and is published before
+				// the completion is stepped, so that the request that
+				// follows (and loom.status) budgets with it.
+				s.folder.learnRunningWindowNow(ctx, prober)
+			}
 		}
 		s.postEventLive(ctx, ev)
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if !completed {
-			return
-		}
-		s.folder.refreshWindow()
-		if askRunning {
-			// The response loaded the model: its running window is known.
-			s.folder.learnRunningWindow(prober)
+		if completed {
+			s.folder.refreshWindow()
 		}
 	})
 }

@@ -389,3 +389,41 @@ func TestSubagentCancelCascades(t *testing.T) {
 		t.Fatalf("the child's command ran to its end")
 	}
 }
+
+// A repository's agent definition is bound to trust like its hooks: in
+// a folder not trusted it is held back and named, and the agent tool
+// does not offer it; the built-ins are always there.
+func TestSubagentDefinitionsHeldBackUntrusted(t *testing.T) {
+	dir := gitRepo(t, map[string]string{".claude/agents/rev.md": "---\nname: rev\ndescription: reviews\ntools: Read, Bash\n---\nbe thorough\n"})
+	var mu sync.Mutex
+	var result string
+	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
+		res, isResult := lastToolResult(req)
+		if !isResult {
+			respond(req, emit, "", agentCall("v1", "rev", "review it"))
+			return
+		}
+		mu.Lock()
+		result = res
+		mu.Unlock()
+		respond(req, emit, "ok")
+	})
+	h := newTestHost(t, model, nil)
+	s, err := h.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.editor.waitFor(t, "the held-back definition to be named", func(n Notification) bool {
+		return n.Kind == NoteInfo && strings.Contains(n.Text, "agent rev held back: the folder is not trusted")
+	})
+	turn, err := s.Ask(context.Background(), "review")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.editor.turnEndedIn(t, s.ID(), turn)
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(result, `no agent "rev"; the agents are: researcher, worker`) {
+		t.Fatalf("the call of an untrusted definition: %q", result)
+	}
+}
