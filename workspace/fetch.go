@@ -14,7 +14,6 @@ import (
 	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/fetch"
-	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // The web tools: fetch always (its policy, tools.fetch, decides whether
@@ -95,32 +94,6 @@ func (h *Host) webTools(cfg config.Config) []tools.Tool {
 	return out
 }
 
-// approveFetch enforces tools.fetch for call c through the policy stage
-// (toolcall.Decide) with the hosts the user allowed for good: "" when the
-// fetch may run, else the tool result that says why not; settled and
-// approved as approveBash has them. asked reports that the user approved
-// the call at a hook's request.
-func (s *Conversation) approveFetch(ctx context.Context, b *batchRun, c fsm.ToolCall, asked bool) (refusal string, settled, approved bool) {
-	hosts, err := s.folder.host.FetchHostRules(s.folder.dir)
-	if err != nil {
-		s.folder.log.Warn("approval rules unreadable; asking", "err", err)
-	}
-	d := toolcall.Decide(toolcall.Call{ToolCall: c, Known: true, Asked: asked},
-		toolcall.Policy{Root: s.folder.dir, Fetch: s.cfg.Tools.Fetch, Hosts: hosts})
-	switch d.Verdict {
-	case toolcall.Refuse:
-		return d.Why, false, false
-	case toolcall.Allow:
-		return "", false, d.Approved
-	case toolcall.Approve:
-		if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: true, Why: d.Why}) {
-			return "", true, false
-		}
-		return "", false, true
-	}
-	return s.askFetch(ctx, b.turn, c, d.Host, b.approvalTimeout)
-}
-
 // askFetch asks the user whether the fetch c (of host) may run; the
 // answer is an event of the machine. "Always allow" saves host for the
 // folder.
@@ -128,7 +101,7 @@ func (s *Conversation) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall
 	var args fetch.Params
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
 	decide := func(ok bool, why string) (string, bool, bool) {
-		if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
+		if !s.stepTaken(ctx, fsm.ApprovalDecided{Turn: turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
 			return "", true, false
 		}
 		return "", false, true

@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+	"github.com/loom-lsp/loom-lsp/tools/fetch"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 )
@@ -119,7 +120,11 @@ type Approver interface {
 	// Rules are the folder's approval rules (for a command) and the MCP
 	// servers the user allowed (for another call), as they are now.
 	Rules(c fsm.ToolCall, bash bool) (rules []cmdrules.Rule, servers []string)
-	// AskCommand asks whether command c may run (Decide said Ask):
+	// FetchHosts are the hosts the user allowed the fetch tool for good,
+	// as they are now.
+	FetchHosts() []string
+	// AskCommand asks whether command c (or fetch c, of d.Host) may run
+	// (Decide said Ask):
 	// refusal is the result when it may not; settled that the machine
 	// completed the call itself; approved that it took an approval.
 	AskCommand(ctx context.Context, turn uint64, c fsm.ToolCall, d Decision, from string) (refusal string, settled, approved bool)
@@ -282,6 +287,9 @@ func (b *Batch) admit(ctx context.Context, hc Hooked) (out Outcome, done bool) {
 	p := b.Policy
 	if bash := c.Name == "bash"; call.Known && (bash && p.bash() == config.PolicyAsk || !bash && call.Server != "" && p.mcp(call.Server) == config.PolicyAsk) {
 		p.Rules, p.Servers = b.Ports.Approver.Rules(c, bash)
+	}
+	if call.Known && c.Name == fetch.Name && call.Server == "" && p.fetch() == config.PolicyAsk && !hc.Asked {
+		p.Hosts = b.Ports.Approver.FetchHosts()
 	}
 	d := Decide(call, p)
 	decided := d.Approved
