@@ -215,3 +215,23 @@ test("loom's own notes to the model (note: true) redraw as notices, not prompts,
     ],
   }), true, 'the last prompt is the last message that is no note');
 });
+
+test('a prompt typed while loom-lsp starts stays queued through the redraw and the restore, then goes in (issue 47 item 1)', () => {
+  const t = new Transcript(F, 'proj');
+  t.prompt('earlier');
+  const early = t.prompt('Say ok', undefined, undefined, true);
+  assert.equal(early.queued, true, 'waits, drawn as queued');
+  t.redraw({ folder: F, messages: [{ role: 'user', content: 'earlier' }, { role: 'assistant', content: 'ok' }] });
+  assert.deepEqual(t.items.map((i) => i.kind === 'user' ? `${i.text}${i.queued ? ' (queued)' : ''}` : i.kind), ['earlier', 'assistant', 'Say ok (queued)']);
+  assert.equal(t.get(early.id), early, 'the same item, still known');
+  t.restore({ version: 1, turn: 1, items: [{ kind: 'user', id: 'u1', text: 'earlier', turn: 1 }] } as never,
+    { folder: F, messages: [{ role: 'user', content: 'earlier' }] });
+  assert.equal(t.get(early.id), early, 'kept by the restore too');
+  const moved = t.asked(early, 2);
+  assert.deepEqual(moved.map((i) => i.id), [early.id]);
+  assert.equal(early.queued, false);
+  assert.equal(t.items[t.items.length - 1], early, 'into the conversation once the server took it');
+  // A prompt the server took (it has a turn) is the server's: a redraw draws what the server says.
+  t.redraw({ folder: F, messages: [] });
+  assert.equal(t.get(early.id), undefined);
+});
