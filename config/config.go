@@ -29,14 +29,20 @@ import (
 
 // Config is the merged configuration of one workspace folder.
 type Config struct {
+	// Model is [model]: the model and the server it is asked on.
 	Model Model `toml:"model"`
+	// Agent is [agent]: the bounds of one user turn.
 	Agent Agent `toml:"agent"`
+	// Tools is [tools]: approvals, the sandbox, edits, diagnostics.
 	Tools Tools `toml:"tools"`
+	// Hooks is [hooks]: the git auto-commit (not the agent hooks).
 	Hooks Hooks `toml:"hooks"`
-	MCP   MCP   `toml:"mcp"`
+	// MCP is [mcp]: the MCP servers whose tools the agent may call.
+	MCP MCP `toml:"mcp"`
 	// Journal is the retention of old conversation journals.
 	Journal Journal `toml:"journal"`
-	Trust   Trust   `toml:"trust"`
+	// Trust is [trust]: the folders the user trusts.
+	Trust Trust `toml:"trust"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -75,11 +81,16 @@ const DefaultAnthropicURL = "https://api.anthropic.com"
 // empty; {model} is replaced by the model name.
 const DefaultTrailer = "Co-authored-by: loom-lsp ({model}) <loom@localhost>"
 
-// Model selects and tunes the language model.
+// Model selects and tunes the language model: which server, which
+// model, which wire API, and how it is asked (docs/models.md).
 type Model struct {
-	// Provider is ProviderOpenAI or ProviderScript.
+	// Provider is ProviderOpenAI (any OpenAI-compatible server, and
+	// OpenAI's Responses API), ProviderAnthropic (Claude, natively over
+	// Anthropic's Messages API; base_url then defaults to
+	// https://api.anthropic.com and api_key_env to ANTHROPIC_API_KEY), or
+	// ProviderScript (a scripted model, for tests and the demo).
 	Provider string `toml:"provider"`
-	// BaseURL is the http(s) root of the OpenAI-compatible API, e.g.
+	// BaseURL is the http(s) root of the API, e.g.
 	// "http://localhost:11434/v1" for Ollama.
 	BaseURL string `toml:"base_url"`
 	// Name is the model name sent to the server; "" means not configured.
@@ -87,7 +98,8 @@ type Model struct {
 	// APIKeyEnv is the NAME of the environment variable holding the API key,
 	// never the key itself.
 	APIKeyEnv string `toml:"api_key_env"`
-	// MaxTokens caps each completion; 0 leaves it to the server.
+	// MaxTokens caps each completion; 0 leaves it to the server (the
+	// Messages API requires it: 16384 when unset).
 	MaxTokens int `toml:"max_tokens"`
 	// MaxTokensField names the request field that carries MaxTokens:
 	// MaxTokensFieldAuto (""), "max_tokens" or "max_completion_tokens".
@@ -99,10 +111,13 @@ type Model struct {
 	// Images says whether the model takes pictures in prompts: "auto"
 	// (or ""; judged from the model's name), "on" or "off".
 	Images string `toml:"images"`
-	// Temperature is the sampling temperature; nil leaves it to the server.
+	// Temperature is the sampling temperature; unset leaves it to the
+	// server. It is not sent to a reasoning model unless
+	// reasoning_effort is "none" (they refuse it).
 	Temperature *float64 `toml:"temperature"`
-	// Headers are extra HTTP headers sent with every request. Their values
-	// may be secret, so String redacts them.
+	// Headers are extra HTTP headers sent with every request, e.g.
+	// { "X-Title" = "loom" }. A credential header's value (a name with
+	// auth, key, token, secret, cookie, …) is masked like the API key.
 	Headers map[string]string `toml:"headers"`
 	// IdleTimeout aborts a stream that sends nothing for this long, once
 	// the server has answered (its response headers arrived).
@@ -119,16 +134,21 @@ type Model struct {
 	// MaxAnswerBytes caps the text and reasoning of one model response:
 	// past it the stream is cut and the turn ends with an error. > 0.
 	MaxAnswerBytes int `toml:"max_answer_bytes"`
-	// API is the wire API the model is spoken to with: APIChat,
-	// APIResponses, APIMessages, or "" to choose per model (OpenAI's
+	// API is the wire API the model is spoken to with: APIChat (Chat
+	// Completions), APIResponses (OpenAI's Responses API), APIMessages
+	// (Anthropic's Messages API), or "" to choose per model (OpenAI's
 	// reasoning and Codex models on api.openai.com use the Responses API,
 	// Anthropic's API and provider "anthropic" the Messages API).
 	API string `toml:"api"`
 	// ReasoningEffort, when set, is sent to the model as each API spells
-	// it: one of ReasoningEfforts.
+	// it: "none", "minimal", "low", "medium", "high", "xhigh" or "max"
+	// (as OpenAI spells them); "" is the
+	// model's default. A conversation may
+	// choose its own (loom.setEffort).
 	ReasoningEffort string `toml:"reasoning_effort"`
-	// Script is the scripted-model file for ProviderScript, made absolute
-	// relative to the file that set it.
+	// Script is the scripted-model file for ProviderScript (a TOML
+	// script, see llm/testdata/README.md), made absolute relative to the
+	// file that set it.
 	Script string `toml:"script"`
 }
 
@@ -168,7 +188,8 @@ type Agent struct {
 	RetryBase Duration `toml:"retry_base"`
 	// RetryMax caps the retry delay; >= RetryBase.
 	RetryMax Duration `toml:"retry_max"`
-	// SystemPrompt replaces the built-in system prompt when not "".
+	// SystemPrompt replaces the built-in system prompt when not "" (the
+	// AGENTS.md files are added to either).
 	SystemPrompt string `toml:"system_prompt"`
 	// CompactAt is the fraction of the context window past which the
 	// conversation is compacted; in (0, 1], default 0.8.
@@ -181,7 +202,10 @@ type Agent struct {
 
 // Tools configures the agent's tools.
 type Tools struct {
-	// Bash is the approval policy for the bash tool.
+	// Bash is the approval policy of the agent's commands (the bash
+	// tool): PolicyAllow runs them unasked, PolicyAsk asks each time
+	// (unless an approval rule of the folder allows it), PolicyDeny never
+	// runs them.
 	Bash Policy `toml:"bash"`
 	// BashTimeout is the default timeout of one bash command.
 	BashTimeout Duration `toml:"bash_timeout"`
@@ -193,20 +217,27 @@ type Tools struct {
 	// ApprovalTimeout is how long an approval waits for the user's
 	// answer before the call is denied; > 0.
 	ApprovalTimeout Duration `toml:"approval_timeout"`
-	// Sandbox is SandboxWorkspace (commands run under Landlock) or
-	// SandboxOff; see config/sandbox.go for these four keys.
+	// Sandbox is SandboxWorkspace (commands and stdio MCP servers run
+	// under Landlock, writes confined to the folder, the temp directory
+	// and the tools' caches) or SandboxOff (your full permissions).
 	Sandbox string `toml:"sandbox"`
-	// SandboxWrite adds writable directories to the sandbox's.
+	// SandboxWrite adds writable directories to the sandbox's (absolute,
+	// or starting with ~/), e.g. ["~/scratch"].
 	SandboxWrite []string `toml:"sandbox_write"`
-	// SandboxHide adds unreadable directories to the sandbox's.
+	// SandboxHide adds unreadable directories to the sandbox's (absolute,
+	// or starting with ~/), e.g. ["~/.kube/prod"].
 	SandboxHide []string `toml:"sandbox_hide"`
 	// SandboxUnhide takes paths out of the hidden ones (a credential
 	// file a command needs, e.g. ~/.npmrc for a private registry).
 	SandboxUnhide []string `toml:"sandbox_unhide"`
 	// SandboxSockets lists the unix sockets commands may reach (all
-	// others outside the workspace are hidden).
+	// others outside the workspace are hidden): absolute, ~/…,
+	// $XDG_RUNTIME_DIR/… or $SSH_AUTH_SOCK, e.g. ["$SSH_AUTH_SOCK",
+	// "/run/docker.sock"].
 	SandboxSockets []string `toml:"sandbox_sockets"`
-	// Network is what network commands reach.
+	// Network is what network commands reach: "on" (anything), "off"
+	// (nothing: a network namespace of their own), or a list of
+	// "host:port" (TCP connections to those ports only).
 	Network Network `toml:"network"`
 	// Edits says whether the agent's file changes land at once
 	// (EditsAuto) or wait for the user's review (EditsReview).
@@ -216,13 +247,19 @@ type Tools struct {
 	// runs them in the sandbox with the workspace read-only (still
 	// under tools.bash's approvals).
 	PlanCommands string `toml:"plan_commands"`
-	// Diagnostics, DiagnosticsWait, DiagnosticsSeverity and
-	// LanguageServers configure what the model hears from the language
-	// servers after its edits (config/diagnostics.go).
-	Diagnostics         string                    `toml:"diagnostics"`
-	DiagnosticsWait     Duration                  `toml:"diagnostics_wait"`
-	DiagnosticsSeverity string                    `toml:"diagnostics_severity"`
-	LanguageServers     map[string]LanguageServer `toml:"language_servers"`
+	// Diagnostics is DiagnosticsAuto (after a batch of edits the model
+	// reads the problems they introduced, from the editor's language
+	// servers or one loom starts in the sandbox) or DiagnosticsOff.
+	Diagnostics string `toml:"diagnostics"`
+	// DiagnosticsWait is the longest wait for a language server after
+	// an edit.
+	DiagnosticsWait Duration `toml:"diagnostics_wait"`
+	// DiagnosticsSeverity is the least severe problem reported: "error",
+	// "warning", "info" or "hint".
+	DiagnosticsSeverity string `toml:"diagnostics_severity"`
+	// LanguageServers are language servers loom may start, by name,
+	// tried before the built-in ones (config/diagnostics.go).
+	LanguageServers map[string]LanguageServer `toml:"language_servers"`
 }
 
 // The values of [Tools.PlanCommands].
@@ -256,7 +293,9 @@ type Journal struct {
 	MaxAge Duration `toml:"max_age"`
 }
 
-// Hooks configures the post-tool hook.
+// Hooks configures the post-tool hook: the git auto-commit of the
+// agent's edits. (Agent hooks, such as Claude Code's, are read from their
+// own files: docs/hooks.md.)
 type Hooks struct {
 	// AutoCommit commits the files the tools changed after each batch.
 	AutoCommit bool `toml:"auto_commit"`
@@ -267,7 +306,7 @@ type Hooks struct {
 	Trailer string `toml:"trailer"`
 	// MaxFileBytes is the largest file the auto-commit takes; a bigger
 	// one is only reported (commit it with git). 0 means the default,
-	// DefaultMaxFileBytes.
+	// [DefaultMaxFileBytes] (10 MiB).
 	MaxFileBytes int `toml:"max_file_bytes"`
 }
 

@@ -20,8 +20,8 @@ type MCP struct {
 	// "<name>__<tool>".
 	Servers map[string]MCPServer `toml:"servers"`
 	// StartupTimeout is how long `loom-lsp exec` and an ACP prompt wait
-	// for servers still starting before they go on without them; zero
-	// means DefaultMCPStartupTimeout. The LSP daemon never waits.
+	// for servers still starting before they go on without them; unset
+	// means [DefaultMCPStartupTimeout] (10s). The LSP daemon never waits.
 	StartupTimeout Duration `toml:"startup_timeout"`
 }
 
@@ -51,9 +51,10 @@ type MCPServer struct {
 	Env map[string]string `toml:"env"`
 	// URL is a streamable HTTP MCP endpoint, instead of Command.
 	URL string `toml:"url"`
-	// Approve is the approval policy of the server's tools; "" means ask.
+	// Approve is the approval policy of the server's tools; unset means
+	// PolicyAsk.
 	Approve Policy `toml:"approve"`
-	// Timeout bounds one tool call; zero means DefaultMCPTimeout.
+	// Timeout bounds one tool call; unset means [DefaultMCPTimeout] (2m).
 	Timeout Duration `toml:"timeout"`
 
 	// fromWorkspace is set when a workspace's own .loom.toml set any of

@@ -48,7 +48,9 @@ type Trust struct {
 	// trusted too.
 	Folders []string `toml:"folders"`
 	// Workspace is set by the editor when it trusts the workspace (VS Code
-	// sends vscode.workspace.isTrusted).
+	// sends vscode.workspace.isTrusted), in the initializationOptions of
+	// a client declaring experimental.loom.workspaceTrust; anywhere else
+	// it counts for nothing.
 	Workspace bool `toml:"workspace"`
 }
 

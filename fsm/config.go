@@ -63,6 +63,15 @@ type Config struct {
 	// StopHooks: Stop hooks are configured; a response that ends the turn
 	// asks for them first (RunStopHooks), and they may continue it.
 	StopHooks bool `json:",omitempty"`
+	// Depth is the conversation's depth among subagents: 0 for the
+	// user's conversation, its children 1, and so on (SpawnCaps.MaxDepth).
+	Depth int `json:",omitempty"`
+	// ReadOnly locks the conversation in a read-only mode, whatever
+	// SetMode or an accepted plan says: a child of a read-only
+	// conversation, or one whose definition asks for it.
+	ReadOnly bool `json:",omitempty"`
+	// Subagents caps the children the conversation starts (AgentTool).
+	Subagents SpawnCaps `json:",omitzero"`
 }
 
 func (c Config) withDefaults() Config {

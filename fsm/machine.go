@@ -130,6 +130,13 @@ type Machine struct {
 	// turn.
 	stopHooks     bool
 	stopContinued int
+
+	// children are the running children of the batch, by call id;
+	// turnChildren counts the children started this turn, and
+	// turnChildTokens their tokens (see spawn.go).
+	children        map[string]*child
+	turnChildren    int
+	turnChildTokens int64
 }
 
 type streamingCall struct {
@@ -317,6 +324,14 @@ func (m *Machine) check(ev Event) error {
 		return m.checkSetMode(e)
 	case PlanDecided:
 		return m.checkPlanDecided(e)
+	case SpawnRequested:
+		return m.checkChild(ev, e.Turn, e.CallID, false)
+	case ChildUsage:
+		return m.checkChild(ev, e.Turn, e.CallID, true)
+	case ChildTimedOut:
+		return m.checkChild(ev, e.Turn, e.CallID, true)
+	case ChildFinished:
+		return m.checkChild(ev, e.Turn, e.CallID, true)
 	case Reset, DropQueued, ShutdownRequested, SelectModel, SelectEffort, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
@@ -428,6 +443,14 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onSetMode(e)
 	case PlanDecided:
 		return m.onPlanDecided(e)
+	case SpawnRequested:
+		return m.onSpawnRequested(e)
+	case ChildUsage:
+		return m.onChildUsage(e)
+	case ChildTimedOut:
+		return m.onChildTimedOut(e)
+	case ChildFinished:
+		return m.onChildFinished(e)
 	case ShutdownRequested:
 		return m.becomeShuttingDown()
 	}

@@ -128,6 +128,24 @@ func scriptConfig(t *testing.T, td *datadriven.TestData) Config {
 			cfg.ReviewEdits = true
 		case "stop-hooks":
 			cfg.StopHooks = true
+		case "depth":
+			cfg.Depth = atoi(t, td, arg.Vals[0])
+		case "read-only":
+			cfg.ReadOnly = true
+		case "max-depth":
+			cfg.Subagents.MaxDepth = atoi(t, td, arg.Vals[0])
+		case "max-running":
+			cfg.Subagents.MaxRunning = atoi(t, td, arg.Vals[0])
+		case "max-per-turn":
+			cfg.Subagents.MaxPerTurn = atoi(t, td, arg.Vals[0])
+		case "child-tokens":
+			cfg.Subagents.MaxTokensPerChild = int64(atoi(t, td, arg.Vals[0]))
+		case "turn-tokens":
+			cfg.Subagents.MaxTokensPerTurn = int64(atoi(t, td, arg.Vals[0]))
+		case "child-time":
+			cfg.Subagents.MaxWallTime = duration(t, td, arg.Vals[0])
+		case "result-bytes":
+			cfg.Subagents.MaxResultBytes = atoi(t, td, arg.Vals[0])
 		case "continue-from":
 			// continue-from=(turn, request)
 			cfg.ContinueFrom = IDs{Turn: uint64(atoi(t, td, arg.Vals[0])), Request: uint64(atoi(t, td, arg.Vals[1]))}
@@ -370,6 +388,22 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return ev
 	case "shutdown":
 		return ShutdownRequested{}
+	case "spawn":
+		// spawn turn=… call=… agent=… [read-only]; the input is the task.
+		return SpawnRequested{Turn: u64("turn"), CallID: arg("call"), Agent: arg("agent"), Task: td.Input, ReadOnly: td.HasArg("read-only")}
+	case "child-usage":
+		return ChildUsage{Turn: u64("turn"), CallID: arg("call"), Tokens: int64(atoi(t, td, arg("tokens")))}
+	case "child-timeout":
+		return ChildTimedOut{Turn: u64("turn"), CallID: arg("call")}
+	case "child-done":
+		// child-done turn=… call=… [tokens=N] [failed]; the input is the
+		// child's answer.
+		ev := ChildFinished{Turn: u64("turn"), CallID: arg("call"), Result: td.Input, Failed: td.HasArg("failed")}
+		if v := optional("tokens"); v != "" {
+			n := int64(atoi(t, td, v))
+			ev.Usage = Usage{PromptTokens: n / 2, CompletionTokens: n - n/2, TotalTokens: n}
+		}
+		return ev
 	}
 	td.Fatalf(t, "unknown directive %q", td.Cmd)
 	return nil

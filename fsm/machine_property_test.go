@@ -12,7 +12,7 @@ import (
 
 // propertyTools are the tools the property tests declare; "ghost" is
 // never declared, so calls to it exercise the unknown-tool path.
-var propertyTools = map[string]ToolSpec{"read_file": {}, "grep": {}, "edit_file": {Mutating: true}, "bash": {Mutating: true}, UpdatePlanTool: {}, ProposePlanTool: {}}
+var propertyTools = map[string]ToolSpec{"read_file": {}, "grep": {}, "edit_file": {Mutating: true}, "bash": {Mutating: true}, UpdatePlanTool: {}, ProposePlanTool: {}, AgentTool: {}}
 
 // eventGen draws events that are mostly plausible for the machine's
 // current state, mixed with stale, future and malformed ones.
@@ -43,7 +43,7 @@ func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
 	for i := range calls {
 		calls[i] = ToolCall{
 			ID:        rapid.SampledFrom([]string{"", "a", "b", fmt.Sprintf("c%d", i)}).Draw(t, "id"),
-			Name:      rapid.SampledFrom([]string{"read_file", "grep", "edit_file", "bash", "ghost", UpdatePlanTool, ProposePlanTool}).Draw(t, "name"),
+			Name:      rapid.SampledFrom([]string{"read_file", "grep", "edit_file", "bash", "ghost", UpdatePlanTool, ProposePlanTool, AgentTool}).Draw(t, "name"),
 			Arguments: rapid.SampledFrom([]string{"", "{}", `{"path":"a"}`, `{"pa`, "[1]", "null", `{"plan":"p"}`, `{"plan":[{"step":"s","status":"pending"}]}`}).Draw(t, "args"),
 		}
 	}
@@ -51,7 +51,9 @@ func (g eventGen) toolCalls(t *rapid.T) []ToolCall {
 }
 
 func (g eventGen) draw(t *rapid.T) Event {
-	switch rapid.IntRange(0, 22).Draw(t, "kind") {
+	switch rapid.IntRange(0, 24).Draw(t, "kind") {
+	case 23, 24:
+		return g.childEvent(t)
 	case 22:
 		ev := HooksDecided{Turn: g.turn(t), Event: rapid.SampledFrom([]string{HookPreToolUse, HookPostToolUse, HookStop, HookUserPromptSubmit, HookNotification, "Bogus"}).Draw(t, "hookev"), CallID: g.callID(t)}
 		n := rapid.IntRange(0, 2).Draw(t, "nhooks")
@@ -155,6 +157,20 @@ func (g eventGen) draw(t *rapid.T) Event {
 	}
 }
 
+// childEvent draws an event of the subagents' family.
+func (g eventGen) childEvent(t *rapid.T) Event {
+	turn, call := g.turn(t), g.callID(t)
+	switch rapid.IntRange(0, 3).Draw(t, "childkind") {
+	case 0:
+		return SpawnRequested{Turn: turn, CallID: call, Agent: "researcher", Task: rapid.SampledFrom([]string{"look", ""}).Draw(t, "task"), ReadOnly: rapid.Bool().Draw(t, "ro")}
+	case 1:
+		return ChildUsage{Turn: turn, CallID: call, Tokens: int64(rapid.IntRange(0, 300).Draw(t, "ctokens"))}
+	case 2:
+		return ChildTimedOut{Turn: turn, CallID: call}
+	}
+	return ChildFinished{Turn: turn, CallID: call, Result: "found it", Failed: rapid.Bool().Draw(t, "cfailed"), Usage: Usage{PromptTokens: 5, CompletionTokens: 5, TotalTokens: 10}}
+}
+
 // reasoningMark starts every reasoning delta the generator draws: no
 // message of the conversation may ever contain it.
 const reasoningMark = "‹thought›"
@@ -244,6 +260,8 @@ func TestMachineProperties(t *testing.T) {
 				switch e := ev.(type) {
 				case LlmCompleted:
 					spent = spent.add(e.Usage)
+				case ChildFinished:
+					spent = spent.add(e.Usage) // a child's usage rolls up
 				case UserInput:
 					accepted = append(accepted, e.Text)
 					promised = append(promised, next)

@@ -67,7 +67,10 @@ func (a ModeChanged) Describe() string { return "ModeChanged " + string(a.Mode) 
 
 // Mode returns the conversation's mode.
 func (m *Machine) Mode() Mode {
-	if m.mode == "" {
+	switch {
+	case m.cfg.ReadOnly && !m.mode.ReadOnly():
+		return ModeAsk // locked read-only (Config.ReadOnly)
+	case m.mode == "":
 		return ModeAgent
 	}
 	return m.mode
@@ -95,12 +98,14 @@ func (m *Machine) modeNote(mode Mode) string {
 		may = "You may read, list and search files, and run commands that only read (they run in a sandbox where the " +
 			"workspace is read-only: anything that writes there fails); editing or writing files is refused. "
 	}
-	switch mode {
-	case ModePlan:
+	switch {
+	case m.cfg.ReadOnly && mode.ReadOnly():
+		return "[loom] You are a read-only agent: you may read, list and search files; editing or writing files and running commands are refused."
+	case mode == ModePlan:
 		return "[loom] The user switched to plan mode (read-only): investigate and plan, change nothing. " + may +
 			"Keep a todo list with " + UpdatePlanTool + " if it helps. When your plan is ready, call " + ProposePlanTool +
 			" with it: the user accepts it (you then switch to agent mode and carry it out), edits it, or rejects it with a comment."
-	case ModeAsk:
+	case mode == ModeAsk:
 		return "[loom] The user switched to ask mode (read-only): answer the user's questions, change nothing. " + strings.TrimSpace(may)
 	default:
 		return "[loom] The user switched to agent mode: you may edit files and run commands again (as the user's settings allow)."
@@ -134,8 +139,20 @@ func (m *Machine) readOnlyCommands() bool {
 
 // modeRefusal is the result of a call the mode refuses ("" when it runs).
 func (m *Machine) modeRefusal(c ToolCall) string {
-	mode := m.Mode()
-	spec := m.cfg.Tools[c.Name]
+	mode, spec := m.Mode(), m.cfg.Tools[c.Name]
+	if m.cfg.ReadOnly && mode.ReadOnly() && spec.Mutating {
+		return fmt.Sprintf("tool error: %s is refused: you are a read-only agent (your parent conversation is read-only, or your "+
+			"definition makes you one); nothing was run or written. Read, list and search files instead, and say in your answer what should change.", c.Name)
+	}
+	return ModeRefusal(mode, c.Name, spec)
+}
+
+// ModeRefusal is the result of a call of the tool name (spec) that mode
+// refuses: a mutating tool that does not run read-only, in a read-only
+// mode. It is "" when the call runs. The machine refuses such calls
+// itself; a runner of tool calls (workspace/toolcall) asks it again of
+// a policy it was handed.
+func ModeRefusal(mode Mode, name string, spec ToolSpec) string {
 	if !mode.ReadOnly() || !spec.Mutating || spec.RunsReadOnly {
 		return ""
 	}
@@ -144,7 +161,7 @@ func (m *Machine) modeRefusal(c ToolCall) string {
 		what = "answer the user's question"
 	}
 	return fmt.Sprintf("tool error: %s is refused in %s mode: the conversation is read-only (the user asked you to %s, not to change anything); "+
-		"nothing was run or written. Read, list and search files instead; the user switches to agent mode to let you make changes.", c.Name, mode, what)
+		"nothing was run or written. Read, list and search files instead; the user switches to agent mode to let you make changes.", name, mode, what)
 }
 
 // carriedState is what a compaction's summary adds so that the mode and

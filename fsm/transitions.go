@@ -27,6 +27,7 @@ func (m *Machine) startTurn(in UserInput) []Action {
 	m.flushChanged()
 	m.ctxRetried = false
 	m.stopContinued = 0
+	m.turnChildren, m.turnChildTokens = 0, 0
 	m.refreshSystemPrompt()
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
@@ -190,7 +191,7 @@ func (m *Machine) becomeExecutingTools(calls []ToolCall, problems []string) []Ac
 	run := ExecuteTools{Turn: m.turn, Review: m.cfg.ReviewEdits}
 	for i, c := range calls {
 		spec := m.cfg.Tools[c.Name]
-		if spec.Mutating && spec.RunsReadOnly && m.Mode().ReadOnly() {
+		if spec.Mutating && spec.RunsReadOnly && m.Mode().ReadOnly() && !m.cfg.ReadOnly {
 			// Runs with no write access: it changes nothing.
 			spec.Mutating, run.ReadOnly = false, true
 		}
@@ -415,6 +416,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.retries = 0
 	m.lastErr = nil
 	m.execs, m.execByID, m.running = nil, nil, 0
+	clear(m.children)
 	clear(m.proposals)
 	m.planCall, m.planText, m.stopTurn, m.fresh = "", "", false, ""
 	m.stopHooks = false

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -29,8 +28,6 @@ const (
 	gracefulStop = 500 * time.Millisecond
 	// stderrSettle bounds the wait for the rest of a dead server's stderr.
 	stderrSettle = 2 * time.Second
-	// stderrTailBytes is how much of a server's stderr a report quotes.
-	stderrTailBytes = 2048
 )
 
 // server is one configured server and the goroutine that runs it. Its
@@ -243,19 +240,6 @@ func killGroup(pgid int) {
 	}
 }
 
-// readStderr logs the server's stderr line by line and keeps its tail.
-func (s *server) readStderr(r io.Reader, done chan struct{}) {
-	defer close(done)
-	log := s.m.opts.Logger.With("mcp_server", s.spec.Name)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	for sc.Scan() {
-		line := sc.Text()
-		log.Info("MCP server stderr", "line", line)
-		s.stderr.add(line)
-	}
-}
-
 // listTools replaces the server's tools with what tools/list says.
 func (s *server) listTools(cs *sdk.ClientSession) error {
 	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
@@ -350,30 +334,6 @@ func (s *server) forwardProgress(p *sdk.ProgressNotificationParams) {
 	case ch <- msg:
 	default: // the caller is behind: skip this one
 	}
-}
-
-// tail keeps the last stderrTailBytes of a server's stderr, by lines.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-	size  int
-}
-
-func (t *tail) add(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	t.size += len(line) + 1
-	for t.size > stderrTailBytes && len(t.lines) > 1 {
-		t.size -= len(t.lines[0]) + 1
-		t.lines = t.lines[1:]
-	}
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, "\n")
 }
 
 func firstLine(s string) string {

@@ -2,7 +2,10 @@
 // an agent without forking it: Agent Skills (SKILL.md, the open spec
 // that Codex, Claude Code, VS Code, Gemini CLI, opencode and Zed read)
 // and custom commands / prompt files (Claude Code's .claude/commands,
-// VS Code's .github/prompts, Codex's ~/.codex/prompts, loom's own).
+// VS Code's .github/prompts, Codex's ~/.codex/prompts, loom's own), and
+// agent definitions for subagents (.claude/agents/*.md,
+// .codex/agents/*.toml, .github/agents/*.agent.md, loom's own: see
+// agents.go).
 //
 // It only reads and parses: what a skill's body says reaches the model
 // when the model asks for it (progressive disclosure), and a command is

@@ -133,6 +133,14 @@ func Tag(ev fsm.Event) string {
 		return "SetMode"
 	case fsm.PlanDecided:
 		return "PlanDecided"
+	case fsm.SpawnRequested:
+		return "SpawnRequested"
+	case fsm.ChildUsage:
+		return "ChildUsage"
+	case fsm.ChildTimedOut:
+		return "ChildTimedOut"
+	case fsm.ChildFinished:
+		return "ChildFinished"
 	}
 	return ""
 }
@@ -205,6 +213,14 @@ func DecodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 		return decodeAs[fsm.SetMode](raw)
 	case "PlanDecided":
 		return decodeAs[fsm.PlanDecided](raw)
+	case "SpawnRequested":
+		return decodeAs[fsm.SpawnRequested](raw)
+	case "ChildUsage":
+		return decodeAs[fsm.ChildUsage](raw)
+	case "ChildTimedOut":
+		return decodeAs[fsm.ChildTimedOut](raw)
+	case "ChildFinished":
+		return decodeAs[fsm.ChildFinished](raw)
 	}
 	return nil, fmt.Errorf("unknown event type %q", tag)
 }

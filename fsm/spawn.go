@@ -1,0 +1,337 @@
+package fsm
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Subagents. The model hands a task to a child conversation by calling
+// the agent tool (AgentTool); the caller, instead of running the call,
+// steps SpawnRequested. The caps live here, in the transition: a spawn
+// past one of them completes the call at once with a tool error the
+// model reads, and a running child past its token or time budget is
+// stopped (StopChild). The child is a conversation of its own (its own
+// Machine, at depth Config.Depth+1); its end, ChildFinished, completes
+// the parent's call with the child's final answer, bounded.
+//
+// Time is an input: StartChild carries the child's wall-time budget, the
+// caller starts a timer and steps ChildTimedOut when it fires.
+
+// AgentTool is the name of the tool that starts a subagent.
+const AgentTool = "agent"
+
+// SpawnCaps bound what a conversation's subagents may take. The zero
+// value of each field means its default, as listed.
+type SpawnCaps struct {
+	// MaxDepth is how deep children nest: a conversation at depth
+	// Config.Depth may spawn only while Depth < MaxDepth. Default 1 (the
+	// user's conversation may spawn, a child may not); negative: none.
+	MaxDepth int `json:",omitempty"`
+	// MaxRunning bounds the children running at once. Default 4.
+	MaxRunning int `json:",omitempty"`
+	// MaxPerTurn bounds the children started in one user turn. Default 8.
+	MaxPerTurn int `json:",omitempty"`
+	// MaxTokensPerChild bounds one child's tokens (prompt + completion,
+	// summed over its requests). Default 200,000.
+	MaxTokensPerChild int64 `json:",omitempty"`
+	// MaxTokensPerTurn bounds all the children's tokens in one user
+	// turn. Default 1,000,000.
+	MaxTokensPerTurn int64 `json:",omitempty"`
+	// MaxWallTime bounds one child's running time. Default 10 minutes.
+	MaxWallTime time.Duration `json:",omitempty"`
+	// MaxResultBytes bounds the child's answer the parent's model reads.
+	// Default 16 KiB.
+	MaxResultBytes int `json:",omitempty"`
+}
+
+func (c SpawnCaps) withDefaults() SpawnCaps {
+	if c.MaxDepth == 0 {
+		c.MaxDepth = 1
+	}
+	if c.MaxRunning <= 0 {
+		c.MaxRunning = 4
+	}
+	if c.MaxPerTurn <= 0 {
+		c.MaxPerTurn = 8
+	}
+	if c.MaxTokensPerChild <= 0 {
+		c.MaxTokensPerChild = 200_000
+	}
+	if c.MaxTokensPerTurn <= 0 {
+		c.MaxTokensPerTurn = 1_000_000
+	}
+	if c.MaxWallTime <= 0 {
+		c.MaxWallTime = 10 * time.Minute
+	}
+	if c.MaxResultBytes <= 0 {
+		c.MaxResultBytes = 16 << 10
+	}
+	return c
+}
+
+// SpawnRequested asks to start a child for call CallID (an AgentTool
+// call) of turn Turn: Agent is the agent type, Task the child's prompt,
+// ReadOnly whether its definition asks for a read-only child. Valid
+// while the call runs.
+type SpawnRequested struct {
+	Turn     uint64
+	CallID   string
+	Agent    string
+	Task     string
+	ReadOnly bool `json:",omitempty"`
+}
+
+// ChildUsage reports the tokens child CallID has used so far (a running
+// sum). Past its budget or the turn's, the machine stops it.
+type ChildUsage struct {
+	Turn   uint64
+	CallID string
+	Tokens int64
+}
+
+// ChildTimedOut tells the machine that child CallID's wall-time budget
+// (StartChild.Timeout) has elapsed.
+type ChildTimedOut struct {
+	Turn   uint64
+	CallID string
+}
+
+// ChildFinished ends child CallID: Result is its final answer (or why it
+// failed, Failed set), Usage what it used. It completes the call.
+type ChildFinished struct {
+	Turn   uint64
+	CallID string
+	Result string
+	Failed bool  `json:",omitempty"`
+	Usage  Usage `json:",omitzero"`
+}
+
+// StartChild asks the caller to start child Child for call CallID: a
+// conversation of its own at depth Depth, of agent type Agent, whose
+// first prompt is Task; read-only when ReadOnly (its parent's mode is
+// read-only or its definition asks for it: it never has more than the
+// parent). The caller reports the child's tokens (ChildUsage), starts a
+// timer of Timeout that steps ChildTimedOut, and steps ChildFinished
+// when the child's turn ends. TokenBudget is what the child may use.
+type StartChild struct {
+	Turn        uint64
+	CallID      string
+	Child       string
+	Agent       string
+	Task        string
+	ReadOnly    bool
+	Depth       int
+	TokenBudget int64
+	Timeout     time.Duration
+}
+
+// StopChild asks the caller to cancel child CallID (its model stream,
+// tools and own children) and then to step ChildFinished with what it
+// has; Reason says which cap stopped it.
+type StopChild struct {
+	Turn   uint64
+	CallID string
+	Reason string
+}
+
+func (SpawnRequested) isEvent() {}
+func (ChildUsage) isEvent()     {}
+func (ChildTimedOut) isEvent()  {}
+func (ChildFinished) isEvent()  {}
+func (StartChild) isAction()    {}
+func (StopChild) isAction()     {}
+
+// child is a running child of the current batch.
+type child struct {
+	tokens int64
+	// stopped is why the machine stopped it, "" while it runs.
+	stopped string
+}
+
+// ChildID is the id of the child started for call callID of turn turn.
+func ChildID(turn uint64, callID string) string {
+	return fmt.Sprintf("%d-%s", turn, callID)
+}
+
+// checkChild validates an event about call callID's child.
+func (m *Machine) checkChild(ev Event, turn uint64, callID string, wantChild bool) error {
+	if err := m.checkTool(ev, turn, callID); err != nil {
+		return err
+	}
+	x := m.execs[m.execByID[callID]]
+	if x.Call.Name != AgentTool {
+		return m.invalid(ev, "the call is not an "+AgentTool+" call")
+	}
+	if _, running := m.children[callID]; running != wantChild {
+		if wantChild {
+			return m.invalid(ev, "no child runs for this call")
+		}
+		return m.invalid(ev, "a child already runs for this call")
+	}
+	return nil
+}
+
+// onSpawnRequested starts a child, or refuses the call when a cap is
+// reached.
+func (m *Machine) onSpawnRequested(e SpawnRequested) []Action {
+	caps := m.cfg.Subagents.withDefaults()
+	refuse := func(why string) []Action {
+		return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, IsError: true, Result: "tool error: " + AgentTool + ": " + why})
+	}
+	running := len(m.children)
+	switch {
+	case caps.MaxDepth < 0 || m.cfg.Depth >= caps.MaxDepth:
+		if m.cfg.Depth > 0 {
+			return refuse(fmt.Sprintf("a subagent cannot start subagents (depth cap %d); do the task yourself", max(caps.MaxDepth, 0)))
+		}
+		return refuse("subagents are off here (depth cap 0); do the task yourself")
+	case strings.TrimSpace(e.Task) == "":
+		return refuse("the task is empty: say what the subagent must do")
+	case running >= caps.MaxRunning:
+		return refuse(fmt.Sprintf("%d subagents already run, the cap at once; wait for their results or do it yourself", running))
+	case m.turnChildren >= caps.MaxPerTurn:
+		return refuse(fmt.Sprintf("%d subagents were started this turn, the cap per turn; do the rest yourself", m.turnChildren))
+	case m.turnChildTokens >= caps.MaxTokensPerTurn:
+		return refuse(fmt.Sprintf("the subagents used %d tokens this turn, the cap per turn (%d); do the rest yourself", m.turnChildTokens, caps.MaxTokensPerTurn))
+	}
+	if m.children == nil {
+		m.children = map[string]*child{}
+	}
+	m.children[e.CallID] = &child{}
+	m.turnChildren++
+	x := &m.execs[m.execByID[e.CallID]]
+	x.Status = ExecRunning
+	readOnly := e.ReadOnly || m.Mode().ReadOnly()
+	id := ChildID(m.turn, e.CallID)
+	return []Action{
+		StartChild{Turn: m.turn, CallID: e.CallID, Child: id, Agent: e.Agent, Task: e.Task, ReadOnly: readOnly, Depth: m.cfg.Depth + 1,
+			TokenBudget: min(caps.MaxTokensPerChild, caps.MaxTokensPerTurn-m.turnChildTokens), Timeout: caps.MaxWallTime},
+		DisplayToolCall{Turn: m.turn, CallID: e.CallID, Name: AgentTool, Status: ToolRunning, Detail: "started " + e.Agent + " " + id},
+	}
+}
+
+// onChildUsage counts a child's tokens and stops it past a budget.
+func (m *Machine) onChildUsage(e ChildUsage) []Action {
+	caps := m.cfg.Subagents.withDefaults()
+	c := m.children[e.CallID]
+	if e.Tokens > c.tokens {
+		m.turnChildTokens += e.Tokens - c.tokens
+		c.tokens = e.Tokens
+	}
+	switch {
+	case c.stopped != "":
+		return nil
+	case c.tokens > caps.MaxTokensPerChild:
+		return m.stopChild(e.CallID, c, fmt.Sprintf("it used %d tokens, over the cap of %d per subagent", c.tokens, caps.MaxTokensPerChild))
+	case m.turnChildTokens > caps.MaxTokensPerTurn:
+		return m.stopChild(e.CallID, c, fmt.Sprintf("the subagents used %d tokens this turn, over the cap of %d per turn", m.turnChildTokens, caps.MaxTokensPerTurn))
+	}
+	return nil
+}
+
+// onChildTimedOut stops a child past its wall time.
+func (m *Machine) onChildTimedOut(e ChildTimedOut) []Action {
+	c := m.children[e.CallID]
+	if c.stopped != "" {
+		return nil
+	}
+	return m.stopChild(e.CallID, c, fmt.Sprintf("it ran for %s, the cap per subagent", m.cfg.Subagents.withDefaults().MaxWallTime))
+}
+
+func (m *Machine) stopChild(callID string, c *child, why string) []Action {
+	c.stopped = why
+	return []Action{StopChild{Turn: m.turn, CallID: callID, Reason: why}}
+}
+
+// onChildFinished completes the call with the child's answer, bounded.
+func (m *Machine) onChildFinished(e ChildFinished) []Action {
+	caps := m.cfg.Subagents.withDefaults()
+	c := m.children[e.CallID]
+	delete(m.children, e.CallID)
+	if t := e.Usage.TotalTokens; t > c.tokens {
+		m.turnChildTokens += t - c.tokens
+	}
+	m.addChildUsage(e.Usage)
+	result := e.Result
+	if len(result) > caps.MaxResultBytes {
+		cut := caps.MaxResultBytes
+		for cut > 0 && !startsRune(result[cut]) {
+			cut--
+		}
+		result = result[:cut] + fmt.Sprintf("\n[… the subagent's answer is cut at %d of %d bytes; its whole transcript is in its journal]", cut, len(e.Result))
+	}
+	isError := e.Failed
+	if c.stopped != "" {
+		isError = true
+		if strings.TrimSpace(result) == "" {
+			result = "(no answer yet)"
+		}
+		result = "tool error: " + AgentTool + ": the subagent was stopped: " + c.stopped + ". What it had:\n" + result
+	} else if e.Failed && !strings.HasPrefix(result, "tool error:") {
+		result = "tool error: " + AgentTool + ": the subagent failed: " + result
+	}
+	return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, Result: result, IsError: isError})
+}
+
+// addChildUsage rolls a child's usage up into the turn's and the
+// conversation's.
+func (m *Machine) addChildUsage(u Usage) {
+	m.turnUsage = m.turnUsage.add(u)
+	m.totalUsage = m.totalUsage.add(u)
+}
+
+func startsRune(b byte) bool { return b&0xC0 != 0x80 }
+
+// Children reports the calls whose children run now, and the turn's
+// children count and tokens.
+func (m *Machine) Children() (running []string, started int, tokens int64) {
+	for _, x := range m.execs {
+		if _, ok := m.children[x.Call.ID]; ok {
+			running = append(running, x.Call.ID)
+		}
+	}
+	return running, m.turnChildren, m.turnChildTokens
+}
+
+// Describe implements [Event].
+func (e SpawnRequested) Describe() string {
+	ro := ""
+	if e.ReadOnly {
+		ro = " read-only"
+	}
+	return fmt.Sprintf("SpawnRequested turn=%d call=%s agent=%s%s task=%s", e.Turn, e.CallID, e.Agent, ro, quote(e.Task))
+}
+
+// Describe implements [Event].
+func (e ChildUsage) Describe() string {
+	return fmt.Sprintf("ChildUsage turn=%d call=%s tokens=%d", e.Turn, e.CallID, e.Tokens)
+}
+
+// Describe implements [Event].
+func (e ChildTimedOut) Describe() string {
+	return fmt.Sprintf("ChildTimedOut turn=%d call=%s", e.Turn, e.CallID)
+}
+
+// Describe implements [Event].
+func (e ChildFinished) Describe() string {
+	f := ""
+	if e.Failed {
+		f = " failed"
+	}
+	return fmt.Sprintf("ChildFinished turn=%d call=%s%s tokens=%d result=%s", e.Turn, e.CallID, f, e.Usage.TotalTokens, quote(e.Result))
+}
+
+// Describe implements [Action].
+func (a StartChild) Describe() string {
+	ro := ""
+	if a.ReadOnly {
+		ro = " read-only"
+	}
+	return fmt.Sprintf("StartChild turn=%d call=%s child=%s agent=%s%s depth=%d tokens=%d timeout=%s task=%s", a.Turn, a.CallID, a.Child, a.Agent, ro, a.Depth, a.TokenBudget, a.Timeout, quote(a.Task))
+}
+
+// Describe implements [Action].
+func (a StopChild) Describe() string {
+	return fmt.Sprintf("StopChild turn=%d call=%s reason=%s", a.Turn, a.CallID, quote(a.Reason))
+}
