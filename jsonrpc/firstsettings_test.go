@@ -25,8 +25,10 @@ func TestAskWaitsForTheFirstSettings(t *testing.T) {
 	asked := make(chan struct{}) // the configuration request reached the client
 	release := make(chan struct{})
 	e := newEnv(t, envOptions{
-		cfg: fakeeditor.Config{Loom: true, Settings: map[string]any{
-			"loom": map[string]any{"model": map[string]any{"provider": "script", "script": script}},
+		// As VS Code sends them: the model in the user's own settings.
+		cfg: fakeeditor.Config{Loom: true, UserSettings: true, Settings: map[string]any{
+			"loom":      map[string]any{},
+			"loom.user": map[string]any{"model": map[string]any{"provider": "script", "script": script}},
 		}},
 		hooks: fakeeditor.Hooks{BeforeConfiguration: func(ctx context.Context) {
 			select {

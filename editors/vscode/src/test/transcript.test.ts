@@ -151,7 +151,7 @@ test('redraw leaves out loom\'s own notes to the model: they are no prompts and 
       { role: 'user', content: 'run the formatter' },
       { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command": "fmt"}' }] },
       { role: 'tool', content: 'done', toolCallId: 'f1' },
-      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)' },
+      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)', note: true },
       { role: 'assistant', content: 'Formatted.' },
       { role: 'user', content: 'frame a.txt' },
     ],
