@@ -49,6 +49,8 @@ type Config struct {
 	origins map[string]origin
 	// trust is what Load decided about the workspace folder's trust.
 	trust trustState
+	// mcpNotes are the notes on the peers' MCP files (MCPNotes).
+	mcpNotes []string
 }
 
 // origin is where one key got its value.

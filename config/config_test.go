@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,10 @@ func isolate(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
+	// The peers' user-level MCP files (~/.claude.json, …) are read from
+	// HOME: none here.
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	t.Setenv("CODEX_HOME", "")
 	return dir
 }
 
@@ -204,10 +209,14 @@ func TestXDGConfigHome(t *testing.T) {
 	}
 	folder := "/w"
 	want := []string{filepath.Join(home, ".config", "loom", "loom.toml"), "/w/.loom.toml", "/w/loom.toml"}
-	if got := (LoadOptions{Folder: folder}).Files(); !reflect.DeepEqual(got, want) {
+	if got := (LoadOptions{Folder: folder, NoPeerFiles: true}).Files(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}
-	if got := (LoadOptions{ExplicitFile: "/c.toml"}).Files(); !reflect.DeepEqual(got, []string{"/c.toml"}) {
+	// The peers' MCP files are watched too.
+	if got := (LoadOptions{Folder: folder}).Files(); !slices.Contains(got, "/w/.mcp.json") || !slices.Contains(got, filepath.Join(home, ".claude.json")) {
+		t.Errorf("Files() = %v, want the peers' MCP files too", got)
+	}
+	if got := (LoadOptions{ExplicitFile: "/c.toml", NoPeerFiles: true}).Files(); !reflect.DeepEqual(got, []string{"/c.toml"}) {
 		t.Errorf("Files() with --config = %v", got)
 	}
 }

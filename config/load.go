@@ -37,6 +37,11 @@ type LoadOptions struct {
 	// Trusted vouches for Folder whatever the user's config says (the
 	// caller asked the user).
 	Trusted bool
+	// Home is the user's home directory, where the peers' user-level MCP
+	// files are (see PeerFiles); "" means os.UserHomeDir().
+	Home string
+	// NoPeerFiles leaves the peers' MCP files unread.
+	NoPeerFiles bool
 }
 
 // Override is a JSON object from the editor with the same keys as the TOML
@@ -110,6 +115,13 @@ func (o LoadOptions) Files() []string {
 			files = append(files, filepath.Join(o.Folder, n))
 		}
 	}
+	if !o.NoPeerFiles {
+		for _, f := range PeerFiles(o.Folder, o.Home) {
+			if !slices.Contains(files, f.Path) {
+				files = append(files, f.Path)
+			}
+		}
+	}
 	return files
 }
 
@@ -145,13 +157,11 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 	var sources []Source
 	var errs []error
 
+	var user *layer
 	if f := opts.userFile(); f != "" {
 		l, err := readFileLayer(f, opts.ExplicitFile != "", nil)
 		errs = append(errs, err)
-		if l != nil {
-			errs = append(errs, c.applyLayer(l, nil))
-			sources = append(sources, Source{Kind: SourceUser, Name: f})
-		}
+		user = l
 	}
 	// Every layer is read once, so that what is hashed is what applies.
 	var ws *layer
@@ -172,6 +182,23 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 		overrides[i] = l
 		errs = append(errs, err)
 	}
+	// The peers' MCP files: the user's, before the user's own file; the
+	// repository's, with the workspace file (see PeerFiles).
+	var peerUser, peerWS []*layer
+	var shadowed map[string]bool
+	if !opts.NoPeerFiles {
+		peerUser, peerWS, shadowed, c.mcpNotes = peerLayers(PeerFiles(opts.Folder, opts.Home), opts.Folder, opts.Home,
+			ownServers(append([]*layer{user, ws}, overrides...)...))
+	}
+	for _, l := range peerUser {
+		errs = append(errs, c.applyLayer(l, nil))
+		sources = append(sources, Source{Kind: SourceUser, Name: l.src})
+		c.markPeerServers(l)
+	}
+	if user != nil {
+		errs = append(errs, c.applyLayer(user, nil))
+		sources = append(sources, Source{Kind: SourceUser, Name: user.src})
+	}
 	if opts.Folder != "" {
 		// The user's own narrowing, which a workspace layer's default
 		// value must not undo (ownFloor).
@@ -181,7 +208,11 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 				floor = floor.narrowedBy(l.raw)
 			}
 		}
-		errs = append(errs, c.decideTrust(opts, ws, overrides, floor))
+		errs = append(errs, c.decideTrust(opts, ws, peerWS, overrides, floor))
+	}
+	for _, l := range peerWS {
+		errs = append(errs, c.applyPeerLayer(l, shadowed))
+		sources = append(sources, Source{Kind: SourceWorkspace, Name: l.src})
 	}
 	if ws != nil {
 		errs = append(errs, c.applyLayer(ws, c.workspaceSkip()))
@@ -205,6 +236,7 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 		return c, sources, err
 	}
 	c.providerDefaults()
+	c.dropPeerServersUsingTheKey()
 	return c, sources, c.Validate()
 }
 
@@ -231,6 +263,10 @@ type layer struct {
 	// loneApprovals: see applier.
 	loneApprovals bool
 	pushed        bool
+	// peer marks a layer made from a peer's MCP file (see PeerFiles);
+	// peerLines gives the line of each of its servers.
+	peer      bool
+	peerLines map[string]int
 }
 
 // readFileLayer reads and decodes the TOML file at path (see readLimited

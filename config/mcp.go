@@ -56,11 +56,29 @@ type MCPServer struct {
 	Approve Policy `toml:"approve"`
 	// Timeout bounds one tool call; unset means [DefaultMCPTimeout] (2m).
 	Timeout Duration `toml:"timeout"`
+	// SetEnv sets variables of a command's environment to text, in which
+	// ${NAME} and ${NAME:-default} are replaced by loom's environment
+	// variables when the server starts (what the peers' files write as
+	// env values). Prefer Env for secrets.
+	SetEnv map[string]string `toml:"set_env"`
+	// Headers are HTTP headers sent to a url server, ${NAME} expanded
+	// likewise.
+	Headers map[string]string `toml:"headers"`
+	// BearerTokenEnv names a variable of loom's environment whose value a
+	// url server gets as "Authorization: Bearer <value>".
+	BearerTokenEnv string `toml:"bearer_token_env"`
 
 	// fromWorkspace is set when a workspace's own .loom.toml set any of
 	// the server's keys: the repository chose what it runs.
 	fromWorkspace bool
+	// file is the peer's file (.mcp.json, …) it was read from, "" for
+	// loom's own.
+	file string
 }
+
+// File returns the peer's file the server was read from (see
+// [PeerFiles]), or "" when loom's own configuration defines it.
+func (s MCPServer) File() string { return s.file }
 
 // Policy returns the server's approval policy, PolicyAsk when unset.
 func (s MCPServer) Policy() Policy {
@@ -86,7 +104,8 @@ func (s MCPServer) FromWorkspace() bool { return s.fromWorkspace }
 // the same way (a change means a restart).
 func (s MCPServer) Equal(o MCPServer) bool {
 	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && mapsEqual(s.Env, o.Env) &&
-		s.URL == o.URL && s.Approve == o.Approve && s.Timeout == o.Timeout && s.fromWorkspace == o.fromWorkspace
+		s.URL == o.URL && s.Approve == o.Approve && s.Timeout == o.Timeout && s.fromWorkspace == o.fromWorkspace &&
+		mapsEqual(s.SetEnv, o.SetEnv) && mapsEqual(s.Headers, o.Headers) && s.BearerTokenEnv == o.BearerTokenEnv && s.file == o.file
 }
 
 func mapsEqual(a, b map[string]string) bool {
@@ -137,7 +156,7 @@ func (c Config) validateMCP(add func(*Error)) {
 			if c.setBy(key + "." + sub) {
 				return key + "." + sub
 			}
-			return firstSetKey(c, key, "command", "url", "args", "env", "approve", "timeout")
+			return firstSetKey(c, key, "command", "url", "args", "env", "set_env", "headers", "bearer_token_env", "approve", "timeout")
 		}
 		if !ValidMCPServerName(name) {
 			add(c.keyErr(at("command"), "invalid server name %q: use up to 32 letters, digits, '-' or '_' (not \"__\")", name))
@@ -148,11 +167,11 @@ func (c Config) validateMCP(add func(*Error)) {
 		case s.Command != "" && s.URL != "":
 			add(c.keyErr(at("url"), "%s has both command and url: choose one", key))
 		case s.URL != "":
-			if err := checkURL(s.URL); err != nil {
+			if err := checkURL(s.URL); err != nil && !strings.Contains(s.URL, "${") {
 				add(c.keyErr(at("url"), "%v", err))
 			}
-			if len(s.Args) > 0 || len(s.Env) > 0 {
-				add(c.keyErr(at("args"), "%s: args and env apply to a command, not to a url", key))
+			if len(s.Args) > 0 || len(s.Env) > 0 || len(s.SetEnv) > 0 {
+				add(c.keyErr(at("args"), "%s: args, env and set_env apply to a command, not to a url", key))
 			}
 		}
 		switch s.Approve {
@@ -162,6 +181,15 @@ func (c Config) validateMCP(add func(*Error)) {
 		}
 		if c.setBy(key+".timeout") && s.Timeout.Duration <= 0 {
 			add(c.keyErr(key+".timeout", "must be a positive duration, got %q", s.Timeout.String()))
+		}
+		if s.Command != "" && (len(s.Headers) > 0 || s.BearerTokenEnv != "") {
+			add(c.keyErr(at("headers"), "%s: headers and bearer_token_env apply to a url, not to a command", key))
+		}
+		if s.BearerTokenEnv != "" && !envNameRE.MatchString(s.BearerTokenEnv) {
+			add(c.keyErr(key+".bearer_token_env", "want the NAME of a variable of loom's environment"))
+		}
+		if v := s.usesVariable(c.Model.APIKeyEnv); v != "" {
+			add(c.keyErr(key+"."+v, "%s is the model's API key (model.api_key_env); it is never passed to an MCP server", c.Model.APIKeyEnv))
 		}
 		for _, k := range sortedNames(s.Env) {
 			v := s.Env[k]
@@ -203,4 +231,110 @@ func sortedNames[V any](m map[string]V) []string {
 func MCPServerNote(name, folder string) string {
 	return fmt.Sprintf("not started: MCP server %q is declared in the .loom.toml of %s, a folder you have not trusted; "+
 		"to trust it, run the command loom.trust, trust the workspace in your editor, or add it to [trust] folders in your own loom.toml", name, folder)
+}
+
+// usesVariable names the key of s that reads the variable name ("" when
+// none does, or name is ""): its env, bearer_token_env, or a ${name} in
+// its command, args, url, set_env or headers.
+func (s MCPServer) usesVariable(name string) string {
+	if name == "" {
+		return ""
+	}
+	refers := func(t string) bool {
+		for _, m := range templateRE.FindAllStringSubmatch(t, -1) {
+			if n, _, _ := strings.Cut(m[1], ":-"); n == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range sortedNames(s.Env) {
+		if s.Env[k] == name {
+			return "env." + k
+		}
+	}
+	if s.BearerTokenEnv == name {
+		return "bearer_token_env"
+	}
+	if refers(s.Command) {
+		return "command"
+	}
+	if refers(s.URL) {
+		return "url"
+	}
+	for _, a := range s.Args {
+		if refers(a) {
+			return "args"
+		}
+	}
+	for _, k := range sortedNames(s.SetEnv) {
+		if refers(s.SetEnv[k]) {
+			return "set_env." + k
+		}
+	}
+	for _, k := range sortedNames(s.Headers) {
+		if refers(s.Headers[k]) {
+			return "headers." + k
+		}
+	}
+	return ""
+}
+
+// ResolvedMCPServer is a server's definition with loom's environment
+// variables filled in, to start it.
+type ResolvedMCPServer struct {
+	Command string
+	Args    []string
+	URL     string
+	// SetEnv are "KEY=value" entries to add to the command's environment.
+	SetEnv []string
+	// Headers go with every HTTP request to URL; they may hold secrets.
+	Headers map[string]string
+}
+
+// Resolve fills in ${NAME} and ${NAME:-default} from getenv in the
+// command, args, url, set_env and headers, and turns bearer_token_env
+// into an Authorization header. A variable without a default that is not
+// set is an error naming it: the server is not started.
+func (s MCPServer) Resolve(getenv func(string) string) (ResolvedMCPServer, error) {
+	var missing []string
+	expand := func(t string) string {
+		return templateRE.ReplaceAllStringFunc(t, func(m string) string {
+			name, def, hasDef := strings.Cut(m[2:len(m)-1], ":-")
+			if !envNameRE.MatchString(name) {
+				return m
+			}
+			if v := getenv(name); v != "" {
+				return v
+			}
+			if !hasDef && !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
+			return def
+		})
+	}
+	r := ResolvedMCPServer{Command: expand(s.Command), URL: expand(s.URL)}
+	for _, a := range s.Args {
+		r.Args = append(r.Args, expand(a))
+	}
+	for _, k := range sortedNames(s.SetEnv) {
+		r.SetEnv = append(r.SetEnv, k+"="+expand(s.SetEnv[k]))
+	}
+	if len(s.Headers) > 0 || s.BearerTokenEnv != "" {
+		r.Headers = map[string]string{}
+	}
+	for _, k := range sortedNames(s.Headers) {
+		r.Headers[k] = expand(s.Headers[k])
+	}
+	if s.BearerTokenEnv != "" {
+		if v := getenv(s.BearerTokenEnv); v != "" {
+			r.Headers["Authorization"] = "Bearer " + v
+		} else {
+			missing = append(missing, s.BearerTokenEnv)
+		}
+	}
+	if len(missing) > 0 {
+		return r, fmt.Errorf("it needs the environment variable %s, which is not set", strings.Join(missing, ", "))
+	}
+	return r, nil
 }

@@ -441,10 +441,13 @@ func editorTrusts(overrides []Override) bool {
 // overrides) are those the trust file records. A trusted folder seen for
 // the first time (no record yet, or a record from before hashes) records
 // its values, unless a layer is still pending.
-func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer, floor ownFloor) error {
+func (c *Config) decideTrust(opts LoadOptions, ws *layer, peers []*layer, overrides []*layer, floor ownFloor) error {
 	var held []heldKey
 	if ws != nil {
 		held = append(held, ws.widening(floor)...)
+	}
+	for _, l := range peers {
+		held = append(held, l.widening(floor)...)
 	}
 	pending := false
 	for i, l := range overrides {
@@ -501,8 +504,10 @@ func (c *Config) decideTrust(opts LoadOptions, ws *layer, overrides []*layer, fl
 		slices.SortStableFunc(t.ignored, func(a, b heldKey) int { return strings.Compare(a.key, b.key) })
 		// The file is named only when it set one of them: a change in
 		// the editor's settings alone does not blame it.
-		if ws != nil && slices.ContainsFunc(held, func(h heldKey) bool { return h.src == ws.src }) {
-			t.file = ws.src
+		for _, l := range append([]*layer{ws}, peers...) {
+			if l != nil && t.file == "" && slices.ContainsFunc(held, func(h heldKey) bool { return h.src == l.src }) {
+				t.file = l.src
+			}
 		}
 	}
 	c.trust = t

@@ -207,8 +207,15 @@ func isJSONObject(s string) bool {
 func (m *Machine) onHooksDecided(e HooksDecided) []Action {
 	var acts []Action
 	var denied, blocked, context []string
+	var failed []string
 	for _, r := range e.Hooks {
 		acts = append(acts, DisplayHook{Turn: e.Turn, Event: e.Event, CallID: e.CallID, Report: r})
+		if r.Held == "" && r.Problem != "" {
+			// The model is told a hook of its call decided nothing
+			// (timed out and killed, crashed): its silence is no
+			// verdict.
+			failed = append(failed, fmt.Sprintf("%s hook %s failed (%s); it decided nothing", e.Event, r.Hook, r.Problem))
+		}
 		if r.Held != "" || r.Problem != "" {
 			continue
 		}
@@ -236,6 +243,7 @@ func (m *Machine) onHooksDecided(e HooksDecided) []Action {
 			}
 			return append(acts, m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, Result: result, IsError: true})...)
 		}
+		x.hookNotes = append(x.hookNotes, failed...)
 		for _, b := range blocked {
 			x.hookNotes = append(x.hookNotes, "PostToolUse hook feedback: "+b)
 		}

@@ -35,7 +35,7 @@ type Dialect struct {
 	// EchoReasoning keeps the reasoning of each assistant message and
 	// sends it back as its reasoning_content in every later request, the
 	// compaction request included; a message with tool calls always
-	// carries the field, "" when it had no reasoning (DeepSeek's thinking
+	// carries the field, " " when it had no reasoning (DeepSeek's thinking
 	// mode answers 400 "The reasoning_content in the thinking mode must be
 	// passed back" otherwise, from the turn after a tool-using turn on).
 	EchoReasoning bool

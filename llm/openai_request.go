@@ -121,11 +121,17 @@ func wireMessage(m fsm.Message, e echo, images ImageSource) (openai.ChatCompleti
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
 		}
 		// DeepSeek refuses a tool-calling message without its
-		// reasoning_content (even an empty one); it ignores the
-		// reasoning of other messages, which is sent when kept.
+		// reasoning_content, and takes an empty one as missing (HTTP 400),
+		// though its V4 returns tool calls with no reasoning: such a
+		// message carries one space, as LiteLLM's _fill_reasoning_content
+		// sends. It ignores the reasoning of other messages, which is
+		// sent when kept.
 		extra := map[string]any{}
-		if e.reasoning && (m.Reasoning != "" || len(m.ToolCalls) > 0) {
+		switch {
+		case e.reasoning && m.Reasoning != "":
 			extra["reasoning_content"] = m.Reasoning
+		case e.reasoning && len(m.ToolCalls) > 0:
+			extra["reasoning_content"] = " "
 		}
 		if e.details && m.Opaque.API == opaqueOpenRouter {
 			extra["reasoning_details"] = json.RawMessage(m.Opaque.Data)

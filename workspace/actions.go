@@ -49,6 +49,7 @@ func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
 // cancelInFlight cancels the model stream, tool runs and hook of the
 // turn in flight, and the retry timer.
 func (s *Conversation) cancelInFlight() {
+	s.closeChildren()
 	if s.turnCancel != nil {
 		s.turnCancel()
 		s.turnCtx, s.turnCancel = nil, nil
@@ -121,8 +122,13 @@ func (s *Conversation) perform(a fsm.Action) {
 		if out, ok := s.outputs[a.CallID]; ok && a.Status != fsm.ToolPending && a.Status != fsm.ToolRunning {
 			note.Output, note.ExitCode = out.text, out.exitCode
 			delete(s.outputs, a.CallID)
+		} else if a.Name == fsm.AgentTool && (a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed) {
+			note.Output = s.callResult(a.CallID) // the child's answer, as the model reads it
 		}
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
+		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
+			s.childProgress(a.Name + " " + string(a.Status))
+		}
 	case fsm.DisplayError:
 		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message, ErrorKind: a.Kind})
 	case fsm.ScheduleRetry:
@@ -133,6 +139,10 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
 		s.review.Drop()
+	case fsm.StartChild:
+		s.startChild(a)
+	case fsm.StopChild:
+		s.stopChild(a)
 	case fsm.ProposeChanges:
 		s.review.Named(a)
 	case fsm.RewindFiles, fsm.RedoFiles:
@@ -154,6 +164,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		clear(s.outputs)
 		_, total := s.m.Usage()
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage, TotalUsage: &total})
+		s.childTurnEnded(a)
 	case fsm.CompactionStarted:
 		s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: a.Message()})
 	case fsm.Compacted:
@@ -202,18 +213,20 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	emit := func(ev fsm.Event) {
 		if _, ok := ev.(fsm.LlmCompleted); ok {
 			completed = true
+			if askRunning {
+				// The response loaded the model: the window the server
+				// runs it with is known now, and is published before
+				// the completion is stepped, so that the request that
+				// follows (and loom.status) budgets with it.
+				s.folder.learnRunningWindowNow(ctx, prober)
+			}
 		}
 		s.postEventLive(ctx, ev)
 	}
 	s.goWorker(func() {
 		provider.Stream(ctx, req, emit)
-		if !completed {
-			return
-		}
-		s.folder.refreshWindow()
-		if askRunning {
-			// The response loaded the model: its running window is known.
-			s.folder.learnRunningWindow(prober)
+		if completed {
+			s.folder.refreshWindow()
 		}
 	})
 }
@@ -237,6 +250,23 @@ func formatDelay(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+// callResult returns the result of a completed call of the current
+// batch.
+func (s *Conversation) callResult(id string) string {
+	for _, x := range s.m.State().Executions {
+		if x.Call.ID == id {
+			return x.Result
+		}
+	}
+	msgs := s.m.Messages() // the batch is over: its results are history
+	for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-64; i-- {
+		if msgs[i].Role == fsm.RoleTool && msgs[i].ToolCallID == id {
+			return msgs[i].Content
+		}
+	}
+	return ""
 }
 
 // callArguments returns the arguments of a call of the current batch.

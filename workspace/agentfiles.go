@@ -2,8 +2,10 @@ package workspace
 
 import (
 	"context"
+
 	"encoding/json"
 	"fmt"
+	"github.com/loom-lsp/loom-lsp/config"
 	"io"
 	"path/filepath"
 	"strings"
@@ -22,11 +24,15 @@ type agentFiles struct {
 	notice string
 	// stopHooks: Stop hooks are defined (agenthooks.go).
 	stopHooks bool
+	// agents are the agent definitions the agent tool offers: the
+	// built-ins, the user's, and the repository's that trust admits
+	// (subagent_defs.go).
+	agents []agentfiles.Agent
 }
 
 // readAgentFiles reads the skills and commands of the folder and of the
 // user (home from the environment; none in tests that isolate it).
-func (f *Folder) readAgentFiles() agentFiles {
+func (f *Folder) readAgentFiles(cfg config.Config) agentFiles {
 	home := f.host.opts.Getenv("HOME")
 	skills, problems := agentfiles.Skills(f.dir, home)
 	commands, more := agentfiles.Commands(f.dir, home, skills)
@@ -38,6 +44,11 @@ func (f *Folder) readAgentFiles() agentFiles {
 			lines = append(lines, "  "+p.String())
 		}
 		af.notice = "skills and commands ignored:\n" + strings.Join(lines, "\n")
+	}
+	agents, lines := f.readAgents(cfg)
+	af.agents = agents
+	if n := agentsNotice(lines); n != "" {
+		af.notice = strings.TrimPrefix(af.notice+"\n"+n, "\n")
 	}
 	return af
 }

@@ -88,6 +88,9 @@ func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
 	}
 	fh.repoRunner = fh.runner
 	fh.off = repoHooksOff(cfg.Tools.Bash, env.Sandbox != nil)
+	if cfg.Tools.Bash == config.PolicyAsk {
+		fh.gate.Unresolved = `commands need approval here (tools.bash = "ask"): name its script plainly (as "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh) and trust the folder again, or allow commands`
+	}
 	if cfg.Tools.Bash == config.PolicyAsk && env.Sandbox != nil {
 		// Trust binds a repository hook's definition and the files its
 		// command line names, not what those run (a script it sources, a
@@ -101,7 +104,7 @@ func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
 	for _, h := range set.Hooks {
 		if ok, why := fh.admit(h); !ok {
 			fh.told.Store(h.Name()+"\x00"+why, true)
-			lines = append(lines, "  "+h.Name()+": held back: "+why+heldHow(why))
+			lines = append(lines, "  "+h.Name()+": held back: "+why+f.heldHow(why))
 		}
 	}
 	f.hooks.Store(fh)
@@ -109,11 +112,20 @@ func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
 	f.sayHooks(lines)
 }
 
-func heldHow(why string) string {
-	if strings.Contains(why, "trust") {
-		return "; trust the folder (loom.trust) to run it"
+// heldHow says how the user runs a hook held back for why: by trusting
+// the folder, in the front end's own words (loom-lsp trust, /trust, the
+// Trust command).
+func (f *Folder) heldHow(why string) string {
+	if !strings.Contains(why, "trust") {
+		return ""
 	}
-	return ""
+	how := config.DefaultTrustHow
+	if f.host.opts.TrustHow != nil {
+		if h := f.host.opts.TrustHow(); h != "" {
+			how = h
+		}
+	}
+	return "; to run it, trust the folder: " + how
 }
 
 func problemLines(problems []agentfiles.Problem) []string {
@@ -235,7 +247,7 @@ func (s *Conversation) runHooks(ctx context.Context, fh *folderHooks, ev agentho
 	for i, h := range hooks {
 		if ok, why := fh.admit(h); !ok {
 			if _, told := fh.told.LoadOrStore(h.Name()+"\x00"+why, true); !told {
-				reports[i], keep[i] = fsm.HookReport{Hook: h.Name(), Held: why + heldHow(why)}, true
+				reports[i], keep[i] = fsm.HookReport{Hook: h.Name(), Held: why + s.folder.heldHow(why)}, true
 			}
 			continue
 		}

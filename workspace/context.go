@@ -174,41 +174,44 @@ func (f *Folder) forgetWindow() {
 	})
 }
 
-// learnRunningWindow asks the server, once per server and model, for the
-// window it runs the model with (Ollama's num_ctx, known once a response
-// loaded the model), and publishes it: the conversations budget with the
-// smaller of it and the trained window. A conversation calls it after a
-// response completed; it returns at once.
-func (f *Folder) learnRunningWindow(prober llm.RunningWindowProber) {
-	f.post(func() {
-		if f.window.runningAsked {
-			return
-		}
+// learnRunningWindowNow asks the server, once per server and model, for
+// the window it runs the model with (Ollama's num_ctx, known once a
+// response loaded the model), and publishes it before it returns: the
+// conversations budget with the smaller of it and the trained window. A
+// conversation's stream calls it when a response completed, before that
+// completion is stepped, so that no request and no status of the turn
+// uses the window the server does not run. It waits at most
+// windowProbeTimeout.
+func (f *Folder) learnRunningWindowNow(ctx context.Context, prober llm.RunningWindowProber) {
+	var ask bool
+	var key string
+	var life context.Context
+	if f.call(ctx, func() {
+		ask, key, life = !f.window.runningAsked, f.window.key, f.life
 		f.window.runningAsked = true
-		key, life := f.window.key, f.life
-		f.goWorker(func() {
-			ctx, cancel := context.WithTimeout(life, windowProbeTimeout)
-			w, err := prober.RunningWindow(ctx)
-			cancel()
-			if err != nil {
-				f.log.Debug("no running window", "err", err)
-				return
-			}
-			f.post(func() {
-				if f.window.key != key {
-					return // the configuration changed meanwhile
-				}
-				f.next.runningWindow = w
-				f.log.Info("the model's running context window", "tokens", w.Tokens, "source", w.Source)
-				if c := f.next.cfg.Model.ContextWindow; c > w.Tokens && !f.window.warnedConfigured {
-					f.window.warnedConfigured = true
-					f.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
-						"model.context_window is %d but the server runs %s with %d tokens (%s): loom keeps to %d; to get %d, start Ollama with OLLAMA_CONTEXT_LENGTH=%d (see \"Configure a model\" in the README)",
-						c, f.next.cfg.Model.Name, w.Tokens, w.Source, w.Tokens, c, c)})
-				}
-				f.publish()
-			})
-		})
+	}) != nil || !ask {
+		return
+	}
+	pctx, cancel := context.WithTimeout(life, windowProbeTimeout)
+	w, err := prober.RunningWindow(pctx)
+	cancel()
+	if err != nil {
+		f.log.Debug("no running window", "err", err)
+		return
+	}
+	f.call(ctx, func() {
+		if f.window.key != key {
+			return // the configuration changed meanwhile
+		}
+		f.next.runningWindow = w
+		f.log.Info("the model's running context window", "tokens", w.Tokens, "source", w.Source)
+		if c := f.next.cfg.Model.ContextWindow; c > w.Tokens && !f.window.warnedConfigured {
+			f.window.warnedConfigured = true
+			f.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
+				"model.context_window is %d but the server runs %s with %d tokens (%s): loom keeps to %d; to get %d, start Ollama with OLLAMA_CONTEXT_LENGTH=%d (see \"Configure a model\" in the README)",
+				c, f.next.cfg.Model.Name, w.Tokens, w.Source, w.Tokens, c, c)})
+		}
+		f.publish()
 	})
 }
 

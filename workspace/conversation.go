@@ -123,6 +123,12 @@ type Conversation struct {
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
+	// link ties a child conversation (a subagent) to its parent's agent
+	// call, nil for the user's own conversation; set before run starts.
+	link *childLink
+	// children are the running children, by the parent's call id
+	// (subagents.go).
+	children map[string]*Conversation
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -205,6 +211,8 @@ type Status struct {
 	// LanguageServers names the language servers loom runs itself for
 	// the folder's diagnostics (tools.diagnostics), running now.
 	LanguageServers []string `json:"languageServers"`
+	// Children are the subagents running now (subagents.go).
+	Children []ChildStatus `json:"children,omitempty"`
 }
 
 // PendingPlanStatus is a plan waiting for the user's decision: the
@@ -393,6 +401,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			st.PlanProposal = &PendingPlanStatus{CallID: call, Plan: plan}
 		}
 		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
+		st.Children = s.childStatus()
 		st.Effort, st.EffortChosen = s.effort(), s.m.Effort() != ""
 		if st.Queued == nil {
 			st.Queued = []string{}
@@ -594,6 +603,7 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 		return nil, err
 	}
 	s.journalEvent(ev)
+	s.childStepped(ev)
 	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
 		s.folder.forgetWindow() // the server's window is not what it said
 	} else if now, _ := s.m.CutWindow(); now > 0 && now != cut {

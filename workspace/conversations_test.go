@@ -69,7 +69,7 @@ func (e *recordingEditor) notesOf(id string) []Notification {
 	return out
 }
 
-func (e *recordingEditor) turnEndedIn(t *testing.T, id string, turn uint64) Notification {
+func (e *recordingEditor) turnEndedIn(t testing.TB, id string, turn uint64) Notification {
 	t.Helper()
 	return e.waitFor(t, fmt.Sprintf("turn %d of %s to end", turn, id), func(n Notification) bool {
 		return n.Kind == NoteTurnEnded && n.Turn == turn && n.Conversation == id

@@ -155,6 +155,10 @@ type Approval struct {
 	// so. It returns an error for a rule that could never match; the
 	// command itself still runs once, as the user allowed it.
 	Remember func(cmdrules.Rule) error
+	// Subagent, when set, names the child conversation (a subagent)
+	// that asks: Conversation is then the top conversation, whose client
+	// asks the user. Front ends say who asks (SubagentInfo.Words).
+	Subagent *SubagentInfo
 }
 
 // NotificationKind says what a Notification reports.
@@ -213,6 +217,10 @@ const (
 	// NoteHook: Hook, what an agent hook said (ran, decided, failed, or
 	// was held back).
 	NoteHook NotificationKind = "hook"
+	// NoteSubagent: Subagent, a child conversation of this one started
+	// (state running) or ended (completed, failed, cancelled), with its
+	// usage at its end.
+	NoteSubagent NotificationKind = "subagent"
 )
 
 // RetractWords is how front ends without a way to drop text say that
@@ -272,6 +280,10 @@ type Notification struct {
 	// Context is how full the model's context is, on NoteState (after
 	// each model response and at a turn's end).
 	Context *ContextUse
+	// Subagent is set on NoteSubagent, and on every notification of a
+	// child conversation (then Conversation is the child's id): a front
+	// end that does not show children drops those.
+	Subagent *SubagentInfo
 	// Visible marks a NoteInfo the user must see (the auto-commit's
 	// notes): a client that shows information only in a log shows this
 	// one as a message.

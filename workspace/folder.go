@@ -75,6 +75,9 @@ type Folder struct {
 	// mcpHeld is the notice of the repository's MCP servers held back
 	// (repoServerSandbox), as last said.
 	mcpHeld string
+	// mcpPeerNotes is the notice of the peers' MCP files' servers left
+	// out, said once per change.
+	mcpPeerNotes string
 	// mcpReady names the servers last seen ready.
 	mcpReady map[string]bool
 	// instrPaths are where the project's AGENTS.md files are looked for
@@ -96,6 +99,9 @@ type Folder struct {
 	// skills are the skills last read, for the skill tool (any
 	// goroutine).
 	skills atomic.Pointer[[]agentfiles.Skill]
+	// agents are the agent definitions last read, for the agent tool's
+	// description (any goroutine).
+	agents atomic.Pointer[[]agentfiles.Agent]
 	// hooks are the agent hooks last loaded, nil when none (any
 	// goroutine; agenthooks.go); hooksNotice the notice about them last
 	// shown.

@@ -50,7 +50,9 @@ func (f *Folder) loadConfig(reload bool) {
 		f.instrPaths = instructionPaths(f.dir)
 	}
 	st.instr = readInstructions(f.instrPaths)
-	st.agent = f.readAgentFiles()
+	st.agent = f.readAgentFiles(cfg)
+	agents := st.agent.agents
+	f.agents.Store(&agents)
 	skills := st.agent.skills
 	f.skills.Store(&skills)
 	if st.agent.notice != "" && st.agent.notice != f.agentNotice {
@@ -116,6 +118,7 @@ func (f *Folder) loadConfig(reload bool) {
 // useSettings makes st the settings the conversation runs with, on its
 // goroutine: the machine is reconfigured, and that is journaled.
 func (s *Conversation) useSettings(st settings) {
+	s.narrowForChild(&st)
 	st.env.Reads = s.reads
 	st.env.ReadRoots = s.readRoots
 	s.settings = st
@@ -146,6 +149,7 @@ func (s *Conversation) machineConfig() fsm.Config {
 	if c.MaxRetries == 0 {
 		c.MaxRetries = -1 // config's 0 means no retry; fsm's 0 means default
 	}
+	s.childConfig(&c)
 	return c
 }
 

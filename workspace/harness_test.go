@@ -142,7 +142,7 @@ type testHost struct {
 
 // newTestHost starts a host whose sessions use model and the given
 // configuration tweak.
-func newTestHost(t *testing.T, model llm.Provider, tweak func(*config.Config)) *testHost {
+func newTestHost(t testing.TB, model llm.Provider, tweak func(*config.Config)) *testHost {
 	t.Helper()
 	ed := newRecordingEditor()
 	h := NewHost(HostOptions{
@@ -165,6 +165,6 @@ func newTestHost(t *testing.T, model llm.Provider, tweak func(*config.Config)) *
 }
 
 // gitRepo makes a git repository with one commit holding files.
-func gitRepo(t *testing.T, files map[string]string) string { return gittest.Repo(t, files) }
+func gitRepo(t testing.TB, files map[string]string) string { return gittest.Repo(t, files) }
 
 func runGit(t *testing.T, dir string, args ...string) string { return gittest.Run(t, dir, args...) }

@@ -140,6 +140,10 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	if err := s.folder.trustHooks(); err != nil {
 		return "", err
 	}
+	// And to its agent definitions as they are now.
+	if err := s.folder.trustAgents(); err != nil {
+		return "", err
+	}
 	// Trusting the folder confirms the repository it is in now (one a
 	// command created since it was opened).
 	s.folder.recordRepo(s.folder.life)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -35,18 +36,28 @@ func (s *Folder) applyMCP(cfg config.Config) {
 				pass[k] = v
 			}
 		}
+		getenv := s.host.opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		// ${NAME} of loom's environment in a peer's file (or set_env,
+		// headers, bearer_token_env); config refused the model's key.
+		res, rerr := srv.Resolve(getenv)
 		sp := mcp.Spec{
-			Name: name, Command: srv.Command, Args: srv.Args, Dir: s.dir,
-			Env: mcp.Environ(s.host.opts.Getenv, pass), URL: srv.URL,
+			Name: name, Command: res.Command, Args: res.Args, Dir: s.dir,
+			Env: append(mcp.Environ(getenv, pass), res.SetEnv...), URL: res.URL, Headers: res.Headers,
 			Timeout: srv.CallTimeout(), Roots: []string{s.dir},
 			Sandbox: s.sandbox,
+		}
+		if rerr != nil {
+			sp.NotStarted = fmt.Sprintf("not started: MCP server %q (%s) %v", name, serverFile(srv), rerr)
 		}
 		if srv.FromWorkspace() && !cfg.Trusted() {
 			// config leaves such keys out; never start one anyway.
 			sp.NotStarted = config.MCPServerNote(name, s.dir)
 		}
 		if srv.FromWorkspace() && srv.Command != "" && sp.NotStarted == "" {
-			sp.Sandbox, sp.NotStarted = s.repoServerSandbox(cfg, name)
+			sp.Sandbox, sp.NotStarted = s.repoServerSandbox(cfg, name, serverFile(srv))
 			if sp.NotStarted != "" {
 				held = append(held, sp.NotStarted)
 			}
@@ -57,6 +68,13 @@ func (s *Folder) applyMCP(cfg config.Config) {
 	// them out (its TrustNotice says so); list them as not started.
 	for _, name := range untrustedServers(cfg) {
 		specs = append(specs, mcp.Spec{Name: name, NotStarted: config.MCPServerNote(name, s.dir)})
+	}
+	// What the peers' MCP files could not give (file:line: reason).
+	if notes := strings.Join(cfg.MCPNotes(), "\n"); notes != s.mcpPeerNotes {
+		s.mcpPeerNotes = notes // said once per change
+		if notes != "" {
+			s.notify(Notification{Kind: NoteInfo, Text: "MCP servers of other agents' files left out:\n" + notes})
+		}
 	}
 	if note := strings.Join(held, "\n"); note != s.mcpHeld {
 		s.mcpHeld = note // said once per change
@@ -77,9 +95,9 @@ func (s *Folder) applyMCP(cfg config.Config) {
 // rewritten those with write_file, unasked. So, as for the repository's
 // agent hooks (repoHooksOff): not under tools.bash = "deny", nor under
 // "ask" with the sandbox off; under "ask", sandboxed with no network.
-func (s *Folder) repoServerSandbox(cfg config.Config, name string) (*sandbox.Sandbox, string) {
+func (s *Folder) repoServerSandbox(cfg config.Config, name, file string) (*sandbox.Sandbox, string) {
 	if off := repoHooksOff(cfg.Tools.Bash, s.sandbox != nil); off != "" {
-		return nil, fmt.Sprintf("MCP server %q of the workspace's .loom.toml not started: %s, and it runs files the agent may have written", name, off)
+		return nil, fmt.Sprintf("MCP server %q of %s not started: %s, and it runs files the agent may have written", name, file, off)
 	}
 	if cfg.Tools.Bash != config.PolicyAsk || s.sandbox == nil {
 		return s.sandbox, ""
@@ -89,6 +107,18 @@ func (s *Folder) repoServerSandbox(cfg config.Config, name string) (*sandbox.San
 		s.offlineOf, s.offline = s.sandbox, s.sandbox.Offline()
 	}
 	return s.offline, ""
+}
+
+// serverFile names the file that declares a server of the workspace: a
+// peer's (.mcp.json, …) or "the workspace's .loom.toml".
+func serverFile(srv config.MCPServer) string {
+	if f := srv.File(); f != "" {
+		return f
+	}
+	if srv.FromWorkspace() {
+		return "the workspace's .loom.toml"
+	}
+	return "your configuration"
 }
 
 // untrustedServers names the MCP servers whose keys config left out of an
@@ -136,7 +166,8 @@ func (s *Folder) syncMCP() {
 // whose model name another took, and those past MaxTools, are left out
 // with one notice per change (offeredTools).
 func (s *Folder) rebuildTools() bool {
-	all, notes := offeredTools(tools.DefaultRegistry().All(), s.mcp.Tools(), MaxTools)
+	builtin := append(tools.DefaultRegistry().All(), tools.Tool(agentTool{agents: &s.agents}))
+	all, notes := offeredTools(builtin, s.mcp.Tools(), MaxTools)
 	if note := strings.Join(notes, "\n"); note != s.next.toolsNote {
 		s.next.toolsNote = note // once per change
 		if note != "" {

@@ -119,7 +119,7 @@ func TestMCPToolsCappedAt128(t *testing.T) {
 	note := h.editor.waitFor(t, "the cap notice", func(n Notification) bool {
 		return n.Kind == NoteError && strings.Contains(n.Text, "more tools than the 128")
 	})
-	if want := fmt.Sprintf("%d left out", 1000-(MaxTools-len(tools.DefaultRegistry().All()))); !strings.Contains(note.Text, want) {
+	if want := fmt.Sprintf("%d left out", 1000-(MaxTools-len(tools.DefaultRegistry().All())-1)); !strings.Contains(note.Text, want) {
 		t.Errorf("notice %q does not say %q", note.Text, want)
 	}
 	if _, err := s.Ask(context.Background(), "hi"); err != nil {

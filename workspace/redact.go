@@ -53,6 +53,9 @@ func newShownTexts(r *secret.Redactor) []*shownText {
 // flushes what the Streams held back. It runs on the owner goroutine.
 func (s *Conversation) notify(n Notification) {
 	n.Folder, n.Conversation = s.folder.dir, s.conversationID
+	if s.link != nil && n.Subagent == nil {
+		n.Subagent = s.link.naming()
+	}
 	for _, st := range s.shown {
 		if st.kind != n.Kind {
 			continue
@@ -146,6 +149,12 @@ var errApprovalTimeout = errors.New("no answer in time")
 func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
 	a.Detail = s.folder.host.redactor.String(a.Detail)
 	a.Conversation = s.ID()
+	if s.link != nil {
+		// A child asks through its root's client, named as the child's;
+		// its parent's agent call shows that it waits.
+		a.Subagent, a.Conversation = s.link.naming(), s.link.root().ID()
+		s.childProgress("waits for your approval: " + a.Tool + " " + a.Detail)
+	}
 	s.notifyHooks(a.Turn, "use "+a.Tool)
 	if timeout <= 0 {
 		return s.folder.host.opts.Editor.Approve(ctx, a)

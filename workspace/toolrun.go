@@ -340,6 +340,9 @@ func (s *Conversation) execute(ctx context.Context, b *batchRun, c fsm.ToolCall,
 	if !ok {
 		return toolOutcome{result: fmt.Sprintf("tool error: unknown tool %q", c.Name), isError: true}
 	}
+	if c.Name == fsm.AgentTool {
+		return s.spawn(ctx, b, c) // its run is a child conversation (subagents.go)
+	}
 	if c.Name == "bash" && !b.readOnly {
 		// The files the command changes: those the watcher sees change
 		// until it ends, less those the editor reports meanwhile.

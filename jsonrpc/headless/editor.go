@@ -174,6 +174,9 @@ func (h *Editor) Notify(n workspace.Notification) {
 		// the last one.
 		n.Turn = h.turn
 	}
+	if h.showSubagent(n) {
+		return // a child's: never the parent's turn
+	}
 	if n.Kind == workspace.NoteError && strings.HasPrefix(n.Text, workspace.NotRunWords) {
 		// The refused call's line says it (BashRefusedWhy): once.
 		return

@@ -41,6 +41,10 @@ import (
 //	                   pending|in_progress|completed; empty: no list)
 //	plan_proposed      turn, id, text (a plan waiting for approval; see
 //	                   --plan)
+//	subagent_started   turn, id (the agent call), subagent
+//	subagent_update    turn, id, subagent, name, status, summary (a tool
+//	                   call of the child)
+//	subagent_completed turn, id, subagent (with state and usage)
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
@@ -101,6 +105,9 @@ type Event struct {
 	Mode string `json:"mode,omitempty"`
 	// Plan is the todo list (plan); never left out of a plan event.
 	Plan *[]fsm.PlanItem `json:"plan,omitempty"`
+	// Subagent names the child conversation (subagent_started,
+	// subagent_update, subagent_completed).
+	Subagent *workspace.SubagentInfo `json:"subagent,omitempty"`
 }
 
 // HunkEvent is one hunk of a proposed_change: its unified diff and the

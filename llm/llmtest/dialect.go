@@ -32,6 +32,9 @@ type Fixture struct {
 	// streams it), text, two parallel tool calls — read_file a.txt and
 	// list_files . — and usage, then [DONE].
 	Tools string `toml:"tools"`
+	// ToolsBare is a first answer with tool calls and no reasoning (DeepSeek
+	// V4 in thinking mode returns such turns); "" when the fixture has none.
+	ToolsBare string `toml:"tools_bare"`
 	// Answer is the answer once the tool results are in: text and usage.
 	Answer string `toml:"answer"`
 	// KeepAlive is Answer with the keep-alives the server (or a proxy in
@@ -208,6 +211,8 @@ func (s *DialectServer) serve(w http.ResponseWriter, r *http.Request) {
 	switch step {
 	case "tools":
 		stream = s.Fixture.Tools
+	case "tools_bare":
+		stream = s.Fixture.ToolsBare
 	case "answer":
 		stream = s.Fixture.Answer
 	case "keepalive":
@@ -277,9 +282,11 @@ func (s *DialectServer) validate(body []byte) string {
 		// Thinking mode: every assistant message that made tool calls, in
 		// this turn or any earlier one, carries its reasoning_content
 		// (DeepSeek's thinking-mode guide: "must be passed back to the API
-		// in all subsequent requests").
+		// in all subsequent requests"). An empty string is missing too:
+		// DeepSeek answers it with the same 400 (LiteLLM's
+		// _fill_reasoning_content sends one space for that reason).
 		for i, m := range req.Messages {
-			if m.Role == "assistant" && len(m.ToolCalls) > 0 && m.ReasoningContent == nil {
+			if m.Role == "assistant" && len(m.ToolCalls) > 0 && (m.ReasoningContent == nil || *m.ReasoningContent == "") {
 				return fmt.Sprintf("The `reasoning_content` in the thinking mode must be passed back to the API (message index %d)", i)
 			}
 		}

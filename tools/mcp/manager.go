@@ -14,6 +14,7 @@ package mcp
 
 import (
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -35,6 +36,9 @@ type Spec struct {
 	Dir     string
 	// URL is a streamable HTTP endpoint, instead of Command.
 	URL string
+	// Headers go with every request to URL (they may hold a token: never
+	// shown or logged).
+	Headers map[string]string
 	// Roots are the directories offered to the server as MCP roots (the
 	// workspace folder).
 	Roots []string
@@ -53,7 +57,7 @@ const DefaultTimeout = 2 * time.Minute
 
 func (s Spec) same(o Spec) bool {
 	return s.Name == o.Name && s.Command == o.Command && slices.Equal(s.Args, o.Args) &&
-		slices.Equal(s.Env, o.Env) && s.Dir == o.Dir && s.URL == o.URL && slices.Equal(s.Roots, o.Roots) && s.Timeout == o.Timeout &&
+		slices.Equal(s.Env, o.Env) && s.Dir == o.Dir && s.URL == o.URL && maps.Equal(s.Headers, o.Headers) && slices.Equal(s.Roots, o.Roots) && s.Timeout == o.Timeout &&
 		s.NotStarted == o.NotStarted && s.Sandbox == o.Sandbox
 }
 

@@ -162,7 +162,7 @@ func (s *server) connect() (*sdk.ClientSession, running, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
 	defer cancel()
 	if s.spec.URL != "" {
-		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: &http.Client{}, MaxRetries: 2}, nil)
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 2}, nil)
 		return cs, proc, err
 	}
 	cmd := exec.Command(s.spec.Command, s.spec.Args...)
@@ -350,4 +350,27 @@ func (s *server) timeout() time.Duration {
 		return DefaultTimeout
 	}
 	return s.spec.Timeout
+}
+
+// httpClient is the client of an HTTP server: it sends the spec's headers
+// with every request.
+func (s *server) httpClient() *http.Client {
+	if len(s.spec.Headers) == 0 {
+		return &http.Client{}
+	}
+	return &http.Client{Transport: headerTransport{headers: s.spec.Headers, base: http.DefaultTransport}}
+}
+
+// headerTransport adds fixed headers to each request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(req)
 }

@@ -408,3 +408,50 @@ func TestLoomInputMapsFilePath(t *testing.T) {
 		t.Error("an array taken as an input")
 	}
 }
+
+// TestExpandNamesHookScripts: the ways the formats' documentation names a
+// repository's hook script resolve to the script; what loom cannot know
+// without running something is named unresolved.
+func TestExpandNamesHookScripts(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	script := filepath.Join(dir, ".claude/hooks/hook.py")
+	write(t, script, "print('hi')\n")
+	cases := []struct {
+		cmd        string
+		named      bool
+		unresolved string
+	}{
+		{`python3 "${CLAUDE_PROJECT_DIR:-.}/.claude/hooks/hook.py"`, true, ""},
+		{`python3 ${CLAUDE_PROJECT_DIR:-.}/.claude/hooks/hook.py`, true, ""},
+		{`python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/hook.py`, true, ""},
+		{`python3 "${CLAUDE_PROJECT_DIR}/.claude/hooks/hook.py"`, true, ""},
+		{`python3 ${CLAUDE_PROJECT_DIR-.}/.claude/hooks/hook.py`, true, ""},
+		{`/usr/bin/env python3 "$(git rev-parse --show-toplevel)/.claude/hooks/hook.py"`, true, ""},
+		{"python3 \"`git rev-parse --show-toplevel`/.claude/hooks/hook.py\"", true, ""},
+		{`python3 "$(pwd)/.claude/hooks/hook.py"`, true, ""},
+		{`python3 ./.claude/hooks/hook.py 2>/dev/null || true`, true, ""},
+		{`cd .claude && python3 hooks/hook.py`, true, ""},
+		{`cd "$X" && python3 hooks/hook.py`, false, "$X"},
+		{`h=.claude/hooks/hook.py; python3 "$h"`, true, ""},
+		{`python3 "$HOOKS_HOME/hook.py"`, false, "$HOOKS_HOME"},
+		{`python3 "$(dirname "$0")/hook.py"`, false, "$(dirname"},
+		{`input=$(cat); python3 .claude/hooks/hook.py "$input"`, true, "$input"},
+		{`input=$(cat); python3 .claude/hooks/hook.py`, true, ""},
+		{`python3 .claude/hooks/*.py`, false, "a pattern"},
+		{`[ -f x ] && python3 '.claude/hooks/hook.py'`, true, ""},
+		{`python3 "${HOOK:?}"`, false, "${HOOK:?}"},
+		{`eval "$X"`, false, "$X"},
+	}
+	for _, c := range cases {
+		h := &Hook{Command: c.cmd, Dir: dir, Event: PostToolUse}
+		files := NamedFiles(h, dir)
+		if got := len(files) == 1 && files[0] == script; got != c.named {
+			t.Errorf("%s: named %v, want the script: %v", c.cmd, files, c.named)
+		}
+		un := strings.Join(Expand(h, dir, func(string) (string, bool) { return "", false }).Unresolved, " ")
+		if (c.unresolved == "") != (un == "") || !strings.Contains(un, c.unresolved) {
+			t.Errorf("%s: unresolved %q, want %q", c.cmd, un, c.unresolved)
+		}
+	}
+}

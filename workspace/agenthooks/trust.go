@@ -78,33 +78,20 @@ func readHead(path string) ([]byte, error) {
 }
 
 // NamedFiles are the regular files inside folder that h's command line
-// names: each word of it (split at blanks, quotes and shell operators,
-// with $CLAUDE_PROJECT_DIR expanded) that is a path to one, relative to
-// the hook's directory or absolute. Symlinks are resolved.
+// names: each of its words, expanded as the shell expands them ([Expand]:
+// $CLAUDE_PROJECT_DIR and ${CLAUDE_PROJECT_DIR:-.}, "$(git rev-parse
+// --show-toplevel)", ~, the environment), that is a path to one, relative
+// to the hook's directory or absolute. Symlinks are resolved.
 func NamedFiles(h *Hook, folder string) []string {
 	root, err := filepath.EvalSymlinks(folder)
 	if err != nil {
 		root = folder
 	}
-	cmd := h.Command
-	for _, v := range []string{"${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"} {
-		cmd = strings.ReplaceAll(cmd, v, folder)
-	}
-	cmd = strings.NewReplacer(`"`, "", `'`, "", "\\", "").Replace(cmd)
-	words := strings.FieldsFunc(cmd, func(r rune) bool {
-		return strings.ContainsRune(" \t\r\n`;&|()<>=", r)
-	})
+	words := Expand(h, folder, nil).Words
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range words {
-		if w == "" || strings.HasPrefix(w, "-") {
-			continue
-		}
-		p := w
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(h.Dir, p)
-		}
-		real, err := filepath.EvalSymlinks(p)
+		real, err := filepath.EvalSymlinks(w)
 		if err != nil {
 			continue
 		}
@@ -226,6 +213,10 @@ type Gate struct {
 	Trusted bool
 	// Recorded are the fingerprints trusted for the folder.
 	Recorded map[string]bool
+	// Unresolved, when set, holds back a repository hook whose command
+	// line loom cannot resolve to the files it runs (trust could not
+	// bind them: see [Expand]); it says why (commands need approval).
+	Unresolved string
 }
 
 // Admit reports whether h may run now (its fingerprint is computed now:
@@ -240,6 +231,11 @@ func (g Gate) Admit(h *Hook) (bool, string) {
 	}
 	if !g.Recorded[Fingerprint(h, g.Folder)] {
 		return false, "added or changed since you trusted the folder (its definition or a file it runs)"
+	}
+	if g.Unresolved != "" {
+		if un := Expand(h, g.Folder, nil).Unresolved; len(un) > 0 {
+			return false, fmt.Sprintf("its command names what loom cannot resolve to files without running it (%s), so trust cannot bind what it runs, and %s", strings.Join(un, ", "), g.Unresolved)
+		}
 	}
 	return true, ""
 }
