@@ -290,6 +290,8 @@ export interface Status {
   effortChosen?: boolean;
   /** LanguageServers names the language servers loom runs itself for the folder's diagnostics (tools.diagnostics), running now. */
   languageServers: string[] | null;
+  /** Children are the subagents running now (subagents.go). */
+  children?: ChildStatus[];
 }
 
 /** ServerStatus is a snapshot of one server, for loom.status. */
@@ -384,6 +386,27 @@ export interface PlanItem {
 export interface PendingPlanStatus {
   callId: string;
   plan: string;
+}
+
+/** ChildStatus is a running child in loom.status. */
+export interface ChildStatus {
+  /** Parent is the parent conversation's id, CallID its agent call, Turn the parent's turn. */
+  parent: string;
+  callId: string;
+  turn: number;
+  /** Child is the child's id (its conversation id is the notification's Conversation). */
+  child: string;
+  agent: string;
+  task: string;
+  depth: number;
+  /** ReadOnly says the child may not change files or run commands. */
+  readOnly?: boolean;
+  /** State is the child's state on NoteSubagent: running, completed, failed, cancelled. */
+  state?: string;
+  /** Usage is the child's token usage so far (NoteSubagent). */
+  usage?: Usage;
+  /** Conversation is the child's conversation id. */
+  conversation: string;
 }
 
 /** HistoryResult is loom.history's reply. */

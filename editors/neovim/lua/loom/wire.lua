@@ -90,6 +90,7 @@
 ---@field effort? string Effort is the reasoning effort the next request is sent with: the conversation's (loom.setEffort), else [model] reasoning_effort; "" when neither sets one (the server's default). EffortChosen says the conversation chose it.
 ---@field effortChosen? boolean
 ---@field languageServers string[]|nil LanguageServers names the language servers loom runs itself for the folder's diagnostics (tools.diagnostics), running now.
+---@field children? loom.wire.ChildStatus[] Children are the subagents running now (subagents.go).
 
 --- ServerStatus is a snapshot of one server, for loom.status.
 ---@class loom.wire.ServerStatus
@@ -155,6 +156,20 @@
 ---@class loom.wire.PendingPlanStatus
 ---@field callId string
 ---@field plan string
+
+--- ChildStatus is a running child in loom.status.
+---@class loom.wire.ChildStatus
+---@field parent string Parent is the parent conversation's id, CallID its agent call, Turn the parent's turn.
+---@field callId string
+---@field turn integer
+---@field child string Child is the child's id (its conversation id is the notification's Conversation).
+---@field agent string
+---@field task string
+---@field depth integer
+---@field readOnly? boolean ReadOnly says the child may not change files or run commands.
+---@field state? string State is the child's state on NoteSubagent: running, completed, failed, cancelled.
+---@field usage? loom.wire.Usage Usage is the child's token usage so far (NoteSubagent).
+---@field conversation string Conversation is the child's conversation id.
 
 --- HistoryResult is loom.history's reply.
 ---@class loom.wire.HistoryResult
