@@ -43,6 +43,9 @@ type Config struct {
 	Journal Journal `toml:"journal"`
 	// Trust is [trust]: the folders the user trusts.
 	Trust Trust `toml:"trust"`
+	// Completion is [completion]: inline completion's own model
+	// (config/completion.go).
+	Completion Completion `toml:"completion"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -422,7 +425,8 @@ func Default() Config {
 			Trailer:      DefaultTrailer,
 			MaxFileBytes: DefaultMaxFileBytes,
 		},
-		Journal: Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
+		Journal:    Journal{Keep: 20, MaxAge: Duration{30 * 24 * time.Hour}},
+		Completion: defaultCompletion(),
 	}
 }
 
@@ -606,6 +610,7 @@ func (c Config) Validate() error {
 	}
 	c.validateMCP(add)
 	c.validateSandbox(add)
+	c.validateCompletion(add)
 	return errors.Join(errs...)
 }
 

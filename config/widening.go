@@ -50,7 +50,9 @@ func WideningKey(key string, val any) bool {
 	if SandboxKeyWidens(key, val) {
 		return true
 	}
-	for _, table := range []string{"model.headers", "hooks", "mcp", "trust", "tools.language_servers"} {
+	// Inline completion: every key (where the buffer's text goes, with
+	// which key, what it costs).
+	for _, table := range []string{"model.headers", "hooks", "mcp", "trust", "tools.language_servers", "completion"} {
 		if key == table || strings.HasPrefix(key, table+".") {
 			return true
 		}
@@ -65,7 +67,7 @@ func WideningKeys() []string {
 		"model.name", "model.max_tokens", "model.context_window", "model.reasoning_effort", "agent.max_iterations", "agent.max_retries",
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.bash = "ask" over your "deny"`, `tools.diagnostics = "auto" over your "off"`, `tools.plan_commands = "read-only"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
-		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*"}
+		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*", "completion.*"}
 }
 
 // ownFloor is what the user's own settings (the defaults, the user's

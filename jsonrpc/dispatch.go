@@ -50,6 +50,8 @@ func init() {
 		protocol.MethodTextDocumentCodeAction: {call: (*Server).codeAction},
 		// progress.go
 		protocol.MethodWindowWorkDoneProgressCancel: {notify: (*Server).workDoneProgressCancel},
+		// inlinecompletion.go
+		MethodInlineCompletion: {call: (*Server).inlineCompletion},
 		// dispatch.go
 		protocol.MethodCancelRequest: {notify: (*Server).cancelRequest},
 	}

@@ -65,6 +65,7 @@ var commandList = []command{
 	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
 	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
 	{CmdConversations, typed(CmdConversations, (*Server).runConversations)},
+	{CmdInlineAccepted, typed(CmdInlineAccepted, (*Server).runInlineAccepted)},
 	{CmdNewConversation, typed(CmdNewConversation, (*Server).runNewConversation)},
 	{CmdOpenConversation, typed(CmdOpenConversation, (*Server).runOpenConversation)},
 	{CmdRenameConversation, typed(CmdRenameConversation, (*Server).runRenameConversation)},

@@ -45,6 +45,8 @@ type envOptions struct {
 	// stateDir is the host's state directory; "" = a new one (a server
 	// started again on the same one finds its journals).
 	stateDir string
+	// getenv reads the environment (API keys); nil = nothing is set.
+	getenv func(string) string
 }
 
 func testLogger(testing.TB) *slog.Logger {
@@ -100,6 +102,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	host := hostOptions(t)
 	if o.stateDir != "" {
 		host.StateDir = o.stateDir
+	}
+	if o.getenv != nil {
+		host.Getenv = o.getenv
 	}
 	serverEnd, clientEnd := net.Pipe()
 	e := &env{t: t, ctx: ctx, exit: make(chan int, 1), folder: o.cfg.Folders[0]}

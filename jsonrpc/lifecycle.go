@@ -8,6 +8,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/loom-lsp/loom-lsp/config"
 )
 
 // clientCaps is what the server uses of the client's capabilities.
@@ -148,7 +150,7 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 
 	incremental := protocol.TextDocumentSyncKindIncremental
 	yes := true
-	return &protocol.InitializeResult{
+	res := &protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
 			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &incremental, Save: &protocol.SaveOptions{}},
 			CodeActionProvider: &protocol.CodeActionOptions{
@@ -162,7 +164,29 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 			},
 		},
 		ServerInfo: protocol.ServerInfo{Name: "loom-lsp", Version: protocol.NewOptional(s.opts.Version)},
-	}, nil
+	}
+	if s.completionConfigured() {
+		return declareInlineCompletion(res)
+	}
+	return res, nil
+}
+
+// completionConfigured reports whether inline completion is on for the
+// folders initialize names, from the user's configuration and the
+// initializationOptions; s.mu held.
+func (s *Server) completionConfigured() bool {
+	var folders []string
+	for _, u := range s.initFolders {
+		if p, err := uriPath(u); err == nil {
+			folders = append(folders, p)
+		}
+	}
+	// The settings layer, pending, so that this look records no folder's
+	// first trust (initialized's load does, with every layer).
+	return s.host.CompletionConfigured(folders, []config.Override{
+		{Name: overrideInitOptions, JSON: unwrapLoom(s.initOpts), VouchesTrust: s.caps.workspaceTrust},
+		{Name: overrideSettings, Pushed: true, Pending: true},
+	})
 }
 
 // initialized loads the configuration layers and starts one session per

@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/loom-lsp/loom-lsp/completion"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -99,6 +100,11 @@ type Server struct {
 	tornDown    bool                      // the teardown has collected the outboxes; no new ones
 	progress    map[string]string         // progress token -> folder, for cancel
 
+	// completer serves textDocument/inlineCompletion (inlinecompletion.go).
+	completer *completion.Service
+	// lastCompletionErr is the completion model's last error, said once.
+	lastCompletionErr string
+
 	bg sync.WaitGroup // goroutines the server started (cancels, outboxes)
 }
 
@@ -168,6 +174,8 @@ func newServer(opts Options) *Server {
 		outboxes: map[string]*outbox{},
 		seqs:     map[string]*atomic.Uint64{},
 		progress: map[string]string{},
+
+		completer: completion.NewService(nil),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	hopts := opts.Host

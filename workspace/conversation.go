@@ -58,6 +58,9 @@ type Conversation struct {
 	// reads are the files the conversation's model read, for edit_file to
 	// refuse one that changed since.
 	reads *tools.ReadTracker
+	// clientPrompt is the client's system prompt, nil when none
+	// (SetClientPrompt).
+	clientPrompt *ClientPrompt
 	// readRoots are the folders outside the workspace the read tools
 	// may read (SetReadRoots).
 	readRoots []string
@@ -211,6 +214,9 @@ type Status struct {
 	// LanguageServers names the language servers loom runs itself for
 	// the folder's diagnostics (tools.diagnostics), running now.
 	LanguageServers []string `json:"languageServers"`
+	// ClientPrompt is the system prompt the client gave the
+	// conversation (ACP systemPrompt), absent when none.
+	ClientPrompt *ClientPrompt `json:"clientPrompt,omitempty"`
 	// Children are the subagents running now (subagents.go).
 	Children []ChildStatus `json:"children,omitempty"`
 }
@@ -403,6 +409,10 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
 		st.Children = s.childStatus()
 		st.Effort, st.EffortChosen = s.effort(), s.m.Effort() != ""
+		if s.clientPrompt != nil {
+			c := *s.clientPrompt
+			st.ClientPrompt = &c
+		}
 		if st.Queued == nil {
 			st.Queued = []string{}
 		}

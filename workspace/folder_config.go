@@ -63,6 +63,11 @@ func (f *Folder) loadConfig(reload bool) {
 	// value is masked from now on.
 	secret.Take(cfg.Model.APIKeyEnv)
 	f.host.redactor.Add(f.host.opts.Getenv(cfg.Model.APIKeyEnv))
+	if env := cfg.Completion.APIKeyEnv; env != "" {
+		// The completion model's key, likewise.
+		secret.Take(env)
+		f.host.redactor.Add(f.host.opts.Getenv(env))
+	}
 	for _, v := range cfg.Model.SecretHeaderValues() {
 		f.host.redactor.Add(v) // a key kept in model.headers
 	}
@@ -102,7 +107,7 @@ func (f *Folder) loadConfig(reload bool) {
 		Files:          f.host.overlay,
 		BashTimeout:    cfg.Tools.BashTimeout.Duration,
 		BashMaxTimeout: cfg.Tools.BashMaxTimeout.Duration,
-		ScrubEnv:       []string{cfg.Model.APIKeyEnv},
+		ScrubEnv:       scrubEnv(cfg),
 		MaxOutputBytes: cfg.Tools.MaxOutputBytes,
 		Sandbox:        f.sandbox,
 	}
@@ -131,7 +136,7 @@ func (s *Conversation) useSettings(st settings) {
 // machineConfig derives the state machine's configuration.
 func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
-		SystemPrompt:  systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir) + s.instr.text + s.skillListing() + readRootsNote(s.readRoots),
+		SystemPrompt:  s.baseInstructions() + s.instr.text + s.skillListing() + readRootsNote(s.readRoots),
 		Tools:         s.toolSpecs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,
@@ -166,4 +171,13 @@ func toolSchemas(r *tools.Registry) []llm.ToolSchema {
 func keyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
+}
+
+// scrubEnv names the variables holding the configured API keys, kept
+// from the tools' processes.
+func scrubEnv(cfg config.Config) []string {
+	if env := cfg.Completion.APIKeyEnv; env != "" && env != cfg.Model.APIKeyEnv {
+		return []string{cfg.Model.APIKeyEnv, env}
+	}
+	return []string{cfg.Model.APIKeyEnv}
 }

@@ -63,6 +63,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	a.ready = make(chan struct{})
 	a.out = newOutbox(func(ctx context.Context, n acpsdk.SessionNotification) error {
 		return a.client().SessionUpdate(ctx, n)
+	}, func(ctx context.Context, u rawUpdate) error {
+		return a.client().NotifyExtension(ctx, extSessionUpdate, u)
 	})
 	a.watch = newResponseWatch()
 	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: a.watch.writer(w)}, newDeleteReader(a.watch.reader(r)))
@@ -104,9 +106,12 @@ type agent struct {
 	// watch runs what waits for a session's response (afterresponse.go).
 	watch *responseWatch
 
-	mu       sync.Mutex
-	fs       acpsdk.FileSystemCapabilities // what the client can do with files
-	sessions map[acpsdk.SessionId]*session
+	mu sync.Mutex
+	fs acpsdk.FileSystemCapabilities // what the client can do with files
+	// planCapable: the client declared clientCapabilities.plan
+	// (planops.go).
+	planCapable bool
+	sessions    map[acpsdk.SessionId]*session
 	// recent maps a workspace folder to its ACP session last used.
 	recent map[string]*session
 	turns  map[turnKey]*turnWait
@@ -152,6 +157,16 @@ type session struct {
 	// roots are the session's additional directories as granted
 	// (roots.go); guarded by agent.mu.
 	roots []string
+	// todoShown: a plan_update of the todo list was sent and not
+	// removed; proposal is the planId of the proposed plan shown, and
+	// proposalBuilding says it was accepted and is being built
+	// (planops.go). Guarded by agent.mu.
+	todoShown bool
+	// userIDs maps the messageIds of the session's prompts to their
+	// turns (rewind.go); guarded by agent.mu.
+	userIDs          map[string]uint64
+	proposal         string
+	proposalBuilding bool
 }
 
 // turnKey names a turn of an ACP session.
@@ -186,8 +201,11 @@ func invalidParams(format string, args ...any) *acpsdk.RequestError {
 
 // Initialize implements acpsdk.Agent.
 func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	var planCaps map[string]any
+	hasPlan, _ := metaMember(p.Meta, metaPlanCapability, &planCaps)
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
+	a.planCapable = hasPlan
 	a.mu.Unlock()
 	client := "unknown client"
 	if p.ClientInfo != nil {

@@ -117,6 +117,7 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 	case workspace.NoteCompacted:
 		a.send(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
 	case workspace.NoteTurnEnded:
+		a.proposalDone(s)
 		k := turnKey{s.id, n.Turn}
 		outcome, usage := n.Outcome, n.Usage
 		a.markFor(s.id, func() {

@@ -51,6 +51,9 @@ type testClient struct {
 	// denyFS refuses every fs/read_text_file and fs/write_text_file, as
 	// acpx --deny-all does.
 	denyFS bool
+	// rawUpdates are the session/update lines whose update the SDK's
+	// types lack (plan_update, plan_removed), in wire order.
+	rawUpdates []string
 }
 
 func newTestClient() *testClient {
@@ -150,7 +153,12 @@ func (r *wireRecorder) Write(p []byte) (int, error) {
 		line := r.partial[:i]
 		ev, ok := wireEvent(line)
 		n, isUpdate := wireUpdate(line)
+		raw := bytes.Contains(line, []byte(`"method":"session/update"`)) && bytes.Contains(line, []byte(`"sessionUpdate":"plan_`))
+		text := string(line)
 		r.c.changed(func() {
+			if raw {
+				r.c.rawUpdates = append(r.c.rawUpdates, text)
+			}
 			if isUpdate {
 				r.c.wire = append(r.c.wire, n)
 			}
@@ -426,10 +434,21 @@ func start(t *testing.T, script, stateDir string, tweak func(*config.Config)) *h
 // load.
 func startWith(t *testing.T, stateDir string, load func(string, []config.Override) (config.Config, error)) *harness {
 	t.Helper()
+	return startWithInput(t, stateDir, load, nil)
+}
+
+// startWithInput is startWith whose agent reads the client's messages
+// through wrap (nil: as they are), for what the SDK's client cannot say.
+func startWithInput(t *testing.T, stateDir string, load func(string, []config.Override) (config.Config, error), wrap func(io.Reader) io.Reader) *harness {
+	t.Helper()
 	if stateDir == "" {
 		stateDir = t.TempDir()
 	}
-	agentIn, toAgent := io.Pipe()
+	pipeIn, toAgent := io.Pipe()
+	var agentIn io.Reader = pipeIn
+	if wrap != nil {
+		agentIn = wrap(pipeIn)
+	}
 	fromAgent, agentOut := io.Pipe()
 	h := &harness{t: t, client: newTestClient(), stateDir: stateDir, toAgent: toAgent, served: make(chan struct{})}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -171,6 +171,7 @@ func (a *agent) decidePlan(s *session, callID, plan string) {
 			d.Accept, d.Fresh = true, true
 		}
 	}
+	a.proposalDecided(s, callID, d.Accept, d.Fresh)
 	if err := s.ws.DecidePlan(ctx, d); err != nil {
 		a.log.Debug("plan decision", "call", callID, "err", err)
 	}
@@ -197,9 +198,10 @@ func (a *agent) notifyPlan(s *session, n workspace.Notification) bool {
 	case workspace.NoteMode:
 		a.modeChanged(s, fsm.Mode(n.Text))
 	case workspace.NotePlan:
-		a.send(s.id, planUpdate(n.Plan))
+		a.sendTodo(s, n.Plan)
 	case workspace.NotePlanProposal:
 		if n.Tool != nil {
+			a.showProposal(s, n.Tool.CallID, n.Text)
 			go a.decidePlan(s, n.Tool.CallID, n.Text)
 		}
 	case workspace.NoteTitle:

@@ -18,7 +18,11 @@ import (
 //
 // While session/load replays a conversation, every update for that
 // session (a notice, a running turn's text) is held and queued after the
-// replay, so that nothing lands in the middle of the history.
+// replay, so that nothing lands in the middle of the history. A session
+// made by session/new is held the same way from the moment it is
+// registered until its response (which names it to the client) is
+// written: nothing reaches the client for a session id it was not yet
+// given, whatever the goroutines' timing (issue 47, item 6).
 
 // noticeMeta tags a notice's update.
 func noticeMeta(kind string) map[string]any {
@@ -37,10 +41,24 @@ func (a *agent) notice(s *session, kind, text string) {
 	a.send(s.id, u)
 }
 
-// heldItem is an update, or a marker (mark set), held during a replay.
+// heldItem is an update, a marker (mark set) or an update the SDK's
+// types lack (raw set), held during a replay.
 type heldItem struct {
 	update acpsdk.SessionUpdate
 	mark   func()
+	raw    any
+}
+
+// sendRaw queues update u, which the SDK's types lack, for session id,
+// behind its replay if one runs.
+func (a *agent) sendRaw(id acpsdk.SessionId, u any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, replaying := a.held[id]; replaying {
+		a.held[id] = append(a.held[id], heldItem{raw: u})
+		return
+	}
+	a.out.raw(id, u)
 }
 
 // send queues update u for session id, behind its replay if one runs.
@@ -69,15 +87,21 @@ func (a *agent) markFor(id acpsdk.SessionId, fn func()) {
 
 // holdForReplay starts holding session id's updates; the replay itself
 // is queued with out.update directly. The returned function queues what
-// was held after the replay and stops holding. Two replays of one
-// session at once hold until the last ends.
+// was held after the replay and stops holding. Two holds of one session
+// at once (two replays, a session/new's hold) hold until the last ends.
 func (a *agent) holdForReplay(id acpsdk.SessionId) (release func()) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.holdLocked(id)
+}
+
+// holdLocked starts holding session id's updates (see holdForReplay);
+// a.mu is held.
+func (a *agent) holdLocked(id acpsdk.SessionId) (release func()) {
 	a.replays[id]++
 	if _, ok := a.held[id]; !ok {
 		a.held[id] = []heldItem{}
 	}
-	a.mu.Unlock()
 	return func() {
 		a.mu.Lock()
 		a.replays[id]--
@@ -98,6 +122,8 @@ func (a *agent) holdForReplay(id acpsdk.SessionId) (release func()) {
 			for _, it := range items {
 				if it.mark != nil {
 					a.out.mark(it.mark)
+				} else if it.raw != nil {
+					a.out.raw(id, it.raw)
 				} else {
 					a.out.update(id, it.update)
 				}

@@ -17,6 +17,8 @@ import (
 // sent: a prompt answers only after its turn's updates went out.
 type outbox struct {
 	send func(context.Context, acpsdk.SessionNotification) error
+	// sendRaw sends a session update the SDK's types lack (rawUpdate).
+	sendRaw func(context.Context, rawUpdate) error
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -25,14 +27,34 @@ type outbox struct {
 	done   chan struct{}
 }
 
-// outItem is a session update, or a marker when mark is set.
+// outItem is a session update, a marker when mark is set, or an update
+// the SDK's types lack when raw is set.
 type outItem struct {
 	note acpsdk.SessionNotification
 	mark func()
+	raw  *rawUpdate
 }
 
-func newOutbox(send func(context.Context, acpsdk.SessionNotification) error) *outbox {
-	o := &outbox{send: send, done: make(chan struct{})}
+// rawUpdate is a session/update notification's params whose update the
+// SDK's types lack (plan_update, plan_removed: planops.go).
+type rawUpdate struct {
+	SessionID acpsdk.SessionId `json:"sessionId"`
+	Update    any              `json:"update"`
+}
+
+// raw queues one session update the SDK's types lack.
+func (o *outbox) raw(id acpsdk.SessionId, u any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	o.queue = append(o.queue, outItem{raw: &rawUpdate{SessionID: id, Update: u}})
+	o.cond.Signal()
+}
+
+func newOutbox(send func(context.Context, acpsdk.SessionNotification) error, sendRaw func(context.Context, rawUpdate) error) *outbox {
+	o := &outbox{send: send, sendRaw: sendRaw, done: make(chan struct{})}
 	o.cond = sync.NewCond(&o.mu)
 	go o.run()
 	return o
@@ -47,7 +69,7 @@ func (o *outbox) update(id acpsdk.SessionId, u acpsdk.SessionUpdate) {
 	}
 	if n := len(o.queue); n > 0 && u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
 		last := &o.queue[n-1]
-		if last.mark == nil && last.note.SessionId == id && last.note.Update.AgentMessageChunk != nil && last.note.Update.AgentMessageChunk.Content.Text != nil &&
+		if last.mark == nil && last.raw == nil && last.note.SessionId == id && last.note.Update.AgentMessageChunk != nil && last.note.Update.AgentMessageChunk.Content.Text != nil &&
 			sameID(last.note.Update.AgentMessageChunk.MessageId, u.AgentMessageChunk.MessageId) {
 			merged := acpsdk.UpdateAgentMessageText(capPending(last.note.Update.AgentMessageChunk.Content.Text.Text + u.AgentMessageChunk.Content.Text.Text))
 			merged.AgentMessageChunk.MessageId = u.AgentMessageChunk.MessageId
@@ -113,6 +135,12 @@ func (o *outbox) run() {
 		o.mu.Unlock()
 		if item.mark != nil {
 			item.mark()
+			continue
+		}
+		if item.raw != nil {
+			if o.sendRaw != nil {
+				_ = o.sendRaw(context.Background(), *item.raw)
+			}
 			continue
 		}
 		// A fresh context: an update must go out even when the turn that

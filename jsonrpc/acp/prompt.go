@@ -55,6 +55,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
+	userID := a.userMessageID(s, turn, p.MessageId)
 	w := a.waitFor(turnKey{s.id, turn})
 	select {
 	case <-w.done:
@@ -68,12 +69,12 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	a.mu.Unlock()
 	switch w.outcome {
 	case fsm.TurnDone:
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn, Usage: promptUsage(w.usage)}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn, Usage: promptUsage(w.usage), UserMessageId: &userID}, nil
 	case fsm.TurnCancelled:
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled, Usage: promptUsage(w.usage)}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled, Usage: promptUsage(w.usage), UserMessageId: &userID}, nil
 	}
 	if isIterationGuard(w.err) {
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTurnRequests, Usage: promptUsage(w.usage)}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTurnRequests, Usage: promptUsage(w.usage), UserMessageId: &userID}, nil
 	}
 	msg := "the turn failed"
 	var data map[string]any

@@ -30,6 +30,24 @@ func (a *agent) folderOf(cwd string, mcpServers []acpsdk.McpServer) (*workspace.
 func (a *agent) register(id acpsdk.SessionId, c *workspace.Conversation) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.registerLocked(id, c)
+}
+
+// registerNew records the session id of a conversation session/new
+// made, holding every update for it (from this moment: the conversation
+// runs already, and a folder's notice may come any time) until the
+// response that names it to the client was written.
+func (a *agent) registerNew(id acpsdk.SessionId, c *workspace.Conversation) *session {
+	a.mu.Lock()
+	release := a.holdLocked(id)
+	s := a.registerLocked(id, c)
+	a.mu.Unlock()
+	a.watch.after(string(id), release)
+	return s
+}
+
+// registerLocked is register with a.mu held.
+func (a *agent) registerLocked(id acpsdk.SessionId, c *workspace.Conversation) *session {
 	s, ok := a.sessions[id]
 	if !ok || s.ws != c {
 		s = &session{id: id, folder: c.Folder().Path(), ws: c, always: map[string]bool{}}
@@ -43,6 +61,10 @@ func (a *agent) register(id acpsdk.SessionId, c *workspace.Conversation) *sessio
 // cwd, beside the others (of this client, of other clients, of other loom
 // processes), which go on as they are.
 func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	prompt, err := clientPromptOf(p.Meta)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
 	f, err := a.folderOf(p.Cwd, p.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
@@ -52,8 +74,15 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, err
 	}
 	id := acpsdk.SessionId(c.ID())
-	s := a.register(id, c)
-	if err := a.setRoots(ctx, s, p.AdditionalDirectories); err != nil {
+	s := a.registerNew(id, c)
+	if registeredForTest != nil {
+		registeredForTest(a, s)
+	}
+	err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	if err == nil {
+		err = a.setClientPrompt(ctx, s, prompt)
+	}
+	if err != nil {
 		a.forget(id)
 		f.CloseConversation(c.ID())
 		return acpsdk.NewSessionResponse{}, err
@@ -62,6 +91,8 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	a.advertiseCommands(id, c)
 	m, err := a.stateOf(ctx, id, c, true)
 	if err != nil {
+		a.forget(id)
+		f.CloseConversation(c.ID())
 		return acpsdk.NewSessionResponse{}, err
 	}
 	return acpsdk.NewSessionResponse{SessionId: id, Models: m.state, Modes: m.modes, ConfigOptions: m.options}, nil
@@ -94,6 +125,10 @@ func (a *agent) restore(ctx context.Context, id acpsdk.SessionId, cwd string, mc
 	}
 	return a.register(id, c), nil
 }
+
+// registeredForTest, set by a test, runs in session/new right after
+// the session is registered, before its response is written.
+var registeredForTest func(*agent, *session)
 
 // openedForTest, set by a test, runs between the opening of a
 // conversation for session/load or session/resume and the registration
@@ -139,11 +174,18 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	// What the session is told while its history is replayed (the
 	// journal's "resumed" notice, a folder's notice, a running turn's
 	// text) waits behind the replay.
+	prompt, err := clientPromptOf(p.Meta)
+	if err != nil {
+		return acpsdk.LoadSessionResponse{}, err
+	}
 	release := a.holdForReplay(p.SessionId)
 	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err == nil {
 		err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	}
+	if err == nil {
+		err = a.setClientPrompt(ctx, s, prompt)
 	}
 	if err != nil {
 		deliver(nil)
@@ -177,10 +219,17 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 // ResumeSession implements acpsdk.Agent: like session/load, without the
 // replay.
 func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	prompt, err := clientPromptOf(p.Meta)
+	if err != nil {
+		return acpsdk.ResumeSessionResponse{}, err
+	}
 	deliver := a.catchOpening(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err == nil {
 		err = a.setRoots(ctx, s, p.AdditionalDirectories)
+	}
+	if err == nil {
+		err = a.setClientPrompt(ctx, s, prompt)
 	}
 	if err != nil {
 		deliver(nil)

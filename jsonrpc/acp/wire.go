@@ -52,6 +52,11 @@ type deleteReader struct {
 
 func newDeleteReader(r io.Reader) io.Reader { return &deleteReader{r: bufio.NewReaderSize(r, 64<<10)} }
 
+// extSessionUpdate is the extension notification a session update the
+// SDK's types lack (plan_update, plan_removed) is sent as; capsWriter
+// renames it session/update on its way out.
+const extSessionUpdate = "_loom/session/update"
+
 func (d *deleteReader) Read(p []byte) (int, error) {
 	for len(d.pending) == 0 {
 		if d.err != nil {
@@ -65,10 +70,13 @@ func (d *deleteReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// renameDelete returns line with a session/delete request's method
-// renamed; any other line unchanged.
+// renameDelete returns line with a request the SDK does not know made
+// one it hands on: session/delete, session/rewind and
+// session/edit_prompt renamed to extension methods (renamedMethods), the
+// members of the newer schema the SDK's types lack moved into the
+// params' _meta (movedMembers); any other line unchanged.
 func renameDelete(line []byte) []byte {
-	if !bytes.Contains(line, []byte(`"`+methodSessionDelete+`"`)) {
+	if !bytes.Contains(line, []byte(`"method"`)) {
 		return line
 	}
 	var m map[string]json.RawMessage
@@ -76,10 +84,23 @@ func renameDelete(line []byte) []byte {
 		return line
 	}
 	var method string
-	if json.Unmarshal(m["method"], &method) != nil || method != methodSessionDelete {
+	if json.Unmarshal(m["method"], &method) != nil {
 		return line
 	}
-	m["method"], _ = json.Marshal(extSessionDelete)
+	changed := false
+	if ext, ok := renamedMethods[method]; ok {
+		m["method"], _ = json.Marshal(ext)
+		changed = true
+	}
+	if moves, ok := movedMembers[method]; ok {
+		if params, ok := moveToMeta(m["params"], moves); ok {
+			m["params"] = params
+			changed = true
+		}
+	}
+	if !changed {
+		return line
+	}
 	out, err := json.Marshal(m)
 	if err != nil {
 		return line
@@ -90,31 +111,117 @@ func renameDelete(line []byte) []byte {
 	return out
 }
 
+// renamedMethods are the client's methods the SDK does not dispatch, and
+// the extension methods the agent handles them as (HandleExtensionMethod).
+var renamedMethods = map[string]string{
+	methodSessionDelete: extSessionDelete,
+	methodSessionRewind: extSessionRewind,
+	methodEditPrompt:    extEditPrompt,
+}
+
+// A member of a request's params the SDK's types lack, by its path from
+// the params (one or two names), moved to the params' _meta under key.
+type movedMember struct {
+	path []string
+	key  string
+}
+
+// The _meta keys the moved members are read from.
+const (
+	metaPlanCapability = "loom.wire/clientCapabilities.plan"
+	metaSystemPrompt   = "loom.wire/systemPrompt"
+)
+
+// movedMembers are the newer schema's members, by method.
+var movedMembers = map[string][]movedMember{
+	"initialize":     {{path: []string{"clientCapabilities", "plan"}, key: metaPlanCapability}},
+	"session/new":    {{path: []string{"systemPrompt"}, key: metaSystemPrompt}},
+	"session/load":   {{path: []string{"systemPrompt"}, key: metaSystemPrompt}},
+	"session/resume": {{path: []string{"systemPrompt"}, key: metaSystemPrompt}},
+}
+
+// moveToMeta moves the members moves name from params into its _meta;
+// it reports whether it moved any.
+func moveToMeta(raw json.RawMessage, moves []movedMember) (json.RawMessage, bool) {
+	var params map[string]json.RawMessage
+	if json.Unmarshal(raw, &params) != nil || params == nil {
+		return raw, false
+	}
+	meta := map[string]json.RawMessage{}
+	if len(params["_meta"]) > 0 && json.Unmarshal(params["_meta"], &meta) != nil {
+		return raw, false
+	}
+	moved := false
+	for _, mv := range moves {
+		holder, name := params, mv.path[0]
+		var inner map[string]json.RawMessage
+		if len(mv.path) == 2 {
+			if json.Unmarshal(params[mv.path[0]], &inner) != nil || inner == nil {
+				continue
+			}
+			holder, name = inner, mv.path[1]
+		}
+		v, ok := holder[name]
+		if !ok {
+			continue
+		}
+		delete(holder, name)
+		meta[mv.key] = v
+		if inner != nil {
+			params[mv.path[0]], _ = json.Marshal(inner)
+		}
+		moved = true
+	}
+	if !moved {
+		return raw, false
+	}
+	params["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(params)
+	if err != nil {
+		return raw, false
+	}
+	return out, true
+}
+
+// metaMember decodes the moved member key of a request's _meta into v;
+// it reports whether the request had it (and not as null).
+func metaMember(meta map[string]any, key string, v any) (bool, error) {
+	x, ok := meta[key]
+	if !ok || x == nil {
+		return false, nil
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return true, err
+	}
+	return true, json.Unmarshal(b, v)
+}
+
 // capsWriter passes what the SDK writes (one whole message per Write) on,
-// adding sessionCapabilities.delete to the initialize response.
+// adding the capabilities of what the SDK lacks to the initialize
+// response (addCapabilities), and renaming extSessionUpdate.
 type capsWriter struct {
 	out  io.Writer
 	done bool
 }
 
 func (c *capsWriter) Write(b []byte) (int, error) {
+	if head := b[:min(len(b), 80)]; bytes.Contains(head, []byte(`"method":"`+extSessionUpdate+`"`)) {
+		nb := bytes.Replace(b, []byte(`"method":"`+extSessionUpdate+`"`), []byte(`"method":"session/update"`), 1)
+		if _, err := c.out.Write(nb); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	if nb := listRoots(b); nb != nil {
 		if _, err := c.out.Write(nb); err != nil {
 			return 0, err
 		}
 		return len(b), nil
 	}
-	if !c.done {
-		key := []byte(`"sessionCapabilities":{`)
-		if i := bytes.Index(b, key); i >= 0 && bytes.Contains(b, []byte(`"agentCapabilities"`)) {
+	if !c.done && bytes.Contains(b, []byte(`"agentCapabilities"`)) {
+		if nb := addCapabilities(b); nb != nil {
 			c.done = true
-			at := i + len(key)
-			add := `"delete":{},`
-			if at < len(b) && b[at] == '}' {
-				add = `"delete":{}`
-			}
-			nb := make([]byte, 0, len(b)+len(add))
-			nb = append(append(append(nb, b[:at]...), add...), b[at:]...)
 			if _, err := c.out.Write(nb); err != nil {
 				return 0, err
 			}
@@ -127,6 +234,9 @@ func (c *capsWriter) Write(b []byte) (int, error) {
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler: the
 // stable methods the SDK lacks, renamed by deleteReader.
 func (a *agent) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if r, handled, err := a.handleRewind(ctx, method, params); handled {
+		return r, err
+	}
 	switch method {
 	case extSessionDelete:
 		var p deleteSessionRequest
@@ -215,6 +325,60 @@ func listRoots(b []byte) []byte {
 	if result["sessions"], err = json.Marshal(sessions); err != nil {
 		return nil
 	}
+	if msg["result"], err = json.Marshal(result); err != nil {
+		return nil
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return nil
+	}
+	if bytes.HasSuffix(b, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// The capabilities addCapabilities adds: session/delete (stable), the
+// client's system prompt in both modes (sessionCapabilities.systemPrompt,
+// schema 1.30), and the Session Rewind draft's session/rewind and
+// session/edit_prompt (agentCapabilities.rewindSession, RFD PR #1214).
+var (
+	addedSessionCaps = map[string]any{
+		"delete":       map[string]any{},
+		"systemPrompt": map[string]any{"mode": map[string]any{"override": map[string]any{}}},
+	}
+	addedAgentCaps = map[string]any{
+		"rewindSession": map[string]any{"supported": true, "supportsEditPrompt": true},
+	}
+)
+
+// addCapabilities returns the initialize response b with the added
+// capabilities; nil when b is not that response.
+func addCapabilities(b []byte) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(b, &msg) != nil || msg["method"] != nil || msg["result"] == nil {
+		return nil
+	}
+	var result map[string]any
+	if json.Unmarshal(msg["result"], &result) != nil {
+		return nil
+	}
+	caps, ok := result["agentCapabilities"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	sc, _ := caps["sessionCapabilities"].(map[string]any)
+	if sc == nil {
+		sc = map[string]any{}
+	}
+	for k, v := range addedSessionCaps {
+		sc[k] = v
+	}
+	caps["sessionCapabilities"] = sc
+	for k, v := range addedAgentCaps {
+		caps[k] = v
+	}
+	var err error
 	if msg["result"], err = json.Marshal(result); err != nil {
 		return nil
 	}

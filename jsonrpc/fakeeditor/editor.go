@@ -91,6 +91,16 @@ type Editor struct {
 	buffers  map[string]*buffer // by path
 	messages []Message          // every notification and request, in order
 	closed   bool
+	initRaw  json.RawMessage // the initialize result as the server sent it
+}
+
+// InitializeResultRaw returns the initialize result as the server sent
+// it (with what go.lsp.dev's 3.17 types leave out, such as 3.18's
+// inlineCompletionProvider).
+func (e *Editor) InitializeResultRaw() json.RawMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.initRaw
 }
 
 // Hooks script the answers to the server's requests.
@@ -341,6 +351,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 	if _, err := e.conn.Call(ctx, protocol.MethodInitialize, json.RawMessage(raw), &resRaw); err != nil {
 		return nil, err
 	}
+	e.mu.Lock()
+	e.initRaw = resRaw
+	e.mu.Unlock()
 	var res protocol.InitializeResult
 	if err := protocol.Unmarshal(resRaw, &res); err != nil {
 		return nil, fmt.Errorf("decode initialize result: %w", err)

@@ -1,0 +1,225 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/loom-lsp/loom-lsp/completion"
+	"github.com/loom-lsp/loom-lsp/internal/lsppos"
+)
+
+// LSP 3.18's inline completion, beside go.lsp.dev's 3.17 types.
+
+// MethodInlineCompletion is textDocument/inlineCompletion (LSP 3.18).
+const MethodInlineCompletion = "textDocument/inlineCompletion"
+
+// InlineCompletionTriggerKind says how an inline completion was asked
+// for.
+type InlineCompletionTriggerKind uint32
+
+// The trigger kinds.
+const (
+	// InlineCompletionInvoked: the user asked explicitly.
+	InlineCompletionInvoked InlineCompletionTriggerKind = 1
+	// InlineCompletionAutomatic: the editor asked as the user typed.
+	InlineCompletionAutomatic InlineCompletionTriggerKind = 2
+)
+
+// SelectedCompletionInfo is the item selected in the editor's completion
+// widget: an inline completion must extend it.
+type SelectedCompletionInfo struct {
+	// Range is what the selected item would replace.
+	Range protocol.Range `json:"range"`
+	// Text is what it would insert.
+	Text string `json:"text"`
+}
+
+// InlineCompletionContext is the context of an inline completion
+// request.
+type InlineCompletionContext struct {
+	TriggerKind            InlineCompletionTriggerKind `json:"triggerKind"`
+	SelectedCompletionInfo *SelectedCompletionInfo     `json:"selectedCompletionInfo,omitempty"`
+}
+
+// InlineCompletionParams are textDocument/inlineCompletion's params.
+type InlineCompletionParams struct {
+	TextDocument protocol.TextDocumentIdentifier `json:"textDocument"`
+	Position     protocol.Position               `json:"position"`
+	Context      InlineCompletionContext         `json:"context"`
+}
+
+// StringValue is a snippet (kind "snippet") as an item's insert text.
+type StringValue struct {
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+}
+
+// InlineCompletionItem is one suggestion. InsertText is a string or a
+// StringValue.
+type InlineCompletionItem struct {
+	InsertText any               `json:"insertText"`
+	FilterText string            `json:"filterText,omitempty"`
+	Range      *protocol.Range   `json:"range,omitempty"`
+	Command    *protocol.Command `json:"command,omitempty"`
+}
+
+// InlineCompletionList is textDocument/inlineCompletion's result.
+type InlineCompletionList struct {
+	Items []InlineCompletionItem `json:"items"`
+}
+
+// CmdInlineAccepted records that the user accepted an inline completion
+// (the item's command, run by the client on accept), in a local log the
+// user can read — never sent anywhere: InlineAcceptedArgs -> null.
+const CmdInlineAccepted = "loom.inlineCompletionAccepted"
+
+// InlineAcceptedArgs is loom.inlineCompletionAccepted's argument.
+type InlineAcceptedArgs struct {
+	URI    string `json:"uri"`
+	Chars  int    `json:"chars"`
+	Lines  int    `json:"lines"`
+	Cached bool   `json:"cached,omitempty"`
+}
+
+// inlineCompletion answers textDocument/inlineCompletion from the open
+// buffer's text. A newer request for the same document supersedes this
+// one (answered null); $/cancelRequest cancels it (RequestCancelled).
+func (s *Server) inlineCompletion(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	var p InlineCompletionParams
+	if err := decodeParams(MethodInlineCompletion, raw, &p); err != nil {
+		return nil, err
+	}
+	path, err := uriPath(p.TextDocument.URI)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", MethodInlineCompletion, err)
+	}
+	setup, ok := s.host.CompletionFor(path)
+	if !ok {
+		return nil, nil
+	}
+	text, _, open := s.host.Overlay().Document(path)
+	if !open {
+		return nil, nil
+	}
+	pos := lsppos.Position{Line: p.Position.Line, Character: p.Position.Character}
+	replace := protocol.Range{Start: p.Position, End: p.Position}
+	lead := ""
+	if sel := p.Context.SelectedCompletionInfo; sel != nil {
+		// Complete as if the selected item were inserted, and extend it.
+		if text, pos, err = applySelected(text, sel); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: selectedCompletionInfo: %v", MethodInlineCompletion, err)
+		}
+		replace, lead = sel.Range, sel.Text
+	}
+	sug, err := s.completer.Complete(ctx, completion.Input{
+		Doc: path, Name: setup.Name, Text: text, Pos: pos, Config: setup.Config, Key: setup.Key, Redact: s.host.Redact,
+	})
+	switch {
+	case errors.Is(err, completion.ErrSuperseded):
+		return nil, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, err // cancelled by the client
+	case err != nil:
+		s.completionFailed(err)
+		return nil, nil
+	case sug.Text == "":
+		return &InlineCompletionList{Items: []InlineCompletionItem{}}, nil
+	}
+	insert := lead + sug.Text
+	accepted, err := json.Marshal(InlineAcceptedArgs{URI: string(p.TextDocument.URI), Chars: len([]rune(insert)),
+		Lines: strings.Count(insert, "\n") + 1, Cached: sug.Cached})
+	if err != nil {
+		return nil, err
+	}
+	return &InlineCompletionList{Items: []InlineCompletionItem{{
+		InsertText: insert,
+		Range:      &replace,
+		Command:    &protocol.Command{Title: "Accepted", Command: CmdInlineAccepted, Arguments: []protocol.LSPAny{accepted}},
+	}}}, nil
+}
+
+// applySelected returns text with the selected completion item inserted
+// and the position after it.
+func applySelected(text string, sel *SelectedCompletionInfo) (string, lsppos.Position, error) {
+	start, end, err := lsppos.Span(text, lspposRange(sel.Range))
+	if err != nil {
+		return "", lsppos.Position{}, err
+	}
+	out := text[:start] + sel.Text + text[end:]
+	return out, lsppos.PositionOf(out, start+len(sel.Text)), nil
+}
+
+// completionFailed tells the user once per distinct error that the
+// completion model failed (in the client's log, not a popup: it may fail
+// at every keystroke).
+func (s *Server) completionFailed(err error) {
+	msg := s.host.Redact(err.Error())
+	s.mu.Lock()
+	same := s.lastCompletionErr == msg
+	s.lastCompletionErr = msg
+	s.mu.Unlock()
+	s.log.Warn("inline completion failed", "err", msg)
+	if !same {
+		s.logMessage(protocol.MessageTypeWarning, "loom-lsp: inline completion: "+msg)
+	}
+}
+
+// runInlineAccepted appends the accept to the completion log in the
+// state directory.
+func (s *Server) runInlineAccepted(_ context.Context, a InlineAcceptedArgs) (any, error) {
+	path, err := s.host.CompletionLogPath()
+	if err != nil {
+		return nil, err
+	}
+	line, err := json.Marshal(struct {
+		Time  string `json:"time"`
+		Event string `json:"event"`
+		InlineAcceptedArgs
+	}{time.Now().UTC().Format(time.RFC3339), "accepted", a})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("completion log: %w", err)
+	}
+	defer f.Close()
+	_, err = f.Write(append(line, '\n'))
+	return nil, err
+}
+
+// declareInlineCompletion adds inlineCompletionProvider to the
+// capabilities of an initialize result, which go.lsp.dev's 3.17 types
+// have no field for.
+func declareInlineCompletion(res *protocol.InitializeResult) (any, error) {
+	raw, err := protocol.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, err
+	}
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal(top["capabilities"], &caps); err != nil {
+		return nil, err
+	}
+	caps["inlineCompletionProvider"] = json.RawMessage(`{}`)
+	if top["capabilities"], err = json.Marshal(caps); err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(top)
+	return jsonrpc2.RawMessage(out), err
+}

@@ -1,0 +1,76 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// A client's system prompt (ACP's systemPrompt on session/new, load and
+// resume): text the client adds to loom's own instructions (append) or
+// puts in place of loom's built-in ones (override: agent.system_prompt
+// or the default). Either way the project's instructions (AGENTS.md),
+// the skills' listing and the read roots' note stay, and nothing else
+// changes: it is text to the model, never policy — tools, approvals,
+// the sandbox and the mode are the user's configuration's, whatever the
+// text says. It enters the conversation as the machine's configuration
+// (fsm.Config.SystemPrompt, through Reconfigure): journaled, and applied
+// when the next turn starts.
+
+// The modes of a client's system prompt.
+const (
+	ClientPromptAppend   = "append"
+	ClientPromptOverride = "override"
+)
+
+// ClientPrompt is a system prompt the client gave the conversation.
+type ClientPrompt struct {
+	// Mode is ClientPromptAppend or ClientPromptOverride.
+	Mode string `json:"mode"`
+	// Text is the prompt, not empty.
+	Text string `json:"text"`
+}
+
+// ErrClientPrompt is wrapped by SetClientPrompt's error for a prompt it
+// cannot apply.
+var ErrClientPrompt = errors.New("client system prompt")
+
+// SetClientPrompt sets (nil: clears) the client's system prompt of the
+// conversation.
+func (s *Conversation) SetClientPrompt(ctx context.Context, p *ClientPrompt) error {
+	if p != nil {
+		if p.Mode != ClientPromptAppend && p.Mode != ClientPromptOverride {
+			return fmt.Errorf("%w: unknown mode %q (append or override)", ErrClientPrompt, p.Mode)
+		}
+		if p.Text == "" {
+			return fmt.Errorf("%w: empty", ErrClientPrompt)
+		}
+		c := *p
+		p = &c
+	}
+	return s.call(ctx, func() {
+		if same(s.clientPrompt, p) {
+			return
+		}
+		s.clientPrompt = p
+		s.useSettings(s.settings)
+	})
+}
+
+func same(a, b *ClientPrompt) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// baseInstructions are loom's own instructions with the client's prompt
+// applied: appended, or in place of them.
+func (s *Conversation) baseInstructions() string {
+	own := systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir)
+	switch p := s.clientPrompt; {
+	case p == nil:
+		return own
+	case p.Mode == ClientPromptOverride:
+		return p.Text
+	default:
+		return own + "\n\n" + p.Text
+	}
+}
