@@ -52,6 +52,7 @@ var commandResults = map[string]reflect.Type{
 	CmdOpenConversation:   reflect.TypeFor[ConversationItem](),
 	CmdRenameConversation: reflect.TypeFor[ConversationItem](),
 	CmdDeleteConversation: nil,
+	CmdInlineAccepted:     nil,
 }
 
 // WireCommand is one workspace/executeCommand command as the generated

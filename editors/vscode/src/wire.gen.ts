@@ -57,6 +57,7 @@ export const Commands = {
   redo: 'loom.redo',
   /** CmdConversations lists the conversations of the folder of uri (of every open folder without one), most recent first: FolderArgs -> []ConversationItem. */
   conversations: 'loom.conversations',
+  inlineCompletionAccepted: 'loom.inlineCompletionAccepted',
   /** CmdNewConversation starts a conversation beside the others, which goes on running: FolderArgs -> ConversationItem. */
   newConversation: 'loom.newConversation',
   /** CmdOpenConversation opens a journaled conversation, leaving the others as they are, and makes it the folder's most recent: ConversationArgs -> ConversationItem. */
@@ -127,6 +128,7 @@ export interface CommandTypes {
   'loom.rewind': { args: RewindArgs; result: RewindResult };
   'loom.redo': { args: FolderArgs; result: RewindResult };
   'loom.conversations': { args: FolderArgs; result: ConversationItem[] };
+  'loom.inlineCompletionAccepted': { args: InlineAcceptedArgs; result: null };
   'loom.newConversation': { args: FolderArgs; result: ConversationItem };
   'loom.openConversation': { args: ConversationArgs; result: ConversationItem };
   'loom.renameConversation': { args: ConversationArgs; result: ConversationItem };
@@ -290,6 +292,8 @@ export interface Status {
   effortChosen?: boolean;
   /** LanguageServers names the language servers loom runs itself for the folder's diagnostics (tools.diagnostics), running now. */
   languageServers: string[] | null;
+  /** ClientPrompt is the system prompt the client gave the conversation (ACP systemPrompt), absent when none. */
+  clientPrompt?: ClientPrompt;
   /** Children are the subagents running now (subagents.go). */
   children?: ChildStatus[];
 }
@@ -386,6 +390,14 @@ export interface PlanItem {
 export interface PendingPlanStatus {
   callId: string;
   plan: string;
+}
+
+/** ClientPrompt is a system prompt the client gave the conversation. */
+export interface ClientPrompt {
+  /** Mode is ClientPromptAppend or ClientPromptOverride. */
+  mode: string;
+  /** Text is the prompt, not empty. */
+  text: string;
 }
 
 /** ChildStatus is a running child in loom.status. */
@@ -751,6 +763,14 @@ export interface RewindResult {
   commit?: string;
   /** Prompt is the rewound turn's prompt, back for editing, when the conversation was rewound. */
   prompt?: string;
+}
+
+/** InlineAcceptedArgs is loom.inlineCompletionAccepted's argument. */
+export interface InlineAcceptedArgs {
+  uri: string;
+  chars: number;
+  lines: number;
+  cached?: boolean;
 }
 
 /** ConversationArgs names a conversation of a folder. */

@@ -90,6 +90,7 @@
 ---@field effort? string Effort is the reasoning effort the next request is sent with: the conversation's (loom.setEffort), else [model] reasoning_effort; "" when neither sets one (the server's default). EffortChosen says the conversation chose it.
 ---@field effortChosen? boolean
 ---@field languageServers string[]|nil LanguageServers names the language servers loom runs itself for the folder's diagnostics (tools.diagnostics), running now.
+---@field clientPrompt? loom.wire.ClientPrompt ClientPrompt is the system prompt the client gave the conversation (ACP systemPrompt), absent when none.
 ---@field children? loom.wire.ChildStatus[] Children are the subagents running now (subagents.go).
 
 --- ServerStatus is a snapshot of one server, for loom.status.
@@ -156,6 +157,11 @@
 ---@class loom.wire.PendingPlanStatus
 ---@field callId string
 ---@field plan string
+
+--- ClientPrompt is a system prompt the client gave the conversation.
+---@class loom.wire.ClientPrompt
+---@field mode string Mode is ClientPromptAppend or ClientPromptOverride.
+---@field text string Text is the prompt, not empty.
 
 --- ChildStatus is a running child in loom.status.
 ---@class loom.wire.ChildStatus
@@ -431,6 +437,13 @@
 ---@field commit? string Commit is the commit that recorded the files' rewind (or redo).
 ---@field prompt? string Prompt is the rewound turn's prompt, back for editing, when the conversation was rewound.
 
+--- InlineAcceptedArgs is loom.inlineCompletionAccepted's argument.
+---@class loom.wire.InlineAcceptedArgs
+---@field uri string
+---@field chars integer
+---@field lines integer
+---@field cached? boolean
+
 --- ConversationArgs names a conversation of a folder.
 ---@class loom.wire.ConversationArgs
 ---@field uri? string URI selects the folder (see FolderArgs).
@@ -645,6 +658,7 @@ M.commands = {
   rewind = 'loom.rewind',
   redo = 'loom.redo',
   conversations = 'loom.conversations',
+  inlineCompletionAccepted = 'loom.inlineCompletionAccepted',
   newConversation = 'loom.newConversation',
   openConversation = 'loom.openConversation',
   renameConversation = 'loom.renameConversation',
