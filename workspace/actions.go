@@ -32,20 +32,6 @@ func (s *Conversation) turnContext() context.Context {
 	return s.turnCtx
 }
 
-// newBatchRun copies what the batch a needs of the conversation (on the
-// owner goroutine).
-func (s *Conversation) newBatchRun(a fsm.ExecuteTools) *batchRun {
-	b := &batchRun{turn: a.Turn, env: s.env, bash: s.cfg.Tools.Bash, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
-		registry: s.registry, mcpPolicies: s.mcpPolicies, review: a.Review, diag: s.newDiagBatch(a)}
-	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
-		b.together = rp.ReviewsTogether()
-	}
-	if a.ReadOnly {
-		readOnlyBatch(b)
-	}
-	return b
-}
-
 // cancelInFlight cancels the model stream, tool runs and hook of the
 // turn in flight, and the retry timer.
 func (s *Conversation) cancelInFlight() {
@@ -88,8 +74,8 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.notify(Notification{Kind: NoteHook, Turn: a.Turn, Hook: hookNote(a)})
 		}
 	case fsm.ExecuteTools:
-		ctx, b := s.turnContext(), s.newBatchRun(a)
-		s.goWorker(func() { s.runTools(ctx, a, b) })
+		ctx, batch := s.turnContext(), s.newBatch(a)
+		s.goWorker(func() { batch.Run(ctx) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)

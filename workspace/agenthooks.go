@@ -14,6 +14,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
 	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // Agent hooks (package agenthooks reads and runs them) at their points
@@ -294,22 +295,11 @@ func said(reports []fsm.HookReport, d agenthooks.Decision) (bool, string) {
 	return len(reasons) > 0, strings.Join(reasons, "; ")
 }
 
-// hookedCall is a call as its PreToolUse hooks left it.
-type hookedCall struct {
-	// call is what runs: the model's call, or with the arguments a hook
-	// rewrote it to; from is then the model's own arguments.
-	call fsm.ToolCall
-	from string
-	// done reports that the call must not run (denied by a hook, or by
-	// the user a hook asked, or the turn is gone); asked that the user
-	// approved it at a hook's request (the machine has it running).
-	done, asked bool
-}
-
-// preToolHooks runs the PreToolUse hooks of call c, and steps what they
+// PreToolUse runs the PreToolUse hooks of call c, and steps what they
 // said; a rewritten input is taken as the machine takes it (fsm.Rewrite).
-func (s *Conversation) preToolHooks(ctx context.Context, b *batchRun, c fsm.ToolCall) hookedCall {
-	hc := hookedCall{call: c}
+func (r callRun) PreToolUse(ctx context.Context, turn uint64, c fsm.ToolCall) toolcall.Hooked {
+	s, b := r.s, r.b
+	hc := toolcall.Hooked{Call: c}
 	fh := s.hooksFor(agenthooks.PreToolUse)
 	if fh == nil {
 		return hc
@@ -342,39 +332,39 @@ func (s *Conversation) preToolHooks(ctx context.Context, b *batchRun, c fsm.Tool
 			reports[i].Input = ""
 		}
 	}
-	if !s.stepHooks(ctx, fsm.HooksDecided{Turn: b.turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
-		hc.done = true
+	if !s.stepHooks(ctx, fsm.HooksDecided{Turn: turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
+		hc.Done = true
 		return hc
 	}
 	if deny, _ := said(reports, agenthooks.Deny); deny {
-		hc.done = true // the machine completed the call
+		hc.Done = true // the machine completed the call
 		return hc
 	}
 	if input, _ := fsm.Rewrite(reports); input != "" && input != c.Arguments {
-		hc.call.Arguments, hc.from = input, c.Arguments
+		hc.Call.Arguments, hc.From = input, c.Arguments
 	}
 	ask, why := said(reports, agenthooks.Ask)
 	if !ask {
 		return hc
 	}
-	detail := hc.call.Arguments
+	detail := hc.Call.Arguments
 	var args struct {
 		Command string `json:"command"`
 	}
-	if json.Unmarshal([]byte(hc.call.Arguments), &args) == nil && args.Command != "" {
+	if json.Unmarshal([]byte(hc.Call.Arguments), &args) == nil && args.Command != "" {
 		detail = args.Command
 	}
-	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: detail + "\n\nA hook asks you to approve this: " + why, Rewritten: inputWordsOf(hc.from)}
+	a := Approval{Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Detail: detail + "\n\nA hook asks you to approve this: " + why, Rewritten: inputWordsOf(hc.From)}
 	ok, err := s.approve(ctx, a, b.approvalTimeout)
 	reason := "a hook asked: " + why
 	if err != nil {
 		ok, reason = false, "a hook asked for your approval and none came ("+err.Error()+")"
 	}
-	if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: ok, Why: reason}) || !ok {
-		hc.done = true
+	if !r.Approved(ctx, fsm.ApprovalDecided{Turn: turn, CallID: c.ID, Approved: ok, Why: reason}) || !ok {
+		hc.Done = true
 		return hc
 	}
-	hc.asked = true
+	hc.Asked = true
 	return hc
 }
 
@@ -386,14 +376,15 @@ func inputWordsOf(input string) string {
 	return inputWords(input)
 }
 
-// postToolHooks runs the PostToolUse hooks of call c, which produced
+// PostToolUse runs the PostToolUse hooks of call c, which produced
 // out; their reports are stepped just before the call's ToolCompleted.
-func (s *Conversation) postToolHooks(ctx context.Context, c fsm.ToolCall, out toolOutcome) []fsm.HookReport {
+func (r callRun) PostToolUse(ctx context.Context, c fsm.ToolCall, out toolcall.Outcome) []fsm.HookReport {
+	s := r.s
 	fh := s.hooksFor(agenthooks.PostToolUse)
 	if fh == nil {
 		return nil
 	}
-	in := agenthooks.Input{Tool: c.Name, ToolInput: json.RawMessage(c.Arguments), ToolUseID: c.ID, ToolOutput: out.result, ToolFailed: out.isError}
+	in := agenthooks.Input{Tool: c.Name, ToolInput: json.RawMessage(c.Arguments), ToolUseID: c.ID, ToolOutput: out.Result, ToolFailed: out.IsError}
 	return s.runHooks(ctx, fh, agenthooks.PostToolUse, c.Name, in)
 }
 

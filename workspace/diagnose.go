@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // DiagnosticsSource is an optional interface of an Editor whose client
@@ -218,15 +219,15 @@ func (d *diagBatch) beforeEdit(ctx context.Context, env tools.FileSource, c fsm.
 // afterCall notes an applied edit, and for the batch's last edit call
 // returns the report the model reads after its result ("" for none),
 // with the note shown to people.
-func (d *diagBatch) afterCall(ctx context.Context, c fsm.ToolCall, out toolOutcome, rel func(string) string) (string, *DiagnosticsNote) {
+func (d *diagBatch) afterCall(ctx context.Context, c fsm.ToolCall, out toolcall.Outcome, rel func(string) string) (string, *toolcall.Diagnosed) {
 	if d == nil {
 		return "", nil
 	}
-	if out.changed != "" {
-		if _, ok := d.texts[out.changed]; !ok {
-			d.order = append(d.order, out.changed)
+	if e := out.Applied; e != nil {
+		if _, ok := d.texts[e.Path]; !ok {
+			d.order = append(d.order, e.Path)
 		}
-		d.texts[out.changed] = out.after
+		d.texts[e.Path] = e.NewText
 	}
 	if c.ID != d.reportAt {
 		return "", nil
@@ -252,7 +253,7 @@ func (d *diagBatch) afterCall(ctx context.Context, c fsm.ToolCall, out toolOutco
 	if len(reports) == 0 {
 		return "", nil
 	}
-	note := &DiagnosticsNote{CallID: c.ID, Summary: diagnostics.Summary(reports, d.limits)}
+	note := &toolcall.Diagnosed{Summary: diagnostics.Summary(reports, d.limits)}
 	for _, r := range reports {
 		note.New = append(note.New, diagnostics.Filter(r.New, d.limits.MinSeverity)...)
 	}

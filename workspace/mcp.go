@@ -220,36 +220,22 @@ func (a *alwaysAllowed) allow(name string) {
 	a.names[name] = true
 }
 
-// approveMCP enforces the server's approve policy. It returns "" when the
-// call may run, else the tool result that explains why not. Under "ask",
-// a server the folder's rules allow (MCPServerRules) runs unasked.
-func (s *Conversation) approveMCP(ctx context.Context, b *batchRun, c fsm.ToolCall, t *mcp.Tool) string {
-	policy, ok := b.mcpPolicies[t.Server()]
-	if !ok {
-		policy = config.PolicyAsk
-	}
-	switch policy {
-	case config.PolicyAllow:
-		return ""
-	case config.PolicyDeny:
-		return fmt.Sprintf(`tool error: the tools of MCP server %q are disabled here (mcp.servers.%s.approve = "deny"); do without them`, t.Server(), t.Server())
-	}
-	// The user's own rule for this server (kept in the state directory,
-	// never in the repository): its tools run unasked under "ask".
-	servers, err := s.folder.host.MCPServerRules(s.folder.dir)
-	if err != nil {
-		s.folder.log.Warn("approval rules unreadable; asking", "err", err)
-	}
-	if slices.Contains(servers, t.Server()) {
-		return ""
-	}
+// AskServer asks the user whether an MCP tool may be called (the
+// policy said Ask: the server's approve = "ask", and the user allowed
+// neither the server for good nor the tool for the session). It
+// returns "" when the call may run, else the tool result that explains
+// why not.
+func (r callRun) AskServer(ctx context.Context, turn uint64, c fsm.ToolCall) string {
+	s, b := r.s, r.b
+	tool, _ := b.registry.Get(c.Name)
+	t := tool.(*mcp.Tool)
 	s.always.asking.Lock()
 	defer s.always.asking.Unlock()
 	if s.always.allowed(t.Name()) {
 		return ""
 	}
-	ok, err = s.approve(ctx, Approval{
-		Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
+	ok, err := s.approve(ctx, Approval{
+		Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
 		Detail: fmt.Sprintf("MCP server %s, tool %s, arguments: %s", t.Server(), t.RemoteName(), compactJSON(c.Arguments)),
 		Always: func() { s.always.allow(t.Name()) },
 	}, b.approvalTimeout)

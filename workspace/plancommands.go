@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"fmt"
-
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 )
@@ -34,15 +32,4 @@ func (s *Conversation) toolSpecs() map[string]fsm.ToolSpec {
 func readOnlyBatch(b *batchRun) {
 	b.readOnly = true
 	b.env.Sandbox = b.env.Sandbox.ReadOnly()
-}
-
-// readOnlyRefusal refuses a command of a read-only batch that no
-// sandbox could confine (the sandbox went away since the machine was
-// configured): "" when it may run.
-func readOnlyRefusal(b *batchRun, c fsm.ToolCall) string {
-	if !b.readOnly || c.Name != "bash" || b.env.Sandbox.Active() {
-		return ""
-	}
-	return fmt.Sprintf("tool error: in plan and ask modes commands run only in a sandbox that keeps the workspace read-only, "+
-		"and there is none here (%s); nothing was run", b.env.Sandbox.Unavailable())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // Under tools.edits = "review" an edit tool's change, or the text files a
@@ -69,7 +70,8 @@ func (s *Conversation) proposeLive(ctx context.Context, propose func() *changes.
 // commandProposal works out the review of what run changed (on the
 // tool's worker): nil when nothing can be reviewed. The other files of
 // run stay in it, for the hook's report.
-func (s *Conversation) commandProposal(ctx context.Context, b *batchRun, run *commandRun, output string) *changes.CommandReview {
+func (r callRun) commandProposal(ctx context.Context, run *commandRun, output string) *changes.CommandReview {
+	s, b := r.s, r.b
 	if run == nil || len(run.paths) == 0 {
 		return nil
 	}
@@ -116,11 +118,11 @@ func (s *Conversation) resumeReviews(path string) bool {
 	s.git.newBatch()
 	s.turnTimes[st.Turn] = time.Now()
 	if len(rest.Calls) > 0 {
-		b := s.newBatchRun(rest)
+		batch := s.newBatch(rest)
 		s.goWorker(func() {
 			s.review.AwaitSettled(ctx, waiting)
 			if ctx.Err() == nil {
-				s.runTools(ctx, rest, b)
+				batch.Run(ctx)
 			}
 		})
 	}
@@ -185,7 +187,7 @@ func (p treePort) PostToolHooks(ctx context.Context, r changes.Ran) []fsm.HookRe
 	if r.Edit != nil {
 		c = acceptedCall(c, r.Edit, r.Whole)
 	}
-	return p.s.postToolHooks(ctx, c, toolOutcome{result: r.Result, isError: r.IsError})
+	return callRun{s: p.s}.PostToolUse(ctx, c, toolcall.Outcome{Result: r.Result, IsError: r.IsError})
 }
 
 // CurrentText is the file's text as the user sees it now: the open

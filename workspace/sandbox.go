@@ -11,6 +11,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // sandboxFor returns the sandbox commands run in under cfg: nil when
@@ -48,7 +49,7 @@ func (s *Conversation) sandboxStatus() string {
 	return s.env.Sandbox.Describe()
 }
 
-// escalate offers to rerun a command the sandbox blocked outside it,
+// Escalate offers to rerun a command the sandbox blocked outside it,
 // under tools.bash = "ask" only (execute set out.escalate): the user is
 // asked once, with the reason, without the worktree lock (the folder's
 // other conversations go on meanwhile); the rerun takes it again
@@ -56,9 +57,10 @@ func (s *Conversation) sandboxStatus() string {
 // the two runs' changed files are reported as one command's. Under
 // "allow" nobody is asked (a command that runs unasked never leaves the
 // sandbox), and a client that cannot ask leaves the blocked result.
-func (s *Conversation) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall, out toolOutcome, writeLock bool) toolOutcome {
-	blocked := out.escalate
-	out.escalate = nil
+func (r callRun) Escalate(ctx context.Context, c fsm.ToolCall, out toolcall.Outcome, writeLock bool) toolcall.Outcome {
+	s, b := r.s, r.b
+	blocked := out.Escalate
+	out.Escalate = nil
 	var args struct {
 		Command string `json:"command"`
 	}
@@ -69,28 +71,30 @@ func (s *Conversation) escalate(ctx context.Context, b *batchRun, c fsm.ToolCall
 	}, b.approvalTimeout)
 	switch {
 	case ctx.Err() != nil:
-		return toolOutcome{result: "tool error: cancelled", isError: true}
+		return toolcall.Outcome{Result: "tool error: cancelled", IsError: true}
 	case err != nil:
 		// No answer (timeout) or no way to ask: the blocked result stands.
-		out.result += "Nobody approved running it outside the sandbox (" + err.Error() + ").\n"
+		out.Result += "Nobody approved running it outside the sandbox (" + err.Error() + ").\n"
 		return out
 	case !ok:
-		out.result += "The user declined to run it outside the sandbox.\n"
+		out.Result += "The user declined to run it outside the sandbox.\n"
 		return out
 	}
-	if !s.decideApproval(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: true}) {
+	if !r.Approved(ctx, fsm.ApprovalDecided{Turn: b.turn, CallID: c.ID, Approved: true}) {
 		if ctx.Err() != nil {
-			return toolOutcome{result: "tool error: cancelled", isError: true}
+			return toolcall.Outcome{Result: "tool error: cancelled", IsError: true}
 		}
 		return out
 	}
-	again := s.executeLocked(ctx, b, c, writeLock, true)
-	if again.isError && strings.HasPrefix(again.result, "tool error: ") {
+	again := r.executeLocked(ctx, c, writeLock, true)
+	if again.IsError && strings.HasPrefix(again.Result, "tool error: ") {
 		return again
 	}
-	again.result = "The sandbox blocked the command (" + blocked.Blocked + "); the user approved running it again outside the sandbox, with their full permissions:\n" + again.result
-	again.summary += " (outside the sandbox)"
-	again.command = mergeRuns(out.command, again.command)
+	again.Result = "The sandbox blocked the command (" + blocked.Blocked + "); the user approved running it again outside the sandbox, with their full permissions:\n" + again.Result
+	again.Summary += " (outside the sandbox)"
+	first, _ := out.Command.(*commandRun)
+	second, _ := again.Command.(*commandRun)
+	again.Command = mergeRuns(first, second)
 	return again
 }
 

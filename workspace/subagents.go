@@ -14,6 +14,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // Subagents. The model calls the agent tool with an agent type and a
@@ -29,7 +30,7 @@ import (
 // mode is read-only or its definition asks (fsm.Config.ReadOnly), it
 // sits one level deeper (fsm.Config.Depth: the spawn caps apply), and its
 // tools are those of the parent that its definition allows. Its tool
-// calls run through exactly the same code as the parent's (runTools):
+// calls run through exactly the same code as the parent's (toolcall.Batch, served by callRun):
 // there is no second path. Its approvals go to the user through the
 // same editor, named as the child's (Approval.Subagent), and each wait is
 // shown on the parent's agent call, so a waiting child never hangs the
@@ -80,10 +81,11 @@ func (agentTool) Run(context.Context, *tools.Env, json.RawMessage) (tools.Result
 // spawn is the agent call's run stage: it names the agent and steps
 // SpawnRequested; the machine starts the child (StartChild) or completes
 // the call itself. The call's outcome is settled either way.
-func (s *Conversation) spawn(ctx context.Context, b *batchRun, c fsm.ToolCall) toolOutcome {
+func (r callRun) spawn(ctx context.Context, c fsm.ToolCall) toolcall.Outcome {
+	s, b := r.s, r.b
 	var p agentParams
 	if err := json.Unmarshal([]byte(c.Arguments), &p); err != nil {
-		return toolOutcome{result: "tool error: " + fsm.AgentTool + ": " + err.Error(), isError: true}
+		return toolcall.Outcome{Result: "tool error: " + fsm.AgentTool + ": " + err.Error(), IsError: true}
 	}
 	var agents []agentfiles.Agent
 	if ps := s.folder.agents.Load(); ps != nil {
@@ -95,10 +97,10 @@ func (s *Conversation) spawn(ctx context.Context, b *batchRun, c fsm.ToolCall) t
 		for i, a := range agents {
 			names[i] = a.Name
 		}
-		return toolOutcome{result: fmt.Sprintf("tool error: %s: no agent %q; the agents are: %s", fsm.AgentTool, p.Agent, strings.Join(names, ", ")), isError: true}
+		return toolcall.Outcome{Result: fmt.Sprintf("tool error: %s: no agent %q; the agents are: %s", fsm.AgentTool, p.Agent, strings.Join(names, ", ")), IsError: true}
 	}
 	s.postEventLive(ctx, fsm.SpawnRequested{Turn: b.turn, CallID: c.ID, Agent: def.Name, Task: p.Task, ReadOnly: def.ReadOnly})
-	return toolOutcome{settled: true}
+	return toolcall.Outcome{Settled: true}
 }
 
 // childLink ties a child conversation to its parent's agent call.

@@ -107,5 +107,5 @@ func (p treePort) KeepHow() (string, string) {
 func (p treePort) TurnTime(turn uint64) time.Time { return p.s.turnTimes[turn] }
 
 func (p treePort) ApplyEdit(ctx context.Context, callID string, e *tools.Edit) error {
-	return p.s.applyEdit(ctx, callID, e)
+	return callRun{s: p.s}.applyEdit(ctx, callID, e)
 }

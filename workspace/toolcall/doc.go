@@ -1,26 +1,46 @@
 // Package toolcall is the tool call as a value: what a conversation's
-// policy lets a call do, decided by a pure function, and (as it moves
-// here from package workspace) the batch that runs the calls of one
-// model response, each through its stages in one visible order.
+// policy lets a call do, decided by a pure function (Decide), and the
+// batch that runs the calls of one model response (Batch), each through
+// its stages in one visible order (Batch.run), acting only through
+// narrow ports (Ports). Package workspace builds a conversation's batch
+// (Conversation.newBatch, workspace/toolrun.go) and serves the ports
+// (its callRun); it imports this package, never the other way.
 //
 // # The stages of a call
 //
-//  1. PreToolUse hooks: they may deny the call, rewrite its input or ask
-//     the user (workspace: preToolHooks).
-//  2. Policy: Decide(call, policy) says Allow, Approve (an approval rule
-//     covers it), Ask (the user decides) or Refuse (with the result the
-//     model reads). It is pure: no I/O but the approval rules' reading of
-//     a command's paths, no asking, no stepping; the asking is the
-//     approver's (workspace: admit, approveBash, approveMCP).
-//  3. Run: the tool runs in the sandbox; a command runs inside a
-//     command window that attributes the files it changed; a command the
-//     sandbox blocked may be escalated (asked again, run outside).
-//  4. Review or apply: an edit is proposed (tools.edits = "review") or
-//     applied through the editor or the one writer.
-//  5. Diagnostics: what the batch's edits introduced is added to the
-//     result.
-//  6. PostToolUse hooks, then ToolCompleted is stepped on the owner
-//     goroutine.
+//  1. PreToolUse hooks (Hooks.PreToolUse): they may deny the call,
+//     rewrite its input or ask the user.
+//  2. Policy (Batch.admit): Decide(call, policy) says Allow, Approve (an
+//     approval rule covers it), Ask (the user decides: Approver) or
+//     Refuse (with the result the model reads); then the call is marked
+//     running (Stepper). Decide is pure: no asking, no stepping, no I/O
+//     but the approval rules' reading of a command's paths.
+//  3. Run (Runner.Run): the tool runs in the sandbox; a command inside a
+//     command window that attributes the files it changed; an edit is
+//     applied through the editor or the one writer (or, under review,
+//     computed only). A command the sandbox blocked may be escalated
+//     (Runner.Escalate: asked again, run outside).
+//  4. Review (Reviewer.Review): an edit computed under review is
+//     proposed, a command's changes join the review.
+//  5. Diagnostics (Diagnostics.AfterCall): what the batch's edits
+//     introduced is added to the result of its last edit.
+//  6. PostToolUse hooks (Hooks.PostToolUse), then the completion
+//     (Stepper.Complete: ToolCompleted on the owner goroutine).
+//
+// Batch.Run orders the calls: consecutive read-only calls in parallel,
+// each mutating call alone, in request order; under review with
+// Together, edits of different files are proposed together.
+//
+// # The ports
+//
+//   - Hooks: PreToolUse, PostToolUse.
+//   - Approver: Tool (what the registry says), Rules (the approval rules
+//     as they are now), AskCommand, AskServer.
+//   - Stepper: Running, Approved, Complete — the only way to the machine.
+//   - Runner: Run, Escalate — the sandbox, the command window, the
+//     editor and the writer.
+//   - Reviewer: Review, Settle.
+//   - Diagnostics: Prime, BeforeEdit, AfterCall.
 //
 // # The policy
 //
@@ -55,9 +75,10 @@
 // # How to add a stage
 //
 // A stage is a step of the call between two of the above, in
-// workspace/toolrun.go's runHooked, which reads top to bottom in the
-// order above. A stage that decides is a pure function here, tested by
-// table; one that acts reaches the world only through the conversation's
-// ports (approver, editor, writer, hooks, stepper), never by reaching
-// into the conversation's fields.
+// Batch.run, which reads top to bottom in the order above. A stage that
+// decides is a pure function here, tested by table (as Decide). One that
+// acts gets a port: a small interface in batch.go, a field of Ports, and
+// its implementation on workspace's callRun (workspace/toolrun.go) — a
+// test of the batch can serve it with a fake. It never reaches into the
+// conversation's fields, and it steps the machine only through Stepper.
 package toolcall
