@@ -92,11 +92,35 @@ func (s *Server) pullSettings() {
 		default:
 			s.settings, s.userSettings = nil, nil
 		}
+		first := s.firstSettings
+		s.firstSettings = nil
 		s.mu.Unlock()
 		if s.ctx.Err() == nil {
 			s.applyOverrides()
 		}
+		if first != nil {
+			close(first)
+		}
 	})
+}
+
+// waitFirstSettings waits until the settings asked for at initialized
+// were applied, so that a command the client sends before it answered
+// (a prompt typed right after VS Code reloaded its window) runs with
+// them — with the model they name — rather than without. The ask itself
+// is bounded by ClientCallTimeout.
+func (s *Server) waitFirstSettings(ctx context.Context) {
+	s.mu.Lock()
+	first := s.firstSettings
+	s.mu.Unlock()
+	if first == nil {
+		return
+	}
+	select {
+	case <-first:
+	case <-ctx.Done():
+	case <-s.ctx.Done():
+	}
 }
 
 // applyOverrides hands the client's configuration layers to the host:

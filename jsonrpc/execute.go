@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -24,7 +25,14 @@ const codeRequestFailed jsonrpc2.Code = -32803
 type command struct {
 	name string
 	// run decodes the argument and runs the command.
-	run func(s *Server, ctx context.Context, arg json.RawMessage) (any, error)
+	run runner
+}
+
+// runner runs a command from its raw argument; arg is the argument's Go
+// type (for the generated protocol reference, see wire.go).
+type runner struct {
+	call func(s *Server, ctx context.Context, arg json.RawMessage) (any, error)
+	arg  reflect.Type
 }
 
 // commandList holds every command, in the order initialize lists them.
@@ -74,8 +82,8 @@ var commands = func() map[string]command {
 }()
 
 // typed adapts a command function taking its argument type T.
-func typed[T any](name string, fn func(*Server, context.Context, T) (any, error)) func(*Server, context.Context, json.RawMessage) (any, error) {
-	return func(s *Server, ctx context.Context, raw json.RawMessage) (any, error) {
+func typed[T any](name string, fn func(*Server, context.Context, T) (any, error)) runner {
+	return runner{arg: reflect.TypeFor[T](), call: func(s *Server, ctx context.Context, raw json.RawMessage) (any, error) {
 		var arg T
 		if len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			dec := json.NewDecoder(bytes.NewReader(raw))
@@ -85,7 +93,7 @@ func typed[T any](name string, fn func(*Server, context.Context, T) (any, error)
 			}
 		}
 		return fn(s, ctx, arg)
-	}
+	}}
 }
 
 // executeCommand is the one runner of every command: it decodes the
@@ -116,7 +124,10 @@ func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (a
 		s.clientProgress(p.WorkDoneToken, "begin", cmd.name)
 		defer s.clientProgress(p.WorkDoneToken, "end", "")
 	}
-	result, err := cmd.run(s, ctx, arg)
+	// Every command sees the client's settings, even one sent before the
+	// client answered the first workspace/configuration.
+	s.waitFirstSettings(ctx)
+	result, err := cmd.run.call(s, ctx, arg)
 	if err == nil {
 		return result, nil
 	}

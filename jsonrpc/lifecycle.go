@@ -131,6 +131,9 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 	// The settings are asked for at initialized; until they arrive no
 	// folder's first trust is recorded without them.
 	s.settingsPending = s.caps.configuration
+	if s.settingsPending {
+		s.firstSettings = make(chan struct{})
+	}
 	if len(p.InitializationOptions) > 0 {
 		s.initOpts = append([]byte(nil), p.InitializationOptions...)
 	}

@@ -89,6 +89,10 @@ type Server struct {
 	userSettings []byte
 	// settingsPending: the settings were asked for and have not arrived.
 	settingsPending bool
+	// firstSettings, when not nil, is closed once the first settings
+	// asked for at initialized were applied (or the asking failed):
+	// commands wait for it (waitFirstSettings).
+	firstSettings chan struct{}
 	// settingsGen numbers the pulls, so that only the latest one applies.
 	settingsGen uint64
 	outboxes    map[string]*outbox        // by folder and conversation

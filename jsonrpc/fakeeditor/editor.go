@@ -119,6 +119,10 @@ type Hooks struct {
 	WorkDoneProgressCreate func(ctx context.Context)
 	// SaveDocuments returns the URIs saved; default: all of them.
 	SaveDocuments func(uris []string) []string
+	// BeforeConfiguration runs before workspace/configuration is
+	// answered, e.g. to hold the answer back like a client that is slow
+	// to read its settings (VS Code after a window reload).
+	BeforeConfiguration func(ctx context.Context)
 	// Diagnostics answers loom/diagnostics (declared when set, with
 	// Loom): the file's diagnostics, in LSP's shape.
 	Diagnostics func(uri string, after bool) []map[string]any
@@ -213,6 +217,9 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return &p.Actions[0], nil
 	case protocol.MethodWorkspaceConfiguration:
+		if h := e.Hooks.BeforeConfiguration; h != nil {
+			h(ctx)
+		}
 		var p protocol.ConfigurationParams
 		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)

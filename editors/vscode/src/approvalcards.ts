@@ -121,15 +121,10 @@ export class PendingApprovals {
    * of an MCP server, is the server's own rule (loom.addRule {every} /
    * {mcpServer}, kept in the user's loom state, like the exact and prefix
    * rules): a workspace setting would be trust-bound and held back in a
-   * folder with any other widening value. Only an older server without
-   * loom.addRule gets the workspace setting.
+   * folder with any other widening value.
    */
   private async rememberAlways(rule: AlwaysRule, t: Transcript): Promise<void> {
-    if (this.host.has(Commands.addRule)) {
-      await this.host.exec(Commands.addRule, { ...this.host.argsFor(t), ...alwaysRuleArgs(rule) });
-      return;
-    }
-    await rememberInSettings(rule);
+    await this.host.exec(Commands.addRule, { ...this.host.argsFor(t), ...alwaysRuleArgs(rule) });
   }
 
   /** t's turn ended: what still waits in it is denied (the server no longer asks). */
@@ -141,16 +136,4 @@ export class PendingApprovals {
       }
     }
   }
-}
-
-/** Writes the workspace setting that allows this kind of call (an older loom-lsp, without loom.addRule). */
-async function rememberInSettings(rule: AlwaysRule): Promise<void> {
-  const loom = vscode.workspace.getConfiguration('loom');
-  if (rule.kind === 'bash') {
-    await loom.update('tools.bash', 'allow', vscode.ConfigurationTarget.Workspace);
-    return;
-  }
-  const key = 'mcp.approve';
-  const current = loom.inspect<Record<string, string>>(key)?.workspaceValue ?? {};
-  await loom.update(key, { ...current, [rule.server]: 'allow' }, vscode.ConfigurationTarget.Workspace);
 }

@@ -6,7 +6,6 @@ import * as vscode from 'vscode';
 import { PendingApprovals } from './approvalcards';
 import { ModelChoice } from './modelchoice';
 import { explainAskError } from './askargs';
-import { contextAsText, contextUnsupported } from './contextitems';
 import { beforeText } from './diff';
 import { Conversations } from './conversations';
 import { writeImages } from './imagefiles';
@@ -31,6 +30,13 @@ export interface ServerLink {
   running(): boolean;
   /** Whether the server lists command (initialize's executeCommandProvider). */
   has(command: string): boolean;
+  /**
+   * Whether loom-lsp has started and the panel was drawn from it (its
+   * settings sent, every folder's conversation loaded); absent: always.
+   */
+  ready?(): boolean;
+  /** Resolves once ready() holds, or the start failed (exec then says why). */
+  whenReady?(): Promise<void>;
 }
 
 /** The changed-files bar and the prompts' checkpoints (checkpoints.ts). */
@@ -355,10 +361,20 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       this.selected = folder;
       this.panel.refresh();
     }
-    const t = this.transcript(folder);
+    let t = this.transcript(folder);
     this.checkpoints?.asked(folder);
-    const item = t.prompt(args.prompt, context, [...attached.map((c) => c.label), ...images.map(imageLabel)]);
+    // Typed while loom-lsp starts (right after a window reload): the
+    // prompt waits, drawn as queued, until the server is up and the panel
+    // drawn from it, so that neither the settings (its model) nor the
+    // redraw can overtake it (issue 47 item 1).
+    const early = this.server.ready?.() === false;
+    const item = t.prompt(args.prompt, context, [...attached.map((c) => c.label), ...images.map(imageLabel)], early);
     this.changed(t, [item]);
+    if (early) {
+      await this.server.whenReady?.();
+      // The redraw keeps the prompt in its transcript's queue; the transcript shown may be another now.
+      t = this.transcriptHolding(folder, item) ?? t;
+    }
     let written: { paths: string[]; remove: () => Promise<void> } | undefined;
     if (!args.uri) {
       args = { ...args, uri: vscode.Uri.file(folder).toString() };
@@ -375,18 +391,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
         written = await writeImages(this.imageDir ?? '', images);
         args = { ...args, images: written.paths };
       }
-      let res: AskResult;
-      try {
-        res = await this.server.exec<AskResult>(Commands.ask, args);
-      } catch (e) {
-        if (!args.context || !contextUnsupported(errorText(e))) {
-          throw e;
-        }
-        // An older loom-lsp: the context goes along as words.
-        const rel = (u: string) => vscode.workspace.asRelativePath(vscode.Uri.parse(u, true));
-        const { context: ctx, ...rest } = args;
-        res = await this.server.exec<AskResult>(Commands.ask, { ...rest, prompt: `${args.prompt}\n\n${contextAsText(ctx, rel)}` });
-      }
+      const res = await this.server.exec<AskResult>(Commands.ask, args);
       if (res.conversation && this.convs.adopt(folder, res.conversation)) {
         this.panel.refresh();
       }
@@ -408,6 +413,12 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     } finally {
       await written?.remove();
     }
+  }
+
+  /** The transcript of folder that holds item (the shown one first). */
+  private transcriptHolding(folder: string, item: Item): Transcript | undefined {
+    const shown = this.transcript(folder);
+    return shown.get(item.id) === item ? shown : this.convs.all().find((x) => x.folder === folder && x.get(item.id) === item);
   }
 
   private folderOf(uri: string | undefined): string | undefined {
@@ -463,19 +474,7 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
     const t = this.transcript(folder);
     let r: UndoResult | undefined;
     try {
-      try {
-        r = await this.server.exec<UndoResult>(Commands.undo, { ...this.folderArgs(folder), ...(sha ? { sha } : {}) });
-      } catch (e) {
-        // An older loom-lsp undoes its last commit only: the same thing
-        // when sha is the newest commit not undone yet.
-        if (!sha || !/unknown field "sha"/.test(errorText(e))) {
-          throw e;
-        }
-        if (t.newestCommit() !== sha) {
-          throw new Error('This loom-lsp undoes only its last commit; update it to undo an older one.');
-        }
-        r = await this.server.exec<UndoResult>(Commands.undo, this.folderArgs(folder));
-      }
+      r = await this.server.exec<UndoResult>(Commands.undo, { ...this.folderArgs(folder), ...(sha ? { sha } : {}) });
     } catch (e) {
       this.notice('error', errorText(e), undefined, folder);
       return;

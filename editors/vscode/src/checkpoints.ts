@@ -117,7 +117,7 @@ export class Checkpoints implements vscode.TextDocumentContentProvider {
       const changes = known ?? (await this.chat.exec<{ changes: CommandChangeWire[] | null }>('loom.commandChanges', this.uri(folder)))?.changes;
       this.bar(folder).setCommandChanges(changes ?? []);
       this.draw(folder);
-    } catch { /* an older loom-lsp: commands' changes come with their notification */ }
+    } catch { /* the server did not answer: commands' changes come with their notification */ }
   }
 
   /** A commit was undone from the chat (its Undo): its files leave the bar if nothing else is left. */

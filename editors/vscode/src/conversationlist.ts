@@ -39,9 +39,9 @@ export class ConversationList {
   /**
    * Draws every folder's conversation at startup: the one shown in the
    * last window when the server still has it, else the folder's most
-   * recent. One loom.panelState per folder answers everything; an older
-   * loom-lsp is asked part by part. Returns each folder's panel state
-   * (none from an older loom-lsp), for the rest of the panel.
+   * recent. One loom.panelState per folder answers everything (when it
+   * fails, the parts are asked one by one). Returns each folder's panel
+   * state, for the rest of the panel.
    */
   async start(): Promise<Map<string, PanelState>> {
     const states = new Map<string, PanelState>();
@@ -68,9 +68,6 @@ export class ConversationList {
 
   /** Draws folder from one loom.panelState; undefined when the server cannot answer it. */
   private async startFromState(folder: string): Promise<PanelState | undefined> {
-    if (!this.chat.has(Commands.panelState)) {
-      return undefined;
-    }
     const last = this.chat.kept.rememberedShown(folder);
     let st: PanelState<ConversationInfo>;
     try {
@@ -123,11 +120,6 @@ export class ConversationList {
       // The conversation shown is new already: it is the one to type in.
       this.chat.panel.refresh();
       this.chat.focusInput();
-      return;
-    }
-    if (!this.chat.has(Commands.newConversation)) {
-      // An older loom-lsp: one conversation per folder, started afresh.
-      await this.chat.reset();
       return;
     }
     try {

@@ -86,7 +86,7 @@ export class Conversations {
 
   /**
    * The transcript a server message of folder about conversation id goes
-   * to. No id (an older loom-lsp): the shown one. While the shown
+   * to. No id (the folder's own notices): the shown one. While the shown
    * conversation is still unknown, the first one the server names is
    * it (adopted reports that: the panel must be redrawn).
    */

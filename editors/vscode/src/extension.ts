@@ -38,6 +38,18 @@ let client: LanguageClient | undefined;
 let lsp: typeof import('./client');
 /** loom-lsp's start, while it runs and after: what the panel asks meanwhile waits for it. */
 let serverUp: Promise<void> | undefined;
+/**
+ * Whether the panel was drawn from loom-lsp (afterStart done, or the
+ * start failed); prompts typed before wait for it (panelReady).
+ */
+let panelUp = false;
+let markPanelUp: () => void = () => undefined;
+const panelReady = new Promise<void>((resolve) => {
+  markPanelUp = () => {
+    panelUp = true;
+    resolve();
+  };
+});
 /** Set by deactivate: a start not begun yet does not begin. */
 let deactivated = false;
 /** The chat, whose conversations are written down at deactivation. */
@@ -118,6 +130,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const feature = new LoomFeature();
   const chat = new Chat(context.extensionUri, {
     running: () => c?.isRunning() ?? false,
+    ready: () => panelUp,
+    whenReady: () => panelReady,
     // The server's own list: the loom.* commands are taken out of the capabilities (LoomFeature).
     has: (cmd: string) => feature.serverCommands.has(cmd),
     exec: async <T>(cmd: string, args: object): Promise<T> => {
@@ -268,6 +282,8 @@ export function activate(context: vscode.ExtensionContext): void {
     c = conn?.client;
     return conn?.up;
   });
+  // No loom-lsp to start (connect found none, or failed): nothing to wait for.
+  serverUp.then(() => c ? undefined : markPanelUp(), () => c ? undefined : markPanelUp());
   serverUp.catch((e) => {
     // A failed start is said by afterStart; this is connect's own failure.
     if (!c) {
@@ -453,6 +469,7 @@ async function afterStart(c: LanguageClient, up: Promise<void>, parts: Parts, co
   try {
     await up;
   } catch (e) {
+    markPanelUp(); // what waits for the start fails now, saying why
     chat.setDown(true);
     status.text = '$(error) Loom';
     status.tooltip = `Loom: ${errorText(e)}`;
@@ -460,11 +477,16 @@ async function afterStart(c: LanguageClient, up: Promise<void>, parts: Parts, co
     void vscode.window.showErrorMessage(`Loom: could not start ${command}: ${errorText(e)}. Set loom.path.`);
     return;
   }
-  await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
-  takeOverWindowMessages(c, chat);
-  // One loom.panelState per folder draws everything (an older loom-lsp: one request per part).
-  const states = await conversations.start();
-  await Promise.all(chat.folders().map((f) => checkpoints.load(f.path, states.get(f.path)?.commandChanges as CommandChangeWire[] | undefined)));
+  try {
+    await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings() });
+    takeOverWindowMessages(c, chat);
+    // One loom.panelState per folder draws everything.
+    const states = await conversations.start();
+    await Promise.all(chat.folders().map((f) => checkpoints.load(f.path, states.get(f.path)?.commandChanges as CommandChangeWire[] | undefined)));
+  } finally {
+    // The prompts typed meanwhile go now (after the settings and the redraw).
+    markPanelUp();
+  }
 }
 
 /**

@@ -167,7 +167,7 @@ export class EditReview implements vscode.Disposable {
       await this.host.exec('loom.reviewDraft', {
         uri: vscode.Uri.file(p.params.folder).toString(), ...(p.params.conversation ? { conversation: p.params.conversation } : {}), id, ...draft,
       });
-    } catch { /* an older loom-lsp, or decided meanwhile: the draft is a convenience */ }
+    } catch { /* decided meanwhile: the draft is a convenience */ }
   }
 
   /** Sends the drafts still waiting for their delay (the window closes or reloads). */
@@ -245,7 +245,7 @@ export class EditReview implements vscode.Disposable {
         waiting = r?.proposals ?? [];
       }
     } catch {
-      // An older loom-lsp: only the proposals this window knows can be decided.
+      // The server did not answer: only the proposals this window knows can be decided.
     }
     const t = this.host.transcript(folder);
     const stale: Item[] = [];
@@ -355,9 +355,8 @@ export async function setReviewEdits(on: boolean): Promise<void> {
 /**
  * Whether edits wait for review: what loom.status says is in force (an
  * untrusted folder's .loom.toml asking for review wins over an "auto"
- * setting), else, from an older loom-lsp, the setting.
+ * setting).
  */
 export function reviewEditsInForce(status: { edits?: string }): boolean {
-  const v = status.edits || vscode.workspace.getConfiguration('loom').get<string>('tools.edits');
-  return v === 'review';
+  return status.edits === 'review';
 }

@@ -188,12 +188,12 @@ export class Transcript {
    * The user's prompt, shown at once. During a running turn it is queued:
    * drawn after the running answer (never inside it) until its turn starts.
    */
-  prompt(text: string, context?: string, chips?: string[]): UserItem {
+  prompt(text: string, context?: string, chips?: string[], wait = false): UserItem {
     const item: UserItem = { kind: 'user', id: this.id('u'), text, context };
     if (chips?.length) {
       item.chips = chips;
     }
-    if (this.busy() || this.queue.length > 0) {
+    if (wait || this.busy() || this.queue.length > 0) {
       item.queued = true;
       this.queue.push(item);
       this.byId.set(item.id, item);
@@ -473,7 +473,10 @@ export class Transcript {
     return changed;
   }
 
-  /** Replaces everything with loom.history's transcript. */
+  /**
+   * Replaces everything with loom.history's transcript (but the prompts
+   * waiting for the server: see clear).
+   */
   redraw(h: HistoryResult): void {
     this.clear();
     this.loaded = true;
@@ -519,10 +522,20 @@ export class Transcript {
     this.turn = Math.max(this.turn, turn);
   }
 
+  /**
+   * Empties the transcript, but for the prompts typed and not yet taken
+   * by the server (queued, no turn): no history holds them, and a prompt
+   * the user typed never vanishes.
+   */
   private clear(): void {
+    const waiting = this.queue.filter((it) => it.turn === undefined);
     this.main.length = 0;
     this.queue.length = 0;
     this.byId.clear();
+    for (const it of waiting) {
+      this.queue.push(it);
+      this.byId.set(it.id, it);
+    }
     this.openText = undefined;
     this.openThought = undefined;
   }
@@ -650,8 +663,8 @@ function isDone(s: ToolStatus): boolean {
  * ("[loom] changed on disk since you read them: …" after a command, a
  * rewind's note, the compaction's summary), not a prompt the user typed:
  * drawn as a notice, never as a prompt, nor counted as a turn. loom-lsp
- * marks them (note); the prefix covers an older loom-lsp.
+ * marks them (note).
  */
 export function isLoomNote(m: { role: string; content?: string; note?: boolean }): boolean {
-  return m.role === 'user' && (m.note === true || (m.content ?? '').startsWith('[loom] '));
+  return m.role === 'user' && m.note === true;
 }

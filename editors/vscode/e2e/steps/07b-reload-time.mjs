@@ -129,11 +129,12 @@ step('7b. reload time: reload → the conversation redrawn, three times in a row
 // real loom-lsp, so the server stays unstarted until the step writes the
 // line. (Without the FIFO the script starts loom-lsp at once: the later
 // steps keep it.)
-// Not in the suite: in the final clean-clone CI run (load 3) the prompt
-// sent while the gate held loom-lsp back stayed in the input, never sent,
-// and the next step's quick open never opened; it passed in the engineer's
-// whole-suite run before. Kept here, off, until that is understood.
-export const step7c = () => step('7c. after a reload the conversation is drawn while loom-lsp has not started; a prompt sent then is answered once it has', async () => {
+// (It was off for a while: the prompt, sent before loom-lsp had the
+// editor's settings, failed for want of a model and went back to the
+// input; now the server waits for its first settings before any command,
+// and the extension holds a prompt typed before the panel is drawn from
+// the server as queued, then sends it: issue 47 item 1.)
+step('7c. after a reload the conversation is drawn while loom-lsp has not started; a prompt sent then is answered once it has', async () => {
   const before = await panelCounts();
   const fifo = path.join(tmp, 'loom-lsp-gate');
   const gate = path.join(tmp, 'loom-lsp-gated');

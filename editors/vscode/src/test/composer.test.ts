@@ -3,7 +3,6 @@ import * as assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ruleAnswer, ruleOffers } from '../approval';
-import { contextAsText, contextUnsupported } from '../contextitems';
 import { listModels, modelIds } from '../modellist';
 import { completeSlash, parseSlash } from '../slash';
 
@@ -28,19 +27,6 @@ test('rule offers come from the server\'s action items; the prefix answer carrie
   assert.deepEqual(ruleAnswer(o.prefix!, '  go   test ./pkg  '), { title: actions[3].title, rule: { prefix: 'go test ./pkg' } });
   assert.deepEqual(ruleAnswer(o.prefix!, ''), actions[3], 'an emptied field keeps the server\'s prefix');
   assert.deepEqual(ruleOffers([{ title: 'Allow' }, { title: 'Deny' }]), {});
-});
-
-test('context as words for an older server; its error is recognised', () => {
-  const text = contextAsText([
-    { kind: 'file', label: 'a.go', uri: 'file:///w/a.go', range: { start: { line: 2, character: 0 }, end: { line: 4, character: 0 } } },
-    { kind: 'diagnostics', label: 'problems: a.go (1)', items: [{ uri: 'file:///w/a.go', range: { start: { line: 2, character: 4 }, end: { line: 2, character: 5 } }, severity: 'error', message: 'undefined: x', source: 'compiler' }] },
-    { kind: 'text', label: 'git changes', text: 'x'.repeat(30_000) },
-  ], (u) => u.replace('file:///w/', ''));
-  assert.match(text, /Attached: a\.go:3-5/);
-  assert.match(text, /a\.go:3:5 error: undefined: x \(compiler\)/);
-  assert.match(text, /… \(10000 more characters\)/);
-  assert.ok(contextUnsupported('loom.ask: bad argument: json: unknown field "context"'));
-  assert.ok(!contextUnsupported('no model configured'));
 });
 
 test('the setup card lists an OpenAI-compatible server\'s models, and Ollama\'s tags', async () => {

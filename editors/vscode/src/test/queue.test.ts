@@ -189,7 +189,7 @@ test('a reload after a command changed a file the model had read restores the re
       { role: 'user', content: 'run the formatter' },
       { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command":"fmt"}' }] },
       { role: 'tool', content: 'done', toolCallId: 'f1' },
-      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)' },
+      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)', note: true },
       { role: 'assistant', content: 'Formatted.' },
     ],
   };

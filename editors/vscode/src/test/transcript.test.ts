@@ -151,7 +151,7 @@ test('redraw leaves out loom\'s own notes to the model: they are no prompts and 
       { role: 'user', content: 'run the formatter' },
       { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command": "fmt"}' }] },
       { role: 'tool', content: 'done', toolCallId: 'f1' },
-      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)' },
+      { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)', note: true },
       { role: 'assistant', content: 'Formatted.' },
       { role: 'user', content: 'frame a.txt' },
     ],
@@ -214,4 +214,24 @@ test("loom's own notes to the model (note: true) redraw as notices, not prompts,
       { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)', note: true },
     ],
   }), true, 'the last prompt is the last message that is no note');
+});
+
+test('a prompt typed while loom-lsp starts stays queued through the redraw and the restore, then goes in (issue 47 item 1)', () => {
+  const t = new Transcript(F, 'proj');
+  t.prompt('earlier');
+  const early = t.prompt('Say ok', undefined, undefined, true);
+  assert.equal(early.queued, true, 'waits, drawn as queued');
+  t.redraw({ folder: F, messages: [{ role: 'user', content: 'earlier' }, { role: 'assistant', content: 'ok' }] });
+  assert.deepEqual(t.items.map((i) => i.kind === 'user' ? `${i.text}${i.queued ? ' (queued)' : ''}` : i.kind), ['earlier', 'assistant', 'Say ok (queued)']);
+  assert.equal(t.get(early.id), early, 'the same item, still known');
+  t.restore({ version: 1, turn: 1, items: [{ kind: 'user', id: 'u1', text: 'earlier', turn: 1 }] } as never,
+    { folder: F, messages: [{ role: 'user', content: 'earlier' }] });
+  assert.equal(t.get(early.id), early, 'kept by the restore too');
+  const moved = t.asked(early, 2);
+  assert.deepEqual(moved.map((i) => i.id), [early.id]);
+  assert.equal(early.queued, false);
+  assert.equal(t.items[t.items.length - 1], early, 'into the conversation once the server took it');
+  // A prompt the server took (it has a turn) is the server's: a redraw draws what the server says.
+  t.redraw({ folder: F, messages: [] });
+  assert.equal(t.get(early.id), undefined);
 });

@@ -1,0 +1,61 @@
+package wiregen
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGeneratedFilesAreCurrent fails when a committed generated file
+// (the TypeScript wire types, the Lua annotations, the protocol
+// reference) differs from what the generator makes from the Go wire
+// types now: change a wire type or a command, then run
+// `go generate ./jsonrpc`.
+func TestGeneratedFilesAreCurrent(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range files {
+		got, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Errorf("%s: %v (run go generate ./jsonrpc)", path, err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what internal/wiregen makes from the Go wire types: run go generate ./jsonrpc", path)
+		}
+	}
+}
+
+// TestEveryCommandAndMessageIsDocumented: the reference lists each
+// command with its argument and result, and each loom/* message.
+func TestEveryCommandAndMessageIsDocumented(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	files, err := Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(files[DocFile])
+	for _, want := range []string{"### `loom.ask`", "Argument: [AskArgs](#askargs). Result: [AskResult](#askresult).",
+		"### `loom/toolCall`", "### ToolCallParams", "| `prompt` | `string` |", "### `loom/saveDocuments`"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("protocol.md lacks %q", want)
+		}
+	}
+	tsFile := string(files[TSFile])
+	for _, want := range []string{"ask: 'loom.ask',", "'loom.ask': { args: AskArgs; result: AskResult };", "export interface ToolCallParams {", "  prompt: string;"} {
+		if !strings.Contains(tsFile, want) {
+			t.Errorf("wire.gen.ts lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(files[LuaFile]), "---@class loom.wire.AskArgs") {
+		t.Errorf("wire.lua lacks the AskArgs class")
+	}
+}
