@@ -40,7 +40,7 @@ func (r *recorder) PostToolUse(_ context.Context, c fsm.ToolCall, _ Outcome) []f
 	return nil
 }
 func (r *recorder) Tool(name string) (bool, string) { return name != "fly", "" }
-func (r *recorder) FetchHosts() []string { return nil }
+func (r *recorder) FetchHosts() []string            { return nil }
 
 func (r *recorder) Rules(c fsm.ToolCall, _ bool) ([]cmdrules.Rule, []string) {
 	r.note(c.ID, "rules")
