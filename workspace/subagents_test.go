@@ -278,7 +278,8 @@ func TestSubagentCaps(t *testing.T) {
 		switch {
 		case task == "" && !isResult:
 			respond(req, emit, "", agentCall("d", "worker", "go deeper"), agentCall("t", "researcher", "burn tokens"),
-				agentCall("x1", "researcher", "wait 1"), agentCall("x2", "researcher", "wait 2"), agentCall("x3", "researcher", "wait 3"))
+				agentCall("x1", "researcher", "wait 1"), agentCall("x2", "researcher", "wait 2"), agentCall("x3", "researcher", "wait 3"),
+				agentCall("x4", "researcher", "wait 4"), agentCall("x5", "researcher", "wait 5"))
 		case task == "":
 			mu.Lock()
 			parentResults = toolResults(req)
@@ -332,8 +333,11 @@ func TestSubagentCaps(t *testing.T) {
 			refused++
 		}
 	}
-	if refused != 1 {
-		t.Errorf("%d calls refused by the running cap, want 1: %v", refused, parentResults)
+	// Five children wait until the caps were seen, so that whichever of
+	// the others have ended by then (a loaded machine decides), at least
+	// one of seven calls finds four children running.
+	if refused < 1 {
+		t.Errorf("%d calls refused by the running cap, want at least 1: %v", refused, parentResults)
 	}
 }
 
