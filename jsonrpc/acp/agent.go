@@ -67,7 +67,12 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		return a.client().NotifyExtension(ctx, extSessionUpdate, u)
 	})
 	a.watch = newResponseWatch()
-	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: a.watch.writer(w)}, newDeleteReader(a.watch.reader(r)))
+	// The SDK's receive goroutine reads its logger when the input ends
+	// (shutdownReceive), and SetLogger writes it unguarded: the gated
+	// reader lets that goroutine read nothing, and so end nothing, before
+	// the logger is set and ready closed (a client that closes at once
+	// raced here).
+	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: a.watch.writer(w)}, &gatedReader{gate: a.ready, r: newDeleteReader(a.watch.reader(r))})
 	a.conn.SetLogger(opts.Logger)
 	close(a.ready)
 	select {
@@ -254,4 +259,15 @@ func (a *agent) Cancel(ctx context.Context, p acpsdk.CancelNotification) error {
 func (a *agent) client() *acpsdk.AgentSideConnection {
 	<-a.ready
 	return a.conn
+}
+
+// gatedReader is a reader whose first Read waits until gate is closed.
+type gatedReader struct {
+	gate <-chan struct{}
+	r    io.Reader
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.gate
+	return g.r.Read(p)
 }
