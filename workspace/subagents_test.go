@@ -271,18 +271,21 @@ func TestSubagentCaps(t *testing.T) {
 	dir := gitRepo(t, map[string]string{"a.go": "package a\n"})
 	release := make(chan struct{})
 	var mu sync.Mutex
-	var parentResults, deepResults map[string]string
+	parentResults := map[string]map[string]string{} // by prompt
+	var deepResults map[string]string
 	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
 		task := childTask(req)
 		res, isResult := lastToolResult(req)
+		prompt := lastUserPrompt(req)
 		switch {
+		case task == "" && !isResult && prompt == "depth and tokens":
+			respond(req, emit, "", agentCall("d", "worker", "go deeper"), agentCall("t", "researcher", "burn tokens"))
 		case task == "" && !isResult:
-			respond(req, emit, "", agentCall("d", "worker", "go deeper"), agentCall("t", "researcher", "burn tokens"),
-				agentCall("x1", "researcher", "wait 1"), agentCall("x2", "researcher", "wait 2"), agentCall("x3", "researcher", "wait 3"),
-				agentCall("x4", "researcher", "wait 4"), agentCall("x5", "researcher", "wait 5"))
+			respond(req, emit, "", agentCall("x1", "researcher", "wait 1"), agentCall("x2", "researcher", "wait 2"),
+				agentCall("x3", "researcher", "wait 3"), agentCall("x4", "researcher", "wait 4"), agentCall("x5", "researcher", "wait 5"))
 		case task == "":
 			mu.Lock()
-			parentResults = toolResults(req)
+			parentResults[prompt] = toolResults(req)
 			mu.Unlock()
 			respond(req, emit, "parent done")
 		case task == "go deeper" && !isResult:
@@ -296,7 +299,7 @@ func TestSubagentCaps(t *testing.T) {
 			emit(fsm.LlmTextDelta{Request: req.ID, Text: "thinking a lot"})
 			emit(fsm.LlmCompleted{Request: req.ID, ToolCalls: []fsm.ToolCall{call("r", "read_file", `{"path":"a.go"}`)},
 				Usage: fsm.Usage{PromptTokens: 250_000, CompletionTokens: 1, TotalTokens: 250_001}})
-		default: // the waiting ones hold until the caps were seen
+		default: // the waiting ones hold their places until a call was refused
 			select {
 			case <-release:
 			case <-ctx.Done():
@@ -310,35 +313,56 @@ func TestSubagentCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	turn, err := s.Ask(context.Background(), "spawn many")
+
+	// Depth and tokens: two children, far from the running cap.
+	turn, err := s.Ask(context.Background(), "depth and tokens")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.editor.waitFor(t, "the token cap to stop a child", func(n Notification) bool {
-		return n.Kind == NoteInfo && strings.Contains(n.Text, "was stopped: it used 250001 tokens")
+	h.editor.turnEndedIn(t, s.ID(), turn)
+	mu.Lock()
+	if !strings.Contains(deepResults["g"], "a subagent cannot start subagents") {
+		t.Errorf("the grandchild's call: %q", deepResults["g"])
+	}
+	if r := parentResults["depth and tokens"]["t"]; !strings.Contains(r, "the subagent was stopped: it used 250001 tokens") {
+		t.Errorf("the token-capped child's result: %q", r)
+	}
+	mu.Unlock()
+
+	// The running cap: five children that all hold their places until
+	// one call was refused, so exactly one finds four running, whatever
+	// order the machine takes them in.
+	turn, err = s.Ask(context.Background(), "five at once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.editor.waitFor(t, "a call refused by the running cap", func(n Notification) bool {
+		return n.Kind == NoteTool && n.Tool != nil && strings.Contains(n.Tool.Output, "the cap at once")
 	})
 	close(release)
 	h.editor.turnEndedIn(t, s.ID(), turn)
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(deepResults["g"], "a subagent cannot start subagents") {
-		t.Errorf("the grandchild's call: %q", deepResults["g"])
-	}
-	if !strings.Contains(parentResults["t"], "the subagent was stopped: it used 250001 tokens") {
-		t.Errorf("the token-capped child's result: %q", parentResults["t"])
-	}
 	refused := 0
-	for _, r := range parentResults {
+	for _, r := range parentResults["five at once"] {
 		if strings.Contains(r, "the cap at once") {
 			refused++
 		}
 	}
-	// Five children wait until the caps were seen, so that whichever of
-	// the others have ended by then (a loaded machine decides), at least
-	// one of seven calls finds four children running.
-	if refused < 1 {
-		t.Errorf("%d calls refused by the running cap, want at least 1: %v", refused, parentResults)
+	if refused != 1 {
+		t.Errorf("%d calls refused by the running cap, want 1: %v", refused, parentResults["five at once"])
 	}
+}
+
+// lastUserPrompt is the last user message of a request that is not a
+// note.
+func lastUserPrompt(req llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := req.Messages[i]; m.Role == fsm.RoleUser && !m.Note {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 // Cancelling the parent cancels its children: the child's command is
