@@ -64,6 +64,12 @@ var special = []struct {
 	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 }
 
+// The cloud metadata addresses (AWS, GCP, Azure; AWS's IPv6 one).
+var (
+	metadataV4 = netip.MustParseAddr("169.254.169.254")
+	metadataV6 = netip.MustParseAddr("fd00:ec2::254")
+)
+
 // nat64 is the well-known NAT64 prefix: its addresses carry an IPv4
 // address in their last 32 bits, judged as that address.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
@@ -83,7 +89,7 @@ func Blocked(a netip.Addr) string {
 		return "a loopback address (this machine)"
 	case a.IsPrivate():
 		return "a private network address"
-	case a == netip.MustParseAddr("169.254.169.254") || a == netip.MustParseAddr("fd00:ec2::254"):
+	case a == metadataV4 || a == metadataV6:
 		return "the cloud metadata address"
 	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
 		return "a link-local address"
