@@ -64,11 +64,11 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.retryIndex(a.Turn)
 		}
 		if a.Compaction {
-			s.sideHooks(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
+			s.hooks.side(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
 		}
 		s.sendRequest(a)
 	case fsm.RunStopHooks:
-		s.runStopHooks(a)
+		s.hooks.stop(s.turnContext(), a)
 	case fsm.DisplayHook:
 		if shown(a.Report) {
 			s.notify(Notification{Kind: NoteHook, Turn: a.Turn, Hook: hookNote(a)})
