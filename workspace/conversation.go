@@ -84,14 +84,9 @@ type Conversation struct {
 	// git is the auto-commit's state: the batch's agent texts, the
 	// conversation's commits (hook.go).
 	git gitState
-	// diffs holds the diff of each applied edit, by call id, until shown.
-	diffs map[string]string
-	// edits holds each applied edit's texts, by call id, until shown.
-	edits map[string]*EditNote
-	// summaries holds each finished call's one-line summary, until shown.
-	summaries map[string]string
-	// outputs holds each finished call's result, until shown.
-	outputs map[string]toolOutput
+	// cards holds what each finished call's card shows, until shown
+	// (actionnotes.go).
+	cards toolCards
 	// review keeps the proposals made under tools.edits = "review"
 	// (package changes; the glue: review.go).
 	review *changes.Review
@@ -233,11 +228,8 @@ func newConversation(f *Folder, o opening) *Conversation {
 		done:       make(chan struct{}),
 		reads:      tools.NewReadTracker(),
 		git:        gitState{lock: &f.worktreeMu},
-		diffs:      map[string]string{},
-		edits:      map[string]*EditNote{},
-		summaries:  map[string]string{},
+		cards:      newToolCards(),
 		turnTimes:  map[uint64]time.Time{},
-		outputs:    map[string]toolOutput{},
 		shown:      newShownTexts(f.host.redactor),
 	}
 	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.notify, path: s.journalPathShared,

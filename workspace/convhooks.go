@@ -125,7 +125,6 @@ func (h *convHooks) prompt(ctx context.Context, in *fsm.UserInput, source string
 	return evs
 }
 
-
 // stop runs the Stop hooks the machine asked for, on a worker of the
 // turn whose context is ctx, and steps what they said.
 func (h *convHooks) stop(ctx context.Context, a fsm.RunStopHooks) {
@@ -169,4 +168,3 @@ func (h *convHooks) notify(turn uint64, what string) {
 	}
 	h.side(agenthooks.Notification, "permission_prompt", turn, agenthooks.Input{Message: "loom needs your permission to " + what})
 }
-
