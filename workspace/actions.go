@@ -194,4 +194,3 @@ func formatDelay(d time.Duration) string {
 	}
 	return d.Round(100 * time.Millisecond).String()
 }
-
