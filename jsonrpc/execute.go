@@ -65,7 +65,9 @@ var commandList = []command{
 	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
 	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
 	{CmdConversations, typed(CmdConversations, (*Server).runConversations)},
-	{CmdInlineAccepted, typed(CmdInlineAccepted, (*Server).runInlineAccepted)},
+	{CmdInlineAccepted, typed(CmdInlineAccepted, func(s *Server, ctx context.Context, a InlineAcceptedArgs) (any, error) {
+		return s.inline.accepted(ctx, a)
+	})},
 	{CmdNewConversation, typed(CmdNewConversation, (*Server).runNewConversation)},
 	{CmdOpenConversation, typed(CmdOpenConversation, (*Server).runOpenConversation)},
 	{CmdRenameConversation, typed(CmdRenameConversation, (*Server).runRenameConversation)},
