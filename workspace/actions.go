@@ -125,7 +125,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.cancelInFlight()
 		s.stopping = true
 	case fsm.ModelSelected:
-		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + s.modelName() + "."})
+		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + modelName(s.m, s.cfg) + "."})
 	case fsm.EffortSelected:
 		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: effortWords(a.Effort, s.cfg.Model.ReasoningEffort)})
 	}

@@ -196,7 +196,7 @@ func readBeneath(dir, rel string) ([]byte, error) {
 }
 
 // skillListing is the system prompt's list of skills, within the budget.
-func (s *Conversation) skillListing() string {
+func (s *settings) skillListing() string {
 	window, _ := s.contextWindow()
 	text, _ := agentfiles.Listing(s.agent.skills, skillBudget(window))
 	return text

@@ -85,6 +85,9 @@ type Conversation struct {
 	// git is the auto-commit's state: the batch's agent texts, the
 	// conversation's commits (hook.go).
 	git gitState
+	// fresh decides which changed files are news to the model
+	// (freshness.go).
+	fresh freshness
 	// cards holds what each finished call's card shows, until shown
 	// (actionnotes.go).
 	cards toolCards
@@ -115,7 +118,7 @@ type Conversation struct {
 	hooks *convHooks
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
-	shown []*shownText
+	shown shownTexts
 	// link ties a child conversation (a subagent) to its parent's agent
 	// call, nil for the user's own conversation; set before run starts.
 	link *childLink
@@ -242,10 +245,11 @@ func newConversation(f *Folder, o opening) *Conversation {
 	}
 	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.notify, path: s.journalPathShared,
 		usage: func() fsm.Usage { _, u := s.m.Usage(); return u }}
+	s.fresh = freshness{dir: f.dir, writes: &s.writes, reads: s.reads}
 	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.heldHow, id: s.ID, transcript: s.journalPathShared,
 		goWorker: s.goWorker, post: s.postEvent, postLive: s.postEventLive, done: s.done}
 	s.changes, s.verbs = newChangeVerbs(s)
-	s.review = changes.NewReview(s.changes, treePort{s}, s.reads)
+	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
 	return s
 }
 
@@ -382,7 +386,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder.dir, State: ms.Kind.String(), Turn: ms.Turn,
-			Model: s.modelName(), Queued: s.m.Queued(), LastCommit: s.changes.Log.Last,
+			Model: modelName(s.m, s.cfg), Queued: s.m.Queued(), LastCommit: s.changes.Log.Last,
 			Messages: ms.Messages, ConversationID: s.conversationID,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash, Edits: s.cfg.Tools.Edits,
 			Tokens: s.m.Tokens(),
@@ -397,7 +401,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.Skills, st.Commands, st.AgentFileProblems = s.agent.skills, s.agent.commands, s.agent.notice
 		st.Hooks = s.folder.hookStatus()
-		st.API = s.wireAPI()
+		st.API = s.wireAPI(s.m)
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()
 		st.Mode, st.Plan = s.m.Mode(), append([]fsm.PlanItem{}, s.m.Plan()...)
@@ -406,7 +410,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		}
 		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
 		st.Children = s.childStatus()
-		st.Effort, st.EffortChosen = s.effort(), s.m.Effort() != ""
+		st.Effort, st.EffortChosen = effortOf(s.m, s.cfg), s.m.Effort() != ""
 		if s.clientPrompt != nil {
 			c := *s.clientPrompt
 			st.ClientPrompt = &c
@@ -579,7 +583,7 @@ func (s *Conversation) run() {
 		}
 	}
 	s.drain()
-	s.flushAllShown()
+	s.shown.flush(s.folder.host.opts.Editor, s.folder.dir, s.conversationID)
 	s.jr.close()
 }
 
@@ -636,7 +640,7 @@ func (s *Conversation) notifyState() {
 	s.lastState, s.stateShown = k, true
 	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
 	if k == fsm.WaitingForUserInput || k == fsm.ExecutingTools {
-		n.Context = s.contextUse()
+		n.Context = contextUse(s.m, &s.settings)
 	}
 	if k == fsm.WaitingForUserInput {
 		var total fsm.Usage

@@ -125,7 +125,7 @@ func (s *Conversation) restore(path string) {
 	if rp.Steps > 0 {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
-	s.announcePlan()
+	announcePlan(s.m, s.jr.title, s.notify)
 	s.verbs.here(s.changes.ReportPendingCommit(rp.PendingCommit))
 	scrub := s.cfg.Model.APIKeyEnv
 	left, finished := s.changes.FinishRestore(rp.PendingRestore, scrub)

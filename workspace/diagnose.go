@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -288,12 +286,4 @@ func callPath(args string) string {
 		return ""
 	}
 	return p.Path
-}
-
-// relPath names path as the model does, relative to the folder.
-func (s *Conversation) relPath(path string) string {
-	if r, err := filepath.Rel(s.folder.dir, path); err == nil && !strings.HasPrefix(r, "..") {
-		return filepath.ToSlash(r)
-	}
-	return path
 }

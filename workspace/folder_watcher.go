@@ -60,14 +60,14 @@ func (f *Folder) filesChanged(paths []string) {
 // (when the note is stepped, when a read_file call completes) asks the
 // read tracker, which holds what the model read and what the watcher saw.
 func (s *Conversation) filesChanged(paths []string) {
-	stale := s.stillStale(s.folder.host.overlay.look(paths), true)
+	stale := s.fresh.stillStale(s.folder.host.overlay.look(paths), true)
 	if len(stale) == 0 {
 		return
 	}
 	s.post(func() {
 		// Checked again when stepped: a read of the file may have
 		// completed since, and the model has the new text.
-		stale = s.stillStale(stale, false)
+		stale = s.fresh.stillStale(stale, false)
 		if len(stale) == 0 {
 			return
 		}
@@ -102,45 +102,4 @@ func (o *Overlay) look(paths []string) []seen {
 		out[i] = seen{path: p, sum: tools.SumOf(content)}
 	}
 	return out
-}
-
-// stillStale are the files whose content as seen is not what the model
-// last read of them (nor loom's own write). mark (on the watcher's
-// goroutine) tells the read tracker what was seen; without it the
-// tracker is only asked, again, before the note is stepped.
-func (s *Conversation) stillStale(files []seen, mark bool) []seen {
-	var stale []seen
-	for _, f := range files {
-		if s.writes.isSum(f.path, f.sum) {
-			continue // the echo of our own write
-		}
-		differs := s.reads.Differs
-		if mark {
-			differs = s.reads.Saw
-		}
-		if differs(f.path, f.sum) {
-			stale = append(stale, f)
-		}
-	}
-	return stale
-}
-
-// freshlyRead names the file a successful read_file call gave the
-// model when what the call read still stands (no change the watcher saw
-// since differs from it; the tracker knows, the file is not read again):
-// a note that it changed, pending in the machine, is then dropped
-// (fsm.ToolCompleted.Read).
-func (s *Conversation) freshlyRead(c fsm.ToolCall, isError bool) []string {
-	if c.Name != "read_file" || isError {
-		return nil
-	}
-	rel := callPath(c.Arguments)
-	if rel == "" {
-		return nil
-	}
-	abs, err := tools.Resolve(s.folder.dir, rel)
-	if err != nil || !s.reads.Fresh(abs) {
-		return nil
-	}
-	return []string{s.relPath(abs)}
 }

@@ -87,21 +87,21 @@ func TestReadOvertakenByAChangeIsNotFresh(t *testing.T) {
 	// As read_file: the model read both.
 	s.reads.Record(a, []byte("old\n"))
 	s.reads.Record(b, []byte("b\n"))
-	if got := s.freshlyRead(readB, false); len(got) != 1 || got[0] != "b.txt" {
+	if got := s.fresh.freshlyRead(readB, false); len(got) != 1 || got[0] != "b.txt" {
 		t.Fatalf("a read nothing overtook: freshlyRead = %q, want [b.txt]", got)
 	}
-	if got := s.freshlyRead(readB, true); got != nil {
+	if got := s.fresh.freshlyRead(readB, true); got != nil {
 		t.Fatalf("a failed read: freshlyRead = %q, want none", got)
 	}
 	writeTestFile(t, a, "new\n")
 	s.filesChanged([]string{a})
-	if got := s.freshlyRead(readA, false); got != nil {
+	if got := s.fresh.freshlyRead(readA, false); got != nil {
 		t.Fatalf("a read the watcher saw overtaken: freshlyRead = %q, want none", got)
 	}
 	// The user puts the text back: what the model read stands again.
 	writeTestFile(t, a, "old\n")
 	s.filesChanged([]string{a})
-	if got := s.freshlyRead(readA, false); len(got) != 1 {
+	if got := s.fresh.freshlyRead(readA, false); len(got) != 1 {
 		t.Fatalf("a file back to what was read: freshlyRead = %q, want [a.txt]", got)
 	}
 }

@@ -113,9 +113,10 @@ func (h *Host) storeImage(in ImageInput) (fsm.Image, error) {
 }
 
 // takesImages says whether the conversation's model takes pictures
-// (model.images), and if not, why, for the user.
-func (s *Conversation) takesImages() (bool, string) {
-	model := s.modelName()
+// (model.images), and if not, why, for the user. m is the
+// conversation's machine (its model).
+func (s *settings) takesImages(m *fsm.Machine) (bool, string) {
+	model := modelName(m, s.cfg)
 	switch s.cfg.Model.Images {
 	case "on":
 		return true, ""
@@ -148,7 +149,7 @@ func (s *Conversation) AskWithImages(ctx context.Context, prompt string, images 
 	}
 	var ok bool
 	var why string
-	if err := s.call(ctx, func() { ok, why = s.takesImages() }); err != nil {
+	if err := s.call(ctx, func() { ok, why = s.takesImages(s.m) }); err != nil {
 		return 0, err
 	}
 	if !ok {

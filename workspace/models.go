@@ -29,13 +29,13 @@ type ModelList struct {
 	Error string `json:"error,omitempty"`
 }
 
-// modelName is the model the conversation uses. It runs on the owner
-// goroutine.
-func (s *Conversation) modelName() string {
-	if m := s.m.Model(); m != "" {
-		return m
+// modelName is the model a conversation uses: its machine's choice,
+// else cfg's. On the conversation's goroutine.
+func modelName(m *fsm.Machine, cfg config.Config) string {
+	if name := m.Model(); name != "" {
+		return name
 	}
-	return s.cfg.Model.Name
+	return cfg.Model.Name
 }
 
 // ModelCatalog is what a conversation's model server offers (GET
@@ -53,7 +53,7 @@ type ModelCatalog struct {
 func (s *Conversation) ModelCatalog() ModelCatalog {
 	return ModelCatalog{folder: s.folder, now: func(ctx context.Context) (list ModelList, provider llm.Provider, baseURL string, err error) {
 		err = s.call(ctx, func() {
-			list.Current, list.Configured, provider, baseURL = s.modelName(), s.cfg.Model.Name, s.provider, s.cfg.Model.BaseURL
+			list.Current, list.Configured, provider, baseURL = modelName(s.m, s.cfg), s.cfg.Model.Name, s.provider, s.cfg.Model.BaseURL
 		})
 		return list, provider, baseURL, err
 	}}
@@ -169,7 +169,7 @@ func (s *Conversation) SetModel(ctx context.Context, model string) (string, erro
 			model = ""
 		}
 		_, stepErr = s.step(fsm.SelectModel{Model: model})
-		now = s.modelName()
+		now = modelName(s.m, s.cfg)
 	})
 	if err == nil {
 		err = stepErr
@@ -195,7 +195,7 @@ func (s *Conversation) SetEffort(ctx context.Context, effort string) (string, er
 	var stepErr error
 	err := s.call(ctx, func() {
 		_, stepErr = s.step(fsm.SelectEffort{Effort: effort})
-		now = s.effort()
+		now = effortOf(s.m, s.cfg)
 	})
 	if err == nil {
 		err = stepErr
@@ -203,13 +203,14 @@ func (s *Conversation) SetEffort(ctx context.Context, effort string) (string, er
 	return now, err
 }
 
-// effort is the reasoning effort the next request is sent with: the
-// conversation's, else the configured one. On the owner goroutine.
-func (s *Conversation) effort() string {
-	if e := s.m.Effort(); e != "" {
+// effortOf is the reasoning effort the next request is sent with: the
+// conversation's (its machine's), else cfg's. On the conversation's
+// goroutine.
+func effortOf(m *fsm.Machine, cfg config.Config) string {
+	if e := m.Effort(); e != "" {
 		return e
 	}
-	return s.cfg.Model.ReasoningEffort
+	return cfg.Model.ReasoningEffort
 }
 
 // effortWords says a change of the conversation's reasoning effort.
@@ -227,6 +228,6 @@ func effortWords(chosen, configured string) string {
 // ("" when neither the conversation nor the configuration sets one), and
 // whether the conversation chose it (SetEffort).
 func (s *Conversation) Effort(ctx context.Context) (effort string, chosen bool, err error) {
-	err = s.call(ctx, func() { effort, chosen = s.effort(), s.m.Effort() != "" })
+	err = s.call(ctx, func() { effort, chosen = effortOf(s.m, s.cfg), s.m.Effort() != "" })
 	return effort, chosen, err
 }

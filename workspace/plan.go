@@ -34,10 +34,11 @@ type ContextUse struct {
 	Window int
 }
 
-// contextUse measures the context now, on the owner goroutine.
-func (s *Conversation) contextUse() *ContextUse {
-	w, _ := s.contextWindow()
-	return &ContextUse{Tokens: s.m.Tokens(), Window: w}
+// contextUse measures the context of m, run with st, now; on the
+// conversation's goroutine.
+func contextUse(m *fsm.Machine, st *settings) *ContextUse {
+	w, _ := st.contextWindow()
+	return &ContextUse{Tokens: m.Tokens(), Window: w}
 }
 
 // ErrNoPlan is wrapped by DecidePlan's error when no plan waits for the
@@ -137,17 +138,18 @@ func (s *Conversation) performPlan(a fsm.Action) bool {
 	return true
 }
 
-// announcePlan tells the editor the title, the mode and the todo list of
-// a resumed conversation, when they are not the defaults.
-func (s *Conversation) announcePlan() {
-	turn := s.m.State().Turn
-	if s.jr.title != "" {
-		s.notify(Notification{Kind: NoteTitle, Turn: turn, Text: s.jr.title})
+// announcePlan tells the editor (notify) the title, the mode and the
+// todo list of a resumed conversation (m, titled title), when they are
+// not the defaults.
+func announcePlan(m *fsm.Machine, title string, notify func(Notification)) {
+	turn := m.State().Turn
+	if title != "" {
+		notify(Notification{Kind: NoteTitle, Turn: turn, Text: title})
 	}
-	if mode := s.m.Mode(); mode != fsm.ModeAgent {
-		s.notify(Notification{Kind: NoteMode, Turn: turn, Text: string(mode)})
+	if mode := m.Mode(); mode != fsm.ModeAgent {
+		notify(Notification{Kind: NoteMode, Turn: turn, Text: string(mode)})
 	}
-	if plan := s.m.Plan(); len(plan) > 0 {
-		s.notify(Notification{Kind: NotePlan, Turn: turn, Plan: append([]fsm.PlanItem{}, plan...)})
+	if plan := m.Plan(); len(plan) > 0 {
+		notify(Notification{Kind: NotePlan, Turn: turn, Plan: append([]fsm.PlanItem{}, plan...)})
 	}
 }

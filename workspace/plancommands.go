@@ -17,7 +17,7 @@ import (
 // toolSpecs is the machine's view of the tools: bash runs read-only in
 // the read-only modes when tools.plan_commands says so, commands are not
 // denied, and the sandbox is active.
-func (s *Conversation) toolSpecs() map[string]fsm.ToolSpec {
+func (s *settings) toolSpecs() map[string]fsm.ToolSpec {
 	specs := s.registry.Specs()
 	if spec, ok := specs["bash"]; ok && s.cfg.Tools.PlanCommands == config.PlanCommandsReadOnly &&
 		s.cfg.Tools.Bash != config.PolicyDeny && s.env.Sandbox.Active() {

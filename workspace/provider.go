@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 )
 
@@ -80,8 +81,8 @@ func loadScript(path string) (llm.Provider, error) {
 
 // wireAPI names the wire API the conversation's model is spoken to with,
 // for loom.status: "chat", "responses", "messages", or "" for a scripted
-// model.
-func (s *Conversation) wireAPI() string {
+// model. m is the conversation's machine (its model).
+func (s *settings) wireAPI(m *fsm.Machine) string {
 	switch {
 	case s.provider == nil || s.cfg.Model.Provider == config.ProviderScript:
 		return ""
@@ -89,7 +90,7 @@ func (s *Conversation) wireAPI() string {
 		return llm.APIMessages
 	}
 	if p, ok := s.provider.(interface{ API(model string) string }); ok {
-		return p.API(s.modelName())
+		return p.API(modelName(m, s.cfg))
 	}
 	return ""
 }

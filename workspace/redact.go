@@ -39,9 +39,12 @@ type shownText struct {
 	turn uint64
 }
 
+// shownTexts are a conversation's shownText, one per streamed kind.
+type shownTexts []*shownText
+
 // newShownTexts returns a shownText for each streamed kind.
-func newShownTexts(r *secret.Redactor) []*shownText {
-	shown := make([]*shownText, len(streamedKinds))
+func newShownTexts(r *secret.Redactor) shownTexts {
+	shown := make(shownTexts, len(streamedKinds))
 	for i, k := range streamedKinds {
 		shown[i] = &shownText{kind: k, mask: r.Stream()}
 	}
@@ -61,7 +64,7 @@ func (s *Conversation) notify(n Notification) {
 			continue
 		}
 		if n.Turn != st.turn {
-			s.flushShown(st)
+			st.flush(s.folder.host.opts.Editor, s.folder.dir, s.conversationID)
 			st.turn = n.Turn
 		}
 		if n.Text = st.mask.Write(n.Text); n.Text != "" {
@@ -70,7 +73,7 @@ func (s *Conversation) notify(n Notification) {
 		return
 	}
 	if endsMessage(n) {
-		s.flushAllShown()
+		s.shown.flush(s.folder.host.opts.Editor, s.folder.dir, s.conversationID)
 	}
 	s.folder.host.opts.Editor.Notify(redactNote(s.folder.host.redactor, n))
 }
@@ -93,18 +96,18 @@ func endsMessage(n Notification) bool {
 	return true
 }
 
-// flushShown sends what st held back, if anything, as the end of its
-// text.
-func (s *Conversation) flushShown(st *shownText) {
+// flush sends to ed what st held back, if anything, as the end of its
+// text in the conversation id of folder.
+func (st *shownText) flush(ed Editor, folder, id string) {
 	if text := st.mask.Flush(); text != "" {
-		s.folder.host.opts.Editor.Notify(Notification{Folder: s.folder.dir, Conversation: s.conversationID, Turn: st.turn, Kind: st.kind, Text: text})
+		ed.Notify(Notification{Folder: folder, Conversation: id, Turn: st.turn, Kind: st.kind, Text: text})
 	}
 }
 
-// flushAllShown flushes every streamed kind's text.
-func (s *Conversation) flushAllShown() {
-	for _, st := range s.shown {
-		s.flushShown(st)
+// flush flushes every streamed kind's text.
+func (ss shownTexts) flush(ed Editor, folder, id string) {
+	for _, st := range ss {
+		st.flush(ed, folder, id)
 	}
 }
 

@@ -141,15 +141,17 @@ func lastPrompt(msgs []fsm.Message) string {
 	return ""
 }
 
-// What the conversation lends its review (changes.ReviewConversation),
-// beside what it lends its Tree.
+// reviewPort is what the conversation lends its changes.Review
+// (changes.ReviewConversation): its goroutine, machine, journal path,
+// user and the calls the review completes.
+type reviewPort struct{ s *Conversation }
 
-func (p treePort) Go(f func())                  { p.s.goWorker(f) }
-func (p treePort) TurnContext() context.Context { return p.s.turnContext() }
-func (p treePort) JournalPath() string          { return p.s.journalPathShared() }
-func (p treePort) Warn(msg string, err error)   { p.s.folder.log.Warn(msg, "err", err) }
+func (p reviewPort) Go(f func())                  { p.s.goWorker(f) }
+func (p reviewPort) TurnContext() context.Context { return p.s.turnContext() }
+func (p reviewPort) JournalPath() string          { return p.s.journalPathShared() }
+func (p reviewPort) Warn(msg string, err error)   { p.s.folder.log.Warn(msg, "err", err) }
 
-func (p treePort) Wait(ctx context.Context, ready <-chan struct{}) error {
+func (p reviewPort) Wait(ctx context.Context, ready <-chan struct{}) error {
 	select {
 	case <-ready:
 		return nil
@@ -163,7 +165,7 @@ func (p treePort) Wait(ctx context.Context, ready <-chan struct{}) error {
 // Complete records what a decision made of its call (the edit landed, for
 // the hook and the card; a command's kept bytes, for the hook) and
 // completes the call.
-func (p treePort) Complete(c changes.Completion) {
+func (p reviewPort) Complete(c changes.Completion) {
 	s := p.s
 	if e := c.Edit; e != nil {
 		s.git.recordEdit(e.Path, e.OldText, e.NewText, e.Created, e.Mode)
@@ -182,7 +184,7 @@ func (p treePort) Complete(c changes.Completion) {
 
 // PostToolHooks runs the PostToolUse hooks of a call the user's review
 // decision ran, with the input as accepted (on a worker).
-func (p treePort) PostToolHooks(ctx context.Context, r changes.Ran) []fsm.HookReport {
+func (p reviewPort) PostToolHooks(ctx context.Context, r changes.Ran) []fsm.HookReport {
 	c := r.Call
 	if r.Edit != nil {
 		c = acceptedCall(c, r.Edit, r.Whole)

@@ -45,7 +45,7 @@ func (s *Folder) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 
 // sandboxStatus is loom.status's line about the sandbox the
 // conversation's commands run in.
-func (s *Conversation) sandboxStatus() string {
+func (s *settings) sandboxStatus() string {
 	return s.env.Sandbox.Describe()
 }
 

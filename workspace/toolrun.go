@@ -158,7 +158,7 @@ func (r callRun) Complete(ctx context.Context, turn uint64, c fsm.ToolCall, out 
 			s.cards.summaries[c.ID] = out.Summary
 		}
 		s.cards.outputs[c.ID] = toolOutput{text: out.Result, exitCode: out.ExitCode}
-		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.Result, IsError: out.IsError, Read: s.freshlyRead(c, out.IsError)})
+		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.Result, IsError: out.IsError, Read: s.fresh.freshlyRead(c, out.IsError)})
 	})
 }
 
@@ -205,7 +205,7 @@ func (r callRun) BeforeEdit(ctx context.Context, c fsm.ToolCall) {
 // AfterCall notes an applied edit and reports, on the batch's last edit
 // call, the problems the batch's edits introduced.
 func (r callRun) AfterCall(ctx context.Context, c fsm.ToolCall, out toolcall.Outcome) (string, *toolcall.Diagnosed) {
-	return r.b.diag.afterCall(ctx, c, out, r.s.relPath)
+	return r.b.diag.afterCall(ctx, c, out, func(p string) string { return relTo(r.s.folder.dir, p) })
 }
 
 // Running steps the call's "running" progress on the owner goroutine

@@ -55,16 +55,17 @@ func newChangeVerbs(s *Conversation) (*changes.Tree, *ChangeVerbs) {
 		journal:   func(rec journal.Record) { s.jr.record(rec) },
 		step:      s.step,
 		indexLeft: func(entries []gitcommit.Entry) { s.git.indexLeft = &indexRetry{top: f.dir, entries: entries} },
-		tell:      treePort{s}.Tell,
+		tell:      func(n changes.Note) { s.notify(noteOf(n)) },
 	}
 }
 
-// treePort is what the conversation lends its changes.Tree (Read, and
-// AskHooks in hook.go) and its changes.Review (review.go).
+// treePort is what the conversation lends its changes.Tree
+// (changes.Conversation): Read, AskHooks (hook.go), CurrentText
+// (review.go) and ApplyEdit.
 type treePort struct{ s *Conversation }
 
-func (p treePort) Do(ctx context.Context, f func()) error { return p.s.call(ctx, f) }
-func (p treePort) Post(f func())                          { p.s.post(f) }
+func (p reviewPort) Do(ctx context.Context, f func()) error { return p.s.call(ctx, f) }
+func (p reviewPort) Post(f func())                          { p.s.post(f) }
 
 // Read runs f on the conversation's goroutine with the conversation as
 // the Tree reads it.
@@ -83,11 +84,14 @@ func (p treePort) view() changes.View {
 	return v
 }
 
-func (p treePort) Machine() *fsm.Machine                   { return p.s.m }
-func (p treePort) Step(ev fsm.Event) ([]fsm.Action, error) { return p.s.step(ev) }
+func (p reviewPort) Machine() *fsm.Machine                   { return p.s.m }
+func (p reviewPort) Step(ev fsm.Event) ([]fsm.Action, error) { return p.s.step(ev) }
 
 // Tell shows n as the conversation's notification.
-func (p treePort) Tell(n changes.Note) {
+func (p reviewPort) Tell(n changes.Note) { p.s.notify(noteOf(n)) }
+
+// noteOf is the notification of a change verb's note.
+func noteOf(n changes.Note) Notification {
 	kind := map[changes.NoteKind]NotificationKind{changes.Info: NoteInfo, changes.Error: NoteError, changes.Commit: NoteCommit,
 		changes.Proposed: NoteProposal, changes.CommandChanges: NoteCommandChanges}[n.Kind]
 	note := Notification{Kind: kind, Turn: n.Turn, Text: n.Text, Visible: n.Visible, Proposal: n.Proposal, Changes: n.Changes}
@@ -95,13 +99,13 @@ func (p treePort) Tell(n changes.Note) {
 		note.Commit = commitNote(n.Commit)
 		note.Commit.Notes = n.Notes
 	}
-	p.s.notify(note)
+	return note
 }
 
 // relPaths makes each of paths relative to top (changes.RelPaths).
 func relPaths(top string, paths []string) []string { return changes.RelPaths(top, paths) }
 
-func (p treePort) Redact(text string) string { return p.s.folder.host.redactor.String(text) }
+func (p reviewPort) Redact(text string) string { return p.s.folder.host.redactor.String(text) }
 
 func (p treePort) ApplyEdit(ctx context.Context, callID string, e *tools.Edit) error {
 	return callRun{s: p.s}.applyEdit(ctx, callID, e)
