@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -42,46 +43,51 @@ type folderHooks struct {
 // hookFiles names the notice's subject.
 const hookFilesWords = "agent hooks"
 
-// loadHooks reads the folder's and the user's hooks, decides which of
-// the repository's may run (trust, bound to content), and publishes them;
-// a notice names the files not taken and the hooks held back, once per
-// change. On the folder's goroutine.
-func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
-	userDir := ""
-	if f.host.opts.TrustFile != "" {
-		userDir = filepath.Dir(f.host.opts.TrustFile)
+// hookLoader loads the agent hooks of a folder (its own and the
+// user's), decides which of the repository's may run (trust, bound to
+// content), says which were not taken, records them as trusted
+// (loom.trust) and names the files that hold them. It knows the folder
+// only by its directory, the user only by the home directory and the
+// trust file, and tells them through notify. Owned by the folder's
+// goroutine.
+type hookLoader struct {
+	dir string
+	// home is the user's home directory; trustFile the file of the
+	// folders the user trusted ("": none).
+	home      func() string
+	trustFile string
+	// trustHow is the front end's words for trusting a folder (nil: the
+	// default).
+	trustHow func() string
+	log      *slog.Logger
+	notify   func(Notification)
+	// notice is the notice about the hooks last shown.
+	notice string
+}
+
+// userDir is the directory of the user's hooks and trust records.
+func (l *hookLoader) userDir() string {
+	if l.trustFile == "" {
+		return ""
 	}
-	set, problems := agenthooks.Load(f.dir, f.host.opts.Getenv("HOME"), userDir)
+	return filepath.Dir(l.trustFile)
+}
+
+// load reads the hooks and returns those to publish (nil: none defined)
+// and whether Stop hooks are among them; a notice names the files not
+// taken and the hooks held back, once per change.
+func (l *hookLoader) load(cfg config.Config, env tools.Env) (fh *folderHooks, stopHooks bool) {
+	userDir := l.userDir()
+	set, problems := agenthooks.Load(l.dir, l.home(), userDir)
 	if set.Empty() {
-		f.hooks.Store(nil)
-		f.next.agent.stopHooks = false
-		f.sayHooks(problemLines(problems))
-		return
+		l.say(problemLines(problems))
+		return nil, false
 	}
-	gate := agenthooks.Gate{Folder: f.dir, Trusted: cfg.Vouched()}
+	gate := agenthooks.Gate{Folder: l.dir, Trusted: cfg.Vouched()}
 	if gate.Trusted {
-		file := agenthooks.TrustFile(userDir)
-		fps, recorded, err := agenthooks.ReadTrusted(file, f.dir)
-		current := set.Fingerprints(f.dir)
-		switch {
-		case err != nil:
-			f.log.Warn("trusted hooks unreadable", "err", err)
-		case !recorded || file == "":
-			// A trusted folder seen for the first time: its hooks are
-			// recorded as they are, as its settings are (config.Trust).
-			if file != "" {
-				if err := agenthooks.RecordTrusted(file, f.dir, current); err != nil {
-					f.log.Warn("cannot record the trusted hooks", "err", err)
-				}
-			}
-			fps = map[string]bool{}
-			for _, fp := range current {
-				fps[fp] = true
-			}
-		}
-		gate.Recorded = fps
+		gate.Recorded = l.recorded(agenthooks.TrustFile(userDir), set)
 	}
-	fh := &folderHooks{set: set, gate: gate, told: &sync.Map{}}
+	fh = &folderHooks{set: set, gate: gate, told: &sync.Map{}}
 	fh.runner = agenthooks.Runner{Environ: tools.CommandEnviron(env.ScrubEnv)}
 	if env.Sandbox != nil {
 		fh.runner.Wrap = env.Sandbox.Wrap
@@ -104,24 +110,46 @@ func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
 	for _, h := range set.Hooks {
 		if ok, why := fh.admit(h); !ok {
 			fh.told.Store(h.Name()+"\x00"+why, true)
-			lines = append(lines, "  "+h.Name()+": held back: "+why+f.heldHow(why))
+			lines = append(lines, "  "+h.Name()+": held back: "+why+l.heldHow(why))
 		}
 	}
-	f.hooks.Store(fh)
-	f.next.agent.stopHooks = set.Has(agenthooks.Stop)
-	f.sayHooks(lines)
+	l.say(lines)
+	return fh, set.Has(agenthooks.Stop)
+}
+
+// recorded are the fingerprints of the trusted folder's hooks recorded
+// in file; a trusted folder seen for the first time has its hooks
+// recorded as they are, as its settings are (config.Trust).
+func (l *hookLoader) recorded(file string, set *agenthooks.Set) map[string]bool {
+	fps, recorded, err := agenthooks.ReadTrusted(file, l.dir)
+	current := set.Fingerprints(l.dir)
+	switch {
+	case err != nil:
+		l.log.Warn("trusted hooks unreadable", "err", err)
+	case !recorded || file == "":
+		if file != "" {
+			if err := agenthooks.RecordTrusted(file, l.dir, current); err != nil {
+				l.log.Warn("cannot record the trusted hooks", "err", err)
+			}
+		}
+		fps = map[string]bool{}
+		for _, fp := range current {
+			fps[fp] = true
+		}
+	}
+	return fps
 }
 
 // heldHow says how the user runs a hook held back for why: by trusting
 // the folder, in the front end's own words (loom-lsp trust, /trust, the
 // Trust command).
-func (f *Folder) heldHow(why string) string {
+func (l *hookLoader) heldHow(why string) string {
 	if !strings.Contains(why, "trust") {
 		return ""
 	}
 	how := config.DefaultTrustHow
-	if f.host.opts.TrustHow != nil {
-		if h := f.host.opts.TrustHow(); h != "" {
+	if l.trustHow != nil {
+		if h := l.trustHow(); h != "" {
 			how = h
 		}
 	}
@@ -136,26 +164,22 @@ func problemLines(problems []agentfiles.Problem) []string {
 	return lines
 }
 
-// sayHooks notifies the hooks notice when it changed.
-func (f *Folder) sayHooks(lines []string) {
+// say notifies the hooks notice when it changed.
+func (l *hookLoader) say(lines []string) {
 	notice := ""
 	if len(lines) > 0 {
 		notice = hookFilesWords + " not run:\n" + strings.Join(lines, "\n")
 	}
-	if notice != "" && notice != f.hooksNotice {
-		f.notify(Notification{Kind: NoteInfo, Text: notice, Visible: true})
+	if notice != "" && notice != l.notice {
+		l.notify(Notification{Kind: NoteInfo, Text: notice, Visible: true})
 	}
-	f.hooksNotice = notice
+	l.notice = notice
 }
 
-// hookFiles are the hook files the watcher watches as configuration: a
+// files are the hook files the watcher watches as configuration: a
 // change reloads the hooks.
-func (f *Folder) hookFiles() []string {
-	userDir := ""
-	if f.host.opts.TrustFile != "" {
-		userDir = filepath.Dir(f.host.opts.TrustFile)
-	}
-	return agenthooks.Files(f.dir, f.host.opts.Getenv("HOME"), userDir)
+func (l *hookLoader) files() []string {
+	return agenthooks.Files(l.dir, l.home(), l.userDir())
 }
 
 // HookStatus is one agent hook in loom.status.
@@ -168,9 +192,8 @@ type HookStatus struct {
 	Held string `json:"held,omitempty"`
 }
 
-// hookStatus lists the folder's hooks and whether each runs now.
-func (f *Folder) hookStatus() []HookStatus {
-	fh := f.hooks.Load()
+// hookStatus lists the hooks fh and whether each runs now.
+func hookStatus(fh *folderHooks) []HookStatus {
 	if fh == nil {
 		return nil
 	}
@@ -182,15 +205,22 @@ func (f *Folder) hookStatus() []HookStatus {
 	return out
 }
 
-// trustHooks records the repository's hooks as they are now (their
+// trust records the repository's hooks as they are now (their
 // definitions and the files they run) as trusted, for loom.trust.
-func (f *Folder) trustHooks() error {
-	if f.host.opts.TrustFile == "" {
+func (l *hookLoader) trust() error {
+	if l.trustFile == "" {
 		return nil
 	}
-	userDir := filepath.Dir(f.host.opts.TrustFile)
-	set, _ := agenthooks.Load(f.dir, f.host.opts.Getenv("HOME"), userDir)
-	return agenthooks.RecordTrusted(agenthooks.TrustFile(userDir), f.dir, set.Fingerprints(f.dir))
+	userDir := l.userDir()
+	set, _ := agenthooks.Load(l.dir, l.home(), userDir)
+	return agenthooks.RecordTrusted(agenthooks.TrustFile(userDir), l.dir, set.Fingerprints(l.dir))
+}
+
+// loadHooks loads and publishes the folder's hooks; on its goroutine.
+func (f *Folder) loadHooks(cfg config.Config, env tools.Env) {
+	fh, stop := f.hookLoad.load(cfg, env)
+	f.hooks.Store(fh)
+	f.next.agent.stopHooks = stop
 }
 
 // repoHooksOff says why a repository's hooks are held back under the

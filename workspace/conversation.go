@@ -246,7 +246,7 @@ func newConversation(f *Folder, o opening) *Conversation {
 	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.notify, path: s.journalPathShared,
 		usage: func() fsm.Usage { _, u := s.m.Usage(); return u }}
 	s.fresh = freshness{dir: f.dir, writes: &s.writes, reads: s.reads}
-	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.heldHow, id: s.ID, transcript: s.journalPathShared,
+	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.hookLoad.heldHow, id: s.ID, transcript: s.journalPathShared,
 		goWorker: s.goWorker, post: s.postEvent, postLive: s.postEventLive, done: s.done}
 	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
@@ -400,7 +400,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st.MCPServers = s.folder.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
 		st.Skills, st.Commands, st.AgentFileProblems = s.agent.skills, s.agent.commands, s.agent.notice
-		st.Hooks = s.folder.hookStatus()
+		st.Hooks = hookStatus(s.folder.hooks.Load())
 		st.API = s.wireAPI(s.m)
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()
 		st.Sandbox = s.sandboxStatus()

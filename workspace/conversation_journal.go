@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,15 +34,16 @@ type opening struct {
 	notice string
 }
 
-// journalFile returns where the folder's first journal lives, "" when
-// there is no usable state directory.
-func (f *Folder) journalFile() string {
-	dir, err := f.host.stateDir()
+// journalFile returns where the first journal of the folder at folder
+// lives in the state directory (stateDir), "" when there is no usable
+// one (said to log).
+func journalFile(stateDir func() (string, error), folder string, log *slog.Logger) string {
+	dir, err := stateDir()
 	if err != nil {
-		f.log.Warn("no journal", "err", err)
+		log.Warn("no journal", "err", err)
 		return ""
 	}
-	return journal.Path(dir, f.dir)
+	return journal.Path(dir, folder)
 }
 
 // open builds the conversation's machine from o: the conversation

@@ -103,10 +103,9 @@ type Folder struct {
 	// description (any goroutine).
 	agents atomic.Pointer[[]agentfiles.Agent]
 	// hooks are the agent hooks last loaded, nil when none (any
-	// goroutine; agenthooks.go); hooksNotice the notice about them last
-	// shown.
-	hooks       atomic.Pointer[folderHooks]
-	hooksNotice string
+	// goroutine); hookLoad loads them (agenthooks.go).
+	hooks    atomic.Pointer[folderHooks]
+	hookLoad *hookLoader
 	// agentNotice is the last notice about ignored skill and command
 	// files, shown once per change; the folder's goroutine owns it.
 	agentNotice string
@@ -118,7 +117,7 @@ type Folder struct {
 	editorDiagsUnsupported atomic.Bool
 	// repo is the git repository found when the folder was opened or
 	// last trusted: the only one loom commits into (gitrepo.go).
-	repo atomic.Pointer[repoSeen]
+	repo folderRepo
 	// currentMu makes Current open one conversation at a time.
 	currentMu sync.Mutex
 
@@ -171,7 +170,7 @@ type settings struct {
 func newFolder(h *Host, folder string) *Folder {
 	life, endLife := context.WithCancel(context.Background())
 	log := h.opts.Logger.With("folder", folder)
-	return &Folder{
+	f := &Folder{
 		host:       h,
 		dir:        folder,
 		log:        log,
@@ -186,6 +185,10 @@ func newFolder(h *Host, folder string) *Folder {
 		cmds:       newCommandWindows(),
 		next:       settings{registry: tools.DefaultRegistry()},
 	}
+	f.repo.dir = folder
+	f.hookLoad = &hookLoader{dir: folder, home: func() string { return h.opts.Getenv("HOME") }, trustFile: h.opts.TrustFile,
+		trustHow: h.opts.TrustHow, log: log, notify: f.notify}
+	return f
 }
 
 // Path returns the folder's path (absolute, resolved).
@@ -194,7 +197,7 @@ func (f *Folder) Path() string { return f.dir }
 // run is the folder's goroutine.
 func (f *Folder) run() {
 	defer close(f.done)
-	f.recordRepo(f.life)
+	f.repo.record(f.life)
 	f.loadConfig(false)
 	close(f.configured)
 	f.startWatcher()

@@ -203,7 +203,7 @@ func (f *Folder) latestOpening() opening {
 	if f.host.opts.NewConversation {
 		return f.newOpening(true)
 	}
-	if first := f.journalFile(); first != "" {
+	if first := journalFile(f.host.stateDir, f.dir, f.log); first != "" {
 		// A journal this version cannot read is set aside by restore.
 		if _, err := readConversation(first, f.host.redactor); errors.Is(err, journal.ErrIncompatible) {
 			if lock, err := journal.Lock(first); err == nil {
@@ -227,7 +227,7 @@ func (f *Folder) latestOpening() opening {
 // setAside), else a journal of its own.
 func (f *Folder) newOpening(setAside bool) opening {
 	created := time.Now()
-	first := f.journalFile()
+	first := journalFile(f.host.stateDir, f.dir, f.log)
 	if first == "" {
 		return opening{id: journal.UnjournaledID()}
 	}

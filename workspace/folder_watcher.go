@@ -16,7 +16,7 @@ import (
 func (s *Folder) startWatcher() {
 	opts := watchOptions{
 		root:        s.dir,
-		configFiles: append(config.LoadOptions{Folder: s.dir}.Files(), s.hookFiles()...),
+		configFiles: append(config.LoadOptions{Folder: s.dir}.Files(), s.hookLoad.files()...),
 		onFiles:     s.filesChanged,
 		onConfig:    s.ReloadConfig,
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
@@ -19,7 +20,7 @@ import (
 // `loom-lsp exec`, a restarted editor) opens the folder anew and takes
 // the repository it finds then.
 
-// ErrNewRepository is wrapped by checkRepo's error: the folder's
+// ErrNewRepository is wrapped by folderRepo.check's error: the folder's
 // repository is not the one found when it was opened or trusted.
 var ErrNewRepository = errors.New("a git repository appeared")
 
@@ -27,20 +28,27 @@ var ErrNewRepository = errors.New("a git repository appeared")
 // directory, both "" when there was none.
 type repoSeen struct{ top, gitDir string }
 
-// recordRepo records the repository the folder is in now, as the one
-// loom commits into.
-func (f *Folder) recordRepo(ctx context.Context) {
-	seen := repoSeen{}
-	if r, err := gitcommit.Open(ctx, f.dir); err == nil {
-		seen = repoSeen{top: r.Top, gitDir: r.GitDir}
-	}
-	f.repo.Store(&seen)
+// folderRepo is the repository recorded for the folder at dir (any
+// goroutine).
+type folderRepo struct {
+	dir  string
+	seen atomic.Pointer[repoSeen]
 }
 
-// checkRepo returns an error wrapping ErrNewRepository when r is not the
+// record records the repository the folder is in now, as the one loom
+// commits into.
+func (fr *folderRepo) record(ctx context.Context) {
+	seen := repoSeen{}
+	if r, err := gitcommit.Open(ctx, fr.dir); err == nil {
+		seen = repoSeen{top: r.Top, gitDir: r.GitDir}
+	}
+	fr.seen.Store(&seen)
+}
+
+// check returns an error wrapping ErrNewRepository when r is not the
 // repository recorded for the folder.
-func (f *Folder) checkRepo(r *gitcommit.Repo) error {
-	seen := f.repo.Load()
+func (fr *folderRepo) check(r *gitcommit.Repo) error {
+	seen := fr.seen.Load()
 	if seen == nil || (seen.top == r.Top && seen.gitDir == r.GitDir) {
 		return nil
 	}

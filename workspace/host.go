@@ -142,7 +142,7 @@ func (h *Host) TrustFolder(path string) (string, error) {
 		return "", err
 	}
 	// And to its agent hooks as they are now, with the files they run.
-	if err := s.folder.trustHooks(); err != nil {
+	if err := s.folder.hookLoad.trust(); err != nil {
 		return "", err
 	}
 	// And to its agent definitions as they are now.
@@ -151,7 +151,7 @@ func (h *Host) TrustFolder(path string) (string, error) {
 	}
 	// Trusting the folder confirms the repository it is in now (one a
 	// command created since it was opened).
-	s.folder.recordRepo(s.folder.life)
+	s.folder.repo.record(s.folder.life)
 	h.mu.Lock()
 	folders := h.sortedFolders()
 	h.mu.Unlock()

@@ -34,7 +34,7 @@ func newChangeVerbs(s *Conversation) (*changes.Tree, *ChangeVerbs) {
 	tree := changes.New(f.dir, &f.worktreeMu, changes.Deps{
 		Conv:       treePort{s},
 		Editor:     folderEditor{f},
-		Check:      f.checkRepo,
+		Check:      f.repo.check,
 		Redact:     func(text string) string { return f.host.redactor.String(text) },
 		KeepHow:    f.host.opts.KeepHow,
 		DiscardHow: f.host.opts.DiscardHow,

@@ -124,7 +124,7 @@ func TestContextWindowQuestionDoesNotBlockThePrompt(t *testing.T) {
 	}
 	// The journal recorded the change: a replay of it ends with the
 	// server's window.
-	path := s.folder.journalFile()
+	path := journalFile(s.folder.host.stateDir, s.folder.dir, s.folder.log)
 	h.Close()
 	cfg := lastJournaledConfig(t, path)
 	if cfg.ContextWindow != 4096 {
