@@ -46,6 +46,7 @@ type server struct {
 	listings int
 	session  *sdk.ClientSession
 
+	oauth   *tokenHandler // an HTTP server signing in through opts.Tokens
 	refresh chan struct{} // tools/list_changed, coalesced
 	stderr  tail
 
@@ -79,6 +80,10 @@ func (s *server) run() {
 	cs, proc, err := s.connect()
 	if err != nil {
 		s.finish(nil, proc)
+		if s.ctx.Err() == nil && s.oauth.signInNeeded() {
+			s.needSignIn(err)
+			return
+		}
 		if s.ctx.Err() == nil {
 			s.fail(fmt.Sprintf("MCP server %q failed to start: %v", s.spec.Name, err))
 		}
@@ -162,7 +167,12 @@ func (s *server) connect() (*sdk.ClientSession, running, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
 	defer cancel()
 	if s.spec.URL != "" {
-		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 2}, nil)
+		tr := &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 2}
+		if s.spec.usesOAuth(s.m.opts.Tokens) {
+			s.oauth = &tokenHandler{store: s.m.opts.Tokens, url: s.spec.URL, client: &http.Client{Timeout: startTimeout}}
+			tr.OAuthHandler = s.oauth
+		}
+		cs, err := client.Connect(ctx, tr, nil)
 		return cs, proc, err
 	}
 	cmd := exec.Command(s.spec.Command, s.spec.Args...)
@@ -288,6 +298,24 @@ func (s *server) fail(msg string) {
 	}
 	s.state, s.err, s.tools, s.session = StateFailed, firstLine(msg), nil, nil
 	s.m.report(Report{Server: s.spec.Name, Text: msg})
+}
+
+// needSignIn marks the server as waiting for the user to sign in, and
+// says so once.
+func (s *server) needSignIn(err error) {
+	why := err.Error()
+	if i := strings.Index(why, ErrNeedsSignIn.Error()+": "); i >= 0 {
+		why = why[i+len(ErrNeedsSignIn.Error())+2:]
+	}
+	msg := fmt.Sprintf("MCP server %q needs sign-in (%s): %s", s.spec.Name, why, SignInHow(s.spec.Name))
+	s.m.opts.Logger.Info("MCP server needs sign-in", "mcp_server", s.spec.Name)
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return
+	}
+	s.state, s.err, s.tools, s.session = StateNeedsSignIn, msg, nil, nil
+	s.m.report(Report{Server: s.spec.Name, Text: msg, SignIn: true})
 }
 
 // currentSession returns the session while the server is ready.
