@@ -122,8 +122,7 @@ func Login(ctx context.Context, o LoginOptions) (LoginResult, error) {
 // countOffers counts a session's tools, prompts and resources.
 func countOffers(ctx context.Context, cs *sdk.ClientSession) (LoginResult, error) {
 	var res LoginResult
-	caps := cs.InitializeResult().Capabilities
-	if caps.Tools != nil {
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
 		for _, err := range cs.Tools(ctx, nil) {
 			if err != nil {
 				return res, err
@@ -131,23 +130,9 @@ func countOffers(ctx context.Context, cs *sdk.ClientSession) (LoginResult, error
 			res.Tools++
 		}
 	}
-	if caps.Prompts != nil {
-		for _, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				return res, err
-			}
-			res.Prompts++
-		}
-	}
-	if caps.Resources != nil {
-		for _, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				return res, err
-			}
-			res.Resources++
-		}
-	}
-	return res, nil
+	prompts, resources, err := listOthers(ctx, cs)
+	res.Prompts, res.Resources = len(prompts), len(resources)
+	return res, err
 }
 
 // Logout forgets the sign-in of spec's server; it reports whether there

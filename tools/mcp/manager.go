@@ -84,8 +84,11 @@ const (
 type ServerStatus struct {
 	Name  string `json:"name"`
 	State State  `json:"state"`
-	// Tools counts the tools offered (0 unless ready).
-	Tools int `json:"tools"`
+	// Tools counts the tools offered (0 unless ready); Prompts and
+	// Resources count the server's prompts and resources likewise.
+	Tools     int `json:"tools"`
+	Prompts   int `json:"prompts,omitempty"`
+	Resources int `json:"resources,omitempty"`
 	// Error says why it failed or was not started.
 	Error string `json:"error,omitempty"`
 }
@@ -203,7 +206,7 @@ func (m *Manager) Status() []ServerStatus {
 	for _, srv := range m.servers {
 		st := ServerStatus{Name: srv.spec.Name, State: srv.state, Error: srv.err}
 		if srv.state == StateReady {
-			st.Tools = len(srv.tools)
+			st.Tools, st.Prompts, st.Resources = len(srv.tools), len(srv.prompts), len(srv.resources)
 		}
 		out = append(out, st)
 	}

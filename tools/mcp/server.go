@@ -42,6 +42,10 @@ type server struct {
 	pid   int // a stdio server's process (group) id once started
 	err   string
 	tools []*Tool
+	// prompts and resources are what the server offers besides tools
+	// (nil unless ready, or when it offers none).
+	prompts   []*sdk.Prompt
+	resources []*sdk.Resource
 	// listings counts successful tools/list calls.
 	listings int
 	session  *sdk.ClientSession
@@ -151,12 +155,9 @@ func (s *server) died(proc running, err error) {
 func (s *server) connect() (*sdk.ClientSession, running, error) {
 	var proc running
 	client := sdk.NewClient(&sdk.Implementation{Name: "loom-lsp", Version: s.m.opts.Version}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case s.refresh <- struct{}{}:
-			default:
-			}
-		},
+		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { s.relist() },
+		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { s.relist() },
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { s.relist() },
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			s.forwardProgress(req.Params)
 		},
@@ -250,10 +251,24 @@ func killGroup(pgid int) {
 	}
 }
 
-// listTools replaces the server's tools with what tools/list says.
+// relist asks the server's goroutine to list its offers again
+// (a list_changed notification; coalesced).
+func (s *server) relist() {
+	select {
+	case s.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// listTools replaces the server's tools, prompts and resources with what
+// tools/list, prompts/list and resources/list say.
 func (s *server) listTools(cs *sdk.ClientSession) error {
 	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
 	defer cancel()
+	prompts, resources, err := listOthers(ctx, cs)
+	if err != nil {
+		return err
+	}
 	var list []*Tool
 	seen := map[string]bool{}
 	for t, err := range cs.Tools(ctx, nil) {
@@ -274,9 +289,35 @@ func (s *server) listTools(cs *sdk.ClientSession) error {
 		return nil
 	}
 	s.state, s.err, s.tools, s.session = StateReady, "", list, cs
+	s.prompts, s.resources = prompts, resources
 	s.listings++
 	s.m.signal()
 	return nil
+}
+
+// listOthers lists the prompts and resources of a server that offers
+// them (its capabilities say so).
+func listOthers(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Prompt, []*sdk.Resource, error) {
+	var prompts []*sdk.Prompt
+	var resources []*sdk.Resource
+	caps := cs.InitializeResult().Capabilities
+	if caps != nil && caps.Prompts != nil {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return nil, nil, fmt.Errorf("prompts/list: %w", err)
+			}
+			prompts = append(prompts, p)
+		}
+	}
+	if caps != nil && caps.Resources != nil {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return nil, nil, fmt.Errorf("resources/list: %w", err)
+			}
+			resources = append(resources, r)
+		}
+	}
+	return prompts, resources, nil
 }
 
 func (s *server) toolCount() int {
@@ -297,6 +338,7 @@ func (s *server) fail(msg string) {
 		return
 	}
 	s.state, s.err, s.tools, s.session = StateFailed, firstLine(msg), nil, nil
+	s.prompts, s.resources = nil, nil
 	s.m.report(Report{Server: s.spec.Name, Text: msg})
 }
 
@@ -315,6 +357,7 @@ func (s *server) needSignIn(err error) {
 		return
 	}
 	s.state, s.err, s.tools, s.session = StateNeedsSignIn, msg, nil, nil
+	s.prompts, s.resources = nil, nil
 	s.m.report(Report{Server: s.spec.Name, Text: msg, SignIn: true})
 }
 

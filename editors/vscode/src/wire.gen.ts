@@ -302,8 +302,10 @@ export interface Status {
 export interface ServerStatus {
   name: string;
   state: string;
-  /** Tools counts the tools offered (0 unless ready). */
+  /** Tools counts the tools offered (0 unless ready); Prompts and Resources count the server's prompts and resources likewise. */
   tools: number;
+  prompts?: number;
+  resources?: number;
   /** Error says why it failed or was not started. */
   error?: string;
 }
