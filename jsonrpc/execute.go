@@ -49,6 +49,8 @@ var commandList = []command{
 	{CmdDiscard, typed(CmdDiscard, (*Server).runDiscard)},
 	{CmdCommandChanges, typed(CmdCommandChanges, (*Server).runCommandChanges)},
 	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
+	{CmdMCPLogin, typed(CmdMCPLogin, (*Server).runMCPLogin)},
+	{CmdMCPLogout, typed(CmdMCPLogout, (*Server).runMCPLogout)},
 	{CmdRules, typed(CmdRules, (*Server).runRules)},
 	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
 	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},

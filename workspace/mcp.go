@@ -192,11 +192,9 @@ func untrustedServers(cfg config.Config) []string {
 // servers.
 func (s *Folder) syncMCP() {
 	for _, r := range s.mcp.TakeReports() {
-		kind := NoteError
-		if r.SignIn {
-			kind = NoteInfo // a step for the user, not a fault
-		}
-		s.notify(Notification{Kind: kind, Text: r.Text})
+		// A sign-in needed is shown as loudly as a failure: the user
+		// must act for the server to start.
+		s.notify(Notification{Kind: NoteError, Text: r.Text})
 	}
 	ready := map[string]bool{}
 	for _, st := range s.mcp.Status() {

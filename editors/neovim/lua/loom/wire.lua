@@ -250,6 +250,16 @@
 ---@class loom.wire.TrustResult
 ---@field folder string Folder is the workspace folder now trusted.
 
+--- MCPServerArgs names one MCP server of a folder.
+---@class loom.wire.MCPServerArgs
+---@field uri? string
+---@field server string Server is the server's name in the configuration.
+
+--- MCPLoginResult is loom.mcpLogin's and loom.mcpLogout's reply.
+---@class loom.wire.MCPLoginResult
+---@field server string
+---@field message string Message says what happened, for the user.
+
 --- RulesResult is a folder's approval rules.
 ---@class loom.wire.RulesResult
 ---@field folder string
@@ -644,6 +654,8 @@ M.commands = {
   discard = 'loom.discard',
   commandChanges = 'loom.commandChanges',
   trust = 'loom.trust',
+  mcpLogin = 'loom.mcpLogin',
+  mcpLogout = 'loom.mcpLogout',
   rules = 'loom.rules',
   addRule = 'loom.addRule',
   removeRule = 'loom.removeRule',
