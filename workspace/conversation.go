@@ -16,6 +16,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -132,6 +133,10 @@ type Conversation struct {
 	// children are the running children, by the parent's call id
 	// (subagents.go).
 	children map[string]*Conversation
+	// spawning is the policy of the batch whose agent call is being
+	// stepped (SpawnRequested), nil otherwise: the child started by that
+	// step keeps it as its parent's (subagents.go).
+	spawning *toolcall.Policy
 }
 
 // Status is a snapshot of a session, for loom.status.
