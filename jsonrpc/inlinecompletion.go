@@ -175,7 +175,8 @@ func (s *Server) completionFailed(err error) {
 
 // runInlineAccepted appends the accept to the completion log in the
 // state directory.
-func (s *Server) runInlineAccepted(_ context.Context, a InlineAcceptedArgs) (any, error) {
+func (h commandHandler) runInlineAccepted(_ context.Context, a InlineAcceptedArgs) (any, error) {
+	s := h.s
 	path, err := s.host.CompletionLogPath()
 	if err != nil {
 		return nil, err

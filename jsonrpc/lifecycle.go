@@ -42,8 +42,10 @@ type clientCaps struct {
 	// user's own settings (VS Code's user settings, which no repository
 	// fills); the loom section then holds the workspace's settings only.
 	userSettings bool
-	// client is clientInfo.name, to name its own way to trust a folder.
-	client string
+	// trustCommand is experimental.loom.trustCommand: how the client's
+	// user runs loom.trust there (":LoomTrust"), for the notice about
+	// ignored settings (trustHow).
+	trustCommand string
 	// review: it declared experimental.loom.review and answers
 	// loom/proposedChanges with loom.review.
 	review bool
@@ -96,6 +98,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 				Review         bool `json:"review"`
 				UserSettings   bool `json:"userSettings"`
 				Diagnostics    bool `json:"diagnostics"`
+				TrustCommand   string `json:"trustCommand"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
@@ -106,6 +109,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 			caps.review = exp.Loom.Review
 			caps.userSettings = exp.Loom.UserSettings
 			caps.diagnostics = exp.Loom.Diagnostics
+			caps.trustCommand = exp.Loom.TrustCommand
 		}
 	}
 	return caps
@@ -126,7 +130,6 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 	}
 	s.state = lcInitialized
 	s.caps = parseCaps(p.Capabilities)
-	s.caps.client = p.ClientInfo.Name
 	s.caps.knownAsker = answersRequests(p.ClientInfo.Name)
 	// The settings are asked for at initialized; until they arrive no
 	// folder's first trust is recorded without them.

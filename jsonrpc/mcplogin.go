@@ -31,7 +31,8 @@ const mcpLoginTimeout = 10 * time.Minute
 // through the client (window/showDocument, external), or, when the client
 // cannot, is shown in a message; the reply comes once the browser came
 // back to loom's loopback listener.
-func (s *Server) runMCPLogin(ctx context.Context, a MCPServerArgs) (any, error) {
+func (h commandHandler) runMCPLogin(ctx context.Context, a MCPServerArgs) (any, error) {
+	s := h.s
 	if a.Server == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: server is required", CmdMCPLogin)
 	}
@@ -57,7 +58,8 @@ func (s *Server) runMCPLogin(ctx context.Context, a MCPServerArgs) (any, error) 
 }
 
 // runMCPLogout forgets the sign-in of an MCP server.
-func (s *Server) runMCPLogout(_ context.Context, a MCPServerArgs) (any, error) {
+func (h commandHandler) runMCPLogout(_ context.Context, a MCPServerArgs) (any, error) {
+	s := h.s
 	f, err := s.folder(CmdMCPLogout, a.URI)
 	if err != nil {
 		return nil, err

@@ -64,6 +64,9 @@ type Config struct {
 	Settings map[string]any
 	// ClientName is clientInfo.name; "" means "fakeeditor".
 	ClientName string
+	// TrustCommand, with Loom, declares experimental.loom.trustCommand:
+	// how the user runs loom.trust in this client.
+	TrustCommand string
 }
 
 // Message is a message the server sent: a notification or a request.
@@ -316,7 +319,10 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		caps.Window = nil
 	}
 	if e.cfg.Loom {
-		loom := map[string]bool{"saveDocuments": true}
+		loom := map[string]any{"saveDocuments": true}
+		if e.cfg.TrustCommand != "" {
+			loom["trustCommand"] = e.cfg.TrustCommand
+		}
 		if e.cfg.Thoughts {
 			loom["thoughts"] = true
 		}
