@@ -224,6 +224,9 @@ type Status struct {
 	ClientPrompt *ClientPrompt `json:"clientPrompt,omitempty"`
 	// Children are the subagents running now (subagents.go).
 	Children []ChildStatus `json:"children,omitempty"`
+	// Completion is the folder's inline completion model, absent when
+	// completion is off there (completion.go).
+	Completion *CompletionStatus `json:"completion,omitempty"`
 }
 
 // PendingPlanStatus is a plan waiting for the user's decision: the
@@ -438,6 +441,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			s.folder.log.Warn("approval rules unreadable", "err", rerr)
 		}
 		st.AllowMCPServers = append([]string{}, servers...)
+		st.Completion = s.folder.completionStatus()
 	}
 	return st, err
 }
