@@ -223,7 +223,8 @@ func (m *Machine) finishCompaction(summary string) []Action {
 	h = append(h, Message{Role: RoleUser, Content: summaryLead + summary + m.carriedState(), Note: true})
 	h = append(h, m.history[to:]...)
 	dropped := to - from
-	m.compactCheckpoints(from, to)
+	m.checkpoints.compacted(from, to)
+	m.redo = nil
 	m.history = h
 	m.turnStart = from + 1
 	m.turnStarts = append(m.turnStarts[:0], m.turnStart)

@@ -158,6 +158,19 @@ func (a DisplayHook) Describe() string {
 	return fmt.Sprintf("DisplayHook turn=%d event=%s%s %s", a.Turn, a.Event, call, a.Report.describe())
 }
 
+// checkHookCompleted decides whether the post-tool hook's end applies
+// now: the machine waits for it in this turn, not for the Stop hooks.
+func (m *Machine) checkHookCompleted(e PostToolsHookCompleted) error {
+	switch {
+	case m.kind == PostToolsHook && e.Turn == m.turn && !m.stopHooks:
+		return nil
+	case e.Turn <= m.turn:
+		return m.stale(e)
+	default:
+		return m.invalid(e, "unknown turn")
+	}
+}
+
 // checkHooks decides whether a HooksDecided applies now.
 func (m *Machine) checkHooks(e HooksDecided) error {
 	switch e.Event {

@@ -109,7 +109,7 @@ type Machine struct {
 	proposals map[string]*pendingProposal
 	// checkpoints are the turns one can rewind to, oldest first; redo is
 	// the stack of rewinds since the last prompt.
-	checkpoints []checkpoint
+	checkpoints timeline
 	redo        []rewound
 
 	// mode is the conversation's mode ("" is agent); told is the mode
@@ -131,12 +131,8 @@ type Machine struct {
 	stopHooks     bool
 	stopContinued int
 
-	// children are the running children of the batch, by call id;
-	// turnChildren counts the children started this turn, and
-	// turnChildTokens their tokens (see spawn.go).
-	children        map[string]*child
-	turnChildren    int
-	turnChildTokens int64
+	// children are the conversation's subagents (see spawn.go).
+	children brood
 }
 
 type streamingCall struct {
@@ -239,7 +235,9 @@ func (m *Machine) stale(ev Event) error {
 	return fmt.Errorf("fsm: %w: %s in state %s (turn %d, request %d)", ErrStaleEvent, ev.Describe(), m.kind, m.turn, m.request)
 }
 
-// check decides, without changing anything, whether ev applies now.
+// check decides, without changing anything, whether ev applies now: first
+// whether what it is addressed to is live (see address.go), then the rule
+// of its kind.
 func (m *Machine) check(ev Event) error {
 	if m.kind == ShuttingDown {
 		if _, ok := ev.(ShutdownRequested); ok {
@@ -248,70 +246,31 @@ func (m *Machine) check(ev Event) error {
 		return m.invalid(ev, "the machine is shutting down")
 	}
 	switch e := ev.(type) {
+	case toRequest:
+		req, liveIn := e.request()
+		return m.checkRequest(ev, req, m.kind == liveIn)
+	case toCall:
+		return m.checkCall(e)
+	case betweenTurns:
+		if m.kind != WaitingForUserInput {
+			return m.invalid(ev, e.betweenTurns())
+		}
 	case UserInput:
 		if strings.TrimSpace(e.Text) == "" && len(e.Images) == 0 {
 			return m.invalid(ev, "empty input")
-		}
-	case LlmTextDelta:
-		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
-	case LlmToolCallDelta:
-		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
-	case LlmReasoningDelta:
-		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
-	case LlmCompleted:
-		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
-	case LlmError:
-		return m.checkRequest(ev, e.Request, m.kind == CallingLlm)
-	case RetryTimeoutFired:
-		return m.checkRequest(ev, e.Request, m.kind == Error)
-	case ToolProgress:
-		if err := m.checkTool(ev, e.Turn, e.CallID); err != nil {
-			return err
-		}
-		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
-			return m.invalid(ev, "the call waits for the user's review")
-		}
-	case ToolCompleted:
-		if err := m.checkTool(ev, e.Turn, e.CallID); err != nil {
-			return err
-		}
-		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
-			return m.invalid(ev, "the call waits for the user's review")
-		}
-	case PostToolsHookCompleted:
-		switch {
-		case m.kind == PostToolsHook && e.Turn == m.turn && !m.stopHooks:
-			return nil
-		case e.Turn <= m.turn:
-			return m.stale(ev)
-		default:
-			return m.invalid(ev, "unknown turn")
-		}
-	case Compact:
-		if m.kind != WaitingForUserInput {
-			return m.invalid(ev, "compaction runs between turns")
-		}
-	case AdvanceIDs:
-		if m.kind != WaitingForUserInput {
-			return m.invalid(ev, "ids advance only between turns")
-		}
-	case Cancel:
-		if !m.busy() {
-			return m.invalid(ev, "nothing in flight to cancel")
 		}
 	case FilesChanged:
 		if len(e.Paths) == 0 {
 			return m.invalid(ev, "no paths")
 		}
+	case Cancel:
+		if !m.busy() {
+			return m.invalid(ev, "nothing in flight to cancel")
+		}
+	case PostToolsHookCompleted:
+		return m.checkHookCompleted(e)
 	case HooksDecided:
 		return m.checkHooks(e)
-	case ApprovalDecided:
-		if err := m.checkTool(ev, e.Turn, e.CallID); err != nil {
-			return err
-		}
-		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
-			return m.invalid(ev, "the call waits for a review, not an approval")
-		}
 	case ChangesProposed:
 		return m.checkProposed(e)
 	case ChangesDecided:
@@ -324,14 +283,6 @@ func (m *Machine) check(ev Event) error {
 		return m.checkSetMode(e)
 	case PlanDecided:
 		return m.checkPlanDecided(e)
-	case SpawnRequested:
-		return m.checkChild(ev, e.Turn, e.CallID, false)
-	case ChildUsage:
-		return m.checkChild(ev, e.Turn, e.CallID, true)
-	case ChildTimedOut:
-		return m.checkChild(ev, e.Turn, e.CallID, true)
-	case ChildFinished:
-		return m.checkChild(ev, e.Turn, e.CallID, true)
 	case Reset, DropQueued, ShutdownRequested, SelectModel, SelectEffort, Load:
 	default:
 		return m.invalid(ev, "unknown event type")
@@ -369,9 +320,36 @@ func (m *Machine) checkTool(ev Event, turn uint64, callID string) error {
 	return nil
 }
 
+// checkCall validates an event about call of the batch: the call runs,
+// and a call waiting for the user's review takes only the review; a
+// subagent's events also need its child (spawn.go).
+func (m *Machine) checkCall(ev toCall) error {
+	turn, callID := ev.call()
+	switch ev.(type) {
+	case SpawnRequested:
+		return m.checkChild(ev, turn, callID, false)
+	case ChildUsage, ChildTimedOut, ChildFinished:
+		return m.checkChild(ev, turn, callID, true)
+	}
+	if err := m.checkTool(ev, turn, callID); err != nil {
+		return err
+	}
+	if m.execs[m.execByID[callID]].Status != ExecReviewing {
+		return nil
+	}
+	if _, ok := ev.(ApprovalDecided); ok {
+		return m.invalid(ev, "the call waits for a review, not an approval")
+	}
+	return m.invalid(ev, "the call waits for the user's review")
+}
+
 // apply performs a transition that check accepted.
 func (m *Machine) apply(ev Event) []Action {
 	switch e := ev.(type) {
+	case toRequest:
+		return m.applyModelEvent(e)
+	case toCall:
+		return m.applyCallEvent(e)
 	case UserInput:
 		if m.busy() {
 			m.queue = append(m.queue, e)
@@ -381,31 +359,8 @@ func (m *Machine) apply(ev Event) []Action {
 			return m.refuseTurn(e)
 		}
 		return m.startTurn(e)
-	case LlmTextDelta:
-		m.partial.WriteString(e.Text)
-		if m.compaction != nil {
-			return nil
-		}
-		return m.texts.display(m.turn, e.Text)
-	case LlmToolCallDelta:
-		if m.compaction != nil {
-			return nil
-		}
-		return m.onToolCallDelta(e)
-	case LlmReasoningDelta:
-		return m.onReasoningDelta(e)
 	case Compact:
 		return m.onCompact()
-	case LlmCompleted:
-		return m.becomeProcessingLlmResponse(e)
-	case LlmError:
-		return m.onLlmError(e)
-	case RetryTimeoutFired:
-		return m.retryRequest()
-	case ToolProgress:
-		return m.onToolProgress(e)
-	case ToolCompleted:
-		return m.onToolCompleted(e)
 	case PostToolsHookCompleted:
 		return m.onHookCompleted(e)
 	case Cancel:
@@ -427,8 +382,6 @@ func (m *Machine) apply(ev Event) []Action {
 	case AdvanceIDs:
 		m.advanceIDs(e.IDs)
 		return nil
-	case ApprovalDecided:
-		return m.onApprovalDecided(e)
 	case HooksDecided:
 		return m.onHooksDecided(e)
 	case ChangesProposed:
@@ -443,18 +396,53 @@ func (m *Machine) apply(ev Event) []Action {
 		return m.onSetMode(e)
 	case PlanDecided:
 		return m.onPlanDecided(e)
-	case SpawnRequested:
-		return m.onSpawnRequested(e)
-	case ChildUsage:
-		return m.onChildUsage(e)
-	case ChildTimedOut:
-		return m.onChildTimedOut(e)
-	case ChildFinished:
-		return m.onChildFinished(e)
 	case ShutdownRequested:
 		return m.becomeShuttingDown()
 	}
 	return nil
+}
+
+// applyModelEvent performs an event of the model request in flight: its
+// stream (shown unless it is a compaction's), its end, its failure, and
+// the retry after one.
+func (m *Machine) applyModelEvent(ev toRequest) []Action {
+	switch e := ev.(type) {
+	case LlmTextDelta:
+		m.partial.WriteString(e.Text)
+		if m.compaction != nil {
+			return nil
+		}
+		return m.texts.display(m.turn, e.Text)
+	case LlmToolCallDelta:
+		if m.compaction != nil {
+			return nil
+		}
+		return m.onToolCallDelta(e)
+	case LlmReasoningDelta:
+		return m.onReasoningDelta(e)
+	case LlmCompleted:
+		return m.becomeProcessingLlmResponse(e)
+	case LlmError:
+		return m.onLlmError(e)
+	case RetryTimeoutFired:
+		return m.retryRequest()
+	}
+	return nil
+}
+
+// applyCallEvent performs an event about a call of the batch: its
+// progress, its result, the user's approval, and its subagent's life
+// (spawn.go).
+func (m *Machine) applyCallEvent(ev toCall) []Action {
+	switch e := ev.(type) {
+	case ToolProgress:
+		return m.onToolProgress(e)
+	case ToolCompleted:
+		return m.onToolCompleted(e)
+	case ApprovalDecided:
+		return m.onApprovalDecided(e)
+	}
+	return m.applyChild(ev)
 }
 
 // Reconfigure replaces the machine's configuration (limits, retry policy,

@@ -101,7 +101,7 @@ type rewound struct {
 	turn        uint64
 	restore     Restore
 	history     []Message
-	checkpoints []checkpoint
+	checkpoints timeline
 	turnStart   int
 	turnStarts  []int
 	notes       []string
@@ -161,17 +161,20 @@ func (m *Machine) Checkpoints() []Checkpoint {
 // CanRedo reports whether a Redo would apply now.
 func (m *Machine) CanRedo() bool { return len(m.redo) > 0 && m.kind == WaitingForUserInput }
 
-// addCheckpoint records the turn starting now; its prompt is at index at.
-func (m *Machine) addCheckpoint(prompt string, at int) {
-	m.checkpoints = append(m.checkpoints, checkpoint{turn: m.turn, prompt: prompt, at: at, told: m.told, plan: m.plan})
-	m.redo = nil
+// timeline is the turns one can rewind to, oldest first.
+type timeline []checkpoint
+
+// find returns the index of turn's checkpoint, -1 when there is none.
+func (t timeline) find(turn uint64) int {
+	return slices.IndexFunc(t, func(c checkpoint) bool { return c.turn == turn })
 }
 
-// compactCheckpoints follows a compaction that replaced history[from:to]
-// by one summary message.
-func (m *Machine) compactCheckpoints(from, to int) {
-	for i := range m.checkpoints {
-		c := &m.checkpoints[i]
+// compacted follows a compaction that replaced history[from:to] by one
+// summary message: later prompts move down, the compacted ones are lost
+// (at -1: only their files can be restored).
+func (t timeline) compacted(from, to int) {
+	for i := range t {
+		c := &t[i]
 		switch {
 		case c.at >= to:
 			c.at -= to - from - 1
@@ -179,11 +182,6 @@ func (m *Machine) compactCheckpoints(from, to int) {
 			c.at = -1
 		}
 	}
-	m.redo = nil
-}
-
-func (m *Machine) findCheckpoint(turn uint64) int {
-	return slices.IndexFunc(m.checkpoints, func(c checkpoint) bool { return c.turn == turn })
 }
 
 // checkRewind validates a Rewind.
@@ -194,7 +192,7 @@ func (m *Machine) checkRewind(e Rewind) error {
 	if e.Restore != RestoreFiles && e.Restore != RestoreConversation && e.Restore != RestoreBoth {
 		return m.invalid(e, `restore must be "files", "conversation" or "both"`)
 	}
-	i := m.findCheckpoint(e.Turn)
+	i := m.checkpoints.find(e.Turn)
 	if i < 0 {
 		return m.invalid(e, fmt.Sprintf("no checkpoint for turn %d", e.Turn))
 	}
@@ -228,7 +226,7 @@ func rewindNote(turn uint64, left []string) string {
 // onRewind: WaitingForUserInput -> WaitingForUserInput, with the
 // conversation cut back and/or the files' rewind asked of the caller.
 func (m *Machine) onRewind(e Rewind) []Action {
-	cp := m.checkpoints[m.findCheckpoint(e.Turn)]
+	cp := m.checkpoints[m.checkpoints.find(e.Turn)]
 	saved := rewound{turn: e.Turn, restore: e.Restore, notes: slices.Clone(m.notes)}
 	var acts []Action
 	if e.Restore.files() {
@@ -242,7 +240,7 @@ func (m *Machine) onRewind(e Rewind) []Action {
 		// Capping the slice makes the next append copy, so the saved
 		// history (and requests that share it) is never overwritten.
 		m.history = m.history[:cp.at:cp.at]
-		i := m.findCheckpoint(e.Turn)
+		i := m.checkpoints.find(e.Turn)
 		m.checkpoints = slices.Clone(m.checkpoints[:i])
 		m.turnStarts = slices.DeleteFunc(slices.Clone(m.turnStarts), func(at int) bool { return at >= cp.at })
 		m.turnStart = 0

@@ -149,12 +149,134 @@ type child struct {
 	stopped string
 }
 
+// brood is a conversation's subagents: the children running in the
+// current batch and what the turn's children took. It applies the caps;
+// the machine turns its answers into actions.
+type brood struct {
+	// running are the running children of the batch, by call id.
+	running map[string]*child
+	// started counts the children started this turn, tokens their
+	// tokens.
+	started int
+	tokens  int64
+}
+
+// newTurn forgets the last turn's counts.
+func (b *brood) newTurn() { b.started, b.tokens = 0, 0 }
+
+// endBatch forgets the batch's children.
+func (b *brood) endBatch() { clear(b.running) }
+
+// has reports whether a child runs for call callID.
+func (b *brood) has(callID string) bool {
+	_, ok := b.running[callID]
+	return ok
+}
+
+// refusal says why a spawn at depth depth for task may not start now
+// under caps, "" when it may.
+func (b *brood) refusal(caps SpawnCaps, depth int, task string) string {
+	switch {
+	case caps.MaxDepth < 0 || depth >= caps.MaxDepth:
+		if depth > 0 {
+			return fmt.Sprintf("a subagent cannot start subagents (depth cap %d); do the task yourself", max(caps.MaxDepth, 0))
+		}
+		return "subagents are off here (depth cap 0); do the task yourself"
+	case strings.TrimSpace(task) == "":
+		return "the task is empty: say what the subagent must do"
+	case len(b.running) >= caps.MaxRunning:
+		return fmt.Sprintf("%d subagents already run, the cap at once; wait for their results or do it yourself", len(b.running))
+	case b.started >= caps.MaxPerTurn:
+		return fmt.Sprintf("%d subagents were started this turn, the cap per turn; do the rest yourself", b.started)
+	case b.tokens >= caps.MaxTokensPerTurn:
+		return fmt.Sprintf("the subagents used %d tokens this turn, the cap per turn (%d); do the rest yourself", b.tokens, caps.MaxTokensPerTurn)
+	}
+	return ""
+}
+
+// start records a child started for call callID and returns its token
+// budget: its own cap, or what the turn has left when that is less.
+func (b *brood) start(caps SpawnCaps, callID string) (budget int64) {
+	if b.running == nil {
+		b.running = map[string]*child{}
+	}
+	b.running[callID] = &child{}
+	b.started++
+	return min(caps.MaxTokensPerChild, caps.MaxTokensPerTurn-b.tokens)
+}
+
+// count records the running sum of child callID's tokens, and says why
+// to stop it when it went past its budget or the turn's ("" to go on).
+func (b *brood) count(caps SpawnCaps, callID string, tokens int64) (stop string) {
+	c := b.running[callID]
+	if tokens > c.tokens {
+		b.tokens += tokens - c.tokens
+		c.tokens = tokens
+	}
+	switch {
+	case c.stopped != "":
+		return ""
+	case c.tokens > caps.MaxTokensPerChild:
+		c.stopped = fmt.Sprintf("it used %d tokens, over the cap of %d per subagent", c.tokens, caps.MaxTokensPerChild)
+	case b.tokens > caps.MaxTokensPerTurn:
+		c.stopped = fmt.Sprintf("the subagents used %d tokens this turn, over the cap of %d per turn", b.tokens, caps.MaxTokensPerTurn)
+	}
+	return c.stopped
+}
+
+// timedOut says why to stop child callID, past its wall time; "" when it
+// was stopped already.
+func (b *brood) timedOut(caps SpawnCaps, callID string) (stop string) {
+	c := b.running[callID]
+	if c.stopped != "" {
+		return ""
+	}
+	c.stopped = fmt.Sprintf("it ran for %s, the cap per subagent", caps.MaxWallTime)
+	return c.stopped
+}
+
+// finish forgets child e.CallID and returns the call's result: the
+// child's answer bounded, said as a tool error when it failed or was
+// stopped.
+func (b *brood) finish(caps SpawnCaps, e ChildFinished) (result string, isError bool) {
+	c := b.running[e.CallID]
+	delete(b.running, e.CallID)
+	if t := e.Usage.TotalTokens; t > c.tokens {
+		b.tokens += t - c.tokens
+	}
+	result = boundAnswer(e.Result, caps.MaxResultBytes)
+	switch {
+	case c.stopped != "":
+		if strings.TrimSpace(result) == "" {
+			result = "(no answer yet)"
+		}
+		return "tool error: " + AgentTool + ": the subagent was stopped: " + c.stopped + ". What it had:\n" + result, true
+	case e.Failed && !strings.HasPrefix(result, "tool error:"):
+		return "tool error: " + AgentTool + ": the subagent failed: " + result, true
+	}
+	return result, e.Failed
+}
+
+// boundAnswer cuts a child's answer at limit bytes (on a rune boundary),
+// saying so.
+func boundAnswer(answer string, limit int) string {
+	if len(answer) <= limit {
+		return answer
+	}
+	cut := limit
+	for cut > 0 && !startsRune(answer[cut]) {
+		cut--
+	}
+	return answer[:cut] + fmt.Sprintf("\n[… the subagent's answer is cut at %d of %d bytes; its whole transcript is in its journal]", cut, len(answer))
+}
+
 // ChildID is the id of the child started for call callID of turn turn.
 func ChildID(turn uint64, callID string) string {
 	return fmt.Sprintf("%d-%s", turn, callID)
 }
 
-// checkChild validates an event about call callID's child.
+// checkChild validates an event about call callID's child: wantChild
+// says whether one must run (or must not, to spawn one).
 func (m *Machine) checkChild(ev Event, turn uint64, callID string, wantChild bool) error {
 	if err := m.checkTool(ev, turn, callID); err != nil {
 		return err
@@ -163,7 +285,7 @@ func (m *Machine) checkChild(ev Event, turn uint64, callID string, wantChild boo
 	if x.Call.Name != AgentTool {
 		return m.invalid(ev, "the call is not an "+AgentTool+" call")
 	}
-	if _, running := m.children[callID]; running != wantChild {
+	if m.children.has(callID) != wantChild {
 		if wantChild {
 			return m.invalid(ev, "no child runs for this call")
 		}
@@ -172,113 +294,42 @@ func (m *Machine) checkChild(ev Event, turn uint64, callID string, wantChild boo
 	return nil
 }
 
-// onSpawnRequested starts a child, or refuses the call when a cap is
-// reached.
-func (m *Machine) onSpawnRequested(e SpawnRequested) []Action {
+// applyChild performs an event about a subagent: a spawn starts a child,
+// or refuses the call when a cap is reached; usage and time past a
+// budget stop it; its end completes the call with its answer and rolls
+// its usage up into the turn's and the conversation's.
+func (m *Machine) applyChild(ev Event) []Action {
 	caps := m.cfg.Subagents.withDefaults()
-	refuse := func(why string) []Action {
-		return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, IsError: true, Result: "tool error: " + AgentTool + ": " + why})
-	}
-	running := len(m.children)
-	switch {
-	case caps.MaxDepth < 0 || m.cfg.Depth >= caps.MaxDepth:
-		if m.cfg.Depth > 0 {
-			return refuse(fmt.Sprintf("a subagent cannot start subagents (depth cap %d); do the task yourself", max(caps.MaxDepth, 0)))
+	stop := func(callID, why string) []Action {
+		if why == "" {
+			return nil
 		}
-		return refuse("subagents are off here (depth cap 0); do the task yourself")
-	case strings.TrimSpace(e.Task) == "":
-		return refuse("the task is empty: say what the subagent must do")
-	case running >= caps.MaxRunning:
-		return refuse(fmt.Sprintf("%d subagents already run, the cap at once; wait for their results or do it yourself", running))
-	case m.turnChildren >= caps.MaxPerTurn:
-		return refuse(fmt.Sprintf("%d subagents were started this turn, the cap per turn; do the rest yourself", m.turnChildren))
-	case m.turnChildTokens >= caps.MaxTokensPerTurn:
-		return refuse(fmt.Sprintf("the subagents used %d tokens this turn, the cap per turn (%d); do the rest yourself", m.turnChildTokens, caps.MaxTokensPerTurn))
+		return []Action{StopChild{Turn: m.turn, CallID: callID, Reason: why}}
 	}
-	if m.children == nil {
-		m.children = map[string]*child{}
-	}
-	m.children[e.CallID] = &child{}
-	m.turnChildren++
-	x := &m.execs[m.execByID[e.CallID]]
-	x.Status = ExecRunning
-	readOnly := e.ReadOnly || m.Mode().ReadOnly()
-	id := ChildID(m.turn, e.CallID)
-	return []Action{
-		StartChild{Turn: m.turn, CallID: e.CallID, Child: id, Agent: e.Agent, Task: e.Task, ReadOnly: readOnly, Depth: m.cfg.Depth + 1,
-			TokenBudget: min(caps.MaxTokensPerChild, caps.MaxTokensPerTurn-m.turnChildTokens), Timeout: caps.MaxWallTime},
-		DisplayToolCall{Turn: m.turn, CallID: e.CallID, Name: AgentTool, Status: ToolRunning, Detail: "started " + e.Agent + " " + id},
-	}
-}
-
-// onChildUsage counts a child's tokens and stops it past a budget.
-func (m *Machine) onChildUsage(e ChildUsage) []Action {
-	caps := m.cfg.Subagents.withDefaults()
-	c := m.children[e.CallID]
-	if e.Tokens > c.tokens {
-		m.turnChildTokens += e.Tokens - c.tokens
-		c.tokens = e.Tokens
-	}
-	switch {
-	case c.stopped != "":
-		return nil
-	case c.tokens > caps.MaxTokensPerChild:
-		return m.stopChild(e.CallID, c, fmt.Sprintf("it used %d tokens, over the cap of %d per subagent", c.tokens, caps.MaxTokensPerChild))
-	case m.turnChildTokens > caps.MaxTokensPerTurn:
-		return m.stopChild(e.CallID, c, fmt.Sprintf("the subagents used %d tokens this turn, over the cap of %d per turn", m.turnChildTokens, caps.MaxTokensPerTurn))
+	switch e := ev.(type) {
+	case SpawnRequested:
+		if why := m.children.refusal(caps, m.cfg.Depth, e.Task); why != "" {
+			return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, IsError: true, Result: "tool error: " + AgentTool + ": " + why})
+		}
+		budget := m.children.start(caps, e.CallID)
+		m.execs[m.execByID[e.CallID]].Status = ExecRunning
+		id := ChildID(m.turn, e.CallID)
+		return []Action{
+			StartChild{Turn: m.turn, CallID: e.CallID, Child: id, Agent: e.Agent, Task: e.Task, ReadOnly: e.ReadOnly || m.Mode().ReadOnly(),
+				Depth: m.cfg.Depth + 1, TokenBudget: budget, Timeout: caps.MaxWallTime},
+			DisplayToolCall{Turn: m.turn, CallID: e.CallID, Name: AgentTool, Status: ToolRunning, Detail: "started " + e.Agent + " " + id},
+		}
+	case ChildUsage:
+		return stop(e.CallID, m.children.count(caps, e.CallID, e.Tokens))
+	case ChildTimedOut:
+		return stop(e.CallID, m.children.timedOut(caps, e.CallID))
+	case ChildFinished:
+		result, isError := m.children.finish(caps, e)
+		m.turnUsage = m.turnUsage.add(e.Usage)
+		m.totalUsage = m.totalUsage.add(e.Usage)
+		return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, Result: result, IsError: isError})
 	}
 	return nil
-}
-
-// onChildTimedOut stops a child past its wall time.
-func (m *Machine) onChildTimedOut(e ChildTimedOut) []Action {
-	c := m.children[e.CallID]
-	if c.stopped != "" {
-		return nil
-	}
-	return m.stopChild(e.CallID, c, fmt.Sprintf("it ran for %s, the cap per subagent", m.cfg.Subagents.withDefaults().MaxWallTime))
-}
-
-func (m *Machine) stopChild(callID string, c *child, why string) []Action {
-	c.stopped = why
-	return []Action{StopChild{Turn: m.turn, CallID: callID, Reason: why}}
-}
-
-// onChildFinished completes the call with the child's answer, bounded.
-func (m *Machine) onChildFinished(e ChildFinished) []Action {
-	caps := m.cfg.Subagents.withDefaults()
-	c := m.children[e.CallID]
-	delete(m.children, e.CallID)
-	if t := e.Usage.TotalTokens; t > c.tokens {
-		m.turnChildTokens += t - c.tokens
-	}
-	m.addChildUsage(e.Usage)
-	result := e.Result
-	if len(result) > caps.MaxResultBytes {
-		cut := caps.MaxResultBytes
-		for cut > 0 && !startsRune(result[cut]) {
-			cut--
-		}
-		result = result[:cut] + fmt.Sprintf("\n[… the subagent's answer is cut at %d of %d bytes; its whole transcript is in its journal]", cut, len(e.Result))
-	}
-	isError := e.Failed
-	if c.stopped != "" {
-		isError = true
-		if strings.TrimSpace(result) == "" {
-			result = "(no answer yet)"
-		}
-		result = "tool error: " + AgentTool + ": the subagent was stopped: " + c.stopped + ". What it had:\n" + result
-	} else if e.Failed && !strings.HasPrefix(result, "tool error:") {
-		result = "tool error: " + AgentTool + ": the subagent failed: " + result
-	}
-	return m.onToolCompleted(ToolCompleted{Turn: e.Turn, CallID: e.CallID, Result: result, IsError: isError})
-}
-
-// addChildUsage rolls a child's usage up into the turn's and the
-// conversation's.
-func (m *Machine) addChildUsage(u Usage) {
-	m.turnUsage = m.turnUsage.add(u)
-	m.totalUsage = m.totalUsage.add(u)
 }
 
 func startsRune(b byte) bool { return b&0xC0 != 0x80 }
@@ -287,11 +338,11 @@ func startsRune(b byte) bool { return b&0xC0 != 0x80 }
 // children count and tokens.
 func (m *Machine) Children() (running []string, started int, tokens int64) {
 	for _, x := range m.execs {
-		if _, ok := m.children[x.Call.ID]; ok {
+		if m.children.has(x.Call.ID) {
 			running = append(running, x.Call.ID)
 		}
 	}
-	return running, m.turnChildren, m.turnChildTokens
+	return running, m.children.started, m.children.tokens
 }
 
 // Describe implements [Event].

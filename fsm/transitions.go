@@ -27,11 +27,12 @@ func (m *Machine) startTurn(in UserInput) []Action {
 	m.flushChanged()
 	m.ctxRetried = false
 	m.stopContinued = 0
-	m.turnChildren, m.turnChildTokens = 0, 0
+	m.children.newTurn()
 	m.refreshSystemPrompt()
 	m.turnStart = len(m.history)
 	m.turnStarts = append(m.turnStarts, m.turnStart)
-	m.addCheckpoint(text, m.turnStart)
+	m.checkpoints = append(m.checkpoints, checkpoint{turn: m.turn, prompt: text, at: m.turnStart, told: m.told, plan: m.plan})
+	m.redo = nil // a new prompt ends what a rewind left to redo
 	content := text
 	if in.HookContext != "" {
 		content += "\n\n[context added by hooks]\n" + in.HookContext
@@ -416,7 +417,7 @@ func (m *Machine) endTurn(acts []Action, outcome TurnOutcome) []Action {
 	m.retries = 0
 	m.lastErr = nil
 	m.execs, m.execByID, m.running = nil, nil, 0
-	clear(m.children)
+	m.children.endBatch()
 	clear(m.proposals)
 	m.planCall, m.planText, m.stopTurn, m.fresh = "", "", false, ""
 	m.stopHooks = false

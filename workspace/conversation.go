@@ -16,6 +16,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
+	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -132,6 +133,10 @@ type Conversation struct {
 	// children are the running children, by the parent's call id
 	// (subagents.go).
 	children map[string]*Conversation
+	// spawning is the policy of the batch whose agent call is being
+	// stepped (SpawnRequested), nil otherwise: the child started by that
+	// step keeps it as its parent's (subagents.go).
+	spawning *toolcall.Policy
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -219,6 +224,9 @@ type Status struct {
 	ClientPrompt *ClientPrompt `json:"clientPrompt,omitempty"`
 	// Children are the subagents running now (subagents.go).
 	Children []ChildStatus `json:"children,omitempty"`
+	// Completion is the folder's inline completion model, absent when
+	// completion is off there (completion.go).
+	Completion *CompletionStatus `json:"completion,omitempty"`
 }
 
 // PendingPlanStatus is a plan waiting for the user's decision: the
@@ -433,6 +441,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			s.folder.log.Warn("approval rules unreadable", "err", rerr)
 		}
 		st.AllowMCPServers = append([]string{}, servers...)
+		st.Completion = s.folder.completionStatus()
 	}
 	return st, err
 }

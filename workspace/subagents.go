@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
@@ -99,7 +100,13 @@ func (r callRun) spawn(ctx context.Context, c fsm.ToolCall) toolcall.Outcome {
 		}
 		return toolcall.Outcome{Result: fmt.Sprintf("tool error: %s: no agent %q; the agents are: %s", fsm.AgentTool, p.Agent, strings.Join(names, ", ")), IsError: true}
 	}
-	s.postEventLive(ctx, fsm.SpawnRequested{Turn: b.turn, CallID: c.ID, Agent: def.Name, Task: p.Task, ReadOnly: def.ReadOnly})
+	ev := fsm.SpawnRequested{Turn: b.turn, CallID: c.ID, Agent: def.Name, Task: p.Task, ReadOnly: def.ReadOnly}
+	policy := b.policy
+	s.postLive(ctx, func() {
+		s.spawning = &policy // the child StartChild starts keeps it
+		defer func() { s.spawning = nil }()
+		s.step(ev)
+	})
 	return toolcall.Outcome{Settled: true}
 }
 
@@ -116,6 +123,10 @@ type childLink struct {
 	id    string
 	start fsm.StartChild
 	agent agentfiles.Agent
+	// policy is the parent's batch policy when it asked for the child:
+	// each of the child's batches runs under policy.Narrow(what the
+	// child would have), never more (childPolicy).
+	policy toolcall.Policy
 	// timer fires the child's wall-time cap.
 	timer *time.Timer
 	// asked is the child's prompt turn; ended is set once reported.
@@ -180,7 +191,7 @@ func (s *Conversation) startChild(a fsm.StartChild) {
 		def = agentfiles.Builtin()[1] // the worker: the parent's tools, no more
 	}
 	ctx := s.turnContext()
-	link := &childLink{parent: s, ctx: ctx, turn: a.Turn, callID: a.CallID, id: a.Child, start: a, agent: def}
+	link := &childLink{parent: s, ctx: ctx, turn: a.Turn, callID: a.CallID, id: a.Child, start: a, agent: def, policy: s.parentPolicy()}
 	child := newConversation(s.folder, s.childOpening(a.Child))
 	child.link = link
 	if s.children == nil {
@@ -200,6 +211,40 @@ func (s *Conversation) startChild(a fsm.StartChild) {
 		}
 		child.post(func() { link.asked = turn })
 	}()
+}
+
+// parentPolicy is the policy a child started now is never given more
+// than: the batch's whose agent call is being stepped, else (no batch
+// asks: a replayed or stray StartChild) the conversation's own as a
+// batch would have it now, read-only.
+func (s *Conversation) parentPolicy() toolcall.Policy {
+	if s.spawning != nil {
+		return s.spawning.Inherit()
+	}
+	p := toolcall.Policy{Root: s.folder.dir, Mode: fsm.ModePlan, ReadOnly: true, Bash: config.PolicyDeny, Fetch: config.PolicyDeny}
+	return s.childPolicy(p)
+}
+
+// childPolicy is the policy of a batch of s: own (what the
+// conversation's settings and mode give) for the user's conversation; a
+// child's asks are added to its own (its definition's read-only,
+// permissionMode) and the whole narrowed by its parent's, so that it is
+// never more than the parent's whatever the definition asks.
+func (s *Conversation) childPolicy(own toolcall.Policy) toolcall.Policy {
+	if s.link == nil {
+		return own
+	}
+	if s.link.start.ReadOnly {
+		own.Mode = fsm.ModePlan
+	}
+	if s.link.agent.Unasked {
+		own.Bash, own.Fetch, own.Trusted = config.PolicyAllow, config.PolicyAllow, true
+		own.MCP = map[string]config.Policy{}
+		for server := range s.mcpPolicies {
+			own.MCP[server] = config.PolicyAllow
+		}
+	}
+	return s.link.policy.Narrow(own)
 }
 
 // childOpening is where child id's journal starts: in the subagents

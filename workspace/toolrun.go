@@ -55,6 +55,9 @@ type batchRun struct {
 	// readOnly: the conversation is in a read-only mode, and the batch's
 	// commands run with the workspace read-only (plancommands.go).
 	readOnly bool
+	// policy is the batch's policy (toolcall.Batch.Policy): a child
+	// started by the batch's agent call is never given more.
+	policy toolcall.Policy
 }
 
 // callRun serves the ports of a batch's calls (toolcall.Ports) for the
@@ -77,11 +80,12 @@ func (s *Conversation) newBatch(a fsm.ExecuteTools) *toolcall.Batch {
 	}
 	policy := toolcall.Policy{Root: s.folder.dir, Mode: s.m.Mode(), Bash: s.cfg.Tools.Bash, Fetch: s.cfg.Tools.Fetch, MCP: s.mcpPolicies, Trusted: s.cfg.Trusted(),
 		Sandboxed: s.env.Sandbox.Active(), NoSandbox: s.env.Sandbox.Unavailable()}
-	if a.ReadOnly {
+	if a.ReadOnly || s.link != nil && s.link.policy.ReadOnly {
 		readOnlyBatch(b)
 		policy.ReadOnly, policy.Sandboxed, policy.NoSandbox = true, b.env.Sandbox.Active(), b.env.Sandbox.Unavailable()
 	}
-	b.bash = policy.Bash
+	policy = s.childPolicy(policy)
+	b.bash, b.policy = policy.Bash, policy
 	r := callRun{s: s, b: b}
 	return &toolcall.Batch{Turn: a.Turn, Calls: a.Calls, Mutating: a.Mutating, Specs: s.toolSpecs(), Policy: policy, Together: b.together,
 		Ports: toolcall.Ports{Hooks: r, Approver: r, Stepper: r, Runner: r, Reviewer: r, Diagnostics: r}}

@@ -53,6 +53,10 @@ func turnModel(b *testing.B) *httptest.Server {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r) // the window probe must not take a turn's answer
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		if n.Add(1)%2 == 1 {
 			_, _ = io.WriteString(w, first.String())

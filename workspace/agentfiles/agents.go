@@ -66,6 +66,11 @@ type Agent struct {
 	// ReadOnly asks for a read-only child (Codex sandbox_mode =
 	// "read-only", the built-in researcher): it only narrows.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// Unasked says the definition asks to run without the user's
+	// approvals (Claude Code's permissionMode: bypassPermissions): the
+	// child asks for every permission and gets only its parent's
+	// (toolcall.Policy.Narrow), never more.
+	Unasked bool `json:"unasked,omitempty"`
 	// Model is the model it asks for as written ("" or "inherit": the
 	// parent's).
 	Model string `json:"model,omitempty"`
@@ -294,6 +299,8 @@ func (a *Agent) readMarkdown(data []byte) *Problem {
 			}
 		case "disallowedTools":
 			a.Disallowed = a.mapTools(nodeList(v))
+		case "permissionMode":
+			a.permissionMode(v.Value, line)
 		case "model":
 			if v.Kind == yaml.SequenceNode && len(v.Content) > 0 {
 				a.Model = v.Content[0].Value // VS Code's fallback list: the first
@@ -336,6 +343,20 @@ type codexAgent struct {
 	DeveloperInstructions string `toml:"developer_instructions"`
 	Model                 string `toml:"model"`
 	SandboxMode           string `toml:"sandbox_mode"`
+}
+
+// permissionMode reads Claude Code's permissionMode: plan asks for a
+// read-only child, bypassPermissions for every permission (both only
+// narrowed by the parent's); the others are named as ignored.
+func (a *Agent) permissionMode(mode string, line int) {
+	switch mode {
+	case "plan":
+		a.ReadOnly = true
+	case "bypassPermissions":
+		a.Unasked = true
+	default:
+		a.Ignored = append(a.Ignored, fmt.Sprintf("permissionMode: %s (line %d)", mode, line))
+	}
 }
 
 // readCodex reads a Codex TOML definition.

@@ -1,6 +1,7 @@
 package agentfiles
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -179,5 +180,29 @@ func TestAgentsListingBudget(t *testing.T) {
 	}
 	if short := AgentsListing(Builtin(), 40); !strings.Contains(short, "not listed for space") {
 		t.Fatalf("budget listing %q", short)
+	}
+}
+
+// Claude Code's permissionMode: plan asks for a read-only child,
+// bypassPermissions for every permission (the parent's policy narrows
+// it: workspace's TestSubagentNeverMoreThanParent); others are named.
+func TestAgentPermissionMode(t *testing.T) {
+	dir := t.TempDir()
+	for mode, want := range map[string]Agent{
+		"plan":              {ReadOnly: true},
+		"bypassPermissions": {Unasked: true},
+		"acceptEdits":       {Ignored: []string{"permissionMode: acceptEdits (line 4)"}},
+	} {
+		path := filepath.Join(dir, mode+".md")
+		if err := os.WriteFile(path, []byte("---\nname: a\ndescription: d\npermissionMode: "+mode+"\n---\nbody\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, p := ReadAgent(path, FormatClaude, ScopeUser)
+		if p != nil {
+			t.Fatalf("%s: %v", mode, p)
+		}
+		if a.ReadOnly != want.ReadOnly || a.Unasked != want.Unasked || !slices.Equal(a.Ignored, want.Ignored) {
+			t.Errorf("permissionMode %s: read-only %v, unasked %v, ignored %q", mode, a.ReadOnly, a.Unasked, a.Ignored)
+		}
 	}
 }
