@@ -23,6 +23,10 @@ func (a *agent) Notify(n workspace.Notification) {
 	if a.caught(n) {
 		return
 	}
+	if n.Subagent != nil && n.Kind != workspace.NoteSubagent {
+		a.childNotify(n) // a child's own: its child session's
+		return
+	}
 	sessions := a.sessionsOf(n.Folder, n.Conversation)
 	if len(sessions) == 0 {
 		a.log.Debug("no ACP session for a notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
@@ -62,6 +66,8 @@ func (a *agent) notifySession(s *session, n workspace.Notification) {
 		}
 	case workspace.NoteTool:
 		a.toolNote(s, n.Tool)
+	case workspace.NoteSubagent:
+		a.subagentNote(s, n.Subagent)
 	case workspace.NoteProposal:
 		if n.Proposal != nil {
 			go a.reviewProposal(s, *n.Proposal)
@@ -256,10 +262,19 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	if ap.Server != "" {
 		v.title = ap.Detail // an MCP tool: its server, name and arguments
 	}
+	asker, callID := s, ap.CallID
+	if ap.Subagent != nil {
+		var done func()
+		asker, callID, done = a.childApproval(s, &ap, &v.title)
+		defer done()
+		if err := a.out.flush(ctx); err != nil { // its requires_action first
+			return false, err
+		}
+	}
 	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: s.id,
+		SessionId: asker.id,
 		ToolCall: acpsdk.ToolCallUpdate{
-			ToolCallId: acpsdk.ToolCallId(ap.CallID),
+			ToolCallId: acpsdk.ToolCallId(callID),
 			Title:      acpsdk.Ptr(v.title),
 			Kind:       acpsdk.Ptr(v.kind),
 			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
