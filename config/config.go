@@ -15,10 +15,8 @@ package config
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -507,134 +505,6 @@ func (c Config) keyErr(key, format string, args ...any) *Error {
 func (c Config) setBy(key string) bool {
 	_, ok := c.origins[key]
 	return ok
-}
-
-// Validate checks values and the relations between them. The error names
-// the source, line and key of each problem.
-func (c Config) Validate() error {
-	var errs []error
-	add := func(e *Error) { errs = append(errs, e) }
-	m := c.Model
-	switch m.Provider {
-	case ProviderOpenAI, ProviderAnthropic:
-		if err := checkURL(m.BaseURL); err != nil {
-			add(c.keyErr("model.base_url", "%v", err))
-		}
-	case ProviderScript:
-		if m.Script == "" {
-			add(c.keyErr("model.provider", `provider "script" requires model.script, the path of a scripted-model file`))
-		}
-	default:
-		add(c.keyErr("model.provider", "unknown provider %q: want %q, %q or %q", m.Provider, ProviderOpenAI, ProviderAnthropic, ProviderScript))
-	}
-	if m.Provider == ProviderScript && m.BaseURL != "" {
-		if err := checkURL(m.BaseURL); err != nil {
-			add(c.keyErr("model.base_url", "%v", err))
-		}
-	}
-	switch m.Images {
-	case "", "auto", "on", "off":
-	default:
-		add(c.keyErr("model.images", `must be "auto", "on" or "off", got %q`, m.Images))
-	}
-	if m.ContextWindow < 0 {
-		add(c.keyErr("model.context_window", "must be >= 0 (0: asked from the server, else known from the model's name, else 32768), got %d", m.ContextWindow))
-	}
-	if c.Agent.ElideAfterTurns < 0 {
-		add(c.keyErr("agent.elide_after_turns", "must be >= 0 (0 never elides old tool results), got %d", c.Agent.ElideAfterTurns))
-	}
-	if a := c.Agent.CompactAt; a <= 0 || a > 1 {
-		add(c.keyErr("agent.compact_at", "must be in (0, 1], a fraction of the context window, got %v", a))
-	}
-	if m.MaxTokens < 0 {
-		add(c.keyErr("model.max_tokens", "must be >= 0 (0 leaves it to the server), got %d", m.MaxTokens))
-	}
-	switch m.MaxTokensField {
-	case "", MaxTokensFieldAuto, MaxTokensFieldClassic, MaxTokensFieldCompletion:
-	default:
-		add(c.keyErr("model.max_tokens_field", "unknown field %q: want %q, %q or %q", m.MaxTokensField,
-			MaxTokensFieldAuto, MaxTokensFieldClassic, MaxTokensFieldCompletion))
-	}
-	switch m.Server {
-	case "", "ollama", "llamacpp", "vllm", "lmstudio", "deepseek", "gemini", "mistral", "openrouter", "anthropic", "openai":
-	default:
-		add(c.keyErr("model.server", "unknown server %q: want one of ollama, llamacpp, vllm, lmstudio, deepseek, gemini, mistral, openrouter, anthropic, openai (or leave it out to detect it)", m.Server))
-	}
-	switch m.API {
-	case "", APIChat, APIResponses, APIMessages:
-	default:
-		add(c.keyErr("model.api", "unknown API %q: want %q, %q or %q (or leave it out to choose per model)", m.API, APIChat, APIResponses, APIMessages))
-	}
-	if !slices.Contains(append([]string{""}, ReasoningEfforts...), m.ReasoningEffort) {
-		add(c.keyErr("model.reasoning_effort", "unknown effort %q: want one of %s", m.ReasoningEffort, strings.Join(ReasoningEfforts, ", ")))
-	}
-	if m.MaxAnswerBytes <= 0 {
-		add(c.keyErr("model.max_answer_bytes", "must be > 0, got %d", m.MaxAnswerBytes))
-	}
-	if m.Temperature != nil && *m.Temperature < 0 {
-		add(c.keyErr("model.temperature", "must be >= 0, got %v", *m.Temperature))
-	}
-	positive := func(key string, d Duration) {
-		if d.Duration <= 0 {
-			add(c.keyErr(key, "must be a positive duration, got %q", d.String()))
-		}
-	}
-	positive("model.idle_timeout", m.IdleTimeout)
-	positive("model.first_byte_timeout", m.FirstByteTimeout)
-
-	a := c.Agent
-	if a.MaxRetries < 0 {
-		add(c.keyErr("agent.max_retries", "must be >= 0, got %d", a.MaxRetries))
-	}
-	if a.MaxIterations < 1 {
-		add(c.keyErr("agent.max_iterations", "must be >= 1, got %d", a.MaxIterations))
-	}
-	positive("agent.retry_base", a.RetryBase)
-	positive("agent.retry_max", a.RetryMax)
-	if a.RetryBase.Duration > 0 && a.RetryMax.Duration > 0 && a.RetryMax.Duration < a.RetryBase.Duration {
-		add(c.keyErr(c.blame("agent.retry_max", "agent.retry_base"),
-			"agent.retry_max (%v) must be >= agent.retry_base (%v)", a.RetryMax, a.RetryBase))
-	}
-
-	t := c.Tools
-	switch t.Bash {
-	case PolicyAllow, PolicyAsk, PolicyDeny:
-	default:
-		add(c.keyErr("tools.bash", "invalid policy %q: want %q, %q or %q", t.Bash, PolicyAllow, PolicyAsk, PolicyDeny))
-	}
-	switch t.Edits {
-	case EditsAuto, EditsReview:
-	default:
-		add(c.keyErr("tools.edits", "invalid edit mode %q: want %q or %q", t.Edits, EditsAuto, EditsReview))
-	}
-	c.validateFetch(add)
-	if t.PlanCommands != PlanCommandsOff && t.PlanCommands != PlanCommandsReadOnly {
-		add(c.keyErr("tools.plan_commands", "invalid value %q: want %q or %q", t.PlanCommands, PlanCommandsOff, PlanCommandsReadOnly))
-	}
-	positive("tools.bash_timeout", t.BashTimeout)
-	c.validateDiagnostics(add)
-	positive("tools.bash_max_timeout", t.BashMaxTimeout)
-	positive("tools.approval_timeout", t.ApprovalTimeout)
-	if t.BashTimeout.Duration > 0 && t.BashMaxTimeout.Duration > 0 && t.BashMaxTimeout.Duration < t.BashTimeout.Duration {
-		add(c.keyErr(c.blame("tools.bash_max_timeout", "tools.bash_timeout"),
-			"tools.bash_max_timeout (%v) must be >= tools.bash_timeout (%v)", t.BashMaxTimeout, t.BashTimeout))
-	}
-	if c.Journal.Keep < 0 {
-		add(c.keyErr("journal.keep", "must be >= 0, got %d", c.Journal.Keep))
-	}
-	positive("journal.max_age", c.Journal.MaxAge)
-	if t.MaxOutputBytes <= 0 {
-		add(c.keyErr("tools.max_output_bytes", "must be > 0, got %d", t.MaxOutputBytes))
-	}
-	for _, f := range c.Trust.Folders {
-		if !filepath.IsAbs(f) {
-			add(c.keyErr("trust.folders", "%q is not an absolute path", f))
-		}
-	}
-	c.validateMCP(add)
-	c.validateSandbox(add)
-	c.validateCompletion(add)
-	return errors.Join(errs...)
 }
 
 // blame picks which of two related keys an error about both is reported

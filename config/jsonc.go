@@ -8,63 +8,80 @@ import (
 
 // stripJSONC turns JSON with comments (// and /* */) and trailing commas,
 // as VS Code's files allow, into JSON with the same line breaks, so that
-// offsets still give the right line.
+// offsets still give the right line: comments become blanks (their line
+// breaks kept), a trailing comma a blank; strings are copied as they are.
 func stripJSONC(data []byte) []byte {
 	out := make([]byte, 0, len(data))
-	for i := 0; i < len(data); i++ {
-		c := data[i]
+	for i := 0; i < len(data); {
+		rest := data[i:]
+		n := 1
 		switch {
-		case c == '"':
-			j := i + 1
-			for j < len(data) && data[j] != '"' {
-				if data[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(data) {
-				j = len(data) - 1
-			}
-			out = append(out, data[i:j+1]...)
-			i = j
-		case c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				out = append(out, ' ')
-				i++
-			}
-			if i < len(data) {
-				out = append(out, '\n')
-			}
-		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			end := bytes.Index(data[i+2:], []byte("*/"))
-			stop := len(data)
-			if end >= 0 {
-				stop = i + 2 + end + 2
-			}
-			for ; i < stop; i++ {
-				if data[i] == '\n' {
-					out = append(out, '\n')
-				} else {
-					out = append(out, ' ')
-				}
-			}
-			i--
-		case c == ',':
-			// A comma followed (past blanks) by } or ] is dropped.
-			j := i + 1
-			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
-				j++
-			}
-			if j < len(data) && (data[j] == '}' || data[j] == ']') {
-				out = append(out, ' ')
-				continue
-			}
-			out = append(out, c)
+		case rest[0] == '"':
+			n = stringLen(rest)
+			out = append(out, rest[:n]...)
+		case bytes.HasPrefix(rest, []byte("//")):
+			n = lineCommentLen(rest)
+			out = blankOut(out, rest[:n])
+		case bytes.HasPrefix(rest, []byte("/*")):
+			n = blockCommentLen(rest)
+			out = blankOut(out, rest[:n])
+		case rest[0] == ',' && closesNext(rest[1:]):
+			out = append(out, ' ')
 		default:
-			out = append(out, c)
+			out = append(out, rest[0])
 		}
+		i += n
 	}
 	return out
+}
+
+// stringLen is the length of the JSON string s starts with, its quotes
+// included; an unterminated string runs to the end.
+func stringLen(s []byte) int {
+	j := 1
+	for j < len(s) && s[j] != '"' {
+		if s[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return min(j, len(s)-1) + 1
+}
+
+// lineCommentLen is the length of the // comment s starts with, its line
+// break included.
+func lineCommentLen(s []byte) int {
+	if i := bytes.IndexByte(s, '\n'); i >= 0 {
+		return i + 1
+	}
+	return len(s)
+}
+
+// blockCommentLen is the length of the /* */ comment s starts with; an
+// unterminated comment runs to the end.
+func blockCommentLen(s []byte) int {
+	if end := bytes.Index(s[2:], []byte("*/")); end >= 0 {
+		return 2 + end + 2
+	}
+	return len(s)
+}
+
+// blankOut appends comment to out as blanks, keeping its line breaks.
+func blankOut(out, comment []byte) []byte {
+	for _, c := range comment {
+		if c != '\n' {
+			c = ' '
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// closesNext reports whether s, past blanks, closes an object or array:
+// the comma before it is a trailing one.
+func closesNext(s []byte) bool {
+	s = bytes.TrimLeft(s, " \t\n\r")
+	return len(s) > 0 && (s[0] == '}' || s[0] == ']')
 }
 
 // memberLines returns the line of each member of the object found at path

@@ -147,61 +147,83 @@ func ValidMCPServerName(name string) bool {
 	return serverNameRE.MatchString(name) && !strings.Contains(name, "__")
 }
 
-// validateMCP checks the [mcp] section.
+// validateMCP checks the [mcp] section, server by server.
 func (c Config) validateMCP(add func(*Error)) {
 	for _, name := range sortedNames(c.MCP.Servers) {
-		s := c.MCP.Servers[name]
-		key := "mcp.servers." + name
-		at := func(sub string) string {
-			if c.setBy(key + "." + sub) {
-				return key + "." + sub
-			}
-			return firstSetKey(c, key, "command", "url", "args", "env", "set_env", "headers", "bearer_token_env", "approve", "timeout")
+		c.validateMCPServer(add, name, c.MCP.Servers[name])
+	}
+}
+
+// mcpKeyAt is the key an error about sub-key sub of server key is
+// reported at: sub when a source set it, else the first of the server's
+// keys a source set.
+func (c Config) mcpKeyAt(key, sub string) string {
+	if c.setBy(key + "." + sub) {
+		return key + "." + sub
+	}
+	return firstSetKey(c, key, "command", "url", "args", "env", "set_env", "headers", "bearer_token_env", "approve", "timeout")
+}
+
+// validateMCPServer checks one server: its name, how it is reached, its
+// policy and timeout, and the variables it is given.
+func (c Config) validateMCPServer(add func(*Error), name string, s MCPServer) {
+	key := "mcp.servers." + name
+	if !ValidMCPServerName(name) {
+		add(c.keyErr(c.mcpKeyAt(key, "command"), "invalid server name %q: use up to 32 letters, digits, '-' or '_' (not \"__\")", name))
+	}
+	c.validateMCPTransport(add, key, s)
+	switch s.Approve {
+	case "", PolicyAllow, PolicyAsk, PolicyDeny:
+	default:
+		add(c.keyErr(c.mcpKeyAt(key, "approve"), "invalid policy %q: want %q, %q or %q", s.Approve, PolicyAllow, PolicyAsk, PolicyDeny))
+	}
+	if c.setBy(key+".timeout") && s.Timeout.Duration <= 0 {
+		add(c.keyErr(key+".timeout", "must be a positive duration, got %q", s.Timeout.String()))
+	}
+	if s.BearerTokenEnv != "" && !envNameRE.MatchString(s.BearerTokenEnv) {
+		add(c.keyErr(key+".bearer_token_env", "want the NAME of a variable of loom's environment"))
+	}
+	if v := s.usesVariable(c.Model.APIKeyEnv); v != "" {
+		add(c.keyErr(key+"."+v, "%s is the model's API key (model.api_key_env); it is never passed to an MCP server", c.Model.APIKeyEnv))
+	}
+	c.validateMCPEnv(add, key, s.Env)
+}
+
+// validateMCPTransport checks that server key is either a command (a
+// stdio server) or a url (a streamable HTTP server), with only the keys
+// that apply to it.
+func (c Config) validateMCPTransport(add func(*Error), key string, s MCPServer) {
+	switch {
+	case s.Command == "" && s.URL == "":
+		add(c.keyErr(c.mcpKeyAt(key, "command"), "%s needs command (a stdio server) or url (a streamable HTTP server)", key))
+	case s.Command != "" && s.URL != "":
+		add(c.keyErr(c.mcpKeyAt(key, "url"), "%s has both command and url: choose one", key))
+	case s.URL != "":
+		if err := checkURL(s.URL); err != nil && !strings.Contains(s.URL, "${") {
+			add(c.keyErr(c.mcpKeyAt(key, "url"), "%v", err))
 		}
-		if !ValidMCPServerName(name) {
-			add(c.keyErr(at("command"), "invalid server name %q: use up to 32 letters, digits, '-' or '_' (not \"__\")", name))
+		if len(s.Args) > 0 || len(s.Env) > 0 || len(s.SetEnv) > 0 {
+			add(c.keyErr(c.mcpKeyAt(key, "args"), "%s: args, env and set_env apply to a command, not to a url", key))
 		}
+	}
+	if s.Command != "" && (len(s.Headers) > 0 || s.BearerTokenEnv != "") {
+		add(c.keyErr(c.mcpKeyAt(key, "headers"), "%s: headers and bearer_token_env apply to a url, not to a command", key))
+	}
+}
+
+// validateMCPEnv checks a server's env: each entry passes a variable of
+// loom's environment by name (never a value), never the model's key.
+func (c Config) validateMCPEnv(add func(*Error), key string, env map[string]string) {
+	for _, k := range sortedNames(env) {
+		v := env[k]
+		ek := key + ".env." + k
 		switch {
-		case s.Command == "" && s.URL == "":
-			add(c.keyErr(at("command"), "%s needs command (a stdio server) or url (a streamable HTTP server)", key))
-		case s.Command != "" && s.URL != "":
-			add(c.keyErr(at("url"), "%s has both command and url: choose one", key))
-		case s.URL != "":
-			if err := checkURL(s.URL); err != nil && !strings.Contains(s.URL, "${") {
-				add(c.keyErr(at("url"), "%v", err))
-			}
-			if len(s.Args) > 0 || len(s.Env) > 0 || len(s.SetEnv) > 0 {
-				add(c.keyErr(at("args"), "%s: args, env and set_env apply to a command, not to a url", key))
-			}
-		}
-		switch s.Approve {
-		case "", PolicyAllow, PolicyAsk, PolicyDeny:
-		default:
-			add(c.keyErr(at("approve"), "invalid policy %q: want %q, %q or %q", s.Approve, PolicyAllow, PolicyAsk, PolicyDeny))
-		}
-		if c.setBy(key+".timeout") && s.Timeout.Duration <= 0 {
-			add(c.keyErr(key+".timeout", "must be a positive duration, got %q", s.Timeout.String()))
-		}
-		if s.Command != "" && (len(s.Headers) > 0 || s.BearerTokenEnv != "") {
-			add(c.keyErr(at("headers"), "%s: headers and bearer_token_env apply to a url, not to a command", key))
-		}
-		if s.BearerTokenEnv != "" && !envNameRE.MatchString(s.BearerTokenEnv) {
-			add(c.keyErr(key+".bearer_token_env", "want the NAME of a variable of loom's environment"))
-		}
-		if v := s.usesVariable(c.Model.APIKeyEnv); v != "" {
-			add(c.keyErr(key+"."+v, "%s is the model's API key (model.api_key_env); it is never passed to an MCP server", c.Model.APIKeyEnv))
-		}
-		for _, k := range sortedNames(s.Env) {
-			v := s.Env[k]
-			ek := key + ".env." + k
-			switch {
-			case !envNameRE.MatchString(k):
-				add(c.keyErr(ek, "invalid variable name %q", k))
-			case !envNameRE.MatchString(v):
-				add(c.keyErr(ek, "want the NAME of a variable of loom's environment to pass, and this is not a variable name (never put a value here)"))
-			case v == c.Model.APIKeyEnv:
-				add(c.keyErr(ek, "%s is the model's API key (model.api_key_env); it is never passed to an MCP server", v))
-			}
+		case !envNameRE.MatchString(k):
+			add(c.keyErr(ek, "invalid variable name %q", k))
+		case !envNameRE.MatchString(v):
+			add(c.keyErr(ek, "want the NAME of a variable of loom's environment to pass, and this is not a variable name (never put a value here)"))
+		case v == c.Model.APIKeyEnv:
+			add(c.keyErr(ek, "%s is the model's API key (model.api_key_env); it is never passed to an MCP server", v))
 		}
 	}
 }

@@ -78,6 +78,9 @@ func TestMCPErrors(t *testing.T) {
 		{"api key in env", "[mcp.servers.a]\ncommand = \"x\"\nenv = { KEY = \"OPENAI_API_KEY\" }\n", []string{"never passed to an MCP server"}},
 		{"bad name", "[mcp.servers.\"a__b\"]\ncommand = \"x\"\n", []string{`invalid server name "a__b"`}},
 		{"bad timeout", "[mcp.servers.a]\ncommand = \"x\"\ntimeout = \"0s\"\n", []string{":3: mcp.servers.a.timeout: must be a positive duration"}},
+		{"args with url", "[mcp.servers.a]\nurl = \"http://h/mcp\"\nargs = [\"-y\"]\n", []string{":3: mcp.servers.a.args: mcp.servers.a: args, env and set_env apply to a command, not to a url"}},
+		{"headers with command", "[mcp.servers.a]\ncommand = \"x\"\nheaders = { X = \"y\" }\n", []string{":3: mcp.servers.a.headers: mcp.servers.a: headers and bearer_token_env apply to a url, not to a command"}},
+		{"bearer not a name", "[mcp.servers.a]\nurl = \"http://h/mcp\"\nbearer_token_env = \"sk-secret\"\n", []string{":3: mcp.servers.a.bearer_token_env: want the NAME"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -145,18 +145,27 @@ func (s *Server) applyOverrides() {
 }
 
 // trustHow names this client's own way to trust a folder, for the notice
-// about ignored settings.
+// about ignored settings: the command the client declared
+// (experimental.loom.trustCommand), else the command any client can send.
 func (s *Server) trustHow() string {
 	s.mu.Lock()
 	caps := s.caps
 	s.mu.Unlock()
+	return trustWords(caps.trustCommand, caps.workspaceTrust)
+}
+
+// trustWords says how to trust a folder in a client whose user runs
+// loom.trust as command ("" for a client that declared none); an editor
+// with workspace trust (trust.workspace in its initializationOptions) may
+// also trust the workspace when it asks.
+func trustWords(command string, workspaceTrust bool) string {
 	switch {
-	case caps.workspaceTrust:
-		return `run "Loom: Trust this Folder" from the Command Palette (or trust the workspace when VS Code asks)`
-	case strings.EqualFold(caps.client, "Neovim"):
-		return "run :LoomTrust (the loom.nvim plugin; any client: the command loom.trust)"
+	case command != "" && workspaceTrust:
+		return "run " + command + " (or trust the workspace when the editor asks)"
+	case command != "":
+		return "run " + command + " (any client: the command loom.trust)"
 	}
-	return `run the command loom.trust (workspace/executeCommand; in Neovim's plugin :LoomTrust, in VS Code "Loom: Trust this Folder")`
+	return "run the command loom.trust (workspace/executeCommand)"
 }
 
 // unwrapLoom returns the value of a {"loom": {…}} wrapper (how editors

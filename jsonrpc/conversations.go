@@ -72,7 +72,8 @@ func conversationItem(c workspace.ConversationInfo) ConversationItem {
 	return it
 }
 
-func (s *Server) runConversations(_ context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runConversations(_ context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	var folders []string
 	if a.URI == "" && len(s.host.Folders()) != 1 {
 		folders = s.host.Folders()
@@ -96,7 +97,8 @@ func (s *Server) runConversations(_ context.Context, a FolderArgs) (any, error) 
 	return out, nil
 }
 
-func (s *Server) runNewConversation(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runNewConversation(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	f, err := s.folder(CmdNewConversation, a.URI)
 	if err != nil {
 		return nil, err
@@ -108,7 +110,8 @@ func (s *Server) runNewConversation(ctx context.Context, a FolderArgs) (any, err
 	return s.describe(ctx, CmdNewConversation, c)
 }
 
-func (s *Server) runOpenConversation(ctx context.Context, a ConversationArgs) (any, error) {
+func (h commandHandler) runOpenConversation(ctx context.Context, a ConversationArgs) (any, error) {
+	s := h.s
 	c, err := s.named(CmdOpenConversation, a)
 	if err != nil {
 		return nil, err
@@ -116,7 +119,8 @@ func (s *Server) runOpenConversation(ctx context.Context, a ConversationArgs) (a
 	return s.describe(ctx, CmdOpenConversation, c)
 }
 
-func (s *Server) runRenameConversation(ctx context.Context, a ConversationArgs) (any, error) {
+func (h commandHandler) runRenameConversation(ctx context.Context, a ConversationArgs) (any, error) {
+	s := h.s
 	f, err := s.folderOf(CmdRenameConversation, a)
 	if err != nil {
 		return nil, err
@@ -135,7 +139,8 @@ func (s *Server) runRenameConversation(ctx context.Context, a ConversationArgs) 
 	return ConversationItem{ID: a.ID, Folder: f.Path(), Title: strings.TrimSpace(a.Title)}, nil
 }
 
-func (s *Server) runDeleteConversation(_ context.Context, a ConversationArgs) (any, error) {
+func (h commandHandler) runDeleteConversation(_ context.Context, a ConversationArgs) (any, error) {
+	s := h.s
 	f, err := s.folderOf(CmdDeleteConversation, a)
 	if err != nil {
 		return nil, err

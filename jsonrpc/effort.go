@@ -32,7 +32,8 @@ type SetEffortResult struct {
 	Efforts []string `json:"efforts"`
 }
 
-func (s *Server) runSetEffort(ctx context.Context, a SetEffortArgs) (any, error) {
+func (h commandHandler) runSetEffort(ctx context.Context, a SetEffortArgs) (any, error) {
+	s := h.s
 	if a.Effort == nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, `%s: effort is required (one of %s, or "" for [model] reasoning_effort)`,
 			CmdSetEffort, strings.Join(config.ReasoningEfforts, ", "))

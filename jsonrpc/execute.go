@@ -37,39 +37,41 @@ type runner struct {
 
 // commandList holds every command, in the order initialize lists them.
 var commandList = []command{
-	{CmdAsk, typed(CmdAsk, (*Server).runAsk)},
-	{CmdCancel, typed(CmdCancel, (*Server).runCancel)},
-	{CmdReset, typed(CmdReset, (*Server).runReset)},
-	{CmdStatus, typed(CmdStatus, (*Server).runStatus)},
-	{CmdHistory, typed(CmdHistory, (*Server).runHistory)},
-	{CmdUndo, typed(CmdUndo, (*Server).runUndo)},
-	{CmdUndoFile, typed(CmdUndoFile, (*Server).runUndoFile)},
-	{CmdCompact, typed(CmdCompact, (*Server).runCompact)},
-	{CmdCommit, typed(CmdCommit, (*Server).runCommit)},
-	{CmdDiscard, typed(CmdDiscard, (*Server).runDiscard)},
-	{CmdCommandChanges, typed(CmdCommandChanges, (*Server).runCommandChanges)},
-	{CmdTrust, typed(CmdTrust, (*Server).runTrust)},
-	{CmdRules, typed(CmdRules, (*Server).runRules)},
-	{CmdAddRule, typed(CmdAddRule, (*Server).runAddRule)},
-	{CmdRemoveRule, typed(CmdRemoveRule, (*Server).runRemoveRule)},
-	{CmdModels, typed(CmdModels, (*Server).runModels)},
-	{CmdSetModel, typed(CmdSetModel, (*Server).runSetModel)},
-	{CmdSetMode, typed(CmdSetMode, (*Server).runSetMode)},
-	{CmdSetEffort, typed(CmdSetEffort, (*Server).runSetEffort)},
-	{CmdDecidePlan, typed(CmdDecidePlan, (*Server).runDecidePlan)},
-	{CmdReview, typed(CmdReview, (*Server).runReview)},
-	{CmdProposals, typed(CmdProposals, (*Server).runProposals)},
-	{CmdReviewDraft, typed(CmdReviewDraft, (*Server).runReviewDraft)},
-	{CmdPanelState, typed(CmdPanelState, (*Server).runPanelState)},
-	{CmdCheckpoints, typed(CmdCheckpoints, (*Server).runCheckpoints)},
-	{CmdRewind, typed(CmdRewind, (*Server).runRewind)},
-	{CmdRedo, typed(CmdRedo, (*Server).runRedo)},
-	{CmdConversations, typed(CmdConversations, (*Server).runConversations)},
-	{CmdInlineAccepted, typed(CmdInlineAccepted, (*Server).runInlineAccepted)},
-	{CmdNewConversation, typed(CmdNewConversation, (*Server).runNewConversation)},
-	{CmdOpenConversation, typed(CmdOpenConversation, (*Server).runOpenConversation)},
-	{CmdRenameConversation, typed(CmdRenameConversation, (*Server).runRenameConversation)},
-	{CmdDeleteConversation, typed(CmdDeleteConversation, (*Server).runDeleteConversation)},
+	{CmdAsk, typed(CmdAsk, commandHandler.runAsk)},
+	{CmdCancel, typed(CmdCancel, commandHandler.runCancel)},
+	{CmdReset, typed(CmdReset, commandHandler.runReset)},
+	{CmdStatus, typed(CmdStatus, commandHandler.runStatus)},
+	{CmdHistory, typed(CmdHistory, commandHandler.runHistory)},
+	{CmdUndo, typed(CmdUndo, commandHandler.runUndo)},
+	{CmdUndoFile, typed(CmdUndoFile, commandHandler.runUndoFile)},
+	{CmdCompact, typed(CmdCompact, commandHandler.runCompact)},
+	{CmdCommit, typed(CmdCommit, commandHandler.runCommit)},
+	{CmdDiscard, typed(CmdDiscard, commandHandler.runDiscard)},
+	{CmdCommandChanges, typed(CmdCommandChanges, commandHandler.runCommandChanges)},
+	{CmdTrust, typed(CmdTrust, commandHandler.runTrust)},
+	{CmdRules, typed(CmdRules, commandHandler.runRules)},
+	{CmdAddRule, typed(CmdAddRule, commandHandler.runAddRule)},
+	{CmdRemoveRule, typed(CmdRemoveRule, commandHandler.runRemoveRule)},
+	{CmdModels, typed(CmdModels, commandHandler.runModels)},
+	{CmdSetModel, typed(CmdSetModel, commandHandler.runSetModel)},
+	{CmdSetMode, typed(CmdSetMode, commandHandler.runSetMode)},
+	{CmdSetEffort, typed(CmdSetEffort, commandHandler.runSetEffort)},
+	{CmdDecidePlan, typed(CmdDecidePlan, commandHandler.runDecidePlan)},
+	{CmdReview, typed(CmdReview, commandHandler.runReview)},
+	{CmdProposals, typed(CmdProposals, commandHandler.runProposals)},
+	{CmdReviewDraft, typed(CmdReviewDraft, commandHandler.runReviewDraft)},
+	{CmdPanelState, typed(CmdPanelState, commandHandler.runPanelState)},
+	{CmdCheckpoints, typed(CmdCheckpoints, commandHandler.runCheckpoints)},
+	{CmdRewind, typed(CmdRewind, commandHandler.runRewind)},
+	{CmdRedo, typed(CmdRedo, commandHandler.runRedo)},
+	{CmdConversations, typed(CmdConversations, commandHandler.runConversations)},
+	{CmdInlineAccepted, typed(CmdInlineAccepted, func(h commandHandler, ctx context.Context, a InlineAcceptedArgs) (any, error) {
+		return h.s.inline.accepted(ctx, a)
+	})},
+	{CmdNewConversation, typed(CmdNewConversation, commandHandler.runNewConversation)},
+	{CmdOpenConversation, typed(CmdOpenConversation, commandHandler.runOpenConversation)},
+	{CmdRenameConversation, typed(CmdRenameConversation, commandHandler.runRenameConversation)},
+	{CmdDeleteConversation, typed(CmdDeleteConversation, commandHandler.runDeleteConversation)},
 }
 
 // commands indexes commandList by name.
@@ -81,8 +83,12 @@ var commands = func() map[string]command {
 	return m
 }()
 
+// commandHandler runs the commands (its run methods, one per command,
+// named in commandList), for the server s.
+type commandHandler struct{ s *Server }
+
 // typed adapts a command function taking its argument type T.
-func typed[T any](name string, fn func(*Server, context.Context, T) (any, error)) runner {
+func typed[T any](name string, fn func(commandHandler, context.Context, T) (any, error)) runner {
 	return runner{arg: reflect.TypeFor[T](), call: func(s *Server, ctx context.Context, raw json.RawMessage) (any, error) {
 		var arg T
 		if len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -92,7 +98,7 @@ func typed[T any](name string, fn func(*Server, context.Context, T) (any, error)
 				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: bad argument: %v", name, err)
 			}
 		}
-		return fn(s, ctx, arg)
+		return fn(commandHandler{s}, ctx, arg)
 	}}
 }
 
@@ -195,7 +201,8 @@ func (s *Server) folder(name, rawURI string) (*workspace.Folder, error) {
 	return f, nil
 }
 
-func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
+func (h commandHandler) runAsk(ctx context.Context, a AskArgs) (any, error) {
+	s := h.s
 	if strings.TrimSpace(a.Prompt) == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: prompt is required (a non-empty string)", CmdAsk)
 	}
@@ -237,7 +244,8 @@ func (s *Server) runAsk(ctx context.Context, a AskArgs) (any, error) {
 	return &AskResult{Folder: sess.Folder().Path(), Turn: turn, Conversation: sess.ID()}, nil
 }
 
-func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runCancel(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdCancel, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -245,7 +253,8 @@ func (s *Server) runCancel(ctx context.Context, a FolderArgs) (any, error) {
 	return nil, sess.Cancel(ctx)
 }
 
-func (s *Server) runCompact(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runCompact(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdCompact, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -253,7 +262,8 @@ func (s *Server) runCompact(ctx context.Context, a FolderArgs) (any, error) {
 	return nil, sess.Compact(ctx)
 }
 
-func (s *Server) runReset(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runReset(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdReset, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -261,7 +271,8 @@ func (s *Server) runReset(ctx context.Context, a FolderArgs) (any, error) {
 	return nil, sess.Reset(ctx)
 }
 
-func (s *Server) runStatus(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runStatus(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdStatus, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -273,7 +284,8 @@ func (s *Server) runStatus(ctx context.Context, a FolderArgs) (any, error) {
 	return &st, nil
 }
 
-func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runHistory(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdHistory, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -298,7 +310,8 @@ func (s *Server) runHistory(ctx context.Context, a FolderArgs) (any, error) {
 	return out, nil
 }
 
-func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
+func (h commandHandler) runCommit(ctx context.Context, a PathsArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdCommit, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -315,7 +328,8 @@ func (s *Server) runCommit(ctx context.Context, a PathsArgs) (any, error) {
 	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
-func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
+func (h commandHandler) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdDiscard, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -327,7 +341,8 @@ func (s *Server) runDiscard(ctx context.Context, a PathsArgs) (any, error) {
 	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
-func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runCommandChanges(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdCommandChanges, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -339,7 +354,8 @@ func (s *Server) runCommandChanges(ctx context.Context, a FolderArgs) (any, erro
 	return &CommandChangesResult{Folder: sess.Folder().Path(), Changes: commandChanges(cs)}, nil
 }
 
-func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
+func (h commandHandler) runUndo(ctx context.Context, a UndoArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdUndo, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -351,7 +367,8 @@ func (s *Server) runUndo(ctx context.Context, a UndoArgs) (any, error) {
 	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
-func (s *Server) runUndoFile(ctx context.Context, a UndoFileArgs) (any, error) {
+func (h commandHandler) runUndoFile(ctx context.Context, a UndoFileArgs) (any, error) {
+	s := h.s
 	if a.Path == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: path is required", CmdUndoFile)
 	}
@@ -366,7 +383,8 @@ func (s *Server) runUndoFile(ctx context.Context, a UndoFileArgs) (any, error) {
 	return &UndoResult{Folder: sess.Folder().Path(), Message: msg}, nil
 }
 
-func (s *Server) runTrust(_ context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runTrust(_ context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdTrust, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err

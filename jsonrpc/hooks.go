@@ -24,13 +24,11 @@ type HookParams struct {
 	Hook *workspace.HookNote `json:"hook"`
 }
 
-// sendHook sends what a hook said: loom/hook to our plugins (and the log
+// HookReported sends what a hook said: loom/hook to our plugins (and the log
 // line); a generic client sees a hook that blocked, failed or was held
 // back as a message, the others in its log.
-func (f *folderOut) sendHook(caps clientCaps, n workspace.Notification) {
-	if n.Hook == nil {
-		return
-	}
+func (f *folderOut) HookReported(n workspace.HookReported) {
+	caps := f.caps()
 	line := f.label() + ": " + n.Hook.Line()
 	if caps.loom {
 		f.s.notify(context.Background(), MethodHook, &HookParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Text: n.Hook.Line(), Hook: n.Hook})

@@ -8,8 +8,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
-
-	"github.com/loom-lsp/loom-lsp/config"
 )
 
 // clientCaps is what the server uses of the client's capabilities.
@@ -42,8 +40,10 @@ type clientCaps struct {
 	// user's own settings (VS Code's user settings, which no repository
 	// fills); the loom section then holds the workspace's settings only.
 	userSettings bool
-	// client is clientInfo.name, to name its own way to trust a folder.
-	client string
+	// trustCommand is experimental.loom.trustCommand: how the client's
+	// user runs loom.trust there (":LoomTrust"), for the notice about
+	// ignored settings (trustHow).
+	trustCommand string
 	// review: it declared experimental.loom.review and answers
 	// loom/proposedChanges with loom.review.
 	review bool
@@ -90,12 +90,13 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	if len(c.Experimental) > 0 {
 		var exp struct {
 			Loom *struct {
-				SaveDocuments  bool `json:"saveDocuments"`
-				Thoughts       bool `json:"thoughts"`
-				WorkspaceTrust bool `json:"workspaceTrust"`
-				Review         bool `json:"review"`
-				UserSettings   bool `json:"userSettings"`
-				Diagnostics    bool `json:"diagnostics"`
+				SaveDocuments  bool   `json:"saveDocuments"`
+				Thoughts       bool   `json:"thoughts"`
+				WorkspaceTrust bool   `json:"workspaceTrust"`
+				Review         bool   `json:"review"`
+				UserSettings   bool   `json:"userSettings"`
+				Diagnostics    bool   `json:"diagnostics"`
+				TrustCommand   string `json:"trustCommand"`
 			} `json:"loom"`
 		}
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
@@ -106,6 +107,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 			caps.review = exp.Loom.Review
 			caps.userSettings = exp.Loom.UserSettings
 			caps.diagnostics = exp.Loom.Diagnostics
+			caps.trustCommand = exp.Loom.TrustCommand
 		}
 	}
 	return caps
@@ -126,7 +128,6 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 	}
 	s.state = lcInitialized
 	s.caps = parseCaps(p.Capabilities)
-	s.caps.client = p.ClientInfo.Name
 	s.caps.knownAsker = answersRequests(p.ClientInfo.Name)
 	// The settings are asked for at initialized; until they arrive no
 	// folder's first trust is recorded without them.
@@ -165,28 +166,7 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 		},
 		ServerInfo: protocol.ServerInfo{Name: "loom-lsp", Version: protocol.NewOptional(s.opts.Version)},
 	}
-	if s.completionConfigured() {
-		return declareInlineCompletion(res)
-	}
-	return res, nil
-}
-
-// completionConfigured reports whether inline completion is on for the
-// folders initialize names, from the user's configuration and the
-// initializationOptions; s.mu held.
-func (s *Server) completionConfigured() bool {
-	var folders []string
-	for _, u := range s.initFolders {
-		if p, err := uriPath(u); err == nil {
-			folders = append(folders, p)
-		}
-	}
-	// The settings layer, pending, so that this look records no folder's
-	// first trust (initialized's load does, with every layer).
-	return s.host.CompletionConfigured(folders, []config.Override{
-		{Name: overrideInitOptions, JSON: unwrapLoom(s.initOpts), VouchesTrust: s.caps.workspaceTrust},
-		{Name: overrideSettings, Pushed: true, Pending: true},
-	})
+	return s.inline.initialize(res, raw, s.initFolders, s.initOpts, s.caps.workspaceTrust)
 }
 
 // initialized loads the configuration layers and starts one session per
@@ -213,6 +193,7 @@ func (s *Server) initialized(_ context.Context, _ jsonrpc2.RawMessage) error {
 	for _, err := range errs {
 		s.showMessage(protocol.MessageTypeError, "loom-lsp: "+err.Error())
 	}
+	s.inline.started()
 	return nil
 }
 

@@ -58,7 +58,8 @@ type SetModelResult struct {
 	Model  string `json:"model"`
 }
 
-func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
+func (h commandHandler) runModels(ctx context.Context, a ModelArgs) (any, error) {
+	s := h.s
 	if a.Model != "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes no model (use %s to switch)", CmdModels, CmdSetModel)
 	}
@@ -77,7 +78,8 @@ func (s *Server) runModels(ctx context.Context, a ModelArgs) (any, error) {
 	return out, nil
 }
 
-func (s *Server) runSetModel(ctx context.Context, a SetModelArgs) (any, error) {
+func (h commandHandler) runSetModel(ctx context.Context, a SetModelArgs) (any, error) {
+	s := h.s
 	if a.Model == nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, `%s: model is required (a model of %s, or "" for model.name)`, CmdSetModel, CmdModels)
 	}

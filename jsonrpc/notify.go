@@ -274,115 +274,143 @@ func (f *folderOut) show(typ protocol.MessageType, text string) {
 	})
 }
 
-// send sends n.
+// send sends n, through the method of folderOut for its type.
 func (f *folderOut) send(n workspace.Notification) {
-	caps := f.caps()
-	ctx := context.Background()
-	if f.sendPlan(caps, n) {
+	note := n.Typed()
+	if note == nil {
+		f.s.log.Debug("unknown notification kind", "kind", n.Kind)
 		return
 	}
-	switch n.Kind {
-	case workspace.NoteTurnStarted:
-		f.answer.Reset()
-		f.endAll()
-		f.turn = f.s.beginProgress(f.folder, f.label(), truncate(firstLine(n.Text), 80), true)
-	case workspace.NoteText:
-		f.sendText(n.Turn, []byte(n.Text))
-	case workspace.NoteReasoning:
-		f.sendThought(caps, n)
-	case workspace.NoteRetract:
-		f.sendRetract(caps, n.Turn)
-	case workspace.NoteTool:
-		f.sendTool(caps, n)
-	case workspace.NoteProposal:
-		f.sendProposal(caps, n)
-	case workspace.NoteRewound:
-		f.sendRewound(caps, n)
-	case workspace.NoteState:
-		if caps.loom {
-			f.s.notify(ctx, MethodState, stateParams(f.folder, f.conversation, n))
-		}
-	case workspace.NoteError:
-		typ := protocol.MessageTypeError
-		if !caps.loom && (n.Trust || strings.HasPrefix(n.Text, workspace.NotRunWords)) {
-			// Settings held back until trusted, a command not run
-			// because no one could approve it: news the user acts on,
-			// not failures. (Our plugins show them their own way.)
-			typ = protocol.MessageTypeWarning
-		}
-		f.show(typ, f.label()+": "+n.Text)
-	case workspace.NoteRetry:
-		msg := workspace.RetryWords(n.Delay, n.Text)
-		f.turn.report(msg)
-		f.show(protocol.MessageTypeWarning, f.label()+": "+msg)
-	case workspace.NoteCommit:
-		if c := n.Commit; c != nil {
-			notes := c.Notes
-			if notes == nil {
-				notes = []string{}
-			}
-			line := fmt.Sprintf("%s: committed %s: %s", f.label(), shortSHA(c.SHA), firstLine(c.Message))
-			if len(notes) > 0 {
-				line += "; " + strings.Join(notes, "; ")
-			}
-			if caps.loom {
-				f.s.notify(ctx, MethodCommit, &CommitParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, SHA: c.SHA, Message: c.Message, Files: c.Files, Notes: notes})
-				f.s.logMessage(protocol.MessageTypeInfo, line)
-			} else {
-				// A generic client hides log lines: the commit and its
-				// notes are something the user must see.
-				f.show(protocol.MessageTypeInfo, line)
-			}
-		}
-	case workspace.NoteCommandChanges:
-		if caps.loom {
-			f.s.notify(ctx, MethodCommandChanges, &CommandChangesParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Changes: commandChanges(n.Changes)})
-			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+commandChangesWords(n.Changes))
-			break
-		}
-		// A generic client: the list where the user sees it, the diffs
-		// in the log.
-		f.show(protocol.MessageTypeInfo, f.label()+": "+commandChangesWords(n.Changes))
-		for _, c := range n.Changes {
-			if c.Diff != "" {
-				f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+c.Diff)
-			}
-		}
-	case workspace.NoteInfo:
-		if caps.loom {
-			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Kind: NoticeInfo, Text: n.Text})
-		}
-		if n.Visible && !caps.loom {
-			f.show(protocol.MessageTypeInfo, f.label()+": "+n.Text)
-		} else {
-			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
-		}
-	case workspace.NoteHook:
-		f.sendHook(caps, n)
-	case workspace.NoteCompacted:
-		text := compactedWords(n.Compaction)
-		if caps.loom {
-			f.s.notify(ctx, MethodNotice, &NoticeParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Kind: NoticeCompacted, Text: text})
-		}
-		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+text)
-	case workspace.NoteTurnEnded:
-		f.flushLog()
-		f.endAll()
-		if caps.loom {
-			f.s.notify(ctx, MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage, TotalUsage: n.TotalUsage})
-		}
-		if !caps.loom && f.answer.Len() > 0 {
-			answer := f.answer.String()
-			if len(answer) >= maxAnswer {
-				answer = truncate(answer, maxAnswer) + " (see the log for the rest)"
-			}
-			f.show(protocol.MessageTypeInfo, f.label()+": "+strings.TrimSpace(answer))
-		}
-		f.answer.Reset()
-	default:
-		f.s.log.Debug("unknown notification kind", "kind", n.Kind)
+	workspace.Deliver(note, f)
+}
+
+var _ workspace.NoteHandler = (*folderOut)(nil)
+
+// TurnStarted begins the turn's work-done progress.
+func (f *folderOut) TurnStarted(n workspace.TurnStarted) {
+	f.answer.Reset()
+	f.endAll()
+	f.turn = f.s.beginProgress(f.folder, f.label(), truncate(firstLine(n.Prompt), 80), true)
+}
+
+// TextDelta sends streamed text (sendText).
+func (f *folderOut) TextDelta(n workspace.TextDelta) { f.sendText(n.Turn, []byte(n.Text)) }
+
+// StateChanged sends loom/state to a loom client.
+func (f *folderOut) StateChanged(n workspace.StateChanged) {
+	if f.caps().loom {
+		f.s.notify(context.Background(), MethodState, stateParams(f.folder, f.conversation, n))
 	}
 }
+
+// ErrorReported shows an error as window/showMessage.
+func (f *folderOut) ErrorReported(n workspace.ErrorReported) {
+	typ := protocol.MessageTypeError
+	if !f.caps().loom && (n.Trust || n.NotRun()) {
+		// Settings held back until trusted, a command not run because
+		// no one could approve it: news the user acts on, not failures.
+		// (Our plugins show them their own way.)
+		typ = protocol.MessageTypeWarning
+	}
+	f.show(typ, f.label()+": "+n.Text)
+}
+
+// RetryScheduled reports the retry in the turn's progress and as a
+// warning.
+func (f *folderOut) RetryScheduled(n workspace.RetryScheduled) {
+	msg := n.Words()
+	f.turn.report(msg)
+	f.show(protocol.MessageTypeWarning, f.label()+": "+msg)
+}
+
+// Committed sends loom/commit (and a log line) to a loom client; a
+// generic client hides log lines, so it is shown the commit and its
+// notes, which the user must see.
+func (f *folderOut) Committed(n workspace.Committed) {
+	c := n.Commit
+	notes := c.Notes
+	if notes == nil {
+		notes = []string{}
+	}
+	line := fmt.Sprintf("%s: committed %s: %s", f.label(), shortSHA(c.SHA), firstLine(c.Message))
+	if len(notes) > 0 {
+		line += "; " + strings.Join(notes, "; ")
+	}
+	if !f.caps().loom {
+		f.show(protocol.MessageTypeInfo, line)
+		return
+	}
+	f.s.notify(context.Background(), MethodCommit, &CommitParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, SHA: c.SHA, Message: c.Message, Files: c.Files, Notes: notes})
+	f.s.logMessage(protocol.MessageTypeInfo, line)
+}
+
+// CommandsChanged sends loom/commandChanges (and a log line) to a loom
+// client; a generic client is shown the list, and the diffs go to its
+// log.
+func (f *folderOut) CommandsChanged(n workspace.CommandsChanged) {
+	words := f.label() + ": " + commandChangesWords(n.Changes)
+	if f.caps().loom {
+		f.s.notify(context.Background(), MethodCommandChanges, &CommandChangesParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Changes: commandChanges(n.Changes)})
+		f.s.logMessage(protocol.MessageTypeInfo, words)
+		return
+	}
+	f.show(protocol.MessageTypeInfo, words)
+	for _, c := range n.Changes {
+		if c.Diff != "" {
+			f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+c.Diff)
+		}
+	}
+}
+
+// InfoReported sends loom/notice to a loom client, and a log line (a
+// message, to a generic client, when the user must see it).
+func (f *folderOut) InfoReported(n workspace.InfoReported) {
+	loom := f.caps().loom
+	if loom {
+		f.s.notify(context.Background(), MethodNotice, &NoticeParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Kind: NoticeInfo, Text: n.Text})
+	}
+	if n.Visible && !loom {
+		f.show(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+	} else {
+		f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+n.Text)
+	}
+}
+
+// Compacted sends loom/notice (kind compacted) and a log line.
+func (f *folderOut) Compacted(n workspace.Compacted) {
+	text := compactedWords(n.Compaction)
+	if f.caps().loom {
+		f.s.notify(context.Background(), MethodNotice, &NoticeParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Kind: NoticeCompacted, Text: text})
+	}
+	f.s.logMessage(protocol.MessageTypeInfo, f.label()+": "+text)
+}
+
+// TurnEnded ends the turn's progress and sends loom/turnEnded; a
+// generic client is shown the turn's final answer.
+func (f *folderOut) TurnEnded(n workspace.TurnEnded) {
+	f.flushLog()
+	f.endAll()
+	defer f.answer.Reset()
+	if f.caps().loom {
+		f.s.notify(context.Background(), MethodTurnEnded, &TurnEndedParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Outcome: string(n.Outcome), Usage: n.Usage, TotalUsage: n.TotalUsage})
+		return
+	}
+	if f.answer.Len() > 0 {
+		answer := f.answer.String()
+		if len(answer) >= maxAnswer {
+			answer = truncate(answer, maxAnswer) + " (see the log for the rest)"
+		}
+		f.show(protocol.MessageTypeInfo, f.label()+": "+strings.TrimSpace(answer))
+	}
+}
+
+// DiagnosticsReported sends nothing: the call that reports them carries
+// them to the model, and the editor shows its own diagnostics.
+func (f *folderOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
+
+// SubagentChanged sends nothing: the LSP clients do not show children
+// yet.
+func (f *folderOut) SubagentChanged(workspace.SubagentChanged) {}
 
 // compactedWords says what a compaction did, for people.
 func compactedWords(c *workspace.CompactionNote) string {
@@ -414,12 +442,13 @@ func (f *folderOut) sendText(turn uint64, text []byte) {
 	}
 }
 
-// sendRetract tells the client to drop the answer text of the failed
+// TextRetracted tells the client to drop the answer text of the failed
 // request: loom/displayMessage with replace: true for a loom client; a
 // line in the log for others, which cannot take back what they logged.
-func (f *folderOut) sendRetract(caps clientCaps, turn uint64) {
+func (f *folderOut) TextRetracted(n workspace.TextRetracted) {
+	turn := n.Turn
 	f.answer.Reset()
-	if caps.loom {
+	if f.caps().loom {
 		f.s.notify(context.Background(), MethodDisplayMessage, &DisplayMessageParams{
 			Folder: f.folder, Conversation: f.conversation, Turn: turn, Seq: f.seq.Add(1), Replace: true,
 		})
@@ -448,14 +477,13 @@ func appendDisplayMessage(b []byte, folder, conversation string, turn, seq uint6
 	return append(b, "}}"...)
 }
 
-func (f *folderOut) sendTool(caps clientCaps, n workspace.Notification) {
-	t := n.Tool
-	if t == nil {
-		return
-	}
+// ToolUpdated sends loom/toolCall to a loom client (a log line to
+// others once the call runs), and the call's work-done progress.
+func (f *folderOut) ToolUpdated(n workspace.ToolUpdated) {
+	t := n.Call
 	f.answer.Reset()
 	f.flushLog()
-	if caps.loom {
+	if f.caps().loom {
 		f.s.notify(context.Background(), MethodToolCall, &ToolCallParams{
 			Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, ID: t.CallID, Name: t.Name,
 			Summary: truncate(oneLine(t.Arguments), 200), Status: string(t.Status),

@@ -36,7 +36,8 @@ type PanelStateResult struct {
 	CommandChanges []CommandChange         `json:"commandChanges"`
 }
 
-func (s *Server) runPanelState(ctx context.Context, a PanelStateArgs) (any, error) {
+func (h commandHandler) runPanelState(ctx context.Context, a PanelStateArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdPanelState, a.URI, a.Conversation)
 	if err != nil && a.Conversation != "" {
 		// Gone, or open in another window: the folder's most recent.
@@ -52,13 +53,13 @@ func (s *Server) runPanelState(ctx context.Context, a PanelStateArgs) (any, erro
 		into func(any)
 	}{
 		{func(ctx context.Context, a FolderArgs) (any, error) {
-			return s.runConversations(ctx, FolderArgs{URI: a.URI})
+			return h.runConversations(ctx, FolderArgs{URI: a.URI})
 		},
 			func(v any) { out.Conversations = v.([]ConversationItem) }},
-		{s.runStatus, func(v any) { out.Status = v.(*workspace.Status) }},
-		{s.runHistory, func(v any) { out.History = v.(*HistoryResult) }},
-		{s.runProposals, func(v any) { out.Proposals = v.(*ProposalsResult).Proposals }},
-		{s.runCommandChanges, func(v any) { out.CommandChanges = v.(*CommandChangesResult).Changes }},
+		{h.runStatus, func(v any) { out.Status = v.(*workspace.Status) }},
+		{h.runHistory, func(v any) { out.History = v.(*HistoryResult) }},
+		{h.runProposals, func(v any) { out.Proposals = v.(*ProposalsResult).Proposals }},
+		{h.runCommandChanges, func(v any) { out.CommandChanges = v.(*CommandChangesResult).Changes }},
 	}
 	var errs []error
 	for _, p := range parts {

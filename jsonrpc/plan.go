@@ -12,7 +12,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
-	"github.com/loom-lsp/loom-lsp/jsonrpc/headless"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -82,7 +81,8 @@ type PlanProposalParams struct {
 	Plan         string `json:"plan"`
 }
 
-func (s *Server) runSetMode(ctx context.Context, a ModeArgs) (any, error) {
+func (h commandHandler) runSetMode(ctx context.Context, a ModeArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdSetMode, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,8 @@ func (s *Server) runSetMode(ctx context.Context, a ModeArgs) (any, error) {
 	return &ModeResult{Folder: sess.Folder().Path(), Mode: mode, Plan: plan}, nil
 }
 
-func (s *Server) runDecidePlan(ctx context.Context, a DecidePlanArgs) (any, error) {
+func (h commandHandler) runDecidePlan(ctx context.Context, a DecidePlanArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdDecidePlan, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -119,42 +120,40 @@ const (
 	planKeep       = "Keep planning"
 )
 
-// sendPlan sends the notifications of modes and plans; it reports
-// whether n was one of them. A client without experimental.loom gets the
-// mode and the list as log lines, and the plan as a question.
-func (f *folderOut) sendPlan(caps clientCaps, n workspace.Notification) bool {
-	ctx := context.Background()
-	switch n.Kind {
-	case workspace.NoteMode:
-		if caps.loom {
-			f.s.notify(ctx, MethodMode, &ModeParams{Folder: f.folder, Conversation: f.conversation, Mode: fsm.Mode(n.Text)})
-		} else {
-			f.log(f.label() + ": mode " + n.Text)
-		}
-	case workspace.NotePlan:
-		if caps.loom {
-			items := append([]fsm.PlanItem{}, n.Plan...)
-			f.s.notify(ctx, MethodPlan, &PlanParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Items: items})
-		} else {
-			f.log(f.label() + ": plan " + headless.PlanLine(n.Plan))
-		}
-	case workspace.NotePlanProposal:
-		callID := ""
-		if n.Tool != nil {
-			callID = n.Tool.CallID
-		}
-		if caps.loom {
-			f.s.notify(ctx, MethodPlanProposal, &PlanProposalParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, CallID: callID, Plan: n.Text})
-		} else {
-			folder, conv, plan := f.folder, f.conversation, n.Text
-			f.s.goBackground(func() { f.s.askPlan(folder, conv, plan) })
-		}
-	case workspace.NoteTitle:
-	default:
-		return false
+// ModeChanged sends the conversation's new mode: loom/mode, or a log
+// line to a client without experimental.loom.
+func (f *folderOut) ModeChanged(n workspace.ModeChanged) {
+	if f.caps().loom {
+		f.s.notify(context.Background(), MethodMode, &ModeParams{Folder: f.folder, Conversation: f.conversation, Mode: n.Mode})
+	} else {
+		f.log(f.label() + ": mode " + string(n.Mode))
 	}
-	return true
 }
+
+// PlanChanged sends the todo list: loom/plan, or a log line to a client
+// without experimental.loom.
+func (f *folderOut) PlanChanged(n workspace.PlanChanged) {
+	if f.caps().loom {
+		items := append([]fsm.PlanItem{}, n.Plan...)
+		f.s.notify(context.Background(), MethodPlan, &PlanParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Items: items})
+	} else {
+		f.log(f.label() + ": plan " + workspace.PlanLine(n.Plan))
+	}
+}
+
+// PlanProposed sends a plan for approval: loom/planProposal, or a
+// question to a client without experimental.loom.
+func (f *folderOut) PlanProposed(n workspace.PlanProposed) {
+	if f.caps().loom {
+		f.s.notify(context.Background(), MethodPlanProposal, &PlanProposalParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, CallID: n.CallID, Plan: n.Plan})
+		return
+	}
+	folder, conv, plan := f.folder, f.conversation, n.Plan
+	f.s.goBackground(func() { f.s.askPlan(folder, conv, plan) })
+}
+
+// TitleChanged sends nothing: clients read titles in loom.conversations.
+func (f *folderOut) TitleChanged(workspace.TitleChanged) {}
 
 // log sends a line to window/logMessage.
 func (f *folderOut) log(line string) {

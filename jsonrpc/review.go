@@ -106,7 +106,8 @@ func hunkList(field string, raw json.RawMessage) ([]string, error) {
 	return ids, nil
 }
 
-func (s *Server) runReview(ctx context.Context, a ReviewArgs) (any, error) {
+func (h commandHandler) runReview(ctx context.Context, a ReviewArgs) (any, error) {
+	s := h.s
 	if a.ID == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: id is required (the proposal's id from loom/proposedChanges)", CmdReview)
 	}
@@ -129,7 +130,8 @@ func (s *Server) runReview(ctx context.Context, a ReviewArgs) (any, error) {
 	return &res, nil
 }
 
-func (s *Server) runReviewDraft(ctx context.Context, a ReviewDraftArgs) (any, error) {
+func (h commandHandler) runReviewDraft(ctx context.Context, a ReviewDraftArgs) (any, error) {
+	s := h.s
 	if a.ID == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: id is required (the proposal's id from loom/proposedChanges)", CmdReviewDraft)
 	}
@@ -140,7 +142,8 @@ func (s *Server) runReviewDraft(ctx context.Context, a ReviewDraftArgs) (any, er
 	return nil, sess.Review().SetDraft(ctx, a.ID, workspace.ReviewDraft{Accepted: a.Accepted, Rejected: a.Rejected, Comment: a.Comment})
 }
 
-func (s *Server) runProposals(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runProposals(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdProposals, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -175,17 +178,14 @@ func (s *Server) proposedParams(folder string, turn uint64, p *workspace.Proposa
 	return out
 }
 
-// sendProposal shows a proposal: as loom/proposedChanges to a client
+// ChangeProposed shows a proposal: as loom/proposedChanges to a client
 // that reviews, else as a workspace/applyEdit whose change annotation
 // needs the user's confirmation (LSP 3.16): applied means accepted whole,
 // refused means rejected whole. It runs on the folder's outbox goroutine
 // and must not block: the generic path answers on a goroutine of its own.
-func (f *folderOut) sendProposal(caps clientCaps, n workspace.Notification) {
-	p := n.Proposal
-	if p == nil {
-		return
-	}
-	if caps.review {
+func (f *folderOut) ChangeProposed(n workspace.ChangeProposed) {
+	p := &n.Proposal
+	if f.caps().review {
 		params := f.s.proposedParams(f.folder, n.Turn, p)
 		f.s.notify(context.Background(), MethodProposedChanges, &params)
 		return
@@ -194,10 +194,10 @@ func (f *folderOut) sendProposal(caps clientCaps, n workspace.Notification) {
 	f.s.goBackground(func() { f.s.confirmProposal(f.folder, f.conversation, note) })
 }
 
-// sendRewound tells a loom client that the conversation was rewound.
-func (f *folderOut) sendRewound(caps clientCaps, n workspace.Notification) {
-	if caps.loom {
-		f.s.notify(context.Background(), MethodRewound, &RewoundParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Prompt: n.Text, Redone: n.Redone})
+// Rewound tells a loom client that the conversation was rewound.
+func (f *folderOut) Rewound(n workspace.Rewound) {
+	if f.caps().loom {
+		f.s.notify(context.Background(), MethodRewound, &RewoundParams{Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, Prompt: n.Prompt, Redone: n.Redone})
 	}
 }
 
@@ -236,7 +236,8 @@ type CheckpointsResult struct {
 	CanRedo bool `json:"canRedo"`
 }
 
-func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdCheckpoints, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -251,7 +252,8 @@ func (s *Server) runCheckpoints(ctx context.Context, a FolderArgs) (any, error) 
 	return &CheckpointsResult{Folder: sess.Folder().Path(), Checkpoints: cps, CanRedo: sess.Changes().CanRedo(ctx)}, nil
 }
 
-func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
+func (h commandHandler) runRewind(ctx context.Context, a RewindArgs) (any, error) {
+	s := h.s
 	restore := fsm.Restore(a.Restore)
 	switch restore {
 	case "":
@@ -274,7 +276,8 @@ func (s *Server) runRewind(ctx context.Context, a RewindArgs) (any, error) {
 	return &res, nil
 }
 
-func (s *Server) runRedo(ctx context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runRedo(ctx context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdRedo, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err

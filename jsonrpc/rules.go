@@ -49,7 +49,8 @@ type RulesResult struct {
 	AllowMCPServers []string `json:"allowMcpServers"`
 }
 
-func (s *Server) runRules(_ context.Context, a FolderArgs) (any, error) {
+func (h commandHandler) runRules(_ context.Context, a FolderArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdRules, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -57,7 +58,8 @@ func (s *Server) runRules(_ context.Context, a FolderArgs) (any, error) {
 	return s.rulesResult(sess.Folder().Path())
 }
 
-func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
+func (h commandHandler) runAddRule(_ context.Context, a RuleArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdAddRule, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err
@@ -80,7 +82,8 @@ func (s *Server) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 	return s.rulesResult(sess.Folder().Path())
 }
 
-func (s *Server) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
+func (h commandHandler) runRemoveRule(_ context.Context, a RuleArgs) (any, error) {
+	s := h.s
 	sess, err := s.session(CmdRemoveRule, a.URI, a.Conversation)
 	if err != nil {
 		return nil, err

@@ -122,12 +122,13 @@ func TestEditorVouchesForTrust(t *testing.T) {
 // workspace/configuration is asked for the loom section (the pushed
 // payload is ignored); eglot's payload with other servers' sections is no
 // error, its loom section's narrowing keys apply, its trust counts for
-// nothing; a Neovim user is told :LoomTrust, not VS Code's command.
+// nothing; a Neovim user (whose plugin declares trustCommand) is told
+// :LoomTrust, not VS Code's command.
 func TestPulledSettingsAndEglotPayload(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, ".loom.toml"), []byte(untrustedToml), 0o644)
-	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}, ClientName: "Neovim",
+	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, Folders: []string{dir}, ClientName: "Neovim", TrustCommand: ":LoomTrust",
 		Settings: map[string]any{"loom": map[string]any{"tools": map[string]any{"bash": "deny"}}}}})
 	e.statusUntil("the pulled settings", func(st workspace.Status) bool { return st.Bash == "deny" })
 	st := e.status()
@@ -236,7 +237,7 @@ func TestVSCodeFlow(t *testing.T) {
 		return map[string]any{"loom": map[string]any{"model": map[string]any{
 			"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "name": name}, "tools": map[string]any{"bash": "ask"}}}
 	}
-	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, WorkspaceTrust: true, Folders: []string{dir}, Settings: settings("scripted-coder")},
+	e := newEnv(t, envOptions{cfg: fakeeditor.Config{Loom: true, WorkspaceTrust: true, TrustCommand: `"Loom: Trust this Folder" from the Command Palette`, Folders: []string{dir}, Settings: settings("scripted-coder")},
 		options: map[string]any{"trust": map[string]any{"workspace": true}, "model": map[string]any{}, "tools": map[string]any{}}})
 	e.statusUntil("the pulled model", func(st workspace.Status) bool { return st.Model == "scripted-coder" && st.Trusted })
 	e.ed.SetSettings(settings("o1-pro"))

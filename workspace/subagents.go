@@ -163,9 +163,9 @@ type SubagentInfo struct {
 	// notifications carry it as Notification.Conversation).
 	Child        string `json:"child"`
 	Conversation string `json:"conversation,omitempty"`
-	Agent string `json:"agent"`
-	Task  string `json:"task"`
-	Depth int    `json:"depth"`
+	Agent        string `json:"agent"`
+	Task         string `json:"task"`
+	Depth        int    `json:"depth"`
 	// ReadOnly says the child may not change files or run commands.
 	ReadOnly bool `json:"readOnly,omitempty"`
 	// State is the child's state on NoteSubagent: running, completed,

@@ -191,7 +191,7 @@ type turnWait struct {
 	// usage is the turn's token usage.
 	usage fsm.Usage
 	// err is the turn's last error from the model or the state machine.
-	err *workspace.Notification
+	err *workspace.ErrorReported
 }
 
 var _ acpsdk.Agent = (*agent)(nil)

@@ -29,7 +29,8 @@ const (
 )
 
 // keepOrDiscard runs /keep or /discard (verb) on the files args name.
-func (a *agent) keepOrDiscard(ctx context.Context, s *session, verb string, args []string) string {
+func (o slashRun) keepOrDiscard(ctx context.Context, verb string, args []string) string {
+	s := o.s
 	changes, err := s.ws.Changes().CommandChanges(ctx)
 	if err != nil {
 		return "/" + verb + ": " + err.Error()

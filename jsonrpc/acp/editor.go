@@ -37,108 +37,191 @@ func (a *agent) Notify(n workspace.Notification) {
 	}
 }
 
-// notifySession sends n to the ACP session s.
+// notifySession sends n to the ACP session s, through the method of
+// sessionOut for its type.
 func (a *agent) notifySession(s *session, n workspace.Notification) {
-	if a.notifyPlan(s, n) {
+	note := n.Typed()
+	if note == nil {
+		a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
 		return
 	}
-	switch n.Kind {
-	case workspace.NoteText:
-		if n.Text != "" {
-			u := acpsdk.UpdateAgentMessageText(n.Text)
-			id := a.messageID(s, n.Turn)
-			u.AgentMessageChunk.MessageId = &id
-			a.send(s.id, u)
-		}
-	case workspace.NoteRetract:
-		// The text of the failed request is abandoned: what follows is a
-		// new message (a new messageId), and clients that do not follow
-		// message ids are told in words.
-		a.mu.Lock()
-		s.retracted++
-		a.mu.Unlock()
-		a.send(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetractWords))
-	case workspace.NoteReasoning:
-		// The model's own reasoning: agent_thought_chunk, apart from the
-		// answer.
-		if n.Text != "" {
-			a.send(s.id, acpsdk.UpdateAgentThoughtText(n.Text))
-		}
-	case workspace.NoteTool:
-		a.toolNote(s, n.Tool)
-	case workspace.NoteSubagent:
-		a.subagentNote(s, n.Subagent)
-	case workspace.NoteProposal:
-		if n.Proposal != nil {
-			go a.reviewProposal(s, *n.Proposal)
-		}
-	case workspace.NoteRewound:
-		if !n.Redone {
-			a.send(s.id, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn)))
-		}
-	case workspace.NoteError:
-		if n.ErrorKind != "" {
-			// The model's or the machine's: the turn's error, which
-			// session/prompt answers with when the turn fails.
-			k := turnKey{s.id, n.Turn}
-			note := n
-			a.markFor(s.id, func() { a.waitFor(k).err = &note })
-			return
-		}
-		if n.Trust {
-			// The user must read it, and answer it with /trust.
-			a.trustNotice(s, n.Text)
-			return
-		}
-		a.send(s.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
-	case workspace.NoteRetry:
-		a.send(s.id, acpsdk.UpdateAgentThoughtText(workspace.RetryWords(n.Delay, n.Text)))
-	case workspace.NoteCommit:
-		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
-		text := fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)
-		for _, note := range n.Commit.Notes {
-			text += "\n· " + note
-		}
-		a.send(s.id, acpsdk.UpdateAgentThoughtText(text))
-	case workspace.NoteCommandChanges:
-		var b strings.Builder
-		for _, c := range n.Changes {
-			fmt.Fprintf(&b, "changed by `%s` — not committed: %s (keep: /keep %s, discard: /discard %s)\n", c.Command, c.Rel, c.Rel, c.Rel)
-			if c.Diff != "" {
-				b.WriteString("```diff\n" + c.Diff + "```\n")
-			}
-		}
-		a.send(s.id, acpsdk.UpdateAgentThoughtText(b.String()))
-	case workspace.NoteInfo:
-		if n.Visible {
-			// The auto-commit's notes: the user must see them.
-			a.send(s.id, acpsdk.UpdateAgentThoughtText("· "+n.Text))
-		} else {
-			a.notice(s, infoKind(n), n.Text)
-		}
-	case workspace.NoteHook:
-		// What an agent hook said: a line the user reads beside the
-		// answer.
-		a.send(s.id, acpsdk.UpdateAgentThoughtText("⚑ "+n.Hook.Line()))
-	case workspace.NoteCompacted:
-		a.send(s.id, acpsdk.UpdateAgentThoughtText("· the conversation was compacted: older messages are replaced by a summary"))
-	case workspace.NoteTurnEnded:
-		a.proposalDone(s)
-		k := turnKey{s.id, n.Turn}
-		outcome, usage := n.Outcome, n.Usage
-		a.markFor(s.id, func() {
-			w := a.waitFor(k)
-			w.outcome, w.usage = outcome, usage
-			close(w.done)
-		})
-	default:
-		a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+	workspace.Deliver(note, sessionOut{a, s})
+}
+
+// sessionOut turns one ACP session's notifications into session/update
+// notifications: the model's text is the agent message, exactly; what
+// loom-lsp itself has to say (a commit, a retry, a failed hook) goes out
+// as agent thought.
+type sessionOut struct {
+	a *agent
+	s *session
+}
+
+var _ workspace.NoteHandler = sessionOut{}
+
+// thought sends text as agent thought.
+func (o sessionOut) thought(text string) { o.a.send(o.s.id, acpsdk.UpdateAgentThoughtText(text)) }
+
+// TextDelta sends the model's text as the turn's agent message.
+func (o sessionOut) TextDelta(n workspace.TextDelta) {
+	if n.Text == "" {
+		return
+	}
+	u := acpsdk.UpdateAgentMessageText(n.Text)
+	id := o.messageID(n.Turn)
+	u.AgentMessageChunk.MessageId = &id
+	o.a.send(o.s.id, u)
+}
+
+// TextRetracted: the text of the failed request is abandoned; what
+// follows is a new message (a new messageId), and clients that do not
+// follow message ids are told in words.
+func (o sessionOut) TextRetracted(workspace.TextRetracted) {
+	o.a.mu.Lock()
+	o.s.retracted++
+	o.a.mu.Unlock()
+	o.thought(workspace.RetractWords)
+}
+
+// ReasoningDelta sends the model's own reasoning as agent_thought_chunk,
+// apart from the answer.
+func (o sessionOut) ReasoningDelta(n workspace.ReasoningDelta) {
+	if n.Text != "" {
+		o.thought(n.Text)
 	}
 }
 
+// ToolUpdated shows the call (toolNote).
+func (o sessionOut) ToolUpdated(n workspace.ToolUpdated) { o.toolNote(n.Call) }
+
+// ChangeProposed asks the client to review the change.
+func (o sessionOut) ChangeProposed(n workspace.ChangeProposed) {
+	go o.reviewProposal(n.Proposal)
+}
+
+// Rewound says the rewind (a redo says nothing).
+func (o sessionOut) Rewound(n workspace.Rewound) {
+	if !n.Redone {
+		o.thought(fmt.Sprintf("the conversation was rewound to before turn %d", n.Turn))
+	}
+}
+
+// ErrorReported keeps the turn's own error for session/prompt's answer
+// when the turn fails; the trust notice asks the user to answer it with
+// /trust; other errors are agent thought.
+func (o sessionOut) ErrorReported(n workspace.ErrorReported) {
+	if n.Kind != "" {
+		k := turnKey{o.s.id, n.Turn}
+		o.a.markFor(o.s.id, func() { o.a.waitFor(k).err = &n })
+		return
+	}
+	if n.Trust {
+		o.trustNotice(n.Text)
+		return
+	}
+	o.thought("⚠ " + n.Text)
+}
+
+// RetryScheduled says the retry.
+func (o sessionOut) RetryScheduled(n workspace.RetryScheduled) { o.thought(n.Words()) }
+
+// Committed says the commit and its notes.
+func (o sessionOut) Committed(n workspace.Committed) {
+	subject, _, _ := strings.Cut(n.Commit.Message, "\n")
+	text := fmt.Sprintf("committed %.7s %s", n.Commit.SHA, subject)
+	for _, note := range n.Commit.Notes {
+		text += "\n· " + note
+	}
+	o.thought(text)
+}
+
+// CommandsChanged lists the files commands changed, with how to keep or
+// discard each.
+func (o sessionOut) CommandsChanged(n workspace.CommandsChanged) {
+	var b strings.Builder
+	for _, c := range n.Changes {
+		fmt.Fprintf(&b, "changed by `%s` — not committed: %s (keep: /keep %s, discard: /discard %s)\n", c.Command, c.Rel, c.Rel, c.Rel)
+		if c.Diff != "" {
+			b.WriteString("```diff\n" + c.Diff + "```\n")
+		}
+	}
+	o.thought(b.String())
+}
+
+// InfoReported says what the user must see (the auto-commit's notes) as
+// thought, the rest as a notice.
+func (o sessionOut) InfoReported(n workspace.InfoReported) {
+	if n.Visible {
+		o.thought("· " + n.Text)
+		return
+	}
+	o.notice(infoKind(n.Source()), n.Text)
+}
+
+// HookReported says what an agent hook said: a line the user reads
+// beside the answer.
+func (o sessionOut) HookReported(n workspace.HookReported) { o.thought("⚑ " + n.Hook.Line()) }
+
+// Compacted says the compaction.
+func (o sessionOut) Compacted(workspace.Compacted) {
+	o.thought("· the conversation was compacted: older messages are replaced by a summary")
+}
+
+// TurnEnded answers the turn's session/prompt.
+func (o sessionOut) TurnEnded(n workspace.TurnEnded) {
+	o.proposalDone()
+	k := turnKey{o.s.id, n.Turn}
+	o.a.markFor(o.s.id, func() {
+		w := o.a.waitFor(k)
+		w.outcome, w.usage = n.Outcome, n.Usage
+		close(w.done)
+	})
+}
+
+// ModeChanged sends current_mode_update.
+func (o sessionOut) ModeChanged(n workspace.ModeChanged) { o.modeChanged(n.Mode) }
+
+// PlanChanged sends the todo list as plan.
+func (o sessionOut) PlanChanged(n workspace.PlanChanged) { o.sendTodo(n.Plan) }
+
+// PlanProposed shows the plan and asks the user to decide it.
+func (o sessionOut) PlanProposed(n workspace.PlanProposed) {
+	if n.CallID == "" {
+		return
+	}
+	o.showProposal(n.CallID, n.Plan)
+	go o.decidePlan(n.CallID, n.Plan)
+}
+
+// TitleChanged sends session_info_update.
+func (o sessionOut) TitleChanged(n workspace.TitleChanged) {
+	if n.Title != "" {
+		o.a.send(o.s.id, titleUpdate(n.Title))
+	}
+}
+
+// StateChanged sends the context's use (usage_update).
+func (o sessionOut) StateChanged(n workspace.StateChanged) {
+	if n.Context != nil && n.Context.Window > 0 {
+		o.a.send(o.s.id, usageUpdate(n.Context))
+	}
+}
+
+// TurnStarted sends nothing: the client sent the prompt.
+func (o sessionOut) TurnStarted(workspace.TurnStarted) {}
+
+// DiagnosticsReported sends nothing: the call that reports them shows
+// them.
+func (o sessionOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
+
+// SubagentChanged announces a child session to a client that declared
+// subagents, and reports its state (subagents.go).
+func (o sessionOut) SubagentChanged(n workspace.SubagentChanged) { o.a.subagentNote(o.s, n.Subagent) }
+
 // messageID names the agent message the session's text belongs to: one
 // per turn, and a new one after each retraction.
-func (a *agent) messageID(s *session, turn uint64) string {
+func (o sessionOut) messageID(turn uint64) string {
+	a, s := o.a, o.s
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return fmt.Sprintf("%s-%d-%d", s.id, turn, s.retracted)
@@ -149,7 +232,8 @@ func (a *agent) messageID(s *session, turn uint64) string {
 // while its change waits for review), then completed
 // or failed with its output. A call refused before it ran is announced
 // with its final status.
-func (a *agent) toolNote(s *session, t *workspace.ToolNote) {
+func (o sessionOut) toolNote(t *workspace.ToolNote) {
+	a, s := o.a, o.s
 	key := string(s.id) + "\x00" + t.CallID
 	a.mu.Lock()
 	shown := a.announce[key]

@@ -110,7 +110,8 @@ func (a *agent) setMode(ctx context.Context, id acpsdk.SessionId, mode string) e
 // modeChanged tells the client the session's new mode, both ways. It runs
 // on the conversation's goroutine: the model's option is the one last
 // given to the client.
-func (a *agent) modeChanged(s *session, mode fsm.Mode) {
+func (o sessionOut) modeChanged(mode fsm.Mode) {
+	a, s := o.a, o.s
 	a.send(s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 		SessionUpdate: "current_mode_update", CurrentModeId: acpsdk.SessionModeId(mode),
 	}})
@@ -142,7 +143,8 @@ func planUpdate(items []fsm.PlanItem) acpsdk.SessionUpdate {
 
 // decidePlan asks the client to approve a proposed plan, then tells the
 // session. It runs on a goroutine of its own.
-func (a *agent) decidePlan(s *session, callID, plan string) {
+func (o sessionOut) decidePlan(callID, plan string) {
+	a, s := o.a, o.s
 	ctx := context.Background()
 	if err := a.out.flush(ctx); err != nil {
 		return
@@ -171,7 +173,7 @@ func (a *agent) decidePlan(s *session, callID, plan string) {
 			d.Accept, d.Fresh = true, true
 		}
 	}
-	a.proposalDecided(s, callID, d.Accept, d.Fresh)
+	o.proposalDecided(callID, d.Accept, d.Fresh)
 	if err := s.ws.DecidePlan(ctx, d); err != nil {
 		a.log.Debug("plan decision", "call", callID, "err", err)
 	}
@@ -189,32 +191,4 @@ func titleUpdate(title string) acpsdk.SessionUpdate {
 	return acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{
 		SessionUpdate: "session_info_update", Title: acpsdk.Ptr(title),
 	}}
-}
-
-// notifyPlan sends the notifications of modes, plans, titles and the
-// context's use; it reports whether n was one of them.
-func (a *agent) notifyPlan(s *session, n workspace.Notification) bool {
-	switch n.Kind {
-	case workspace.NoteMode:
-		a.modeChanged(s, fsm.Mode(n.Text))
-	case workspace.NotePlan:
-		a.sendTodo(s, n.Plan)
-	case workspace.NotePlanProposal:
-		if n.Tool != nil {
-			a.showProposal(s, n.Tool.CallID, n.Text)
-			go a.decidePlan(s, n.Tool.CallID, n.Text)
-		}
-	case workspace.NoteTitle:
-		if n.Text != "" {
-			a.send(s.id, titleUpdate(n.Text))
-		}
-	case workspace.NoteState:
-		if n.Context != nil && n.Context.Window > 0 {
-			a.send(s.id, usageUpdate(n.Context))
-		}
-		return false
-	default:
-		return false
-	}
-	return true
 }

@@ -30,7 +30,8 @@ func noticeMeta(kind string) map[string]any {
 }
 
 // notice sends text to session s as a notice message of its own.
-func (a *agent) notice(s *session, kind, text string) {
+func (o sessionOut) notice(kind, text string) {
+	a, s := o.a, o.s
 	a.mu.Lock()
 	s.notices++
 	id := fmt.Sprintf("%s-notice-%d", s.id, s.notices)
@@ -134,7 +135,7 @@ func (a *agent) holdLocked(id acpsdk.SessionId) (release func()) {
 }
 
 // infoKind names a workspace notice for _meta.
-func infoKind(n workspace.Notification) string {
+func infoKind(n workspace.NoteSource) string {
 	if n.Conversation == "" {
 		return "folder"
 	}

@@ -78,7 +78,8 @@ func planEntries(items []fsm.PlanItem) []acpsdk.PlanEntry {
 // sendTodo shows session s's todo list: a plan_update of the checklist,
 // or plan_removed once it is emptied (only if it was shown); the legacy
 // plan update to a client without plan operations.
-func (a *agent) sendTodo(s *session, items []fsm.PlanItem) {
+func (o sessionOut) sendTodo(items []fsm.PlanItem) {
+	a, s := o.a, o.s
 	if !a.planOps() {
 		a.send(s.id, planUpdate(items))
 		return
@@ -101,7 +102,8 @@ func proposalPlanID(callID string) string { return "plan-" + callID }
 
 // showProposal shows a plan proposed in plan mode as a Markdown plan,
 // to a client with plan operations.
-func (a *agent) showProposal(s *session, callID, plan string) {
+func (o sessionOut) showProposal(callID, plan string) {
+	a, s := o.a, o.s
 	if !a.planOps() {
 		return
 	}
@@ -115,7 +117,8 @@ func (a *agent) showProposal(s *session, callID, plan string) {
 // proposalDecided removes the proposed plan of call callID when it was
 // rejected or taken to a new conversation; an accepted plan stays until
 // the turn that builds it ends (proposalDone).
-func (a *agent) proposalDecided(s *session, callID string, accepted, fresh bool) {
+func (o sessionOut) proposalDecided(callID string, accepted, fresh bool) {
+	a, s := o.a, o.s
 	id := proposalPlanID(callID)
 	a.mu.Lock()
 	if s.proposal != id {
@@ -134,7 +137,8 @@ func (a *agent) proposalDecided(s *session, callID string, accepted, fresh bool)
 
 // proposalDone removes an accepted plan once the turn that built it
 // ended.
-func (a *agent) proposalDone(s *session) {
+func (o sessionOut) proposalDone() {
+	a, s := o.a, o.s
 	a.mu.Lock()
 	id := s.proposal
 	if id == "" || !s.proposalBuilding {

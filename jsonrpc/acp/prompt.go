@@ -32,17 +32,18 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	if resp, handled := a.slashTrust(ctx, s, text); handled {
+	slash := slashRun{a, s}
+	if resp, handled := slash.slashTrust(ctx, text); handled {
 		return resp, nil
 	}
-	if answer, ok := a.slashCommand(context.WithoutCancel(ctx), s, text); ok {
+	if answer, ok := slash.slashCommand(context.WithoutCancel(ctx), text); ok {
 		a.send(s.id, acpsdk.UpdateAgentMessageText(answer))
 		if err := a.out.flush(ctx); err != nil {
 			return acpsdk.PromptResponse{}, err
 		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
 	}
-	a.announceOnce(ctx, s)
+	sessionOut{a, s}.announceOnce(ctx)
 	// The first prompt after session/new must offer the MCP servers'
 	// tools: wait for those still starting (mcp.startup_timeout).
 	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {
@@ -80,7 +81,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	var data map[string]any
 	if w.err != nil {
 		msg = w.err.Text
-		data = map[string]any{"kind": string(w.err.ErrorKind)}
+		data = map[string]any{"kind": string(w.err.Kind)}
 	}
 	return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: msg, Data: data}
 }
@@ -108,8 +109,8 @@ func promptUsage(u fsm.Usage) *acpsdk.Usage {
 
 // isIterationGuard tells the state machine's iteration guard (the turn
 // stopped after agent.max_iterations model requests) from a model error.
-func isIterationGuard(n *workspace.Notification) bool {
-	return n != nil && n.ErrorKind == fsm.ErrorOther && strings.Contains(n.Text, "agent.max_iterations")
+func isIterationGuard(n *workspace.ErrorReported) bool {
+	return n != nil && n.Kind == fsm.ErrorOther && strings.Contains(n.Text, "agent.max_iterations")
 }
 
 // waitFor returns the wait of a turn, creating it.

@@ -68,7 +68,8 @@ func (a *agent) advertiseCommands(id acpsdk.SessionId, c *workspace.Conversation
 
 // reviewProposal asks the client to accept or reject a proposal, then
 // tells the session. It runs on a goroutine of its own.
-func (a *agent) reviewProposal(s *session, p workspace.ProposalNote) {
+func (o sessionOut) reviewProposal(p workspace.ProposalNote) {
+	a, s := o.a, o.s
 	ctx := context.Background()
 	if err := a.out.flush(ctx); err != nil {
 		return
@@ -140,7 +141,8 @@ func (a *agent) reviewProposal(s *session, p workspace.ProposalNote) {
 
 // slashCommand runs a prompt that is one of slashCommands and returns the
 // answer to show; ok is false for any other prompt.
-func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (answer string, ok bool) {
+func (o slashRun) slashCommand(ctx context.Context, prompt string) (answer string, ok bool) {
+	s := o.s
 	text := strings.TrimSpace(prompt)
 	if !strings.HasPrefix(text, "/") {
 		return "", false
@@ -205,7 +207,7 @@ func (a *agent) slashCommand(ctx context.Context, s *session, prompt string) (an
 		}
 		return msg + "\n\n`/redo` undoes this until your next prompt.", true
 	case "keep", "discard":
-		return a.keepOrDiscard(ctx, s, fields[0], fields[1:]), true
+		return o.keepOrDiscard(ctx, fields[0], fields[1:]), true
 	case "redo":
 		res, err := s.ws.Changes().Redo(ctx)
 		if err != nil {
@@ -225,4 +227,11 @@ func firstLine(s string) string {
 		return s[:i] + "…"
 	}
 	return s
+}
+
+// slashRun runs the slash commands a session's prompt may be
+// (/trust, /keep, /discard, …), for the agent a.
+type slashRun struct {
+	a *agent
+	s *session
 }

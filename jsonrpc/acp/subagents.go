@@ -130,26 +130,28 @@ func (a *agent) childNotify(n workspace.Notification) {
 		a.log.Debug("a subagent's notification, not shown as a session", "kind", n.Kind)
 		return
 	}
-	switch n.Kind {
-	case workspace.NoteText:
-		if n.Text != "" {
-			u := acpsdk.UpdateAgentMessageText(n.Text)
-			id := a.messageID(c.session, n.Turn)
-			u.AgentMessageChunk.MessageId = &id
-			a.send(c.id, u)
-		}
-	case workspace.NoteReasoning:
-		if n.Text != "" {
-			a.send(c.id, acpsdk.UpdateAgentThoughtText(n.Text))
-		}
-	case workspace.NoteTool:
-		a.toolNote(c.session, n.Tool)
-	case workspace.NoteError:
-		a.send(c.id, acpsdk.UpdateAgentThoughtText("⚠ "+n.Text))
-	case workspace.NoteInfo:
-		if n.Visible {
-			a.send(c.id, acpsdk.UpdateAgentThoughtText("· "+n.Text))
-		}
+	workspace.Deliver(n.Typed(), childOut{sessionOut{a, c.session}})
+}
+
+// childOut is a child session's output: the session's, but what belongs
+// to a prompt of the client (the turn's end and its error, the mode, the
+// plan, the title, usage) is the parent's to report (subagent_update).
+type childOut struct{ sessionOut }
+
+func (childOut) TurnEnded(workspace.TurnEnded)         {}
+func (childOut) StateChanged(workspace.StateChanged)   {}
+func (childOut) ModeChanged(workspace.ModeChanged)     {}
+func (childOut) PlanChanged(workspace.PlanChanged)     {}
+func (childOut) PlanProposed(workspace.PlanProposed)   {}
+func (childOut) TitleChanged(workspace.TitleChanged)   {}
+func (childOut) Compacted(workspace.Compacted)         {}
+func (childOut) TextRetracted(workspace.TextRetracted) {}
+
+// ErrorReported: the turn's error is the parent's to report (the child
+// ends failed); other errors are said as on any session.
+func (o childOut) ErrorReported(n workspace.ErrorReported) {
+	if n.Kind == "" {
+		o.sessionOut.ErrorReported(n)
 	}
 }
 

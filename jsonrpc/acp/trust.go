@@ -31,7 +31,8 @@ var trustAvailable = acpsdk.AvailableCommand{
 // were ignored, and the sandbox line: how commands are confined (what
 // LSP clients see in loom.status). /trust is advertised with the other
 // slash commands.
-func (a *agent) announceOnce(ctx context.Context, s *session) {
+func (o sessionOut) announceOnce(ctx context.Context) {
+	a, s := o.a, o.s
 	if _, seen := a.announced.LoadOrStore(s.id, true); seen {
 		return
 	}
@@ -40,17 +41,18 @@ func (a *agent) announceOnce(ctx context.Context, s *session) {
 		return
 	}
 	if st.TrustNotice != "" {
-		a.trustNotice(s, st.TrustNotice)
+		o.trustNotice(st.TrustNotice)
 	}
 	if st.Sandbox != "" {
-		a.notice(s, "sandbox", "sandbox: "+st.Sandbox)
+		o.notice("sandbox", "sandbox: "+st.Sandbox)
 	}
 }
 
 // slashTrust runs the /trust command when text is it: the folder is
 // trusted with its current settings, the answer is agent text, and the
 // prompt ends without a model turn. handled is false for any other text.
-func (a *agent) slashTrust(ctx context.Context, s *session, text string) (resp acpsdk.PromptResponse, handled bool) {
+func (o slashRun) slashTrust(ctx context.Context, text string) (resp acpsdk.PromptResponse, handled bool) {
+	a, s := o.a, o.s
 	if strings.TrimSpace(text) != "/"+trustCommand {
 		return acpsdk.PromptResponse{}, false
 	}
@@ -79,7 +81,8 @@ func (a *agent) slashTrust(ctx context.Context, s *session, text string) (resp a
 // unless it was told this very notice last: the folder's notice and the
 // first prompt's announcement carry the same text, which the user reads
 // once.
-func (a *agent) trustNotice(s *session, text string) {
+func (o sessionOut) trustNotice(text string) {
+	a, s := o.a, o.s
 	a.mu.Lock()
 	said := s.trustSaid == text
 	s.trustSaid = text

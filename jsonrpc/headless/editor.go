@@ -160,111 +160,135 @@ func (h *Editor) Begin(st workspace.Status, resumed bool) {
 func (h *Editor) Notify(n workspace.Notification) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	side := n.Kind == workspace.NoteInfo || n.Kind == workspace.NoteError
 	if !h.begun {
 		// Resuming: the earlier conversation's leftovers. Keep what the
 		// user should read for after the next turn_started.
-		if n.Kind == workspace.NoteInfo || n.Kind == workspace.NoteError {
+		if side {
 			h.early = append(h.early, n)
 		}
 		return
 	}
-	if n.Turn == 0 && (n.Kind == workspace.NoteInfo || n.Kind == workspace.NoteError) {
+	if n.Turn == 0 && side {
 		// Said by the session, not the machine (a file changed on disk, an
 		// MCP server is ready): it belongs to the turn under way, or to
 		// the last one.
 		n.Turn = h.turn
 	}
-	if h.showSubagent(n) {
+	note := n.Typed()
+	if note == nil || h.showSubagent(note) {
 		return // a child's: never the parent's turn
 	}
-	if n.Kind == workspace.NoteError && strings.HasPrefix(n.Text, workspace.NotRunWords) {
+	if e, ok := note.(workspace.ErrorReported); ok && e.NotRun() {
 		// The refused call's line says it (BashRefusedWhy): once.
 		return
 	}
-	h.track(n)
-	h.show(n)
-	if n.Kind == workspace.NoteTurnStarted && len(h.early) > 0 {
+	h.track(note)
+	h.show(note)
+	if _, ok := note.(workspace.TurnStarted); ok && len(h.early) > 0 {
 		early := h.early
 		h.early = nil
 		for _, e := range early {
 			e.Turn = n.Turn
-			h.show(e)
+			h.show(e.Typed())
 		}
 	}
-	switch n.Kind {
-	case workspace.NoteProposal:
-		if h.opts.OnProposal != nil && n.Proposal != nil {
-			go h.opts.OnProposal(*n.Proposal)
+	h.answer(n, note)
+}
+
+// answer hands a proposal or a plan to whoever answers it, and keeps
+// what WaitTurn returns.
+func (h *Editor) answer(n workspace.Notification, note workspace.Note) {
+	switch note := note.(type) {
+	case workspace.ChangeProposed:
+		if h.opts.OnProposal != nil {
+			go h.opts.OnProposal(note.Proposal)
 		}
-	case workspace.NotePlanProposal:
+	case workspace.PlanProposed:
 		if h.opts.OnPlan != nil {
-			go h.opts.OnPlan(n.Text)
+			go h.opts.OnPlan(note.Plan)
 		}
-	case workspace.NoteError:
+	case workspace.ErrorReported:
 		h.lastError[n.Turn] = n
-	case workspace.NoteTurnEnded:
+	case workspace.TurnEnded:
 		h.ended[n.Turn] = n
 		h.cond.Broadcast()
 	}
 }
 
 // track follows what the turn is doing, for the progress reports.
-func (h *Editor) track(n workspace.Notification) {
+func (h *Editor) track(n workspace.Note) {
 	now := time.Now()
-	if n.Turn != 0 {
-		h.turn = n.Turn
+	if turn := n.Source().Turn; turn != 0 {
+		h.turn = turn
 	}
-	switch n.Kind {
-	case workspace.NoteState:
+	switch n := n.(type) {
+	case workspace.StateChanged:
 		h.state, h.stateAt = n.State, now
-	case workspace.NoteTurnStarted:
+	case workspace.TurnStarted:
 		h.messages = 0
-	case workspace.NoteRetry:
+	case workspace.RetryScheduled:
 		h.retryAt = now.Add(n.Delay)
-	case workspace.NoteTool:
-		t := n.Tool
-		switch t.Status {
-		case fsm.ToolPending:
-			var args struct {
-				Command string `json:"command"`
-			}
-			if t.Name == "bash" && json.Unmarshal([]byte(t.Arguments), &args) == nil {
-				h.commands[t.CallID] = args.Command
-			}
-		case fsm.ToolRunning:
-			r, ok := h.running[t.CallID]
-			if !ok {
-				r = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
-				h.running[t.CallID] = r
-			}
-			if t.Detail != startedDetail {
-				r.latest = t.Detail
-			}
-		case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
-			delete(h.running, t.CallID)
-			delete(h.commands, t.CallID)
-		}
-	case workspace.NoteTurnEnded:
+	case workspace.ToolUpdated:
+		h.trackTool(n.Call, now)
+	case workspace.TurnEnded:
 		clear(h.running)
 		clear(h.commands)
 	}
 }
 
-// show writes a notification in the editor's format, ending the message
-// being streamed first when n is not more of its text.
-func (h *Editor) show(n workspace.Notification) {
-	if n.Kind == workspace.NoteRetract {
-		h.retractMessage(n.Turn)
-		return
+// trackTool follows a tool call: bash's command once it is known, the
+// call while it runs.
+func (h *Editor) trackTool(t *workspace.ToolNote, now time.Time) {
+	switch t.Status {
+	case fsm.ToolPending:
+		var args struct {
+			Command string `json:"command"`
+		}
+		if t.Name == "bash" && json.Unmarshal([]byte(t.Arguments), &args) == nil {
+			h.commands[t.CallID] = args.Command
+		}
+	case fsm.ToolRunning:
+		r, ok := h.running[t.CallID]
+		if !ok {
+			r = &runningTool{name: t.Name, detail: h.commands[t.CallID], started: now, reported: now}
+			h.running[t.CallID] = r
+		}
+		if t.Detail != startedDetail {
+			r.latest = t.Detail
+		}
+	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
+		delete(h.running, t.CallID)
+		delete(h.commands, t.CallID)
 	}
-	if n.Kind != workspace.NoteText && n.Kind != workspace.NoteState && n.Kind != workspace.NoteReasoning {
-		h.endMessage(n.Turn)
+}
+
+// show writes a notification in the editor's format, ending the message
+// being streamed first when n is not more of its text (nor a state).
+func (h *Editor) show(n workspace.Note) {
+	turn := n.Source().Turn
+	switch n.(type) {
+	case nil:
+		return
+	case workspace.TextRetracted:
+		h.retractMessage(turn)
+		return
+	case workspace.TextDelta, workspace.ReasoningDelta:
+	case workspace.StateChanged:
+		if h.opts.Format != JSONL {
+			return // text mode writes no state, and ends no reasoning for it
+		}
+	default:
+		h.endMessage(turn)
 	}
 	if h.opts.Format == JSONL {
-		h.showJSON(n)
-	} else {
-		h.showText(n)
+		workspace.Deliver(n, jsonOut{h})
+		return
 	}
+	if _, ok := n.(workspace.ReasoningDelta); !ok {
+		h.endReasoning()
+	}
+	workspace.Deliver(n, textOut{h})
 }
 
 // endMessage completes the assistant message being streamed, if any.
@@ -303,83 +327,6 @@ func (h *Editor) retractMessage(turn uint64) {
 
 func (h *Editor) messageID(turn uint64) string {
 	return fmt.Sprintf("msg_%d_%d", turn, h.messages+1)
-}
-
-// showJSON writes the JSONL event of a notification, if it has one.
-func (h *Editor) showJSON(n workspace.Notification) {
-	ev := Event{Turn: n.Turn}
-	switch n.Kind {
-	case workspace.NoteTurnStarted:
-		ev.Type, ev.SessionID, ev.Folder, ev.Prompt = "turn_started", h.sessionID, n.Folder, n.Text
-	case workspace.NoteText:
-		if n.Text == "" {
-			return
-		}
-		h.message.WriteString(n.Text)
-		if h.opts.NoDeltas {
-			return
-		}
-		ev.Type, ev.ID, ev.Text = "message_delta", h.messageID(n.Turn), n.Text
-	case workspace.NoteReasoning:
-		if n.Text == "" || h.opts.NoDeltas {
-			return
-		}
-		ev.Type, ev.Text = "reasoning_delta", n.Text
-	case workspace.NoteTool:
-		var ok bool
-		if ev, ok = toolEvent(n); !ok {
-			return
-		}
-	case workspace.NoteDiagnostics:
-		d := n.Diagnostics
-		ev.Type, ev.ID, ev.Summary, ev.Diagnostics = "diagnostics", d.CallID, d.Summary, d.New
-	case workspace.NoteHook:
-		ev.Type, ev.Hook = "hook", n.Hook
-	case workspace.NoteCommit:
-		ev.Type, ev.SHA, ev.Files, ev.Message, ev.Notes = "commit", n.Commit.SHA, n.Commit.Files, n.Commit.Message, n.Commit.Notes
-	case workspace.NoteRetry:
-		ev.Type, ev.DelayMS, ev.Reason, ev.Kind = "retry_scheduled", n.Delay.Milliseconds(), n.Text, string(n.ErrorKind)
-	case workspace.NoteError:
-		kind := string(n.ErrorKind)
-		if kind == "" {
-			kind = string(fsm.ErrorOther)
-		}
-		ev.Type, ev.Message, ev.Kind = "error", n.Text, kind
-	case workspace.NoteCommandChanges:
-		ev.Type, ev.Changes = "command_changes", n.Changes
-	case workspace.NoteInfo:
-		ev.Type, ev.Message = "info", n.Text
-	case workspace.NoteProposal:
-		for _, c := range n.Proposal.Changes {
-			ev := Event{Type: "proposed_change", Turn: n.Turn, ID: n.Proposal.ID, Path: c.Path, Kind: string(c.Kind), Diff: c.Diff}
-			for _, hk := range c.Hunks {
-				ev.Hunks = append(ev.Hunks, HunkEvent{ID: hk.ID, Diff: hk.Diff, StartLine: hk.StartLine, EndLine: hk.EndLine})
-			}
-			h.writeEvent(ev)
-		}
-		return
-	case workspace.NoteCompacted:
-		ev.Type, ev.Summary = "compacted", n.Text
-		if c := n.Compaction; c != nil {
-			ev.Dropped, ev.Tokens = c.Dropped, c.Tokens
-		}
-	case workspace.NoteTurnEnded:
-		usage := n.Usage
-		ev.Type, ev.Outcome, ev.Usage, ev.ConversationUsage = "turn_completed", string(n.Outcome), &usage, n.TotalUsage
-	case workspace.NoteMode:
-		ev.Type, ev.Mode = "mode", n.Text
-	case workspace.NotePlan:
-		plan := append([]fsm.PlanItem{}, n.Plan...)
-		ev.Type, ev.Plan = "plan", &plan
-	case workspace.NotePlanProposal:
-		ev.Type, ev.Text = "plan_proposed", n.Text
-		if n.Tool != nil {
-			ev.ID = n.Tool.CallID
-		}
-	default:
-		return
-	}
-	h.writeEvent(ev)
 }
 
 func (h *Editor) writeEvent(ev Event) {
@@ -510,7 +457,7 @@ func (h *Editor) Approve(_ context.Context, a workspace.Approval) (bool, error) 
 		}
 		if !h.toldServers[a.Server] {
 			h.toldServers[a.Server] = true
-			h.show(workspace.Notification{Kind: workspace.NoteInfo, Turn: a.Turn, Text: fmt.Sprintf(
+			h.show(workspace.InfoReported{NoteSource: workspace.NoteSource{Turn: a.Turn}, Text: fmt.Sprintf(
 				"the MCP tool %s was not called: server %q's tools need approval, and exec cannot ask. "+
 					"To let the agent call them, set approve = \"allow\" under [mcp.servers.%s] in loom.toml.", a.Tool, a.Server, a.Server)})
 		}

@@ -129,8 +129,8 @@ func ErrorEvent(kind, message string) []byte {
 // toolEvent maps a tool note to its JSONL event; ok is false for notes
 // that are not sent (a call still streaming, the generic "running"
 // progress: tool_progress carries the elapsed time instead).
-func toolEvent(n workspace.Notification) (ev Event, ok bool) {
-	t := n.Tool
+func toolEvent(n workspace.ToolUpdated) (ev Event, ok bool) {
+	t := n.Call
 	ev = Event{Turn: n.Turn, ID: t.CallID, Name: t.Name}
 	switch t.Status {
 	case fsm.ToolPending:

@@ -22,19 +22,21 @@ import (
 
 // showSubagent shows a child's notification; it reports false for a
 // notification of the conversation itself.
-func (h *Editor) showSubagent(n workspace.Notification) bool {
-	info := n.Subagent
+func (h *Editor) showSubagent(n workspace.Note) bool {
+	info := n.Source().Subagent
 	if info == nil {
 		return false
 	}
 	ev := Event{Turn: info.Turn, ID: info.CallID, Subagent: info}
+	tool, isTool := n.(workspace.ToolUpdated)
+	_, isSubagent := n.(workspace.SubagentChanged)
 	switch {
-	case n.Kind == workspace.NoteSubagent && info.State == "running":
+	case isSubagent && info.State == "running":
 		ev.Type = "subagent_started"
-	case n.Kind == workspace.NoteSubagent:
+	case isSubagent:
 		ev.Type = "subagent_completed"
-	case n.Kind == workspace.NoteTool && n.Tool != nil && n.Tool.Status != fsm.ToolStreaming:
-		ev.Type, ev.Name, ev.Status, ev.Summary = "subagent_update", n.Tool.Name, string(n.Tool.Status), n.Tool.Detail
+	case isTool && tool.Call.Status != fsm.ToolStreaming:
+		ev.Type, ev.Name, ev.Status, ev.Summary = "subagent_update", tool.Call.Name, string(tool.Call.Status), tool.Call.Detail
 	default:
 		return true // the child's text, state and turns: in its journal
 	}

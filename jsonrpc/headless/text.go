@@ -38,88 +38,136 @@ func (h *Editor) paint(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-// showText renders a notification in text mode.
-func (h *Editor) showText(n workspace.Notification) {
-	if n.Kind == workspace.NoteReasoning {
-		h.showReasoning(n.Text)
-		return
-	}
-	if n.Kind != workspace.NoteState {
-		h.endReasoning()
-	}
-	var line string
-	switch n.Kind {
-	case workspace.NoteText:
-		if n.Text == "" {
-			return
-		}
-		h.message.WriteString(n.Text)
-		h.write(h.opts.Out, n.Text)
-		h.text.atLineEnd = strings.HasSuffix(n.Text, "\n")
-		return
-	case workspace.NoteTool:
-		line = h.toolLine(n.Tool)
-	case workspace.NoteCommit:
-		subject, _, _ := strings.Cut(n.Commit.Message, "\n")
-		line = h.paint(colorYellow, fmt.Sprintf("● committed %.7s", n.Commit.SHA)) + " " + subject
-		for _, note := range n.Commit.Notes {
-			line += "\n  " + h.paint(colorDim, "· "+note)
-		}
-	case workspace.NoteRetry:
-		line = h.paint(colorYellow, "↻ "+workspace.RetryWords(n.Delay, n.Text))
-	case workspace.NoteError:
-		line = h.paint(colorRed, "error: ") + n.Text
-	case workspace.NoteCommandChanges:
-		var b strings.Builder
-		for i, c := range n.Changes {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(h.paint(colorYellow, "● changed by `"+c.Command+"` — not committed: "+c.Rel) + " (keep: loom-lsp exec cannot; commit it with git, or discard it with git restore)")
-			if c.Diff != "" {
-				b.WriteString("\n" + h.paint(colorDim, strings.TrimRight(c.Diff, "\n")))
-			}
-		}
-		line = b.String()
-	case workspace.NoteInfo:
-		line = h.paint(colorDim, "· "+n.Text)
-	case workspace.NoteHook:
-		color := colorDim
-		if n.Hook.Decision == "deny" || n.Hook.Decision == "block" || n.Hook.Problem != "" || n.Hook.Held != "" {
-			color = colorYellow
-		}
-		line = h.paint(color, "⚑ "+n.Hook.Line())
-	case workspace.NoteMode:
-		line = h.paint(colorCyan, "◇ mode: "+n.Text)
-	case workspace.NotePlan:
-		line = h.paint(colorCyan, "☰ plan: ") + PlanLine(n.Plan)
-	case workspace.NotePlanProposal:
-		// The plan goes to the output, like an answer.
-		h.endLine()
-		h.write(h.opts.Log, h.paint(colorYellow, "◆ proposed plan (waiting for approval):")+"\n")
-		h.write(h.opts.Out, strings.TrimRight(n.Text, "\n")+"\n")
-		return
-	case workspace.NoteProposal:
-		// The patch goes to the output, where a script collects it.
-		h.endLine()
-		for _, c := range n.Proposal.Changes {
-			h.write(h.opts.Log, h.paint(colorYellow, "◆ proposed (not written): "+c.Path)+"\n")
-			h.write(h.opts.Out, c.Diff)
-		}
-		return
-	case workspace.NoteTurnEnded:
-		h.endLine()
-		if line := h.usageLine(n.Usage); line != "" {
-			h.write(h.opts.Log, line+"\n")
-		}
-		return
-	}
+// textOut renders notifications in text mode: the answer on Out, the
+// rest as short lines on Log. It runs under the editor's lock.
+type textOut struct{ h *Editor }
+
+var _ workspace.NoteHandler = textOut{}
+
+// line writes a side line on Log, on a line of its own; "" writes none.
+func (o textOut) line(line string) {
 	if line == "" {
 		return
 	}
-	h.endLine()
-	h.write(h.opts.Log, line+"\n")
+	o.h.endLine()
+	o.h.write(o.h.opts.Log, line+"\n")
 }
+
+// TextDelta writes the answer's text on Out.
+func (o textOut) TextDelta(n workspace.TextDelta) {
+	h := o.h
+	if n.Text == "" {
+		return
+	}
+	h.message.WriteString(n.Text)
+	h.write(h.opts.Out, n.Text)
+	h.text.atLineEnd = strings.HasSuffix(n.Text, "\n")
+}
+
+// ReasoningDelta writes reasoning, when asked for (showReasoning).
+func (o textOut) ReasoningDelta(n workspace.ReasoningDelta) { o.h.showReasoning(n.Text) }
+
+// ToolUpdated writes the call's line (toolLine).
+func (o textOut) ToolUpdated(n workspace.ToolUpdated) { o.line(o.h.toolLine(n.Call)) }
+
+// Committed writes the commit and its notes.
+func (o textOut) Committed(n workspace.Committed) {
+	h := o.h
+	subject, _, _ := strings.Cut(n.Commit.Message, "\n")
+	line := h.paint(colorYellow, fmt.Sprintf("● committed %.7s", n.Commit.SHA)) + " " + subject
+	for _, note := range n.Commit.Notes {
+		line += "\n  " + h.paint(colorDim, "· "+note)
+	}
+	o.line(line)
+}
+
+// RetryScheduled writes the retry.
+func (o textOut) RetryScheduled(n workspace.RetryScheduled) {
+	o.line(o.h.paint(colorYellow, "↻ "+n.Words()))
+}
+
+// ErrorReported writes the error.
+func (o textOut) ErrorReported(n workspace.ErrorReported) {
+	o.line(o.h.paint(colorRed, "error: ") + n.Text)
+}
+
+// CommandsChanged writes each changed file, with its diff.
+func (o textOut) CommandsChanged(n workspace.CommandsChanged) {
+	h := o.h
+	var b strings.Builder
+	for i, c := range n.Changes {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(h.paint(colorYellow, "● changed by `"+c.Command+"` — not committed: "+c.Rel) + " (keep: loom-lsp exec cannot; commit it with git, or discard it with git restore)")
+		if c.Diff != "" {
+			b.WriteString("\n" + h.paint(colorDim, strings.TrimRight(c.Diff, "\n")))
+		}
+	}
+	o.line(b.String())
+}
+
+// InfoReported writes the information, dimmed.
+func (o textOut) InfoReported(n workspace.InfoReported) { o.line(o.h.paint(colorDim, "· "+n.Text)) }
+
+// HookReported writes what the hook said; yellow when it stopped
+// something, failed or was held back.
+func (o textOut) HookReported(n workspace.HookReported) {
+	color := colorDim
+	if hk := n.Hook; hk.Decision == "deny" || hk.Decision == "block" || hk.Problem != "" || hk.Held != "" {
+		color = colorYellow
+	}
+	o.line(o.h.paint(color, "⚑ "+n.Hook.Line()))
+}
+
+// ModeChanged writes the mode.
+func (o textOut) ModeChanged(n workspace.ModeChanged) {
+	o.line(o.h.paint(colorCyan, "◇ mode: "+string(n.Mode)))
+}
+
+// PlanChanged writes the todo list on one line.
+func (o textOut) PlanChanged(n workspace.PlanChanged) {
+	o.line(o.h.paint(colorCyan, "☰ plan: ") + workspace.PlanLine(n.Plan))
+}
+
+// PlanProposed writes the plan to the output, like an answer.
+func (o textOut) PlanProposed(n workspace.PlanProposed) {
+	h := o.h
+	h.endLine()
+	h.write(h.opts.Log, h.paint(colorYellow, "◆ proposed plan (waiting for approval):")+"\n")
+	h.write(h.opts.Out, strings.TrimRight(n.Plan, "\n")+"\n")
+}
+
+// ChangeProposed writes the patch to the output, where a script
+// collects it.
+func (o textOut) ChangeProposed(n workspace.ChangeProposed) {
+	h := o.h
+	h.endLine()
+	for _, c := range n.Proposal.Changes {
+		h.write(h.opts.Log, h.paint(colorYellow, "◆ proposed (not written): "+c.Path)+"\n")
+		h.write(h.opts.Out, c.Diff)
+	}
+}
+
+// TurnEnded writes the turn's usage.
+func (o textOut) TurnEnded(n workspace.TurnEnded) {
+	h := o.h
+	h.endLine()
+	if line := h.usageLine(n.Usage); line != "" {
+		h.write(h.opts.Log, line+"\n")
+	}
+}
+
+// The notes text mode does not write.
+
+func (textOut) TurnStarted(workspace.TurnStarted)                 {}
+func (textOut) TextRetracted(workspace.TextRetracted)             {}
+func (textOut) StateChanged(workspace.StateChanged)               {}
+func (textOut) Compacted(workspace.Compacted)                     {}
+func (textOut) Rewound(workspace.Rewound)                         {}
+func (textOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
+func (textOut) SubagentChanged(workspace.SubagentChanged)         {}
+func (textOut) TitleChanged(workspace.TitleChanged)               {}
 
 // toolLine is the side-channel line of a tool note, "" for none.
 func (h *Editor) toolLine(t *workspace.ToolNote) string {
@@ -245,24 +293,5 @@ func (h *Editor) waitingFor(now time.Time) string {
 	return ""
 }
 
-// PlanLine is the todo list on one line: "1/3 ✓ read · ▸ fix · ○ test";
-// "(cleared)" for none.
-func PlanLine(items []fsm.PlanItem) string {
-	if len(items) == 0 {
-		return "(cleared)"
-	}
-	done := 0
-	parts := make([]string, len(items))
-	for i, it := range items {
-		mark := "○"
-		switch it.Status {
-		case fsm.PlanCompleted:
-			mark = "✓"
-			done++
-		case fsm.PlanInProgress:
-			mark = "▸"
-		}
-		parts[i] = mark + " " + clip(it.Step, 60)
-	}
-	return fmt.Sprintf("%d/%d ", done, len(items)) + strings.Join(parts, " · ")
-}
+// PlanLine is the todo list on one line (workspace.PlanLine).
+func PlanLine(items []fsm.PlanItem) string { return workspace.PlanLine(items) }

@@ -432,6 +432,7 @@ func TestExpandNamesHookScripts(t *testing.T) {
 		{`python3 "$(pwd)/.claude/hooks/hook.py"`, true, ""},
 		{`python3 ./.claude/hooks/hook.py 2>/dev/null || true`, true, ""},
 		{`cd .claude && python3 hooks/hook.py`, true, ""},
+		{`echo cd .claude; python3 .claude/hooks/hook.py`, true, ""}, // only a command's first word cd moves
 		{`cd "$X" && python3 hooks/hook.py`, false, "$X"},
 		{`h=.claude/hooks/hook.py; python3 "$h"`, true, ""},
 		{`python3 "$HOOKS_HOME/hook.py"`, false, "$HOOKS_HOME"},

@@ -29,6 +29,8 @@ type expander struct {
 	// it); cd is set when the last command word was cd or pushd.
 	dir string
 	cd  bool
+	// first is set while the next word is a simple command's first.
+	first bool
 	// words are the expanded words; unresolved names what was not.
 	words      []string
 	unresolved []string
@@ -80,117 +82,147 @@ func (e *expander) variable(name string) (string, bool) {
 	return e.lookup(name)
 }
 
+// word is the word being read.
+type word struct {
+	text strings.Builder
+	// started once a character of the word was read; known while every
+	// expansion in it was; glob when it holds a pattern character.
+	started, known, glob bool
+	// assign is the name being assigned, when the word is NAME=…; what
+	// its value could not resolve counts where the name is used: the
+	// unresolved past mark are dropped when the word ends.
+	assign string
+	mark   int
+}
+
 // run splits s into simple commands' words and expands them.
 func (e *expander) run(s string) {
-	var cur strings.Builder
-	inWord, known, glob, first := false, true, false, true
-	// assign is the name being assigned, when the word is NAME=…; what
-	// its value could not resolve counts where the name is used (mark).
-	var assign string
-	mark := 0
-	flush := func() {
-		if !inWord {
-			return
-		}
-		w := cur.String()
-		if glob && w != "[" && w != "[[" {
-			e.unresolved = append(e.unresolved, "a pattern ("+w+")")
-		}
-		if assign != "" {
-			e.unresolved = e.unresolved[:mark]
-			if known {
-				e.vars[assign] = strings.TrimPrefix(w, assign+"=")
-				delete(e.unknown, assign)
-			} else {
-				e.unknown[assign] = true
-				delete(e.vars, assign)
-			}
-		}
-		switch {
-		case e.cd && !known:
-			e.unresolved = append(e.unresolved, "cd "+w)
-		case e.cd:
-			e.dir = e.path(w)
-		}
-		e.cd = first && (w == "cd" || w == "pushd")
-		if assign == "" {
-			first = false
-		}
-		if known {
-			for _, p := range strings.Split(w, "=") {
-				if p != "" {
-					e.words = append(e.words, e.path(p))
-				}
-			}
-		}
-		cur.Reset()
-		inWord, known, glob, assign = false, true, false, ""
-	}
+	w := &word{known: true}
+	e.first = true
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t':
-			flush()
+			e.endWord(w)
 			i++
 		case c == '\r' || c == '\n' || strings.IndexByte(";&|()<>", c) >= 0:
-			flush()
-			first, e.cd = true, false
+			// The end of a simple command: the next word is a command's.
+			e.endWord(w)
+			e.first, e.cd = true, false
 			i++
-		case c == '#' && !inWord:
+		case c == '#' && !w.started:
 			// A comment runs to the end of the line.
 			for i < len(s) && s[i] != '\n' {
 				i++
 			}
-		case c == '\\':
-			inWord = true
-			if i+1 < len(s) {
-				cur.WriteByte(s[i+1])
-			}
-			i += 2
-		case c == '\'':
-			inWord = true
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				j = len(s) - i - 1
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 2
-		case c == '"':
-			inWord = true
-			i = e.double(s, i+1, &cur, &known)
-		case c == '$' || c == '`':
-			inWord = true
-			v, n, ok := e.dollar(s, i)
-			cur.WriteString(v)
-			known = known && ok
-			i += n
-		case c == '~' && !inWord:
-			inWord = true
-			if home, ok := e.variable("HOME"); ok && (i+1 == len(s) || s[i+1] == '/') {
-				cur.WriteString(home)
-			} else {
-				cur.WriteByte(c)
-			}
-			i++
 		default:
-			if !inWord && isName(c, true) {
-				// NAME=value: an assignment the rest of the line reads.
-				j := i
-				for j < len(s) && isName(s[j], j > i) {
-					j++
-				}
-				if j < len(s) && s[j] == '=' && j > i {
-					assign, mark = s[i:j], len(e.unresolved)
-				}
-			}
-			inWord = true
-			glob = glob || c == '*' || c == '?' || c == '['
-
-			cur.WriteByte(c)
-			i++
+			i = e.readPart(s, i, w)
 		}
 	}
-	flush()
+	e.endWord(w)
+}
+
+// readPart reads the part of a word at s[i] into w (an escaped character,
+// a quoted string, an expansion, ~, or a plain character) and returns the
+// index after it.
+func (e *expander) readPart(s string, i int, w *word) int {
+	c := s[i]
+	if !w.started && isName(c, true) {
+		e.startAssignment(s[i:], w)
+	}
+	started := w.started
+	w.started = true
+	switch {
+	case c == '\\':
+		if i+1 < len(s) {
+			w.text.WriteByte(s[i+1])
+		}
+		return i + 2
+	case c == '\'':
+		j := strings.IndexByte(s[i+1:], '\'')
+		if j < 0 {
+			j = len(s) - i - 1
+		}
+		w.text.WriteString(s[i+1 : i+1+j])
+		return i + j + 2
+	case c == '"':
+		return e.double(s, i+1, &w.text, &w.known)
+	case c == '$' || c == '`':
+		v, n, ok := e.dollar(s, i)
+		w.text.WriteString(v)
+		w.known = w.known && ok
+		return i + n
+	case c == '~' && !started:
+		if home, ok := e.variable("HOME"); ok && (i+1 == len(s) || s[i+1] == '/') {
+			w.text.WriteString(home)
+		} else {
+			w.text.WriteByte(c)
+		}
+		return i + 1
+	}
+	w.glob = w.glob || c == '*' || c == '?' || c == '['
+	w.text.WriteByte(c)
+	return i + 1
+}
+
+// startAssignment notes, at the start of a word, a NAME=value: an
+// assignment the rest of the line reads.
+func (e *expander) startAssignment(s string, w *word) {
+	j := 0
+	for j < len(s) && isName(s[j], j > 0) {
+		j++
+	}
+	if j < len(s) && s[j] == '=' && j > 0 {
+		w.assign, w.mark = s[:j], len(e.unresolved)
+	}
+}
+
+// endWord ends the word being read, if any: an assignment records its
+// variable, a cd's argument moves the directory, and a known word joins
+// the words (split at '=', each part as a path).
+func (e *expander) endWord(w *word) {
+	if !w.started {
+		return
+	}
+	text := w.text.String()
+	if w.glob && text != "[" && text != "[[" {
+		e.unresolved = append(e.unresolved, "a pattern ("+text+")")
+	}
+	if w.assign != "" {
+		e.assigned(w, text)
+	}
+	switch {
+	case e.cd && !w.known:
+		e.unresolved = append(e.unresolved, "cd "+text)
+	case e.cd:
+		e.dir = e.path(text)
+	}
+	e.cd = e.first && (text == "cd" || text == "pushd")
+	if w.assign == "" {
+		e.first = false
+	}
+	if w.known {
+		for _, p := range strings.Split(text, "=") {
+			if p != "" {
+				e.words = append(e.words, e.path(p))
+			}
+		}
+	}
+	*w = word{known: true}
+}
+
+// assigned records the variable the word assigns: its value when loom
+// knows it (what it could not resolve then no longer counts here), else
+// the name as unknown.
+func (e *expander) assigned(w *word, text string) {
+	e.unresolved = e.unresolved[:w.mark]
+	if w.known {
+		e.vars[w.assign] = strings.TrimPrefix(text, w.assign+"=")
+		delete(e.unknown, w.assign)
+	} else {
+		e.unknown[w.assign] = true
+		delete(e.vars, w.assign)
+	}
 }
 
 // double reads a double-quoted string from s[i:], up to its closing quote,

@@ -124,13 +124,12 @@ func Parse(h *Hook, ev Event, code int, stdout, stderr string) Outcome {
 	return Outcome{Problem: fmt.Sprintf("exit code %d", code), Message: msg}
 }
 
+// parseStdout reads the output of a hook that exited 0: plain text is
+// context (for the events that take it), JSON says what the hook decided.
 func parseStdout(h *Hook, ev Event, stdout string) Outcome {
 	text := strings.TrimSpace(stdout)
-	if text == "" {
-		return Outcome{}
-	}
 	if !strings.HasPrefix(text, "{") {
-		if ev == UserPromptSubmit || ev == SessionStart {
+		if text != "" && (ev == UserPromptSubmit || ev == SessionStart) {
 			return Outcome{Context: clip(text)}
 		}
 		return Outcome{}
@@ -142,38 +141,13 @@ func parseStdout(h *Hook, ev Event, stdout string) Outcome {
 	if o.SuppressOutput && h != nil && h.Format == FormatCodex && (ev == PreToolUse || ev == PostToolUse) {
 		return Outcome{Problem: fmt.Sprintf("%s hooks cannot suppressOutput (Codex refuses it so)", ev)}
 	}
-	out := Outcome{Message: clip(o.SystemMessage), Context: clip(o.AdditionalContext), Quiet: o.SuppressOutput}
+	out := Outcome{Message: clip(o.SystemMessage), Context: clip(o.context()), Quiet: o.SuppressOutput}
 	if o.Continue != nil && !*o.Continue {
 		out.StopTurn, out.StopReason = true, clip(o.StopReason)
 	}
-	perm, permReason, input := o.PermissionDecision, o.PermissionReason, o.ModifiedArgs
-	if s := o.HookSpecificOutput; s != nil {
-		if s.PermissionDecision != "" {
-			perm, permReason = s.PermissionDecision, s.PermissionReason
-		}
-		if s.AdditionalContext != "" {
-			out.Context = clip(s.AdditionalContext)
-		}
-		if len(s.UpdatedInput) > 0 {
-			input = s.UpdatedInput
-		}
-	}
 	switch ev {
 	case PreToolUse:
-		switch {
-		case perm != "":
-			out.Decision, out.Reason = Decision(perm), clip(permReason)
-		case o.Decision == "block":
-			out.Decision, out.Reason = Deny, clip(o.Reason)
-		case o.Decision == "approve":
-			out.Decision, out.Reason = Allow, clip(o.Reason)
-		}
-		if out.Decision != None && out.Decision != Allow && out.Decision != Deny && out.Decision != Ask {
-			return Outcome{Problem: fmt.Sprintf("permissionDecision %q is none of allow, deny, ask", perm)}
-		}
-		if problem := out.rewrite(h, input); problem != "" {
-			return Outcome{Problem: problem}
-		}
+		return o.preToolUse(h, out)
 	case PostToolUse, UserPromptSubmit, Stop:
 		if o.Decision == "block" {
 			out.Decision, out.Reason = Block, clip(o.Reason)
@@ -181,6 +155,53 @@ func parseStdout(h *Hook, ev Event, stdout string) Outcome {
 				out.Reason = "(the hook gave no reason)"
 			}
 		}
+	}
+	return out
+}
+
+// context is what the hook adds for the model: hookSpecificOutput's
+// additionalContext over the flat one.
+func (o *hookOutput) context() string {
+	if s := o.HookSpecificOutput; s != nil && s.AdditionalContext != "" {
+		return s.AdditionalContext
+	}
+	return o.AdditionalContext
+}
+
+// permission is a PreToolUse hook's permission decision with its reason,
+// and its rewritten input: hookSpecificOutput's (Claude Code's, Codex's)
+// over the flat fields (the Copilot CLI's).
+func (o *hookOutput) permission() (perm, reason string, input json.RawMessage) {
+	perm, reason, input = o.PermissionDecision, o.PermissionReason, o.ModifiedArgs
+	if s := o.HookSpecificOutput; s != nil {
+		if s.PermissionDecision != "" {
+			perm, reason = s.PermissionDecision, s.PermissionReason
+		}
+		if len(s.UpdatedInput) > 0 {
+			input = s.UpdatedInput
+		}
+	}
+	return perm, reason, input
+}
+
+// preToolUse adds to out what a PreToolUse hook decided of the call: a
+// permission decision (or the older decision "block" / "approve") and a
+// rewritten input.
+func (o *hookOutput) preToolUse(h *Hook, out Outcome) Outcome {
+	perm, permReason, input := o.permission()
+	switch {
+	case perm != "":
+		out.Decision, out.Reason = Decision(perm), clip(permReason)
+	case o.Decision == "block":
+		out.Decision, out.Reason = Deny, clip(o.Reason)
+	case o.Decision == "approve":
+		out.Decision, out.Reason = Allow, clip(o.Reason)
+	}
+	if out.Decision != None && out.Decision != Allow && out.Decision != Deny && out.Decision != Ask {
+		return Outcome{Problem: fmt.Sprintf("permissionDecision %q is none of allow, deny, ask", perm)}
+	}
+	if problem := out.rewrite(h, input); problem != "" {
+		return Outcome{Problem: problem}
 	}
 	return out
 }

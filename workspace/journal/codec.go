@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -74,75 +75,58 @@ type Record struct {
 	Restore *RestoreRecord `json:"restore,omitempty"`
 }
 
-// Tag returns the journal type tag of ev, "" for an event that is not
-// journaled (ShutdownRequested: stopping the daemon is not part of the
-// conversation; LlmReasoningDelta: the model's reasoning changes nothing
-// in the machine, is never sent back to the model, and would only make
-// the journal larger).
-func Tag(ev fsm.Event) string {
-	switch ev.(type) {
-	case fsm.UserInput:
-		return "UserInput"
-	case fsm.LlmTextDelta:
-		return "LlmTextDelta"
-	case fsm.LlmToolCallDelta:
-		return "LlmToolCallDelta"
-	case fsm.LlmCompleted:
-		return "LlmCompleted"
-	case fsm.LlmError:
-		return "LlmError"
-	case fsm.ToolProgress:
-		return "ToolProgress"
-	case fsm.ToolCompleted:
-		return "ToolCompleted"
-	case fsm.PostToolsHookCompleted:
-		return "PostToolsHookCompleted"
-	case fsm.RetryTimeoutFired:
-		return "RetryTimeoutFired"
-	case fsm.Cancel:
-		return "Cancel"
-	case fsm.FilesChanged:
-		return "FilesChanged"
-	case fsm.Reset:
-		return "Reset"
-	case fsm.DropQueued:
-		return "DropQueued"
-	case fsm.ApprovalDecided:
-		return "ApprovalDecided"
-	case fsm.HooksDecided:
-		return "HooksDecided"
-	case fsm.Compact:
-		return "Compact"
-	case fsm.AdvanceIDs:
-		return "AdvanceIDs"
-	case fsm.Load:
-		return "Load"
-	case fsm.ChangesProposed:
-		return "ChangesProposed"
-	case fsm.ChangesDecided:
-		return "ChangesDecided"
-	case fsm.Rewind:
-		return "Rewind"
-	case fsm.Redo:
-		return "Redo"
-	case fsm.SelectModel:
-		return "SelectModel"
-	case fsm.SelectEffort:
-		return "SelectEffort"
-	case fsm.SetMode:
-		return "SetMode"
-	case fsm.PlanDecided:
-		return "PlanDecided"
-	case fsm.SpawnRequested:
-		return "SpawnRequested"
-	case fsm.ChildUsage:
-		return "ChildUsage"
-	case fsm.ChildTimedOut:
-		return "ChildTimedOut"
-	case fsm.ChildFinished:
-		return "ChildFinished"
+// decoders are the events the journal keeps, by tag (the fsm type's
+// name). ShutdownRequested is not journaled (stopping the daemon is not
+// part of the conversation), nor LlmReasoningDelta (the model's reasoning
+// changes nothing in the machine, is never sent back to the model, and
+// would only make the journal larger).
+var decoders = map[string]func(json.RawMessage) (fsm.Event, error){
+	"UserInput":              decodeAs[fsm.UserInput],
+	"LlmTextDelta":           decodeAs[fsm.LlmTextDelta],
+	"LlmToolCallDelta":       decodeAs[fsm.LlmToolCallDelta],
+	"LlmCompleted":           decodeAs[fsm.LlmCompleted],
+	"LlmError":               decodeAs[fsm.LlmError],
+	"ToolProgress":           decodeAs[fsm.ToolProgress],
+	"ToolCompleted":          decodeAs[fsm.ToolCompleted],
+	"PostToolsHookCompleted": decodeAs[fsm.PostToolsHookCompleted],
+	"RetryTimeoutFired":      decodeAs[fsm.RetryTimeoutFired],
+	"Cancel":                 decodeAs[fsm.Cancel],
+	"FilesChanged":           decodeAs[fsm.FilesChanged],
+	"Reset":                  decodeAs[fsm.Reset],
+	"DropQueued":             decodeAs[fsm.DropQueued],
+	"ApprovalDecided":        decodeAs[fsm.ApprovalDecided],
+	"HooksDecided":           decodeAs[fsm.HooksDecided],
+	"Compact":                decodeAs[fsm.Compact],
+	"AdvanceIDs":             decodeAs[fsm.AdvanceIDs],
+	"Load":                   decodeAs[fsm.Load],
+	"ChangesProposed":        decodeAs[fsm.ChangesProposed],
+	"ChangesDecided":         decodeAs[fsm.ChangesDecided],
+	"Rewind":                 decodeAs[fsm.Rewind],
+	"Redo":                   decodeAs[fsm.Redo],
+	"SelectModel":            decodeAs[fsm.SelectModel],
+	"SelectEffort":           decodeAs[fsm.SelectEffort],
+	"SetMode":                decodeAs[fsm.SetMode],
+	"PlanDecided":            decodeAs[fsm.PlanDecided],
+	"SpawnRequested":         decodeAs[fsm.SpawnRequested],
+	"ChildUsage":             decodeAs[fsm.ChildUsage],
+	"ChildTimedOut":          decodeAs[fsm.ChildTimedOut],
+	"ChildFinished":          decodeAs[fsm.ChildFinished],
+}
+
+// tags is decoders read backwards: the tag of each journaled event type.
+var tags = func() map[reflect.Type]string {
+	m := make(map[reflect.Type]string, len(decoders))
+	for tag, decode := range decoders {
+		zero, _ := decode(nil)
+		m[reflect.TypeOf(zero)] = tag
 	}
-	return ""
+	return m
+}()
+
+// Tag returns the journal type tag of ev, "" for an event that is not
+// journaled (see decoders).
+func Tag(ev fsm.Event) string {
+	return tags[reflect.TypeOf(ev)]
 }
 
 func decodeAs[T fsm.Event](raw json.RawMessage) (fsm.Event, error) {
@@ -160,69 +144,11 @@ func DecodeEvent(tag string, raw json.RawMessage) (fsm.Event, error) {
 	if ev, ok := decodeTextEvent(tag, raw); ok {
 		return ev, nil
 	}
-	switch tag {
-	case "UserInput":
-		return decodeAs[fsm.UserInput](raw)
-	case "LlmTextDelta":
-		return decodeAs[fsm.LlmTextDelta](raw)
-	case "LlmToolCallDelta":
-		return decodeAs[fsm.LlmToolCallDelta](raw)
-	case "LlmCompleted":
-		return decodeAs[fsm.LlmCompleted](raw)
-	case "LlmError":
-		return decodeAs[fsm.LlmError](raw)
-	case "ToolProgress":
-		return decodeAs[fsm.ToolProgress](raw)
-	case "ToolCompleted":
-		return decodeAs[fsm.ToolCompleted](raw)
-	case "PostToolsHookCompleted":
-		return decodeAs[fsm.PostToolsHookCompleted](raw)
-	case "RetryTimeoutFired":
-		return decodeAs[fsm.RetryTimeoutFired](raw)
-	case "Cancel":
-		return decodeAs[fsm.Cancel](raw)
-	case "FilesChanged":
-		return decodeAs[fsm.FilesChanged](raw)
-	case "Reset":
-		return decodeAs[fsm.Reset](raw)
-	case "DropQueued":
-		return decodeAs[fsm.DropQueued](raw)
-	case "ApprovalDecided":
-		return decodeAs[fsm.ApprovalDecided](raw)
-	case "HooksDecided":
-		return decodeAs[fsm.HooksDecided](raw)
-	case "SelectModel":
-		return decodeAs[fsm.SelectModel](raw)
-	case "SelectEffort":
-		return decodeAs[fsm.SelectEffort](raw)
-	case "Compact":
-		return decodeAs[fsm.Compact](raw)
-	case "AdvanceIDs":
-		return decodeAs[fsm.AdvanceIDs](raw)
-	case "Load":
-		return decodeAs[fsm.Load](raw)
-	case "ChangesProposed":
-		return decodeAs[fsm.ChangesProposed](raw)
-	case "ChangesDecided":
-		return decodeAs[fsm.ChangesDecided](raw)
-	case "Rewind":
-		return decodeAs[fsm.Rewind](raw)
-	case "Redo":
-		return decodeAs[fsm.Redo](raw)
-	case "SetMode":
-		return decodeAs[fsm.SetMode](raw)
-	case "PlanDecided":
-		return decodeAs[fsm.PlanDecided](raw)
-	case "SpawnRequested":
-		return decodeAs[fsm.SpawnRequested](raw)
-	case "ChildUsage":
-		return decodeAs[fsm.ChildUsage](raw)
-	case "ChildTimedOut":
-		return decodeAs[fsm.ChildTimedOut](raw)
-	case "ChildFinished":
-		return decodeAs[fsm.ChildFinished](raw)
+	decode, ok := decoders[tag]
+	if !ok {
+		return nil, fmt.Errorf("unknown event type %q", tag)
 	}
-	return nil, fmt.Errorf("unknown event type %q", tag)
+	return decode(raw)
 }
 
 // DefaultStateDir is $XDG_STATE_HOME/loom, else ~/.local/state/loom.

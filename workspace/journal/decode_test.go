@@ -88,3 +88,28 @@ func TestFastEventDecodingMatchesJSON(t *testing.T) {
 		check(t, c.tag, []byte(c.raw), want)
 	}
 }
+
+// TestTagsRoundTrip: every journaled event type has the tag of its own
+// name, decodes back from it, and the events left out have none.
+func TestTagsRoundTrip(t *testing.T) {
+	for tag, decode := range decoders {
+		ev, err := decode(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tag, err)
+		}
+		if got := Tag(ev); got != tag {
+			t.Errorf("Tag(%T) = %q, want %q", ev, got, tag)
+		}
+		if name := reflect.TypeOf(ev).Name(); name != tag {
+			t.Errorf("tag %q decodes a %s", tag, name)
+		}
+	}
+	for _, ev := range []fsm.Event{fsm.ShutdownRequested{}, fsm.LlmReasoningDelta{}, nil} {
+		if got := Tag(ev); got != "" {
+			t.Errorf("Tag(%T) = %q, want none", ev, got)
+		}
+	}
+	if _, err := DecodeEvent("NoSuchEvent", nil); err == nil {
+		t.Error("an unknown tag decoded")
+	}
+}

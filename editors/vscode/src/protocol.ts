@@ -5,12 +5,14 @@
 import type { SavedRule } from './approval';
 import type { ContextItem, Mode, PlanStep } from './shared/messages';
 import type { ServerCommand } from './slash';
+import type { CompletionStatus } from './wire.gen';
 
 export { Commands, Methods } from './wire.gen';
 export type {
-  AskResult, CommitParams, DisplayMessageParams, NoticeParams, SaveDocumentsParams, SaveDocumentsResult, StateParams,
-  ToolCallParams, TurnEndedParams, UndoResult,
+  AskResult, CommitParams, DisplayMessageParams, NoticeParams, PlanProposalParams, Position, Range, SaveDocumentsParams,
+  SaveDocumentsResult, StateParams, ToolCallParams, TurnEndedParams, UndoResult,
 } from './wire.gen';
+import type { Range } from './wire.gen';
 
 /**
  * What every loom.* command takes to select a folder (uri) and one of its
@@ -22,11 +24,6 @@ export interface ConversationArgs { uri?: string; conversation?: string }
 export interface ModeParams { folder: string; conversation?: string; mode: Mode }
 /** loom/plan's params: the whole list (empty: none). */
 export interface PlanParams { folder: string; conversation?: string; turn: number; items: PlanStep[] | null }
-/** loom/planProposal's params: the plan (Markdown) and the propose_plan call. */
-export interface PlanProposalParams { folder: string; conversation?: string; turn: number; callId: string; plan: string }
-
-export interface Position { line: number; character: number }
-export interface Range { start: Position; end: Position }
 
 /** loom.ask's argument. */
 export interface AskArgs {
@@ -75,6 +72,8 @@ export interface Status {
   /** The reasoning effort in force, and whether the conversation chose it (loom.setEffort). */
   effort?: string;
   effortChosen?: boolean;
+  /** The folder's inline completion model; absent when completion is off there. */
+  completion?: CompletionStatus;
 }
 
 /** loom.models' reply: the models the server lists, and the conversation's. */
@@ -108,5 +107,14 @@ export interface PanelState<Conversation = unknown, Proposal = unknown, Change =
   commandChanges: Change[];
 }
 
-/** The experimental client capability that turns on loom/* messages. */
-export const experimentalCapability = { loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true } };
+/**
+ * The experimental client capability that turns on loom/* messages;
+ * trustCommand is how the user runs loom.trust here, which the server's
+ * notice about a folder's ignored settings names.
+ */
+export const experimentalCapability = {
+  loom: {
+    saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true,
+    trustCommand: '"Loom: Trust this Folder" from the Command Palette',
+  },
+};

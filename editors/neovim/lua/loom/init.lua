@@ -79,7 +79,9 @@ function M.capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
-    loom = { saveDocuments = true, thoughts = true, review = true, diagnostics = true },
+    -- trustCommand: how the user runs loom.trust here; the server words
+    -- the notice about a folder's ignored settings with it.
+    loom = { saveDocuments = true, thoughts = true, review = true, diagnostics = true, trustCommand = ':LoomTrust' },
   })
   return caps
 end
@@ -124,30 +126,8 @@ local function on_state(folder, state)
   vim.cmd('redrawstatus')
 end
 
---- The server names every client's way to trust a folder; Neovim's own
---- is :LoomTrust.
----@param text string
----@return string
-function M.own_trust_words(text)
-  if type(text) ~= 'string' then
-    return text
-  end
-  local server = 'run the command loom.trust ("Loom: Trust this folder"), trust the workspace in your editor,'
-  local s, e = text:find(server, 1, true)
-  if s then
-    text = text:sub(1, s - 1) .. 'run :LoomTrust' .. text:sub(e + 1)
-  end
-  return text
-end
-
 --- The handlers of the server's loom/* messages.
 M.handlers = {
-  ['window/showMessage'] = function(err, p, ctx, config)
-    if p and p.message then
-      p.message = M.own_trust_words(p.message)
-    end
-    return vim.lsp.handlers['window/showMessage'](err, p, ctx, config)
-  end,
   ['loom/displayMessage'] = function(_, p)
     if p and require('loom.conversations').shown(p) then
       chat.delta(p)
@@ -165,7 +145,6 @@ M.handlers = {
   end,
   ['loom/notice'] = function(_, p)
     if p and require('loom.conversations').shown(p) then
-      p.text = M.own_trust_words(p.text)
       chat.notice(p)
     end
   end,

@@ -26,7 +26,13 @@ test('the workspace trust goes with the settings, as the agreed trust.workspace 
 test('LoomFeature declares experimental.loom and keeps other experimental keys', () => {
   const caps: { experimental?: unknown } = { experimental: { other: 1 } };
   new LoomFeature().fillClientCapabilities(caps as never);
-  assert.deepEqual(caps.experimental, { other: 1, loom: { saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true } });
+  assert.deepEqual(caps.experimental, {
+    other: 1,
+    loom: {
+      saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true,
+      trustCommand: '"Loom: Trust this Folder" from the Command Palette',
+    },
+  });
 });
 
 test('LoomFeature takes the loom.* commands out of automatic registration', () => {
