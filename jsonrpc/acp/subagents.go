@@ -72,14 +72,19 @@ func (a *agent) subagentNote(s *session, info *workspace.SubagentInfo) {
 	meta := map[string]any{"agent": info.Agent, "callId": info.CallID, "depth": info.Depth, "readOnly": info.ReadOnly}
 	switch info.State {
 	case "running":
+		u.Title, u.Description = info.Agent+" "+info.Child, info.Task
+		u.State = &subagentState{State: subagentRunning}
+		u.Meta = map[string]any{"loom.subagent": meta}
+		// Announced and registered at once: the child's first update
+		// (on another goroutine) finds it, and goes out after it.
 		a.mu.Lock()
+		defer a.mu.Unlock()
 		if a.children == nil {
 			a.children = map[acpsdk.SessionId]*childSession{}
 		}
 		a.children[id] = &childSession{session: &session{id: id, folder: s.folder, always: s.always}, parent: s.id}
-		a.mu.Unlock()
-		u.Title, u.Description = info.Agent+" "+info.Child, info.Task
-		u.State = &subagentState{State: subagentRunning}
+		a.sendRawLocked(s.id, u)
+		return
 	default:
 		u.State = &subagentState{State: subagentIdle}
 		switch info.State {
