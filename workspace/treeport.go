@@ -95,9 +95,14 @@ func (p treePort) AgentFiles() []string {
 }
 
 func (p treePort) IndexLeft(entries []gitcommit.Entry) {
-	if len(entries) > 0 {
-		p.s.git.indexLeft = &indexRetry{top: p.s.folder.dir, entries: entries}
+	if len(entries) == 0 {
+		return
 	}
+	s, turn := p.s, p.s.m.State().Turn
+	tell := func(kind NotificationKind, text string) {
+		s.post(func() { s.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
+	}
+	s.folder.followIndex(indexLeft{entries: entries, tell: tell}, s.cfg.Model.APIKeyEnv)
 }
 
 func (p treePort) KeepHow() (string, string) {

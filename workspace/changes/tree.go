@@ -115,8 +115,8 @@ type Conversation interface {
 	Config() config.Config
 	Prompt() string
 	AgentFiles() []string
-	// IndexLeft keeps the index entries of a commit another git process
-	// kept locked, to retry at the next turn.
+	// IndexLeft hands over the index entries of a commit another git
+	// process kept locked, for the index to follow once it is released.
 	IndexLeft(entries []gitcommit.Entry)
 	// Machine is the conversation's state machine, to read; Step steps
 	// it (journaled, its actions performed).
