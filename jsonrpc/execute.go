@@ -65,7 +65,9 @@ var commandList = []command{
 	{CmdRewind, typed(CmdRewind, commandHandler.runRewind)},
 	{CmdRedo, typed(CmdRedo, commandHandler.runRedo)},
 	{CmdConversations, typed(CmdConversations, commandHandler.runConversations)},
-	{CmdInlineAccepted, typed(CmdInlineAccepted, commandHandler.runInlineAccepted)},
+	{CmdInlineAccepted, typed(CmdInlineAccepted, func(h commandHandler, ctx context.Context, a InlineAcceptedArgs) (any, error) {
+		return h.s.inline.accepted(ctx, a)
+	})},
 	{CmdNewConversation, typed(CmdNewConversation, commandHandler.runNewConversation)},
 	{CmdOpenConversation, typed(CmdOpenConversation, commandHandler.runOpenConversation)},
 	{CmdRenameConversation, typed(CmdRenameConversation, commandHandler.runRenameConversation)},

@@ -273,6 +273,9 @@ func (f *Folder) publish() {
 		c.post(func() { c.useSettings(st) })
 	}
 	f.flushNotices()
+	if on := f.host.opts.SettingsPublished; on != nil {
+		on()
+	}
 }
 
 // flushNotices sends the notices held until the settings were published.

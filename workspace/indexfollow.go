@@ -152,3 +152,17 @@ func waitIndexUnlocked(ctx context.Context, lock string) bool {
 		}
 	}
 }
+
+// leaveIndex hands the follower a commit's index entries that a held
+// lock kept out of the index; the conversation is told when they are in.
+// On the conversation's goroutine.
+func (s *Conversation) leaveIndex(entries []gitcommit.Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	turn := s.m.State().Turn
+	tell := func(kind NotificationKind, text string) {
+		s.post(func() { s.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
+	}
+	s.folder.followIndex(indexLeft{entries: entries, tell: tell}, s.cfg.Model.APIKeyEnv)
+}

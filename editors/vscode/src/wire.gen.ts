@@ -296,6 +296,8 @@ export interface Status {
   clientPrompt?: ClientPrompt;
   /** Children are the subagents running now (subagents.go). */
   children?: ChildStatus[];
+  /** Completion is the folder's inline completion model, absent when completion is off there (completion.go). */
+  completion?: CompletionStatus;
 }
 
 /** ServerStatus is a snapshot of one server, for loom.status. */
@@ -419,6 +421,14 @@ export interface ChildStatus {
   usage?: Usage;
   /** Conversation is the child's conversation id. */
   conversation: string;
+}
+
+/** CompletionStatus names a folder's inline completion model, for the clients to show (loom.status). */
+export interface CompletionStatus {
+  /** API is the completion wire API ([completion] api: infill, completions, ollama, mistral, chat). */
+  api: string;
+  /** Model is [completion] model ("" when the server has one model). */
+  model?: string;
 }
 
 /** HistoryResult is loom.history's reply. */

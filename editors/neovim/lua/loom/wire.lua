@@ -92,6 +92,7 @@
 ---@field languageServers string[]|nil LanguageServers names the language servers loom runs itself for the folder's diagnostics (tools.diagnostics), running now.
 ---@field clientPrompt? loom.wire.ClientPrompt ClientPrompt is the system prompt the client gave the conversation (ACP systemPrompt), absent when none.
 ---@field children? loom.wire.ChildStatus[] Children are the subagents running now (subagents.go).
+---@field completion? loom.wire.CompletionStatus Completion is the folder's inline completion model, absent when completion is off there (completion.go).
 
 --- ServerStatus is a snapshot of one server, for loom.status.
 ---@class loom.wire.ServerStatus
@@ -176,6 +177,11 @@
 ---@field state? string State is the child's state on NoteSubagent: running, completed, failed, cancelled.
 ---@field usage? loom.wire.Usage Usage is the child's token usage so far (NoteSubagent).
 ---@field conversation string Conversation is the child's conversation id.
+
+--- CompletionStatus names a folder's inline completion model, for the clients to show (loom.status).
+---@class loom.wire.CompletionStatus
+---@field api string API is the completion wire API ([completion] api: infill, completions, ollama, mistral, chat).
+---@field model? string Model is [completion] model ("" when the server has one model).
 
 --- HistoryResult is loom.history's reply.
 ---@class loom.wire.HistoryResult
