@@ -98,7 +98,9 @@
 ---@class loom.wire.ServerStatus
 ---@field name string
 ---@field state string
----@field tools integer Tools counts the tools offered (0 unless ready).
+---@field tools integer Tools counts the tools offered (0 unless ready); Prompts and Resources count the server's prompts and resources likewise.
+---@field prompts? integer
+---@field resources? integer
 ---@field error? string Error says why it failed or was not started.
 
 --- UsageStatus is the token usage a status reports: of the last (or current) turn, and of the whole conversation since it began or was last reset (compactions included). Cached and reasoning tokens are left out when the server never reported them.
@@ -253,6 +255,16 @@
 --- TrustResult is loom.trust's reply.
 ---@class loom.wire.TrustResult
 ---@field folder string Folder is the workspace folder now trusted.
+
+--- MCPServerArgs names one MCP server of a folder.
+---@class loom.wire.MCPServerArgs
+---@field uri? string
+---@field server string Server is the server's name in the configuration.
+
+--- MCPLoginResult is loom.mcpLogin's and loom.mcpLogout's reply.
+---@class loom.wire.MCPLoginResult
+---@field server string
+---@field message string Message says what happened, for the user.
 
 --- RulesResult is a folder's approval rules.
 ---@class loom.wire.RulesResult
@@ -648,6 +660,8 @@ M.commands = {
   discard = 'loom.discard',
   commandChanges = 'loom.commandChanges',
   trust = 'loom.trust',
+  mcpLogin = 'loom.mcpLogin',
+  mcpLogout = 'loom.mcpLogout',
   rules = 'loom.rules',
   addRule = 'loom.addRule',
   removeRule = 'loom.removeRule',
