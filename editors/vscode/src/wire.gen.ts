@@ -557,9 +557,11 @@ export interface RulesResult {
   allowCommands: Rule[] | null;
   /** AllowMCPServers names the MCP servers whose tools run unasked. */
   allowMcpServers: string[] | null;
+  /** AllowFetchHosts names the hosts the fetch tool reaches unasked. */
+  allowFetchHosts: string[] | null;
 }
 
-/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every and MCPServer). */
+/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every, MCPServer and FetchHost). */
 export interface RuleArgs {
   uri?: string;
   exact?: string;
@@ -568,6 +570,8 @@ export interface RuleArgs {
   every?: boolean;
   /** MCPServer names an MCP server whose tools run without asking in this folder (a client's "Always allow this server's tools"): the user's too, in the same place, instead of a trust-bound workspace setting. */
   mcpServer?: string;
+  /** FetchHost names a host the fetch tool reaches without asking in this folder (a client's "Always allow fetches from this host"): the user's too, in the same place. */
+  fetchHost?: string;
   /** Conversation selects one of the folder's conversations by id; "" is the folder's most recent. */
   conversation?: string;
 }
