@@ -320,9 +320,14 @@ before(async () => {
 
   const port = await freePort();
   url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`;
+  // The user's own loom.toml (what loom-lsp reads from XDG_CONFIG_HOME):
+  // the fetch tool may reach the page server on loopback (step 26).
+  const userConfig = path.join(tmp, 'config');
+  fs.mkdirSync(path.join(userConfig, 'loom'), { recursive: true });
+  fs.writeFileSync(path.join(userConfig, 'loom', 'loom.toml'), '[tools]\nfetch_private = ["localhost"]\n');
   cs = spawn(process.execPath, [codeServer, ...common, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws], {
-    detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: userConfig },
   });
   const csLog = fs.createWriteStream(path.join(shots, 'code-server.log'));
   cs.stdout.pipe(csLog);

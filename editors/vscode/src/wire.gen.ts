@@ -416,8 +416,9 @@ export interface ChildStatus {
   parent: string;
   callId: string;
   turn: number;
-  /** Child is the child's id (its conversation id is the notification's Conversation). */
+  /** Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation). */
   child: string;
+  conversation?: string;
   agent: string;
   task: string;
   depth: number;
@@ -557,9 +558,11 @@ export interface RulesResult {
   allowCommands: Rule[] | null;
   /** AllowMCPServers names the MCP servers whose tools run unasked. */
   allowMcpServers: string[] | null;
+  /** AllowFetchHosts names the hosts the fetch tool reaches unasked. */
+  allowFetchHosts: string[] | null;
 }
 
-/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every and MCPServer). */
+/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every, MCPServer and FetchHost). */
 export interface RuleArgs {
   uri?: string;
   exact?: string;
@@ -568,6 +571,8 @@ export interface RuleArgs {
   every?: boolean;
   /** MCPServer names an MCP server whose tools run without asking in this folder (a client's "Always allow this server's tools"): the user's too, in the same place, instead of a trust-bound workspace setting. */
   mcpServer?: string;
+  /** FetchHost names a host the fetch tool reaches without asking in this folder (a client's "Always allow fetches from this host"): the user's too, in the same place. */
+  fetchHost?: string;
   /** Conversation selects one of the folder's conversations by id; "" is the folder's most recent. */
   conversation?: string;
 }
@@ -1039,4 +1044,6 @@ export interface ApprovalInfo {
   detail: string;
   /** RewrittenFrom, when set, is what the model asked for: a PreToolUse hook rewrote the call, and Command/Detail are what runs. */
   rewrittenFrom?: string;
+  /** Subagent, when set, names the subagent that asks ("subagent worker 1-w1 (task: …)"): the conversation's child, not the conversation. */
+  subagent?: string;
 }

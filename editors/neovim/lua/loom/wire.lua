@@ -171,7 +171,8 @@
 ---@field parent string Parent is the parent conversation's id, CallID its agent call, Turn the parent's turn.
 ---@field callId string
 ---@field turn integer
----@field child string Child is the child's id (its conversation id is the notification's Conversation).
+---@field child string Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation).
+---@field conversation? string
 ---@field agent string
 ---@field task string
 ---@field depth integer
@@ -271,14 +272,16 @@
 ---@field folder string
 ---@field allowCommands loom.wire.Rule[]|nil
 ---@field allowMcpServers string[]|nil AllowMCPServers names the MCP servers whose tools run unasked.
+---@field allowFetchHosts string[]|nil AllowFetchHosts names the hosts the fetch tool reaches unasked.
 
---- RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every and MCPServer).
+--- RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every, MCPServer and FetchHost).
 ---@class loom.wire.RuleArgs
 ---@field uri? string
 ---@field exact? string
 ---@field prefix? string
 ---@field every? boolean Every is "every command" in this folder: what a client's "Always allow every command" saves once the user confirmed it. It is the user's, kept with the other rules in the user's state directory; neither the repository nor the agent can set it.
 ---@field mcpServer? string MCPServer names an MCP server whose tools run without asking in this folder (a client's "Always allow this server's tools"): the user's too, in the same place, instead of a trust-bound workspace setting.
+---@field fetchHost? string FetchHost names a host the fetch tool reaches without asking in this folder (a client's "Always allow fetches from this host"): the user's too, in the same place.
 ---@field conversation? string Conversation selects one of the folder's conversations by id; "" is the folder's most recent.
 
 --- ModelArgs select a conversation (Conversation, by id; "" is the folder's most recent) and, for loom.setModel, the model ("" = back to model.name).
@@ -643,6 +646,7 @@
 ---@field command? string Command is the whole bash command (Tool "bash"), untruncated.
 ---@field detail string Detail is what would run, for any tool.
 ---@field rewrittenFrom? string RewrittenFrom, when set, is what the model asked for: a PreToolUse hook rewrote the call, and Command/Detail are what runs.
+---@field subagent? string Subagent, when set, names the subagent that asks ("subagent worker 1-w1 (task: …)"): the conversation's child, not the conversation.
 
 local M = {}
 
