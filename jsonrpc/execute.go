@@ -49,6 +49,8 @@ var commandList = []command{
 	{CmdDiscard, typed(CmdDiscard, commandHandler.runDiscard)},
 	{CmdCommandChanges, typed(CmdCommandChanges, commandHandler.runCommandChanges)},
 	{CmdTrust, typed(CmdTrust, commandHandler.runTrust)},
+	{CmdMCPLogin, typed(CmdMCPLogin, commandHandler.runMCPLogin)},
+	{CmdMCPLogout, typed(CmdMCPLogout, commandHandler.runMCPLogout)},
 	{CmdRules, typed(CmdRules, commandHandler.runRules)},
 	{CmdAddRule, typed(CmdAddRule, commandHandler.runAddRule)},
 	{CmdRemoveRule, typed(CmdRemoveRule, commandHandler.runRemoveRule)},

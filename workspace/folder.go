@@ -182,7 +182,7 @@ func newFolder(h *Host, folder string) *Folder {
 		done:       make(chan struct{}),
 		configured: make(chan struct{}),
 		watchReady: make(chan struct{}),
-		mcp:        mcp.NewManager(mcp.Options{Logger: log}),
+		mcp:        mcp.NewManager(mcp.Options{Logger: log, Tokens: h.mcpTokens()}),
 		cmds:       newCommandWindows(),
 		next:       settings{registry: tools.DefaultRegistry()},
 	}

@@ -93,12 +93,15 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 	// taken: the folder's other conversations go on meanwhile.
 	job.Hooks = s.changes.DecideHooksEarly(s.folder.life, job.Job)
 	s.git.lock.Lock()
-	res := s.changes.CommitBatch(s.folder.life, job.Job, func(repo *gitcommit.Repo) ([]CommandChange, []string) {
+	res := s.verbs.commitBatch(s.folder.life, job.Job, func(repo *gitcommit.Repo) ([]CommandChange, []string) {
 		return reportCommands(s.folder.life, repo, job, job.Turn)
 	})
 	s.git.lock.Unlock()
 	s.post(func() {
-		s.changes.Recorded(res)
+		s.changes.Recorded(res, s.m.State().Turn)
+		if len(res.IndexLeft) > 0 {
+			s.git.indexLeft = &indexRetry{top: s.folder.dir, entries: res.IndexLeft}
+		}
 		if len(res.Changes) > 0 {
 			s.changes.AddChanges(res.Changes)
 			s.notify(Notification{Kind: NoteCommandChanges, Turn: a.Turn, Changes: res.Changes})

@@ -308,6 +308,9 @@ const (
 	// folder (workspace.Approval's Exact and Prefix).
 	optionRuleExact  = "allow_rule_exact"
 	optionRulePrefix = "allow_rule_prefix"
+	// optionHost saves a fetch's host for the folder (workspace.Approval's
+	// Host and Always).
+	optionHost = "allow_host"
 )
 
 // Approve implements workspace.Editor with session/request_permission. An
@@ -334,9 +337,12 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 		return false, err
 	}
 	v := viewTool(s.folder, ap.Tool, "")
-	if ap.Tool == "bash" {
+	switch ap.Tool {
+	case "bash":
 		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"command":%q}`, ap.Detail))
 		v.rawInput = map[string]any{"command": ap.Detail}
+	case "fetch":
+		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"url":%q}`, ap.Detail))
 	}
 	if ap.Server != "" {
 		v.title = ap.Detail // an MCP tool: its server, name and arguments
@@ -360,6 +366,11 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	}
 	switch id := resp.Outcome.Selected.OptionId; id {
 	case optionAllowOnce:
+		return true, nil
+	case optionHost:
+		if ap.Always != nil {
+			ap.Always() // saves the host for the folder, and says so
+		}
 		return true, nil
 	case optionRuleExact, optionRulePrefix:
 		if r := ruleOf(ap, id); r != nil && ap.Remember != nil {
@@ -387,8 +398,13 @@ func permissionOptions(ap workspace.Approval) []acpsdk.PermissionOption {
 	if ap.Remember != nil && ap.Prefix != nil {
 		opts = append(opts, acpsdk.PermissionOption{OptionId: optionRulePrefix, Name: "Always allow commands starting with `" + ap.Prefix.Prefix + "` in this folder", Kind: acpsdk.PermissionOptionKindAllowAlways})
 	}
+	if ap.Host != "" && ap.Always != nil {
+		// A fetch: the host for the folder, not every URL for the session.
+		opts = append(opts, acpsdk.PermissionOption{OptionId: optionHost, Name: "Always allow fetches from " + ap.Host + " in this folder", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	} else {
+		opts = append(opts, acpsdk.PermissionOption{OptionId: optionAllowAlways, Name: "Always allow " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	}
 	return append(opts,
-		acpsdk.PermissionOption{OptionId: optionAllowAlways, Name: "Always allow " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
 		acpsdk.PermissionOption{OptionId: optionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		acpsdk.PermissionOption{OptionId: optionRejectAlways, Name: "Always reject " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
 	)

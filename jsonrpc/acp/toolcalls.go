@@ -34,6 +34,8 @@ func viewTool(folder, name, arguments string) toolView {
 		Pattern string `json:"pattern"`
 		Command string `json:"command"`
 		Offset  int    `json:"offset"`
+		URL     string `json:"url"`
+		Query   string `json:"query"`
 	}
 	var raw any
 	if json.Unmarshal([]byte(arguments), &raw) == nil {
@@ -69,6 +71,10 @@ func viewTool(folder, name, arguments string) toolView {
 		v.kind, v.title = acpsdk.ToolKindEdit, "Write "+shown
 	case "bash":
 		v.kind, v.title = acpsdk.ToolKindExecute, fmt.Sprintf("Run `%s`", clip(args.Command, 80))
+	case "fetch":
+		v.kind, v.title = acpsdk.ToolKindFetch, "Fetch "+clip(args.URL, 120)
+	case "web_search":
+		v.kind, v.title = acpsdk.ToolKindSearch, fmt.Sprintf("Search the web for `%s`", clip(args.Query, 80))
 	}
 	return v
 }

@@ -114,6 +114,10 @@ func (e *Editor) InitializeResultRaw() json.RawMessage {
 
 // Hooks script the answers to the server's requests.
 type Hooks struct {
+	// ShowDocument answers window/showDocument (whether it was shown)
+	// with its uri as sent and its external flag; nil: the method is
+	// not found, as in clients without it.
+	ShowDocument func(uri string, external bool) bool
 	// BeforeApplyEdit runs before an applyEdit is answered, e.g. to type in
 	// the buffer so the versioned edit is refused.
 	BeforeApplyEdit func(e *Editor, p *protocol.ApplyWorkspaceEditParams)
@@ -283,6 +287,15 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			saved = []string{}
 		}
 		return map[string]any{"saved": saved}, nil
+	case protocol.MethodWindowShowDocument:
+		var p struct { // the uri as sent, not normalized by uri.URI
+			URI      string `json:"uri"`
+			External bool   `json:"external"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil || e.Hooks.ShowDocument == nil {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
+		return &protocol.ShowDocumentResult{Success: e.Hooks.ShowDocument(p.URI, p.External)}, nil
 	}
 	return nil, jsonrpc2.ErrMethodNotFound
 }

@@ -27,6 +27,10 @@ export const Commands = {
   commandChanges: 'loom.commandChanges',
   /** CmdTrust trusts the workspace folder, persistently, so that its .loom.toml may choose the model server, allow commands and change hooks (see config.Trust): FolderArgs -> TrustResult. */
   trust: 'loom.trust',
+  /** CmdMCPLogin signs in to an HTTP MCP server (OAuth), opening the authorization URL through window/showDocument; it replies once the browser came back: MCPServerArgs -> MCPLoginResult. */
+  mcpLogin: 'loom.mcpLogin',
+  /** CmdMCPLogout forgets an MCP server's sign-in: MCPServerArgs -> MCPLoginResult. */
+  mcpLogout: 'loom.mcpLogout',
   /** CmdRules lists the folder's approval rules: FolderArgs -> RulesResult. */
   rules: 'loom.rules',
   /** CmdAddRule adds one: RuleArgs -> RulesResult. */
@@ -112,6 +116,8 @@ export interface CommandTypes {
   'loom.discard': { args: PathsArgs; result: UndoResult };
   'loom.commandChanges': { args: FolderArgs; result: CommandChangesResult };
   'loom.trust': { args: FolderArgs; result: TrustResult };
+  'loom.mcpLogin': { args: MCPServerArgs; result: MCPLoginResult };
+  'loom.mcpLogout': { args: MCPServerArgs; result: MCPLoginResult };
   'loom.rules': { args: FolderArgs; result: RulesResult };
   'loom.addRule': { args: RuleArgs; result: RulesResult };
   'loom.removeRule': { args: RuleArgs; result: RulesResult };
@@ -304,8 +310,10 @@ export interface Status {
 export interface ServerStatus {
   name: string;
   state: string;
-  /** Tools counts the tools offered (0 unless ready). */
+  /** Tools counts the tools offered (0 unless ready); Prompts and Resources count the server's prompts and resources likewise. */
   tools: number;
+  prompts?: number;
+  resources?: number;
   /** Error says why it failed or was not started. */
   error?: string;
 }
@@ -529,15 +537,31 @@ export interface TrustResult {
   folder: string;
 }
 
+/** MCPServerArgs names one MCP server of a folder. */
+export interface MCPServerArgs {
+  uri?: string;
+  /** Server is the server's name in the configuration. */
+  server: string;
+}
+
+/** MCPLoginResult is loom.mcpLogin's and loom.mcpLogout's reply. */
+export interface MCPLoginResult {
+  server: string;
+  /** Message says what happened, for the user. */
+  message: string;
+}
+
 /** RulesResult is a folder's approval rules. */
 export interface RulesResult {
   folder: string;
   allowCommands: Rule[] | null;
   /** AllowMCPServers names the MCP servers whose tools run unasked. */
   allowMcpServers: string[] | null;
+  /** AllowFetchHosts names the hosts the fetch tool reaches unasked. */
+  allowFetchHosts: string[] | null;
 }
 
-/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every and MCPServer). */
+/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every, MCPServer and FetchHost). */
 export interface RuleArgs {
   uri?: string;
   exact?: string;
@@ -546,6 +570,8 @@ export interface RuleArgs {
   every?: boolean;
   /** MCPServer names an MCP server whose tools run without asking in this folder (a client's "Always allow this server's tools"): the user's too, in the same place, instead of a trust-bound workspace setting. */
   mcpServer?: string;
+  /** FetchHost names a host the fetch tool reaches without asking in this folder (a client's "Always allow fetches from this host"): the user's too, in the same place. */
+  fetchHost?: string;
   /** Conversation selects one of the folder's conversations by id; "" is the folder's most recent. */
   conversation?: string;
 }

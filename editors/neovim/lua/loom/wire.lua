@@ -98,7 +98,9 @@
 ---@class loom.wire.ServerStatus
 ---@field name string
 ---@field state string
----@field tools integer Tools counts the tools offered (0 unless ready).
+---@field tools integer Tools counts the tools offered (0 unless ready); Prompts and Resources count the server's prompts and resources likewise.
+---@field prompts? integer
+---@field resources? integer
 ---@field error? string Error says why it failed or was not started.
 
 --- UsageStatus is the token usage a status reports: of the last (or current) turn, and of the whole conversation since it began or was last reset (compactions included). Cached and reasoning tokens are left out when the server never reported them.
@@ -254,19 +256,31 @@
 ---@class loom.wire.TrustResult
 ---@field folder string Folder is the workspace folder now trusted.
 
+--- MCPServerArgs names one MCP server of a folder.
+---@class loom.wire.MCPServerArgs
+---@field uri? string
+---@field server string Server is the server's name in the configuration.
+
+--- MCPLoginResult is loom.mcpLogin's and loom.mcpLogout's reply.
+---@class loom.wire.MCPLoginResult
+---@field server string
+---@field message string Message says what happened, for the user.
+
 --- RulesResult is a folder's approval rules.
 ---@class loom.wire.RulesResult
 ---@field folder string
 ---@field allowCommands loom.wire.Rule[]|nil
 ---@field allowMcpServers string[]|nil AllowMCPServers names the MCP servers whose tools run unasked.
+---@field allowFetchHosts string[]|nil AllowFetchHosts names the hosts the fetch tool reaches unasked.
 
---- RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every and MCPServer).
+--- RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every, MCPServer and FetchHost).
 ---@class loom.wire.RuleArgs
 ---@field uri? string
 ---@field exact? string
 ---@field prefix? string
 ---@field every? boolean Every is "every command" in this folder: what a client's "Always allow every command" saves once the user confirmed it. It is the user's, kept with the other rules in the user's state directory; neither the repository nor the agent can set it.
 ---@field mcpServer? string MCPServer names an MCP server whose tools run without asking in this folder (a client's "Always allow this server's tools"): the user's too, in the same place, instead of a trust-bound workspace setting.
+---@field fetchHost? string FetchHost names a host the fetch tool reaches without asking in this folder (a client's "Always allow fetches from this host"): the user's too, in the same place.
 ---@field conversation? string Conversation selects one of the folder's conversations by id; "" is the folder's most recent.
 
 --- ModelArgs select a conversation (Conversation, by id; "" is the folder's most recent) and, for loom.setModel, the model ("" = back to model.name).
@@ -648,6 +662,8 @@ M.commands = {
   discard = 'loom.discard',
   commandChanges = 'loom.commandChanges',
   trust = 'loom.trust',
+  mcpLogin = 'loom.mcpLogin',
+  mcpLogout = 'loom.mcpLogout',
   rules = 'loom.rules',
   addRule = 'loom.addRule',
   removeRule = 'loom.removeRule',

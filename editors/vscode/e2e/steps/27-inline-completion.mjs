@@ -1,4 +1,4 @@
-// Step 26: inline completion (LSP 3.18) from the user's own FIM model
+// Step 27: inline completion (LSP 3.18) from the user's own FIM model
 // (a scripted llama.cpp /infill on loopback, fim.mjs). Turned on in the
 // user's settings while loom-lsp runs: loom-lsp registers
 // textDocument/inlineCompletion (client/registerCapability) with no
@@ -24,7 +24,7 @@ async function ghostText() {
   return parts.join('').replace(/\u00a0/g, ' ');
 }
 
-step('26. inline completion: turned on in the settings, the model\'s ghost text shows as you type; Tab accepts; the status item turns it off and on', async () => {
+step('27. inline completion: turned on in the settings, the model\'s ghost text shows as you type; Tab accepts; the status item turns it off and on', async () => {
   const fim = await startFim((b) => (/return $/.test(b.prompt) ? 'a + b' : 'a * b'));
   try {
     await editUserSettings({
@@ -44,7 +44,7 @@ step('26. inline completion: turned on in the settings, the model\'s ghost text 
     await page.keyboard.press('End');
     await page.keyboard.type('return ', { delay: 30 });
     await until('the ghost text from the model', async () => (await ghostText()).includes('a + b'), 60_000, 100);
-    await shot('26', 'ghost-text');
+    await shot('27', 'ghost-text');
     // From the unsaved buffer: the cursor's line and the lines before it.
     const asked = fim.requests.find((r) => r.prompt === '    return ');
     assert.ok(asked, `a request at "    return ": ${JSON.stringify(fim.requests.map((r) => r.prompt))}`);
@@ -52,12 +52,12 @@ step('26. inline completion: turned on in the settings, the model\'s ghost text 
     assert.match(asked.input_suffix, /^\n\n\ndef mul\(a, b\):/);
     await page.keyboard.press('Tab');
     await until('the suggestion accepted', async () => (await editorText('add.py')).includes('return a + b'));
-    await shot('26', 'accepted');
+    await shot('27', 'accepted');
 
     // Off from the status item: typing asks nothing.
     await item.click();
     await until('the item says off', async () => (await item.locator('.codicon-circle-slash').count()) === 1);
-    await shot('26', 'switched-off');
+    await shot('27', 'switched-off');
     // Back to the editor (the click took the focus to the status bar).
     await focusEditor();
     await page.keyboard.press('Control+End');
@@ -77,7 +77,7 @@ step('26. inline completion: turned on in the settings, the model\'s ghost text 
     // Off in the settings: unregistered, the item goes.
     await editUserSettings({ 'loom.completion.api': undefined, 'loom.completion.baseUrl': undefined, 'editor.quickSuggestions': undefined });
     await until('the status item gone', async () => (await item.count()) === 0, 60_000, 100);
-    await shot('26', 'unregistered');
+    await shot('27', 'unregistered');
   } finally {
     await fim.close();
   }
