@@ -46,7 +46,10 @@ func TestElicitation(t *testing.T) {
 	}{
 		{"allowed", func(_ context.Context, q string) (bool, error) { asked = append(asked, q); return true, nil }, "action=accept content=map[confirm:true]"},
 		{"denied", func(_ context.Context, q string) (bool, error) { asked = append(asked, q); return false, nil }, "action=decline"},
-		{"no answer", func(_ context.Context, q string) (bool, error) { asked = append(asked, q); return false, errors.New("timeout") }, "action=cancel"},
+		{"no answer", func(_ context.Context, q string) (bool, error) {
+			asked = append(asked, q)
+			return false, errors.New("timeout")
+		}, "action=cancel"},
 		{"no one to ask", nil, "action=decline"},
 	} {
 		asked = nil
