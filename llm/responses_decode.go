@@ -67,6 +67,9 @@ type respItem struct {
 	Name             string `json:"name"`
 	Arguments        string `json:"arguments"`
 	EncryptedContent string `json:"encrypted_content"`
+	// Content is a reasoning item's reasoning text (vLLM's gpt-oss
+	// analysis), when the server sends it in the clear.
+	Content json.RawMessage `json:"content"`
 	// Phase labels an assistant message "commentary" or
 	// "final_answer" (gpt-5.3-codex and later), to be sent back.
 	Phase string `json:"phase"`
@@ -77,7 +80,35 @@ type respItem struct {
 // with a phase (OpenAI: "preserve and resend phase on all assistant
 // messages — dropping it can degrade performance").
 func (it respItem) kept() bool {
-	return it.Type == "reasoning" && it.EncryptedContent != "" || it.Type == "message" && it.Phase != ""
+	return it.Type == "reasoning" && it.EncryptedContent != "" || it.Type == "message" && it.Phase != "" || it.plainReasoning()
+}
+
+// plainReasoning reports whether the item is a reasoning item that
+// carries its text as content and no encrypted_content (vLLM's gpt-oss):
+// it goes back within its turn (OpenAI's gpt-oss guidance: keep the
+// analysis until the final message) with its id and summary, which vLLM
+// validates, and never with encrypted_content.
+func (it respItem) plainReasoning() bool {
+	c := string(bytes.TrimSpace(it.Content))
+	return it.Type == "reasoning" && it.EncryptedContent == "" && c != "" && c != "null" && c != "[]"
+}
+
+// keptBytes is an item as it goes back: without id and status (stateless
+// requests refer to no stored item), except for plain reasoning, which
+// keeps its id, loses encrypted_content, and has a summary.
+func keptBytes(raw json.RawMessage, it respItem) ([]byte, error) {
+	if !it.plainReasoning() {
+		return withoutKeys(raw, "id", "status")
+	}
+	out, err := withoutKeys(raw, "encrypted_content", "status")
+	if err != nil {
+		return nil, err
+	}
+	var has map[string]json.RawMessage
+	if json.Unmarshal(out, &has) == nil && has["summary"] == nil {
+		out = append(bytes.TrimSuffix(bytes.TrimRight(out, " \n"), []byte("}")), []byte(`,"summary":[]}`)...)
+	}
+	return out, nil
 }
 
 // respCalls assembles the function calls of a response by output index.
@@ -153,22 +184,11 @@ func (p *OpenAI) respEvent(d *Dialect, st *respDecoder, ev *respEvent, data []by
 		if e, over := st.count(p, len(ev.Delta)); over {
 			return e, true
 		}
-		text := ev.Delta
-		at := [2]int{ev.OutputIndex, ev.SummaryIndex}
-		if st.summarised && at != st.lastSummary && text != "" {
-			text = "\n\n" + text // a new part of the summary
-		}
-		st.lastSummary, st.summarised = at, true
-		if text != "" {
+		if text := st.reasoningText(ev); text != "" {
 			emit(fsm.LlmReasoningDelta{Request: st.reqID, Text: text})
 		}
 	case "response.output_item.added":
-		var it respItem
-		if json.Unmarshal(ev.Item, &it) == nil && it.Type == "function_call" {
-			pos := st.calls.start(ev.OutputIndex, it)
-			st.calls.args[pos].WriteString(it.Arguments)
-			emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: pos, ID: it.CallID, Name: it.Name, ArgumentsDelta: it.Arguments})
-		}
+		st.itemAdded(ev, emit)
 	case "response.function_call_arguments.delta":
 		if pos, ok := st.calls.find(ev); ok {
 			st.calls.args[pos].WriteString(ev.Delta)
@@ -179,15 +199,43 @@ func (p *OpenAI) respEvent(d *Dialect, st *respDecoder, ev *respEvent, data []by
 	case "response.completed", "response.incomplete":
 		return st.completed(ev), true
 	case "response.failed":
-		payload := data
-		if ev.Response != nil && len(ev.Response.Error) > 0 && string(ev.Response.Error) != "null" {
-			payload, _ = json.Marshal(map[string]json.RawMessage{"error": ev.Response.Error})
-		}
-		return streamErrorEvent(d, st.reqID, payload), true
+		return streamErrorEvent(d, st.reqID, failedPayload(ev, data)), true
 	case "error":
 		return streamErrorEvent(d, st.reqID, data), true
 	}
 	return nil, false
+}
+
+// reasoningText is the reasoning a delta adds: a new part of the
+// summary starts on a paragraph of its own.
+func (st *respDecoder) reasoningText(ev *respEvent) string {
+	text := ev.Delta
+	at := [2]int{ev.OutputIndex, ev.SummaryIndex}
+	if st.summarised && at != st.lastSummary && text != "" {
+		text = "\n\n" + text // a new part of the summary
+	}
+	st.lastSummary, st.summarised = at, true
+	return text
+}
+
+// itemAdded starts a function call when its output item is added.
+func (st *respDecoder) itemAdded(ev *respEvent, emit func(fsm.Event)) {
+	var it respItem
+	if json.Unmarshal(ev.Item, &it) == nil && it.Type == "function_call" {
+		pos := st.calls.start(ev.OutputIndex, it)
+		st.calls.args[pos].WriteString(it.Arguments)
+		emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: pos, ID: it.CallID, Name: it.Name, ArgumentsDelta: it.Arguments})
+	}
+}
+
+// failedPayload is the error body of response.failed: the response's
+// error when it has one, else the whole event.
+func failedPayload(ev *respEvent, data []byte) []byte {
+	if ev.Response != nil && len(ev.Response.Error) > 0 && string(ev.Response.Error) != "null" {
+		payload, _ := json.Marshal(map[string]json.RawMessage{"error": ev.Response.Error})
+		return payload
+	}
+	return data
 }
 
 // count adds n bytes of answer, failing past the configured cap.
@@ -266,7 +314,7 @@ func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 		if json.Unmarshal(raw, &it) != nil || !it.kept() {
 			continue
 		}
-		if stripped, err := withoutKeys(raw, "id", "status"); err == nil {
+		if stripped, err := keptBytes(raw, it); err == nil {
 			keep = append(keep, stripped)
 		}
 	}

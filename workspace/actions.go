@@ -69,7 +69,6 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.changes.TurnStarted()
 			s.turnTimes[a.Turn] = time.Now()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
-			s.retryIndex(a.Turn)
 		}
 		if a.Compaction {
 			s.hooks.side(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})

@@ -96,6 +96,9 @@ type Folder struct {
 	// and undos. So a command's window (cmdwindow.go) never sees another
 	// conversation's edit.
 	worktreeMu sync.Mutex
+	// indexFollow updates the user's index once a held index.lock is
+	// released (indexfollow.go).
+	indexFollow indexFollower
 	// skills are the skills last read, for the skill tool (any
 	// goroutine).
 	skills atomic.Pointer[[]agentfiles.Skill]

@@ -8,7 +8,6 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
-	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
@@ -54,7 +53,7 @@ func newChangeVerbs(s *Conversation) (*changes.Tree, *ChangeVerbs) {
 		view:      treePort{s}.view,
 		journal:   func(rec journal.Record) { s.jr.record(rec) },
 		step:      s.step,
-		indexLeft: func(entries []gitcommit.Entry) { s.git.indexLeft = &indexRetry{top: f.dir, entries: entries} },
+		indexLeft: s.leaveIndex,
 		tell:      func(n changes.Note) { s.notify(noteOf(n)) },
 	}
 }

@@ -110,13 +110,21 @@ type agent struct {
 	bg    sync.WaitGroup
 	// watch runs what waits for a session's response (afterresponse.go).
 	watch *responseWatch
+	// advertised is the slash commands last sent to each session (their
+	// names, joined), so a prompt re-sends them only when the MCP
+	// servers' prompts changed them.
+	advertised sync.Map // acpsdk.SessionId → string
 
 	mu sync.Mutex
 	fs acpsdk.FileSystemCapabilities // what the client can do with files
 	// planCapable: the client declared clientCapabilities.plan
 	// (planops.go).
 	planCapable bool
-	sessions    map[acpsdk.SessionId]*session
+	// subagentsCapable: the client declared clientCapabilities.subagents;
+	// children are its announced child sessions (subagents.go).
+	subagentsCapable bool
+	children         map[acpsdk.SessionId]*childSession
+	sessions         map[acpsdk.SessionId]*session
 	// recent maps a workspace folder to its ACP session last used.
 	recent map[string]*session
 	turns  map[turnKey]*turnWait
@@ -208,9 +216,11 @@ func invalidParams(format string, args ...any) *acpsdk.RequestError {
 func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	var planCaps map[string]any
 	hasPlan, _ := metaMember(p.Meta, metaPlanCapability, &planCaps)
+	var subagentCaps map[string]any
+	hasSubagents, _ := metaMember(p.Meta, metaSubagentsCapability, &subagentCaps)
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
-	a.planCapable = hasPlan
+	a.planCapable, a.subagentsCapable = hasPlan, hasSubagents
 	a.mu.Unlock()
 	client := "unknown client"
 	if p.ClientInfo != nil {

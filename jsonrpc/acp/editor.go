@@ -23,6 +23,10 @@ func (a *agent) Notify(n workspace.Notification) {
 	if a.caught(n) {
 		return
 	}
+	if n.Subagent != nil && n.Kind != workspace.NoteSubagent {
+		a.childNotify(n) // a child's own: its child session's
+		return
+	}
 	sessions := a.sessionsOf(n.Folder, n.Conversation)
 	if len(sessions) == 0 {
 		a.log.Debug("no ACP session for a notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
@@ -36,12 +40,12 @@ func (a *agent) Notify(n workspace.Notification) {
 // notifySession sends n to the ACP session s, through the method of
 // sessionOut for its type.
 func (a *agent) notifySession(s *session, n workspace.Notification) {
-	note := n.Typed()
-	if note == nil {
-		a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
-		return
+	// Every notification in the debug log (its text masked like all the
+	// log's): what a user reads when the client shows something odd.
+	a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+	if note := n.Typed(); note != nil {
+		workspace.Deliver(note, sessionOut{a, s})
 	}
-	workspace.Deliver(note, sessionOut{a, s})
 }
 
 // sessionOut turns one ACP session's notifications into session/update
@@ -210,8 +214,9 @@ func (o sessionOut) TurnStarted(workspace.TurnStarted) {}
 // them.
 func (o sessionOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
 
-// SubagentChanged sends nothing yet.
-func (o sessionOut) SubagentChanged(workspace.SubagentChanged) {}
+// SubagentChanged announces a child session to a client that declared
+// subagents, and reports its state (subagents.go).
+func (o sessionOut) SubagentChanged(n workspace.SubagentChanged) { o.a.subagentNote(o.s, n.Subagent) }
 
 // messageID names the agent message the session's text belongs to: one
 // per turn, and a new one after each retraction.
@@ -347,10 +352,19 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	if ap.Server != "" {
 		v.title = ap.Detail // an MCP tool: its server, name and arguments
 	}
+	asker, callID := s, ap.CallID
+	if ap.Subagent != nil {
+		var done func()
+		asker, callID, done = a.childApproval(s, &ap, &v.title)
+		defer done()
+		if err := a.out.flush(ctx); err != nil { // its requires_action first
+			return false, err
+		}
+	}
 	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: s.id,
+		SessionId: asker.id,
 		ToolCall: acpsdk.ToolCallUpdate{
-			ToolCallId: acpsdk.ToolCallId(ap.CallID),
+			ToolCallId: acpsdk.ToolCallId(callID),
 			Title:      acpsdk.Ptr(v.title),
 			Kind:       acpsdk.Ptr(v.kind),
 			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),

@@ -90,7 +90,7 @@ type Result struct {
 	Notes     []string
 	ModelNote string
 	// IndexLeft are the commit's index entries another git process kept
-	// locked, retried once at the next turn.
+	// locked, for the index to follow once the lock is released.
 	IndexLeft []gitcommit.Entry
 	// Notice is shown to the user on its own (Visible), once: the git
 	// hooks were skipped, and how to have them run.
@@ -326,7 +326,7 @@ func IndexNotes(rep gitcommit.IndexReport) []string {
 			files[i] = e.Path
 		}
 		list := strings.Join(files, " ")
-		notes = append(notes, fmt.Sprintf("the commit is made, but another git process holds the index lock (.git/index.lock), so git's index still has the old %s: git status shows the agent's change there as staged-reverted, and a plain git commit now would revert it; loom retries at the next turn, or run git reset -q -- %s once the other git command is done", strings.Join(files, ", "), list))
+		notes = append(notes, fmt.Sprintf("the commit is made, but another git process holds the index lock (.git/index.lock), so git's index still has the old %s: git status shows the agent's change there as staged-reverted, and a plain git commit now would revert it; loom updates it as soon as that lock is released (or run git reset -q -- %s once the other git command is done)", strings.Join(files, ", "), list))
 	}
 	return notes
 }

@@ -37,8 +37,8 @@ import (
 //     rewinds a redo can undo, the command changes), given the
 //     conversation as read now and the event's actions; on the
 //     conversation's goroutine.
-//  5. IndexLeft: index entries another git process kept locked, retried
-//     once at the next turn.
+//  5. IndexLeft: index entries another git process kept locked, for
+//     the index to follow once the lock is released.
 //  6. Notes: told to the user, in order.
 //
 // Message and Rewind are what the verb answers its caller; Hook is the

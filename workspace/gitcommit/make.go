@@ -400,3 +400,24 @@ func (r *Repo) Committed(ctx context.Context, plan *Plan) string {
 	}
 	return r.Head
 }
+
+// InHead keeps the entries HEAD still holds as they were committed: an
+// index update left for later (a held index.lock) must not bring back a
+// change that was undone or replaced since.
+func (r *Repo) InHead(ctx context.Context, entries []Entry) []Entry {
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = e.Path
+	}
+	head, err := r.treeEntries(ctx, r.Head, paths)
+	if err != nil {
+		return nil
+	}
+	var kept []Entry
+	for _, e := range entries {
+		if h, ok := head[e.Path]; (ok && h.oid == e.Blob && h.mode == e.Mode) || (!ok && e.Blob == "") {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}

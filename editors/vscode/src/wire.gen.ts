@@ -366,7 +366,7 @@ export interface Command {
   /** Description and ArgumentHint come from the front matter. */
   description?: string;
   argumentHint?: string;
-  /** Path is the file it comes from; Scope "repository" or "user". */
+  /** Path is the file it comes from; Scope "repository" or "user" ("mcp" for an MCP server's prompt, which has no file). */
   path: string;
   scope: string;
 }
@@ -416,8 +416,9 @@ export interface ChildStatus {
   parent: string;
   callId: string;
   turn: number;
-  /** Child is the child's id (its conversation id is the notification's Conversation). */
+  /** Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation). */
   child: string;
+  conversation?: string;
   agent: string;
   task: string;
   depth: number;
@@ -1043,4 +1044,6 @@ export interface ApprovalInfo {
   detail: string;
   /** RewrittenFrom, when set, is what the model asked for: a PreToolUse hook rewrote the call, and Command/Detail are what runs. */
   rewrittenFrom?: string;
+  /** Subagent, when set, names the subagent that asks ("subagent worker 1-w1 (task: …)"): the conversation's child, not the conversation. */
+  subagent?: string;
 }

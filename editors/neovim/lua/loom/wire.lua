@@ -136,7 +136,7 @@
 ---@field name string Name is what follows the slash ("review", "frontend:component").
 ---@field description? string Description and ArgumentHint come from the front matter.
 ---@field argumentHint? string
----@field path string Path is the file it comes from; Scope "repository" or "user".
+---@field path string Path is the file it comes from; Scope "repository" or "user" ("mcp" for an MCP server's prompt, which has no file).
 ---@field scope string
 
 --- HookStatus is one agent hook in loom.status.
@@ -171,7 +171,8 @@
 ---@field parent string Parent is the parent conversation's id, CallID its agent call, Turn the parent's turn.
 ---@field callId string
 ---@field turn integer
----@field child string Child is the child's id (its conversation id is the notification's Conversation).
+---@field child string Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation).
+---@field conversation? string
 ---@field agent string
 ---@field task string
 ---@field depth integer
@@ -645,6 +646,7 @@
 ---@field command? string Command is the whole bash command (Tool "bash"), untruncated.
 ---@field detail string Detail is what would run, for any tool.
 ---@field rewrittenFrom? string RewrittenFrom, when set, is what the model asked for: a PreToolUse hook rewrote the call, and Command/Detail are what runs.
+---@field subagent? string Subagent, when set, names the subagent that asks ("subagent worker 1-w1 (task: …)"): the conversation's child, not the conversation.
 
 local M = {}
 
