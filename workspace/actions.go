@@ -62,17 +62,6 @@ func (s *Conversation) perform(a fsm.Action) {
 	}
 	switch a := a.(type) {
 	case fsm.SendLlmRequest:
-		if a.Turn != s.startedTurn && !a.Compaction {
-			s.startedTurn = a.Turn
-			s.turnPrompt = a.Messages[len(a.Messages)-1].Content
-			s.git.newBatch()
-			s.changes.TurnStarted()
-			s.turnTimes[a.Turn] = time.Now()
-			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
-		}
-		if a.Compaction {
-			s.hooks.side(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
-		}
 		s.sendRequest(a)
 	case fsm.RunStopHooks:
 		s.hooks.stop(s.turnContext(), a)
@@ -130,8 +119,21 @@ func (s *Conversation) perform(a fsm.Action) {
 	}
 }
 
-// sendRequest streams the model's response on a worker goroutine.
+// sendRequest streams the model's response on a worker goroutine; the
+// first request of a turn starts it (its prompt, its batch of edits),
+// a compaction's runs the PreCompact hooks.
 func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
+	if a.Turn != s.startedTurn && !a.Compaction {
+		s.startedTurn = a.Turn
+		s.turnPrompt = a.Messages[len(a.Messages)-1].Content
+		s.git.newBatch()
+		s.changes.TurnStarted()
+		s.turnTimes[a.Turn] = time.Now()
+		s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+	}
+	if a.Compaction {
+		s.hooks.side(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
+	}
 	ctx := s.turnContext()
 	provider, schemas := s.provider, s.schemas
 	if provider == nil {

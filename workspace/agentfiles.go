@@ -62,7 +62,7 @@ func skillBudget(windowTokens int) int {
 // expandCommand is the prompt a "/name args" prompt stands for; other
 // prompts are returned as they are. An unknown /name is an error, never
 // sent to the model as text.
-func (s *Conversation) expandCommand(prompt string) (string, error) {
+func (s *settings) expandCommand(prompt string) (string, error) {
 	name, args, ok := agentfiles.ParseCall(prompt)
 	if !ok {
 		return prompt, nil

@@ -301,7 +301,7 @@ func (r callRun) PreToolUse(ctx context.Context, turn uint64, c fsm.ToolCall) to
 			reports[i].Input = ""
 		}
 	}
-	if !s.stepTaken(ctx, fsm.HooksDecided{Turn: turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
+	if !r.stepTaken(ctx, fsm.HooksDecided{Turn: turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
 		hc.Done = true
 		return hc
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/loom-lsp/loom-lsp/config"
 )
 
 // A client's system prompt (ACP's systemPrompt on session/new, load and
@@ -61,11 +63,12 @@ func same(a, b *ClientPrompt) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// baseInstructions are loom's own instructions with the client's prompt
-// applied: appended, or in place of them.
-func (s *Conversation) baseInstructions() string {
-	own := systemPrompt(s.cfg.Agent.SystemPrompt, s.folder.dir)
-	switch p := s.clientPrompt; {
+// baseInstructions are loom's own instructions (under cfg, for the
+// folder dir) with the client's prompt p applied: appended, or in place
+// of them.
+func baseInstructions(cfg config.Config, dir string, p *ClientPrompt) string {
+	own := systemPrompt(cfg.Agent.SystemPrompt, dir)
+	switch {
 	case p == nil:
 		return own
 	case p.Mode == ClientPromptOverride:

@@ -121,11 +121,46 @@ func (a commandAttribution) resultNote(ctx context.Context, run *commandRun) str
 // nested repository, and those now as HEAD has them. yours are the files
 // the editor claimed.
 func reportCommands(ctx context.Context, repo *gitcommit.Repo, job hookJob, turn uint64) (reported []CommandChange, yours []string) {
+	cands, yours := commandCandidates(repo, job, turn)
+	if len(cands) == 0 {
+		return nil, yours
+	}
+	rels := make([]string, len(cands))
+	for i, c := range cands {
+		rels[i] = c.Rel
+	}
+	ignored := repo.Ignored(ctx, rels)
+	heads, err := repo.HeadTexts(ctx, rels)
+	if err != nil {
+		return nil, yours
+	}
+	limit := job.Cfg.Hooks.FileLimit()
+	for _, c := range cands {
+		if ignored[c.Rel] || repo.Nested(c.Rel) != "" {
+			continue
+		}
+		head, inHead := heads[c.Rel]
+		if c.Before == nil {
+			// Not seen changed before the command (or too large to keep):
+			// as HEAD has it.
+			c.Before = &worktree.Version{Text: head, Present: inHead}
+		}
+		if c, ok := commandChangeNow(c, inHead, limit); ok {
+			reported = append(reported, c)
+		}
+	}
+	return reported, yours
+}
+
+// commandCandidates are the files the batch's commands changed, each
+// once with the first command that changed it, and its text just before
+// it when known; out of the edit tools' files and .git. yours are the
+// files the editor claimed.
+func commandCandidates(repo *gitcommit.Repo, job hookJob, turn uint64) (cands []CommandChange, yours []string) {
 	seen := map[string]bool{}
 	for p := range job.Batch {
 		seen[p] = true
 	}
-	var cands []CommandChange
 	for _, run := range job.cmds {
 		for _, p := range run.claimed {
 			if rel, ok := repo.Rel(p); ok && !seen[p] {
@@ -150,73 +185,54 @@ func reportCommands(ctx context.Context, repo *gitcommit.Repo, job hookJob, turn
 			cands = append(cands, c)
 		}
 	}
-	if len(cands) == 0 {
-		return nil, yours
+	return cands, yours
+}
+
+// commandChangeNow is c as its file is now (inHead: HEAD has the file;
+// limit: the largest file read), ok false when there is nothing to
+// report: the file is as it was before the command, made and removed
+// again, or no regular file.
+func commandChangeNow(c CommandChange, inHead bool, limit int64) (CommandChange, bool) {
+	from := *c.Before
+	st, err := os.Lstat(c.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !from.Present {
+			return c, false // made and removed again
+		}
+		c.Deleted, c.Hash = true, "-"
+		c.After = &worktree.Version{}
+		c.Diff = unifiedDiff(c.Rel, from.Text, "", true)
+	case err != nil || !st.Mode().IsRegular():
+		return c, false // a directory, a link: left to git status
+	default:
+		c.Size, c.Created = st.Size(), !inHead
+		if c.Size > limit {
+			c.Hash = "size:" + fmt.Sprint(c.Size) + ":" + st.ModTime().String()
+			c.Binary = true
+			break
+		}
+		b, err := os.ReadFile(c.Path)
+		if err != nil {
+			return c, false
+		}
+		if from.Present && string(b) == from.Text {
+			return c, false // as it was before the command
+		}
+		c.Hash = changes.ContentHash(b)
+		if len(b) <= maxPreImage {
+			c.After = &worktree.Version{Text: string(b), Present: true}
+		}
+		if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 || isBinary(from.Text) {
+			c.Binary = true
+			break
+		}
+		c.Diff = unifiedDiff(c.Rel, from.Text, string(b), from.Present)
 	}
-	rels := make([]string, len(cands))
-	for i, c := range cands {
-		rels[i] = c.Rel
+	if len(c.Diff) > maxCommandDiff {
+		c.Diff = c.Diff[:maxCommandDiff] + "\n… (diff cut at " + gitcommit.Size(maxCommandDiff) + ")\n"
 	}
-	ignored := repo.Ignored(ctx, rels)
-	heads, err := repo.HeadTexts(ctx, rels)
-	if err != nil {
-		return nil, yours
-	}
-	limit := job.Cfg.Hooks.FileLimit()
-	for _, c := range cands {
-		if ignored[c.Rel] || repo.Nested(c.Rel) != "" {
-			continue
-		}
-		head, inHead := heads[c.Rel]
-		if c.Before == nil {
-			// Not seen changed before the command (or too large to keep):
-			// as HEAD has it.
-			c.Before = &worktree.Version{Text: head, Present: inHead}
-		}
-		from := *c.Before
-		st, err := os.Lstat(c.Path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if !from.Present {
-				continue // made and removed again
-			}
-			c.Deleted, c.Hash = true, "-"
-			c.After = &worktree.Version{}
-		case err != nil || !st.Mode().IsRegular():
-			continue // a directory, a link: left to git status
-		default:
-			c.Size, c.Created = st.Size(), !inHead
-			if c.Size > limit {
-				c.Hash = "size:" + fmt.Sprint(c.Size) + ":" + st.ModTime().String()
-				c.Binary = true
-				break
-			}
-			b, err := os.ReadFile(c.Path)
-			if err != nil {
-				continue
-			}
-			if from.Present && string(b) == from.Text {
-				continue // as it was before the command
-			}
-			c.Hash = changes.ContentHash(b)
-			if len(b) <= maxPreImage {
-				c.After = &worktree.Version{Text: string(b), Present: true}
-			}
-			if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 || isBinary(from.Text) {
-				c.Binary = true
-				break
-			}
-			c.Diff = unifiedDiff(c.Rel, from.Text, string(b), from.Present)
-		}
-		if c.Deleted {
-			c.Diff = unifiedDiff(c.Rel, from.Text, "", true)
-		}
-		if len(c.Diff) > maxCommandDiff {
-			c.Diff = c.Diff[:maxCommandDiff] + "\n… (diff cut at " + gitcommit.Size(maxCommandDiff) + ")\n"
-		}
-		reported = append(reported, c)
-	}
-	return reported, yours
+	return c, true
 }
 
 // unifiedDiff is the diff of a file from its text before the command

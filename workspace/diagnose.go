@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -68,12 +69,14 @@ var diagnosedTools = map[string]bool{"edit_file": true, "write_file": true}
 // none apply: diagnostics off, review on (nothing lands before it is
 // decided), no edit in the batch, or no source for the folder. It runs
 // on the owner goroutine, where the batch is made (the settings are
-// read there); priming the language server is left to the batch.
-func (s *Conversation) newDiagBatch(a fsm.ExecuteTools) *diagBatch {
-	if s.cfg.Tools.Diagnostics == config.DiagnosticsOff || a.Review {
+// read there); priming the language server is left to the batch. st is
+// the conversation's settings, dir its folder; source gives the
+// diagnostics' source (diagSource).
+func newDiagBatch(st *settings, a fsm.ExecuteTools, dir string, source func() diagnostics.Source) *diagBatch {
+	if st.cfg.Tools.Diagnostics == config.DiagnosticsOff || a.Review {
 		return nil
 	}
-	src := s.diagSource()
+	src := source()
 	if src == nil {
 		return nil
 	}
@@ -87,13 +90,13 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools) *diagBatch {
 		return nil
 	}
 	lim := diagnostics.DefaultLimits
-	if sev, ok := diagnostics.ParseSeverity(s.cfg.Tools.DiagnosticsSeverity); ok {
+	if sev, ok := diagnostics.ParseSeverity(st.cfg.Tools.DiagnosticsSeverity); ok {
 		lim.MinSeverity = sev
 	}
 	return &diagBatch{
-		src: src, wait: s.cfg.Tools.DiagnosticsWait.Duration, limits: lim, reportAt: last,
+		src: src, wait: st.cfg.Tools.DiagnosticsWait.Duration, limits: lim, reportAt: last,
 		before: map[string][]diagnostics.Diagnostic{}, unavailable: map[string]string{}, texts: map[string]string{},
-		dir: s.folder.dir,
+		dir: dir,
 	}
 }
 
@@ -124,16 +127,17 @@ func (d *diagBatch) prime(env *tools.Env, calls []fsm.ToolCall) {
 	}
 }
 
-// diagSource is the editor's diagnostics when its client gives them,
-// falling back to the folder's own language servers; nil when neither
-// can.
-func (s *Conversation) diagSource() diagnostics.Source {
+// diagSource is the editor's diagnostics when its client (editor) gives
+// them, asked as caller, falling back to the folder's own language
+// servers (langServers); nil when neither can. unsupported is set once
+// the client said it cannot.
+func diagSource(editor Editor, caller DocumentCaller, langServers *diagnostics.Pool, unsupported *atomic.Bool) diagnostics.Source {
 	var pool diagnostics.Source
-	if s.langServers != nil {
-		pool = s.langServers
+	if langServers != nil {
+		pool = langServers
 	}
-	if ed, ok := s.folder.host.opts.Editor.(DiagnosticsSource); ok && !s.folder.editorDiagsUnsupported.Load() {
-		return &editorDiags{s: s, ed: ed, pool: pool, asked: map[string]bool{}, ownServer: map[string]bool{}}
+	if ed, ok := editor.(DiagnosticsSource); ok && !unsupported.Load() {
+		return &editorDiags{caller: caller, unsupported: unsupported, ed: ed, pool: pool, asked: map[string]bool{}, ownServer: map[string]bool{}}
 	}
 	return pool
 }
@@ -144,10 +148,13 @@ func (s *Conversation) diagSource() diagnostics.Source {
 // A client that cannot tell leaves the question to the folder's own
 // language servers.
 type editorDiags struct {
-	s     *Conversation
-	ed    DiagnosticsSource
-	pool  diagnostics.Source
-	asked map[string]bool
+	// caller names the conversation to the editor; unsupported is set
+	// once the editor said it cannot tell (the folder's).
+	caller      DocumentCaller
+	unsupported *atomic.Bool
+	ed          DiagnosticsSource
+	pool        diagnostics.Source
+	asked       map[string]bool
 	// ownServer are the files the editor does not know (not open there):
 	// loom's own language server answers for them, before and after.
 	ownServer map[string]bool
@@ -157,10 +164,10 @@ func (e *editorDiags) Diagnostics(ctx context.Context, path, text string) ([]dia
 	after := e.asked[path]
 	e.asked[path] = true
 	if !e.ownServer[path] {
-		ds, err := e.ed.Diagnostics(ctx, e.s.caller(""), path, after)
+		ds, err := e.ed.Diagnostics(ctx, e.caller, path, after)
 		switch {
 		case errors.Is(err, ErrUnsupported):
-			e.s.folder.editorDiagsUnsupported.Store(true)
+			e.unsupported.Store(true)
 		case errors.Is(err, ErrDiagnosticsUnknown) && !after:
 		default:
 			return ds, err

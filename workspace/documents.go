@@ -19,7 +19,8 @@ var readsOneFile = map[string]bool{"read_file": true, "edit_file": true, "write_
 // documentSource returns where a tool call reads files: base (the
 // overlay, then the disk), with the editor's DocumentStore in between
 // when the Editor has one. ctx is the call's context, callID the call.
-func (s *Conversation) documentSource(ctx context.Context, callID string, base tools.FileSource) tools.FileSource {
+func (r callRun) documentSource(ctx context.Context, callID string, base tools.FileSource) tools.FileSource {
+	s := r.s
 	store, ok := s.folder.host.opts.Editor.(DocumentStore)
 	if !ok {
 		return base

@@ -97,11 +97,12 @@ func (h *Host) webTools(cfg config.Config) []tools.Tool {
 // askFetch asks the user whether the fetch c (of host) may run; the
 // answer is an event of the machine. "Always allow" saves host for the
 // folder.
-func (s *Conversation) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall, host string, timeout time.Duration) (refusal string, settled, approved bool) {
+func (r callRun) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall, host string, timeout time.Duration) (refusal string, settled, approved bool) {
+	s := r.s
 	var args fetch.Params
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
 	decide := func(ok bool, why string) (string, bool, bool) {
-		if !s.stepTaken(ctx, fsm.ApprovalDecided{Turn: turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
+		if !r.stepTaken(ctx, fsm.ApprovalDecided{Turn: turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
 			return "", true, false
 		}
 		return "", false, true
@@ -111,10 +112,10 @@ func (s *Conversation) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall
 		a.Host = host
 		a.Always = func() {
 			if err := s.folder.host.AddFetchHostRule(s.folder.dir, host); err != nil {
-				s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom fetched the page once, but did not save the rule: " + err.Error()})
+				r.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom fetched the page once, but did not save the rule: " + err.Error()})
 				return
 			}
-			s.notifyFromWorker(Notification{Kind: NoteInfo, Turn: turn, Text: "Loom now fetches from " + host + " without asking in this folder."})
+			r.notifyFromWorker(Notification{Kind: NoteInfo, Turn: turn, Text: "Loom now fetches from " + host + " without asking in this folder."})
 		}
 	}
 	ok, err := s.approve(ctx, a, timeout)
@@ -122,11 +123,11 @@ func (s *Conversation) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall
 	case errors.Is(err, ErrUnsupported):
 		why := `web fetches need the user's approval (tools.fetch = "ask") and no one can approve here; ` +
 			`set tools.fetch = "allow" in your loom.toml, or allow the host once in an editor`
-		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom did not fetch " + args.URL + ": " + why + "."})
+		r.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom did not fetch " + args.URL + ": " + why + "."})
 		return decide(false, why)
 	case errors.Is(err, errApprovalTimeout):
 		why := fmt.Sprintf("no answer within %s (tools.approval_timeout)", timeout)
-		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom did not fetch " + args.URL + ": " + why + "."})
+		r.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom did not fetch " + args.URL + ": " + why + "."})
 		return decide(false, why)
 	case err != nil:
 		if ctx.Err() != nil {

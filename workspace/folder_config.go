@@ -99,7 +99,7 @@ func (f *Folder) loadConfig(reload bool) {
 	}
 	f.probeWindow()
 	f.sandbox = f.sandboxFor(cfg)
-	st.langServers = f.langServersFor(cfg)
+	st.langServers = f.lang.poolFor(cfg, f.sandbox, f.dir, f.log)
 	f.applyMCP(cfg)
 	f.rebuildTools()
 	st.env = tools.Env{
@@ -136,7 +136,7 @@ func (s *Conversation) useSettings(st settings) {
 // machineConfig derives the state machine's configuration.
 func (s *Conversation) machineConfig() fsm.Config {
 	c := fsm.Config{
-		SystemPrompt:  s.baseInstructions() + s.instr.text + s.skillListing() + readRootsNote(s.readRoots),
+		SystemPrompt:  baseInstructions(s.cfg, s.folder.dir, s.clientPrompt) + s.instr.text + s.skillListing() + readRootsNote(s.readRoots),
 		Tools:         s.toolSpecs(),
 		MaxRetries:    s.cfg.Agent.MaxRetries,
 		MaxIterations: s.cfg.Agent.MaxIterations,

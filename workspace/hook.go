@@ -153,7 +153,7 @@ func (p treePort) AskHooks(ctx context.Context, repo *gitcommit.Repo, job change
 	a := Approval{Folder: dir, Turn: job.Turn, Tool: "git hooks", Detail: detail}
 	a.Exact, a.Prefix = cmdrules.Suggest(rules, cmd, dir)
 	if a.Exact != nil {
-		a.Remember = func(r cmdrules.Rule) error { return s.rememberRule(job.Turn, r) }
+		a.Remember = func(r cmdrules.Rule) error { return callRun{s: s}.rememberRule(job.Turn, r) }
 	}
 	ok, err = s.approve(ctx, a, job.Cfg.Tools.ApprovalTimeout.Duration)
 	switch {

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"log/slog"
 	"maps"
 	"os/exec"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 )
 
@@ -23,38 +25,37 @@ type langServers struct {
 	key string
 }
 
-// langServersFor returns the pool the folder's conversations use under
-// cfg, or nil when loom starts no language server: diagnostics off, or
-// nothing to confine it in while commands are not allowed outside the
-// sandbox. A language server runs the project's build (rust-analyzer's
-// build scripts, gopls's go list): it gets exactly what commands get.
-// Called on the folder's goroutine, with f.sandbox set for cfg.
-func (f *Folder) langServersFor(cfg config.Config) *diagnostics.Pool {
-	sb := f.sandbox
+// poolFor returns the pool the conversations of the folder at dir use
+// under cfg, whose commands run in sb, or nil when loom starts no
+// language server: diagnostics off, or nothing to confine it in while
+// commands are not allowed outside the sandbox. A language server runs
+// the project's build (rust-analyzer's build scripts, gopls's go list):
+// it gets exactly what commands get. Called on the folder's goroutine.
+func (l *langServers) poolFor(cfg config.Config, sb *sandbox.Sandbox, dir string, log *slog.Logger) *diagnostics.Pool {
 	allowed := cfg.Tools.Diagnostics != config.DiagnosticsOff &&
 		((sb.Active() && cfg.Tools.Bash != config.PolicyDeny) || (!sb.Active() && cfg.Tools.Bash == config.PolicyAllow))
-	f.lang.mu.Lock()
-	defer f.lang.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if !allowed {
-		f.lang.replace(nil, "")
+		l.replace(nil, "")
 		return nil
 	}
 	key := fmt.Sprintf("%p|%v|%s", sb, cfg.Tools.LanguageServers, cfg.Model.APIKeyEnv)
-	if f.lang.pool != nil && f.lang.key == key {
-		return f.lang.pool
+	if l.pool != nil && l.key == key {
+		return l.pool
 	}
 	var wrap func(c *exec.Cmd) error
 	if sb.Active() {
 		wrap = sb.Wrap
 	}
-	f.lang.replace(diagnostics.NewPool(diagnostics.PoolOptions{
-		Root:    f.dir,
+	l.replace(diagnostics.NewPool(diagnostics.PoolOptions{
+		Root:    dir,
 		Servers: serverSpecs(cfg.Tools.LanguageServers),
 		Wrap:    wrap,
 		Env:     tools.CommandEnviron([]string{cfg.Model.APIKeyEnv}),
-		Log:     f.log.With("part", "language servers"),
+		Log:     log.With("part", "language servers"),
 	}), key)
-	return f.lang.pool
+	return l.pool
 }
 
 // replace puts pool in place of the current one, which stops in the

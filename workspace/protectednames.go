@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,15 +90,16 @@ func protectedWords(folder, command string, rels []string) (user, model string) 
 // that it has no values the user trusted (config.HoldValues), unless the
 // trust file knows it already: opened later as a folder of its own under
 // a trusted parent, its values are held back, not trusted on first
-// sight.
-func (f *Folder) holdWrittenConfig(rels []string) {
+// sight. folder is the folder the files are relative to, trustFile the
+// user's trust file.
+func holdWrittenConfig(trustFile, folder string, rels []string, log *slog.Logger) {
 	for _, rel := range rels {
-		dir, ok := configFolder(filepath.Join(f.dir, filepath.FromSlash(rel)))
+		dir, ok := configFolder(filepath.Join(folder, filepath.FromSlash(rel)))
 		if !ok {
 			continue
 		}
-		if err := config.HoldValues(f.host.opts.TrustFile, dir); err != nil {
-			f.log.Warn("cannot hold back the configuration a command wrote", "folder", dir, "err", err)
+		if err := config.HoldValues(trustFile, dir); err != nil {
+			log.Warn("cannot hold back the configuration a command wrote", "folder", dir, "err", err)
 		}
 	}
 }

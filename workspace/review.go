@@ -46,15 +46,16 @@ func (s *Conversation) Review() *changes.Review { return s.review }
 // awaitReview proposes what a call computed under review and waits until
 // the call is settled (applied or rejected) or the turn is gone, so that
 // the batch's next mutating call sees the file as the decision left it.
-func (s *Conversation) awaitReview(ctx context.Context, propose func() *changes.Proposal) {
-	if p := s.proposeLive(ctx, propose); p != nil {
-		s.review.AwaitSettled(ctx, []*changes.Proposal{p})
+func (r callRun) awaitReview(ctx context.Context, propose func() *changes.Proposal) {
+	if p := r.proposeLive(ctx, propose); p != nil {
+		r.s.review.AwaitSettled(ctx, []*changes.Proposal{p})
 	}
 }
 
 // proposeLive runs propose on the owner goroutine while the turn is live
 // and returns the proposal it made, nil when none (or the turn is gone).
-func (s *Conversation) proposeLive(ctx context.Context, propose func() *changes.Proposal) *changes.Proposal {
+func (r callRun) proposeLive(ctx context.Context, propose func() *changes.Proposal) *changes.Proposal {
+	s := r.s
 	taken := make(chan *changes.Proposal, 1)
 	s.postLive(ctx, func() { taken <- propose() })
 	select {
@@ -88,7 +89,8 @@ func (r callRun) commandProposal(ctx context.Context, run *commandRun, output st
 // goroutine), and returns the proposal, or nil when the machine did not
 // take it: the command then completes as under auto. The proposed files
 // leave run, so that the hook does not report them again.
-func (s *Conversation) proposeCommand(turn uint64, callID string, run *commandRun, cr *changes.CommandReview) *changes.Proposal {
+func (r callRun) proposeCommand(turn uint64, callID string, run *commandRun, cr *changes.CommandReview) *changes.Proposal {
+	s := r.s
 	p := s.review.ProposeCommand(turn, callID, cr)
 	if p == nil {
 		s.git.cmds = append(s.git.cmds, *run)

@@ -15,6 +15,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools/fetch"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
+	"github.com/loom-lsp/loom-lsp/workspace/diagnostics"
 	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
@@ -74,7 +75,9 @@ type callRun struct {
 // reload during the batch does not race with it.
 func (s *Conversation) newBatch(a fsm.ExecuteTools) *toolcall.Batch {
 	b := &batchRun{turn: a.Turn, env: s.env, approvalTimeout: s.cfg.Tools.ApprovalTimeout.Duration,
-		registry: s.registry, review: a.Review, diag: s.newDiagBatch(a)}
+		registry: s.registry, review: a.Review, diag: newDiagBatch(&s.settings, a, s.folder.dir, func() diagnostics.Source {
+			return diagSource(s.folder.host.opts.Editor, s.caller(""), s.langServers, &s.folder.editorDiagsUnsupported)
+		})}
 	if rp, ok := s.folder.host.opts.Editor.(ReviewPanel); ok && a.Review {
 		b.together = rp.ReviewsTogether()
 	}
@@ -169,7 +172,7 @@ func (r callRun) Review(ctx context.Context, turn uint64, c fsm.ToolCall, out to
 	s := r.s
 	if out.Propose != nil {
 		// The card shows the decision, not the tool's own summary.
-		return s.proposeLive(ctx, func() *changes.Proposal { return s.review.Propose(turn, c.ID, out.Propose) }), true
+		return r.proposeLive(ctx, func() *changes.Proposal { return s.review.Propose(turn, c.ID, out.Propose) }), true
 	}
 	run, _ := out.Command.(*commandRun)
 	if !r.b.review || run == nil {
@@ -180,11 +183,11 @@ func (r callRun) Review(ctx context.Context, turn uint64, c fsm.ToolCall, out to
 	if cr == nil {
 		return nil, false
 	}
-	s.awaitReview(ctx, func() *changes.Proposal {
+	r.awaitReview(ctx, func() *changes.Proposal {
 		if out.Summary != "" {
 			s.cards.summaries[c.ID] = out.Summary
 		}
-		return s.proposeCommand(turn, c.ID, run, cr)
+		return r.proposeCommand(turn, c.ID, run, cr)
 	})
 	return nil, true
 }
@@ -242,7 +245,7 @@ func (r callRun) Running(ctx context.Context, turn uint64, callID string) bool {
 // whether the machine took it. A decision for a turn cancelled
 // meanwhile is dropped: it is not taken.
 func (r callRun) Approved(ctx context.Context, ev fsm.ApprovalDecided) bool {
-	return r.s.stepTaken(ctx, ev)
+	return r.stepTaken(ctx, ev)
 }
 
 // Run runs the call the policy admitted (execute), holding the folder's
@@ -289,7 +292,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 			outcome.Command = run
 			s.writes.commandEnded(run.paths, s.folder.host.overlay.readSeen)
 			written := protectedWrites(s.folder.dir, run)
-			s.folder.holdWrittenConfig(written)
+			holdWrittenConfig(s.folder.host.opts.TrustFile, s.folder.dir, written, s.folder.log)
 			user, model := protectedWords(s.folder.dir, run.command, written)
 			if user != "" {
 				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
@@ -304,7 +307,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 		env.Sandbox = nil
 	}
 	if readsOneFile[c.Name] {
-		env.Files = s.documentSource(ctx, c.ID, env.Files)
+		env.Files = r.documentSource(ctx, c.ID, env.Files)
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
 	env.Elicit = func(ctx context.Context, question string) (bool, error) {
@@ -350,7 +353,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 func (r callRun) AskCommand(ctx context.Context, turn uint64, c fsm.ToolCall, d toolcall.Decision, from string) (refusal string, settled, approved bool) {
 	s, b := r.s, r.b
 	if c.Name == fetch.Name {
-		return s.askFetch(ctx, turn, c, d.Host, b.approvalTimeout)
+		return r.askFetch(ctx, turn, c, d.Host, b.approvalTimeout)
 	}
 	decide := func(ok bool, why string) (string, bool, bool) {
 		if !r.Approved(ctx, fsm.ApprovalDecided{Turn: turn, CallID: c.ID, Approved: ok, Why: why}) || !ok {
@@ -361,7 +364,7 @@ func (r callRun) AskCommand(ctx context.Context, turn uint64, c fsm.ToolCall, d 
 	a := Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: d.Command, Rewritten: inputWordsOf(from)}
 	a.Exact, a.Prefix = d.Exact, d.Prefix
 	if a.Exact != nil {
-		a.Remember = func(r cmdrules.Rule) error { return s.rememberRule(b.turn, r) }
+		a.Remember = func(rule cmdrules.Rule) error { return r.rememberRule(b.turn, rule) }
 	}
 	ok, err := s.approve(ctx, a, b.approvalTimeout)
 	switch {
@@ -370,11 +373,11 @@ func (r callRun) AskCommand(ctx context.Context, turn uint64, c fsm.ToolCall, d 
 		if ca := (*CannotAskError)(nil); errors.As(err, &ca) && ca.Why != "" {
 			why = ca.Why
 		}
-		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: NotRunWords + oneLine(d.Command) + "`: " + why + "."})
+		r.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: NotRunWords + oneLine(d.Command) + "`: " + why + "."})
 		return decide(false, why)
 	case errors.Is(err, errApprovalTimeout):
 		why := fmt.Sprintf("no answer within %s (tools.approval_timeout)", b.approvalTimeout)
-		s.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(d.Command) + "`: " + why + "."})
+		r.notifyFromWorker(Notification{Kind: NoteError, Turn: b.turn, Text: "Loom did not run `" + oneLine(d.Command) + "`: " + why + "."})
 		return decide(false, why)
 	case err != nil:
 		if ctx.Err() != nil {
@@ -396,20 +399,21 @@ const noAskWords = `commands need the user's approval (tools.bash = "ask") and t
 	`set tools.bash = "allow" in loom.toml to let the agent run commands, or use a client that can ask (VS Code, Neovim, an ACP client)`
 
 // rememberRule saves a rule the user picked in an approval and tells so.
-func (s *Conversation) rememberRule(turn uint64, r cmdrules.Rule) error {
-	saved, err := s.folder.host.AddApprovalRule(s.folder.dir, r)
+func (r callRun) rememberRule(turn uint64, rule cmdrules.Rule) error {
+	s := r.s
+	saved, err := s.folder.host.AddApprovalRule(s.folder.dir, rule)
 	if err != nil {
-		s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom allowed the command once, but did not save the rule: " + err.Error()})
+		r.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom allowed the command once, but did not save the rule: " + err.Error()})
 		return err
 	}
-	s.notifyFromWorker(Notification{Kind: NoteInfo, Turn: turn, Text: "Loom now runs " + saved.String() + " without asking in this folder (loom.removeRule undoes it)."})
+	r.notifyFromWorker(Notification{Kind: NoteInfo, Turn: turn, Text: "Loom now runs " + saved.String() + " without asking in this folder (loom.removeRule undoes it)."})
 	return nil
 }
 
 // notifyFromWorker sends n from a tool worker, through the owner
 // goroutine.
-func (s *Conversation) notifyFromWorker(n Notification) {
-	s.post(func() { s.notify(n) })
+func (r callRun) notifyFromWorker(n Notification) {
+	r.s.post(func() { r.s.notify(n) })
 }
 
 // oneLine shortens a command for a one-line message.
@@ -424,7 +428,8 @@ func oneLine(cmd string) string {
 // stepTaken steps ev on the owner goroutine, from a batch's goroutine,
 // and reports whether the machine took it: false when ctx ended first
 // (the turn was cancelled) or the conversation closed.
-func (s *Conversation) stepTaken(ctx context.Context, ev fsm.Event) bool {
+func (r callRun) stepTaken(ctx context.Context, ev fsm.Event) bool {
+	s := r.s
 	taken := make(chan bool, 1)
 	s.post(func() {
 		if ctx.Err() != nil {
