@@ -92,12 +92,12 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 	if len(c.Experimental) > 0 {
 		var exp struct {
 			Loom *struct {
-				SaveDocuments  bool `json:"saveDocuments"`
-				Thoughts       bool `json:"thoughts"`
-				WorkspaceTrust bool `json:"workspaceTrust"`
-				Review         bool `json:"review"`
-				UserSettings   bool `json:"userSettings"`
-				Diagnostics    bool `json:"diagnostics"`
+				SaveDocuments  bool   `json:"saveDocuments"`
+				Thoughts       bool   `json:"thoughts"`
+				WorkspaceTrust bool   `json:"workspaceTrust"`
+				Review         bool   `json:"review"`
+				UserSettings   bool   `json:"userSettings"`
+				Diagnostics    bool   `json:"diagnostics"`
 				TrustCommand   string `json:"trustCommand"`
 			} `json:"loom"`
 		}
