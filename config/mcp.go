@@ -67,6 +67,13 @@ type MCPServer struct {
 	// BearerTokenEnv names a variable of loom's environment whose value a
 	// url server gets as "Authorization: Bearer <value>".
 	BearerTokenEnv string `toml:"bearer_token_env"`
+	// OAuthClientID is the OAuth client id registered for loom with a url
+	// server's authorization server, for servers that do not register
+	// clients dynamically; unset, loom registers itself when signing in.
+	OAuthClientID string `toml:"oauth_client_id"`
+	// OAuthScopes are the scopes asked for when signing in, instead of
+	// those the server advertises.
+	OAuthScopes []string `toml:"oauth_scopes"`
 
 	// fromWorkspace is set when a workspace's own .loom.toml set any of
 	// the server's keys: the repository chose what it runs.
@@ -105,7 +112,8 @@ func (s MCPServer) FromWorkspace() bool { return s.fromWorkspace }
 func (s MCPServer) Equal(o MCPServer) bool {
 	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && mapsEqual(s.Env, o.Env) &&
 		s.URL == o.URL && s.Approve == o.Approve && s.Timeout == o.Timeout && s.fromWorkspace == o.fromWorkspace &&
-		mapsEqual(s.SetEnv, o.SetEnv) && mapsEqual(s.Headers, o.Headers) && s.BearerTokenEnv == o.BearerTokenEnv && s.file == o.file
+		mapsEqual(s.SetEnv, o.SetEnv) && mapsEqual(s.Headers, o.Headers) && s.BearerTokenEnv == o.BearerTokenEnv && s.file == o.file &&
+		s.OAuthClientID == o.OAuthClientID && slices.Equal(s.OAuthScopes, o.OAuthScopes)
 }
 
 func mapsEqual(a, b map[string]string) bool {

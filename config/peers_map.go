@@ -176,60 +176,78 @@ func mapJSONServer(v map[string]any, m mapCtx) (map[string]any, string) {
 	if d, _ := v["disabled"].(bool); d {
 		return nil, skipQuietly
 	}
-	typ, _ := v["type"].(string)
-	raw := map[string]any{}
-	var why string
-	str := func(key string) string {
-		s, ok := v[key].(string)
-		if !ok && v[key] != nil && why == "" {
-			why = fmt.Sprintf("%s is not a string", key)
-		}
-		if why == "" {
-			s, why = m.normalize(s)
-		}
-		return s
-	}
-	switch typ {
+	r := &entryReader{v: v, m: m}
+	switch typ, _ := v["type"].(string); typ {
 	case "", "stdio", "local":
 		if v["command"] == nil && v["url"] != nil {
-			return mapURL(v, m, str)
+			return mapURL(v, m, r.str)
 		}
-		cmd := str("command")
-		if cmd == "" && why == "" {
-			why = "it has no command"
-		}
-		raw["command"] = cmd
-		if args, ok := v["args"].([]any); ok {
-			list := make([]any, 0, len(args))
-			for _, a := range args {
-				s, ok := a.(string)
-				if !ok {
-					s = fmt.Sprint(a)
-				}
-				s, w := m.normalize(s)
-				if why == "" {
-					why = w
-				}
-				list = append(list, s)
-			}
-			raw["args"] = list
-		}
-		if env, ok := v["env"].(map[string]any); ok && len(env) > 0 {
-			if w := mapEnv(env, m, raw); why == "" {
-				why = w
-			}
-		}
-		if f, ok := v["envFile"].(string); ok && f != "" && why == "" {
-			why = "it reads envFile, which loom does not: pass the variables with env in loom.toml instead"
-		}
+		return r.mapStdio(), r.why
 	case "http", "streamable-http", "streamableHttp", "remote":
-		return mapURL(v, m, str)
+		return mapURL(v, m, r.str)
 	case "sse":
 		return nil, "its transport is SSE (deprecated in MCP); loom speaks streamable HTTP: use the server's streamable HTTP URL"
 	default:
 		return nil, fmt.Sprintf("its type %q is not one loom knows (stdio, http)", typ)
 	}
-	return raw, why
+}
+
+// entryReader reads a server entry's values, normalized, keeping the
+// first problem found (why).
+type entryReader struct {
+	v   map[string]any
+	m   mapCtx
+	why string
+}
+
+// note keeps w when it is the first problem.
+func (r *entryReader) note(w string) {
+	if r.why == "" {
+		r.why = w
+	}
+}
+
+// str is the string at key, normalized.
+func (r *entryReader) str(key string) string {
+	s, ok := r.v[key].(string)
+	if !ok && r.v[key] != nil {
+		r.note(fmt.Sprintf("%s is not a string", key))
+	}
+	if r.why == "" {
+		s, r.why = r.m.normalize(s)
+	}
+	return s
+}
+
+// mapStdio maps a stdio server: its command, args and env (envFile is
+// not read).
+func (r *entryReader) mapStdio() map[string]any {
+	raw := map[string]any{}
+	cmd := r.str("command")
+	if cmd == "" {
+		r.note("it has no command")
+	}
+	raw["command"] = cmd
+	if args, ok := r.v["args"].([]any); ok {
+		list := make([]any, 0, len(args))
+		for _, a := range args {
+			s, ok := a.(string)
+			if !ok {
+				s = fmt.Sprint(a)
+			}
+			s, w := r.m.normalize(s)
+			r.note(w)
+			list = append(list, s)
+		}
+		raw["args"] = list
+	}
+	if env, ok := r.v["env"].(map[string]any); ok && len(env) > 0 {
+		r.note(mapEnv(env, r.m, raw))
+	}
+	if f, ok := r.v["envFile"].(string); ok && f != "" {
+		r.note("it reads envFile, which loom does not: pass the variables with env in loom.toml instead")
+	}
+	return raw
 }
 
 // mapURL maps a remote server.
@@ -302,59 +320,76 @@ func mapCodexServer(v map[string]any, m mapCtx) (map[string]any, string) {
 	if on, ok := v["enabled"].(bool); ok && !on {
 		return nil, skipQuietly
 	}
-	raw := map[string]any{}
+	var raw map[string]any
 	if u, ok := v["url"].(string); ok {
-		raw["url"] = u
-		if e, ok := v["bearer_token_env_var"].(string); ok {
-			raw["bearer_token_env"] = e
-		}
-		headers := map[string]any{}
-		if h, ok := v["http_headers"].(map[string]any); ok {
-			for k, val := range h {
-				headers[k] = fmt.Sprint(val)
-			}
-		}
-		if h, ok := v["env_http_headers"].(map[string]any); ok {
-			for k, val := range h {
-				headers[k] = "${" + fmt.Sprint(val) + "}"
-			}
-		}
-		if len(headers) > 0 {
-			raw["headers"] = headers
-		}
+		raw = mapCodexURL(v, u)
 	} else {
-		cmd, _ := v["command"].(string)
-		if cmd == "" {
-			return nil, "it has neither command nor url"
-		}
-		raw["command"] = cmd
-		if args, ok := v["args"].([]any); ok {
-			raw["args"] = args
-		}
-		set := map[string]any{}
-		if env, ok := v["env"].(map[string]any); ok {
-			for k, val := range env {
-				set[k] = fmt.Sprint(val)
-			}
-		}
-		if len(set) > 0 {
-			raw["set_env"] = set
-		}
-		if names, ok := v["env_vars"].([]any); ok {
-			pass := map[string]any{}
-			for _, n := range names {
-				if s, ok := n.(string); ok {
-					pass[s] = s
-				}
-			}
-			raw["env"] = pass
-		}
-		if cwd, ok := v["cwd"].(string); ok && cwd != "" {
-			return nil, "it sets cwd, and loom starts a server in the workspace folder: define it in loom.toml without cwd"
+		var why string
+		if raw, why = mapCodexCommand(v); why != "" {
+			return nil, why
 		}
 	}
 	if t, ok := toFloat(v["tool_timeout_sec"]); ok && t > 0 {
 		raw["timeout"] = fmt.Sprintf("%gs", t)
+	}
+	return raw, ""
+}
+
+// mapCodexURL maps a Codex remote server at url: its bearer token's
+// variable and its headers (env_http_headers' values are variables).
+func mapCodexURL(v map[string]any, url string) map[string]any {
+	raw := map[string]any{"url": url}
+	if e, ok := v["bearer_token_env_var"].(string); ok {
+		raw["bearer_token_env"] = e
+	}
+	headers := map[string]any{}
+	if h, ok := v["http_headers"].(map[string]any); ok {
+		for k, val := range h {
+			headers[k] = fmt.Sprint(val)
+		}
+	}
+	if h, ok := v["env_http_headers"].(map[string]any); ok {
+		for k, val := range h {
+			headers[k] = "${" + fmt.Sprint(val) + "}"
+		}
+	}
+	if len(headers) > 0 {
+		raw["headers"] = headers
+	}
+	return raw
+}
+
+// mapCodexCommand maps a Codex stdio server: its command and args, env
+// (values set) and env_vars (variables passed); cwd is refused.
+func mapCodexCommand(v map[string]any) (map[string]any, string) {
+	cmd, _ := v["command"].(string)
+	if cmd == "" {
+		return nil, "it has neither command nor url"
+	}
+	raw := map[string]any{"command": cmd}
+	if args, ok := v["args"].([]any); ok {
+		raw["args"] = args
+	}
+	set := map[string]any{}
+	if env, ok := v["env"].(map[string]any); ok {
+		for k, val := range env {
+			set[k] = fmt.Sprint(val)
+		}
+	}
+	if len(set) > 0 {
+		raw["set_env"] = set
+	}
+	if names, ok := v["env_vars"].([]any); ok {
+		pass := map[string]any{}
+		for _, n := range names {
+			if s, ok := n.(string); ok {
+				pass[s] = s
+			}
+		}
+		raw["env"] = pass
+	}
+	if cwd, ok := v["cwd"].(string); ok && cwd != "" {
+		return nil, "it sets cwd, and loom starts a server in the workspace folder: define it in loom.toml without cwd"
 	}
 	return raw, ""
 }

@@ -442,33 +442,14 @@ func editorTrusts(overrides []Override) bool {
 // the first time (no record yet, or a record from before hashes) records
 // its values, unless a layer is still pending.
 func (c *Config) decideTrust(opts LoadOptions, ws *layer, peers []*layer, overrides []*layer, floor ownFloor) error {
-	var held []heldKey
-	if ws != nil {
-		held = append(held, ws.widening(floor)...)
-	}
-	for _, l := range peers {
-		held = append(held, l.widening(floor)...)
-	}
-	pending := false
-	for i, l := range overrides {
-		pending = pending || opts.Overrides[i].Pending
-		if l != nil && l.pushed {
-			held = append(held, l.widening(floor)...)
-		}
-	}
+	held, pending := wideningValues(opts, ws, peers, overrides, floor)
 	t := trustState{folder: resolvePath(opts.Folder), floor: floor}
 	recs, err := readTrustRecords(opts.trustFile())
 	// A line written for a directory that is no longer at its path (the
 	// folder was deleted and created again, or cloned afresh) counts for
 	// nothing: neither its trust nor its values pass to the new folder.
 	recs, gone := liveRecords(recs)
-	listed := slices.Clone(c.Trust.Folders)
-	for _, r := range recs {
-		if r.vouches {
-			listed = append(listed, r.folder)
-		}
-	}
-	t.vouched = opts.Trusted || editorTrusts(opts.Overrides) || FolderTrusted(t.folder, listed)
+	t.vouched = c.vouched(opts, t.folder, recs)
 	// Trust keys of these layers never apply, and are no content to trust.
 	content := slices.DeleteFunc(slices.Clone(held), func(h heldKey) bool { return isTrustKey(h.key) })
 	// A folder with no widening values records that too: trust binds to
@@ -500,18 +481,55 @@ func (c *Config) decideTrust(opts LoadOptions, ws *layer, peers []*layer, overri
 		t.trusted = true
 	}
 	if !t.trusted {
-		t.ignored = held
-		slices.SortStableFunc(t.ignored, func(a, b heldKey) int { return strings.Compare(a.key, b.key) })
-		// The file is named only when it set one of them: a change in
-		// the editor's settings alone does not blame it.
-		for _, l := range append([]*layer{ws}, peers...) {
-			if l != nil && t.file == "" && slices.ContainsFunc(held, func(h heldKey) bool { return h.src == l.src }) {
-				t.file = l.src
-			}
-		}
+		t.hold(held, append([]*layer{ws}, peers...))
 	}
 	c.trust = t
 	return err
+}
+
+// wideningValues are the widening values of a folder's workspace layers
+// (ws, the peers' files, and the pushed overrides), and whether one of
+// its layers is still pending.
+func wideningValues(opts LoadOptions, ws *layer, peers []*layer, overrides []*layer, floor ownFloor) (held []heldKey, pending bool) {
+	if ws != nil {
+		held = append(held, ws.widening(floor)...)
+	}
+	for _, l := range peers {
+		held = append(held, l.widening(floor)...)
+	}
+	for i, l := range overrides {
+		pending = pending || opts.Overrides[i].Pending
+		if l != nil && l.pushed {
+			held = append(held, l.widening(floor)...)
+		}
+	}
+	return held, pending
+}
+
+// vouched reports whether the user vouches for folder: trusted by the
+// caller or the editor, or listed (in [trust] folders, or by a trust
+// record that vouches).
+func (c *Config) vouched(opts LoadOptions, folder string, recs []trustRecord) bool {
+	listed := slices.Clone(c.Trust.Folders)
+	for _, r := range recs {
+		if r.vouches {
+			listed = append(listed, r.folder)
+		}
+	}
+	return opts.Trusted || editorTrusts(opts.Overrides) || FolderTrusted(folder, listed)
+}
+
+// hold records the values an untrusted folder's layers hold back, by
+// key, and the file to name: the first of layers that set one of them (a
+// change in the editor's settings alone does not blame a file).
+func (t *trustState) hold(held []heldKey, layers []*layer) {
+	t.ignored = held
+	slices.SortStableFunc(t.ignored, func(a, b heldKey) int { return strings.Compare(a.key, b.key) })
+	for _, l := range layers {
+		if l != nil && t.file == "" && slices.ContainsFunc(held, func(h heldKey) bool { return h.src == l.src }) {
+			t.file = l.src
+		}
+	}
 }
 
 // workspaceSkip is what a workspace layer leaves out: its trust keys, and

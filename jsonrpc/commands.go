@@ -52,6 +52,13 @@ const (
 	// .loom.toml may choose the model server, allow commands and change
 	// hooks (see config.Trust): FolderArgs -> TrustResult.
 	CmdTrust = "loom.trust"
+	// CmdMCPLogin signs in to an HTTP MCP server (OAuth), opening the
+	// authorization URL through window/showDocument; it replies once the
+	// browser came back: MCPServerArgs -> MCPLoginResult.
+	CmdMCPLogin = "loom.mcpLogin"
+	// CmdMCPLogout forgets an MCP server's sign-in: MCPServerArgs ->
+	// MCPLoginResult.
+	CmdMCPLogout = "loom.mcpLogout"
 	// CmdReview decides a proposal (tools.edits = "review"): ReviewArgs
 	// -> workspace.ReviewResult, once the accepted hunks are applied.
 	CmdReview = "loom.review"

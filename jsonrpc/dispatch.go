@@ -51,7 +51,9 @@ func init() {
 		// progress.go
 		protocol.MethodWindowWorkDoneProgressCancel: {notify: (*Server).workDoneProgressCancel},
 		// inlinecompletion.go
-		MethodInlineCompletion: {call: (*Server).inlineCompletion},
+		MethodInlineCompletion: {call: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+			return s.inline.complete(ctx, raw)
+		}},
 		// dispatch.go
 		protocol.MethodCancelRequest: {notify: (*Server).cancelRequest},
 	}

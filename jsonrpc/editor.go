@@ -181,6 +181,9 @@ type ApprovalInfo struct {
 	// RewrittenFrom, when set, is what the model asked for: a PreToolUse
 	// hook rewrote the call, and Command/Detail are what runs.
 	RewrittenFrom string `json:"rewrittenFrom,omitempty"`
+	// Subagent, when set, names the subagent that asks ("subagent worker
+	// 1-w1 (task: …)"): the conversation's child, not the conversation.
+	Subagent string `json:"subagent,omitempty"`
 }
 
 // RewrittenApprovalWords start the approval message's line that says a
@@ -226,14 +229,18 @@ func (e *editor) Approve(ctx context.Context, a workspace.Approval) (bool, error
 	if b := e.s.outboxFor(a.Folder, a.Conversation); b != nil {
 		b.flush(ctx)
 	}
-	msg := fmt.Sprintf("Loom (%s) wants to run %s:\n%s", filepath.Base(a.Folder), a.Tool, a.Detail)
+	who := "Loom"
+	if a.Subagent != nil {
+		who = "Loom's " + a.Subagent.Words() + ","
+	}
+	msg := fmt.Sprintf("%s (%s) wants to run %s:\n%s", who, filepath.Base(a.Folder), a.Tool, a.Detail)
 	if a.Rewritten != "" {
 		msg += "\n(" + RewrittenApprovalWords + a.Rewritten + ")"
 	}
 	params := &ApprovalRequestParams{
 		Type: protocol.MessageTypeWarning, Message: msg,
 		Actions: []ApprovalAction{{Title: approveAllow}, {Title: approveDeny}},
-		Loom:    ApprovalInfo{Folder: a.Folder, Conversation: a.Conversation, Turn: a.Turn, CallID: a.CallID, Tool: a.Tool, Detail: a.Detail, RewrittenFrom: a.Rewritten},
+		Loom:    ApprovalInfo{Folder: a.Folder, Conversation: a.Conversation, Turn: a.Turn, CallID: a.CallID, Tool: a.Tool, Detail: a.Detail, RewrittenFrom: a.Rewritten, Subagent: a.Subagent.Words()},
 	}
 	if a.Tool == "bash" {
 		params.Loom.Command = a.Detail

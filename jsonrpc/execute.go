@@ -49,6 +49,8 @@ var commandList = []command{
 	{CmdDiscard, typed(CmdDiscard, commandHandler.runDiscard)},
 	{CmdCommandChanges, typed(CmdCommandChanges, commandHandler.runCommandChanges)},
 	{CmdTrust, typed(CmdTrust, commandHandler.runTrust)},
+	{CmdMCPLogin, typed(CmdMCPLogin, commandHandler.runMCPLogin)},
+	{CmdMCPLogout, typed(CmdMCPLogout, commandHandler.runMCPLogout)},
 	{CmdRules, typed(CmdRules, commandHandler.runRules)},
 	{CmdAddRule, typed(CmdAddRule, commandHandler.runAddRule)},
 	{CmdRemoveRule, typed(CmdRemoveRule, commandHandler.runRemoveRule)},
@@ -65,7 +67,9 @@ var commandList = []command{
 	{CmdRewind, typed(CmdRewind, commandHandler.runRewind)},
 	{CmdRedo, typed(CmdRedo, commandHandler.runRedo)},
 	{CmdConversations, typed(CmdConversations, commandHandler.runConversations)},
-	{CmdInlineAccepted, typed(CmdInlineAccepted, commandHandler.runInlineAccepted)},
+	{CmdInlineAccepted, typed(CmdInlineAccepted, func(h commandHandler, ctx context.Context, a InlineAcceptedArgs) (any, error) {
+		return h.s.inline.accepted(ctx, a)
+	})},
 	{CmdNewConversation, typed(CmdNewConversation, commandHandler.runNewConversation)},
 	{CmdOpenConversation, typed(CmdOpenConversation, commandHandler.runOpenConversation)},
 	{CmdRenameConversation, typed(CmdRenameConversation, commandHandler.runRenameConversation)},

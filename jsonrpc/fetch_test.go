@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,7 +40,7 @@ func TestFetchApproval(t *testing.T) {
 	other := "http://127.0.0.1:" + u.Port() + "/three"
 	an := &answerer{}
 	e := newEnv(t, envOptions{
-		script:  fetchScript(one, two, other),
+		script:  fetchScript(one, two, other, two),
 		cfg:     loomClient,
 		options: map[string]any{"tools": map[string]any{"fetch": "ask", "fetch_private": []string{"localhost", "127.0.0.1"}}},
 		hooks:   fakeeditor.Hooks{RawShowMessageRequest: an.hook},
@@ -79,5 +80,31 @@ func TestFetchApproval(t *testing.T) {
 	an.choose = func(approvalAsked) any { return map[string]any{"title": approveDeny} }
 	if c := turn(2); c.Status != "failed" || an.count() != 2 || hits.Load() != 2 {
 		t.Fatalf("turn 2: fetch %s, asked %d, hits %d: want asked and denied", c.Status, an.count(), hits.Load())
+	}
+
+	// The host is the user's rule: listed, refused when malformed, and
+	// taken back with loom.removeRule, after which it is asked again.
+	var listed RulesResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdRules, FolderArgs{}, &listed); err != nil || !slices.Equal(listed.AllowFetchHosts, []string{"localhost"}) {
+		t.Fatalf("loom.rules = %+v, %v; want allowFetchHosts [localhost]", listed, err)
+	}
+	for _, bad := range []RuleArgs{{FetchHost: "a/b"}, {FetchHost: "host:80"}, {FetchHost: "x.org", MCPServer: "ev"}, {FetchHost: "x.org", Exact: "ls"}} {
+		if err := e.ed.ExecuteCommand(e.ctx, CmdAddRule, bad, nil); err == nil {
+			t.Errorf("loom.addRule %+v accepted", bad)
+		}
+	}
+	var res RulesResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdAddRule, RuleArgs{FetchHost: "Example.ORG"}, &res); err != nil || !slices.Equal(res.AllowFetchHosts, []string{"localhost", "example.org"}) {
+		t.Errorf("loom.addRule {fetchHost: Example.ORG} = %+v, %v", res, err)
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdRemoveRule, RuleArgs{FetchHost: "localhost"}, &res); err != nil || !slices.Equal(res.AllowFetchHosts, []string{"example.org"}) {
+		t.Fatalf("loom.removeRule {fetchHost: localhost} = %+v, %v", res, err)
+	}
+	if err := e.ed.ExecuteCommand(e.ctx, CmdRemoveRule, RuleArgs{FetchHost: "localhost"}, nil); err == nil {
+		t.Error("removing a rule that is not there succeeded")
+	}
+	an.choose = func(approvalAsked) any { return map[string]any{"title": approveDeny} }
+	if c := turn(3); c.Status != "failed" || an.count() != 3 || hits.Load() != 2 {
+		t.Fatalf("after removing the rule: fetch %s, asked %d, hits %d: want asked again and denied", c.Status, an.count(), hits.Load())
 	}
 }

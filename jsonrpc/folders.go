@@ -33,6 +33,9 @@ func (s *Server) didChangeWorkspaceFolders(_ context.Context, raw jsonrpc2.RawMe
 			s.host.RemoveFolder(path)
 		}
 	}
+	if len(p.Event.Removed) > 0 {
+		s.inline.settingsChanged() // a removed folder may have been the one with completion
+	}
 	for _, f := range p.Event.Added {
 		if err := s.addFolder(f.URI); err != nil {
 			errs = append(errs, err)

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/completion"
 	"github.com/loom-lsp/loom-lsp/internal/lsppos"
+	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
 // LSP 3.18's inline completion, beside go.lsp.dev's 3.17 types.
@@ -90,10 +93,39 @@ type InlineAcceptedArgs struct {
 	Cached bool   `json:"cached,omitempty"`
 }
 
-// inlineCompletion answers textDocument/inlineCompletion from the open
-// buffer's text. A newer request for the same document supersedes this
-// one (answered null); $/cancelRequest cancels it (RequestCancelled).
-func (s *Server) inlineCompletion(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+// inlineCompletions serves LSP 3.18's inline completion for one
+// connection: the requests (a path of their own to the FIM model, which
+// never waits for or blocks a conversation), the local log of accepted
+// items, and the capability — declared at initialize, or registered and
+// unregistered with the client as the settings turn completion on and
+// off (inlineregister.go).
+type inlineCompletions struct {
+	host    *workspace.Host
+	log     *slog.Logger
+	client  inlineClient
+	service *completion.Service
+
+	mu sync.Mutex
+	// lastErr is the completion model's last error, said once.
+	lastErr string
+	reg     registration
+}
+
+// inlineClient is what inline completion needs of the connection.
+type inlineClient interface {
+	logMessage(typ protocol.MessageType, text string)
+	callClient(ctx context.Context, method string, params, result any) error
+	goBackground(fn func())
+}
+
+func newInlineCompletions(host *workspace.Host, log *slog.Logger, client inlineClient) *inlineCompletions {
+	return &inlineCompletions{host: host, log: log, client: client, service: completion.NewService(nil)}
+}
+
+// complete answers textDocument/inlineCompletion from the open buffer's
+// text. A newer request for the same document supersedes this one
+// (answered null); $/cancelRequest cancels it (RequestCancelled).
+func (ic *inlineCompletions) complete(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
 	var p InlineCompletionParams
 	if err := decodeParams(MethodInlineCompletion, raw, &p); err != nil {
 		return nil, err
@@ -102,11 +134,11 @@ func (s *Server) inlineCompletion(ctx context.Context, raw jsonrpc2.RawMessage) 
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", MethodInlineCompletion, err)
 	}
-	setup, ok := s.host.CompletionFor(path)
+	setup, ok := ic.host.CompletionFor(path)
 	if !ok {
 		return nil, nil
 	}
-	text, _, open := s.host.Overlay().Document(path)
+	text, _, open := ic.host.Overlay().Document(path)
 	if !open {
 		return nil, nil
 	}
@@ -120,8 +152,8 @@ func (s *Server) inlineCompletion(ctx context.Context, raw jsonrpc2.RawMessage) 
 		}
 		replace, lead = sel.Range, sel.Text
 	}
-	sug, err := s.completer.Complete(ctx, completion.Input{
-		Doc: path, Name: setup.Name, Text: text, Pos: pos, Config: setup.Config, Key: setup.Key, Redact: s.host.Redact,
+	sug, err := ic.service.Complete(ctx, completion.Input{
+		Doc: path, Name: setup.Name, Text: text, Pos: pos, Config: setup.Config, Key: setup.Key, Redact: ic.host.Redact,
 	})
 	switch {
 	case errors.Is(err, completion.ErrSuperseded):
@@ -129,7 +161,7 @@ func (s *Server) inlineCompletion(ctx context.Context, raw jsonrpc2.RawMessage) 
 	case err != nil && ctx.Err() != nil:
 		return nil, err // cancelled by the client
 	case err != nil:
-		s.completionFailed(err)
+		ic.failed(err)
 		return nil, nil
 	case sug.Text == "":
 		return &InlineCompletionList{Items: []InlineCompletionItem{}}, nil
@@ -158,26 +190,25 @@ func applySelected(text string, sel *SelectedCompletionInfo) (string, lsppos.Pos
 	return out, lsppos.PositionOf(out, start+len(sel.Text)), nil
 }
 
-// completionFailed tells the user once per distinct error that the
-// completion model failed (in the client's log, not a popup: it may fail
-// at every keystroke).
-func (s *Server) completionFailed(err error) {
-	msg := s.host.Redact(err.Error())
-	s.mu.Lock()
-	same := s.lastCompletionErr == msg
-	s.lastCompletionErr = msg
-	s.mu.Unlock()
-	s.log.Warn("inline completion failed", "err", msg)
+// failed tells the user once per distinct error that the completion
+// model failed (in the client's log, not a popup: it may fail at every
+// keystroke).
+func (ic *inlineCompletions) failed(err error) {
+	msg := ic.host.Redact(err.Error())
+	ic.mu.Lock()
+	same := ic.lastErr == msg
+	ic.lastErr = msg
+	ic.mu.Unlock()
+	ic.log.Warn("inline completion failed", "err", msg)
 	if !same {
-		s.logMessage(protocol.MessageTypeWarning, "loom-lsp: inline completion: "+msg)
+		ic.client.logMessage(protocol.MessageTypeWarning, "loom-lsp: inline completion: "+msg)
 	}
 }
 
-// runInlineAccepted appends the accept to the completion log in the
-// state directory.
-func (h commandHandler) runInlineAccepted(_ context.Context, a InlineAcceptedArgs) (any, error) {
-	s := h.s
-	path, err := s.host.CompletionLogPath()
+// accepted appends the accept to the completion log in the state
+// directory (loom.inlineCompletionAccepted).
+func (ic *inlineCompletions) accepted(_ context.Context, a InlineAcceptedArgs) (any, error) {
+	path, err := ic.host.CompletionLogPath()
 	if err != nil {
 		return nil, err
 	}
@@ -199,28 +230,4 @@ func (h commandHandler) runInlineAccepted(_ context.Context, a InlineAcceptedArg
 	defer f.Close()
 	_, err = f.Write(append(line, '\n'))
 	return nil, err
-}
-
-// declareInlineCompletion adds inlineCompletionProvider to the
-// capabilities of an initialize result, which go.lsp.dev's 3.17 types
-// have no field for.
-func declareInlineCompletion(res *protocol.InitializeResult) (any, error) {
-	raw, err := protocol.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, err
-	}
-	var caps map[string]json.RawMessage
-	if err := json.Unmarshal(top["capabilities"], &caps); err != nil {
-		return nil, err
-	}
-	caps["inlineCompletionProvider"] = json.RawMessage(`{}`)
-	if top["capabilities"], err = json.Marshal(caps); err != nil {
-		return nil, err
-	}
-	out, err := json.Marshal(top)
-	return jsonrpc2.RawMessage(out), err
 }

@@ -8,8 +8,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
-
-	"github.com/loom-lsp/loom-lsp/config"
 )
 
 // clientCaps is what the server uses of the client's capabilities.
@@ -168,28 +166,7 @@ func (s *Server) initialize(_ context.Context, raw jsonrpc2.RawMessage) (any, er
 		},
 		ServerInfo: protocol.ServerInfo{Name: "loom-lsp", Version: protocol.NewOptional(s.opts.Version)},
 	}
-	if s.completionConfigured() {
-		return declareInlineCompletion(res)
-	}
-	return res, nil
-}
-
-// completionConfigured reports whether inline completion is on for the
-// folders initialize names, from the user's configuration and the
-// initializationOptions; s.mu held.
-func (s *Server) completionConfigured() bool {
-	var folders []string
-	for _, u := range s.initFolders {
-		if p, err := uriPath(u); err == nil {
-			folders = append(folders, p)
-		}
-	}
-	// The settings layer, pending, so that this look records no folder's
-	// first trust (initialized's load does, with every layer).
-	return s.host.CompletionConfigured(folders, []config.Override{
-		{Name: overrideInitOptions, JSON: unwrapLoom(s.initOpts), VouchesTrust: s.caps.workspaceTrust},
-		{Name: overrideSettings, Pushed: true, Pending: true},
-	})
+	return s.inline.initialize(res, raw, s.initFolders, s.initOpts, s.caps.workspaceTrust)
 }
 
 // initialized loads the configuration layers and starts one session per
@@ -216,6 +193,7 @@ func (s *Server) initialized(_ context.Context, _ jsonrpc2.RawMessage) error {
 	for _, err := range errs {
 		s.showMessage(protocol.MessageTypeError, "loom-lsp: "+err.Error())
 	}
+	s.inline.started()
 	return nil
 }
 

@@ -21,7 +21,7 @@ const (
 )
 
 // RuleArgs name a folder and one rule (exactly one of Exact, Prefix,
-// Every and MCPServer).
+// Every, MCPServer and FetchHost).
 type RuleArgs struct {
 	URI    string `json:"uri,omitempty"`
 	Exact  string `json:"exact,omitempty"`
@@ -36,6 +36,10 @@ type RuleArgs struct {
 	// user's too, in the same place, instead of a trust-bound workspace
 	// setting.
 	MCPServer string `json:"mcpServer,omitempty"`
+	// FetchHost names a host the fetch tool reaches without asking in
+	// this folder (a client's "Always allow fetches from this host"):
+	// the user's too, in the same place.
+	FetchHost string `json:"fetchHost,omitempty"`
 	// Conversation selects one of the folder's conversations by id; ""
 	// is the folder's most recent.
 	Conversation string `json:"conversation,omitempty"`
@@ -47,6 +51,8 @@ type RulesResult struct {
 	AllowCommands []cmdrules.Rule `json:"allowCommands"`
 	// AllowMCPServers names the MCP servers whose tools run unasked.
 	AllowMCPServers []string `json:"allowMcpServers"`
+	// AllowFetchHosts names the hosts the fetch tool reaches unasked.
+	AllowFetchHosts []string `json:"allowFetchHosts"`
 }
 
 func (h commandHandler) runRules(_ context.Context, a FolderArgs) (any, error) {
@@ -66,10 +72,12 @@ func (h commandHandler) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 	}
 	var err2 error
 	switch {
-	case a.MCPServer != "" && (a.Exact != "" || a.Prefix != "" || a.Every):
-		err2 = fmt.Errorf("%w: mcpServer is a rule of its own (no exact, prefix or every with it)", cmdrules.ErrBadRule)
+	case a.kinds() > 1:
+		err2 = fmt.Errorf("%w: mcpServer and fetchHost are rules of their own (one of exact, prefix, every, mcpServer, fetchHost)", cmdrules.ErrBadRule)
 	case a.MCPServer != "":
 		err2 = s.host.AddMCPServerRule(sess.Folder().Path(), a.MCPServer)
+	case a.FetchHost != "":
+		err2 = s.host.AddFetchHostRule(sess.Folder().Path(), a.FetchHost)
 	default:
 		_, err2 = s.host.AddApprovalRule(sess.Folder().Path(), a.rule())
 	}
@@ -89,9 +97,12 @@ func (h commandHandler) runRemoveRule(_ context.Context, a RuleArgs) (any, error
 		return nil, err
 	}
 	var found bool
-	if a.MCPServer != "" {
+	switch {
+	case a.MCPServer != "":
 		found, err = s.host.RemoveMCPServerRule(sess.Folder().Path(), a.MCPServer)
-	} else {
+	case a.FetchHost != "":
+		found, err = s.host.RemoveFetchHostRule(sess.Folder().Path(), a.FetchHost)
+	default:
 		found, err = s.host.RemoveApprovalRule(sess.Folder().Path(), a.rule())
 	}
 	if err != nil {
@@ -115,7 +126,23 @@ func (s *Server) rulesResult(folder string) (*RulesResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RulesResult{Folder: folder, AllowCommands: rs, AllowMCPServers: append([]string{}, servers...)}, nil
+	hosts, err := s.host.FetchHostRules(folder)
+	if err != nil {
+		return nil, err
+	}
+	return &RulesResult{Folder: folder, AllowCommands: rs, AllowMCPServers: append([]string{}, servers...), AllowFetchHosts: append([]string{}, hosts...)}, nil
+}
+
+// kinds counts the kinds of rule a names: a command rule (exact, prefix
+// or every), an MCP server, a fetch host.
+func (a RuleArgs) kinds() int {
+	n := 0
+	for _, set := range []bool{a.Exact != "" || a.Prefix != "" || a.Every, a.MCPServer != "", a.FetchHost != ""} {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 func (a RuleArgs) rule() cmdrules.Rule {

@@ -13,7 +13,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/loom-lsp/loom-lsp/completion"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -100,10 +99,9 @@ type Server struct {
 	tornDown    bool                      // the teardown has collected the outboxes; no new ones
 	progress    map[string]string         // progress token -> folder, for cancel
 
-	// completer serves textDocument/inlineCompletion (inlinecompletion.go).
-	completer *completion.Service
-	// lastCompletionErr is the completion model's last error, said once.
-	lastCompletionErr string
+	// inline serves textDocument/inlineCompletion and its capability
+	// (inlinecompletion.go, inlineregister.go).
+	inline *inlineCompletions
 
 	bg sync.WaitGroup // goroutines the server started (cancels, outboxes)
 }
@@ -174,8 +172,6 @@ func newServer(opts Options) *Server {
 		outboxes: map[string]*outbox{},
 		seqs:     map[string]*atomic.Uint64{},
 		progress: map[string]string{},
-
-		completer: completion.NewService(nil),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	hopts := opts.Host
@@ -186,7 +182,11 @@ func newServer(opts Options) *Server {
 	if hopts.Logger == nil {
 		hopts.Logger = s.log
 	}
+	// Inline completion follows the folders' settings (registered with a
+	// client that registers it dynamically).
+	hopts.SettingsPublished = func() { s.inline.settingsChanged() }
 	s.host = workspace.NewHost(hopts)
+	s.inline = newInlineCompletions(s.host, s.log, s)
 	return s
 }
 

@@ -33,6 +33,8 @@ var commandResults = map[string]reflect.Type{
 	CmdDiscard:            reflect.TypeFor[UndoResult](),
 	CmdCommandChanges:     reflect.TypeFor[CommandChangesResult](),
 	CmdTrust:              reflect.TypeFor[TrustResult](),
+	CmdMCPLogin:           reflect.TypeFor[MCPLoginResult](),
+	CmdMCPLogout:          reflect.TypeFor[MCPLoginResult](),
 	CmdRules:              reflect.TypeFor[RulesResult](),
 	CmdAddRule:            reflect.TypeFor[RulesResult](),
 	CmdRemoveRule:         reflect.TypeFor[RulesResult](),

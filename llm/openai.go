@@ -345,98 +345,129 @@ const DefaultMaxAnswerBytes = 4 << 20
 func (p *OpenAI) decode(ctx, sctx context.Context, d *Dialect, reqID uint64, body io.Reader,
 	emit func(fsm.Event), finish func(fsm.Event)) {
 	sse := newSSEReader(body)
-	var (
-		acc       toolAccumulator
-		usage     fsm.Usage
-		reason    string
-		chunk     wireChunk
-		answered  int             // bytes of text and reasoning so far
-		reasoning strings.Builder // kept only when the dialect echoes it
-		details   detailsAcc      // OpenRouter's reasoning_details
-	)
+	st := chatStream{d: d, reqID: reqID, maxAnswer: p.cfg.MaxAnswerBytes, emit: emit}
 	for {
 		data, kind, err := sse.next()
 		if ctx.Err() != nil {
 			return
 		}
-		if kind == sseDone {
-			done := fsm.LlmCompleted{Request: reqID, ToolCalls: acc.result(reqID), Usage: usage, FinishReason: reason}
-			if d.EchoReasoning {
-				done.Reasoning = reasoning.String()
-			}
-			if data := details.data(); d.EchoDetails && data != "" {
-				done.Opaque = fsm.Opaque{API: opaqueOpenRouter, Data: data}
-			}
-			finish(done)
+		switch {
+		case kind == sseDone:
+			finish(st.completed())
 			return
-		}
-		if err != nil {
-			switch {
-			case errors.Is(context.Cause(sctx), errIdle):
-				finish(idleError(reqID, p.cfg.IdleTimeout))
-			case errors.Is(err, errNoDone):
-				finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream, Retryable: true,
-					Message: "the provider closed the stream before it was complete (" + err.Error() + ")"})
-			default:
-				finish(transportError(reqID, err, true))
-			}
+		case err != nil:
+			finish(p.streamReadError(sctx, reqID, err))
 			return
-		}
-		if kind == sseError {
+		case kind == sseError:
 			finish(streamErrorEvent(d, reqID, data))
 			return
 		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue // an empty keep-alive event some proxies send
-		}
-		chunk = wireChunk{}
-		if err := chunk.unmarshal(data); err != nil {
-			finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
-				Message: fmt.Sprintf("the provider sent a malformed chunk (%v): %s", err, capText(string(data)))})
+		if end := st.chunk(data); end != nil {
+			finish(end)
 			return
 		}
-		if (len(chunk.Error) > 0 && string(chunk.Error) != "null") || chunk.Object == "error" {
-			finish(streamErrorEvent(d, reqID, data))
-			return
-		}
-		if chunk.Usage != nil {
-			usage = chunk.Usage.usage()
-		}
-		for i := range chunk.Choices {
-			ch := &chunk.Choices[i]
-			if ch.Index != 0 {
-				continue // only one choice is requested
-			}
-			if d.EchoDetails && len(ch.Delta.ReasoningDetails) > 0 {
-				details.add(ch.Delta.ReasoningDetails)
-			}
-			r := ch.Delta.reasoning()
-			answered += len(r) + len(ch.Delta.Content)
-			if answered > p.cfg.MaxAnswerBytes {
-				finish(fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream,
-					Message: fmt.Sprintf("the answer passed %s (model.max_answer_bytes): the stream was cut; ask for less at once, or raise the limit", byteSize(p.cfg.MaxAnswerBytes))})
-				return
-			}
-			if r != "" {
-				if d.EchoReasoning {
-					reasoning.WriteString(r)
-				}
-				emit(fsm.LlmReasoningDelta{Request: reqID, Text: r})
-			}
-			if ch.Delta.Content != "" {
-				emit(fsm.LlmTextDelta{Request: reqID, Text: ch.Delta.Content})
-			}
-			for j := range ch.Delta.ToolCalls {
-				tc := &ch.Delta.ToolCalls[j]
-				pos := acc.add(tc)
-				emit(fsm.LlmToolCallDelta{Request: reqID, Index: pos, ID: tc.ID,
-					Name: tc.Function.Name, ArgumentsDelta: tc.Function.Arguments})
-			}
-			if ch.FinishReason != "" {
-				reason = ch.FinishReason
+	}
+}
+
+// streamReadError is the end of a stream that could not be read: the
+// idle watchdog fired, the server closed it before [DONE], or the
+// connection failed.
+func (p *OpenAI) streamReadError(sctx context.Context, reqID uint64, err error) fsm.Event {
+	switch {
+	case errors.Is(context.Cause(sctx), errIdle):
+		return idleError(reqID, p.cfg.IdleTimeout)
+	case errors.Is(err, errNoDone):
+		return fsm.LlmError{Request: reqID, Kind: fsm.ErrorStream, Retryable: true,
+			Message: "the provider closed the stream before it was complete (" + err.Error() + ")"}
+	}
+	return transportError(reqID, err, true)
+}
+
+// chatStream is what a Chat Completions stream gave so far.
+type chatStream struct {
+	d         *Dialect
+	reqID     uint64
+	maxAnswer int
+	emit      func(fsm.Event)
+
+	acc       toolAccumulator
+	usage     fsm.Usage
+	reason    string
+	answered  int             // bytes of text and reasoning so far
+	reasoning strings.Builder // kept only when the dialect echoes it
+	details   detailsAcc      // OpenRouter's reasoning_details
+}
+
+// completed is the stream's final event, after [DONE].
+func (st *chatStream) completed() fsm.LlmCompleted {
+	done := fsm.LlmCompleted{Request: st.reqID, ToolCalls: st.acc.result(st.reqID), Usage: st.usage, FinishReason: st.reason}
+	if st.d.EchoReasoning {
+		done.Reasoning = st.reasoning.String()
+	}
+	if data := st.details.data(); st.d.EchoDetails && data != "" {
+		done.Opaque = fsm.Opaque{API: opaqueOpenRouter, Data: data}
+	}
+	return done
+}
+
+// chunk reads one chunk of the stream and emits its deltas; it returns
+// the stream's end when the chunk ends it (malformed, an error, an
+// answer past its cap), nil to read on.
+func (st *chatStream) chunk(data []byte) fsm.Event {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil // an empty keep-alive event some proxies send
+	}
+	var chunk wireChunk
+	if err := chunk.unmarshal(data); err != nil {
+		return fsm.LlmError{Request: st.reqID, Kind: fsm.ErrorStream,
+			Message: fmt.Sprintf("the provider sent a malformed chunk (%v): %s", err, capText(string(data)))}
+	}
+	if (len(chunk.Error) > 0 && string(chunk.Error) != "null") || chunk.Object == "error" {
+		return streamErrorEvent(st.d, st.reqID, data)
+	}
+	if chunk.Usage != nil {
+		st.usage = chunk.Usage.usage()
+	}
+	for i := range chunk.Choices {
+		if ch := &chunk.Choices[i]; ch.Index == 0 { // only one choice is requested
+			if end := st.choice(ch); end != nil {
+				return end
 			}
 		}
 	}
+	return nil
+}
+
+// choice emits a choice's deltas: reasoning, text, tool calls.
+func (st *chatStream) choice(ch *wireChoice) fsm.Event {
+	if st.d.EchoDetails && len(ch.Delta.ReasoningDetails) > 0 {
+		st.details.add(ch.Delta.ReasoningDetails)
+	}
+	r := ch.Delta.reasoning()
+	st.answered += len(r) + len(ch.Delta.Content)
+	if st.answered > st.maxAnswer {
+		return fsm.LlmError{Request: st.reqID, Kind: fsm.ErrorStream,
+			Message: fmt.Sprintf("the answer passed %s (model.max_answer_bytes): the stream was cut; ask for less at once, or raise the limit", byteSize(st.maxAnswer))}
+	}
+	if r != "" {
+		if st.d.EchoReasoning {
+			st.reasoning.WriteString(r)
+		}
+		st.emit(fsm.LlmReasoningDelta{Request: st.reqID, Text: r})
+	}
+	if ch.Delta.Content != "" {
+		st.emit(fsm.LlmTextDelta{Request: st.reqID, Text: ch.Delta.Content})
+	}
+	for j := range ch.Delta.ToolCalls {
+		tc := &ch.Delta.ToolCalls[j]
+		pos := st.acc.add(tc)
+		st.emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: pos, ID: tc.ID,
+			Name: tc.Function.Name, ArgumentsDelta: tc.Function.Arguments})
+	}
+	if ch.FinishReason != "" {
+		st.reason = ch.FinishReason
+	}
+	return nil
 }
 
 // byteSize writes n as "4 MB", "512 KB" or "300 bytes".

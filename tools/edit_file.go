@@ -75,30 +75,62 @@ func (EditFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 	if err != nil {
 		return readError("edit_file", rel, err)
 	}
-	// A file changed since the model read it (the user typing in it) is
-	// edited where the model saw it, and the edit rebased onto the new
-	// text, unless both changed the same lines.
-	var readBase string
-	var rebase bool
-	if res, ok := checkRead(env, "edit_file", abs, rel, data); !ok {
-		base, has := env.Reads.ReadText(abs)
-		if !has || env.Reads.Check(abs, []byte(base)) != nil || isBinary([]byte(base)) {
-			return res, nil
+	oldText, rebase, res, ok := editBase(env, abs, rel, data)
+	if !ok {
+		return res, nil
+	}
+	newText, n, res, ok := p.replace(rel, oldText, rebase)
+	if !ok {
+		return res, nil
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(abs); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	verb := "edited"
+	if current := string(data); rebase {
+		merged, err := Rebase(oldText, newText, current)
+		if err != nil {
+			return toolError("edit_file %s: %v, and the user (or another program) changed the lines you are editing: %v", rel, ErrStale, err), nil
 		}
-		readBase, rebase = base, true
+		oldText, newText = current, merged
+		verb = "edited (rebased onto the file's newer text, changed since you read it)"
+	}
+	return editResult(verb, newEdit(env.Root, abs, false, oldText, newText, mode), n), nil
+}
+
+// editBase is the text an edit of the file (its text data) applies to:
+// the file's own; or, when the file changed since the model read it (the
+// user typing in it), the text the model read, rebase set: the edit is
+// made where the model saw it and rebased onto the new text, unless both
+// changed the same lines. ok is false, with the refusal, when the model
+// has not read the file, or the file is not text.
+func editBase(env *Env, abs, rel string, data []byte) (base string, rebase bool, res Result, ok bool) {
+	base = string(data)
+	if res, ok := checkRead(env, "edit_file", abs, rel, data); !ok {
+		read, has := env.Reads.ReadText(abs)
+		if !has || env.Reads.Check(abs, []byte(read)) != nil || isBinary([]byte(read)) {
+			return "", false, res, false
+		}
+		base, rebase = read, true
 	}
 	if isBinary(data) {
-		return toolError("edit_file %s: binary or non-UTF-8 file; it cannot be edited as text", rel), nil
+		return "", false, toolError("edit_file %s: binary or non-UTF-8 file; it cannot be edited as text", rel), false
 	}
-	oldText := string(data)
-	current := oldText
-	if rebase {
-		oldText = readBase
-	}
-	body, hasBOM := strings.CutPrefix(oldText, bom)
+	return base, rebase, Result{}, true
+}
+
+// replace makes the edit in text: old_string, which must match once
+// (or, with replace_all, n times), becomes new_string, in the file's own
+// line endings, keeping its BOM and its final newline (or its absence).
+// ok is false, with the refusal, when old_string does not match as it
+// must or the edit changes nothing; stale marks a text the model read
+// that is no longer the file's.
+func (p editFileParams) replace(rel, text string, stale bool) (newText string, n int, res Result, ok bool) {
+	body, hasBOM := strings.CutPrefix(text, bom)
 	if p.OldString == "" {
 		if body != "" {
-			return toolError("edit_file %s: old_string is empty but the file exists and is not empty; give the text to replace, or use write_file to overwrite it", rel), nil
+			return "", 0, toolError("edit_file %s: old_string is empty but the file exists and is not empty; give the text to replace, or use write_file to overwrite it", rel), false
 		}
 		p.OldString = body // replace the empty body
 	}
@@ -109,46 +141,30 @@ func (EditFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 			oldStr, newStr = p.OldString, p.NewString // a mixed file: match as given
 		}
 	}
-	n := 1
+	n = 1
 	if oldStr != "" {
 		n = strings.Count(body, oldStr)
 	}
 	switch {
-	case n == 0 && rebase:
-		return toolError("edit_file %s: %v", rel, ErrStale), nil
+	case n == 0 && stale:
+		return "", 0, toolError("edit_file %s: %v", rel, ErrStale), false
 	case n == 0:
-		return toolError("edit_file %s: old_string was not found in the file%s", rel, closestHint(body, p.OldString)), nil
+		return "", 0, toolError("edit_file %s: old_string was not found in the file%s", rel, closestHint(body, p.OldString)), false
 	case n > 1 && !p.ReplaceAll:
-		return toolError("edit_file %s: old_string matched %d times (at lines %s); add surrounding lines to make it unique, or set replace_all", rel, n, matchLines(body, oldStr, 10)), nil
+		return "", 0, toolError("edit_file %s: old_string matched %d times (at lines %s); add surrounding lines to make it unique, or set replace_all", rel, n, matchLines(body, oldStr, 10)), false
 	}
-	var newBody string
-	if oldStr == "" {
-		newBody = newStr
-	} else {
+	newBody := newStr
+	if oldStr != "" {
 		newBody = strings.Replace(body, oldStr, newStr, n)
 	}
-	newBody = keepFinalNewline(body, newBody)
-	newText := newBody
+	newText = keepFinalNewline(body, newBody)
 	if hasBOM {
-		newText = bom + newBody
+		newText = bom + newText
 	}
-	if newText == oldText {
-		return toolError("edit_file %s: the edit changes nothing", rel), nil
+	if newText == text {
+		return "", 0, toolError("edit_file %s: the edit changes nothing", rel), false
 	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(abs); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	verb := "edited"
-	if rebase {
-		merged, err := Rebase(oldText, newText, current)
-		if err != nil {
-			return toolError("edit_file %s: %v, and the user (or another program) changed the lines you are editing: %v", rel, ErrStale, err), nil
-		}
-		oldText, newText = current, merged
-		verb = "edited (rebased onto the file's newer text, changed since you read it)"
-	}
-	return editResult(verb, newEdit(env.Root, abs, false, oldText, newText, mode), n), nil
+	return newText, n, Result{}, true
 }
 
 // resolveForWrite confines a path the tool will change; paths inside a

@@ -69,22 +69,9 @@ func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	if err := decodeArgs(args, &p); err != nil {
 		return toolError("grep: %v", err), nil
 	}
-	if p.Pattern == "" {
-		return toolError("grep: pattern is empty"), nil
-	}
-	re, err := regexp.Compile(p.Pattern)
-	if err != nil {
-		return toolError("grep: bad pattern: %v", err), nil
-	}
-	m := &lineMatcher{line: re}
-	if !strings.Contains(p.Pattern, `\A`) && !strings.Contains(p.Pattern, `\z`) && !strings.Contains(p.Pattern, "-m") {
-		m.file, _ = regexp.Compile("(?m)" + p.Pattern)
-	}
-	var glob *globMatcher
-	if p.Glob != "" {
-		if glob, err = compileGlob(p.Glob); err != nil {
-			return toolError("grep: glob %q: %v", p.Glob, err), nil
-		}
+	m, glob, res, ok := p.matchers()
+	if !ok {
+		return res, nil
 	}
 	root, rel, res, ok := resolveDir(env, "grep", p.Path)
 	if !ok {
@@ -111,6 +98,36 @@ func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	return grepReport(p.Pattern, results, len(paths), list.Git), nil
+}
+
+// matchers compiles the pattern (for a line, and for a whole file when
+// that gives the same matches faster) and the glob; ok is false, with
+// the refusal, when either is not valid.
+func (p grepParams) matchers() (m *lineMatcher, glob *globMatcher, res Result, ok bool) {
+	if p.Pattern == "" {
+		return nil, nil, toolError("grep: pattern is empty"), false
+	}
+	re, err := regexp.Compile(p.Pattern)
+	if err != nil {
+		return nil, nil, toolError("grep: bad pattern: %v", err), false
+	}
+	m = &lineMatcher{line: re}
+	if !strings.Contains(p.Pattern, `\A`) && !strings.Contains(p.Pattern, `\z`) && !strings.Contains(p.Pattern, "-m") {
+		m.file, _ = regexp.Compile("(?m)" + p.Pattern)
+	}
+	if p.Glob != "" {
+		if glob, err = compileGlob(p.Glob); err != nil {
+			return nil, nil, toolError("grep: glob %q: %v", p.Glob, err), false
+		}
+	}
+	return m, glob, Result{}, true
+}
+
+// grepReport is what the model reads of a search of searched files: the
+// matching lines, up to grepMaxMatches, then how many more there were,
+// what was skipped, and that .gitignore was not applied outside git.
+func grepReport(pattern string, results []grepFile, searched int, git bool) Result {
 	var b strings.Builder
 	shown, total, files, binary, large := 0, 0, 0, 0, 0
 	for _, r := range results {
@@ -125,25 +142,23 @@ func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 		}
 		files++
 		total += r.matches
-		for _, line := range r.lines {
-			if shown < grepMaxMatches {
-				b.WriteString(line)
-				shown++
-			}
+		for _, line := range r.lines[:min(len(r.lines), grepMaxMatches-shown)] {
+			b.WriteString(line)
+			shown++
 		}
 	}
 	if total == 0 {
-		fmt.Fprintf(&b, "No matches in %d files.\n", len(paths)-binary-large)
+		fmt.Fprintf(&b, "No matches in %d files.\n", searched-binary-large)
 	} else if total > shown {
 		fmt.Fprintf(&b, "(%d more matching lines not shown; %d in all, in %d files; narrow the search with path, glob or a more specific pattern)\n", total-shown, total, files)
 	}
 	if binary+large > 0 {
 		fmt.Fprintf(&b, "(skipped %d binary and %d files over %d MB)\n", binary, large, grepMaxFileBytes>>20)
 	}
-	if !list.Git {
+	if !git {
 		b.WriteString("(not a git repository: .gitignore was not applied)\n")
 	}
-	return Result{Text: b.String(), Summary: fmt.Sprintf("grep %q: %d matches in %d files", p.Pattern, total, files)}, nil
+	return Result{Text: b.String(), Summary: fmt.Sprintf("grep %q: %d matches in %d files", pattern, total, files)}
 }
 
 // grepFiles searches paths (relative to root: the workspace or a read

@@ -47,9 +47,17 @@ func (s *Conversation) cancelInFlight() {
 }
 
 // perform carries out one action of the machine. It never blocks: I/O
-// runs on worker goroutines, which report back through the inbox.
+// runs on worker goroutines, which report back through the inbox. An
+// action that only shows something is its notification (displayNote).
 func (s *Conversation) perform(a fsm.Action) {
 	if s.performPlan(a) {
+		return
+	}
+	if n, ok := displayNote(a); ok {
+		s.notify(n)
+		return
+	}
+	if reviewAction(s.review, a) {
 		return
 	}
 	switch a := a.(type) {
@@ -61,18 +69,13 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.changes.TurnStarted()
 			s.turnTimes[a.Turn] = time.Now()
 			s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
-			s.retryIndex(a.Turn)
 		}
 		if a.Compaction {
-			s.sideHooks(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
+			s.hooks.side(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
 		}
 		s.sendRequest(a)
 	case fsm.RunStopHooks:
-		s.runStopHooks(a)
-	case fsm.DisplayHook:
-		if shown(a.Report) {
-			s.notify(Notification{Kind: NoteHook, Turn: a.Turn, Hook: hookNote(a)})
-		}
+		s.hooks.stop(s.turnContext(), a)
 	case fsm.ExecuteTools:
 		ctx, batch := s.turnContext(), s.newBatch(a)
 		s.goWorker(func() { batch.Run(ctx) })
@@ -81,42 +84,11 @@ func (s *Conversation) perform(a fsm.Action) {
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
 		job.Turn, job.Sandbox = a.Turn, s.env.Sandbox
 		s.goWorker(func() { s.runHook(ctx, a, job) })
-	case *fsm.DisplayMessage:
-		s.notify(Notification{Kind: NoteText, Turn: a.Turn, Text: a.Text})
-	case fsm.DisplayReasoning:
-		s.notify(Notification{Kind: NoteReasoning, Turn: a.Turn, Text: a.Text})
-	case fsm.RetractMessage:
-		s.notify(Notification{Kind: NoteRetract, Turn: a.Turn})
 	case fsm.DisplayToolCall:
-		note := &ToolNote{CallID: a.CallID, Name: a.Name, Status: a.Status, Detail: a.Detail}
-		if a.Status == fsm.ToolPending {
-			note.Arguments = s.callArguments(a.CallID)
-			if a.Arguments != "" {
-				note.Arguments, note.Rewritten = a.Arguments, true
-			}
-		}
-		if a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed {
-			note.Diff = s.diffs[a.CallID]
-			delete(s.diffs, a.CallID)
-			note.Edit = s.edits[a.CallID]
-			delete(s.edits, a.CallID)
-			if summary, ok := s.summaries[a.CallID]; ok {
-				note.Detail = summary
-				delete(s.summaries, a.CallID)
-			}
-		}
-		if out, ok := s.outputs[a.CallID]; ok && a.Status != fsm.ToolPending && a.Status != fsm.ToolRunning {
-			note.Output, note.ExitCode = out.text, out.exitCode
-			delete(s.outputs, a.CallID)
-		} else if a.Name == fsm.AgentTool && (a.Status == fsm.ToolSucceeded || a.Status == fsm.ToolFailed) {
-			note.Output = s.callResult(a.CallID) // the child's answer, as the model reads it
-		}
-		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: note})
+		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: s.cards.card(a, s.m)})
 		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
 			s.childProgress(a.Name + " " + string(a.Status))
 		}
-	case fsm.DisplayError:
-		s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: a.Message, ErrorKind: a.Kind})
 	case fsm.ScheduleRetry:
 		req, ctx := a.Request, s.turnContext()
 		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
@@ -129,30 +101,14 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.startChild(a)
 	case fsm.StopChild:
 		s.stopChild(a)
-	case fsm.ProposeChanges:
-		s.review.Named(a)
-	case fsm.RewindFiles, fsm.RedoFiles:
-		// Done by Rewind and Redo before they stepped the event, so that
-		// a refused one changes nothing.
-	case fsm.ConversationRewound:
-		s.notify(Notification{Kind: NoteRewound, Turn: a.Turn, Text: a.Prompt})
-	case fsm.ConversationRedone:
-		s.notify(Notification{Kind: NoteRewound, Turn: a.Turn, Redone: true})
-	case fsm.ApplyChanges:
-		s.review.Apply(a)
 	case fsm.WaitForInput:
 		s.cancelInFlight()
 		s.review.Drop()
 		s.git.turnEnded()
-		clear(s.diffs)
-		clear(s.edits)
-		clear(s.summaries)
-		clear(s.outputs)
+		s.cards.clear()
 		_, total := s.m.Usage()
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage, TotalUsage: &total})
 		s.childTurnEnded(a)
-	case fsm.CompactionStarted:
-		s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: a.Message()})
 	case fsm.Compacted:
 		if s.m.State().Kind == fsm.WaitingForUserInput {
 			s.cancelInFlight() // an on-demand compaction is over
@@ -236,31 +192,4 @@ func formatDelay(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
-}
-
-// callResult returns the result of a completed call of the current
-// batch.
-func (s *Conversation) callResult(id string) string {
-	for _, x := range s.m.State().Executions {
-		if x.Call.ID == id {
-			return x.Result
-		}
-	}
-	msgs := s.m.Messages() // the batch is over: its results are history
-	for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-64; i-- {
-		if msgs[i].Role == fsm.RoleTool && msgs[i].ToolCallID == id {
-			return msgs[i].Content
-		}
-	}
-	return ""
-}
-
-// callArguments returns the arguments of a call of the current batch.
-func (s *Conversation) callArguments(id string) string {
-	for _, x := range s.m.State().Executions {
-		if x.Call.ID == id {
-			return x.Call.Arguments
-		}
-	}
-	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -224,66 +223,6 @@ func (fh *folderHooks) admit(h *agenthooks.Hook) (bool, string) {
 	return fh.gate.Admit(h)
 }
 
-// hooksFor returns the folder's hooks when some are defined for ev, nil
-// otherwise (the free path).
-func (s *Conversation) hooksFor(ev agenthooks.Event) *folderHooks {
-	fh := s.folder.hooks.Load()
-	if fh == nil || !fh.set.Has(ev) {
-		return nil
-	}
-	return fh
-}
-
-// runHooks runs the hooks of ev that select name, in parallel as Claude
-// Code does, and returns their reports in definition order. A hook held
-// back is reported once (per hook and reason), then skipped silently.
-func (s *Conversation) runHooks(ctx context.Context, fh *folderHooks, ev agenthooks.Event, name string, in agenthooks.Input) []fsm.HookReport {
-	in.Event, in.Cwd, in.Now = ev, s.folder.dir, time.Now()
-	in.SessionID = s.ID()
-	in.TranscriptPath = s.journalPathShared()
-	hooks := fh.set.For(ev, name)
-	reports := make([]fsm.HookReport, len(hooks))
-	keep := make([]bool, len(hooks))
-	var wg sync.WaitGroup
-	for i, h := range hooks {
-		if ok, why := fh.admit(h); !ok {
-			if _, told := fh.told.LoadOrStore(h.Name()+"\x00"+why, true); !told {
-				reports[i], keep[i] = fsm.HookReport{Hook: h.Name(), Held: why + s.folder.heldHow(why)}, true
-			}
-			continue
-		}
-		keep[i] = true
-		run := func() {
-			res := fh.runnerFor(h).Run(ctx, h, in)
-			reports[i] = fsm.HookReport{
-				Hook: h.Name(), Decision: string(res.Decision), Reason: res.Reason, Context: res.Context,
-				Message: res.Message, Problem: res.Problem, StopTurn: res.StopTurn, StopReason: res.StopReason,
-				Input: string(res.Input), Quiet: res.Quiet,
-			}
-		}
-		if len(hooks) == 1 {
-			run()
-			break
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); run() }()
-	}
-	wg.Wait()
-	out := reports[:0]
-	for i, r := range reports {
-		if keep[i] {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// stepHooks steps what the hooks said on the owner goroutine and waits
-// until it is taken; false when the turn is gone.
-func (s *Conversation) stepHooks(ctx context.Context, ev fsm.HooksDecided) bool {
-	return s.stepTaken(ctx, ev)
-}
-
 // said reports whether a live report made decision d, and the reasons.
 func said(reports []fsm.HookReport, d agenthooks.Decision) (bool, string) {
 	var reasons []string
@@ -300,12 +239,12 @@ func said(reports []fsm.HookReport, d agenthooks.Decision) (bool, string) {
 func (r callRun) PreToolUse(ctx context.Context, turn uint64, c fsm.ToolCall) toolcall.Hooked {
 	s, b := r.s, r.b
 	hc := toolcall.Hooked{Call: c}
-	fh := s.hooksFor(agenthooks.PreToolUse)
+	fh := s.hooks.hooksFor(agenthooks.PreToolUse)
 	if fh == nil {
 		return hc
 	}
 	in := agenthooks.Input{Tool: c.Name, ToolInput: json.RawMessage(c.Arguments), ToolUseID: c.ID}
-	reports := s.runHooks(ctx, fh, agenthooks.PreToolUse, c.Name, in)
+	reports := s.hooks.run(ctx, fh, agenthooks.PreToolUse, c.Name, in)
 	if len(reports) == 0 {
 		return hc
 	}
@@ -332,7 +271,7 @@ func (r callRun) PreToolUse(ctx context.Context, turn uint64, c fsm.ToolCall) to
 			reports[i].Input = ""
 		}
 	}
-	if !s.stepHooks(ctx, fsm.HooksDecided{Turn: turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
+	if !s.stepTaken(ctx, fsm.HooksDecided{Turn: turn, Event: fsm.HookPreToolUse, CallID: c.ID, Hooks: reports}) {
 		hc.Done = true
 		return hc
 	}
@@ -380,12 +319,12 @@ func inputWordsOf(input string) string {
 // out; their reports are stepped just before the call's ToolCompleted.
 func (r callRun) PostToolUse(ctx context.Context, c fsm.ToolCall, out toolcall.Outcome) []fsm.HookReport {
 	s := r.s
-	fh := s.hooksFor(agenthooks.PostToolUse)
+	fh := s.hooks.hooksFor(agenthooks.PostToolUse)
 	if fh == nil {
 		return nil
 	}
 	in := agenthooks.Input{Tool: c.Name, ToolInput: json.RawMessage(c.Arguments), ToolUseID: c.ID, ToolOutput: out.Result, ToolFailed: out.IsError}
-	return s.runHooks(ctx, fh, agenthooks.PostToolUse, c.Name, in)
+	return s.hooks.run(ctx, fh, agenthooks.PostToolUse, c.Name, in)
 }
 
 // acceptedCall is a reviewed edit's call as the user accepted it: the
@@ -415,41 +354,6 @@ func acceptedCall(c fsm.ToolCall, e *tools.Edit, whole bool) fsm.ToolCall {
 	return c
 }
 
-// promptHooks runs, before a prompt is stepped, the SessionStart hooks
-// (first prompt of the conversation) and the UserPromptSubmit hooks, on
-// the asking goroutine. It returns the events to step before the
-// prompt, and sets the prompt's HookContext and Refused.
-func (s *Conversation) promptHooks(ctx context.Context, in *fsm.UserInput, source string) []fsm.HooksDecided {
-	var evs []fsm.HooksDecided
-	var contexts, refused []string
-	collect := func(name string, reports []fsm.HookReport) {
-		if len(reports) == 0 {
-			return
-		}
-		evs = append(evs, fsm.HooksDecided{Event: name, Hooks: reports})
-		for _, r := range reports {
-			if r.Held != "" || r.Problem != "" {
-				continue
-			}
-			if r.Context != "" {
-				contexts = append(contexts, r.Context)
-			}
-			if r.Decision == string(agenthooks.Block) || r.StopTurn {
-				refused = append(refused, cmpOr(r.Reason, r.StopReason, "("+r.Hook+")"))
-			}
-		}
-	}
-	if fh := s.hooksFor(agenthooks.SessionStart); fh != nil && source != "" {
-		collect(fsm.HookSessionStart, s.runHooks(ctx, fh, agenthooks.SessionStart, source, agenthooks.Input{Source: source}))
-	}
-	if fh := s.hooksFor(agenthooks.UserPromptSubmit); fh != nil {
-		collect(fsm.HookUserPromptSubmit, s.runHooks(ctx, fh, agenthooks.UserPromptSubmit, "", agenthooks.Input{Prompt: in.Text}))
-	}
-	in.HookContext = strings.Join(contexts, "\n")
-	in.Refused = strings.Join(refused, "; ")
-	return evs
-}
-
 func cmpOr(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
@@ -457,51 +361,6 @@ func cmpOr(ss ...string) string {
 		}
 	}
 	return ""
-}
-
-// runStopHooks runs the Stop hooks the machine asked for, on a worker,
-// and steps what they said.
-func (s *Conversation) runStopHooks(a fsm.RunStopHooks) {
-	ctx := s.turnContext()
-	fh := s.folder.hooks.Load()
-	s.goWorker(func() {
-		var reports []fsm.HookReport
-		if fh != nil {
-			reports = s.runHooks(ctx, fh, agenthooks.Stop, "", agenthooks.Input{StopHookActive: a.Active, LastMessage: a.LastMessage})
-		}
-		s.postEventLive(ctx, fsm.HooksDecided{Turn: a.Turn, Event: fsm.HookStop, Hooks: reports})
-	})
-}
-
-// sideHooks runs the hooks of an event that only observes (PreCompact,
-// Notification) on a worker; what they said is stepped when they end.
-func (s *Conversation) sideHooks(ev agenthooks.Event, name string, turn uint64, in agenthooks.Input) {
-	fh := s.hooksFor(ev)
-	if fh == nil {
-		return
-	}
-	s.goWorker(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() {
-			select {
-			case <-s.done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		if reports := s.runHooks(ctx, fh, ev, name, in); len(reports) > 0 {
-			s.postEvent(fsm.HooksDecided{Turn: turn, Event: string(ev), Hooks: reports})
-		}
-	})
-}
-
-// notifyHooks fires the Notification hooks: loom waits for the user.
-func (s *Conversation) notifyHooks(turn uint64, what string) {
-	if s.folder.hooks.Load() == nil {
-		return
-	}
-	s.sideHooks(agenthooks.Notification, "permission_prompt", turn, agenthooks.Input{Message: "loom needs your permission to " + what})
 }
 
 // hookNote is a hook report as the front ends show it.

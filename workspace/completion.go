@@ -69,3 +69,37 @@ func (h *Host) CompletionLogPath() (string, error) {
 	}
 	return filepath.Join(dir, "completion.log"), nil
 }
+
+// CompletionStatus names a folder's inline completion model, for the
+// clients to show (loom.status).
+type CompletionStatus struct {
+	// API is the completion wire API ([completion] api: infill,
+	// completions, ollama, mistral, chat).
+	API string `json:"api"`
+	// Model is [completion] model ("" when the server has one model).
+	Model string `json:"model,omitempty"`
+}
+
+// completionStatus is the folder's completion model, nil when completion
+// is off there.
+func (f *Folder) completionStatus() *CompletionStatus {
+	st := f.settingsNow()
+	if st.cfgErr != nil || !st.cfg.Completion.Enabled() {
+		return nil
+	}
+	return &CompletionStatus{API: st.cfg.Completion.API, Model: st.cfg.Completion.Model}
+}
+
+// CompletionOn reports whether inline completion is on in any open
+// folder, from the settings they last published.
+func (h *Host) CompletionOn() bool {
+	h.mu.Lock()
+	folders := h.sortedFolders()
+	h.mu.Unlock()
+	for _, f := range folders {
+		if f.completionStatus() != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
 	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
-	"github.com/loom-lsp/loom-lsp/workspace/journal"
 	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
@@ -86,20 +85,17 @@ type Conversation struct {
 	// git is the auto-commit's state: the batch's agent texts, the
 	// conversation's commits (hook.go).
 	git gitState
-	// diffs holds the diff of each applied edit, by call id, until shown.
-	diffs map[string]string
-	// edits holds each applied edit's texts, by call id, until shown.
-	edits map[string]*EditNote
-	// summaries holds each finished call's one-line summary, until shown.
-	summaries map[string]string
-	// outputs holds each finished call's result, until shown.
-	outputs map[string]toolOutput
+	// cards holds what each finished call's card shows, until shown
+	// (actionnotes.go).
+	cards toolCards
 	// review keeps the proposals made under tools.edits = "review"
 	// (package changes; the glue: review.go).
 	review *changes.Review
 	// changes is the conversation's worktree: the change verbs, and the
 	// conversation's auto-commits (package changes).
 	changes *changes.Tree
+	// verbs apply what the change verbs return (changeapply.go).
+	verbs *ChangeVerbs
 	// turnTimes is when each turn started.
 	turnTimes map[uint64]time.Time
 	// conversationID names the conversation (its journal's id), stable
@@ -108,22 +104,15 @@ type Conversation struct {
 	conversationID string
 	// opening is where the conversation starts from (see run).
 	opening opening
-	// turns counts the conversation's prompts, and title is its title
-	// (the first prompt's first line, or the one set): both are kept in
-	// the journal's meta file for the conversation lists.
-	turns int
-	title string
-	named bool
 
 	idMu     sync.Mutex
 	sharedID string // conversationID, for any goroutine
 	// sharedPath is the journal's path, "" when not journaled.
 	sharedPath string
-	// journal records every accepted event; nil when not journaling.
-	journal *journal.File
-	// journalLock holds the journal's lock while this conversation owns
-	// it.
-	journalLock *journal.Held
+	// jr is the conversation's journal (convjournal.go).
+	jr convJournal
+	// hooks runs the agent hooks for the conversation (convhooks.go).
+	hooks *convHooks
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown []*shownText
@@ -224,6 +213,9 @@ type Status struct {
 	ClientPrompt *ClientPrompt `json:"clientPrompt,omitempty"`
 	// Children are the subagents running now (subagents.go).
 	Children []ChildStatus `json:"children,omitempty"`
+	// Completion is the folder's inline completion model, absent when
+	// completion is off there (completion.go).
+	Completion *CompletionStatus `json:"completion,omitempty"`
 }
 
 // PendingPlanStatus is a plan waiting for the user's decision: the
@@ -244,14 +236,15 @@ func newConversation(f *Folder, o opening) *Conversation {
 		done:       make(chan struct{}),
 		reads:      tools.NewReadTracker(),
 		git:        gitState{lock: &f.worktreeMu},
-		diffs:      map[string]string{},
-		edits:      map[string]*EditNote{},
-		summaries:  map[string]string{},
+		cards:      newToolCards(),
 		turnTimes:  map[uint64]time.Time{},
-		outputs:    map[string]toolOutput{},
 		shown:      newShownTexts(f.host.redactor),
 	}
-	s.changes = changes.New(f.dir, &f.worktreeMu, treePort{s}, f.checkRepo)
+	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.notify, path: s.journalPathShared,
+		usage: func() fsm.Usage { _, u := s.m.Usage(); return u }}
+	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.heldHow, id: s.ID, transcript: s.journalPathShared,
+		goWorker: s.goWorker, post: s.postEvent, postLive: s.postEventLive, done: s.done}
+	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, treePort{s}, s.reads)
 	return s
 }
@@ -274,7 +267,7 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 	var turn uint64
 	var err error
 	var source string
-	hooked := s.hooksFor(agenthooks.UserPromptSubmit) != nil || s.hooksFor(agenthooks.SessionStart) != nil
+	hooked := s.hooks.hooksFor(agenthooks.UserPromptSubmit) != nil || s.hooks.hooksFor(agenthooks.SessionStart) != nil
 	if hooked {
 		s.promptMu.Lock()
 		defer s.promptMu.Unlock()
@@ -309,7 +302,7 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 		}
 		return turn, err
 	}
-	evs := s.promptHooks(ctx, &in, source)
+	evs := s.hooks.prompt(ctx, &in, source)
 	callErr = s.call(ctx, func() {
 		turn = s.m.NextTurn()
 		if source != "" {
@@ -438,6 +431,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			s.folder.log.Warn("approval rules unreadable", "err", rerr)
 		}
 		st.AllowMCPServers = append([]string{}, servers...)
+		st.Completion = s.folder.completionStatus()
 	}
 	return st, err
 }
@@ -586,7 +580,7 @@ func (s *Conversation) run() {
 	}
 	s.drain()
 	s.flushAllShown()
-	s.closeJournal()
+	s.jr.close()
 }
 
 // drain runs what workers still post until all of them have returned;
@@ -617,7 +611,7 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 		}
 		return nil, err
 	}
-	s.journalEvent(ev)
+	s.jr.event(ev)
 	s.childStepped(ev)
 	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
 		s.folder.forgetWindow() // the server's window is not what it said
@@ -627,7 +621,7 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 	for _, a := range acts {
 		s.perform(a)
 		if _, ok := a.(fsm.WaitForInput); ok {
-			s.syncJournal()
+			s.jr.sync()
 		}
 	}
 	s.notifyState()

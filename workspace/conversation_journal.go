@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/workspace/changes"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
@@ -58,11 +59,11 @@ func (s *Conversation) open(o opening) {
 		s.m = fsm.New(cfg)
 		return
 	}
-	s.journalLock = o.lock
-	defer s.pruneJournals(o.path)
+	s.jr.lock = o.lock
+	defer s.jr.prune(o.path, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration)
 	if o.fresh {
 		if o.setAside {
-			s.setJournalAside(o.path)
+			s.jr.setAside(o.path)
 		}
 		s.m = fsm.New(cfg)
 		s.startJournal(o.path, o.created)
@@ -103,14 +104,14 @@ func (s *Conversation) restore(path string) {
 	s.m.Reconfigure(cfg)
 	id := journal.ID(rp.Scan.Header.Folder, rp.Scan.Header.Created)
 	s.setID(id, path)
-	s.readMeta(path)
+	s.jr.readMeta(path)
 	j, err := journal.Append(path, s.folder.dir, rp.Scan.Good, id)
 	if err != nil {
 		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
 	} else {
 		j.SetRedactor(s.folder.host.redactor)
-		s.journal = j
-		s.writeJournal(func(j *journal.File) error { return j.AppendConfig(cfg) })
+		s.jr.file = j
+		s.jr.config(cfg)
 	}
 	if rp.Scan.Torn {
 		s.notify(Notification{Kind: NoteInfo, Text: "the journal's last line was cut short (the daemon was stopped while writing it); it was skipped"})
@@ -125,11 +126,17 @@ func (s *Conversation) restore(path string) {
 		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
 	s.announcePlan()
-	s.changes.ReportPendingCommit(rp.PendingCommit)
-	left := s.changes.FinishRestore(rp.PendingRestore)
+	s.verbs.here(s.changes.ReportPendingCommit(rp.PendingCommit))
+	scrub := s.cfg.Model.APIKeyEnv
+	left, finished := s.changes.FinishRestore(rp.PendingRestore, scrub)
+	s.verbs.here(finished)
 	// The conversation's auto-commits, for a rewind after the restart.
 	s.changes.Log.Set(rp.Commits.Commits, rp.Commits.TurnOf)
-	s.changes.FinishRewind(rp.PendingRewind, left)
+	if o, ok := s.changes.FinishRewind(rp.PendingRewind, left, scrub); ok {
+		if err := s.verbs.here(o); err != nil {
+			s.verbs.tell(changes.RewindLost(rp.PendingRewind.Rewind.Turn, err))
+		}
+	}
 	if s.busy() && !s.resumeReviews(path) {
 		// The daemon died mid-turn: close the turn like a cancel, which
 		// gives unanswered tool calls a result (unless it only waited
@@ -137,58 +144,29 @@ func (s *Conversation) restore(path string) {
 		s.step(fsm.Cancel{})
 	}
 	s.review.Tidy() // none waits: a file left beside the journal goes
-	s.syncJournal()
+	s.jr.sync()
 }
 
 // startJournal starts a new journal at path, created at created, for the
 // current machine.
 func (s *Conversation) startJournal(path string, created time.Time) {
-	s.turns, s.title, s.named = 0, "", false
-	os.Remove(journal.MetaPath(path)) // a meta file left by a journal set aside
-	j, err := journal.Create(path, s.folder.dir, created)
-	if err != nil {
-		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
-		s.setID(journal.UnjournaledID(), "")
-		return
-	}
-	j.SetRedactor(s.folder.host.redactor)
-	s.journal = j
-	s.setID(j.ID(), path)
 	cfg := s.machineConfig()
 	if s.m != nil {
 		// A new conversation of this Conversation (after a reset) goes
 		// on with its ids.
 		cfg.ContinueFrom = s.m.IDs()
 	}
-	s.writeJournal(func(j *journal.File) error { return j.AppendConfig(cfg) })
+	s.setID(s.jr.start(path, created, cfg))
 }
 
 // restartJournal sets the current journal aside (kept, renamed with a
 // timestamp) and starts a new one: loom.reset.
 func (s *Conversation) restartJournal() {
-	path := s.journalPathShared()
-	if path == "" || s.journalLock == nil {
-		s.turns, s.title, s.named = 0, "", false
-		s.setID(journal.UnjournaledID(), "")
-		return // not journaling (no state directory)
+	cfg := s.machineConfig()
+	if s.m != nil {
+		cfg.ContinueFrom = s.m.IDs()
 	}
-	if s.journal != nil {
-		if err := s.journal.Close(); err != nil {
-			s.folder.log.Warn("closing the journal", "err", err)
-		}
-		s.journal = nil
-		s.setJournalAside(path)
-		s.pruneJournals(path)
-	}
-	s.startJournal(path, time.Now())
-}
-
-// pruneJournals applies the retention ([journal] keep and max_age) to the
-// past conversations of the folder whose live journal is at live.
-func (s *Conversation) pruneJournals(live string) {
-	for _, p := range pruneJournals(live, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration, time.Now()) {
-		s.folder.log.Info("old journal pruned", "path", p)
-	}
+	s.setID(s.jr.restart(s.journalPathShared(), cfg, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration))
 }
 
 // pruneJournals deletes the past conversations of the folder whose live
@@ -226,86 +204,6 @@ func pruneJournals(live string, keep int, maxAge time.Duration, now time.Time) [
 		}
 	}
 	return removed
-}
-
-// setJournalAside keeps the journal at path under a timestamped name, for
-// the retention to prune (see README.md, "Conversation journals"), so that a new conversation
-// can start at path. A missing journal is not an error.
-func (s *Conversation) setJournalAside(path string) {
-	aside := journal.AsideName(path, "reset", time.Now())
-	if err := os.Rename(path, aside); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			s.folder.log.Error("cannot set the journal aside", "err", err)
-		}
-		return
-	}
-	os.Rename(journal.MetaPath(path), journal.MetaPath(aside))
-	s.folder.log.Info("journal kept", "path", aside)
-}
-
-// journalEvent records an event the machine accepted.
-func (s *Conversation) journalEvent(ev fsm.Event) {
-	if _, ok := ev.(fsm.Reset); ok {
-		// A reset ends this journal's conversation (ConversationReset
-		// sets the journal aside and starts a new one): the journal set
-		// aside keeps the conversation as it was, so that loading it
-		// later replays it rather than its emptying.
-		return
-	}
-	s.writeJournal(func(j *journal.File) error { return j.AppendEvent(ev) })
-	if in, ok := ev.(fsm.UserInput); ok {
-		s.turns++
-		if s.title == "" {
-			s.title = journal.Title(s.folder.host.redactor, in.Text)
-			s.writeMeta()
-			s.notify(Notification{Kind: NoteTitle, Text: s.title})
-		}
-	}
-}
-
-// journalConfig records a new machine configuration.
-func (s *Conversation) journalConfig() {
-	s.writeJournal(func(j *journal.File) error { return j.AppendConfig(s.machineConfig()) })
-}
-
-// writeJournal runs one write; a failure is reported once and ends the
-// journaling of this session, rather than failing every step.
-func (s *Conversation) writeJournal(write func(*journal.File) error) {
-	if s.journal == nil {
-		return
-	}
-	if err := write(s.journal); err != nil {
-		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; the conversation is no longer journaled"})
-		s.journal.Abandon()
-		s.journal = nil
-	}
-}
-
-// syncJournal makes the journal durable (at turn boundaries), and its
-// meta file current.
-func (s *Conversation) syncJournal() {
-	if s.journal == nil {
-		return
-	}
-	s.writeMeta()
-	if err := s.journal.Sync(); err != nil {
-		s.folder.log.Warn("journal sync failed", "err", err)
-	}
-}
-
-// closeJournal flushes and closes the journal when the session stops, and
-// releases its lock.
-func (s *Conversation) closeJournal() {
-	if s.journal != nil {
-		if err := s.journal.Close(); err != nil {
-			s.folder.log.Warn("closing the journal", "err", err)
-		}
-		s.journal = nil
-	}
-	if s.journalLock != nil {
-		s.journalLock.Release()
-		s.journalLock = nil
-	}
 }
 
 // plural is "1 turn", "2 turns".

@@ -2,14 +2,12 @@ package workspace
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/secret"
@@ -94,40 +92,12 @@ func readConversation(path string, r *secret.Redactor) (ConversationInfo, error)
 	return journal.ReadInfo(path, true, r)
 }
 
-// writeMeta writes the journal's meta file, on the owner goroutine.
-func (s *Conversation) writeMeta() {
-	path := s.journalPathShared()
-	if path == "" || s.journal == nil {
-		return
-	}
-	m := journal.Meta{Title: s.folder.host.redactor.String(s.title), Named: s.named, Turns: s.turns, Updated: time.Now()}
-	_, m.Usage = s.m.Usage()
-	if err := journal.WriteMeta(path, m); err != nil {
-		s.folder.log.Warn("conversation meta file", "err", err)
-	}
-}
-
-// readMeta restores the title and turn count of the journal at path.
-func (s *Conversation) readMeta(path string) {
-	c, err := readConversation(path, s.folder.host.redactor)
-	if err != nil {
-		return
-	}
-	s.title, s.turns = c.Title, c.Turns
-	if b, err := os.ReadFile(journal.MetaPath(path)); err == nil {
-		var m journal.Meta
-		if json.Unmarshal(b, &m) == nil {
-			s.named = m.Named
-		}
-	}
-}
-
 // Conversation describes this conversation; its ID is "" when it is not
 // journaled.
 func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, error) {
 	var c ConversationInfo
 	callErr := s.call(ctx, func() {
-		c = ConversationInfo{ID: s.conversationID, Folder: s.folder.dir, Title: s.title, Turns: s.turns, Live: true}
+		c = ConversationInfo{ID: s.conversationID, Folder: s.folder.dir, Title: s.jr.title, Turns: s.jr.turns, Live: true}
 		_, c.Usage = s.m.Usage()
 		if path := s.journalPathShared(); path != "" {
 			c.Path = path
@@ -145,21 +115,7 @@ func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, erro
 // prompt's).
 func (s *Conversation) Rename(ctx context.Context, title string) error {
 	title = journal.Title(s.folder.host.redactor, title)
-	return s.call(ctx, func() {
-		s.named = title != ""
-		if s.named {
-			s.title = title
-		} else {
-			s.title = ""
-			if path := s.journalPathShared(); path != "" {
-				if c, err := journal.ReadInfo(path, false, s.folder.host.redactor); err == nil {
-					s.title = c.Title
-				}
-			}
-		}
-		s.writeMeta()
-		s.notify(Notification{Kind: NoteTitle, Text: s.title})
-	})
+	return s.call(ctx, func() { s.jr.rename(title, s.journalPathShared()) })
 }
 
 // LoadConversation makes this conversation the folder's journaled
@@ -211,8 +167,8 @@ func (s *Conversation) LoadConversation(ctx context.Context, id string) error {
 func (s *Conversation) loadInPlace(path string, lock *journal.Held) {
 	used := s.m.IDs()
 	s.cancelInFlight()
-	s.closeJournal()
-	s.journalLock = lock
+	s.jr.close()
+	s.jr.lock = lock
 	s.restore(path)
 	if ids := s.m.IDs(); ids.Turn < used.Turn || ids.Request < used.Request {
 		s.step(fsm.AdvanceIDs{IDs: used})

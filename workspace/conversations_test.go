@@ -429,7 +429,7 @@ func TestRapidConversationsJournalsReplayTheirLiveState(t *testing.T) {
 				path = c.journalPathShared()
 				live = append([]fsm.Message(nil), c.m.Messages()...)
 				cfg = c.machineConfig()
-				c.syncJournal()
+				c.jr.sync()
 			}); err != nil {
 				rt.Fatal(err)
 			}

@@ -51,6 +51,9 @@ type diagBatch struct {
 	// before holds each edited file's problems before the batch touched
 	// it; a file that had none known (no answer) is absent.
 	before map[string][]diagnostics.Diagnostic
+	// unavailable says why a file's problems before the batch are not
+	// known, for a file a language server should have answered for.
+	unavailable map[string]string
 	// order lists the edited files in the order first edited, and texts
 	// their texts after the batch's edits.
 	order []string
@@ -91,7 +94,7 @@ func (s *Conversation) newDiagBatch(a fsm.ExecuteTools) *diagBatch {
 	}
 	return &diagBatch{
 		src: src, wait: s.cfg.Tools.DiagnosticsWait.Duration, limits: lim, reportAt: last,
-		before: map[string][]diagnostics.Diagnostic{}, texts: map[string]string{},
+		before: map[string][]diagnostics.Diagnostic{}, unavailable: map[string]string{}, texts: map[string]string{},
 		dir: s.folder.dir,
 	}
 }
@@ -167,7 +170,7 @@ func (e *editorDiags) Diagnostics(ctx context.Context, path, text string) ([]dia
 		e.ownServer[path] = true
 	}
 	if e.pool == nil {
-		return nil, diagnostics.ErrUnavailable
+		return nil, diagnostics.ErrNotServed
 	}
 	return e.pool.Diagnostics(ctx, path, text)
 }
@@ -211,8 +214,12 @@ func (d *diagBatch) beforeEdit(ctx context.Context, env tools.FileSource, c fsm.
 	text := string(data)
 	ctx, cancel := context.WithTimeout(ctx, d.wait)
 	defer cancel()
-	if ds, err := d.src.Diagnostics(ctx, path, text); err == nil {
+	ds, err := d.src.Diagnostics(ctx, path, text)
+	switch {
+	case err == nil:
 		d.before[path] = ds
+	case !errors.Is(err, diagnostics.ErrNotServed):
+		d.unavailable[path] = diagnostics.Why(err)
 	}
 }
 
@@ -238,11 +245,23 @@ func (d *diagBatch) afterCall(ctx context.Context, c fsm.ToolCall, out toolcall.
 	for _, path := range d.order {
 		before, known := d.before[path]
 		text := d.texts[path]
-		if !known || text == "" {
+		if text == "" {
+			continue
+		}
+		if !known {
+			// No answer before the edit, where one was due: the model
+			// is told it does not know, not left to take silence for
+			// "no new problems".
+			if why, due := d.unavailable[path]; due {
+				reports = append(reports, diagnostics.Report{Path: rel(path), Unavailable: why})
+			}
 			continue
 		}
 		after, err := d.src.Diagnostics(ctx, path, text)
 		if err != nil {
+			if !errors.Is(err, diagnostics.ErrNotServed) {
+				reports = append(reports, diagnostics.Report{Path: rel(path), Unavailable: diagnostics.Why(err)})
+			}
 			continue
 		}
 		reports = append(reports, diagnostics.Report{

@@ -27,8 +27,12 @@
 //     decision on the user's git hooks, loom.commit and loom.discard of
 //     the commands' changes, loom.undo, the undo of one file, rewind and
 //     redo, the completion of an interrupted commit or revert on resume.
-//     Conversation.Changes returns it; the conversation lends it its
-//     goroutine, machine, journal and user through treePort (treeport.go).
+//     Each verb returns a changes.Outcome (what to journal, the branch to
+//     move, the event to step, the notes); the conversation's ChangeVerbs
+//     (changeapply.go, Conversation.Changes) apply it in the one order
+//     Outcome documents. The Tree reads the conversation through
+//     treePort.Read (treeport.go), the editor's buffers through
+//     folderEditor.
 //     Its changes.Review keeps the proposals under tools.edits = "review"
 //     and takes the user's decisions on them (Conversation.Review); the
 //     glue — proposing from the tools' workers, a command's review, the

@@ -144,6 +144,10 @@ type Approval struct {
 	// tool, for the rest of the session): it calls Always when the user
 	// picks it, and returns true.
 	Always func()
+	// Host, for a fetch, is the URL's host: Always then saves it for the
+	// folder (the fetch tool reaches it unasked from then on), and front
+	// ends say so ("Always allow fetches from host in this folder").
+	Host string
 	// Exact and Prefix are the approval rules the editor may offer for a
 	// bash command ("Always allow `npm test`", "Always allow commands
 	// starting with `go test`"); nil when no rule could ever match the

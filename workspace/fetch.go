@@ -108,6 +108,7 @@ func (s *Conversation) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall
 	}
 	a := Approval{Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Detail: args.URL}
 	if host != "" {
+		a.Host = host
 		a.Always = func() {
 			if err := s.folder.host.AddFetchHostRule(s.folder.dir, host); err != nil {
 				s.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom fetched the page once, but did not save the rule: " + err.Error()})

@@ -96,6 +96,9 @@ type Folder struct {
 	// and undos. So a command's window (cmdwindow.go) never sees another
 	// conversation's edit.
 	worktreeMu sync.Mutex
+	// indexFollow updates the user's index once a held index.lock is
+	// released (indexfollow.go).
+	indexFollow indexFollower
 	// skills are the skills last read, for the skill tool (any
 	// goroutine).
 	skills atomic.Pointer[[]agentfiles.Skill]
@@ -182,7 +185,7 @@ func newFolder(h *Host, folder string) *Folder {
 		done:       make(chan struct{}),
 		configured: make(chan struct{}),
 		watchReady: make(chan struct{}),
-		mcp:        mcp.NewManager(mcp.Options{Logger: log}),
+		mcp:        mcp.NewManager(mcp.Options{Logger: log, Tokens: h.mcpTokens()}),
 		cmds:       newCommandWindows(),
 		next:       settings{registry: tools.DefaultRegistry()},
 	}
@@ -270,6 +273,9 @@ func (f *Folder) publish() {
 		c.post(func() { c.useSettings(st) })
 	}
 	f.flushNotices()
+	if on := f.host.opts.SettingsPublished; on != nil {
+		on()
+	}
 }
 
 // flushNotices sends the notices held until the settings were published.

@@ -129,7 +129,7 @@ func (s *Conversation) useSettings(st settings) {
 	s.settings = st
 	if s.m != nil {
 		s.m.Reconfigure(s.machineConfig())
-		s.journalConfig()
+		s.jr.config(s.machineConfig())
 	}
 }
 

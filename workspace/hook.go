@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
@@ -31,16 +30,6 @@ type gitState struct {
 	lock *sync.Mutex // the folder's: its conversations write one worktree
 	// idle are undos waiting for the turn in flight to end.
 	idle []chan bool
-	// indexLeft is the index update a held index.lock stopped, retried
-	// once at the next turn.
-	indexLeft *indexRetry
-}
-
-// indexRetry is an index update to retry: the commit's entries in the
-// repository that holds dir.
-type indexRetry struct {
-	top     string
-	entries []gitcommit.Entry
 }
 
 // hookJob is what the hook's worker needs, copied on the owner
@@ -93,12 +82,13 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 	// taken: the folder's other conversations go on meanwhile.
 	job.Hooks = s.changes.DecideHooksEarly(s.folder.life, job.Job)
 	s.git.lock.Lock()
-	res := s.changes.CommitBatch(s.folder.life, job.Job, func(repo *gitcommit.Repo) ([]CommandChange, []string) {
+	res := s.verbs.commitBatch(s.folder.life, job.Job, func(repo *gitcommit.Repo) ([]CommandChange, []string) {
 		return reportCommands(s.folder.life, repo, job, job.Turn)
 	})
 	s.git.lock.Unlock()
 	s.post(func() {
-		s.changes.Recorded(res)
+		s.changes.Recorded(res, s.m.State().Turn)
+		s.leaveIndex(res.IndexLeft)
 		if len(res.Changes) > 0 {
 			s.changes.AddChanges(res.Changes)
 			s.notify(Notification{Kind: NoteCommandChanges, Turn: a.Turn, Changes: res.Changes})
@@ -186,39 +176,4 @@ func dedupe(ss []string) []string {
 		}
 	}
 	return out
-}
-
-// retryIndex retries, once, the index update a held index.lock stopped,
-// and says how it went; on the owner goroutine, when a turn starts.
-func (s *Conversation) retryIndex(turn uint64) {
-	left := s.git.indexLeft
-	if left == nil {
-		return
-	}
-	s.git.indexLeft = nil
-	scrub := s.cfg.Model.APIKeyEnv
-	s.goWorker(func() {
-		var text string
-		kind := NoteInfo
-		repo, err := gitcommit.Open(s.folder.life, left.top, scrub)
-		if err != nil {
-			return
-		}
-		rep := repo.SyncIndex(s.folder.life, left.entries, 500*time.Millisecond)
-		files := make([]string, len(left.entries))
-		for i, e := range left.entries {
-			files[i] = e.Path
-		}
-		if len(rep.Locked) > 0 {
-			kind = NoteError
-			text = "retried: the index is still locked by another git process, so git's index still has the old " + strings.Join(files, ", ") + " (staged-reverted); once that git command is done, run git reset -q -- " + strings.Join(files, " ")
-		} else {
-			notes := changes.IndexNotes(rep)
-			text = "the index lock is free now: git's index follows the agent's commit for " + strings.Join(files, ", ")
-			if len(notes) > 0 {
-				text += "; " + strings.Join(notes, "; ")
-			}
-		}
-		s.post(func() { s.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
-	})
 }

@@ -64,7 +64,7 @@ func BenchmarkHookVsGitCommit(b *testing.B) {
 		os.WriteFile(hookFile, []byte(after), 0o644)
 		job := changes.Job{Batch: map[string]*changes.BatchFile{hookFile: {Steps: []gitcommit.Step{{Old: string(before), New: after}}}}, Prompt: "bench", Cfg: cfg}
 		start := time.Now()
-		res := s.changes.CommitBatch(context.Background(), job, func(*gitcommit.Repo) ([]CommandChange, []string) { return nil, nil })
+		res := s.verbs.commitBatch(context.Background(), job, func(*gitcommit.Repo) ([]CommandChange, []string) { return nil, nil })
 		hookTime += time.Since(start)
 		if res.Commit == nil {
 			b.Fatalf("hook: %s", res.Action)

@@ -1,8 +1,11 @@
 package workspace
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,13 +47,15 @@ func TestHookStagedChangeKeepsTheAgentsHunk(t *testing.T) {
 	}
 }
 
-// Case 3: index.lock is held (the user is writing a commit message):
-// the commit is made and recorded, the user is told what is left and
-// that loom retries; the next turn retries and says so; loom.undo works.
+// Case 3: index.lock is held by the user's own git (a `git commit -a`
+// whose editor is open): the commit is made and recorded, the user is
+// told what is left; as soon as their git releases the lock (they close
+// the editor), the index follows the agent's commit — with no next turn
+// — and says so; loom.undo works.
 func TestHookWithTheIndexLocked(t *testing.T) {
-	dir := gitRepo(t, map[string]string{"f.txt": sevenLines})
-	lock := filepath.Join(dir, ".git", "index.lock")
-	os.WriteFile(lock, nil, 0o644)
+	dir := gitRepo(t, map[string]string{"f.txt": sevenLines, "g.txt": "the user's\n"})
+	os.WriteFile(filepath.Join(dir, "g.txt"), []byte("the user's, changed\n"), 0o644)
+	release := holdIndexLock(t, dir)
 	model := turnsModel([][]fsm.ToolCall{{call("r", "read_file", `{"path":"f.txt"}`)}, {edit("e", "f.txt", "seven", "SEVEN")}})
 	h := newTestHost(t, model, nil)
 	s, _ := h.AddFolder(dir)
@@ -60,20 +65,15 @@ func TestHookWithTheIndexLocked(t *testing.T) {
 		t.Fatalf("HEAD %s, commit reported %s", head, sha)
 	}
 	notes := strings.Join(note.Commit.Notes, "\n")
-	if !strings.Contains(notes, "another git process holds the index lock") || !strings.Contains(notes, "a plain git commit now would revert it; loom retries at the next turn, or run git reset -q -- f.txt") {
+	if !strings.Contains(notes, "another git process holds the index lock") || !strings.Contains(notes, "a plain git commit now would revert it; loom updates it as soon as that lock is released") {
 		t.Fatalf("notes %q", notes)
 	}
-	os.Remove(lock)
-	ask2, err := s.Ask(context.Background(), "anything else?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.editor.waitFor(t, "the retry's report", func(n Notification) bool {
-		return n.Kind == NoteInfo && n.Turn == ask2 && n.Visible && strings.Contains(n.Text, "git's index follows the agent's commit for f.txt")
+	release() // the user closes the editor: their git commit gives up and unlocks
+	h.editor.waitFor(t, "the index update once the lock is free", func(n Notification) bool {
+		return n.Kind == NoteInfo && n.Visible && strings.Contains(n.Text, "git's index follows the agent's commit for f.txt")
 	})
-	h.editor.turnEnded(t, ask2)
-	if st := runGit(t, dir, "status", "--porcelain"); st != "" {
-		t.Fatalf("status after the retry:\n%s", st)
+	if st := runGit(t, dir, "status", "--porcelain"); st != " M g.txt\n" {
+		t.Fatalf("status once the lock is free (no turn since):\n%s", st)
 	}
 	if _, err := s.Changes().Undo(context.Background(), ""); err != nil {
 		t.Fatal(err)
@@ -81,6 +81,48 @@ func TestHookWithTheIndexLocked(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != sevenLines {
 		t.Fatalf("f.txt = %q", got)
 	}
+}
+
+// holdIndexLock starts the user's `git commit -a` in dir and returns once
+// its editor is open, that is while git holds .git/index.lock; release
+// closes the editor with no message, so that git gives up the commit and
+// the lock, and waits for git to exit.
+func holdIndexLock(t *testing.T, dir string) (release func()) {
+	t.Helper()
+	cmd := exec.Command("git", "commit", "-a")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), `GIT_EDITOR=sh -c 'echo editing; read line' --`)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "editing\n" {
+		t.Fatalf("git commit's editor: %q, %v", line, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "index.lock")); err != nil {
+		t.Fatalf("git commit -a holds no index lock while its editor is open: %v", err)
+	}
+	released := false
+	release = func() {
+		if released {
+			return
+		}
+		released = true
+		stdin.Write([]byte("\n"))
+		stdin.Close()
+		go io.Copy(io.Discard, stdout)
+		_ = cmd.Wait() // exit 1: "Aborting commit due to empty commit message"
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // Undo right after a commit whose index update a lock stopped: it works

@@ -50,6 +50,11 @@ type HostOptions struct {
 	// folder's journal set aside as a reset does, instead of resuming it
 	// (`loom-lsp exec` without --resume).
 	NewConversation bool
+	// SettingsPublished, when set, is called after a folder published new
+	// settings (a load or reload of its configuration), on the folder's
+	// goroutine: it must not block. The LSP front end registers inline
+	// completion with the client as it turns on and off.
+	SettingsPublished func()
 }
 
 // Host holds the workspace folders, their conversations and the overlay

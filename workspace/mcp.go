@@ -47,7 +47,7 @@ func (s *Folder) applyMCP(cfg config.Config) {
 			Name: name, Command: res.Command, Args: res.Args, Dir: s.dir,
 			Env: append(mcp.Environ(getenv, pass), res.SetEnv...), URL: res.URL, Headers: res.Headers,
 			Timeout: srv.CallTimeout(), Roots: []string{s.dir},
-			Sandbox: s.sandbox,
+			Sandbox: s.sandbox, ClientID: srv.OAuthClientID, Scopes: srv.OAuthScopes,
 		}
 		if rerr != nil {
 			sp.NotStarted = fmt.Sprintf("not started: MCP server %q (%s) %v", name, serverFile(srv), rerr)
@@ -87,6 +87,55 @@ func (s *Folder) applyMCP(cfg config.Config) {
 	for name, srv := range cfg.MCP.Servers {
 		s.next.mcpPolicies[name] = srv.Policy()
 	}
+}
+
+// mcpTokens is the store of the MCP servers' sign-ins, in the state
+// directory (nil without one: a 401 then fails the server).
+func (h *Host) mcpTokens() *mcp.TokenStore {
+	dir, err := h.stateDir()
+	if err != nil {
+		return nil
+	}
+	return mcp.NewTokenStore(mcp.DefaultTokenFile(dir))
+}
+
+// MCPLogin signs in to the folder's HTTP MCP server name (OAuth, see
+// mcp.Login): open shows the authorization URL to the user (LSP
+// window/showDocument, or printed). Once signed in, the server restarts
+// with the token. It blocks until the browser came back or ctx ends.
+func (s *Folder) MCPLogin(ctx context.Context, name string, open func(context.Context, string) error) (mcp.LoginResult, error) {
+	sp, ok := s.mcp.Spec(name)
+	if !ok {
+		return mcp.LoginResult{}, fmt.Errorf("no MCP server %q in this folder", name)
+	}
+	if sp.NotStarted != "" {
+		return mcp.LoginResult{}, errors.New(sp.NotStarted)
+	}
+	if s.mcp.Tokens() == nil {
+		return mcp.LoginResult{}, errors.New("no state directory to keep the token in")
+	}
+	res, err := mcp.Login(ctx, mcp.LoginOptions{Spec: sp, Store: s.mcp.Tokens(), Open: open})
+	if err == nil {
+		s.mcp.Retry(name)
+	}
+	return res, err
+}
+
+// MCPLogout forgets the sign-in of the folder's server name and restarts
+// it (it then needs sign-in); it reports whether there was one.
+func (s *Folder) MCPLogout(name string) (bool, error) {
+	sp, ok := s.mcp.Spec(name)
+	if !ok {
+		return false, fmt.Errorf("no MCP server %q in this folder", name)
+	}
+	if s.mcp.Tokens() == nil {
+		return false, nil
+	}
+	had, err := mcp.Logout(s.mcp.Tokens(), sp)
+	if had {
+		s.mcp.Retry(name)
+	}
+	return had, err
 }
 
 // repoServerSandbox is the sandbox a repository's stdio MCP server runs
@@ -143,6 +192,8 @@ func untrustedServers(cfg config.Config) []string {
 // servers.
 func (s *Folder) syncMCP() {
 	for _, r := range s.mcp.TakeReports() {
+		// A sign-in needed is shown as loudly as a failure: the user
+		// must act for the server to start.
 		s.notify(Notification{Kind: NoteError, Text: r.Text})
 	}
 	ready := map[string]bool{}

@@ -141,8 +141,8 @@ func (s *Conversation) performPlan(a fsm.Action) bool {
 // a resumed conversation, when they are not the defaults.
 func (s *Conversation) announcePlan() {
 	turn := s.m.State().Turn
-	if s.title != "" {
-		s.notify(Notification{Kind: NoteTitle, Turn: turn, Text: s.title})
+	if s.jr.title != "" {
+		s.notify(Notification{Kind: NoteTitle, Turn: turn, Text: s.jr.title})
 	}
 	if mode := s.m.Mode(); mode != fsm.ModeAgent {
 		s.notify(Notification{Kind: NoteMode, Turn: turn, Text: string(mode)})

@@ -155,7 +155,7 @@ func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Dur
 		a.Subagent, a.Conversation = s.link.naming(), s.link.root().ID()
 		s.childProgress("waits for your approval: " + a.Tool + " " + a.Detail)
 	}
-	s.notifyHooks(a.Turn, "use "+a.Tool)
+	s.hooks.notify(a.Turn, "use "+a.Tool)
 	if timeout <= 0 {
 		return s.folder.host.opts.Editor.Approve(ctx, a)
 	}

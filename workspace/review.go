@@ -92,7 +92,7 @@ func (s *Conversation) proposeCommand(turn uint64, callID string, run *commandRu
 	p := s.review.ProposeCommand(turn, callID, cr)
 	if p == nil {
 		s.git.cmds = append(s.git.cmds, *run)
-		s.outputs[callID] = toolOutput{text: cr.Output()}
+		s.cards.outputs[callID] = toolOutput{text: cr.Output()}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: callID, Result: cr.Output()})
 		return nil
 	}
@@ -167,13 +167,13 @@ func (p treePort) Complete(c changes.Completion) {
 	s := p.s
 	if e := c.Edit; e != nil {
 		s.git.recordEdit(e.Path, e.OldText, e.NewText, e.Created, e.Mode)
-		s.diffs[c.CallID] = e.Diff
-		s.edits[c.CallID] = &EditNote{Path: e.Path, OldText: e.OldText, NewText: e.NewText, Created: e.Created}
+		s.cards.diffs[c.CallID] = e.Diff
+		s.cards.edits[c.CallID] = &EditNote{Path: e.Path, OldText: e.OldText, NewText: e.NewText, Created: e.Created}
 	}
 	for _, k := range c.Kept {
 		s.git.recordEdit(k.Path, k.Before, k.After, k.Created, k.Mode)
 	}
-	s.outputs[c.CallID] = toolOutput{text: c.Result}
+	s.cards.outputs[c.CallID] = toolOutput{text: c.Result}
 	if len(c.Hooks) > 0 {
 		s.step(fsm.HooksDecided{Turn: c.Turn, Event: fsm.HookPostToolUse, CallID: c.CallID, Hooks: c.Hooks})
 	}

@@ -127,6 +127,8 @@ type childLink struct {
 	// each of the child's batches runs under policy.Narrow(what the
 	// child would have), never more (childPolicy).
 	policy toolcall.Policy
+	// conv is the child's conversation id.
+	conv string
 	// timer fires the child's wall-time cap.
 	timer *time.Timer
 	// asked is the child's prompt turn; ended is set once reported.
@@ -145,7 +147,7 @@ func (l *childLink) root() *Conversation {
 
 // naming is what the user is told of the child.
 func (l *childLink) naming() *SubagentInfo {
-	return &SubagentInfo{Parent: l.parent.ID(), CallID: l.callID, Turn: l.turn, Child: l.id, Agent: l.agent.Name, Task: l.start.Task, Depth: l.start.Depth, ReadOnly: l.start.ReadOnly}
+	return &SubagentInfo{Parent: l.parent.ID(), CallID: l.callID, Turn: l.turn, Child: l.id, Conversation: l.conv, Agent: l.agent.Name, Task: l.start.Task, Depth: l.start.Depth, ReadOnly: l.start.ReadOnly}
 }
 
 // SubagentInfo names a child conversation: on each of its notifications
@@ -156,12 +158,14 @@ type SubagentInfo struct {
 	Parent string `json:"parent"`
 	CallID string `json:"callId"`
 	Turn   uint64 `json:"turn"`
-	// Child is the child's id (its conversation id is the
-	// notification's Conversation).
-	Child string `json:"child"`
-	Agent string `json:"agent"`
-	Task  string `json:"task"`
-	Depth int    `json:"depth"`
+	// Child is the child's id among its parent's children;
+	// Conversation is the child's conversation id (a child's own
+	// notifications carry it as Notification.Conversation).
+	Child        string `json:"child"`
+	Conversation string `json:"conversation,omitempty"`
+	Agent        string `json:"agent"`
+	Task         string `json:"task"`
+	Depth        int    `json:"depth"`
 	// ReadOnly says the child may not change files or run commands.
 	ReadOnly bool `json:"readOnly,omitempty"`
 	// State is the child's state on NoteSubagent: running, completed,
@@ -193,7 +197,7 @@ func (s *Conversation) startChild(a fsm.StartChild) {
 	ctx := s.turnContext()
 	link := &childLink{parent: s, ctx: ctx, turn: a.Turn, callID: a.CallID, id: a.Child, start: a, agent: def, policy: s.parentPolicy()}
 	child := newConversation(s.folder, s.childOpening(a.Child))
-	child.link = link
+	child.link, link.conv = link, child.ID()
 	if s.children == nil {
 		s.children = map[string]*Conversation{}
 	}

@@ -120,7 +120,7 @@ func checkReplays(t *testing.T, s *Conversation) {
 	var cfg fsm.Config
 	if err := s.call(context.Background(), func() {
 		path, live, cfg = s.journalPathShared(), append([]fsm.Message(nil), s.m.Messages()...), s.machineConfig()
-		s.syncJournal()
+		s.jr.sync()
 	}); err != nil {
 		t.Fatal(err)
 	}

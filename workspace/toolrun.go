@@ -147,17 +147,17 @@ func (r callRun) Complete(ctx context.Context, turn uint64, c fsm.ToolCall, out 
 		if e := out.Applied; e != nil {
 			s.git.recordEdit(e.Path, e.OldText, e.NewText, e.Created, e.Mode)
 			if e.Diff != "" {
-				s.diffs[c.ID] = e.Diff
+				s.cards.diffs[c.ID] = e.Diff
 			}
-			s.edits[c.ID] = &EditNote{Path: e.Path, OldText: e.OldText, NewText: e.NewText, Created: e.Created}
+			s.cards.edits[c.ID] = &EditNote{Path: e.Path, OldText: e.OldText, NewText: e.NewText, Created: e.Created}
 		}
 		if run, ok := out.Command.(*commandRun); ok && run != nil {
 			s.git.cmds = append(s.git.cmds, *run)
 		}
 		if out.Summary != "" {
-			s.summaries[c.ID] = out.Summary
+			s.cards.summaries[c.ID] = out.Summary
 		}
-		s.outputs[c.ID] = toolOutput{text: out.Result, exitCode: out.ExitCode}
+		s.cards.outputs[c.ID] = toolOutput{text: out.Result, exitCode: out.ExitCode}
 		s.step(fsm.ToolCompleted{Turn: turn, CallID: c.ID, Result: out.Result, IsError: out.IsError, Read: s.freshlyRead(c, out.IsError)})
 	})
 }
@@ -182,7 +182,7 @@ func (r callRun) Review(ctx context.Context, turn uint64, c fsm.ToolCall, out to
 	}
 	s.awaitReview(ctx, func() *changes.Proposal {
 		if out.Summary != "" {
-			s.summaries[c.ID] = out.Summary
+			s.cards.summaries[c.ID] = out.Summary
 		}
 		return s.proposeCommand(turn, c.ID, run, cr)
 	})

@@ -5,52 +5,85 @@ import (
 	"errors"
 	"time"
 
-	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
-	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
-	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
 // The change verbs (undo, undo of one file, rewind, redo, the
-// completion of an interrupted commit) are methods of the conversation's
-// changes.Tree, which holds the folder's writer, repository and worktree
-// lock; the conversation lends it its goroutine, machine, journal and
-// user through treePort.
+// completion of an interrupted commit, the commands' changes kept or
+// discarded) are methods of the conversation's changes.Tree, which holds
+// the folder's writer, repository and worktree lock: they read the
+// conversation through treePort (Read) and return what to do, which the
+// conversation's ChangeVerbs apply (changeapply.go).
 
 // ErrNoPendingCommit is returned by CommitPending when no commit was
 // interrupted.
 var ErrNoPendingCommit = changes.ErrNoPendingCommit
 
-// Changes is the conversation's worktree, whose methods are the change
-// verbs (loom.undo, loom.undoFile, loom.rewind, loom.redo, loom.commit).
-func (s *Conversation) Changes() *changes.Tree { return s.changes }
+// Changes are the conversation's change verbs (loom.undo, loom.undoFile,
+// loom.rewind, loom.redo, loom.commit, loom.discard).
+func (s *Conversation) Changes() *ChangeVerbs { return s.verbs }
 
-// treePort is what the conversation lends its changes.Tree.
+// newChangeVerbs makes the conversation's changes.Tree and the verbs that
+// apply what it returns.
+func newChangeVerbs(s *Conversation) (*changes.Tree, *ChangeVerbs) {
+	f := s.folder
+	tree := changes.New(f.dir, &f.worktreeMu, changes.Deps{
+		Conv:       treePort{s},
+		Editor:     folderEditor{f},
+		Check:      f.checkRepo,
+		Redact:     func(text string) string { return f.host.redactor.String(text) },
+		KeepHow:    f.host.opts.KeepHow,
+		DiscardHow: f.host.opts.DiscardHow,
+		Wrote: func(abs string, content []byte, present bool) {
+			if present {
+				s.writes.expect(abs, content)
+			}
+		},
+		Restoring: s.own.expect,
+	})
+	return tree, &ChangeVerbs{
+		tree:      tree,
+		lock:      &f.worktreeMu,
+		afterTurn: s.waitTurnEnd,
+		do:        s.call,
+		post:      s.post,
+		view:      treePort{s}.view,
+		journal:   func(rec journal.Record) { s.jr.record(rec) },
+		step:      s.step,
+		indexLeft: s.leaveIndex,
+		tell:      treePort{s}.Tell,
+	}
+}
+
+// treePort is what the conversation lends its changes.Tree (Read, and
+// AskHooks in hook.go) and its changes.Review (review.go).
 type treePort struct{ s *Conversation }
 
 func (p treePort) Do(ctx context.Context, f func()) error { return p.s.call(ctx, f) }
 func (p treePort) Post(f func())                          { p.s.post(f) }
-func (p treePort) WaitTurnEnd(ctx context.Context) (bool, error) {
-	return p.s.waitTurnEnd(ctx)
+
+// Read runs f on the conversation's goroutine with the conversation as
+// the Tree reads it.
+func (p treePort) Read(ctx context.Context, f func(changes.View)) error {
+	return p.s.call(ctx, func() { f(p.view()) })
 }
-func (p treePort) Dirty(abs string) bool   { return p.s.folder.host.overlay.Dirty(abs) }
-func (p treePort) Restoring(rels []string) { p.s.own.expect(rels) }
-func (p treePort) Wrote(abs string, content []byte, present bool) {
-	if present {
-		p.s.writes.expect(abs, content)
+
+// view is the conversation as the Tree reads it; on its goroutine.
+func (p treePort) view() changes.View {
+	s := p.s
+	v := changes.View{Scrub: s.cfg.Model.APIKeyEnv, Sandbox: s.env.Sandbox, Config: s.cfg, Prompt: s.turnPrompt,
+		Busy: s.busy(), Machine: s.m, TurnTime: func(turn uint64) time.Time { return s.turnTimes[turn] }}
+	for f := range s.git.agentFiles {
+		v.AgentFiles = append(v.AgentFiles, f)
 	}
+	return v
 }
-func (p treePort) Scrub() string                           { return p.s.cfg.Model.APIKeyEnv }
-func (p treePort) Sandbox() *sandbox.Sandbox               { return p.s.env.Sandbox }
+
 func (p treePort) Machine() *fsm.Machine                   { return p.s.m }
 func (p treePort) Step(ev fsm.Event) ([]fsm.Action, error) { return p.s.step(ev) }
-func (p treePort) Busy() bool                              { return p.s.busy() }
-func (p treePort) Journal(rec journal.Record) {
-	p.s.writeJournal(func(j *journal.File) error { return j.WriteLine(rec) })
-}
 
 // Tell shows n as the conversation's notification.
 func (p treePort) Tell(n changes.Note) {
@@ -67,45 +100,29 @@ func (p treePort) Tell(n changes.Note) {
 // relPaths makes each of paths relative to top (changes.RelPaths).
 func relPaths(top string, paths []string) []string { return changes.RelPaths(top, paths) }
 
-func (p treePort) Document(abs string) (string, bool) {
-	text, _, open := p.s.folder.host.overlay.Document(abs)
+func (p treePort) Redact(text string) string { return p.s.folder.host.redactor.String(text) }
+
+func (p treePort) ApplyEdit(ctx context.Context, callID string, e *tools.Edit) error {
+	return callRun{s: p.s}.applyEdit(ctx, callID, e)
+}
+
+// folderEditor is the editor's buffers of a folder, as the change verbs
+// see them (changes.Editor).
+type folderEditor struct{ f *Folder }
+
+func (e folderEditor) Dirty(abs string) bool { return e.f.host.overlay.Dirty(abs) }
+
+func (e folderEditor) Document(abs string) (string, bool) {
+	text, _, open := e.f.host.overlay.Document(abs)
 	return text, open
 }
 
 // SaveDocuments asks the editor to save paths; a failure is logged (an
 // editor that cannot save saves none).
-func (p treePort) SaveDocuments(ctx context.Context, paths []string) []string {
-	saved, err := p.s.folder.host.opts.Editor.SaveDocuments(ctx, paths)
+func (e folderEditor) SaveDocuments(ctx context.Context, paths []string) []string {
+	saved, err := e.f.host.opts.Editor.SaveDocuments(ctx, paths)
 	if err != nil && !errors.Is(err, ErrUnsupported) {
-		p.s.folder.log.Warn("saving documents failed", "err", err)
+		e.f.log.Warn("saving documents failed", "err", err)
 	}
 	return saved
-}
-
-func (p treePort) Redact(text string) string { return p.s.folder.host.redactor.String(text) }
-func (p treePort) Config() config.Config     { return p.s.cfg }
-func (p treePort) Prompt() string            { return p.s.turnPrompt }
-
-func (p treePort) AgentFiles() []string {
-	var out []string
-	for f := range p.s.git.agentFiles {
-		out = append(out, f)
-	}
-	return out
-}
-
-func (p treePort) IndexLeft(entries []gitcommit.Entry) {
-	if len(entries) > 0 {
-		p.s.git.indexLeft = &indexRetry{top: p.s.folder.dir, entries: entries}
-	}
-}
-
-func (p treePort) KeepHow() (string, string) {
-	return p.s.folder.host.opts.KeepHow, p.s.folder.host.opts.DiscardHow
-}
-
-func (p treePort) TurnTime(turn uint64) time.Time { return p.s.turnTimes[turn] }
-
-func (p treePort) ApplyEdit(ctx context.Context, callID string, e *tools.Edit) error {
-	return callRun{s: p.s}.applyEdit(ctx, callID, e)
 }

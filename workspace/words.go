@@ -43,7 +43,7 @@ func PlanLine(items []fsm.PlanItem) string {
 // tool_call).
 type ToolView struct {
 	// Kind is what the call does, in ACP's words: read, search, edit,
-	// execute or other.
+	// execute, fetch or other.
 	Kind string `json:"kind"`
 	// Title says the call in a sentence: "Read main.go", "Run `npm
 	// test`", "Search for `TODO` in src" (ACP's tool_call title).
@@ -67,6 +67,8 @@ type toolArgs struct {
 	Pattern string  `json:"pattern"`
 	Glob    string  `json:"glob"`
 	Command string  `json:"command"`
+	URL     string  `json:"url"`
+	Query   string  `json:"query"`
 	Offset  float64 `json:"offset"`
 	Limit   float64 `json:"limit"`
 }
@@ -115,6 +117,10 @@ func ViewTool(name, arguments string) ToolView {
 		if a.Command != "" {
 			v.Label = "$ " + clipRunes(a.Command, 200)
 		}
+	case "fetch":
+		v.Kind, v.Title = "fetch", "Fetch "+clipWords(a.URL, 120)
+	case "web_search":
+		v.Kind, v.Title = "search", fmt.Sprintf("Search the web for `%s`", clipWords(a.Query, 80))
 	}
 	return v
 }

@@ -24,6 +24,8 @@ func TestViewTool(t *testing.T) {
 		{"list_files", `{"path":"docs","pattern":"*.md"}`, ToolView{Kind: "read", Title: "List files in docs", Label: "docs (*.md)", Path: "docs"}},
 		{"edit_file", `{"path":"a.txt","old_string":"x","new_string":"y"}`, ToolView{Kind: "edit", Title: "Edit a.txt", Label: "a.txt", Path: "a.txt", File: "a.txt"}},
 		{"write_file", `{"path":"dir/b.go","content":"package b"}`, ToolView{Kind: "edit", Title: "Write dir/b.go", Label: "dir/b.go", Path: "dir/b.go", File: "dir/b.go"}},
+		{"fetch", `{"url":"https://go.dev/doc"}`, ToolView{Kind: "fetch", Title: "Fetch https://go.dev/doc", Label: `{"url":"https://go.dev/doc"}`}},
+		{"web_search", `{"query":"raft ready"}`, ToolView{Kind: "search", Title: "Search the web for `raft ready`", Label: `{"query":"raft ready"}`}},
 		{"mystery", `{"x": 1}`, ToolView{Kind: "other", Title: "mystery", Label: `{"x": 1}`}},
 		// Arguments still streaming: the whole fields, and a string cut
 		// off marked, so that the words grow with the arguments.

@@ -15,7 +15,7 @@ import (
 // Every write of a user's file goes through package worktree: a tool's
 // edit (writeEdit), a review decision and a discard
 // (changes.Tree.FolderWriter, RestoreWriter), and a revert's restores
-// (package changes). None opens a user's file itself.
+// (ChangeVerbs.revert, through changes.WriteRestores). None opens a user's file itself.
 
 // writeEdit writes a tool's edit to disk, rooted where the edit's path
 // and relative path say (the folder, its links resolved).
@@ -29,7 +29,11 @@ func (r callRun) writeEdit(e *tools.Edit) error {
 		root = string(filepath.Separator)
 	}
 	w := worktree.New(root)
-	w.Record = treePort{r.s}.Wrote
+	w.Record = func(abs string, content []byte, present bool) {
+		if present {
+			r.s.writes.expect(abs, content)
+		}
+	}
 	expect := worktree.Text(e.OldText)
 	if e.Created {
 		expect = worktree.Absent

@@ -79,3 +79,54 @@ func TestExecDiagnosticsAfterEdit(t *testing.T) {
 		t.Errorf("final message %v", m)
 	}
 }
+
+// silentServerSession edits main.go, and answers only once the edit's
+// result told the model that diagnostics were not available: the script
+// has no step for a result that says nothing.
+const silentServerSession = `
+[[step]]
+match.last_user_contains = "shout"
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"main.go"}'
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"main.go","old_string":"println(\"hi\")","new_string":"println(shout)"}'
+
+[[step]]
+match.last_tool_result_contains = "diagnostics were not available for main.go (silent-ls is still starting)"
+text = ["I cannot tell whether it builds."]
+`
+
+// TestExecDiagnosticsUnavailableAreSaid: a language server that never
+// answers (a real process that reads and says nothing) costs the bounded
+// wait, and the model reads that diagnostics were not available for the
+// file it edited — not silence, which it would take for "no new
+// problems".
+func TestExecDiagnosticsUnavailableAreSaid(t *testing.T) {
+	dir := gittest.Repo(t, map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"})
+	env := isolatedEnv(t)
+	var cfgHome string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
+			cfgHome = v
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(cfgHome, "loom"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(cfgHome, "loom"), "loom.toml", "[tools]\ndiagnostics_wait = \"1s\"\n\n[tools.language_servers.silent-ls]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; :\"]\nextensions = [\".go\"]\n")
+	r := runLoomEnv(t, env, dir, "", "exec", "--output", "jsonl", "--script", writeScript(t, silentServerSession), "shout")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	events := validEvents(t, eventSchema(t), r.stdout)
+	if diags := ofType(events, "diagnostics"); len(diags) != 1 || diags[0]["summary"] != "diagnostics not available for main.go" {
+		t.Errorf("diagnostics events %v", diags)
+	}
+	if m := ofType(events, "message_completed"); len(m) == 0 || m[len(m)-1]["text"] != "I cannot tell whether it builds." {
+		t.Errorf("final message %v\n%s", m, r.stdout)
+	}
+}

@@ -175,18 +175,20 @@ func init() {
 	}}
 }
 
-// runExec implements `loom-lsp exec`; cancelling ctx interrupts it.
+// runExec implements `loom-lsp exec`; cancelling ctx interrupts it:
+// the flags are read and checked, the prompt and pictures read, the
+// configuration and the model checked, then the one turn runs.
 func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := newCommandLine("exec", execUsage)
 	var f execFlags
 	f.register(c.fs)
 	// In JSONL mode a failure before the turn is also one error event.
 	jsonl := flagValue(args, "output") == string(headless.JSONL)
-	usageErr := func(format string, a ...any) int {
+	usageErr := func(err error) int {
 		if jsonl {
-			stdout.Write(headless.ErrorEvent("usage", fmt.Sprintf(format, a...)))
+			stdout.Write(headless.ErrorEvent("usage", err.Error()))
 		}
-		return c.usageError(stderr, format, a...)
+		return c.usageError(stderr, "%v", err)
 	}
 	rest, code, done := c.parse(args, stdout, stderr)
 	if done {
@@ -195,65 +197,23 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return code
 	}
-	if f.resume == resumeLatest && len(rest) == 2 && strings.HasPrefix(rest[0], "loom-") {
-		f.resume, rest = resumeFlag(rest[0]), rest[1:] // --resume ID PROMPT
-	}
-	if f.resume != "" && f.resume != resumeLatest {
-		if f.conversation != "" && f.conversation != string(f.resume) {
-			return usageErr("--resume %s and --conversation %s name two conversations", f.resume, f.conversation)
-		}
-		f.conversation = string(f.resume)
+	rest, err := f.pickConversation(rest)
+	if err != nil {
+		return usageErr(err)
 	}
 	if f.list {
 		return listConversations(stdout, stderr, f.output == string(headless.JSONL))
 	}
-	if f.rewind > 0 && len(rest) == 0 {
-		rest = []string{""}
+	if rest, err = f.check(rest); err != nil {
+		return usageErr(err)
 	}
-	if f.restore != string(fsm.RestoreFiles) && f.restore != string(fsm.RestoreConversation) && f.restore != string(fsm.RestoreBoth) {
-		return usageErr("--restore is files, conversation or both, not %q", f.restore)
-	}
-	if f.rewind > 0 && f.fresh {
-		return usageErr("--rewind works on the workspace's conversation: it excludes --new")
-	}
-	if len(rest) != 1 {
-		return usageErr("want exactly one PROMPT argument, got %d (%q): quote the prompt, or pass - to read it from stdin", len(rest), rest)
-	}
-	if (f.resume != "" || f.conversation != "") && f.fresh {
-		return usageErr("--resume and --new exclude each other")
-	}
-	format := headless.Format(f.output)
-	if format != headless.Text && format != headless.JSONL {
-		return usageErr("--output is text or jsonl, not %q", f.output)
-	}
-	if f.mode != "" && !fsm.Mode(f.mode).Valid() {
-		return usageErr("--mode is agent, plan or ask, not %q", f.mode)
-	}
-	if f.plan != "stop" && f.plan != "accept" {
-		return usageErr("--plan is stop or accept, not %q", f.plan)
-	}
-	var images []workspace.ImageInput
-	for _, path := range f.images {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return usageErr("--image: %v", err)
-		}
-		images = append(images, workspace.ImageInput{Name: path, Data: b})
-	}
-	prompt := rest[0]
-	if prompt == "-" {
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return usageErr("reading the prompt from stdin: %v", err)
-		}
-		prompt = string(b)
-	}
-	if strings.TrimSpace(prompt) == "" && f.rewind == 0 {
-		return usageErr("the prompt is empty")
+	prompt, images, err := f.input(rest[0], stdin)
+	if err != nil {
+		return usageErr(err)
 	}
 	layer, err := f.overrides()
 	if err != nil {
-		return usageErr("%v", err)
+		return usageErr(err)
 	}
 	configErr := func(err error) int {
 		fmt.Fprintf(stderr, "loom-lsp exec: %v\n", err)
@@ -287,29 +247,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		logger = slog.New(slog.NewTextHandler(secret.Default.Writer(stderr), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	var host *workspace.Host
-	opts := headless.Options{
-		Format: format, Out: stdout, Log: stderr, NoDeltas: f.noDeltas,
-		Color: colorAllowed(stderr), Progress: format == headless.Text && isTerminal(stderr),
-		ShowOutput: f.verbose, ShowReasoning: f.verbose || (format == headless.Text && isTerminal(stderr)),
-	}
-	// A plan proposed for approval: accepted (--plan accept), or the turn
-	// ends with it printed (a rejection without a comment: the user's
-	// next prompt says what to change).
-	opts.OnPlan = func(string) {
-		if s, err := host.Conversation(folder); err == nil {
-			s.DecidePlan(ctx, workspace.PlanDecision{Accept: f.plan == "accept"})
-		}
-	}
-	if f.edits == "propose" {
-		// A dry run: each proposal is shown, then rejected so that
-		// nothing is written, with a word for the model.
-		opts.OnProposal = func(p workspace.ProposalNote) {
-			if s, err := host.Conversation(folder); err == nil {
-				s.Review().Decide(ctx, p.ID, nil, []string{workspace.AllHunks}, proposeComment)
-			}
-		}
-	}
-	editor := headless.New(opts)
+	editor := headless.New(f.editorOptions(ctx, stdout, stderr, func() (*workspace.Conversation, error) { return host.Conversation(folder) }))
 	host = workspace.NewHost(workspace.HostOptions{
 		Editor:          editor,
 		Config:          load,
@@ -319,6 +257,104 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	})
 	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,
 		rewind: f.rewind, restore: fsm.Restore(f.restore), conversation: f.conversation, mode: fsm.Mode(f.mode), images: images}.run(ctx)
+}
+
+// pickConversation reads --resume ID PROMPT (an id the flag package left
+// among the arguments) and makes --resume ID name the conversation, as
+// --conversation does; rest is what is left of the arguments.
+func (f *execFlags) pickConversation(rest []string) ([]string, error) {
+	if f.resume == resumeLatest && len(rest) == 2 && strings.HasPrefix(rest[0], "loom-") {
+		f.resume, rest = resumeFlag(rest[0]), rest[1:] // --resume ID PROMPT
+	}
+	if f.resume != "" && f.resume != resumeLatest {
+		if f.conversation != "" && f.conversation != string(f.resume) {
+			return nil, fmt.Errorf("--resume %s and --conversation %s name two conversations", f.resume, f.conversation)
+		}
+		f.conversation = string(f.resume)
+	}
+	return rest, nil
+}
+
+// check refuses flags that name nothing or contradict each other, and
+// wants one PROMPT argument (optional with --rewind), which rest then is.
+func (f *execFlags) check(rest []string) ([]string, error) {
+	if f.rewind > 0 && len(rest) == 0 {
+		rest = []string{""}
+	}
+	switch {
+	case f.restore != string(fsm.RestoreFiles) && f.restore != string(fsm.RestoreConversation) && f.restore != string(fsm.RestoreBoth):
+		return nil, fmt.Errorf("--restore is files, conversation or both, not %q", f.restore)
+	case f.rewind > 0 && f.fresh:
+		return nil, fmt.Errorf("--rewind works on the workspace's conversation: it excludes --new")
+	case len(rest) != 1:
+		return nil, fmt.Errorf("want exactly one PROMPT argument, got %d (%q): quote the prompt, or pass - to read it from stdin", len(rest), rest)
+	case (f.resume != "" || f.conversation != "") && f.fresh:
+		return nil, fmt.Errorf("--resume and --new exclude each other")
+	case f.output != string(headless.Text) && f.output != string(headless.JSONL):
+		return nil, fmt.Errorf("--output is text or jsonl, not %q", f.output)
+	case f.mode != "" && !fsm.Mode(f.mode).Valid():
+		return nil, fmt.Errorf("--mode is agent, plan or ask, not %q", f.mode)
+	case f.plan != "stop" && f.plan != "accept":
+		return nil, fmt.Errorf("--plan is stop or accept, not %q", f.plan)
+	}
+	return rest, nil
+}
+
+// input reads the turn's prompt (arg, or stdin for "-"; empty only with
+// --rewind) and the --image pictures.
+func (f *execFlags) input(arg string, stdin io.Reader) (string, []workspace.ImageInput, error) {
+	var images []workspace.ImageInput
+	for _, path := range f.images {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", nil, fmt.Errorf("--image: %v", err)
+		}
+		images = append(images, workspace.ImageInput{Name: path, Data: b})
+	}
+	prompt := arg
+	if prompt == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", nil, fmt.Errorf("reading the prompt from stdin: %v", err)
+		}
+		prompt = string(b)
+	}
+	if strings.TrimSpace(prompt) == "" && f.rewind == 0 {
+		return "", nil, fmt.Errorf("the prompt is empty")
+	}
+	return prompt, images, nil
+}
+
+// editorOptions is how the turn is shown (--output, --verbose,
+// --no-deltas, a terminal's colours and progress) and what answers for
+// the user: a proposed plan (--plan) and, in a dry run, each proposed
+// change. conversation finds the turn's conversation.
+func (f *execFlags) editorOptions(ctx context.Context, stdout, stderr io.Writer, conversation func() (*workspace.Conversation, error)) headless.Options {
+	format := headless.Format(f.output)
+	terminal := isTerminal(stderr)
+	opts := headless.Options{
+		Format: format, Out: stdout, Log: stderr, NoDeltas: f.noDeltas,
+		Color: colorAllowed(stderr), Progress: format == headless.Text && terminal,
+		ShowOutput: f.verbose, ShowReasoning: f.verbose || (format == headless.Text && terminal),
+	}
+	// A plan proposed for approval: accepted (--plan accept), or the turn
+	// ends with it printed (a rejection without a comment: the user's
+	// next prompt says what to change).
+	opts.OnPlan = func(string) {
+		if s, err := conversation(); err == nil {
+			s.DecidePlan(ctx, workspace.PlanDecision{Accept: f.plan == "accept"})
+		}
+	}
+	if f.edits == "propose" {
+		// A dry run: each proposal is shown, then rejected so that
+		// nothing is written, with a word for the model.
+		opts.OnProposal = func(p workspace.ProposalNote) {
+			if s, err := conversation(); err == nil {
+				s.Review().Decide(ctx, p.ID, nil, []string{workspace.AllHunks}, proposeComment)
+			}
+		}
+	}
+	return opts
 }
 
 // listConversations prints the conversations of the working directory's

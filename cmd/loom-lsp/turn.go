@@ -77,6 +77,9 @@ func (r headlessTurn) fail(code int, err error) int {
 	return code
 }
 
+// run opens the conversation, rewinds it first when asked, then runs
+// the turn, watching the output for its reader going away, and gives
+// the exit code the turn's end deserves.
 func (r headlessTurn) run(ctx context.Context) int {
 	defer r.editor.Close()
 	defer r.host.Close()
@@ -85,26 +88,8 @@ func (r headlessTurn) run(ctx context.Context) int {
 		return r.fail(exitConfig, err)
 	}
 	if r.rewind > 0 {
-		res, err := s.Changes().Rewind(ctx, r.rewind, r.restore)
-		if err != nil {
+		if err := r.rewindFirst(ctx, s); err != nil {
 			return r.fail(exitFailed, err)
-		}
-		what := map[fsm.Restore]string{fsm.RestoreFiles: "files", fsm.RestoreConversation: "conversation", fsm.RestoreBoth: "files and the conversation"}[r.restore]
-		msg := fmt.Sprintf("rewound the %s to before turn %d", what, r.rewind)
-		if len(res.Restored) > 0 {
-			msg += fmt.Sprintf("; restored %s", strings.Join(res.Restored, ", "))
-		}
-		if left := res.LeftWords(); left != "" {
-			msg += "; " + left
-		}
-		if res.Prompt != "" {
-			msg += fmt.Sprintf("; that turn's prompt was: %s", res.Prompt)
-		}
-		if r.jsonl {
-			b, _ := json.Marshal(headless.Event{Type: "info", Turn: r.rewind, Message: msg})
-			r.stdout.Write(append(b, '\n'))
-		} else {
-			fmt.Fprintln(r.stderr, "loom-lsp: "+msg)
 		}
 		if strings.TrimSpace(r.prompt) == "" {
 			return exitOK
@@ -147,20 +132,58 @@ func (r headlessTurn) run(ctx context.Context) int {
 	}
 	ended, lastErr, err := r.editor.WaitTurn(ctx, turn)
 	if err != nil {
-		// Interrupted: cancel the turn, killing its tools, and wait for it
-		// to close so the conversation and journal stay valid.
-		wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Cancel(wait)
-		r.editor.WaitTurn(wait, turn)
-		select {
-		case <-r.editor.Broken():
-			fmt.Fprintln(r.stderr, "loom-lsp: the output was closed; the turn was cancelled")
-		default:
-			fmt.Fprintln(r.stderr, "loom-lsp: interrupted")
-		}
-		return exitInterrupted
+		return r.interrupted(s, turn)
 	}
+	return turnExitCode(ended, lastErr)
+}
+
+// rewindFirst rewinds the conversation (--rewind, --restore) and says
+// what it restored: an info event in JSONL mode, a line on stderr
+// otherwise.
+func (r headlessTurn) rewindFirst(ctx context.Context, s *workspace.Conversation) error {
+	res, err := s.Changes().Rewind(ctx, r.rewind, r.restore)
+	if err != nil {
+		return err
+	}
+	what := map[fsm.Restore]string{fsm.RestoreFiles: "files", fsm.RestoreConversation: "conversation", fsm.RestoreBoth: "files and the conversation"}[r.restore]
+	msg := fmt.Sprintf("rewound the %s to before turn %d", what, r.rewind)
+	if len(res.Restored) > 0 {
+		msg += fmt.Sprintf("; restored %s", strings.Join(res.Restored, ", "))
+	}
+	if left := res.LeftWords(); left != "" {
+		msg += "; " + left
+	}
+	if res.Prompt != "" {
+		msg += fmt.Sprintf("; that turn's prompt was: %s", res.Prompt)
+	}
+	if r.jsonl {
+		b, _ := json.Marshal(headless.Event{Type: "info", Turn: r.rewind, Message: msg})
+		r.stdout.Write(append(b, '\n'))
+	} else {
+		fmt.Fprintln(r.stderr, "loom-lsp: "+msg)
+	}
+	return nil
+}
+
+// interrupted cancels the turn, killing its tools, and waits for it to
+// close so the conversation and journal stay valid; it says why.
+func (r headlessTurn) interrupted(s *workspace.Conversation, turn uint64) int {
+	wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.Cancel(wait)
+	r.editor.WaitTurn(wait, turn)
+	select {
+	case <-r.editor.Broken():
+		fmt.Fprintln(r.stderr, "loom-lsp: the output was closed; the turn was cancelled")
+	default:
+		fmt.Fprintln(r.stderr, "loom-lsp: interrupted")
+	}
+	return exitInterrupted
+}
+
+// turnExitCode is the exit code of a turn that ended: done, cancelled,
+// failed by the model (its error's kind), or failed otherwise.
+func turnExitCode(ended, lastErr workspace.Notification) int {
 	switch ended.Outcome {
 	case fsm.TurnDone:
 		return exitOK

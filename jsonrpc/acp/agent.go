@@ -116,7 +116,11 @@ type agent struct {
 	// planCapable: the client declared clientCapabilities.plan
 	// (planops.go).
 	planCapable bool
-	sessions    map[acpsdk.SessionId]*session
+	// subagentsCapable: the client declared clientCapabilities.subagents;
+	// children are its announced child sessions (subagents.go).
+	subagentsCapable bool
+	children         map[acpsdk.SessionId]*childSession
+	sessions         map[acpsdk.SessionId]*session
 	// recent maps a workspace folder to its ACP session last used.
 	recent map[string]*session
 	turns  map[turnKey]*turnWait
@@ -208,9 +212,11 @@ func invalidParams(format string, args ...any) *acpsdk.RequestError {
 func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	var planCaps map[string]any
 	hasPlan, _ := metaMember(p.Meta, metaPlanCapability, &planCaps)
+	var subagentCaps map[string]any
+	hasSubagents, _ := metaMember(p.Meta, metaSubagentsCapability, &subagentCaps)
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
-	a.planCapable = hasPlan
+	a.planCapable, a.subagentsCapable = hasPlan, hasSubagents
 	a.mu.Unlock()
 	client := "unknown client"
 	if p.ClientInfo != nil {

@@ -23,6 +23,10 @@ func (a *agent) Notify(n workspace.Notification) {
 	if a.caught(n) {
 		return
 	}
+	if n.Subagent != nil && n.Kind != workspace.NoteSubagent {
+		a.childNotify(n) // a child's own: its child session's
+		return
+	}
 	sessions := a.sessionsOf(n.Folder, n.Conversation)
 	if len(sessions) == 0 {
 		a.log.Debug("no ACP session for a notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
@@ -210,8 +214,9 @@ func (o sessionOut) TurnStarted(workspace.TurnStarted) {}
 // them.
 func (o sessionOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
 
-// SubagentChanged sends nothing yet.
-func (o sessionOut) SubagentChanged(workspace.SubagentChanged) {}
+// SubagentChanged announces a child session to a client that declared
+// subagents, and reports its state (subagents.go).
+func (o sessionOut) SubagentChanged(n workspace.SubagentChanged) { o.a.subagentNote(o.s, n.Subagent) }
 
 // messageID names the agent message the session's text belongs to: one
 // per turn, and a new one after each retraction.
@@ -308,6 +313,9 @@ const (
 	// folder (workspace.Approval's Exact and Prefix).
 	optionRuleExact  = "allow_rule_exact"
 	optionRulePrefix = "allow_rule_prefix"
+	// optionHost saves a fetch's host for the folder (workspace.Approval's
+	// Host and Always).
+	optionHost = "allow_host"
 )
 
 // Approve implements workspace.Editor with session/request_permission. An
@@ -334,17 +342,29 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 		return false, err
 	}
 	v := viewTool(s.folder, ap.Tool, "")
-	if ap.Tool == "bash" {
+	switch ap.Tool {
+	case "bash":
 		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"command":%q}`, ap.Detail))
 		v.rawInput = map[string]any{"command": ap.Detail}
+	case "fetch":
+		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"url":%q}`, ap.Detail))
 	}
 	if ap.Server != "" {
 		v.title = ap.Detail // an MCP tool: its server, name and arguments
 	}
+	asker, callID := s, ap.CallID
+	if ap.Subagent != nil {
+		var done func()
+		asker, callID, done = a.childApproval(s, &ap, &v.title)
+		defer done()
+		if err := a.out.flush(ctx); err != nil { // its requires_action first
+			return false, err
+		}
+	}
 	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: s.id,
+		SessionId: asker.id,
 		ToolCall: acpsdk.ToolCallUpdate{
-			ToolCallId: acpsdk.ToolCallId(ap.CallID),
+			ToolCallId: acpsdk.ToolCallId(callID),
 			Title:      acpsdk.Ptr(v.title),
 			Kind:       acpsdk.Ptr(v.kind),
 			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
@@ -360,6 +380,11 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	}
 	switch id := resp.Outcome.Selected.OptionId; id {
 	case optionAllowOnce:
+		return true, nil
+	case optionHost:
+		if ap.Always != nil {
+			ap.Always() // saves the host for the folder, and says so
+		}
 		return true, nil
 	case optionRuleExact, optionRulePrefix:
 		if r := ruleOf(ap, id); r != nil && ap.Remember != nil {
@@ -387,8 +412,13 @@ func permissionOptions(ap workspace.Approval) []acpsdk.PermissionOption {
 	if ap.Remember != nil && ap.Prefix != nil {
 		opts = append(opts, acpsdk.PermissionOption{OptionId: optionRulePrefix, Name: "Always allow commands starting with `" + ap.Prefix.Prefix + "` in this folder", Kind: acpsdk.PermissionOptionKindAllowAlways})
 	}
+	if ap.Host != "" && ap.Always != nil {
+		// A fetch: the host for the folder, not every URL for the session.
+		opts = append(opts, acpsdk.PermissionOption{OptionId: optionHost, Name: "Always allow fetches from " + ap.Host + " in this folder", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	} else {
+		opts = append(opts, acpsdk.PermissionOption{OptionId: optionAllowAlways, Name: "Always allow " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	}
 	return append(opts,
-		acpsdk.PermissionOption{OptionId: optionAllowAlways, Name: "Always allow " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
 		acpsdk.PermissionOption{OptionId: optionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		acpsdk.PermissionOption{OptionId: optionRejectAlways, Name: "Always reject " + ap.Tool + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
 	)

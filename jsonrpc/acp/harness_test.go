@@ -54,6 +54,8 @@ type testClient struct {
 	// rawUpdates are the session/update lines whose update the SDK's
 	// types lack (plan_update, plan_removed), in wire order.
 	rawUpdates []string
+	// lines is every line the agent wrote, in wire order.
+	lines []string
 }
 
 func newTestClient() *testClient {
@@ -156,6 +158,7 @@ func (r *wireRecorder) Write(p []byte) (int, error) {
 		raw := bytes.Contains(line, []byte(`"method":"session/update"`)) && bytes.Contains(line, []byte(`"sessionUpdate":"plan_`))
 		text := string(line)
 		r.c.changed(func() {
+			r.c.lines = append(r.c.lines, text)
 			if raw {
 				r.c.rawUpdates = append(r.c.rawUpdates, text)
 			}

@@ -55,6 +55,11 @@ type heldItem struct {
 func (a *agent) sendRaw(id acpsdk.SessionId, u any) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.sendRawLocked(id, u)
+}
+
+// sendRawLocked is sendRaw with a.mu held.
+func (a *agent) sendRawLocked(id acpsdk.SessionId, u any) {
 	if _, replaying := a.held[id]; replaying {
 		a.held[id] = append(a.held[id], heldItem{raw: u})
 		return

@@ -134,7 +134,8 @@ const (
 
 // movedMembers are the newer schema's members, by method.
 var movedMembers = map[string][]movedMember{
-	"initialize":     {{path: []string{"clientCapabilities", "plan"}, key: metaPlanCapability}},
+	"initialize": {{path: []string{"clientCapabilities", "plan"}, key: metaPlanCapability},
+		{path: []string{"clientCapabilities", "subagents"}, key: metaSubagentsCapability}},
 	"session/new":    {{path: []string{"systemPrompt"}, key: metaSystemPrompt}},
 	"session/load":   {{path: []string{"systemPrompt"}, key: metaSystemPrompt}},
 	"session/resume": {{path: []string{"systemPrompt"}, key: metaSystemPrompt}},

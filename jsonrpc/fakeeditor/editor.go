@@ -67,6 +67,12 @@ type Config struct {
 	// TrustCommand, with Loom, declares experimental.loom.trustCommand:
 	// how the user runs loom.trust in this client.
 	TrustCommand string
+	// InlineDynamic declares textDocument.inlineCompletion with
+	// dynamicRegistration (LSP 3.18), as VS Code's extension does: the
+	// server registers inline completion with client/registerCapability.
+	// The editor answers every client/registerCapability and
+	// client/unregisterCapability (they are recorded in Messages).
+	InlineDynamic bool
 }
 
 // Message is a message the server sent: a notification or a request.
@@ -108,6 +114,10 @@ func (e *Editor) InitializeResultRaw() json.RawMessage {
 
 // Hooks script the answers to the server's requests.
 type Hooks struct {
+	// ShowDocument answers window/showDocument (whether it was shown)
+	// with its uri as sent and its external flag; nil: the method is
+	// not found, as in clients without it.
+	ShowDocument func(uri string, external bool) bool
 	// BeforeApplyEdit runs before an applyEdit is answered, e.g. to type in
 	// the buffer so the versioned edit is refused.
 	BeforeApplyEdit func(e *Editor, p *protocol.ApplyWorkspaceEditParams)
@@ -240,6 +250,8 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			}
 		}
 		return out, nil
+	case protocol.MethodClientRegisterCapability, protocol.MethodClientUnregisterCapability:
+		return nil, nil
 	case "loom/diagnostics":
 		h := e.Hooks.Diagnostics
 		if h == nil {
@@ -275,6 +287,15 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			saved = []string{}
 		}
 		return map[string]any{"saved": saved}, nil
+	case protocol.MethodWindowShowDocument:
+		var p struct { // the uri as sent, not normalized by uri.URI
+			URI      string `json:"uri"`
+			External bool   `json:"external"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil || e.Hooks.ShowDocument == nil {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
+		return &protocol.ShowDocumentResult{Success: e.Hooks.ShowDocument(p.URI, p.External)}, nil
 	}
 	return nil, jsonrpc2.ErrMethodNotFound
 }
@@ -352,6 +373,11 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 	raw, err := protocol.Marshal(&params)
 	if err != nil {
 		return nil, err
+	}
+	if e.cfg.InlineDynamic {
+		if raw, err = withInlineDynamic(raw); err != nil {
+			return nil, err
+		}
 	}
 	var resRaw json.RawMessage
 	if _, err := e.conn.Call(ctx, protocol.MethodInitialize, json.RawMessage(raw), &resRaw); err != nil {
@@ -489,4 +515,26 @@ func summarize(msgs []Message) string {
 		fmt.Fprintf(&b, "  %s %s\n", m.Method, p)
 	}
 	return b.String()
+}
+
+// withInlineDynamic adds capabilities.textDocument.inlineCompletion =
+// {dynamicRegistration: true} to initialize's params (go.lsp.dev's 3.17
+// types have no field for it).
+func withInlineDynamic(params []byte) ([]byte, error) {
+	var p map[string]any
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	caps, _ := p["capabilities"].(map[string]any)
+	if caps == nil {
+		caps = map[string]any{}
+		p["capabilities"] = caps
+	}
+	td, _ := caps["textDocument"].(map[string]any)
+	if td == nil {
+		td = map[string]any{}
+		caps["textDocument"] = td
+	}
+	td["inlineCompletion"] = map[string]any{"dynamicRegistration": true}
+	return json.Marshal(p)
 }

@@ -50,6 +50,11 @@ type Spec struct {
 	// Sandbox, when not nil, confines a stdio server's process like a
 	// bash command (package sandbox).
 	Sandbox *sandbox.Sandbox
+	// ClientID is the OAuth client id pre-registered with the server's
+	// authorization server ("" registers dynamically); Scopes, when not
+	// empty, are the scopes asked for instead of the server's.
+	ClientID string
+	Scopes   []string
 }
 
 // DefaultTimeout bounds a tool call when Spec.Timeout is zero.
@@ -58,7 +63,7 @@ const DefaultTimeout = 2 * time.Minute
 func (s Spec) same(o Spec) bool {
 	return s.Name == o.Name && s.Command == o.Command && slices.Equal(s.Args, o.Args) &&
 		slices.Equal(s.Env, o.Env) && s.Dir == o.Dir && s.URL == o.URL && maps.Equal(s.Headers, o.Headers) && slices.Equal(s.Roots, o.Roots) && s.Timeout == o.Timeout &&
-		s.NotStarted == o.NotStarted && s.Sandbox == o.Sandbox
+		s.NotStarted == o.NotStarted && s.Sandbox == o.Sandbox && s.ClientID == o.ClientID && slices.Equal(s.Scopes, o.Scopes)
 }
 
 // State is where a server is in its life.
@@ -70,14 +75,20 @@ const (
 	StateReady      State = "ready"       // its tools are offered
 	StateFailed     State = "failed"      // failed to start or died; no tools
 	StateNotStarted State = "not started" // Spec.NotStarted said why
+	// StateNeedsSignIn: an HTTP server answered 401 and no stored sign-in
+	// works; Login, then Retry.
+	StateNeedsSignIn State = "needs sign-in"
 )
 
 // ServerStatus is a snapshot of one server, for loom.status.
 type ServerStatus struct {
 	Name  string `json:"name"`
 	State State  `json:"state"`
-	// Tools counts the tools offered (0 unless ready).
-	Tools int `json:"tools"`
+	// Tools counts the tools offered (0 unless ready); Prompts and
+	// Resources count the server's prompts and resources likewise.
+	Tools     int `json:"tools"`
+	Prompts   int `json:"prompts,omitempty"`
+	Resources int `json:"resources,omitempty"`
 	// Error says why it failed or was not started.
 	Error string `json:"error,omitempty"`
 }
@@ -87,6 +98,8 @@ type Report struct {
 	Server string
 	// Text says what happened, with the tail of the server's stderr.
 	Text string
+	// SignIn: the server needs the user to sign in (Text says how).
+	SignIn bool
 }
 
 // Options configures a Manager.
@@ -95,6 +108,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is the client version sent in initialize.
 	Version string
+	// Tokens holds the OAuth sign-ins of HTTP servers; nil: no sign-in
+	// (a 401 fails the server).
+	Tokens *TokenStore
 }
 
 // Manager runs the MCP servers of one session. Its methods are safe for
@@ -145,8 +161,9 @@ func (m *Manager) Apply(specs []Spec) {
 		want[sp.Name] = sp
 	}
 	for name, srv := range m.servers {
-		// A failed server is retried by any reload.
-		if sp, ok := want[name]; !ok || !sp.same(srv.spec) || srv.failed() {
+		// A failed server is retried by any reload (so is one that
+		// needed sign-in: the user may have signed in meanwhile).
+		if sp, ok := want[name]; !ok || !sp.same(srv.spec) || srv.failed() || srv.state == StateNeedsSignIn {
 			srv.stop()
 			delete(m.servers, name)
 		}
@@ -189,12 +206,44 @@ func (m *Manager) Status() []ServerStatus {
 	for _, srv := range m.servers {
 		st := ServerStatus{Name: srv.spec.Name, State: srv.state, Error: srv.err}
 		if srv.state == StateReady {
-			st.Tools = len(srv.tools)
+			st.Tools, st.Prompts, st.Resources = len(srv.tools), len(srv.prompts), len(srv.resources)
 		}
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Spec returns the configured server name.
+func (m *Manager) Spec(name string) (Spec, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	srv, ok := m.servers[name]
+	if !ok {
+		return Spec{}, false
+	}
+	return srv.spec, true
+}
+
+// Tokens is the store of the servers' sign-ins (nil when there is none).
+func (m *Manager) Tokens() *TokenStore { return m.opts.Tokens }
+
+// Retry restarts server name (after a sign-in or a sign-out); it reports
+// whether there is such a server.
+func (m *Manager) Retry(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	srv, ok := m.servers[name]
+	if !ok || m.closed || srv.spec.NotStarted != "" {
+		return ok
+	}
+	srv.stop()
+	srv = newServer(m, srv.spec)
+	m.servers[name] = srv
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); srv.run() }()
+	m.signal()
+	return true
 }
 
 // TakeReports returns the failures not yet taken, oldest first.

@@ -42,10 +42,15 @@ type server struct {
 	pid   int // a stdio server's process (group) id once started
 	err   string
 	tools []*Tool
+	// prompts and resources are what the server offers besides tools
+	// (nil unless ready, or when it offers none).
+	prompts   []*sdk.Prompt
+	resources []*sdk.Resource
 	// listings counts successful tools/list calls.
 	listings int
 	session  *sdk.ClientSession
 
+	oauth   *tokenHandler // an HTTP server signing in through opts.Tokens
 	refresh chan struct{} // tools/list_changed, coalesced
 	stderr  tail
 
@@ -79,6 +84,10 @@ func (s *server) run() {
 	cs, proc, err := s.connect()
 	if err != nil {
 		s.finish(nil, proc)
+		if s.ctx.Err() == nil && s.oauth.signInNeeded() {
+			s.needSignIn(err)
+			return
+		}
 		if s.ctx.Err() == nil {
 			s.fail(fmt.Sprintf("MCP server %q failed to start: %v", s.spec.Name, err))
 		}
@@ -146,12 +155,9 @@ func (s *server) died(proc running, err error) {
 func (s *server) connect() (*sdk.ClientSession, running, error) {
 	var proc running
 	client := sdk.NewClient(&sdk.Implementation{Name: "loom-lsp", Version: s.m.opts.Version}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case s.refresh <- struct{}{}:
-			default:
-			}
-		},
+		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { s.relist() },
+		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { s.relist() },
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { s.relist() },
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			s.forwardProgress(req.Params)
 		},
@@ -162,7 +168,12 @@ func (s *server) connect() (*sdk.ClientSession, running, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
 	defer cancel()
 	if s.spec.URL != "" {
-		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 2}, nil)
+		tr := &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 2}
+		if s.spec.usesOAuth(s.m.opts.Tokens) {
+			s.oauth = &tokenHandler{store: s.m.opts.Tokens, url: s.spec.URL, client: &http.Client{Timeout: startTimeout}}
+			tr.OAuthHandler = s.oauth
+		}
+		cs, err := client.Connect(ctx, tr, nil)
 		return cs, proc, err
 	}
 	cmd := exec.Command(s.spec.Command, s.spec.Args...)
@@ -240,10 +251,24 @@ func killGroup(pgid int) {
 	}
 }
 
-// listTools replaces the server's tools with what tools/list says.
+// relist asks the server's goroutine to list its offers again
+// (a list_changed notification; coalesced).
+func (s *server) relist() {
+	select {
+	case s.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// listTools replaces the server's tools, prompts and resources with what
+// tools/list, prompts/list and resources/list say.
 func (s *server) listTools(cs *sdk.ClientSession) error {
 	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
 	defer cancel()
+	prompts, resources, err := listOthers(ctx, cs)
+	if err != nil {
+		return err
+	}
 	var list []*Tool
 	seen := map[string]bool{}
 	for t, err := range cs.Tools(ctx, nil) {
@@ -264,9 +289,35 @@ func (s *server) listTools(cs *sdk.ClientSession) error {
 		return nil
 	}
 	s.state, s.err, s.tools, s.session = StateReady, "", list, cs
+	s.prompts, s.resources = prompts, resources
 	s.listings++
 	s.m.signal()
 	return nil
+}
+
+// listOthers lists the prompts and resources of a server that offers
+// them (its capabilities say so).
+func listOthers(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Prompt, []*sdk.Resource, error) {
+	var prompts []*sdk.Prompt
+	var resources []*sdk.Resource
+	caps := cs.InitializeResult().Capabilities
+	if caps != nil && caps.Prompts != nil {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return nil, nil, fmt.Errorf("prompts/list: %w", err)
+			}
+			prompts = append(prompts, p)
+		}
+	}
+	if caps != nil && caps.Resources != nil {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return nil, nil, fmt.Errorf("resources/list: %w", err)
+			}
+			resources = append(resources, r)
+		}
+	}
+	return prompts, resources, nil
 }
 
 func (s *server) toolCount() int {
@@ -287,7 +338,27 @@ func (s *server) fail(msg string) {
 		return
 	}
 	s.state, s.err, s.tools, s.session = StateFailed, firstLine(msg), nil, nil
+	s.prompts, s.resources = nil, nil
 	s.m.report(Report{Server: s.spec.Name, Text: msg})
+}
+
+// needSignIn marks the server as waiting for the user to sign in, and
+// says so once.
+func (s *server) needSignIn(err error) {
+	why := err.Error()
+	if i := strings.Index(why, ErrNeedsSignIn.Error()+": "); i >= 0 {
+		why = why[i+len(ErrNeedsSignIn.Error())+2:]
+	}
+	msg := fmt.Sprintf("MCP server %q needs sign-in (%s): %s", s.spec.Name, why, SignInHow(s.spec.Name))
+	s.m.opts.Logger.Info("MCP server needs sign-in", "mcp_server", s.spec.Name)
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return
+	}
+	s.state, s.err, s.tools, s.session = StateNeedsSignIn, msg, nil, nil
+	s.prompts, s.resources = nil, nil
+	s.m.report(Report{Server: s.spec.Name, Text: msg, SignIn: true})
 }
 
 // currentSession returns the session while the server is ready.

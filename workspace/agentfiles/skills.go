@@ -193,59 +193,77 @@ func (s Skill) Body() (string, []string, error) {
 // quoted values read too) and its body. A file without front matter has
 // an empty map. line is where an error is.
 func FrontMatter(text string) (meta map[string]string, body string, line int, err error) {
-	meta = map[string]string{}
 	text = strings.TrimPrefix(text, "\ufeff")
 	if !strings.HasPrefix(text, "---\n") && !strings.HasPrefix(text, "---\r\n") {
-		return meta, text, 0, nil
+		return map[string]string{}, text, 0, nil
 	}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(nil, maxSkillBytes)
 	sc.Scan() // ---
 	n, consumed := 1, len(sc.Text())+1
-	var key string
-	var block []string
-	flush := func() {
-		if key != "" && block != nil {
-			meta[key] = strings.TrimSpace(strings.Join(block, " "))
-		}
-		block = nil
-	}
+	fm := frontMatter{meta: map[string]string{}}
 	for sc.Scan() {
 		n++
 		l := sc.Text()
 		consumed += len(l) + 1
 		if strings.TrimRight(l, "\r") == "---" {
-			flush()
-			return meta, text[min(consumed, len(text)):], 0, nil
+			fm.endBlock()
+			return fm.meta, text[min(consumed, len(text)):], 0, nil
 		}
-		if block != nil && (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.TrimSpace(l) == "") {
-			block = append(block, strings.TrimSpace(l))
-			continue
-		}
-		flush()
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
-			continue
-		}
-		if strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "-") {
-			// Nested values (metadata maps, allowed-tools lists): not read.
-			continue
-		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return nil, "", n, fmt.Errorf("front matter line %q is not \"key: value\"", l)
-		}
-		key = strings.TrimSpace(k)
-		v = strings.TrimSpace(strings.TrimRight(v, "\r"))
-		switch {
-		case v == ">" || v == "|" || v == ">-" || v == "|-":
-			block = []string{}
-		case len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\''):
-			meta[key] = v[1 : len(v)-1]
-		default:
-			meta[key] = v
+		if err := fm.read(l); err != nil {
+			return nil, "", n, err
 		}
 	}
 	return nil, "", n, fmt.Errorf("the front matter is not closed by a --- line")
+}
+
+// frontMatter is the front matter read so far.
+type frontMatter struct {
+	meta map[string]string
+	// key is the last key read; block, when not nil, the lines of its
+	// folded or literal block value (key: > or key: |).
+	key   string
+	block []string
+}
+
+// endBlock ends the block value being read, if any: its lines, joined.
+func (fm *frontMatter) endBlock() {
+	if fm.key != "" && fm.block != nil {
+		fm.meta[fm.key] = strings.TrimSpace(strings.Join(fm.block, " "))
+	}
+	fm.block = nil
+}
+
+// read reads one line: a block value's line, a "key: value", or a line
+// that is skipped (blank, a comment, a nested value).
+func (fm *frontMatter) read(l string) error {
+	indented := strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")
+	trimmed := strings.TrimSpace(l)
+	if fm.block != nil && (indented || trimmed == "") {
+		fm.block = append(fm.block, trimmed)
+		return nil
+	}
+	fm.endBlock()
+	if trimmed == "" || strings.HasPrefix(trimmed, "#") || indented || strings.HasPrefix(l, "-") {
+		// Blank, a comment, or a nested value (metadata maps,
+		// allowed-tools lists): not read.
+		return nil
+	}
+	k, v, ok := strings.Cut(l, ":")
+	if !ok {
+		return fmt.Errorf("front matter line %q is not \"key: value\"", l)
+	}
+	fm.key = strings.TrimSpace(k)
+	v = strings.TrimSpace(strings.TrimRight(v, "\r"))
+	switch {
+	case v == ">" || v == "|" || v == ">-" || v == "|-":
+		fm.block = []string{}
+	case len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\''):
+		fm.meta[fm.key] = v[1 : len(v)-1]
+	default:
+		fm.meta[fm.key] = v
+	}
+	return nil
 }
 
 // Listing is the block of the system prompt that tells the model which

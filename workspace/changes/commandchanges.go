@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/loom-lsp/loom-lsp/config"
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
@@ -125,7 +126,7 @@ func commandNotes(changes []CommandChange, yours []string, keep, discard string)
 // or discarded, oldest first. The review list builds on it.
 func (t *Tree) CommandChanges(ctx context.Context) ([]CommandChange, error) {
 	var out []CommandChange
-	err := t.conv.Do(ctx, func() { out = append(out, t.commandChanges...) })
+	err := t.conv.Read(ctx, func(View) { out = append(out, t.commandChanges...) })
 	return out, err
 }
 
@@ -191,26 +192,26 @@ func (t *Tree) AddChanges(changes []CommandChange) {
 // KeepCommandChanges commits the commands' changes to paths (loom.commit
 // {paths}): the command's own bytes, as reported, on top of HEAD (a
 // binary, deleted or too large file: as it is on disk), as an auto-commit
-// loom.undo can take back, and returns what it did.
-func (t *Tree) KeepCommandChanges(ctx context.Context, paths []string) (string, error) {
+// loom.undo can take back: it returns what to do (the commit, the
+// changes settled, the user told). Its caller holds the worktree lock
+// while it applies it.
+func (t *Tree) KeepCommandChanges(ctx context.Context, paths []string) (Outcome, error) {
 	changes, err := t.takeChanges(ctx, paths)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	t.lock.Lock()
-	defer t.lock.Unlock()
 	var job Job
-	if err := t.conv.Do(ctx, func() {
-		job = Job{Cfg: t.conv.Config(), Prompt: t.conv.Prompt(), Sandbox: t.conv.Sandbox(), AgentFiles: t.conv.AgentFiles()}
+	if err := t.conv.Read(ctx, func(v View) {
+		job = Job{Cfg: v.Config, Prompt: v.Prompt, Sandbox: v.Sandbox, AgentFiles: v.AgentFiles}
 	}); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	repo, err := gitcommit.Open(ctx, t.dir, job.Cfg.Model.APIKeyEnv)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if err := t.checkRepo(repo); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	var gc []gitcommit.Change
 	var cmds []string
@@ -233,11 +234,11 @@ func (t *Tree) KeepCommandChanges(ctx context.Context, paths []string) (string, 
 	}
 	trailer := job.Cfg.Hooks.TrailerFor(job.Cfg.Model.Name)
 	message := func(files []string) string {
-		return commitMessage(files, t.conv.Redact("kept the changes of `"+strings.Join(cmds, "`, `")+"`"), trailer)
+		return commitMessage(files, t.redact("kept the changes of `"+strings.Join(cmds, "`, `")+"`"), trailer)
 	}
 	plan, err := repo.Prepare(ctx, gc, message)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	var notes []string
 	for _, sk := range plan.Skipped {
@@ -245,7 +246,7 @@ func (t *Tree) KeepCommandChanges(ctx context.Context, paths []string) (string, 
 	}
 	if len(plan.Entries) == 0 {
 		plan.Discard()
-		return "", fmt.Errorf("nothing to commit: %s", strings.Join(notes, "; "))
+		return Outcome{}, fmt.Errorf("nothing to commit: %s", strings.Join(notes, "; "))
 	}
 	hd := t.approveHooks(ctx, repo, job)
 	if hd.note != "" {
@@ -254,24 +255,29 @@ func (t *Tree) KeepCommandChanges(ctx context.Context, paths []string) (string, 
 	if hd.notice != "" {
 		notes = append(notes, hd.notice)
 	}
-	res, err := t.CommitJournaled(ctx, repo, plan, hd.run, job.Sandbox)
-	if err != nil {
-		return "", err
-	}
-	notes = append(notes, IndexNotes(res.Index)...)
-	subject, _, _ := strings.Cut(res.Message, "\n")
-	msg := joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes)
-	err = t.conv.Do(ctx, func() {
-		var done []string
-		for _, c := range changes {
-			done = append(done, c.Path)
+	commit := &CommitPlan{Repo: repo, Plan: plan, RunHooks: hd.run, Sandbox: job.Sandbox}
+	return Outcome{Commit: commit, After: func(d Done) (Outcome, error) {
+		if d.Err != nil {
+			return Outcome{}, d.Err
 		}
-		t.settle(done)
-		t.Log.Add(res, t.conv.Machine().State().Turn)
-		t.conv.IndexLeft(res.Index.Locked)
-		t.conv.Tell(Note{Kind: Commit, Commit: res, Notes: notes, Text: msg})
-	})
-	return msg, err
+		res := d.Committed
+		notes = append(notes, IndexNotes(res.Index)...)
+		subject, _, _ := strings.Cut(res.Message, "\n")
+		msg := joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes)
+		return Outcome{
+			Then: func(v View, _ []fsm.Action) {
+				var done []string
+				for _, c := range changes {
+					done = append(done, c.Path)
+				}
+				t.settle(done)
+				t.Log.Add(res, v.Machine.State().Turn)
+			},
+			IndexLeft: res.Index.Locked,
+			Notes:     []Note{{Kind: Commit, Commit: res, Notes: notes, Text: msg}},
+			Message:   msg,
+		}, nil
+	}}, nil
 }
 
 // DiscardCommandChanges takes the commands' changes to paths back: each
@@ -281,18 +287,19 @@ func (t *Tree) KeepCommandChanges(ctx context.Context, paths []string) (string, 
 // before touching anything, a file where the user's later edits overlap
 // the command's, or that cannot be merged (binary, too large) and changed
 // since. The discarded content is kept as a git object, and the message
-// says how to get it back.
-func (t *Tree) DiscardCommandChanges(ctx context.Context, paths []string) (string, error) {
+// says how to get it back. It writes the files and returns the rest to
+// do (the changes settled, the user told); its caller holds the worktree
+// lock. A failure part way returns what was discarded (Message) with the
+// error.
+func (t *Tree) DiscardCommandChanges(ctx context.Context, paths []string) (Outcome, error) {
 	changes, err := t.takeChanges(ctx, paths)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	t.lock.Lock()
-	defer t.lock.Unlock()
 	cfg := t.Config(ctx)
 	repo, err := gitcommit.Open(ctx, t.dir, cfg.Model.APIKeyEnv)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	limit := cfg.Hooks.FileLimit()
 	// The writer of the repository: the watcher's echo of its writes is
@@ -302,18 +309,18 @@ func (t *Tree) DiscardCommandChanges(ctx context.Context, paths []string) (strin
 	disks := make([]worktree.Version, len(changes))
 	var kept []string
 	for i, c := range changes {
-		if t.conv.Dirty(c.Path) {
-			return "", fmt.Errorf("%s has unsaved changes in the editor; save or revert them first", c.Rel)
+		if t.ed.Dirty(c.Path) {
+			return Outcome{}, fmt.Errorf("%s has unsaved changes in the editor; save or revert them first", c.Rel)
 		}
 		// Read without following a link anywhere on the path: a
 		// directory a command replaced with a link is refused here.
 		disk, _, err := w.Read(c.Rel)
 		if err != nil {
-			return "", fmt.Errorf("discarding %s: %w", c.Rel, err)
+			return Outcome{}, fmt.Errorf("discarding %s: %w", c.Rel, err)
 		}
 		target, mergedYours, err := discardTarget(ctx, repo, c, disk, limit)
 		if err != nil {
-			return "", err
+			return Outcome{}, err
 		}
 		targets[i], disks[i] = target, disk
 		if mergedYours {
@@ -324,13 +331,13 @@ func (t *Tree) DiscardCommandChanges(ctx context.Context, paths []string) (strin
 	for i, c := range changes {
 		backup, err := repo.Backup(ctx, c.Rel)
 		if err != nil {
-			return joinDone(done), fmt.Errorf("discarding %s: %w", c.Rel, err)
+			return Outcome{Message: joinDone(done)}, fmt.Errorf("discarding %s: %w", c.Rel, err)
 		}
 		if backup != "" {
 			backups = append(backups, fmt.Sprintf("git cat-file -p %s > %s", gitcommit.Short(backup), c.Rel))
 		}
 		if err := w.Write(worktree.Change{Rel: c.Rel, Expect: disks[i], New: targets[i]}); err != nil {
-			return joinDone(done), fmt.Errorf("discarding %s: %w", c.Rel, err)
+			return Outcome{Message: joinDone(done)}, fmt.Errorf("discarding %s: %w", c.Rel, err)
 		}
 		done = append(done, c.Path)
 	}
@@ -342,11 +349,11 @@ func (t *Tree) DiscardCommandChanges(ctx context.Context, paths []string) (strin
 	if len(backups) > 0 {
 		msg += "; to get a discarded version back: " + strings.Join(backups, "; ")
 	}
-	err = t.conv.Do(ctx, func() {
-		t.settle(done)
-		t.conv.Tell(Note{Kind: Info, Text: msg, Visible: true})
-	})
-	return msg, err
+	return Outcome{
+		Then:    func(View, []fsm.Action) { t.settle(done) },
+		Notes:   []Note{{Kind: Info, Text: msg, Visible: true}},
+		Message: msg,
+	}, nil
 }
 
 // discardTarget works out what discarding c leaves in its file: the file
@@ -387,6 +394,6 @@ func joinDone(done []string) string {
 // Config returns the conversation's configuration (the zero one when the
 // session is gone).
 func (t *Tree) Config(ctx context.Context) (cfg config.Config) {
-	t.conv.Do(ctx, func() { cfg = t.conv.Config() })
+	t.conv.Read(ctx, func(v View) { cfg = v.Config })
 	return cfg
 }

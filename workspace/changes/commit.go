@@ -5,96 +5,72 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
-// CommitJournaled makes the commit, with its start (before anything is
-// written to the branch) and its end journaled.
-// The user's hooks, when they run, run in sb (nil: unsandboxed, as the
-// user's commands are with tools.sandbox = "off").
-func (t *Tree) CommitJournaled(ctx context.Context, repo *gitcommit.Repo, plan *gitcommit.Plan, runHooks bool, sb *sandbox.Sandbox) (*gitcommit.Result, error) {
-	rec := &journal.CommitRecord{Plan: plan, RunHooks: runHooks}
-	if err := t.conv.Do(ctx, func() {
-		// One write(2): it survives the daemon's death (kill -9); the
-		// journal is fsynced at the turn's end.
-		t.conv.Journal(journal.Record{Type: "commit", Commit: rec})
-	}); err != nil {
-		plan.Discard()
-		return nil, err
-	}
-	opts := gitcommit.CommitOptions{RunHooks: runHooks}
-	if sb != nil {
-		opts.Wrap = sb.Wrap
-	}
-	res, err := repo.Commit(ctx, plan, opts)
-	end := &journal.CommitRecord{}
-	if res != nil {
-		end.SHA = res.SHA
-	}
-	if err != nil {
-		end.Error = err.Error()
-	}
-	t.conv.Post(func() { t.conv.Journal(journal.Record{Type: "commit-end", Commit: end}) })
-	return res, err
-}
-
-// ReportPendingCommit tells the user about a commit the daemon's death
-// interrupted (found on resume), and keeps it for CommitPending.
-func (t *Tree) ReportPendingCommit(rec *journal.CommitRecord) {
+// ReportPendingCommit keeps a commit the daemon's death interrupted
+// (found on resume, on the conversation's goroutine) for CommitPending,
+// and returns what to tell the user.
+func (t *Tree) ReportPendingCommit(rec *journal.CommitRecord) Outcome {
 	if rec == nil || rec.Plan == nil {
-		return
+		return Outcome{}
 	}
 	t.pending = rec
-	t.conv.Tell(Note{Kind: Error, Text: fmt.Sprintf(
+	return Outcome{Notes: []Note{{Kind: Error, Text: fmt.Sprintf(
 		"the agent's change to %s was not committed: the daemon stopped during the commit; run loom.commit to commit it now, or leave it uncommitted",
-		strings.Join(rec.Plan.Files(), ", "))})
+		strings.Join(rec.Plan.Files(), ", "))}}}
 }
 
 // CommitPending makes the commit the daemon's death interrupted
-// (loom.commit), and returns what it did. When the commit was in fact
-// made before the daemon died, it says so.
-func (t *Tree) CommitPending(ctx context.Context) (string, error) {
+// (loom.commit): it returns what to do (the commit, journaled; the user
+// told). When the commit was in fact made before the daemon died, it
+// says so.
+func (t *Tree) CommitPending(ctx context.Context) (Outcome, error) {
 	var rec *journal.CommitRecord
 	var scrub string
 	var sb *sandbox.Sandbox
-	if err := t.conv.Do(ctx, func() { rec, scrub, sb = t.pending, t.conv.Scrub(), t.conv.Sandbox() }); err != nil {
-		return "", err
+	if err := t.conv.Read(ctx, func(v View) { rec, scrub, sb = t.pending, v.Scrub, v.Sandbox }); err != nil {
+		return Outcome{}, err
 	}
 	if rec == nil {
-		return "", ErrNoPendingCommit
+		return Outcome{}, ErrNoPendingCommit
 	}
 	repo, err := gitcommit.Open(ctx, rec.Plan.Top, scrub)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if err := t.checkRepo(repo); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	files := strings.Join(rec.Plan.Files(), ", ")
-	var res *gitcommit.Result
-	var msg string
 	if done := repo.Committed(ctx, rec.Plan); done != "" {
-		msg = fmt.Sprintf("the agent's change to %s was committed as %s before the daemon stopped", files, gitcommit.Short(done))
-	} else {
-		res, err = t.CommitJournaled(ctx, repo, rec.Plan, rec.RunHooks, sb)
-		if err != nil {
-			return "", fmt.Errorf("the agent's change to %s could not be committed: %w", files, err)
-		}
-		subject, _, _ := strings.Cut(res.Message, "\n")
-		msg = fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject)
+		msg := fmt.Sprintf("the agent's change to %s was committed as %s before the daemon stopped", files, gitcommit.Short(done))
+		return Outcome{
+			Then:    func(View, []fsm.Action) { t.pending = nil },
+			Notes:   []Note{{Kind: Info, Text: msg}},
+			Message: msg,
+		}, nil
 	}
-	err = t.conv.Do(ctx, func() {
-		t.pending = nil
-		if res != nil {
-			t.Log.Add(res, t.conv.Machine().State().Turn)
-		}
-		if res != nil {
-			t.conv.Tell(Note{Kind: Commit, Commit: res, Text: msg})
-		} else {
-			t.conv.Tell(Note{Kind: Info, Text: msg})
-		}
-	})
-	return msg, err
+	return Outcome{
+		Commit: &CommitPlan{Repo: repo, Plan: rec.Plan, RunHooks: rec.RunHooks, Sandbox: sb},
+		After: func(d Done) (Outcome, error) {
+			if d.Err != nil {
+				return Outcome{}, fmt.Errorf("the agent's change to %s could not be committed: %w", files, d.Err)
+			}
+			res := d.Committed
+			subject, _, _ := strings.Cut(res.Message, "\n")
+			msg := fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject)
+			return Outcome{
+				Then: func(v View, _ []fsm.Action) {
+					t.pending = nil
+					t.Log.Add(res, v.Machine.State().Turn)
+				},
+				Notes:   []Note{{Kind: Commit, Commit: res, Text: msg}},
+				Message: msg,
+			}, nil
+		},
+	}, nil
 }

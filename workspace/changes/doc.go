@@ -27,11 +27,18 @@
 // next daemon (reviewfile.go). It reaches the conversation through the
 // ReviewConversation interface.
 //
-// What a verb needs of the conversation — its goroutine, its state
-// machine, its journal, its user — it asks through the Conversation
-// interface, which package workspace implements: workspace imports this
-// package, never the other way. Anything that changes the conversation
-// is an fsm event stepped through Conversation.Step (journaled,
-// replayed); the restores are journaled (package journal) before the
-// branch moves, so that a resume finishes them (FinishRestore).
+// The verbs return what to do, they do not do it to the conversation
+// (outcome.go): each returns an Outcome — the branch move or the commit
+// to make, the journal records, the fsm event to step, the Tree's own
+// bookkeeping after it, the notes for the user — and package workspace
+// applies it in the one order Outcome documents (workspace/changeapply.go:
+// a revert's restores journaled, the branch moved, the restores written,
+// their end journaled; then the records, the event, the bookkeeping, the
+// notes). What a verb reads of the conversation (its machine, its
+// configuration, its sandbox) it reads on the conversation's goroutine
+// through Conversation.Read; the editor's buffers through Editor.
+// Workspace imports this package, never the other way. Anything that
+// changes the conversation is an fsm event (journaled, replayed); the
+// restores are journaled (package journal) before the branch moves, so
+// that a resume finishes them (FinishRestore).
 package changes

@@ -90,23 +90,37 @@ type Result struct {
 	Notes     []string
 	ModelNote string
 	// IndexLeft are the commit's index entries another git process kept
-	// locked, retried once at the next turn.
+	// locked, for the index to follow once the lock is released.
 	IndexLeft []gitcommit.Entry
 	// Notice is shown to the user on its own (Visible), once: the git
 	// hooks were skipped, and how to have them run.
 	Notice string
 }
 
-// commitBatch is the hook's work: commit the edit tools' texts, report
-// the commands' changes.
-func (t *Tree) CommitBatch(ctx context.Context, job Job, report func(*gitcommit.Repo) ([]CommandChange, []string)) Result {
+// CommitBatch is the hook's work: commit the edit tools' texts, report
+// the commands' changes. It returns what to do: the commit, when there is
+// one to make, and the hook's result (Outcome.Hook, once applied).
+func (t *Tree) CommitBatch(ctx context.Context, job Job, report func(*gitcommit.Repo) ([]CommandChange, []string)) Outcome {
+	res, commit, after := t.commitBatch(ctx, job, report)
+	if commit == nil {
+		return Outcome{Hook: &res}
+	}
+	return Outcome{Commit: commit, After: func(d Done) (Outcome, error) {
+		r := after(d.Committed, d.Err)
+		return Outcome{Hook: &r}, nil
+	}}
+}
+
+// commitBatch is CommitBatch's result when it commits nothing, else the
+// commit to make and what gives the result once it is made.
+func (t *Tree) commitBatch(ctx context.Context, job Job, report func(*gitcommit.Repo) ([]CommandChange, []string)) (Result, *CommitPlan, func(*gitcommit.Result, error) Result) {
 	cfg := job.Cfg
 	repo, err := gitcommit.Open(ctx, t.dir, cfg.Model.APIKeyEnv)
 	if err != nil {
-		return Result{Action: "not a git repository: changes left uncommitted"}
+		return Result{Action: "not a git repository: changes left uncommitted"}, nil, nil
 	}
 	reported, yours := report(repo)
-	keep, discard := t.conv.KeepHow()
+	keep, discard := t.deps.KeepHow, t.deps.DiscardHow
 	notes := commandNotes(reported, yours, keep, discard)
 	notes = append(notes, t.editedAgain(repo, job)...)
 	base := Result{Changes: reported, Notes: notes}
@@ -119,7 +133,7 @@ func (t *Tree) CommitBatch(ctx context.Context, job Job, report func(*gitcommit.
 		return r
 	}
 	if !cfg.Hooks.AutoCommit {
-		return done("auto-commit is off (hooks.auto_commit = false): changes left uncommitted", Result{})
+		return done("auto-commit is off (hooks.auto_commit = false): changes left uncommitted", Result{}), nil, nil
 	}
 	var changes []gitcommit.Change
 	for _, p := range slices.Sorted(maps.Keys(job.Batch)) {
@@ -128,29 +142,29 @@ func (t *Tree) CommitBatch(ctx context.Context, job Job, report func(*gitcommit.
 	}
 	if len(changes) == 0 {
 		// A batch whose commands changed nothing is not worth a word.
-		return done("no file to commit", Result{Quiet: true})
+		return done("no file to commit", Result{Quiet: true}), nil, nil
 	}
 	if err := t.checkRepo(repo); err != nil {
-		return done("the agent's change was not committed, it stays in the worktree: "+err.Error(), Result{Warn: true})
+		return done("the agent's change was not committed, it stays in the worktree: "+err.Error(), Result{Warn: true}), nil, nil
 	}
 	trailer := cfg.Hooks.TrailerFor(cfg.Model.Name)
 	repo.MaxFileBytes = cfg.Hooks.FileLimit()
 	// The prompt is masked as everything shown is: a key the user pasted
 	// into it never reaches the history.
-	prompt := t.conv.Redact(job.Prompt)
+	prompt := t.redact(job.Prompt)
 	plan, err := repo.Prepare(ctx, changes, func(files []string) string { return commitMessage(files, prompt, trailer) })
 	if errors.Is(err, gitcommit.ErrInProgress) {
-		return done("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), Result{Warn: true})
+		return done("the agent's change was not committed, it stays in the worktree: "+strings.TrimPrefix(err.Error(), gitcommit.ErrInProgress.Error()+": "), Result{Warn: true}), nil, nil
 	}
 	if err != nil {
-		return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), Result{Failed: true})
+		return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), Result{Failed: true}), nil, nil
 	}
 	var skipped []string
 	for _, sk := range plan.Skipped {
 		skipped = append(skipped, fmt.Sprintf("not committed: %s, because %s; the agent's change stays in the worktree", sk.Path, sk.Reason))
 	}
 	if len(plan.Entries) == 0 {
-		return done("nothing committed", Result{Warn: len(skipped) > 0, Quiet: true, Notes: skipped, ModelNote: strings.Join(skipped, "; ")})
+		return done("nothing committed", Result{Warn: len(skipped) > 0, Quiet: true, Notes: skipped, ModelNote: strings.Join(skipped, "; ")}), nil, nil
 	}
 	notes = append(notes, skipped...)
 	hd := job.Hooks
@@ -160,24 +174,26 @@ func (t *Tree) CommitBatch(ctx context.Context, job Job, report func(*gitcommit.
 	if hd.note != "" {
 		notes = append(notes, hd.note)
 	}
-	res, err := t.CommitJournaled(ctx, repo, plan, hd.run, job.Sandbox)
-	if err != nil {
-		return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), Result{Failed: true, Notes: notes[len(base.Notes):]})
-	}
-	notes = append(notes, IndexNotes(res.Index)...)
-	notes = append(notes, t.saveCommittedBuffers(ctx, job)...)
-	subject, _, _ := strings.Cut(res.Message, "\n")
-	// The model should know an edit it made is not in the commit.
-	modelNote := strings.Join(skipped, "; ")
-	return Result{
-		Action:    joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes),
-		Commit:    res,
-		Changes:   reported,
-		Warn:      len(plan.Skipped) > 0,
-		Notes:     notes,
-		ModelNote: modelNote,
-		IndexLeft: res.Index.Locked,
-		Notice:    hd.notice,
+	commit := &CommitPlan{Repo: repo, Plan: plan, RunHooks: hd.run, Sandbox: job.Sandbox}
+	return Result{}, commit, func(res *gitcommit.Result, err error) Result {
+		if err != nil {
+			return done("the auto-commit failed, the changes stay in the worktree uncommitted: "+err.Error(), Result{Failed: true, Notes: notes[len(base.Notes):]})
+		}
+		notes = append(notes, IndexNotes(res.Index)...)
+		notes = append(notes, t.saveCommittedBuffers(ctx, job)...)
+		subject, _, _ := strings.Cut(res.Message, "\n")
+		// The model should know an edit it made is not in the commit.
+		modelNote := strings.Join(skipped, "; ")
+		return Result{
+			Action:    joinNotes(fmt.Sprintf("committed %s: %s", gitcommit.Short(res.SHA), subject), notes),
+			Commit:    res,
+			Changes:   reported,
+			Warn:      len(plan.Skipped) > 0,
+			Notes:     notes,
+			ModelNote: modelNote,
+			IndexLeft: res.Index.Locked,
+			Notice:    hd.notice,
+		}
 	}
 }
 
@@ -191,7 +207,7 @@ func (t *Tree) editedAgain(repo *gitcommit.Repo, job Job) []string {
 	var again []string
 	for _, p := range slices.Sorted(maps.Keys(job.Batch)) {
 		steps := job.Batch[p].Steps
-		if _, open := t.conv.Document(p); open {
+		if _, open := t.ed.Document(p); open {
 			continue
 		}
 		if disk, err := os.ReadFile(p); err == nil && string(disk) != steps[len(steps)-1].New {
@@ -272,8 +288,8 @@ var hookFileNames = []string{".husky/", ".pre-commit-config.yaml", "lefthook.yml
 func (t *Tree) saveCommittedBuffers(ctx context.Context, job Job) []string {
 	var save []string
 	for p, b := range job.Batch {
-		text, open := t.conv.Document(p)
-		if open && text == b.Steps[len(b.Steps)-1].New && t.conv.Dirty(p) {
+		text, open := t.ed.Document(p)
+		if open && text == b.Steps[len(b.Steps)-1].New && t.ed.Dirty(p) {
 			save = append(save, p)
 		}
 	}
@@ -281,10 +297,10 @@ func (t *Tree) saveCommittedBuffers(ctx context.Context, job Job) []string {
 		return nil
 	}
 	sort.Strings(save)
-	saved := t.conv.SaveDocuments(ctx, save)
+	saved := t.ed.SaveDocuments(ctx, save)
 	var unsaved []string
 	for _, p := range save {
-		if !slices.Contains(saved, p) && t.conv.Dirty(p) {
+		if !slices.Contains(saved, p) && t.ed.Dirty(p) {
 			unsaved = append(unsaved, p)
 		}
 	}
@@ -310,7 +326,7 @@ func IndexNotes(rep gitcommit.IndexReport) []string {
 			files[i] = e.Path
 		}
 		list := strings.Join(files, " ")
-		notes = append(notes, fmt.Sprintf("the commit is made, but another git process holds the index lock (.git/index.lock), so git's index still has the old %s: git status shows the agent's change there as staged-reverted, and a plain git commit now would revert it; loom retries at the next turn, or run git reset -q -- %s once the other git command is done", strings.Join(files, ", "), list))
+		notes = append(notes, fmt.Sprintf("the commit is made, but another git process holds the index lock (.git/index.lock), so git's index still has the old %s: git status shows the agent's change there as staged-reverted, and a plain git commit now would revert it; loom updates it as soon as that lock is released (or run git reset -q -- %s once the other git command is done)", strings.Join(files, ", "), list))
 	}
 	return notes
 }
@@ -367,13 +383,10 @@ func isBinary(text string) bool {
 	return bytes.IndexByte([]byte(text[:min(len(text), 8000)]), 0) >= 0
 }
 
-// Recorded keeps the commit of the hook's res for loom.undo (of the
-// conversation's turn), and the index entries to retry; on the
-// conversation's goroutine.
-func (t *Tree) Recorded(res Result) {
-	if res.Commit == nil {
-		return
+// Recorded keeps the commit of the hook's res for loom.undo (of turn,
+// the conversation's); on the conversation's goroutine.
+func (t *Tree) Recorded(res Result, turn uint64) {
+	if res.Commit != nil {
+		t.Log.Add(res.Commit, turn)
 	}
-	t.Log.Add(res.Commit, t.conv.Machine().State().Turn)
-	t.conv.IndexLeft(res.IndexLeft)
 }

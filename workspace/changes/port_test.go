@@ -10,13 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/internal/gittest"
 	"github.com/loom-lsp/loom-lsp/tools"
-	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
-	"github.com/loom-lsp/loom-lsp/workspace/journal"
 	"github.com/loom-lsp/loom-lsp/workspace/worktree"
 )
 
@@ -66,7 +63,7 @@ func newOwnerAt(t *testing.T, dir, journal string) *owner {
 	o := &owner{t: t, dir: dir, journal: journal, reads: tools.NewReadTracker(), inbox: make(chan func()), done: make(chan struct{})}
 	o.m = fsm.New(fsm.Config{ReviewEdits: true, Tools: map[string]fsm.ToolSpec{
 		"edit_file": {Mutating: true}, "bash": {Mutating: true}, "read_file": {}}})
-	o.tree = New(o.dir, &sync.Mutex{}, o, nil)
+	o.tree = New(o.dir, &sync.Mutex{}, Deps{Conv: o, Editor: o, Wrote: o.Wrote, Restoring: func([]string) {}, Redact: o.Redact})
 	o.review = NewReview(o.tree, o, o.reads)
 	o.turnCtx, o.cancel = context.WithCancel(context.Background())
 	stopped := make(chan struct{})
@@ -268,9 +265,7 @@ func (o *owner) Complete(c Completion) {
 	}
 }
 
-func (o *owner) WaitTurnEnd(ctx context.Context) (bool, error) { return false, nil }
-func (o *owner) Dirty(string) bool                             { return false }
-func (o *owner) Restoring([]string)                            {}
+func (o *owner) Dirty(string) bool { return false }
 func (o *owner) Wrote(abs string, _ []byte, _ bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -278,17 +273,15 @@ func (o *owner) Wrote(abs string, _ []byte, _ bool) {
 }
 func (o *owner) Document(string) (string, bool)                                { return "", false }
 func (o *owner) SaveDocuments(context.Context, []string) []string              { return nil }
-func (o *owner) KeepHow() (string, string)                                     { return "", "" }
 func (o *owner) AskHooks(context.Context, *gitcommit.Repo, Job) (bool, string) { return false, "" }
-func (o *owner) Scrub() string                                                 { return "" }
-func (o *owner) Sandbox() *sandbox.Sandbox                                     { return nil }
-func (o *owner) Config() config.Config                                         { return config.Config{} }
-func (o *owner) Prompt() string                                                { return "change it" }
-func (o *owner) AgentFiles() []string                                          { return nil }
-func (o *owner) IndexLeft([]gitcommit.Entry)                                   {}
-func (o *owner) Busy() bool                                                    { return o.m.State().Kind != fsm.WaitingForUserInput }
-func (o *owner) TurnTime(uint64) time.Time                                     { return time.Time{} }
-func (o *owner) Journal(journal.Record)                                        {}
+
+// Read runs f on the owner goroutine with the conversation as the Tree
+// reads it.
+func (o *owner) Read(ctx context.Context, f func(View)) error {
+	return o.Do(ctx, func() {
+		f(View{Prompt: "change it", Machine: o.m, Busy: o.m.State().Kind != fsm.WaitingForUserInput, TurnTime: func(uint64) time.Time { return time.Time{} }})
+	})
+}
 
 func (o *owner) CurrentText(_ context.Context, _, path string) (string, bool, error) {
 	b, err := os.ReadFile(path)

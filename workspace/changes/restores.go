@@ -2,7 +2,6 @@ package changes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -33,96 +32,17 @@ import (
 // and the resume steps it (FinishRewind), so that the conversation and
 // its commits are rewound with the files.
 
-// restoreJournal journals one revert's restores: pass planned as
-// RevertOptions.Planned, then end once the revert failed or its restores
-// are written.
-type restoreJournal struct {
-	t         *Tree
-	ctx       context.Context
-	top, what string
-	started   bool
-	// rewind is the fsm.Rewind of a files rewind, stepped after the
-	// restores: journaled with them, so that a resume steps it when the
-	// daemon died before it did.
-	rewind *fsm.Rewind
-}
-
-func (t *Tree) newRestoreJournal(ctx context.Context, top, what string) *restoreJournal {
-	return &restoreJournal{t: t, ctx: ctx, top: top, what: what}
-}
-
-// planned journals the revert's restores before the branch moves.
-func (rj *restoreJournal) planned(p gitcommit.PlannedRevert) error {
-	if len(p.Restores) == 0 && rj.rewind == nil {
-		return nil
-	}
-	rec := journal.NewRestoreRecord(rj.top, rj.what, p)
-	rec.Rewind = rj.rewind
-	rj.started = true
-	// One write(2) before the branch moves: it survives kill -9.
-	return rj.t.conv.Do(rj.ctx, func() {
-		rj.t.conv.Journal(journal.Record{Type: "restore", Restore: rec})
-	})
-}
-
-// end journals that the restores are over (or never happen: rv nil);
-// a rewind's end names the files it left (rv's conflicts, then left).
-func (rj *restoreJournal) end(rv *gitcommit.Reverted, left []gitcommit.Conflict) {
-	if !rj.started {
-		return
-	}
-	rj.started = false
-	rec := journal.Record{Type: "restore-end"}
-	if rj.rewind != nil && rv != nil {
-		rw := *rj.rewind
-		for _, c := range append(append([]gitcommit.Conflict(nil), rv.Conflicts...), left...) {
-			rw.Left = append(rw.Left, c.Path)
-		}
-		rec.Restore = &journal.RestoreRecord{Rewind: &rw}
-	}
-	rj.t.conv.Do(rj.ctx, func() {
-		rj.t.conv.Journal(rec)
-	})
-}
-
-// applyRestores writes rv's restores through the writer and journals
-// their end. It returns the files left as they are, with why.
-func (t *Tree) applyRestores(rj *restoreJournal, rv *gitcommit.Reverted) (left []gitcommit.Conflict) {
-	defer func() { rj.end(rv, left) }()
-	if len(rv.Restores) == 0 {
-		return nil
-	}
-	w := t.RestoreWriter(rj.top)
-	for i, err := range w.WriteAll(rv.Restores) {
-		if err != nil {
-			rel := rv.Restores[i].Rel
-			left = append(left, gitcommit.Conflict{Path: rel, Reason: restoreLeft(rel, err, rv)})
-		}
-	}
-	return left
-}
-
-// restoreLeft says why rel was not restored, and where each version is.
-func restoreLeft(rel string, err error, rv *gitcommit.Reverted) string {
-	where := "git show " + gitcommit.Short(rv.Head) + ":" + rel
-	if errors.Is(err, worktree.ErrChanged) {
-		return fmt.Sprintf("%s changed on disk while it was being restored, so it is left as you saved it; the restored version: %s", rel, where)
-	}
-	return fmt.Sprintf("%s was not restored (%v); the restored version: %s", rel, err, where)
-}
-
 // FinishRestore completes restores a daemon's death cut short (found on
-// resume) and says what it did. It returns the files it left as they
-// are (a rewind's Left).
-func (t *Tree) FinishRestore(rec *journal.RestoreRecord) (leftRels []string) {
+// resume, on the conversation's goroutine; scrub as View.Scrub) and
+// returns what to do (the restores' end journaled, the user told). It
+// returns the files it left as they are (a rewind's Left).
+func (t *Tree) FinishRestore(rec *journal.RestoreRecord, scrub string) (leftRels []string, o Outcome) {
 	if rec == nil {
-		return nil
+		return nil, Outcome{}
 	}
 	end := journal.Record{Type: "restore-end"}
-	defer func() { t.conv.Journal(end) }()
-	if !t.branchMoved(rec) {
-		t.conv.Tell(Note{Kind: Info, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)})
-		return nil
+	if !t.branchMoved(rec, scrub) {
+		return nil, Outcome{Journal: []journal.Record{end}, Notes: []Note{{Kind: Info, Visible: true, Text: fmt.Sprintf("the daemon stopped while %s was being made, before it changed the branch or any file: nothing was changed; run it again if you still want it", rec.What)}}}
 	}
 	defer func() {
 		if rec.Rewind != nil {
@@ -130,6 +50,7 @@ func (t *Tree) FinishRestore(rec *journal.RestoreRecord) (leftRels []string) {
 			rw.Left = append(rw.Left, leftRels...)
 			end.Restore = &journal.RestoreRecord{Rewind: &rw}
 		}
+		o.Journal = []journal.Record{end}
 	}()
 	w := t.RestoreWriter(rec.Top)
 	var done, left []string
@@ -164,8 +85,7 @@ func (t *Tree) FinishRestore(rec *journal.RestoreRecord) (leftRels []string) {
 	if len(left) > 0 {
 		msg += "; left as they are: " + strings.Join(left, ", ") + "; their restored versions: git show " + gitcommit.Short(rec.Head) + ":<file>"
 	}
-	t.conv.Tell(Note{Kind: Info, Text: msg, Visible: true})
-	return leftRels
+	return leftRels, Outcome{Notes: []Note{{Kind: Info, Text: msg, Visible: true}}}
 }
 
 // FinishRewind records the conversation's side of a files rewind whose
@@ -173,11 +93,12 @@ func (t *Tree) FinishRestore(rec *journal.RestoreRecord) (leftRels []string) {
 // daemon died after the branch moved, before the rewind was stepped):
 // once the branch is known to have moved, it steps the rewind (left
 // adds the files FinishRestore left) and takes the rewound commits out
-// of Log, as the rewind would have, and says so. On the conversation's
-// goroutine, once Log holds the replayed commits.
-func (t *Tree) FinishRewind(rec *journal.RestoreRecord, left []string) {
-	if rec == nil || rec.Rewind == nil || !t.branchMoved(rec) {
-		return
+// of Log, as the rewind would have, and says so: it returns that to do.
+// On the conversation's goroutine, once Log holds the replayed commits;
+// when the step is refused, the user is told RewindLost.
+func (t *Tree) FinishRewind(rec *journal.RestoreRecord, left []string, scrub string) (Outcome, bool) {
+	if rec == nil || rec.Rewind == nil || !t.branchMoved(rec, scrub) {
+		return Outcome{}, false
 	}
 	rw := *rec.Rewind
 	for _, rel := range left {
@@ -185,30 +106,34 @@ func (t *Tree) FinishRewind(rec *journal.RestoreRecord, left []string) {
 			rw.Left = append(rw.Left, rel)
 		}
 	}
-	if _, err := t.conv.Step(rw); err != nil {
-		t.conv.Tell(Note{Kind: Error, Turn: rw.Turn, Visible: true, Text: fmt.Sprintf("the daemon stopped during the rewind to turn %d, after it changed the files: the conversation could not be rewound with them (%v); rewind it again (loom.rewind) to take the conversation back", rw.Turn, err)})
-		return
-	}
-	var taken []string
-	for _, c := range t.Log.Commits {
-		if t.Log.TurnOf[c.SHA] >= rw.Turn {
-			taken = append(taken, c.SHA)
+	then := func(View, []fsm.Action) {
+		var taken []string
+		for _, c := range t.Log.Commits {
+			if t.Log.TurnOf[c.SHA] >= rw.Turn {
+				taken = append(taken, c.SHA)
+			}
 		}
+		t.Log.forget(taken)
 	}
-	t.Log.forget(taken)
 	msg := fmt.Sprintf("the daemon stopped during the rewind to turn %d, after it changed the files and before the conversation recorded it: the rewind is recorded now", rw.Turn)
 	if rw.Restore == fsm.RestoreBoth {
 		msg += " (the conversation is back to before that turn's prompt too)"
 	}
-	t.conv.Tell(Note{Kind: Info, Turn: rw.Turn, Text: msg, Visible: true})
+	return Outcome{Event: rw, Then: then, Notes: []Note{{Kind: Info, Turn: rw.Turn, Text: msg, Visible: true}}}, true
+}
+
+// RewindLost is what the user is told when the rewind FinishRewind
+// steps is refused (err).
+func RewindLost(turn uint64, err error) Note {
+	return Note{Kind: Error, Turn: turn, Visible: true, Text: fmt.Sprintf("the daemon stopped during the rewind to turn %d, after it changed the files: the conversation could not be rewound with them (%v); rewind it again (loom.rewind) to take the conversation back", turn, err)}
 }
 
 // branchMoved reports whether the revert of rec moved the branch: HEAD
 // is its Head or descends from it, without the commits it dropped.
-func (t *Tree) branchMoved(rec *journal.RestoreRecord) bool {
+func (t *Tree) branchMoved(rec *journal.RestoreRecord, scrub string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	repo, err := gitcommit.Open(ctx, rec.Top, t.conv.Scrub())
+	repo, err := gitcommit.Open(ctx, rec.Top, scrub)
 	if err != nil || !repo.IsAncestor(ctx, rec.Head, repo.Head) {
 		return false
 	}

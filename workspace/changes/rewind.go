@@ -3,7 +3,6 @@ package changes
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,7 +65,7 @@ type rewindRecord struct {
 // CanRedo reports whether Redo would undo a rewind now.
 func (t *Tree) CanRedo(ctx context.Context) bool {
 	var ok bool
-	t.conv.Do(ctx, func() { ok = t.conv.Machine().CanRedo() && len(t.rewinds) > 0 })
+	t.conv.Read(ctx, func(v View) { ok = v.Machine.CanRedo() && len(t.rewinds) > 0 })
 	return ok
 }
 
@@ -75,22 +74,22 @@ func (t *Tree) CanRedo(ctx context.Context) bool {
 // file: a file whose later edits overlap the agent's is left as it is and
 // named in the result's Conflicts, the others are rewound in one commit.
 // A refused rewind (a turn in flight, a git operation in progress)
-// changes nothing at all.
-func (t *Tree) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (RewindResult, error) {
-	t.lock.Lock()
-	defer t.lock.Unlock()
+// changes nothing at all. It returns what to do (the revert, the
+// fsm.Rewind, the rewinds a redo can undo); its caller holds the
+// worktree lock while it applies it.
+func (t *Tree) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (Outcome, error) {
 	var (
 		commits []*gitcommit.Result
 		scrub   string
 		checkEr error
 	)
-	if err := t.conv.Do(ctx, func() {
-		if t.conv.Busy() {
+	if err := t.conv.Read(ctx, func(v View) {
+		if v.Busy {
 			checkEr = fmt.Errorf("%w: a turn is in flight; cancel it first", ErrRewindRefused)
 			return
 		}
 		found := false
-		for _, c := range t.conv.Machine().Checkpoints() {
+		for _, c := range v.Machine.Checkpoints() {
 			if c.Turn == turn {
 				found = true
 				if c.Compacted && restore != fsm.RestoreFiles {
@@ -106,116 +105,124 @@ func (t *Tree) Rewind(ctx context.Context, turn uint64, restore fsm.Restore) (Re
 				commits = append(commits, c)
 			}
 		}
-		scrub = t.conv.Scrub()
+		scrub = v.Scrub
 	}); err != nil {
-		return RewindResult{}, err
+		return Outcome{}, err
 	}
 	if checkEr != nil {
-		return RewindResult{}, checkEr
+		return Outcome{}, checkEr
 	}
-	var res RewindResult
-	rec := &rewindRecord{}
-	if (restore == fsm.RestoreFiles || restore == fsm.RestoreBoth) && len(commits) > 0 {
-		rv, err := t.revertForRewind(ctx, scrub, commits, fmt.Sprintf("loom: rewind to turn %d", turn), &fsm.Rewind{Turn: turn, Restore: restore})
-		if err != nil {
-			return RewindResult{}, err
-		}
-		res.Restored, res.Kept = rv.Files, rv.Kept
-		for _, c := range rv.Conflicts {
-			res.Conflicts = append(res.Conflicts, c.Path)
-			res.Notes = append(res.Notes, c.Reason)
-		}
-		rec.commit, rec.taken = rv.Commit, commits
-		if rv.Commit != nil {
-			res.Commit = rv.Commit.SHA
-		}
-	}
-	var stepErr error
-	if err := t.conv.Do(ctx, func() {
-		var acts []fsm.Action
-		acts, stepErr = t.conv.Step(fsm.Rewind{Turn: turn, Restore: restore, Left: res.Conflicts})
-		if stepErr != nil {
-			return
-		}
-		t.rewinds = append(t.rewinds, rec)
-		var taken []string
-		for _, c := range rec.taken {
-			taken = append(taken, c.SHA)
-		}
-		t.Log.forget(taken)
-		for _, a := range acts {
-			if a, ok := a.(fsm.ConversationRewound); ok {
-				res.Prompt = a.Prompt
+	// rewound is the rest of the outcome, once the files are done (rv nil:
+	// no file to rewind).
+	rewound := func(rv *gitcommit.Reverted) (Outcome, error) {
+		res := &RewindResult{}
+		rec := &rewindRecord{}
+		if rv != nil {
+			res.Restored, res.Kept = rv.Files, rv.Kept
+			for _, c := range rv.Conflicts {
+				res.Conflicts = append(res.Conflicts, c.Path)
+				res.Notes = append(res.Notes, c.Reason)
+			}
+			rec.commit, rec.taken = rv.Commit, commits
+			if rv.Commit != nil {
+				res.Commit = rv.Commit.SHA
 			}
 		}
-		t.conv.Tell(Note{Kind: Info, Turn: turn, Text: rewindWords(turn, restore, res), Visible: true})
-	}); err != nil {
-		return res, err
+		res.normalize()
+		return Outcome{
+			Event: fsm.Rewind{Turn: turn, Restore: restore, Left: res.Conflicts},
+			Then: func(_ View, acts []fsm.Action) {
+				t.rewinds = append(t.rewinds, rec)
+				var taken []string
+				for _, c := range rec.taken {
+					taken = append(taken, c.SHA)
+				}
+				t.Log.forget(taken)
+				for _, a := range acts {
+					if a, ok := a.(fsm.ConversationRewound); ok {
+						res.Prompt = a.Prompt
+					}
+				}
+			},
+			Notes:   []Note{{Kind: Info, Turn: turn, Text: rewindWords(turn, restore, *res), Visible: true}},
+			Refused: ErrRewindRefused,
+			Rewind:  res,
+		}, nil
 	}
-	if stepErr != nil {
-		return res, fmt.Errorf("%w: %v", ErrRewindRefused, stepErr)
+	if (restore != fsm.RestoreFiles && restore != fsm.RestoreBoth) || len(commits) == 0 {
+		return rewound(nil)
 	}
-	res.normalize()
-	return res, nil
+	rev, err := t.revertForRewind(ctx, scrub, commits, fmt.Sprintf("loom: rewind to turn %d", turn), &fsm.Rewind{Turn: turn, Restore: restore})
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Revert: rev, Refused: ErrRewindRefused, After: func(d Done) (Outcome, error) {
+		dropLeft(d.Reverted, d.Left)
+		return rewound(d.Reverted)
+	}}, nil
 }
 
 // Redo undoes the last rewind, until the next prompt: the conversation
-// comes back whole, and a files rewind's commit is reverted in turn.
-func (t *Tree) Redo(ctx context.Context) (RewindResult, error) {
-	t.lock.Lock()
-	defer t.lock.Unlock()
+// comes back whole, and a files rewind's commit is reverted in turn. Like
+// Rewind, it returns what to do.
+func (t *Tree) Redo(ctx context.Context) (Outcome, error) {
 	var rec *rewindRecord
 	var scrub string
 	var checkEr error
-	if err := t.conv.Do(ctx, func() {
-		if !t.conv.Machine().CanRedo() || len(t.rewinds) == 0 {
+	if err := t.conv.Read(ctx, func(v View) {
+		if !v.Machine.CanRedo() || len(t.rewinds) == 0 {
 			checkEr = fmt.Errorf("%w: nothing to redo: no rewind since the last prompt", ErrRewindRefused)
 			return
 		}
 		rec = t.rewinds[len(t.rewinds)-1]
-		scrub = t.conv.Scrub()
+		scrub = v.Scrub
 	}); err != nil {
-		return RewindResult{}, err
+		return Outcome{}, err
 	}
 	if checkEr != nil {
-		return RewindResult{}, checkEr
+		return Outcome{}, checkEr
 	}
-	var res RewindResult
-	if rec.commit != nil {
-		rv, err := t.revertForRewind(ctx, scrub, []*gitcommit.Result{rec.commit}, "loom: redo (undo the rewind "+gitcommit.Short(rec.commit.SHA)+")", nil)
-		if err != nil {
-			return RewindResult{}, err
+	redone := func(rv *gitcommit.Reverted) (Outcome, error) {
+		res := &RewindResult{}
+		if rv != nil {
+			res.Restored, res.Kept = rv.Files, rv.Kept
+			if rv.Commit != nil {
+				res.Commit = rv.Commit.SHA
+			}
 		}
-		res.Restored, res.Kept = rv.Files, rv.Kept
-		if rv.Commit != nil {
-			res.Commit = rv.Commit.SHA
-		}
+		res.normalize()
+		return Outcome{
+			Event: fsm.Redo{},
+			Then: func(View, []fsm.Action) {
+				t.rewinds = t.rewinds[:len(t.rewinds)-1]
+				t.Log.Commits = append(t.Log.Commits, rec.taken...)
+				sort.SliceStable(t.Log.Commits, func(i, j int) bool { return t.Log.TurnOf[t.Log.Commits[i].SHA] < t.Log.TurnOf[t.Log.Commits[j].SHA] })
+				if n := len(t.Log.Commits); n > 0 {
+					t.Log.Last = t.Log.Commits[n-1].SHA
+				}
+			},
+			Notes:   []Note{{Kind: Info, Text: "redid: the last rewind is undone", Visible: true}},
+			Refused: ErrRewindRefused,
+			Rewind:  res,
+		}, nil
 	}
-	var stepErr error
-	if err := t.conv.Do(ctx, func() {
-		if _, stepErr = t.conv.Step(fsm.Redo{}); stepErr != nil {
-			return
-		}
-		t.rewinds = t.rewinds[:len(t.rewinds)-1]
-		t.Log.Commits = append(t.Log.Commits, rec.taken...)
-		sort.SliceStable(t.Log.Commits, func(i, j int) bool { return t.Log.TurnOf[t.Log.Commits[i].SHA] < t.Log.TurnOf[t.Log.Commits[j].SHA] })
-		if n := len(t.Log.Commits); n > 0 {
-			t.Log.Last = t.Log.Commits[n-1].SHA
-		}
-		t.conv.Tell(Note{Kind: Info, Text: "redid: the last rewind is undone", Visible: true})
-	}); err != nil {
-		return res, err
+	if rec.commit == nil {
+		return redone(nil)
 	}
-	if stepErr != nil {
-		return res, fmt.Errorf("%w: %v", ErrRewindRefused, stepErr)
+	rev, err := t.revertForRewind(ctx, scrub, []*gitcommit.Result{rec.commit}, "loom: redo (undo the rewind "+gitcommit.Short(rec.commit.SHA)+")", nil)
+	if err != nil {
+		return Outcome{}, err
 	}
-	res.normalize()
-	return res, nil
+	return Outcome{Revert: rev, Refused: ErrRewindRefused, After: func(d Done) (Outcome, error) {
+		dropLeft(d.Reverted, d.Left)
+		return redone(d.Reverted)
+	}}, nil
 }
 
-// revertForRewind takes commits back with one revert commit of message;
-// rewind, for a rewind (nil for a redo), is journaled with its restores.
-func (t *Tree) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string, rewind *fsm.Rewind) (*gitcommit.Reverted, error) {
+// revertForRewind is the revert that takes commits back with one revert
+// commit of message; rewind, for a rewind (nil for a redo), is journaled
+// with its restores. A file unsaved in the editor is left as it is.
+func (t *Tree) revertForRewind(ctx context.Context, scrub string, commits []*gitcommit.Result, message string, rewind *fsm.Rewind) (*Revert, error) {
 	repo, err := gitcommit.Open(ctx, t.dir, scrub)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
@@ -223,26 +230,15 @@ func (t *Tree) revertForRewind(ctx context.Context, scrub string, commits []*git
 	leave := map[string]string{}
 	for _, c := range commits {
 		for _, rel := range c.Files {
-			if abs := repo.Top + "/" + rel; t.conv.Dirty(abs) {
+			if abs := repo.Top + "/" + rel; t.ed.Dirty(abs) {
 				leave[rel] = rel + " has unsaved changes in the editor; save or revert them, then rewind again"
 			}
 		}
 	}
-	rj := t.newRestoreJournal(ctx, repo.Top, "the "+strings.TrimPrefix(message, "loom: "))
-	rj.rewind = rewind
-	rv, err := gitcommit.Revert(ctx, repo, commits, gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave, Planned: rj.planned})
-	if err != nil {
-		rj.end(nil, nil)
-		return nil, fmt.Errorf("%w: %v", ErrRewindRefused, err)
-	}
-	// A file changed while the revert ran is left as it is, and named.
-	left := t.applyRestores(rj, rv)
-	for _, c := range left {
-		rv.Files = slices.DeleteFunc(rv.Files, func(f string) bool { return f == c.Path })
-		rv.Kept = slices.DeleteFunc(rv.Kept, func(f string) bool { return f == c.Path })
-	}
-	rv.Conflicts = append(rv.Conflicts, left...)
-	return rv, nil
+	return &Revert{
+		Repo: repo, Commits: commits, What: "the " + strings.TrimPrefix(message, "loom: "), Rewind: rewind,
+		Options: gitcommit.RevertOptions{Message: message + "\n", KeepHistory: true, LeaveConflicts: true, Leave: leave},
+	}, nil
 }
 
 func (r *RewindResult) normalize() {
@@ -290,9 +286,9 @@ func (r RewindResult) LeftWords() string {
 // Checkpoints lists the turns one can rewind to, oldest first.
 func (t *Tree) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	var out []Checkpoint
-	err := t.conv.Do(ctx, func() {
-		for _, c := range t.conv.Machine().Checkpoints() {
-			cp := Checkpoint{Turn: c.Turn, Prompt: t.conv.Redact(c.Prompt), Time: t.conv.TurnTime(c.Turn), Compacted: c.Compacted, Commits: []string{}, Files: []string{}}
+	err := t.conv.Read(ctx, func(v View) {
+		for _, c := range v.Machine.Checkpoints() {
+			cp := Checkpoint{Turn: c.Turn, Prompt: t.redact(c.Prompt), Time: v.TurnTime(c.Turn), Compacted: c.Compacted, Commits: []string{}, Files: []string{}}
 			seen := map[string]bool{}
 			for _, commit := range t.Log.Commits {
 				if t.Log.TurnOf[commit.SHA] != c.Turn {

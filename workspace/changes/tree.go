@@ -37,14 +37,14 @@ var ErrNoPendingCommit = errors.New("no interrupted commit to complete")
 //
 // Its state (Log, the rewinds a redo can undo, an interrupted commit) is
 // owned by the conversation's goroutine, like the conversation's own:
-// the verbs touch it only in functions run through Conversation.Do.
+// the verbs touch it only in functions run through Conversation.Read and
+// in their Outcome's Then.
 type Tree struct {
 	dir  string
 	lock *sync.Mutex
 	conv Conversation
-	// check refuses a repository other than the one the folder was opened
-	// or trusted with (nil: any).
-	check func(*gitcommit.Repo) error
+	ed   Editor
+	deps Deps
 
 	// Log are the conversation's auto-commits.
 	Log Log
@@ -63,73 +63,80 @@ type Tree struct {
 }
 
 // Conversation is what the verbs need of the conversation whose changes
-// they are: its goroutine, its machine, its journal and its user.
+// they are: to read it on its goroutine, to ask its user, and the
+// editor's text of a call's file. What they change of it — its journal,
+// its machine, what the user is told — they return (Outcome), and
+// package workspace applies.
 type Conversation interface {
-	// Do runs f on the conversation's goroutine and waits for it; Post
-	// runs it there without waiting.
-	Do(ctx context.Context, f func()) error
-	Post(f func())
-	// WaitTurnEnd returns once no turn is in flight; held says that the
-	// worktree lock was taken for the caller as the turn ended.
-	WaitTurnEnd(ctx context.Context) (held bool, err error)
-	// Dirty reports whether the editor holds unsaved changes of the file
-	// at abs (any goroutine).
-	Dirty(abs string) bool
-	// Restoring notes that loom itself is about to rewrite the files
-	// (relative to the folder): no news for the user (any goroutine).
-	Restoring(rels []string)
-	// Wrote records a write of the conversation's own text (a review
-	// decision, a discard): its watcher echo is no change (any goroutine).
-	Wrote(abs string, content []byte, present bool)
-	// Document is the editor's text of the file at abs, when it is open;
-	// SaveDocuments asks the editor to save those of paths it can, and
-	// returns those it saved (any goroutine).
-	Document(abs string) (text string, open bool)
-	SaveDocuments(ctx context.Context, paths []string) []string
+	// Read runs f on the conversation's goroutine, given the
+	// conversation as the verbs read it, and waits for it.
+	Read(ctx context.Context, f func(View)) error
+	// AskHooks asks the user whether their git hooks run (in the sandbox)
+	// for the commit of job in repo, under tools.bash = "ask", unless a
+	// rule allows them; reason says why not (the hook's worker).
+	AskHooks(ctx context.Context, repo *gitcommit.Repo, job Job) (ok bool, reason string)
 	// CurrentText is the file's text as the user sees it now (the open
 	// buffer, the editor's store, else the disk); ApplyEdit writes e, an
 	// edit of call callID, as a tool's edit is written (the open buffer
 	// through the editor, else the disk through the writer).
 	CurrentText(ctx context.Context, callID, path string) (text string, exists bool, err error)
 	ApplyEdit(ctx context.Context, callID string, e *tools.Edit) error
-	// Redact masks the secrets loom knows in text (any goroutine).
-	Redact(text string) string
-	// KeepHow says how the user keeps and discards commands' changes in
-	// this front end ("": the LSP commands loom.commit, loom.discard).
-	KeepHow() (keep, discard string)
-	// AskHooks asks the user whether their git hooks run (in the sandbox)
-	// for the commit of job in repo, under tools.bash = "ask", unless a
-	// rule allows them; reason says why not (the hook's worker).
-	AskHooks(ctx context.Context, repo *gitcommit.Repo, job Job) (ok bool, reason string)
+}
 
-	// On the conversation's goroutine only:
+// Editor is what the verbs need of the editor's buffers, the folder's
+// (any goroutine).
+type Editor interface {
+	// Dirty reports whether the editor holds unsaved changes of the file
+	// at abs.
+	Dirty(abs string) bool
+	// Document is the editor's text of the file at abs, when it is open;
+	// SaveDocuments asks the editor to save those of paths it can, and
+	// returns those it saved.
+	Document(abs string) (text string, open bool)
+	SaveDocuments(ctx context.Context, paths []string) []string
+}
 
+// View is the conversation as the verbs read it, on its goroutine
+// (Conversation.Read, and an Outcome's Then).
+type View struct {
 	// Scrub names the variable of the model's API key, kept out of git's
 	// environment.
-	Scrub() string
+	Scrub string
 	// Sandbox is the sandbox the conversation's commands run in (nil:
 	// tools.sandbox = "off"); Config the configuration it runs with;
 	// Prompt the prompt of its turn; AgentFiles the files the agent's
 	// tools changed in the conversation.
-	Sandbox() *sandbox.Sandbox
-	Config() config.Config
-	Prompt() string
-	AgentFiles() []string
-	// IndexLeft keeps the index entries of a commit another git process
-	// kept locked, to retry at the next turn.
-	IndexLeft(entries []gitcommit.Entry)
-	// Machine is the conversation's state machine, to read; Step steps
-	// it (journaled, its actions performed).
-	Machine() *fsm.Machine
-	Step(ev fsm.Event) ([]fsm.Action, error)
-	// Busy reports whether a turn is in flight; TurnTime is when turn
-	// started (zero when not known: a turn of a resumed conversation).
-	Busy() bool
-	TurnTime(turn uint64) time.Time
-	// Journal writes one record to the conversation's journal.
-	Journal(rec journal.Record)
-	// Tell tells the user.
-	Tell(n Note)
+	Sandbox    *sandbox.Sandbox
+	Config     config.Config
+	Prompt     string
+	AgentFiles []string
+	// Busy reports whether a turn is in flight.
+	Busy bool
+	// Machine is the conversation's state machine, to read only.
+	Machine *fsm.Machine
+	// TurnTime is when turn started (zero when not known: a turn of a
+	// resumed conversation).
+	TurnTime func(turn uint64) time.Time
+}
+
+// Deps is what a Tree is made with.
+type Deps struct {
+	Conv   Conversation
+	Editor Editor
+	// Check, when set, refuses a repository other than the folder's.
+	Check func(*gitcommit.Repo) error
+	// Redact masks the secrets loom knows in text (any goroutine).
+	Redact func(string) string
+	// KeepHow and DiscardHow say how the user keeps and discards
+	// commands' changes in this front end ("": the LSP commands
+	// loom.commit, loom.discard).
+	KeepHow, DiscardHow string
+	// Wrote records a write of the conversation's own text (a review
+	// decision, a discard): its watcher echo is no change; Restoring notes
+	// that loom itself is about to rewrite the files (relative to the
+	// folder): no news for the user (any goroutine).
+	Wrote     func(abs string, content []byte, present bool)
+	Restoring func(rels []string)
 }
 
 // NoteKind is what a Note is.
@@ -163,10 +170,9 @@ type Note struct {
 }
 
 // New returns the Tree of the folder at dir, whose worktree lock is
-// lock, for conv. check, when set, refuses a repository other than the
-// folder's.
-func New(dir string, lock *sync.Mutex, conv Conversation, check func(*gitcommit.Repo) error) *Tree {
-	return &Tree{dir: dir, lock: lock, conv: conv, check: check}
+// lock.
+func New(dir string, lock *sync.Mutex, d Deps) *Tree {
+	return &Tree{dir: dir, lock: lock, conv: d.Conv, ed: d.Editor, deps: d}
 }
 
 // Lock is the folder's worktree lock: what writes the worktree for a
@@ -175,10 +181,18 @@ func (t *Tree) Lock() *sync.Mutex { return t.lock }
 
 // checkRepo refuses a repository other than the folder's.
 func (t *Tree) checkRepo(repo *gitcommit.Repo) error {
-	if t.check == nil {
+	if t.deps.Check == nil {
 		return nil
 	}
-	return t.check(repo)
+	return t.deps.Check(repo)
+}
+
+// redact masks the secrets loom knows in text.
+func (t *Tree) redact(text string) string {
+	if t.deps.Redact == nil {
+		return text
+	}
+	return t.deps.Redact(text)
 }
 
 // TurnStarted forgets the rewinds a redo could undo: a new prompt ends
@@ -190,7 +204,7 @@ func (t *Tree) TurnStarted() { t.rewinds = nil }
 // tell the model (a review decision, a discard).
 func (t *Tree) FolderWriter() *worktree.Writer {
 	w := worktree.New(t.dir)
-	w.Record = t.conv.Wrote
+	w.Record = t.deps.Wrote
 	return w
 }
 
@@ -199,6 +213,6 @@ func (t *Tree) FolderWriter() *worktree.Writer {
 // model is told, as after any change it did not make itself).
 func (t *Tree) RestoreWriter(top string) *worktree.Writer {
 	w := worktree.New(top)
-	w.Record = func(abs string, _ []byte, _ bool) { t.conv.Restoring(RelPaths(t.dir, []string{abs})) }
+	w.Record = func(abs string, _ []byte, _ bool) { t.deps.Restoring(RelPaths(t.dir, []string{abs})) }
 	return w
 }

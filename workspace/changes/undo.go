@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -19,22 +20,16 @@ import (
 // when the session made no such commit, when Revert refuses, or when one
 // of the commit's files is open in the editor with unsaved changes.
 //
-// Undo waits for the turn in flight to end (as a prompt would), and the
-// next turn's edits wait for it: it never races the agent.
-func (t *Tree) Undo(ctx context.Context, sha string) (string, error) {
-	held, err := t.conv.WaitTurnEnd(ctx)
-	if err != nil {
-		return "", err
-	}
-	if !held {
-		t.lock.Lock()
-	}
-	defer t.lock.Unlock()
+// It returns what to do (Outcome): the revert, then the commit
+// forgotten and the user told. The caller waits for the turn in flight
+// to end (as a prompt would) and holds the worktree lock while it
+// applies the outcome: the next turn's edits wait for it.
+func (t *Tree) Undo(ctx context.Context, sha string) (Outcome, error) {
 	var target *gitcommit.Result
 	var scrub string
 	var known []string
-	if err := t.conv.Do(ctx, func() {
-		scrub = t.conv.Scrub()
+	if err := t.conv.Read(ctx, func(v View) {
+		scrub = v.Scrub
 		for i := len(t.Log.Commits) - 1; i >= 0; i-- {
 			c := t.Log.Commits[i]
 			known = append(known, gitcommit.Short(c.SHA))
@@ -43,36 +38,34 @@ func (t *Tree) Undo(ctx context.Context, sha string) (string, error) {
 			}
 		}
 	}); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	switch {
 	case target == nil && len(known) == 0:
-		return "", fmt.Errorf("%w: this session has made no commit", ErrUndoRefused)
+		return Outcome{}, fmt.Errorf("%w: this session has made no commit", ErrUndoRefused)
 	case target == nil:
-		return "", fmt.Errorf("%w: %s is not an auto-commit of this session (its commits: %s)", ErrUndoRefused, sha, strings.Join(known, ", "))
+		return Outcome{}, fmt.Errorf("%w: %s is not an auto-commit of this session (its commits: %s)", ErrUndoRefused, sha, strings.Join(known, ", "))
 	}
 	repo, err := gitcommit.Open(ctx, t.dir, scrub)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUndoRefused, err)
+		return Outcome{}, fmt.Errorf("%w: %v", ErrUndoRefused, err)
 	}
 	for _, rel := range target.Files {
-		if abs := repo.Top + "/" + rel; t.conv.Dirty(abs) {
-			return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
+		if abs := repo.Top + "/" + rel; t.ed.Dirty(abs) {
+			return Outcome{}, fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 		}
 	}
-	rj := t.newRestoreJournal(ctx, repo.Top, "the undo of "+gitcommit.Short(target.SHA))
-	rv, err := gitcommit.Revert(ctx, repo, []*gitcommit.Result{target}, gitcommit.RevertOptions{Planned: rj.planned})
-	if err != nil {
-		rj.end(nil, nil)
-		return "", err
-	}
-	left := t.applyRestores(rj, rv)
-	msg := rv.Message() + leftWords(left)
-	t.conv.Do(ctx, func() {
-		t.Log.forget(rv.Reverted)
-		t.conv.Tell(Note{Kind: Info, Text: msg, Visible: true})
-	})
-	return msg, nil
+	return Outcome{
+		Revert: &Revert{Repo: repo, Commits: []*gitcommit.Result{target}, What: "the undo of " + gitcommit.Short(target.SHA)},
+		After: func(d Done) (Outcome, error) {
+			msg := d.Reverted.Message() + leftWords(d.Left)
+			return Outcome{
+				Then:    func(View, []fsm.Action) { t.Log.forget(d.Reverted.Reverted) },
+				Notes:   []Note{{Kind: Info, Text: msg, Visible: true}},
+				Message: msg,
+			}, nil
+		},
+	}, nil
 }
 
 // leftWords says which restores were left, for a message; "" when none.

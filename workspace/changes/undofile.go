@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/workspace/gitcommit"
 )
 
@@ -23,40 +24,32 @@ import (
 // top, as loom/commit names files). It refuses, with an error
 // wrapping ErrUndoRefused that says why, when no such commit changed
 // path, when the file has unsaved changes in the editor, or when the
-// user's edits to it overlap the agent's. Like Undo, it waits for the
-// turn in flight to end.
-func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (string, error) {
+// user's edits to it overlap the agent's. Like Undo, it returns what to
+// do, and its caller waits for the turn in flight to end.
+func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (Outcome, error) {
 	if strings.TrimSpace(path) == "" {
-		return "", fmt.Errorf("%w: no file named", ErrUndoRefused)
+		return Outcome{}, fmt.Errorf("%w: no file named", ErrUndoRefused)
 	}
-	held, err := t.conv.WaitTurnEnd(ctx)
-	if err != nil {
-		return "", err
-	}
-	if !held {
-		t.lock.Lock()
-	}
-	defer t.lock.Unlock()
 	var (
 		mine  []*gitcommit.Result
 		scrub string
 		turn  uint64
 		turns map[string]uint64
 	)
-	if err := t.conv.Do(ctx, func() {
-		scrub = t.conv.Scrub()
+	if err := t.conv.Read(ctx, func(v View) {
+		scrub = v.Scrub
 		mine = slices.Clone(t.Log.Commits)
-		turn = t.conv.Machine().State().Turn
+		turn = v.Machine.State().Turn
 		turns = make(map[string]uint64, len(mine))
 		for _, c := range mine {
 			turns[c.SHA] = t.Log.TurnOf[c.SHA]
 		}
 	}); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	repo, err := gitcommit.Open(ctx, t.dir, scrub)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUndoRefused, err)
+		return Outcome{}, fmt.Errorf("%w: %v", ErrUndoRefused, err)
 	}
 	abs := path
 	if !filepath.IsAbs(abs) {
@@ -64,7 +57,7 @@ func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (str
 	}
 	rel, err := filepath.Rel(repo.Top, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%w: %s is outside the repository %s", ErrUndoRefused, path, repo.Top)
+		return Outcome{}, fmt.Errorf("%w: %s is outside the repository %s", ErrUndoRefused, path, repo.Top)
 	}
 	rel = filepath.ToSlash(rel)
 	targets, err := undoFileCommits(mine, turns, rel, commits)
@@ -76,10 +69,10 @@ func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (str
 		}
 	}
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	if t.conv.Dirty(filepath.Join(repo.Top, filepath.FromSlash(rel))) {
-		return "", fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
+	if t.ed.Dirty(filepath.Join(repo.Top, filepath.FromSlash(rel))) {
+		return Outcome{}, fmt.Errorf("%w: %s has unsaved changes in the editor; save or revert them first", ErrUndoRefused, rel)
 	}
 	message := "loom: undo the agent's changes to " + rel + "\n\nTakes back what "
 	for i, c := range targets {
@@ -89,36 +82,38 @@ func (t *Tree) UndoFile(ctx context.Context, path string, commits []string) (str
 		message += gitcommit.Short(c.SHA)
 	}
 	message += " changed in " + rel + ", keeping the other files and the later edits.\n"
-	rj := t.newRestoreJournal(ctx, repo.Top, "the undo of the agent's changes to "+rel)
-	rv, err := gitcommit.Revert(ctx, repo, targets, gitcommit.RevertOptions{Message: message, Paths: []string{rel}, Planned: rj.planned})
-	if err != nil {
-		rj.end(nil, nil)
-		return "", err
-	}
-	left := t.applyRestores(rj, rv)
-	msg := "undid the agent's changes to " + rel
-	if rv.Commit != nil {
-		msg += " with commit " + gitcommit.Short(rv.Commit.SHA)
-	}
-	if len(rv.Kept) > 0 {
-		msg += "; your own edits to it are kept"
-	}
-	if rv.Commit != nil {
-		msg += "; to get them back: git revert " + gitcommit.Short(rv.Commit.SHA)
-	}
-	msg += leftWords(left)
-	t.conv.Do(ctx, func() {
-		if c := rv.Commit; c != nil {
-			t.Log.Commits = append(t.Log.Commits, c)
-			t.Log.Last = c.SHA
-			if t.Log.TurnOf == nil {
-				t.Log.TurnOf = map[string]uint64{}
+	what := "the undo of the agent's changes to " + rel
+	return Outcome{
+		Revert: &Revert{Repo: repo, Commits: targets, Options: gitcommit.RevertOptions{Message: message, Paths: []string{rel}}, What: what},
+		After: func(d Done) (Outcome, error) {
+			rv := d.Reverted
+			msg := "undid the agent's changes to " + rel
+			if rv.Commit != nil {
+				msg += " with commit " + gitcommit.Short(rv.Commit.SHA)
 			}
-			t.Log.TurnOf[c.SHA] = turn
-		}
-		t.conv.Tell(Note{Kind: Info, Text: msg, Visible: true})
-	})
-	return msg, nil
+			if len(rv.Kept) > 0 {
+				msg += "; your own edits to it are kept"
+			}
+			if rv.Commit != nil {
+				msg += "; to get them back: git revert " + gitcommit.Short(rv.Commit.SHA)
+			}
+			msg += leftWords(d.Left)
+			return Outcome{
+				Then: func(View, []fsm.Action) {
+					if c := rv.Commit; c != nil {
+						t.Log.Commits = append(t.Log.Commits, c)
+						t.Log.Last = c.SHA
+						if t.Log.TurnOf == nil {
+							t.Log.TurnOf = map[string]uint64{}
+						}
+						t.Log.TurnOf[c.SHA] = turn
+					}
+				},
+				Notes:   []Note{{Kind: Info, Text: msg, Visible: true}},
+				Message: msg,
+			}, nil
+		},
+	}, nil
 }
 
 // undoFileCommits picks, among the session's commits (oldest first, with

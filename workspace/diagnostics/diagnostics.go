@@ -22,8 +22,24 @@ import (
 
 // ErrUnavailable is returned by a Source that cannot tell now: no
 // language server for the file, one still starting, or one that did not
-// answer within the wait. The model is then told nothing.
+// answer within the wait. The model is told so ([Report.Unavailable]),
+// unless the error is also [ErrNotServed].
 var ErrUnavailable = errors.New("diagnostics not available")
+
+// ErrNotServed (an [ErrUnavailable]) is returned for a file no language
+// server checks (its type has none, or none is installed): nothing
+// applies, and the model is told nothing.
+var ErrNotServed = fmt.Errorf("%w: no language server checks it", ErrUnavailable)
+
+// Why is what an [ErrUnavailable] error says after "diagnostics not
+// available: " ("gopls did not answer in time").
+func Why(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, ErrUnavailable.Error()+": "); ok {
+		return after
+	}
+	return msg
+}
 
 // Severity is an LSP diagnostic severity: 1 is the most severe.
 type Severity int
@@ -129,6 +145,10 @@ type Report struct {
 	// Before and After count the file's problems at the least severity
 	// reported, before and after the edits.
 	Before, After int
+	// Unavailable, when set, says why the file's problems are not known
+	// ("gopls did not answer in time"): New, Before and After are then
+	// empty, and the model is told that it does not know.
+	Unavailable string
 }
 
 // Limits bound what Format writes.
@@ -168,9 +188,13 @@ func Format(reports []Report, lim Limits) string {
 		return ""
 	}
 	var errs, warns []Diagnostic
-	var clean []string
+	var clean, unknown []string
 	paths := map[string]string{}
 	for _, r := range reports {
+		if r.Unavailable != "" {
+			unknown = append(unknown, fmt.Sprintf("[loom] diagnostics were not available for %s (%s): whether these edits introduced problems there is not known", r.Path, r.Unavailable))
+			continue
+		}
 		n := 0
 		for _, d := range r.New {
 			paths[d.Path] = r.Path
@@ -218,6 +242,9 @@ func Format(reports []Report, lim Limits) string {
 	if len(clean) > 0 {
 		fmt.Fprintf(&b, "[loom] no new problems in %s\n", strings.Join(clean, ", "))
 	}
+	for _, line := range unknown {
+		b.WriteString(line + "\n")
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -227,10 +254,12 @@ func Summary(reports []Report, lim Limits) string {
 	var parts []string
 	for _, r := range reports {
 		n := len(Filter(r.New, lim.MinSeverity))
-		switch n {
-		case 0:
+		switch {
+		case r.Unavailable != "":
+			parts = append(parts, "diagnostics not available for "+r.Path)
+		case n == 0:
 			parts = append(parts, "no new problems in "+r.Path)
-		case 1:
+		case n == 1:
 			parts = append(parts, "1 new problem in "+r.Path)
 		default:
 			parts = append(parts, fmt.Sprintf("%d new problems in %s", n, r.Path))

@@ -125,9 +125,9 @@ func (p *Pool) Prime(path, text string) {
 const primeWait = 60 * time.Second
 
 // Diagnostics gives the problems of path's text as its language server
-// sees them: ErrUnavailable when no server serves the file, when the
-// server is still starting when ctx ends, or when it did not answer in
-// time.
+// sees them: ErrNotServed when no server serves the file, ErrUnavailable
+// when the server is still starting when ctx ends, or when it did not
+// answer in time.
 func (p *Pool) Diagnostics(ctx context.Context, path, text string) ([]Diagnostic, error) {
 	srv, lang, err := p.server(path)
 	if err != nil {
@@ -190,7 +190,7 @@ func (p *Pool) server(path string) (*server, string, error) {
 		p.servers[spec.Name] = s
 		return s, lang, nil
 	}
-	return nil, "", fmt.Errorf("%w: no language server for %s files", ErrUnavailable, ext)
+	return nil, "", fmt.Errorf("%w: no language server for %s files", ErrNotServed, ext)
 }
 
 // forget drops s once it stopped, so that the next need starts it anew.

@@ -104,33 +104,9 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 		return nil, err
 	}
 	plan := &Plan{Top: r.Top, Parent: r.Head}
-	type item struct {
-		rel string
-		c   Change
-	}
-	var items []item
-	for _, c := range changes {
-		rel, ok := r.Rel(c.Path)
-		switch {
-		case !ok:
-			plan.Skipped = append(plan.Skipped, Skipped{c.Path, "it is outside the repository " + r.Top})
-		case rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.Contains(rel, "/.git/"):
-			plan.Skipped = append(plan.Skipped, Skipped{rel, "it is inside .git"})
-		default:
-			if sub := r.nestedRepo(rel); sub != "" {
-				plan.Skipped = append(plan.Skipped, Skipped{rel, "it belongs to the submodule or nested repository " + sub + " (commit it there with git)"})
-				continue
-			}
-			items = append(items, item{rel, c})
-		}
-	}
+	items := r.committable(changes, plan)
 	if len(items) == 0 {
 		return plan, nil
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].rel < items[j].rel })
-	rels := make([]string, len(items))
-	for i, it := range items {
-		rels[i] = it.rel
 	}
 	ix, err := r.newIndex(ctx, r.Head)
 	if err != nil {
@@ -143,37 +119,9 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 			plan.Discard()
 		}
 	}()
-	parent, err := ix.entries(ctx, rels)
+	blobs, err := r.blobsFor(ctx, ix, items, plan)
 	if err != nil {
 		return nil, err
-	}
-	ignored, err := r.ignored(ctx, rels, parent)
-	if err != nil {
-		return nil, err
-	}
-	var blobs []pendingBlob
-	for _, it := range items {
-		base := parent[it.rel]
-		switch {
-		case ignored[it.rel]:
-			plan.Skipped = append(plan.Skipped, Skipped{it.rel, "git ignores it"})
-			continue
-		case base.mode == "160000":
-			plan.Skipped = append(plan.Skipped, Skipped{it.rel, "it is a submodule"})
-			continue
-		}
-		pb, reason, err := r.contentFor(ctx, it.rel, it.c, base)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", it.rel, err)
-		}
-		if reason == "" {
-			reason = r.tooBig(pb)
-		}
-		if reason != "" {
-			plan.Skipped = append(plan.Skipped, Skipped{it.rel, reason})
-			continue
-		}
-		blobs = append(blobs, pb)
 	}
 	entries, err := ix.write(ctx, r, blobs)
 	if err != nil {
@@ -190,6 +138,80 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 		ok = true
 	}
 	return plan, nil
+}
+
+// changeAt is a change with its path relative to the repository's top.
+type changeAt struct {
+	rel string
+	c   Change
+}
+
+// committable is the changes this repository may commit, by path; the
+// others (outside it, inside .git, in a submodule or nested repository)
+// are listed in plan.Skipped.
+func (r *Repo) committable(changes []Change, plan *Plan) []changeAt {
+	var items []changeAt
+	for _, c := range changes {
+		rel, ok := r.Rel(c.Path)
+		switch {
+		case !ok:
+			plan.Skipped = append(plan.Skipped, Skipped{c.Path, "it is outside the repository " + r.Top})
+		case rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.Contains(rel, "/.git/"):
+			plan.Skipped = append(plan.Skipped, Skipped{rel, "it is inside .git"})
+		default:
+			if sub := r.nestedRepo(rel); sub != "" {
+				plan.Skipped = append(plan.Skipped, Skipped{rel, "it belongs to the submodule or nested repository " + sub + " (commit it there with git)"})
+				continue
+			}
+			items = append(items, changeAt{rel, c})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].rel < items[j].rel })
+	return items
+}
+
+// blobsFor is the agent's content of each item on top of its version in
+// the parent's tree (read from ix); a file git ignores, a submodule, or
+// one that cannot be committed without the user's bytes (or is too big)
+// is listed in plan.Skipped instead.
+func (r *Repo) blobsFor(ctx context.Context, ix *tmpIndex, items []changeAt, plan *Plan) ([]pendingBlob, error) {
+	rels := make([]string, len(items))
+	for i, it := range items {
+		rels[i] = it.rel
+	}
+	parent, err := ix.entries(ctx, rels)
+	if err != nil {
+		return nil, err
+	}
+	ignored, err := r.ignored(ctx, rels, parent)
+	if err != nil {
+		return nil, err
+	}
+	var blobs []pendingBlob
+	for _, it := range items {
+		base := parent[it.rel]
+		var reason string
+		switch {
+		case ignored[it.rel]:
+			reason = "git ignores it"
+		case base.mode == "160000":
+			reason = "it is a submodule"
+		default:
+			pb, why, err := r.contentFor(ctx, it.rel, it.c, base)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", it.rel, err)
+			}
+			if reason = why; reason == "" {
+				reason = r.tooBig(pb)
+			}
+			if reason == "" {
+				blobs = append(blobs, pb)
+				continue
+			}
+		}
+		plan.Skipped = append(plan.Skipped, Skipped{it.rel, reason})
+	}
+	return blobs, nil
 }
 
 // treeEntry is a path's mode and object in a tree.

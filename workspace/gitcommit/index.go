@@ -186,77 +186,20 @@ func indexEntries(ctx context.Context, g runner, file string, paths []string, oi
 // checked to be exactly the agent's text); the others are hashed from
 // the text.
 func (ix *tmpIndex) write(ctx context.Context, r *Repo, blobs []pendingBlob) ([]Entry, error) {
-	var byPath []string
-	onDisk := map[string]bool{}
-	for _, pb := range blobs {
-		if pb.remove || pb.link {
-			continue
-		}
-		if !pb.fromDisk {
-			abs := filepath.Join(r.Top, filepath.FromSlash(pb.entry.Path))
-			if st, err := os.Lstat(abs); err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(pb.text)) {
-				continue
-			}
-			if b, err := os.ReadFile(abs); err != nil || string(b) != pb.text {
-				continue
-			}
-		}
-		byPath = append(byPath, pb.entry.Path)
-		onDisk[pb.entry.Path] = true
-	}
-	var got map[string]treeEntry
-	if len(byPath) > 0 {
-		_, err := ix.git.run(ctx, "", append([]string{"update-index", "--add", "--"}, byPath...)...)
-		if err == nil {
-			got, err = ix.entries(ctx, byPath)
-		}
-		if err != nil {
-			got = nil
-		}
-	}
+	added := ix.addFromDisk(ctx, asOnDisk(r.Top, blobs))
 	entries := make([]Entry, 0, len(blobs))
 	var info []Entry
 	for _, pb := range blobs {
-		e := pb.entry
-		if g, ok := got[e.Path]; ok && onDisk[e.Path] {
-			switch {
-			case pb.fromDisk:
-				e.Mode, e.Blob = g.mode, g.oid
-				entries = append(entries, e)
-				continue
-			case g.mode == e.Mode && g.oid == blobName(pb.text, ix.oidLen):
-				e.Blob = g.oid
-				entries = append(entries, e)
-				continue
-			}
-			// The disk changed meanwhile, or a filter or the file mode
-			// made git store something else: hash the agent's text.
+		if e, ok := ix.storedAsWritten(pb, added); ok {
+			entries = append(entries, e)
+			continue
 		}
-		switch {
-		case pb.remove:
-		case pb.fromDisk:
-			st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(e.Path)))
-			if err != nil {
-				return nil, err
-			}
-			blob, err := r.git.run(ctx, "", "hash-object", "-w", "--", e.Path)
-			if err != nil {
-				return nil, err
-			}
-			e.Mode, e.Blob = "100644", strings.TrimSpace(blob)
-			if st.Mode()&0o111 != 0 {
-				e.Mode = "100755"
-			}
-		default:
-			args := []string{"hash-object", "-w", "--stdin", "--path=" + e.Path}
-			if pb.link {
-				args = []string{"hash-object", "-w", "--no-filters", "--stdin"}
-			}
-			blob, err := r.git.run(ctx, pb.text, args...)
-			if err != nil {
-				return nil, err
-			}
-			e.Blob = strings.TrimSpace(blob)
+		// Not added from the disk, or the disk changed meanwhile, or a
+		// filter or the file mode made git store something else: hash
+		// the agent's text.
+		e, err := r.hashBlob(ctx, pb)
+		if err != nil {
+			return nil, err
 		}
 		entries = append(entries, e)
 		info = append(info, e)
@@ -267,4 +210,97 @@ func (ix *tmpIndex) write(ctx context.Context, r *Repo, blobs []pendingBlob) ([]
 		}
 	}
 	return entries, nil
+}
+
+// asOnDisk names the blobs whose file on disk holds the agent's text: a
+// command's file (fromDisk), or a regular file whose bytes are the text.
+func asOnDisk(top string, blobs []pendingBlob) []string {
+	var onDisk []string
+	for _, pb := range blobs {
+		if pb.remove || pb.link {
+			continue
+		}
+		if !pb.fromDisk {
+			abs := filepath.Join(top, filepath.FromSlash(pb.entry.Path))
+			if st, err := os.Lstat(abs); err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(pb.text)) {
+				continue
+			}
+			if b, err := os.ReadFile(abs); err != nil || string(b) != pb.text {
+				continue
+			}
+		}
+		onDisk = append(onDisk, pb.entry.Path)
+	}
+	return onDisk
+}
+
+// addFromDisk adds the files at paths to the index, in one git process,
+// and returns what git stored for each; nil when it could not (each file
+// is then hashed from its text).
+func (ix *tmpIndex) addFromDisk(ctx context.Context, paths []string) map[string]treeEntry {
+	if len(paths) == 0 {
+		return nil
+	}
+	if _, err := ix.git.run(ctx, "", append([]string{"update-index", "--add", "--"}, paths...)...); err != nil {
+		return nil
+	}
+	got, err := ix.entries(ctx, paths)
+	if err != nil {
+		return nil
+	}
+	return got
+}
+
+// storedAsWritten is pb's entry when git, adding it from the disk,
+// stored exactly the agent's text (a command's file: whatever the disk
+// held).
+func (ix *tmpIndex) storedAsWritten(pb pendingBlob, added map[string]treeEntry) (Entry, bool) {
+	e := pb.entry
+	g, ok := added[e.Path]
+	switch {
+	case !ok:
+		return e, false
+	case pb.fromDisk:
+		e.Mode, e.Blob = g.mode, g.oid
+		return e, true
+	case g.mode == e.Mode && g.oid == blobName(pb.text, ix.oidLen):
+		e.Blob = g.oid
+		return e, true
+	}
+	return e, false
+}
+
+// hashBlob writes pb's content into the object store and returns its
+// entry: a command's file hashed from the disk (its mode from the disk's
+// executable bit), a symbolic link's target without filters, other text
+// through the path's filters; a removal has no blob.
+func (r *Repo) hashBlob(ctx context.Context, pb pendingBlob) (Entry, error) {
+	e := pb.entry
+	switch {
+	case pb.remove:
+	case pb.fromDisk:
+		st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(e.Path)))
+		if err != nil {
+			return e, err
+		}
+		blob, err := r.git.run(ctx, "", "hash-object", "-w", "--", e.Path)
+		if err != nil {
+			return e, err
+		}
+		e.Mode, e.Blob = "100644", strings.TrimSpace(blob)
+		if st.Mode()&0o111 != 0 {
+			e.Mode = "100755"
+		}
+	default:
+		args := []string{"hash-object", "-w", "--stdin", "--path=" + e.Path}
+		if pb.link {
+			args = []string{"hash-object", "-w", "--no-filters", "--stdin"}
+		}
+		blob, err := r.git.run(ctx, pb.text, args...)
+		if err != nil {
+			return e, err
+		}
+		e.Blob = strings.TrimSpace(blob)
+	}
+	return e, nil
 }

@@ -145,16 +145,9 @@ const indexLockWait = 500 * time.Millisecond
 // entries (Locked) for a later call.
 func (r *Repo) SyncIndex(ctx context.Context, entries []Entry, wait time.Duration) IndexReport {
 	var rep IndexReport
-	lock := filepath.Join(r.GitDir, "index.lock")
-	for deadline := time.Now().Add(wait); ; {
-		if _, err := os.Lstat(lock); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			rep.Locked = entries
-			return rep
-		}
-		time.Sleep(25 * time.Millisecond)
+	if !r.waitIndexLock(wait) {
+		rep.Locked = entries
+		return rep
 	}
 	paths := make([]string, len(entries))
 	for i, e := range entries {
@@ -168,14 +161,13 @@ func (r *Repo) SyncIndex(ctx context.Context, entries []Entry, wait time.Duratio
 	var update []Entry
 	for _, e := range entries {
 		cur, has := idx[e.Path]
-		switch {
-		case (!has && e.Base == "") || (has && cur.oid == e.Base && cur.mode == e.BaseMode):
+		switch stagedAs(cur, has, e) {
+		case stagedAtBase:
 			update = append(update, e)
-		case (!has && e.Blob == "") || (has && cur.oid == e.Blob && cur.mode == e.Mode):
-			// already the commit's
-		case !has || e.Blob == "" || e.Base == "":
+		case stagedAsCommitted:
+		case stagedOverlapping:
 			rep.Conflicts = append(rep.Conflicts, e.Path)
-		default:
+		case stagedElse:
 			merged, ok := r.mergeStaged(ctx, cur.oid, e)
 			if !ok {
 				rep.Conflicts = append(rep.Conflicts, e.Path)
@@ -198,6 +190,46 @@ func (r *Repo) SyncIndex(ctx context.Context, entries []Entry, wait time.Duratio
 		}
 	}
 	return rep
+}
+
+// waitIndexLock waits up to wait for no other git process to hold the
+// index lock; false when one still does.
+func (r *Repo) waitIndexLock(wait time.Duration) bool {
+	lock := filepath.Join(r.GitDir, "index.lock")
+	for deadline := time.Now().Add(wait); ; {
+		if _, err := os.Lstat(lock); err != nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// staged is where a file's index entry stands against the agent's
+// committed change of it.
+type staged int
+
+const (
+	stagedAtBase      staged = iota // still the change's base: it moves to the commit's blob
+	stagedAsCommitted               // already the commit's
+	stagedOverlapping               // the user staged something that cannot be merged (added, removed)
+	stagedElse                      // the user staged other text: the agent's hunks are merged into it
+)
+
+// stagedAs says where the index entry cur (has: there is one) stands
+// against e.
+func stagedAs(cur treeEntry, has bool, e Entry) staged {
+	switch {
+	case (!has && e.Base == "") || (has && cur.oid == e.Base && cur.mode == e.BaseMode):
+		return stagedAtBase
+	case (!has && e.Blob == "") || (has && cur.oid == e.Blob && cur.mode == e.Mode):
+		return stagedAsCommitted
+	case !has || e.Blob == "" || e.Base == "":
+		return stagedOverlapping
+	}
+	return stagedElse
 }
 
 // mergeStaged merges the agent's change of e (base to blob) into the
@@ -367,4 +399,25 @@ func (r *Repo) Committed(ctx context.Context, plan *Plan) string {
 		return ""
 	}
 	return r.Head
+}
+
+// InHead keeps the entries HEAD still holds as they were committed: an
+// index update left for later (a held index.lock) must not bring back a
+// change that was undone or replaced since.
+func (r *Repo) InHead(ctx context.Context, entries []Entry) []Entry {
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = e.Path
+	}
+	head, err := r.treeEntries(ctx, r.Head, paths)
+	if err != nil {
+		return nil
+	}
+	var kept []Entry
+	for _, e := range entries {
+		if h, ok := head[e.Path]; (ok && h.oid == e.Blob && h.mode == e.Mode) || (!ok && e.Blob == "") {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }

@@ -56,21 +56,10 @@ func Read(r io.Reader, fn func(Step)) (Scan, error) {
 // leaves the marks.
 func ReadUnsealed(r io.Reader, unseal *secret.Redactor, fn func(Step)) (Scan, error) {
 	var sc Scan
-	br := bufio.NewReaderSize(r, 64<<10)
+	lines := lineReader{br: bufio.NewReaderSize(r, 64<<10)}
 	var off int64
-	var long []byte // a line longer than br's buffer, assembled
 	for line := 1; ; line++ {
-		// The line is read in place when it fits the buffer: every record
-		// is decoded (copied) before the next read.
-		b, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], b...)
-			for err == bufio.ErrBufferFull {
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
-		}
+		b, err := lines.next()
 		if len(b) == 0 && err == io.EOF {
 			return sc, nil
 		}
@@ -84,53 +73,87 @@ func ReadUnsealed(r io.Reader, unseal *secret.Redactor, fn func(Step)) (Scan, er
 		}
 		off += int64(len(b))
 		b = bytes.TrimSpace(b)
-		if line == 1 {
-			if err := json.Unmarshal(b, &sc.Header); err != nil || sc.Header.Journal != Magic {
-				return sc, fmt.Errorf("%w: no journal header", ErrIncompatible)
+		switch {
+		case line == 1:
+			if err := sc.readHeader(b); err != nil {
+				return sc, err
 			}
-			if sc.Header.Version != Version {
-				return sc, fmt.Errorf("%w: version %d, this loom-lsp reads version %d", ErrIncompatible, sc.Header.Version, Version)
+		case len(b) > 0:
+			step, err := recordStep(line, b, unseal)
+			if err != nil {
+				sc.Bad = append(sc.Bad, err.Error())
+				break
 			}
-			sc.Good = off
-			continue
+			fn(step)
 		}
 		sc.Good = off
-		if len(b) == 0 {
-			continue
-		}
-		var rec Record
-		if tag, raw, ok := splitEventRecord(b); ok {
-			rec = Record{Type: tag, Event: raw}
-		} else if err := json.Unmarshal(b, &rec); err != nil {
-			sc.Bad = append(sc.Bad, fmt.Sprintf("line %d: %v", line, err))
-			continue
-		}
-		if rec.Type == "config" {
-			if rec.Config == nil {
-				sc.Bad = append(sc.Bad, fmt.Sprintf("line %d: config record without config", line))
-				continue
-			}
-			fn(Step{Line: line, Config: rec.Config})
-			continue
-		}
-		if rec.Type == "commit" || rec.Type == "commit-end" {
-			fn(Step{Line: line, Commit: rec.Commit, CommitEnd: rec.Type == "commit-end"})
-			continue
-		}
-		if rec.Type == "restore" || rec.Type == "restore-end" {
-			fn(Step{Line: line, Restore: rec.Restore, RestoreEnd: rec.Type == "restore-end"})
-			continue
-		}
-		if unseal != nil && modelWritten[rec.Type] {
-			rec.Event = json.RawMessage(unseal.Unseal(string(rec.Event)))
-		}
-		ev, err := DecodeEvent(rec.Type, rec.Event)
-		if err != nil {
-			sc.Bad = append(sc.Bad, fmt.Sprintf("line %d: %v", line, err))
-			continue
-		}
-		fn(Step{Line: line, Event: ev})
 	}
+}
+
+// lineReader reads a journal's lines, in place when a line fits the
+// buffer: every record is decoded (copied) before the next read.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer, assembled
+}
+
+// next reads the next line, its '\n' included (none at the end of a torn
+// last line).
+func (lr *lineReader) next() ([]byte, error) {
+	b, err := lr.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		lr.long = append(lr.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = lr.br.ReadSlice('\n')
+			lr.long = append(lr.long, b...)
+		}
+		b = lr.long
+	}
+	return b, err
+}
+
+// readHeader reads the journal's first line, its header, which must be of
+// this version.
+func (sc *Scan) readHeader(b []byte) error {
+	if err := json.Unmarshal(b, &sc.Header); err != nil || sc.Header.Journal != Magic {
+		return fmt.Errorf("%w: no journal header", ErrIncompatible)
+	}
+	if sc.Header.Version != Version {
+		return fmt.Errorf("%w: version %d, this loom-lsp reads version %d", ErrIncompatible, sc.Header.Version, Version)
+	}
+	return nil
+}
+
+// recordStep decodes the record on line (b): a configuration, a commit's
+// or a restore's start or end, or an event (with the secrets in what the
+// model wrote unsealed, unless unseal is nil). The error says why the
+// line is skipped.
+func recordStep(line int, b []byte, unseal *secret.Redactor) (Step, error) {
+	var rec Record
+	if tag, raw, ok := splitEventRecord(b); ok {
+		rec = Record{Type: tag, Event: raw}
+	} else if err := json.Unmarshal(b, &rec); err != nil {
+		return Step{}, fmt.Errorf("line %d: %v", line, err)
+	}
+	switch rec.Type {
+	case "config":
+		if rec.Config == nil {
+			return Step{}, fmt.Errorf("line %d: config record without config", line)
+		}
+		return Step{Line: line, Config: rec.Config}, nil
+	case "commit", "commit-end":
+		return Step{Line: line, Commit: rec.Commit, CommitEnd: rec.Type == "commit-end"}, nil
+	case "restore", "restore-end":
+		return Step{Line: line, Restore: rec.Restore, RestoreEnd: rec.Type == "restore-end"}, nil
+	}
+	if unseal != nil && modelWritten[rec.Type] {
+		rec.Event = json.RawMessage(unseal.Unseal(string(rec.Event)))
+	}
+	ev, err := DecodeEvent(rec.Type, rec.Event)
+	if err != nil {
+		return Step{}, fmt.Errorf("line %d: %v", line, err)
+	}
+	return Step{Line: line, Event: ev}, nil
 }
 
 // splitEventRecord reads an event record in the exact form AppendEvent

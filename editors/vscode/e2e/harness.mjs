@@ -273,6 +273,8 @@ before(async () => {
   // TypeScript with an error from before the agent (step 25).
   fs.writeFileSync(path.join(ws, 'greet.ts'),
     'export function greet(name: string): string {\n  return "Hello, " + name;\n}\n\nexport const count: number = "three";\n');
+  // Python to complete inline (step 27).
+  fs.writeFileSync(path.join(ws, 'add.py'), 'def add(a, b):\n    \n\n\ndef mul(a, b):\n    \n');
   // A custom command, as a team keeps it for Claude Code (step 24's slash menu).
   fs.mkdirSync(path.join(ws, '.claude', 'commands'), { recursive: true });
   fs.writeFileSync(path.join(ws, '.claude', 'commands', 'greet.md'),
@@ -320,9 +322,14 @@ before(async () => {
 
   const port = await freePort();
   url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`;
+  // The user's own loom.toml (what loom-lsp reads from XDG_CONFIG_HOME):
+  // the fetch tool may reach the page server on loopback (step 26).
+  const userConfig = path.join(tmp, 'config');
+  fs.mkdirSync(path.join(userConfig, 'loom'), { recursive: true });
+  fs.writeFileSync(path.join(userConfig, 'loom', 'loom.toml'), '[tools]\nfetch_private = ["localhost"]\n');
   cs = spawn(process.execPath, [codeServer, ...common, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws], {
-    detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: userConfig },
   });
   const csLog = fs.createWriteStream(path.join(shots, 'code-server.log'));
   cs.stdout.pipe(csLog);

@@ -36,3 +36,5 @@ import './steps/22-model-picker.mjs';
 import './steps/23-plan-mode.mjs';
 import './steps/24-images-slash.mjs';
 import './steps/25-ts-diagnostics.mjs';
+import './steps/26-fetch.mjs';
+import './steps/27-inline-completion.mjs';

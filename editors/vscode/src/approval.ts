@@ -9,7 +9,9 @@ export type AlwaysRule =
   /** Every command in this folder (loom.addRule {every}). */
   | { kind: 'bash' }
   /** Every tool of that MCP server in this folder (loom.addRule {mcpServer}). */
-  | { kind: 'mcp'; server: string };
+  | { kind: 'mcp'; server: string }
+  /** Every page from that host in this folder (loom.addRule {fetchHost}). */
+  | { kind: 'fetch'; host: string };
 
 /** An approval request, parsed from window/showMessageRequest. */
 export interface ApprovalRequest {
@@ -70,6 +72,11 @@ export function parseApproval(message: string): ApprovalRequest | undefined {
   const req: ApprovalRequest = { folderName, tool, detail };
   if (tool === 'bash') {
     req.always = { kind: 'bash' };
+  } else if (tool === 'fetch') {
+    const host = urlHost(detail);
+    if (host) {
+      req.always = { kind: 'fetch', host };
+    }
   } else {
     const mcp = /^MCP server ([A-Za-z0-9_-]+), tool /.exec(detail);
     if (mcp && tool.startsWith(mcp[1] + '__')) {
@@ -79,16 +86,50 @@ export function parseApproval(message: string): ApprovalRequest | undefined {
   return req;
 }
 
-/** The setting a rule writes, in words (the button's tooltip, the notice). */
-export function alwaysWords(rule: AlwaysRule): string {
-  return rule.kind === 'bash'
-    ? 'Every command the agent asks to run in this folder runs without asking (your own rule, kept outside the repository; loom.removeRule {every} takes it back)'
-    : `Every tool of MCP server ${rule.server} runs without asking in this folder (your own rule, kept outside the repository; "Loom: Approval Rules…" takes it back)`;
+/** The host of a fetch's URL, as the server keeps it (lower case, no port, no brackets); undefined for a URL that does not parse. */
+export function urlHost(url: string): string | undefined {
+  try {
+    const host = new URL(url.trim()).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    return host !== '' ? host : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
-/** loom.addRule's rule for an "Always allow": {every} or {mcpServer}. */
-export function alwaysRuleArgs(rule: AlwaysRule): { every: true } | { mcpServer: string } {
-  return rule.kind === 'bash' ? { every: true } : { mcpServer: rule.server };
+/** The setting a rule writes, in words (the button's tooltip, the notice). */
+export function alwaysWords(rule: AlwaysRule): string {
+  switch (rule.kind) {
+    case 'bash':
+      return 'Every command the agent asks to run in this folder runs without asking (your own rule, kept outside the repository; loom.removeRule {every} takes it back)';
+    case 'mcp':
+      return `Every tool of MCP server ${rule.server} runs without asking in this folder (your own rule, kept outside the repository; "Loom: Approval Rules…" takes it back)`;
+    case 'fetch':
+      return `Pages from ${rule.host} are fetched without asking in this folder (your own rule, kept outside the repository; "Loom: Approval Rules…" takes it back)`;
+  }
+}
+
+/** What the answered card says an "Always allow" allowed. */
+export function alwaysAnswered(rule: AlwaysRule): string {
+  switch (rule.kind) {
+    case 'bash':
+      return 'every command, in this folder';
+    case 'mcp':
+      return `every tool of ${rule.server}, in this folder`;
+    case 'fetch':
+      return `fetches from ${rule.host}, in this folder`;
+  }
+}
+
+/** loom.addRule's rule for an "Always allow": {every}, {mcpServer} or {fetchHost}. */
+export function alwaysRuleArgs(rule: AlwaysRule): { every: true } | { mcpServer: string } | { fetchHost: string } {
+  switch (rule.kind) {
+    case 'bash':
+      return { every: true };
+    case 'mcp':
+      return { mcpServer: rule.server };
+    case 'fetch':
+      return { fetchHost: rule.host };
+  }
 }
 
 /**
@@ -104,21 +145,25 @@ export function answerTitle(answer: 'allow' | 'deny' | 'always', offered: readon
 }
 
 /** An approval rule as loom.rules and loom.status list it. */
-export type SavedRule = { exact?: string; prefix?: string; every?: boolean; mcpServer?: string };
+export type SavedRule = { exact?: string; prefix?: string; every?: boolean; mcpServer?: string; fetchHost?: string };
 
 /** A saved rule in words: every command, `npm test`, commands starting with `go test`, every tool of MCP server files. */
 export function ruleWords(r: SavedRule): string {
   if (r.mcpServer) {
     return `every tool of MCP server ${r.mcpServer}`;
   }
+  if (r.fetchHost) {
+    return `fetches from ${r.fetchHost}`;
+  }
   return r.every ? 'every command' : r.exact ? `\`${r.exact}\`` : `commands starting with \`${r.prefix ?? ''}\``;
 }
 
 /**
  * A folder's rules as one list (loom.rules and loom.status keep the MCP
- * servers apart, as allowMcpServers): each an argument loom.removeRule
+ * servers and fetch hosts apart, as allowMcpServers and allowFetchHosts): each an argument loom.removeRule
  * takes back.
  */
-export function savedRules(res: { allowCommands?: SavedRule[]; allowMcpServers?: string[] } | null | undefined): SavedRule[] {
-  return [...(res?.allowCommands ?? []), ...(res?.allowMcpServers ?? []).map((mcpServer) => ({ mcpServer }))];
+export function savedRules(res: { allowCommands?: SavedRule[]; allowMcpServers?: string[]; allowFetchHosts?: string[] } | null | undefined): SavedRule[] {
+  return [...(res?.allowCommands ?? []), ...(res?.allowMcpServers ?? []).map((mcpServer) => ({ mcpServer })),
+    ...(res?.allowFetchHosts ?? []).map((fetchHost) => ({ fetchHost }))];
 }

@@ -5,7 +5,7 @@
 // wins), taken back when the server times out, and denied when the turn
 // ends. "Always allow …" first saves the user's rule.
 import * as vscode from 'vscode';
-import { ActionItem, AlwaysRule, alwaysRuleArgs, alwaysWords, parseApproval, ruleOffers } from './approval';
+import { ActionItem, AlwaysRule, alwaysAnswered, alwaysRuleArgs, alwaysWords, parseApproval, ruleOffers } from './approval';
 import { Commands, ConversationArgs } from './protocol';
 import type { Item, NoticeAction } from './shared/messages';
 import type { Transcript } from './transcript';
@@ -100,7 +100,7 @@ export class PendingApprovals {
       if (p.offers.always) {
         await this.rememberAlways(p.offers.always, p.t).catch((e) =>
           this.host.notice('error', `Could not save "always allow": ${e instanceof Error ? e.message : String(e)}`, undefined, p.t.folder, p.t.conversation));
-        rule = p.offers.always.kind === 'bash' ? 'every command, in this folder' : `every tool of ${p.offers.always.server}, in this folder`;
+        rule = alwaysAnswered(p.offers.always);
       } else {
         a = 'allow';
       }

@@ -28,6 +28,8 @@ import { saveDocuments } from './save';
 import { answerDiagnostics, DiagnosticsParams, LspDiagnostic } from './diagnostics';
 import { ReviewController } from './review';
 import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
+import { inlineAcceptedCommand, inlineEnabledKey, InlineSwitch, modelWords, toggleInlineCommand } from './inline';
+import { InlineCompletionFeature } from './inlinefeature';
 import { ProposedChangesParams, ReviewMethods, RewoundParams } from './reviewwire';
 import { LoomSettings, toServerConfig, trustLayer } from './settings';
 import { stateWords } from './status';
@@ -83,6 +85,12 @@ function settings(scope: SettingsScope = 'all'): LoomSettings {
     },
     tools: { bash: get<string>('tools.bash'), edits: get<string>('tools.edits') },
     mcp: { approve: get<Record<string, unknown>>('mcp.approve') },
+    completion: {
+      api: get<string>('completion.api'),
+      baseUrl: get<string>('completion.baseUrl'),
+      model: get<string>('completion.model'),
+      apiKeyEnv: get<string>('completion.apiKeyEnv'),
+    },
   };
 }
 
@@ -104,6 +112,78 @@ async function pullConfiguration(params: ConfigurationParams, token: vscode.Canc
     return theirs;
   }
   return answerConfiguration(params.items, theirs, serverSettings);
+}
+
+/** Inline completion: the client's feature, the status bar's switch and its commands. */
+interface InlineCompletion {
+  feature: InlineCompletionFeature;
+  /** Asks loom.status for the completion model again (the settings changed). */
+  refresh(): void;
+}
+
+/**
+ * Inline completion from loom-lsp's completion model: the provider (a
+ * feature of the language client, registered while the server serves
+ * it), a status item that says which model and turns it on and off
+ * (kept across sessions), and the accept command the items run (loom's
+ * local completion.log).
+ */
+function inlineCompletion(context: vscode.ExtensionContext, chat: Chat, client: () => LanguageClient | undefined): InlineCompletion {
+  const sw = new InlineSwitch(context.globalState.get<boolean>(inlineEnabledKey, true));
+  const item = vscode.window.createStatusBarItem('loom.inlineCompletion', vscode.StatusBarAlignment.Right, 100);
+  item.name = 'Loom Inline Completion';
+  item.command = toggleInlineCommand;
+  context.subscriptions.push(item);
+  const draw = () => {
+    const v = sw.view();
+    item.text = v.text;
+    item.tooltip = v.tooltip;
+    if (v.visible) {
+      item.show();
+    } else {
+      item.hide();
+    }
+  };
+  let asked = 0;
+  const refresh = () => {
+    if (!sw.served) {
+      draw();
+      return;
+    }
+    const n = ++asked;
+    chat.exec<Status>('loom.status', chat.conversationArgs()).then((st) => {
+      if (n === asked) {
+        sw.model = st.completion;
+        draw();
+      }
+    }, () => draw());
+  };
+  let said = '';
+  const feature = new InlineCompletionFeature({
+    client,
+    sw,
+    changed: refresh,
+    failed: (e) => {
+      // Once per distinct error, in the output (it may fail at every keystroke).
+      const msg = errorText(e);
+      if (msg !== said) {
+        said = msg;
+        client()?.outputChannel.appendLine(`[Warn] inline completion: ${msg}`);
+      }
+    },
+  });
+  context.subscriptions.push(
+    vscode.commands.registerCommand(toggleInlineCommand, async () => {
+      const on = sw.toggle();
+      await context.globalState.update(inlineEnabledKey, on);
+      draw();
+      void vscode.window.setStatusBarMessage(`Loom: inline completion ${on ? 'on' : 'off'} (${modelWords(sw.model)})`, 3000);
+    }),
+    // The server's command on an accepted item: a line in loom's own completion.log.
+    vscode.commands.registerCommand(inlineAcceptedCommand, (arg?: unknown) =>
+      chat.exec(inlineAcceptedCommand, typeof arg === 'object' && arg !== null ? arg : {}).catch(() => undefined)),
+  );
+  return { feature, refresh };
 }
 
 /** Runs loom.trust on a folder; says so when asked to. */
@@ -232,6 +312,7 @@ export function activate(context: vscode.ExtensionContext): void {
       await chat.ask({ prompt, ...selectionOf(ed) }, ed ? `${vscode.workspace.asRelativePath(ed.document.uri)}:${ed.selection.start.line + 1}-${ed.selection.end.line + 1}` : undefined);
     }
   });
+  const inline = inlineCompletion(context, chat, () => c);
   reg('loom.cancel', () => chat.cancel());
   // "Loom: New Conversation" (the palette, the view's +): the header's New,
   // a conversation beside the others. (loom.reset emptied the shown one
@@ -273,7 +354,7 @@ export function activate(context: vscode.ExtensionContext): void {
   // panel's webview only then, and the panel draws the conversation kept
   // across the reload (drawKept above) meanwhile. What the panel asks in
   // the meantime waits for the start (serverUp).
-  const parts: Parts = { context, status, chat, feature, checkpoints, planMode, editReview, conversations };
+  const parts: Parts = { context, status, chat, feature, inline, checkpoints, planMode, editReview, conversations };
   serverUp = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
     if (deactivated) {
       return undefined;
@@ -299,6 +380,7 @@ interface Parts {
   status: vscode.StatusBarItem;
   chat: Chat;
   feature: LoomFeature;
+  inline: InlineCompletion;
   checkpoints: Checkpoints;
   planMode: PlanMode;
   editReview: EditReview;
@@ -312,7 +394,7 @@ interface Parts {
  * panel says how to install it).
  */
 function connect(parts: Parts): { client: LanguageClient; up: Promise<void> } | undefined {
-  const { context, status, chat, feature, checkpoints, planMode, editReview } = parts;
+  const { context, status, chat, feature, inline, checkpoints, planMode, editReview } = parts;
   const reg = (id: string, fn: (...a: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   // The server binary.
   const configured = vscode.workspace.getConfiguration('loom').get<string>('path') || 'loom-lsp';
@@ -353,6 +435,7 @@ function connect(parts: Parts): { client: LanguageClient; up: Promise<void> } | 
   client = c;
   const lc = c;
   c.registerFeature(feature);
+  c.registerFeature(inline.feature);
   c.onNotification(Methods.displayMessage, (p: DisplayMessageParams) => chat.delta(p));
   c.onNotification(Methods.toolCall, (p: ToolCallParams) => chat.tool(p));
   c.onNotification(Methods.state, (p: StateParams) => chat.state(p));
@@ -388,6 +471,7 @@ function connect(parts: Parts): { client: LanguageClient; up: Promise<void> } | 
     // loom-lsp pulls the settings and reloads after answering: its
     // "configuration reloaded" comes once the new model is in.
     void chat.refreshStatus();
+    inline.refresh();
   });
   c.onRequest(Methods.diagnostics, (p: DiagnosticsParams) => answerDiagnostics(p, {
     isOpen: (uri) => vscode.workspace.textDocuments.some((d) => d.uri.toString() === vscode.Uri.parse(uri, true).toString()),

@@ -5,6 +5,7 @@
 import type { SavedRule } from './approval';
 import type { ContextItem, Mode, PlanStep } from './shared/messages';
 import type { ServerCommand } from './slash';
+import type { CompletionStatus } from './wire.gen';
 
 export { Commands, Methods } from './wire.gen';
 export type {
@@ -71,6 +72,8 @@ export interface Status {
   /** The reasoning effort in force, and whether the conversation chose it (loom.setEffort). */
   effort?: string;
   effortChosen?: boolean;
+  /** The folder's inline completion model; absent when completion is off there. */
+  completion?: CompletionStatus;
 }
 
 /** loom.models' reply: the models the server lists, and the conversation's. */

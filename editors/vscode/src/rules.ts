@@ -20,14 +20,14 @@ export async function manageRules(host: RulesHost): Promise<void> {
     return;
   }
   const uri = vscode.Uri.file(folder).toString();
-  const res = await host.exec<{ allowCommands?: SavedRule[]; allowMcpServers?: string[] }>(Commands.rules, { uri });
+  const res = await host.exec<{ allowCommands?: SavedRule[]; allowMcpServers?: string[]; allowFetchHosts?: string[] }>(Commands.rules, { uri });
   const rules = savedRules(res);
   if (rules.length === 0) {
-    void vscode.window.showInformationMessage('Loom: no approval rules in this folder: commands and MCP tools are asked (or as loom.tools.bash and loom.mcp.approve say).');
+    void vscode.window.showInformationMessage('Loom: no approval rules in this folder: commands, MCP tools and fetches are asked (or as loom.tools.bash and loom.mcp.approve say).');
     return;
   }
   const pick = await vscode.window.showQuickPick(
-    rules.map((r) => ({ label: ruleWords(r), description: 'runs without asking', rule: r })),
+    rules.map((r) => ({ label: ruleWords(r), description: r.fetchHost ? 'fetched without asking' : 'runs without asking', rule: r })),
     { title: 'Loom: approval rules of this folder', placeHolder: 'Pick a rule to remove it' });
   if (!pick) {
     return;

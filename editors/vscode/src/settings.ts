@@ -9,7 +9,16 @@ export interface LoomSettings {
   tools?: { bash?: string; edits?: string };
   /** loom.mcp.approve: an MCP server's name -> allow, ask or deny. */
   mcp?: { approve?: Record<string, unknown> };
+  /** loom.completion.*: the inline completion model ([completion]). */
+  completion?: { api?: string; baseUrl?: string; model?: string; apiKeyEnv?: string };
 }
+
+const completionKeys: Record<string, string> = {
+  api: 'api',
+  baseUrl: 'base_url',
+  model: 'model',
+  apiKeyEnv: 'api_key_env',
+};
 
 const policies: readonly string[] = ['allow', 'ask', 'deny'];
 
@@ -36,6 +45,16 @@ export function toServerConfig(s: LoomSettings | undefined, trusted?: boolean): 
   }
   if (Object.keys(model).length > 0) {
     out.model = model;
+  }
+  const completion: Record<string, string> = {};
+  for (const [k, v] of Object.entries(s?.completion ?? {})) {
+    const key = completionKeys[k];
+    if (key && typeof v === 'string' && v.trim() !== '') {
+      completion[key] = v.trim();
+    }
+  }
+  if (Object.keys(completion).length > 0) {
+    out.completion = completion;
   }
   const tools: Record<string, string> = {};
   const bash = s?.tools?.bash;

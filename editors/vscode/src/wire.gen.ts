@@ -27,6 +27,10 @@ export const Commands = {
   commandChanges: 'loom.commandChanges',
   /** CmdTrust trusts the workspace folder, persistently, so that its .loom.toml may choose the model server, allow commands and change hooks (see config.Trust): FolderArgs -> TrustResult. */
   trust: 'loom.trust',
+  /** CmdMCPLogin signs in to an HTTP MCP server (OAuth), opening the authorization URL through window/showDocument; it replies once the browser came back: MCPServerArgs -> MCPLoginResult. */
+  mcpLogin: 'loom.mcpLogin',
+  /** CmdMCPLogout forgets an MCP server's sign-in: MCPServerArgs -> MCPLoginResult. */
+  mcpLogout: 'loom.mcpLogout',
   /** CmdRules lists the folder's approval rules: FolderArgs -> RulesResult. */
   rules: 'loom.rules',
   /** CmdAddRule adds one: RuleArgs -> RulesResult. */
@@ -118,6 +122,8 @@ export interface CommandTypes {
   'loom.discard': { args: PathsArgs; result: UndoResult };
   'loom.commandChanges': { args: FolderArgs; result: CommandChangesResult };
   'loom.trust': { args: FolderArgs; result: TrustResult };
+  'loom.mcpLogin': { args: MCPServerArgs; result: MCPLoginResult };
+  'loom.mcpLogout': { args: MCPServerArgs; result: MCPLoginResult };
   'loom.rules': { args: FolderArgs; result: RulesResult };
   'loom.addRule': { args: RuleArgs; result: RulesResult };
   'loom.removeRule': { args: RuleArgs; result: RulesResult };
@@ -302,14 +308,18 @@ export interface Status {
   clientPrompt?: ClientPrompt;
   /** Children are the subagents running now (subagents.go). */
   children?: ChildStatus[];
+  /** Completion is the folder's inline completion model, absent when completion is off there (completion.go). */
+  completion?: CompletionStatus;
 }
 
 /** ServerStatus is a snapshot of one server, for loom.status. */
 export interface ServerStatus {
   name: string;
   state: string;
-  /** Tools counts the tools offered (0 unless ready). */
+  /** Tools counts the tools offered (0 unless ready); Prompts and Resources count the server's prompts and resources likewise. */
   tools: number;
+  prompts?: number;
+  resources?: number;
   /** Error says why it failed or was not started. */
   error?: string;
 }
@@ -412,8 +422,9 @@ export interface ChildStatus {
   parent: string;
   callId: string;
   turn: number;
-  /** Child is the child's id (its conversation id is the notification's Conversation). */
+  /** Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation). */
   child: string;
+  conversation?: string;
   agent: string;
   task: string;
   depth: number;
@@ -425,6 +436,14 @@ export interface ChildStatus {
   usage?: Usage;
   /** Conversation is the child's conversation id. */
   conversation: string;
+}
+
+/** CompletionStatus names a folder's inline completion model, for the clients to show (loom.status). */
+export interface CompletionStatus {
+  /** API is the completion wire API ([completion] api: infill, completions, ollama, mistral, chat). */
+  api: string;
+  /** Model is [completion] model ("" when the server has one model). */
+  model?: string;
 }
 
 /** HistoryResult is loom.history's reply. */
@@ -456,7 +475,7 @@ export interface HistoryToolCall {
 
 /** ToolView is how a tool call shows in a client, worded here once for every front end (LSP's loom/toolCall and loom.history, ACP's tool_call). */
 export interface ToolView {
-  /** Kind is what the call does, in ACP's words: read, search, edit, execute or other. */
+  /** Kind is what the call does, in ACP's words: read, search, edit, execute, fetch or other. */
   kind: string;
   /** Title says the call in a sentence: "Read main.go", "Run `npm test`", "Search for `TODO` in src" (ACP's tool_call title). */
   title: string;
@@ -543,15 +562,31 @@ export interface TrustResult {
   folder: string;
 }
 
+/** MCPServerArgs names one MCP server of a folder. */
+export interface MCPServerArgs {
+  uri?: string;
+  /** Server is the server's name in the configuration. */
+  server: string;
+}
+
+/** MCPLoginResult is loom.mcpLogin's and loom.mcpLogout's reply. */
+export interface MCPLoginResult {
+  server: string;
+  /** Message says what happened, for the user. */
+  message: string;
+}
+
 /** RulesResult is a folder's approval rules. */
 export interface RulesResult {
   folder: string;
   allowCommands: Rule[] | null;
   /** AllowMCPServers names the MCP servers whose tools run unasked. */
   allowMcpServers: string[] | null;
+  /** AllowFetchHosts names the hosts the fetch tool reaches unasked. */
+  allowFetchHosts: string[] | null;
 }
 
-/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every and MCPServer). */
+/** RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every, MCPServer and FetchHost). */
 export interface RuleArgs {
   uri?: string;
   exact?: string;
@@ -560,6 +595,8 @@ export interface RuleArgs {
   every?: boolean;
   /** MCPServer names an MCP server whose tools run without asking in this folder (a client's "Always allow this server's tools"): the user's too, in the same place, instead of a trust-bound workspace setting. */
   mcpServer?: string;
+  /** FetchHost names a host the fetch tool reaches without asking in this folder (a client's "Always allow fetches from this host"): the user's too, in the same place. */
+  fetchHost?: string;
   /** Conversation selects one of the folder's conversations by id; "" is the folder's most recent. */
   conversation?: string;
 }
@@ -1035,4 +1072,6 @@ export interface ApprovalInfo {
   detail: string;
   /** RewrittenFrom, when set, is what the model asked for: a PreToolUse hook rewrote the call, and Command/Detail are what runs. */
   rewrittenFrom?: string;
+  /** Subagent, when set, names the subagent that asks ("subagent worker 1-w1 (task: …)"): the conversation's child, not the conversation. */
+  subagent?: string;
 }

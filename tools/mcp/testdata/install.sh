@@ -12,6 +12,7 @@ fi
 stamp=node_modules/.loom-installed
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ -x node_modules/.bin/mcp-server-everything ] && [ -x node_modules/.bin/mcp-server-filesystem ] &&
+	[ -f node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js ] &&
 	[ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 	exit 0
 fi

@@ -92,12 +92,15 @@
 ---@field languageServers string[]|nil LanguageServers names the language servers loom runs itself for the folder's diagnostics (tools.diagnostics), running now.
 ---@field clientPrompt? loom.wire.ClientPrompt ClientPrompt is the system prompt the client gave the conversation (ACP systemPrompt), absent when none.
 ---@field children? loom.wire.ChildStatus[] Children are the subagents running now (subagents.go).
+---@field completion? loom.wire.CompletionStatus Completion is the folder's inline completion model, absent when completion is off there (completion.go).
 
 --- ServerStatus is a snapshot of one server, for loom.status.
 ---@class loom.wire.ServerStatus
 ---@field name string
 ---@field state string
----@field tools integer Tools counts the tools offered (0 unless ready).
+---@field tools integer Tools counts the tools offered (0 unless ready); Prompts and Resources count the server's prompts and resources likewise.
+---@field prompts? integer
+---@field resources? integer
 ---@field error? string Error says why it failed or was not started.
 
 --- UsageStatus is the token usage a status reports: of the last (or current) turn, and of the whole conversation since it began or was last reset (compactions included). Cached and reasoning tokens are left out when the server never reported them.
@@ -168,7 +171,8 @@
 ---@field parent string Parent is the parent conversation's id, CallID its agent call, Turn the parent's turn.
 ---@field callId string
 ---@field turn integer
----@field child string Child is the child's id (its conversation id is the notification's Conversation).
+---@field child string Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation).
+---@field conversation? string
 ---@field agent string
 ---@field task string
 ---@field depth integer
@@ -176,6 +180,11 @@
 ---@field state? string State is the child's state on NoteSubagent: running, completed, failed, cancelled.
 ---@field usage? loom.wire.Usage Usage is the child's token usage so far (NoteSubagent).
 ---@field conversation string Conversation is the child's conversation id.
+
+--- CompletionStatus names a folder's inline completion model, for the clients to show (loom.status).
+---@class loom.wire.CompletionStatus
+---@field api string API is the completion wire API ([completion] api: infill, completions, ollama, mistral, chat).
+---@field model? string Model is [completion] model ("" when the server has one model).
 
 --- HistoryResult is loom.history's reply.
 ---@class loom.wire.HistoryResult
@@ -200,7 +209,7 @@
 
 --- ToolView is how a tool call shows in a client, worded here once for every front end (LSP's loom/toolCall and loom.history, ACP's tool_call).
 ---@class loom.wire.ToolView
----@field kind string Kind is what the call does, in ACP's words: read, search, edit, execute or other.
+---@field kind string Kind is what the call does, in ACP's words: read, search, edit, execute, fetch or other.
 ---@field title string Title says the call in a sentence: "Read main.go", "Run `npm test`", "Search for `TODO` in src" (ACP's tool_call title).
 ---@field label string Label says it shortly, for a card: "main.go:10-40", "$ npm test", "/TODO/ in src (*.go)"; the one-line arguments for another tool.
 ---@field path? string Path is the file (or folder) the call is about, as the model named it (relative to the folder); "" for none.
@@ -258,19 +267,31 @@
 ---@class loom.wire.TrustResult
 ---@field folder string Folder is the workspace folder now trusted.
 
+--- MCPServerArgs names one MCP server of a folder.
+---@class loom.wire.MCPServerArgs
+---@field uri? string
+---@field server string Server is the server's name in the configuration.
+
+--- MCPLoginResult is loom.mcpLogin's and loom.mcpLogout's reply.
+---@class loom.wire.MCPLoginResult
+---@field server string
+---@field message string Message says what happened, for the user.
+
 --- RulesResult is a folder's approval rules.
 ---@class loom.wire.RulesResult
 ---@field folder string
 ---@field allowCommands loom.wire.Rule[]|nil
 ---@field allowMcpServers string[]|nil AllowMCPServers names the MCP servers whose tools run unasked.
+---@field allowFetchHosts string[]|nil AllowFetchHosts names the hosts the fetch tool reaches unasked.
 
---- RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every and MCPServer).
+--- RuleArgs name a folder and one rule (exactly one of Exact, Prefix, Every, MCPServer and FetchHost).
 ---@class loom.wire.RuleArgs
 ---@field uri? string
 ---@field exact? string
 ---@field prefix? string
 ---@field every? boolean Every is "every command" in this folder: what a client's "Always allow every command" saves once the user confirmed it. It is the user's, kept with the other rules in the user's state directory; neither the repository nor the agent can set it.
 ---@field mcpServer? string MCPServer names an MCP server whose tools run without asking in this folder (a client's "Always allow this server's tools"): the user's too, in the same place, instead of a trust-bound workspace setting.
+---@field fetchHost? string FetchHost names a host the fetch tool reaches without asking in this folder (a client's "Always allow fetches from this host"): the user's too, in the same place.
 ---@field conversation? string Conversation selects one of the folder's conversations by id; "" is the folder's most recent.
 
 --- ModelArgs select a conversation (Conversation, by id; "" is the folder's most recent) and, for loom.setModel, the model ("" = back to model.name).
@@ -637,6 +658,7 @@
 ---@field command? string Command is the whole bash command (Tool "bash"), untruncated.
 ---@field detail string Detail is what would run, for any tool.
 ---@field rewrittenFrom? string RewrittenFrom, when set, is what the model asked for: a PreToolUse hook rewrote the call, and Command/Detail are what runs.
+---@field subagent? string Subagent, when set, names the subagent that asks ("subagent worker 1-w1 (task: …)"): the conversation's child, not the conversation.
 
 local M = {}
 
@@ -654,6 +676,8 @@ M.commands = {
   discard = 'loom.discard',
   commandChanges = 'loom.commandChanges',
   trust = 'loom.trust',
+  mcpLogin = 'loom.mcpLogin',
+  mcpLogout = 'loom.mcpLogout',
   rules = 'loom.rules',
   addRule = 'loom.addRule',
   removeRule = 'loom.removeRule',

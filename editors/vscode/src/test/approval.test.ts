@@ -48,3 +48,16 @@ test('loom.rules / loom.status: command rules and MCP servers as one list, each 
   assert.deepEqual(savedRules({ allowCommands: [{ prefix: 'go test' }] }), [{ prefix: 'go test' }]);
   assert.deepEqual(savedRules(null), []);
 });
+
+test('a fetch approval: "always" means the user\'s rule for the URL\'s host (loom.addRule {fetchHost}), listed and removable', () => {
+  const r = parseApproval('Loom (greeting) wants to run fetch:\nhttps://Docs.Example.COM:8443/changelog?x=1');
+  assert.deepEqual(r?.always, { kind: 'fetch', host: 'docs.example.com' });
+  assert.match(alwaysWords(r!.always!), /Pages from docs\.example\.com are fetched without asking in this folder .*outside the repository/);
+  assert.deepEqual(alwaysRuleArgs(r!.always!), { fetchHost: 'docs.example.com' });
+  assert.deepEqual(parseApproval('Loom (g) wants to run fetch:\nhttp://[::1]:8080/x')?.always, { kind: 'fetch', host: '::1' });
+  // A detail that is not a URL offers no "always".
+  assert.equal(parseApproval('Loom (g) wants to run fetch:\nnot a url')?.always, undefined);
+  const rules = savedRules({ allowCommands: [], allowFetchHosts: ['example.org'] });
+  assert.deepEqual(rules, [{ fetchHost: 'example.org' }]);
+  assert.deepEqual(rules.map(ruleWords), ['fetches from example.org']);
+});

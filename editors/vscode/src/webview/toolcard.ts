@@ -114,7 +114,10 @@ function renderApproval(it: ToolItem, a: Approval): HTMLElement {
     row.append(label, input, go);
     rules.append(row);
   }
-  if (a.always) {
+  if (a.always && it.name === 'fetch') {
+    // One host, not every command: no second question.
+    rules.append(button('Always allow this host', 'secondary always-host', () => post({ type: 'approve', id: a.id, answer: 'always' }), a.always));
+  } else if (a.always) {
     const every = button(it.name === 'bash' ? 'Always allow every command…' : 'Always allow this server\'s tools…', 'link always', () => {
       const confirm = el('div', 'confirm');
       confirm.setAttribute('role', 'group');
