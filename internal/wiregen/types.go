@@ -99,9 +99,11 @@ func (u *universe) add(t reflect.Type) error {
 }
 
 // fields lists a struct's JSON members as encoding/json writes them
-// (embedded structs' members promoted).
+// (embedded structs' members promoted, but not over a member of the
+// same name of the struct itself, which shadows them).
 func (u *universe) fields(t reflect.Type) ([]field, error) {
 	var out []field
+	own := ownNames(t)
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
@@ -119,7 +121,11 @@ func (u *universe) fields(t reflect.Type) ([]field, error) {
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, inner...)
+				for _, f := range inner {
+					if !own[f.Name] {
+						out = append(out, f)
+					}
+				}
 				continue
 			}
 		}
@@ -213,4 +219,21 @@ func collect(docs *comments, cmds []command, msgs []message) (*universe, error) 
 		}
 	}
 	return u, nil
+}
+
+// ownNames are the JSON names of t's own (not embedded) members.
+func ownNames(t reflect.Type) map[string]bool {
+	own := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" || sf.Anonymous && name == "" || !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		own[name] = true
+	}
+	return own
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,34 @@ func TestEveryCommandAndMessageIsDocumented(t *testing.T) {
 	}
 	if !strings.Contains(string(files[LuaFile]), "---@class loom.wire.AskArgs") {
 		t.Errorf("wire.lua lacks the AskArgs class")
+	}
+}
+
+// TestOwnMemberShadowsEmbedded: as in encoding/json, a struct's own
+// member hides an embedded struct's member of the same name, which is
+// then written once (workspace.ChildStatus's conversation).
+func TestOwnMemberShadowsEmbedded(t *testing.T) {
+	type inner struct {
+		Conversation string `json:"conversation,omitempty"`
+		Agent        string `json:"agent"`
+	}
+	type outer struct {
+		inner
+		Conversation string `json:"conversation"`
+	}
+	u := &universe{docs: &comments{}, byGo: map[reflect.Type]*wireType{}, names: map[string]reflect.Type{}}
+	fs, err := u.fields(reflect.TypeFor[outer]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Name)
+		if f.Name == "conversation" && f.Optional {
+			t.Errorf("conversation is the embedded (optional) member, not the struct's own")
+		}
+	}
+	if strings.Join(names, " ") != "agent conversation" {
+		t.Errorf("members %v, want [agent conversation]", names)
 	}
 }
