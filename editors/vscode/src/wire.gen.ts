@@ -418,7 +418,6 @@ export interface ChildStatus {
   turn: number;
   /** Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation). */
   child: string;
-  conversation?: string;
   agent: string;
   task: string;
   depth: number;

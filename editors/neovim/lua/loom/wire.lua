@@ -172,7 +172,6 @@
 ---@field callId string
 ---@field turn integer
 ---@field child string Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation).
----@field conversation? string
 ---@field agent string
 ---@field task string
 ---@field depth integer
