@@ -202,7 +202,7 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 	if opts.Folder != "" {
 		// The user's own narrowing, which a workspace layer's default
 		// value must not undo (ownFloor).
-		floor := ownFloor{bash: c.Tools.Bash, diagnostics: c.Tools.Diagnostics}
+		floor := ownFloor{bash: c.Tools.Bash, diagnostics: c.Tools.Diagnostics, subagents: c.Subagents.caps()}
 		for i, l := range overrides {
 			if l != nil && !opts.Overrides[i].Pushed {
 				floor = floor.narrowedBy(l.raw)
