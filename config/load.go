@@ -164,18 +164,8 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 		user = l
 	}
 	// Every layer is read once, so that what is hashed is what applies.
-	var ws *layer
-	if opts.Folder != "" {
-		for _, n := range workspaceNames {
-			f := filepath.Join(opts.Folder, n)
-			l, err := readFileLayer(f, false, []string{opts.Folder, UserConfigDir()})
-			errs = append(errs, err)
-			if l != nil || err != nil {
-				ws = l
-				break
-			}
-		}
-	}
+	ws, err := readWorkspaceLayer(opts.Folder)
+	errs = append(errs, err)
 	overrides := make([]*layer, len(opts.Overrides))
 	for i, o := range opts.Overrides {
 		l, err := decodeOverride(o, opts.Folder)
@@ -200,15 +190,7 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 		sources = append(sources, Source{Kind: SourceUser, Name: user.src})
 	}
 	if opts.Folder != "" {
-		// The user's own narrowing, which a workspace layer's default
-		// value must not undo (ownFloor).
-		floor := ownFloor{bash: c.Tools.Bash, diagnostics: c.Tools.Diagnostics, subagents: c.Subagents.caps()}
-		for i, l := range overrides {
-			if l != nil && !opts.Overrides[i].Pushed {
-				floor = floor.narrowedBy(l.raw)
-			}
-		}
-		errs = append(errs, c.decideTrust(opts, ws, peerWS, overrides, floor))
+		errs = append(errs, c.decideTrust(opts, ws, peerWS, overrides, c.userFloor(opts, overrides)))
 	}
 	for _, l := range peerWS {
 		errs = append(errs, c.applyPeerLayer(l, shadowed))
@@ -223,13 +205,7 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 		if l == nil {
 			continue
 		}
-		skip := func(key string, _ any) bool {
-			return key == "trust.folders" || (key == "trust.workspace" && !opts.Overrides[i].VouchesTrust)
-		}
-		if opts.Overrides[i].Pushed && opts.Folder != "" {
-			skip = c.workspaceSkip()
-		}
-		errs = append(errs, c.applyLayer(l, skip))
+		errs = append(errs, c.applyLayer(l, c.overrideSkip(opts.Overrides[i], opts.Folder)))
 		sources = append(sources, Source{Kind: SourceOverride, Name: l.src})
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -238,6 +214,46 @@ func Load(opts LoadOptions) (Config, []Source, error) {
 	c.providerDefaults()
 	c.dropPeerServersUsingTheKey()
 	return c, sources, c.Validate()
+}
+
+// readWorkspaceLayer reads the folder's workspace file: the first of
+// workspaceNames there is (nil when none is, or there is no folder).
+func readWorkspaceLayer(folder string) (*layer, error) {
+	if folder == "" {
+		return nil, nil
+	}
+	for _, n := range workspaceNames {
+		l, err := readFileLayer(filepath.Join(folder, n), false, []string{folder, UserConfigDir()})
+		if l != nil || err != nil {
+			return l, err
+		}
+	}
+	return nil, nil
+}
+
+// userFloor is the user's own narrowing (their files and the overrides
+// not pushed), which a workspace layer's default value must not undo
+// (ownFloor).
+func (c *Config) userFloor(opts LoadOptions, overrides []*layer) ownFloor {
+	floor := ownFloor{bash: c.Tools.Bash, diagnostics: c.Tools.Diagnostics, subagents: c.Subagents.caps()}
+	for i, l := range overrides {
+		if l != nil && !opts.Overrides[i].Pushed {
+			floor = floor.narrowedBy(l.raw)
+		}
+	}
+	return floor
+}
+
+// overrideSkip is what override o leaves out: the trust folders, and
+// trust.workspace unless it vouches trust; a pushed one, in a folder,
+// is a workspace layer (workspaceSkip).
+func (c *Config) overrideSkip(o Override, folder string) func(key string, val any) bool {
+	if o.Pushed && folder != "" {
+		return c.workspaceSkip()
+	}
+	return func(key string, _ any) bool {
+		return key == "trust.folders" || (key == "trust.workspace" && !o.VouchesTrust)
+	}
 }
 
 // providerDefaults gives provider "anthropic" its own defaults where the

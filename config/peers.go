@@ -125,9 +125,7 @@ func (p peerServer) at() string { return fmt.Sprintf("%s:%d", p.file.Path, p.lin
 // taken from a peer, nor are the names of Claude Code's local scope (the
 // user's, for this folder) from the repository.
 func peerLayers(files []PeerFile, folder, home string, own map[string]bool) (user, ws []*layer, shadowed map[string]bool, notes []string) {
-	repo := map[string]peerServer{}
-	users := map[string]peerServer{}
-	local := map[string]peerServer{}
+	p := peerPrecedence{own: own, repo: map[string]peerServer{}, users: map[string]peerServer{}, local: map[string]peerServer{}}
 	var order []peerServer
 	for _, f := range files {
 		within := []string{filepath.Dir(f.Path)}
@@ -137,43 +135,69 @@ func peerLayers(files []PeerFile, folder, home string, own map[string]bool) (use
 		servers, fnotes := readPeerFile(f, within, folder, home)
 		notes = append(notes, fnotes...)
 		for _, s := range servers {
-			switch {
-			case f.Workspace && repo[s.name].name != "":
-				notes = append(notes, fmt.Sprintf("%s: MCP server %q not used: %s defines it too, and takes precedence", s.at(), s.name, repo[s.name].at()))
-				continue
-			case f.Workspace && own[s.name]:
-				notes = append(notes, fmt.Sprintf("%s: MCP server %q not used: loom's own configuration defines it", s.at(), s.name))
-			case f.Workspace && local[s.name].name != "":
-				notes = append(notes, fmt.Sprintf("%s: MCP server %q not used: Claude Code's local scope for this folder (%s) defines it, and takes precedence", s.at(), s.name, local[s.name].at()))
-			case f.Workspace:
-			case users[s.name].name != "":
-				notes = append(notes, fmt.Sprintf("%s: MCP server %q not used: %s defines it too, and takes precedence", s.at(), s.name, users[s.name].at()))
-				continue
-			case own[s.name]:
-				notes = append(notes, fmt.Sprintf("%s: MCP server %q not used: loom's own configuration defines it", s.at(), s.name))
-				continue
-			case repo[s.name].name != "":
-				notes = append(notes, fmt.Sprintf("%s: MCP server %q is replaced by the repository's (%s) while the folder is trusted", s.at(), s.name, repo[s.name].at()))
+			note, used := p.take(s, f)
+			if note != "" {
+				notes = append(notes, note)
 			}
-			switch {
-			case f.Workspace:
-				repo[s.name] = s
-			case f.format == formatClaudeLocal:
-				local[s.name] = s
-				users[s.name] = s
-			default:
-				users[s.name] = s
+			if used {
+				order = append(order, s)
 			}
-			order = append(order, s)
 		}
 	}
 	shadowed = map[string]bool{}
 	for name := range own {
 		shadowed[name] = true
 	}
-	for name := range local {
+	for name := range p.local {
 		shadowed[name] = true
 	}
+	user, ws = peerFileLayers(order, folder)
+	return user, ws, shadowed, notes
+}
+
+// peerPrecedence is which peer file's server a name takes: a
+// repository's file (the first among them) over the user's, Claude
+// Code's local scope over the repository's, loom's own (own) over all.
+type peerPrecedence struct {
+	own                map[string]bool
+	repo, users, local map[string]peerServer
+}
+
+// take decides on server s of file f: whether it is used (a repository's
+// is kept even when loom's own or the local scope shadow it: what trust
+// binds to is the repository's alone), and the note that says why it is
+// not, or is replaced.
+func (p *peerPrecedence) take(s peerServer, f PeerFile) (note string, used bool) {
+	switch {
+	case f.Workspace && p.repo[s.name].name != "":
+		return fmt.Sprintf("%s: MCP server %q not used: %s defines it too, and takes precedence", s.at(), s.name, p.repo[s.name].at()), false
+	case f.Workspace && p.own[s.name]:
+		note = fmt.Sprintf("%s: MCP server %q not used: loom's own configuration defines it", s.at(), s.name)
+	case f.Workspace && p.local[s.name].name != "":
+		note = fmt.Sprintf("%s: MCP server %q not used: Claude Code's local scope for this folder (%s) defines it, and takes precedence", s.at(), s.name, p.local[s.name].at())
+	case f.Workspace:
+	case p.users[s.name].name != "":
+		return fmt.Sprintf("%s: MCP server %q not used: %s defines it too, and takes precedence", s.at(), s.name, p.users[s.name].at()), false
+	case p.own[s.name]:
+		return fmt.Sprintf("%s: MCP server %q not used: loom's own configuration defines it", s.at(), s.name), false
+	case p.repo[s.name].name != "":
+		note = fmt.Sprintf("%s: MCP server %q is replaced by the repository's (%s) while the folder is trusted", s.at(), s.name, p.repo[s.name].at())
+	}
+	switch {
+	case f.Workspace:
+		p.repo[s.name] = s
+	case f.format == formatClaudeLocal:
+		p.local[s.name] = s
+		p.users[s.name] = s
+	default:
+		p.users[s.name] = s
+	}
+	return note, true
+}
+
+// peerFileLayers makes a layer of each peer file's servers (by file and
+// project), in order: the user's files', and the repository's.
+func peerFileLayers(order []peerServer, folder string) (user, ws []*layer) {
 	byFile := map[string]*layer{}
 	for _, s := range order {
 		key := s.file.Path + "\x00" + s.file.project
@@ -197,7 +221,7 @@ func peerLayers(files []PeerFile, folder, home string, own map[string]bool) (use
 		l.raw["mcp"].(map[string]any)["servers"].(map[string]any)[s.name] = s.raw
 		l.peerLines[s.name] = s.line
 	}
-	return user, ws, shadowed, notes
+	return user, ws
 }
 
 // applyPeerLayer applies a repository's peer layer l: its servers

@@ -141,6 +141,11 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	text := m.partial.String()
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
+	if text == "" && len(calls) == 0 && e.Reasoning == "" {
+		if overflow, ok := m.overflowedEmpty(e); ok {
+			return m.onContextLengthError(overflow)
+		}
+	}
 	if text != "" || len(calls) > 0 {
 		msg := Message{Role: RoleAssistant, Content: text, ToolCalls: calls, Reasoning: e.Reasoning, Opaque: e.Opaque}
 		m.history = append(m.history, msg)

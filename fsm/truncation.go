@@ -90,3 +90,24 @@ func promptRead(u Usage) int64 {
 	}
 	return u.PromptTokens
 }
+
+// overflowedEmpty reports whether a response with no text and no tool
+// call is a context overflow. A server may answer a prompt that does not
+// fit its loaded context with nothing instead of an error: LM Studio's
+// GGUF engine answers HTTP 200 with zero content (lmstudio-bug-tracker
+// #2339). When the prompt the server read (or, unreported, the estimate
+// of what was sent) reaches the window, the machine compacts and resends
+// as after a context-length error, rather than end the turn "done" with
+// nothing said.
+func (m *Machine) overflowedEmpty(e LlmCompleted) (LlmError, bool) {
+	read := promptRead(e.Usage)
+	if read == 0 {
+		read = m.sentEstimate
+	}
+	w := m.window()
+	if w <= 0 || read < w {
+		return LlmError{}, false
+	}
+	return LlmError{Kind: ErrorContextLength,
+		Message: fmt.Sprintf("the server answered nothing to a prompt of %d tokens, which reaches the model's context window of %d tokens", read, w)}, true
+}

@@ -54,50 +54,7 @@ func parseErrorBody(body []byte) errorBody {
 		eb.code = top.Type
 	}
 	if len(top.Error) > 0 && string(top.Error) != "null" {
-		var inner struct {
-			Message string          `json:"message"`
-			Code    json.RawMessage `json:"code"`
-			Type    string          `json:"type"`
-			Status  string          `json:"status"`
-			Details []struct {
-				Type       string `json:"@type"`
-				RetryDelay string `json:"retryDelay"`
-				Reason     string `json:"reason"`
-			} `json:"details"`
-			// Metadata is OpenRouter's: raw is the upstream provider's
-			// own error (text, or its JSON body as a string), which its
-			// "Provider returned error" hides.
-			Metadata struct {
-				Raw          json.RawMessage `json:"raw"`
-				ProviderName string          `json:"provider_name"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(top.Error, &inner) == nil {
-			eb.code = rawScalar(inner.Code)
-			if eb.code == "" {
-				eb.code = inner.Type
-			}
-			eb.status = inner.Status
-			for _, d := range inner.Details {
-				switch {
-				case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
-					if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 {
-						eb.retryDelay = dur
-					}
-				case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
-					eb.reason = d.Reason
-				}
-			}
-			if inner.Message != "" {
-				eb.msg = capText(inner.Message + upstreamWords(inner.Metadata.Raw, inner.Metadata.ProviderName))
-				return eb
-			}
-		}
-		if s := rawScalar(top.Error); s != "" {
-			eb.msg = capText(s)
-			return eb
-		}
-		eb.msg = capText(string(top.Error))
+		eb.readErrorMember(top.Error)
 		return eb
 	}
 	switch {
@@ -111,6 +68,59 @@ func parseErrorBody(body []byte) errorBody {
 		eb.msg = capText(strings.TrimSpace(string(body)))
 	}
 	return eb
+}
+
+// errorMember is the object of an error body's "error" member.
+type errorMember struct {
+	Message string          `json:"message"`
+	Code    json.RawMessage `json:"code"`
+	Type    string          `json:"type"`
+	Status  string          `json:"status"`
+	Details []struct {
+		Type       string `json:"@type"`
+		RetryDelay string `json:"retryDelay"`
+		Reason     string `json:"reason"`
+	} `json:"details"`
+	// Metadata is OpenRouter's: raw is the upstream provider's own
+	// error (text, or its JSON body as a string), which its "Provider
+	// returned error" hides.
+	Metadata struct {
+		Raw          json.RawMessage `json:"raw"`
+		ProviderName string          `json:"provider_name"`
+	} `json:"metadata"`
+}
+
+// readErrorMember reads an error body's "error" member: an object (its
+// code, status, Google's retry delay and reason, its message with what
+// OpenRouter's upstream said), or text (Ollama's).
+func (eb *errorBody) readErrorMember(raw json.RawMessage) {
+	var inner errorMember
+	if json.Unmarshal(raw, &inner) == nil {
+		eb.code = rawScalar(inner.Code)
+		if eb.code == "" {
+			eb.code = inner.Type
+		}
+		eb.status = inner.Status
+		for _, d := range inner.Details {
+			switch {
+			case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
+				if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 {
+					eb.retryDelay = dur
+				}
+			case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
+				eb.reason = d.Reason
+			}
+		}
+		if inner.Message != "" {
+			eb.msg = capText(inner.Message + upstreamWords(inner.Metadata.Raw, inner.Metadata.ProviderName))
+			return
+		}
+	}
+	if s := rawScalar(raw); s != "" {
+		eb.msg = capText(s)
+		return
+	}
+	eb.msg = capText(string(raw))
 }
 
 // upstreamWords says what OpenRouter's metadata.raw holds, ": " and the

@@ -153,22 +153,11 @@ func (p *OpenAI) respEvent(d *Dialect, st *respDecoder, ev *respEvent, data []by
 		if e, over := st.count(p, len(ev.Delta)); over {
 			return e, true
 		}
-		text := ev.Delta
-		at := [2]int{ev.OutputIndex, ev.SummaryIndex}
-		if st.summarised && at != st.lastSummary && text != "" {
-			text = "\n\n" + text // a new part of the summary
-		}
-		st.lastSummary, st.summarised = at, true
-		if text != "" {
+		if text := st.reasoningText(ev); text != "" {
 			emit(fsm.LlmReasoningDelta{Request: st.reqID, Text: text})
 		}
 	case "response.output_item.added":
-		var it respItem
-		if json.Unmarshal(ev.Item, &it) == nil && it.Type == "function_call" {
-			pos := st.calls.start(ev.OutputIndex, it)
-			st.calls.args[pos].WriteString(it.Arguments)
-			emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: pos, ID: it.CallID, Name: it.Name, ArgumentsDelta: it.Arguments})
-		}
+		st.itemAdded(ev, emit)
 	case "response.function_call_arguments.delta":
 		if pos, ok := st.calls.find(ev); ok {
 			st.calls.args[pos].WriteString(ev.Delta)
@@ -179,15 +168,43 @@ func (p *OpenAI) respEvent(d *Dialect, st *respDecoder, ev *respEvent, data []by
 	case "response.completed", "response.incomplete":
 		return st.completed(ev), true
 	case "response.failed":
-		payload := data
-		if ev.Response != nil && len(ev.Response.Error) > 0 && string(ev.Response.Error) != "null" {
-			payload, _ = json.Marshal(map[string]json.RawMessage{"error": ev.Response.Error})
-		}
-		return streamErrorEvent(d, st.reqID, payload), true
+		return streamErrorEvent(d, st.reqID, failedPayload(ev, data)), true
 	case "error":
 		return streamErrorEvent(d, st.reqID, data), true
 	}
 	return nil, false
+}
+
+// reasoningText is the reasoning a delta adds: a new part of the
+// summary starts on a paragraph of its own.
+func (st *respDecoder) reasoningText(ev *respEvent) string {
+	text := ev.Delta
+	at := [2]int{ev.OutputIndex, ev.SummaryIndex}
+	if st.summarised && at != st.lastSummary && text != "" {
+		text = "\n\n" + text // a new part of the summary
+	}
+	st.lastSummary, st.summarised = at, true
+	return text
+}
+
+// itemAdded starts a function call when its output item is added.
+func (st *respDecoder) itemAdded(ev *respEvent, emit func(fsm.Event)) {
+	var it respItem
+	if json.Unmarshal(ev.Item, &it) == nil && it.Type == "function_call" {
+		pos := st.calls.start(ev.OutputIndex, it)
+		st.calls.args[pos].WriteString(it.Arguments)
+		emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: pos, ID: it.CallID, Name: it.Name, ArgumentsDelta: it.Arguments})
+	}
+}
+
+// failedPayload is the error body of response.failed: the response's
+// error when it has one, else the whole event.
+func failedPayload(ev *respEvent, data []byte) []byte {
+	if ev.Response != nil && len(ev.Response.Error) > 0 && string(ev.Response.Error) != "null" {
+		payload, _ := json.Marshal(map[string]json.RawMessage{"error": ev.Response.Error})
+		return payload
+	}
+	return data
 }
 
 // count adds n bytes of answer, failing past the configured cap.

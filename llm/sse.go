@@ -48,65 +48,88 @@ func newSSEReader(r io.Reader) *sseReader {
 func (s *sseReader) next() (data []byte, kind int, err error) {
 	for {
 		line, err := s.readLine()
-		if err != nil {
-			if err == io.EOF {
-				// Lenient: a final event without its blank line.
-				if s.has && s.isErr {
-					s.has, s.isErr = false, false
-					return s.data, sseError, nil
-				}
-				if s.has && bytes.Equal(s.data, doneMarker) {
-					return nil, sseDone, nil
-				}
-				return nil, sseData, errNoDone
-			}
+		switch {
+		case err == io.EOF:
+			return s.atEOF()
+		case err != nil:
 			return nil, sseData, err
-		}
-		if len(line) == 0 {
-			if !s.has {
-				s.isErr = false
-				continue
+		case len(line) == 0:
+			if data, kind, ok := s.dispatch(); ok {
+				return data, kind, nil
 			}
-			s.has = false
-			if s.isErr {
-				s.isErr = false
-				return s.data, sseError, nil
-			}
-			if bytes.Equal(s.data, doneMarker) {
-				return nil, sseDone, nil
-			}
-			return s.data, sseData, nil
-		}
-		name, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			name, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(name) {
-		case "data":
-		case "error":
-			s.isErr = true
-		case "event":
-			if string(value) == "error" {
-				s.isErr = true
-			}
-			continue
 		default:
-			continue // comment, id:, retry:
-		}
-		if s.has {
-			if len(s.data)+1+len(value) > maxEventSize {
-				return nil, sseData, fmt.Errorf("server-sent event larger than %d bytes", maxEventSize)
+			if err := s.field(line); err != nil {
+				return nil, sseData, err
 			}
-			s.data = append(s.data, '\n')
-			s.data = append(s.data, value...)
-		} else {
-			s.data = append(s.data[:0], value...)
-			s.has = true
 		}
 	}
+}
+
+// atEOF ends the body: leniently, a final event without its blank line
+// is dispatched; a body without "data: [DONE]" gives errNoDone.
+func (s *sseReader) atEOF() ([]byte, int, error) {
+	if s.has && s.isErr {
+		s.has, s.isErr = false, false
+		return s.data, sseError, nil
+	}
+	if s.has && bytes.Equal(s.data, doneMarker) {
+		return nil, sseDone, nil
+	}
+	return nil, sseData, errNoDone
+}
+
+// dispatch ends the event at a blank line: its data and kind; ok is
+// false when no data was read since the last one.
+func (s *sseReader) dispatch() (data []byte, kind int, ok bool) {
+	if !s.has {
+		s.isErr = false
+		return nil, 0, false
+	}
+	s.has = false
+	if s.isErr {
+		s.isErr = false
+		return s.data, sseError, true
+	}
+	if bytes.Equal(s.data, doneMarker) {
+		return nil, sseDone, true
+	}
+	return s.data, sseData, true
+}
+
+// field reads one "name: value" line: data (and error) lines add to the
+// event's data, an "event: error" marks it an error; other fields
+// (comments, id:, retry:) are ignored.
+func (s *sseReader) field(line []byte) error {
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+	case "error":
+		s.isErr = true
+	case "event":
+		if string(value) == "error" {
+			s.isErr = true
+		}
+		return nil
+	default:
+		return nil // comment, id:, retry:
+	}
+	if !s.has {
+		s.data = append(s.data[:0], value...)
+		s.has = true
+		return nil
+	}
+	if len(s.data)+1+len(value) > maxEventSize {
+		return fmt.Errorf("server-sent event larger than %d bytes", maxEventSize)
+	}
+	s.data = append(s.data, '\n')
+	s.data = append(s.data, value...)
+	return nil
 }
 
 var doneMarker = []byte("[DONE]")

@@ -70,21 +70,7 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	timeout, maxTimeout := env.BashTimeout, env.BashMaxTimeout
-	if timeout <= 0 {
-		timeout = DefaultBashTimeout
-	}
-	if maxTimeout <= 0 {
-		maxTimeout = DefaultBashMaxTimeout
-	}
-	var note string
-	if p.Timeout > 0 {
-		timeout = time.Duration(p.Timeout * float64(time.Second))
-		if timeout > maxTimeout || timeout < 0 { // < 0: overflow
-			note = fmt.Sprintf("(timeout lowered to the maximum, %v)\n", maxTimeout)
-			timeout = maxTimeout
-		}
-	}
+	timeout, note := env.bashTimeout(p.Timeout)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -142,13 +128,7 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
 		return Result{}, fmt.Errorf("bash: %w", waitErr)
 	}
-	status := fmt.Sprintf("exit code %d", code)
-	if code < 0 {
-		status = "killed by a signal"
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			status = "killed by signal " + ws.Signal().String()
-		}
-	}
+	status := exitStatus(cmd.ProcessState)
 	res := Result{
 		Text:    fmt.Sprintf("%s(%s, %v)\n", text, status, elapsed),
 		Summary: fmt.Sprintf("bash: %s (%v)", status, elapsed),
@@ -162,6 +142,40 @@ func (Bash) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 		res.ExitCode = &code
 	}
 	return res, nil
+}
+
+// bashTimeout is a command's time limit: the one the model asked for
+// (in seconds; 0 for the configured one), lowered to the maximum, with a
+// note for the model when it was.
+func (env *Env) bashTimeout(asked float64) (timeout time.Duration, note string) {
+	timeout, maxTimeout := env.BashTimeout, env.BashMaxTimeout
+	if timeout <= 0 {
+		timeout = DefaultBashTimeout
+	}
+	if maxTimeout <= 0 {
+		maxTimeout = DefaultBashMaxTimeout
+	}
+	if asked > 0 {
+		timeout = time.Duration(asked * float64(time.Second))
+		if timeout > maxTimeout || timeout < 0 { // < 0: overflow
+			note = fmt.Sprintf("(timeout lowered to the maximum, %v)\n", maxTimeout)
+			timeout = maxTimeout
+		}
+	}
+	return timeout, note
+}
+
+// exitStatus says how a command ended: its exit code, or the signal
+// that killed it.
+func exitStatus(ps *os.ProcessState) string {
+	code := ps.ExitCode()
+	if code >= 0 {
+		return fmt.Sprintf("exit code %d", code)
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by signal " + ws.Signal().String()
+	}
+	return "killed by a signal"
 }
 
 // bashProgressEvery is how often a running command's latest output line

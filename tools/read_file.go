@@ -95,22 +95,8 @@ func (ReadFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 		limit = readDefaultLimit
 	}
 	last := min(first-1+limit, len(lines)) // 1-based, inclusive
-	budget := env.maxOutput() - 200
 	var b strings.Builder
-	shortened := 0
-	for n := first; n <= last; n++ {
-		line := strings.TrimRight(lines[n-1], "\r\n")
-		if len(line) > readMaxLineBytes {
-			line = truncate(line, readMaxLineBytes) + " [line shortened]"
-			shortened++
-		}
-		entry := fmt.Sprintf("%6d\t%s\n", n, line)
-		if b.Len()+len(entry) > budget && n > first {
-			last = n - 1
-			break
-		}
-		b.WriteString(entry)
-	}
+	last, shortened := numberLines(&b, lines, first, last, env.maxOutput()-200)
 	if last < len(lines) || first > 1 {
 		fmt.Fprintf(&b, "\n(showing lines %d-%d of %d", first, last, len(lines))
 		if last < len(lines) {
@@ -122,6 +108,25 @@ func (ReadFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 		fmt.Fprintf(&b, "(%d long lines were shortened to %d bytes)\n", shortened, readMaxLineBytes)
 	}
 	return Result{Text: b.String(), Summary: fmt.Sprintf("read %s (lines %d-%d of %d)", rel, first, last, len(lines))}, nil
+}
+
+// numberLines writes lines first to last (1-based, inclusive) to b,
+// numbered, long ones shortened, within budget bytes (the first line
+// always); it returns the last line written and how many were shortened.
+func numberLines(b *strings.Builder, lines []string, first, last, budget int) (shown, shortened int) {
+	for n := first; n <= last; n++ {
+		line := strings.TrimRight(lines[n-1], "\r\n")
+		if len(line) > readMaxLineBytes {
+			line = truncate(line, readMaxLineBytes) + " [line shortened]"
+			shortened++
+		}
+		entry := fmt.Sprintf("%6d\t%s\n", n, line)
+		if b.Len()+len(entry) > budget && n > first {
+			return n - 1, shortened
+		}
+		b.WriteString(entry)
+	}
+	return last, shortened
 }
 
 // readError turns a failed read of rel into a tool error the model can

@@ -86,8 +86,9 @@ func (s *Conversation) expandCommand(prompt string) (string, error) {
 // skills), for the front ends' slash menus. Safe on any goroutine.
 func (f *Folder) CustomCommands() []agentfiles.Command {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]agentfiles.Command(nil), f.current.agent.commands...)
+	cmds := append([]agentfiles.Command(nil), f.current.agent.commands...)
+	f.mu.Unlock()
+	return append(cmds, mcpPromptCommands(f.mcp)...)
 }
 
 // skillTool is the `skill` tool: the model loads a skill's instructions,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -264,6 +265,14 @@ func (s *Conversation) Ask(ctx context.Context, prompt string) (uint64, error) {
 // UserPromptSubmit) run first, on the asking goroutine, one prompt at a
 // time; what they said is stepped just before the prompt.
 func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error) {
+	// "/mcp.<server>.<prompt> args": the server's prompt (prompts/get),
+	// asked here, never on the owner goroutine.
+	if text, ok, perr := s.folder.mcp.ExpandPrompt(ctx, in.Text); ok {
+		if perr != nil {
+			return 0, perr
+		}
+		in.Text = text
+	}
 	var turn uint64
 	var err error
 	var source string
@@ -395,7 +404,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		}
 		st.MCPServers = s.folder.mcp.Status()
 		st.Instructions = append([]InstructionFile{}, s.instr.files...)
-		st.Skills, st.Commands, st.AgentFileProblems = s.agent.skills, s.agent.commands, s.agent.notice
+		st.Skills, st.Commands, st.AgentFileProblems = s.agent.skills, slices.Concat(s.agent.commands, mcpPromptCommands(s.folder.mcp)), s.agent.notice
 		st.Hooks = s.folder.hookStatus()
 		st.API = s.wireAPI()
 		st.ApprovalTimeout = s.cfg.Tools.ApprovalTimeout.String()

@@ -15,6 +15,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
+	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
 )
 
 // The folder's MCP servers: config.MCP says which; a tools/mcp Manager
@@ -87,6 +88,21 @@ func (s *Folder) applyMCP(cfg config.Config) {
 	for name, srv := range cfg.MCP.Servers {
 		s.next.mcpPolicies[name] = srv.Policy()
 	}
+}
+
+// mcpPromptCommands are the ready MCP servers' prompts as slash
+// commands ("/mcp.<server>.<prompt> args", scope "mcp"); Conversation.ask
+// expands them through the server.
+func mcpPromptCommands(m *mcp.Manager) []agentfiles.Command {
+	var out []agentfiles.Command
+	for _, p := range m.Prompts() {
+		desc := p.Description
+		if desc == "" {
+			desc = "prompt of MCP server " + p.Server
+		}
+		out = append(out, agentfiles.Command{Name: p.Command, Description: desc, ArgumentHint: p.Hint(), Scope: "mcp"})
+	}
+	return out
 }
 
 // mcpTokens is the store of the MCP servers' sign-ins, in the state

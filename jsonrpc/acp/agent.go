@@ -110,6 +110,10 @@ type agent struct {
 	bg    sync.WaitGroup
 	// watch runs what waits for a session's response (afterresponse.go).
 	watch *responseWatch
+	// advertised is the slash commands last sent to each session (their
+	// names, joined), so a prompt re-sends them only when the MCP
+	// servers' prompts changed them.
+	advertised sync.Map // acpsdk.SessionId → string
 
 	mu sync.Mutex
 	fs acpsdk.FileSystemCapabilities // what the client can do with files

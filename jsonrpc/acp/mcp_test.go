@@ -134,3 +134,41 @@ func TestMCPServerName(t *testing.T) {
 		}
 	}
 }
+
+// TestClientMCPPrompts: the real server-everything's prompts are offered
+// as slash commands (available_commands_update, once the server is ready)
+// and "/mcp.ev.args-prompt Paris" reaches the model as the text the
+// server's prompts/get gave.
+func TestClientMCPPrompts(t *testing.T) {
+	everything := mcptest.Find(t).Everything
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	script := writeScript(t, `
+[[step]]
+match.last_user_contains = "What's weather in Paris?"
+text = ["Sunny in Paris."]
+
+[[step]]
+repeat = true
+text = ["the prompt did not arrive expanded"]
+`)
+	userFile := filepath.Join(t.TempDir(), "loom.toml")
+	os.WriteFile(userFile, []byte("[model]\nprovider = \"script\"\nname = \"scripted\"\nscript = \""+script+"\"\n"), 0o644)
+	h := startWith(t, "", func(folder string, overrides []config.Override) (config.Config, error) {
+		cfg, _, err := config.Load(config.LoadOptions{Folder: folder, ExplicitFile: userFile, Overrides: overrides})
+		return cfg, err
+	})
+	h.initialize(false, false)
+	resp, err := h.conn.NewSession(testCtx(t), acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{
+		{Stdio: &acpsdk.McpServerStdio{Name: "ev", Command: everything, Args: []string{}, Env: []acpsdk.EnvVariable{}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mustPrompt(resp.SessionId, "/mcp.ev.args-prompt Paris", acpsdk.StopReasonEndTurn)
+	if got := agentText(h.client.snapshot()); !strings.Contains(got, "Sunny in Paris.") {
+		t.Fatalf("the MCP prompt was not expanded; answer %q", got)
+	}
+	// Sent before the prompt's turn, so before its response.
+	if got := describe(h.client.snapshot()); !strings.Contains(got, "/mcp.ev.args-prompt") {
+		t.Fatalf("no available_commands_update with the MCP prompts:\n%s", got)
+	}
+}

@@ -49,6 +49,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
+	a.readvertiseCommands(s.id, s.ws) // the MCP servers' prompts, once ready
 	turn, err := s.ws.AskWithImages(context.WithoutCancel(ctx), text, images)
 	if errors.Is(err, workspace.ErrImage) {
 		return acpsdk.PromptResponse{}, invalidParams("%v", err)

@@ -45,25 +45,56 @@ var slashCommands = []acpsdk.AvailableCommand{
 // Beside loom's own, the folder's custom commands and user-invocable
 // skills are offered (a name of loom's own keeps loom's meaning).
 func (a *agent) advertiseCommands(id acpsdk.SessionId, c *workspace.Conversation) {
-	a.watch.after(string(id), func() {
-		cmds := append([]acpsdk.AvailableCommand(nil), slashCommands...)
-		for _, cc := range c.Folder().CustomCommands() {
-			if slices.ContainsFunc(slashCommands, func(b acpsdk.AvailableCommand) bool { return b.Name == cc.Name }) {
-				continue
-			}
-			ac := acpsdk.AvailableCommand{Name: cc.Name, Description: cc.Description}
-			if ac.Description == "" {
-				ac.Description = "custom command (" + cc.Scope + ")"
-			}
-			if cc.ArgumentHint != "" {
-				ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: cc.ArgumentHint}}
-			}
-			cmds = append(cmds, ac)
+	a.watch.after(string(id), func() { a.sendCommands(id, availableCommands(c)) })
+}
+
+// availableCommands are loom's slash commands, the folder's custom
+// commands and user-invocable skills, and the ready MCP servers' prompts
+// (a name of loom's own keeps loom's meaning).
+func availableCommands(c *workspace.Conversation) []acpsdk.AvailableCommand {
+	cmds := append([]acpsdk.AvailableCommand(nil), slashCommands...)
+	for _, cc := range c.Folder().CustomCommands() {
+		if slices.ContainsFunc(slashCommands, func(b acpsdk.AvailableCommand) bool { return b.Name == cc.Name }) {
+			continue
 		}
-		a.send(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
-			SessionUpdate: "available_commands_update", AvailableCommands: cmds,
-		}})
-	})
+		ac := acpsdk.AvailableCommand{Name: cc.Name, Description: cc.Description}
+		if ac.Description == "" {
+			ac.Description = "custom command (" + cc.Scope + ")"
+		}
+		if cc.ArgumentHint != "" {
+			ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: cc.ArgumentHint}}
+		}
+		cmds = append(cmds, ac)
+	}
+	return cmds
+}
+
+// sendCommands sends cmds as the session's slash commands, and
+// remembers them.
+func (a *agent) sendCommands(id acpsdk.SessionId, cmds []acpsdk.AvailableCommand) {
+	a.advertised.Store(id, commandNames(cmds))
+	a.send(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
+		SessionUpdate: "available_commands_update", AvailableCommands: cmds,
+	}})
+}
+
+func commandNames(cmds []acpsdk.AvailableCommand) string {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.Name
+	}
+	return strings.Join(names, " ")
+}
+
+// readvertiseCommands sends the session's slash commands again when
+// they changed since last sent (an MCP server's prompts, once it is
+// ready or after prompts/list_changed). The session's response was
+// written already: they go at once.
+func (a *agent) readvertiseCommands(id acpsdk.SessionId, c *workspace.Conversation) {
+	cmds := availableCommands(c)
+	if last, _ := a.advertised.Load(id); last != commandNames(cmds) {
+		a.sendCommands(id, cmds)
+	}
 }
 
 // reviewProposal asks the client to accept or reject a proposal, then

@@ -35,6 +35,9 @@ type Fixture struct {
 	// ToolsBare is a first answer with tool calls and no reasoning (DeepSeek
 	// V4 in thinking mode returns such turns); "" when the fixture has none.
 	ToolsBare string `toml:"tools_bare"`
+	// EmptyOverflow is an HTTP 200 answer with no content to a prompt
+	// past the loaded context (LM Studio's GGUF engine).
+	EmptyOverflow string `toml:"empty_overflow"`
 	// Answer is the answer once the tool results are in: text and usage.
 	Answer string `toml:"answer"`
 	// KeepAlive is Answer with the keep-alives the server (or a proxy in
@@ -213,6 +216,8 @@ func (s *DialectServer) serve(w http.ResponseWriter, r *http.Request) {
 		stream = s.Fixture.Tools
 	case "tools_bare":
 		stream = s.Fixture.ToolsBare
+	case "empty_overflow":
+		stream = s.Fixture.EmptyOverflow
 	case "answer":
 		stream = s.Fixture.Answer
 	case "keepalive":

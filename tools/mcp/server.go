@@ -283,6 +283,11 @@ func (s *server) listTools(cs *sdk.ClientSession) error {
 		seen[tool.name] = true
 		list = append(list, tool)
 	}
+	if len(resources) > 0 {
+		if rt := resourceTool(s, resources); !seen[rt.name] {
+			list = append(list, rt) // the server's own tool of that name wins
+		}
+	}
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()
 	if s.ctx.Err() != nil {

@@ -29,6 +29,9 @@ type Tool struct {
 	description string
 	schema      json.RawMessage
 	readOnly    bool
+	// resource: the server's resource reader (resources/read), not one
+	// of its tools.
+	resource bool
 }
 
 var _ tools.Tool = (*Tool)(nil)
@@ -96,6 +99,9 @@ func (t *Tool) RemoteName() string { return t.remote }
 // Errors the model can act on (isError, a bad argument, a timeout, a
 // server that stopped) are tool errors.
 func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (tools.Result, error) {
+	if t.resource {
+		return t.readResource(ctx, env, args)
+	}
 	var arguments map[string]any
 	raw := bytes.TrimSpace(args)
 	if len(raw) == 0 || string(raw) == "null" {

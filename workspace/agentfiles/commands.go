@@ -20,7 +20,8 @@ type Command struct {
 	// Description and ArgumentHint come from the front matter.
 	Description  string `json:"description,omitempty"`
 	ArgumentHint string `json:"argumentHint,omitempty"`
-	// Path is the file it comes from; Scope "repository" or "user".
+	// Path is the file it comes from; Scope "repository" or "user" ("mcp"
+	// for an MCP server's prompt, which has no file).
 	Path  string `json:"path"`
 	Scope string `json:"scope"`
 	// template is the body, with $ARGUMENTS, $1… to fill.

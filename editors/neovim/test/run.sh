@@ -375,4 +375,14 @@ elif [[ -n "${LOOM_REQUIRE_GOPLS:-}" ]]; then
 else
 	echo "SKIP: diagnostics e2e: gopls not found (go install golang.org/x/tools/gopls@v0.23.0)"
 fi
+# Inline completion: a project with add.py; [completion] from setup's
+# init_options, against a scripted /infill inside Neovim.
+iproj=$tmp/inline
+mkdir -p "$iproj"
+git -C "$iproj" init -q -b main
+printf 'def add(a, b):\n    \n' >"$iproj/add.py"
+(cd "$iproj" && LOOM_TEST_BIN=$bin timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/inline_e2e.lua" add.py)
+
 echo "neovim e2e: ok"

@@ -273,6 +273,8 @@ before(async () => {
   // TypeScript with an error from before the agent (step 25).
   fs.writeFileSync(path.join(ws, 'greet.ts'),
     'export function greet(name: string): string {\n  return "Hello, " + name;\n}\n\nexport const count: number = "three";\n');
+  // Python to complete inline (step 27).
+  fs.writeFileSync(path.join(ws, 'add.py'), 'def add(a, b):\n    \n\n\ndef mul(a, b):\n    \n');
   // A custom command, as a team keeps it for Claude Code (step 24's slash menu).
   fs.mkdirSync(path.join(ws, '.claude', 'commands'), { recursive: true });
   fs.writeFileSync(path.join(ws, '.claude', 'commands', 'greet.md'),

@@ -37,3 +37,4 @@ import './steps/23-plan-mode.mjs';
 import './steps/24-images-slash.mjs';
 import './steps/25-ts-diagnostics.mjs';
 import './steps/26-fetch.mjs';
+import './steps/27-inline-completion.mjs';

@@ -366,7 +366,7 @@ export interface Command {
   /** Description and ArgumentHint come from the front matter. */
   description?: string;
   argumentHint?: string;
-  /** Path is the file it comes from; Scope "repository" or "user". */
+  /** Path is the file it comes from; Scope "repository" or "user" ("mcp" for an MCP server's prompt, which has no file). */
   path: string;
   scope: string;
 }

@@ -79,6 +79,9 @@ function M.check()
       if st.configError and st.configError ~= '' then
         warn('configuration: ' .. st.configError)
       end
+      local level, text = require('loom.inline').health(c)
+      local say = ({ ok = ok, info = info, warn = warn })[level]
+      say(text)
     end
   end
   info('The model is set in .loom.toml or ~/.config/loom/loom.toml, e.g.\n'

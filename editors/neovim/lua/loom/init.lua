@@ -17,12 +17,14 @@ local NAME = 'loom'
 ---@field init_options table|nil loom.toml keys (snake_case), sent as initializationOptions
 ---@field chat {split: string, open_on_ask: boolean}
 ---@field autostart boolean start for every file buffer (else only on :Loom* commands)
+---@field inline_completion {enable: boolean, accept: string|nil} ghost text from [completion] (Neovim 0.12+); accept: an insert-mode key that accepts it
 M.defaults = {
   cmd = { 'loom-lsp' },
   root_markers = { '.git', '.loom.toml' },
   init_options = nil,
   chat = { split = 'vsplit', open_on_ask = true },
   autostart = true,
+  inline_completion = { enable = true, accept = nil },
 }
 
 ---@type loom.Config
@@ -83,6 +85,7 @@ function M.capabilities()
     -- the notice about a folder's ignored settings with it.
     loom = { saveDocuments = true, thoughts = true, review = true, diagnostics = true, trustCommand = ':LoomTrust' },
   })
+  require('loom.inline').capabilities(caps)
   return caps
 end
 
@@ -210,6 +213,9 @@ function M.start(bufnr)
     capabilities = M.capabilities(),
     init_options = M.config.init_options,
     handlers = M.handlers,
+    on_attach = function(client, b)
+      require('loom.inline').attach(client, b, M.config.inline_completion)
+    end,
   }, { bufnr = bufnr })
 end
 

@@ -136,7 +136,7 @@
 ---@field name string Name is what follows the slash ("review", "frontend:component").
 ---@field description? string Description and ArgumentHint come from the front matter.
 ---@field argumentHint? string
----@field path string Path is the file it comes from; Scope "repository" or "user".
+---@field path string Path is the file it comes from; Scope "repository" or "user" ("mcp" for an MCP server's prompt, which has no file).
 ---@field scope string
 
 --- HookStatus is one agent hook in loom.status.
