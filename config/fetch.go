@@ -80,6 +80,12 @@ func (c Config) validateFetch(add func(*Error)) {
 			}
 		}
 	}
+	c.validateSearch(add)
+}
+
+// validateSearch checks the [search] table: a provider with what it
+// needs (an instance's URL, a key's variable), the URL, the results.
+func (c Config) validateSearch(add func(*Error)) {
 	s := c.Search
 	switch s.Provider {
 	case "":

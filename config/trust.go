@@ -387,11 +387,29 @@ func appendTrust(path, folder, hash string, vouches bool) error {
 	}
 	header := ""
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		header = "# Folders trusted with loom.trust: their .loom.toml and the editor's settings may choose the model server,\n" +
-			"# its credentials, the cost of a turn, allow commands, start MCP servers and change hooks, with the values\n" +
-			"# whose hash follows the tab (a change needs loom.trust again), while the folder is the one trusted (its id:\n" +
-			"# a folder deleted and created again, or cloned afresh, is a new one). One absolute path per line; the last line wins.\n"
+		header = trustFileHeader
 	}
+	line := trustLine(folder, hash, vouches, id)
+	_, err = f.WriteString(header + line + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	return nil
+}
+
+// trustFileHeader starts a new trust file.
+const trustFileHeader = "# Folders trusted with loom.trust: their .loom.toml and the editor's settings may choose the model server,\n" +
+	"# its credentials, the cost of a turn, allow commands, start MCP servers and change hooks, with the values\n" +
+	"# whose hash follows the tab (a change needs loom.trust again), while the folder is the one trusted (its id:\n" +
+	"# a folder deleted and created again, or cloned afresh, is a new one). One absolute path per line; the last line wins.\n"
+
+// trustLine is the trust file's line for folder: its path, the hash of
+// its values, whether it only records them (not vouching), and its
+// identity; a bare path when there is nothing else.
+func trustLine(folder, hash string, vouches bool, id string) string {
 	fields := []string{folder, hash}
 	if !vouches {
 		fields = append(fields, valuesOnly)
@@ -402,15 +420,7 @@ func appendTrust(path, folder, hash string, vouches bool) error {
 	if len(fields) == 2 && hash == "" {
 		fields = fields[:1]
 	}
-	line := strings.Join(fields, "\t")
-	_, err = f.WriteString(header + line + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("trust: %w", err)
-	}
-	return nil
+	return strings.Join(fields, "\t")
 }
 
 // editorTrusts reports whether an override of a client that vouches for

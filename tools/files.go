@@ -216,3 +216,18 @@ func (g *globMatcher) match(rel string) bool {
 	}
 	return g.re.MatchString(rel)
 }
+
+// filter is the paths g matches, in order; all of them when g is nil (no
+// pattern).
+func (g *globMatcher) filter(paths []string) []string {
+	if g == nil {
+		return paths
+	}
+	matched := paths[:0:0]
+	for _, path := range paths {
+		if g.match(path) {
+			matched = append(matched, path)
+		}
+	}
+	return matched
+}

@@ -85,15 +85,7 @@ func (Grep) Run(ctx context.Context, env *Env, args json.RawMessage) (Result, er
 		return Result{}, fmt.Errorf("grep %s: %w", rel, err)
 	}
 	list.Paths = env.visible(root, list.Paths)
-	paths := list.Paths
-	if glob != nil {
-		paths = paths[:0:0]
-		for _, path := range list.Paths {
-			if glob.match(path) {
-				paths = append(paths, path)
-			}
-		}
-	}
+	paths := glob.filter(list.Paths)
 	results := grepFiles(ctx, env, root, m, paths)
 	if err := ctx.Err(); err != nil {
 		return Result{}, err

@@ -70,19 +70,23 @@ func (ListFiles) Run(ctx context.Context, env *Env, args json.RawMessage) (Resul
 		return Result{}, fmt.Errorf("list_files %s: %w", rel, err)
 	}
 	list.Paths = env.visible(root, list.Paths)
-	matched := list.Paths
-	if glob != nil {
-		matched = matched[:0:0]
-		for _, path := range list.Paths {
-			if glob.match(path) {
-				matched = append(matched, path)
-			}
-		}
+	matched := glob.filter(list.Paths)
+	where := rel
+	if where == "" {
+		where = "."
 	}
+	return Result{Text: listing(list, matched, glob != nil, root, env.Root), Summary: fmt.Sprintf("listed %s: %d files", where, len(matched))}, nil
+}
+
+// listing is what the model reads of a listing: the paths matched (up
+// to listMaxEntries; absolute in a read root other than the workspace),
+// then how many more there were, how many the pattern left out, and
+// what made the listing incomplete or unfiltered.
+func listing(list fileList, matched []string, patterned bool, root, workspace string) string {
 	var b strings.Builder
 	shown := min(len(matched), listMaxEntries)
 	for _, path := range matched[:shown] {
-		if root != env.Root {
+		if root != workspace {
 			path = filepath.Join(root, path) // in a read root: absolute
 		}
 		b.WriteString(path)
@@ -94,7 +98,7 @@ func (ListFiles) Run(ctx context.Context, env *Env, args json.RawMessage) (Resul
 	if left := len(matched) - shown; left > 0 {
 		fmt.Fprintf(&b, "(%d more files not shown, %d in all; narrow the listing with path or pattern)\n", left, len(matched))
 	}
-	if glob != nil && len(list.Paths) > len(matched) {
+	if patterned && len(list.Paths) > len(matched) {
 		fmt.Fprintf(&b, "(%d files did not match the pattern)\n", len(list.Paths)-len(matched))
 	}
 	if list.Truncated {
@@ -103,11 +107,7 @@ func (ListFiles) Run(ctx context.Context, env *Env, args json.RawMessage) (Resul
 	if !list.Git {
 		b.WriteString("(not a git repository: .gitignore was not applied)\n")
 	}
-	where := rel
-	if where == "" {
-		where = "."
-	}
-	return Result{Text: b.String(), Summary: fmt.Sprintf("listed %s: %d files", where, len(matched))}, nil
+	return b.String()
 }
 
 // resolveDir confines an optional path argument naming a directory or

@@ -40,12 +40,12 @@ func (a *agent) Notify(n workspace.Notification) {
 // notifySession sends n to the ACP session s, through the method of
 // sessionOut for its type.
 func (a *agent) notifySession(s *session, n workspace.Notification) {
-	note := n.Typed()
-	if note == nil {
-		a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
-		return
+	// Every notification in the debug log (its text masked like all the
+	// log's): what a user reads when the client shows something odd.
+	a.log.Debug("notification", "folder", n.Folder, "kind", n.Kind, "text", n.Text)
+	if note := n.Typed(); note != nil {
+		workspace.Deliver(note, sessionOut{a, s})
 	}
-	workspace.Deliver(note, sessionOut{a, s})
 }
 
 // sessionOut turns one ACP session's notifications into session/update

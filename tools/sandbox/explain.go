@@ -47,14 +47,8 @@ func (s *Sandbox) Explain(output, dir string) (b Blocked, ok bool) {
 	pl := s.plan()
 	if pl.Network != NetworkOn {
 		// First: "connect: Permission denied" is about the network.
-		for line := range strings.Lines(output) {
-			if netFail.MatchString(line) || (strings.Contains(line, "connect") && denied.MatchString(line)) {
-				what := `network access (tools.network = "off")`
-				if pl.Network == NetworkAllow {
-					what = "a connection to a port not in tools.network"
-				}
-				return Blocked{What: what, Hint: "The sandbox limits the network of commands (" + strings.TrimSpace(line) + ")."}, true
-			}
+		if b, ok := pl.networkBlocked(output); ok {
+			return b, true
 		}
 	}
 	home, _ := os.UserHomeDir()
@@ -66,26 +60,55 @@ func (s *Sandbox) Explain(output, dir string) (b Blocked, ok bool) {
 			if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
 				continue // bash's network pseudo-files
 			}
-			abs := p
-			switch {
-			case strings.HasPrefix(p, "~/") && home != "":
-				abs = filepath.Join(home, p[2:])
-			case !filepath.IsAbs(p):
-				abs = filepath.Join(dir, p)
-			}
-			abs = resolveExisting(filepath.Clean(abs))
-			switch {
-			case pl.hides(abs):
-				return Blocked{What: "read of " + abs, Hint: "The sandbox hides the secret directories (" +
-					strings.Join(shortAll(pl.Hide, home), ", ") + ") from commands."}, true
-			case pl.blocksWrite(abs) && userMayWrite(abs) && pl.ReadOnlyRoot:
-				return Blocked{What: "write to " + abs, Hint: "Commands run read-only here (plan and ask modes): they may read the workspace " +
-					"and write only in the temp directory and the tools' caches."}, true
-			case pl.blocksWrite(abs) && userMayWrite(abs):
-				return Blocked{What: "write to " + abs, Hint: "Commands may write only in the workspace folder, the temp directory " +
-					"and the tools' caches; .git and loom's configuration files are read-only."}, true
+			if b, ok := pl.pathBlocked(deniedPath(p, home, dir), home); ok {
+				return b, true
 			}
 		}
+	}
+	return Blocked{}, false
+}
+
+// networkBlocked looks in output for a connection the sandbox refused.
+func (pl plan) networkBlocked(output string) (Blocked, bool) {
+	for line := range strings.Lines(output) {
+		if netFail.MatchString(line) || (strings.Contains(line, "connect") && denied.MatchString(line)) {
+			what := `network access (tools.network = "off")`
+			if pl.Network == NetworkAllow {
+				what = "a connection to a port not in tools.network"
+			}
+			return Blocked{What: what, Hint: "The sandbox limits the network of commands (" + strings.TrimSpace(line) + ")."}, true
+		}
+	}
+	return Blocked{}, false
+}
+
+// deniedPath is the absolute, resolved path p names in a command's
+// output (~ is home, a relative path is in dir).
+func deniedPath(p, home, dir string) string {
+	abs := p
+	switch {
+	case strings.HasPrefix(p, "~/") && home != "":
+		abs = filepath.Join(home, p[2:])
+	case !filepath.IsAbs(p):
+		abs = filepath.Join(dir, p)
+	}
+	return resolveExisting(filepath.Clean(abs))
+}
+
+// pathBlocked says whether the sandbox, not the user's own rights, is
+// what denied abs: a hidden secret directory, or a write outside what
+// commands may write (everything but temp and caches when read-only).
+func (pl plan) pathBlocked(abs, home string) (Blocked, bool) {
+	switch {
+	case pl.hides(abs):
+		return Blocked{What: "read of " + abs, Hint: "The sandbox hides the secret directories (" +
+			strings.Join(shortAll(pl.Hide, home), ", ") + ") from commands."}, true
+	case pl.blocksWrite(abs) && userMayWrite(abs) && pl.ReadOnlyRoot:
+		return Blocked{What: "write to " + abs, Hint: "Commands run read-only here (plan and ask modes): they may read the workspace " +
+			"and write only in the temp directory and the tools' caches."}, true
+	case pl.blocksWrite(abs) && userMayWrite(abs):
+		return Blocked{What: "write to " + abs, Hint: "Commands may write only in the workspace folder, the temp directory " +
+			"and the tools' caches; .git and loom's configuration files are read-only."}, true
 	}
 	return Blocked{}, false
 }
