@@ -137,7 +137,7 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 	items := make(responses.ResponseInputParam, 0, len(req.Messages)+4)
 	for i, m := range req.Messages {
 		var err error
-		if items, err = appendInputItems(items, m, req.Images); err != nil {
+		if items, err = appendInputItems(items, m, req.Images, i >= req.TurnStart); err != nil {
 			return params, fmt.Errorf("message %d: %w", i, err)
 		}
 	}
@@ -157,8 +157,10 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 // Responses server wrote them), its text (the server's message item when
 // it had a phase), then its function calls; a tool
 // result is a function_call_output paired by call_id. A user message's
-// pictures are read through images.
-func appendInputItems(items responses.ResponseInputParam, m fsm.Message, images ImageSource) (responses.ResponseInputParam, error) {
+// pictures are read through images. Plain reasoning items (their text
+// in the clear, respItem.plainReasoning) go back only inTurn: for a
+// message of the current turn.
+func appendInputItems(items responses.ResponseInputParam, m fsm.Message, images ImageSource, inTurn bool) (responses.ResponseInputParam, error) {
 	switch m.Role {
 	case fsm.RoleSystem:
 		return append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleSystem)), nil
@@ -182,7 +184,11 @@ func appendInputItems(items responses.ResponseInputParam, m fsm.Message, images 
 			if err := json.Unmarshal([]byte(m.Opaque.Data), &kept); err == nil {
 				for _, raw := range kept {
 					var it respItem
-					phased = phased || json.Unmarshal(raw, &it) == nil && it.Type == "message"
+					ok := json.Unmarshal(raw, &it) == nil
+					if ok && it.plainReasoning() && !inTurn {
+						continue
+					}
+					phased = phased || ok && it.Type == "message"
 					items = append(items, param.Override[responses.ResponseInputItemUnionParam](raw))
 				}
 			}

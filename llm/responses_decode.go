@@ -67,6 +67,9 @@ type respItem struct {
 	Name             string `json:"name"`
 	Arguments        string `json:"arguments"`
 	EncryptedContent string `json:"encrypted_content"`
+	// Content is a reasoning item's reasoning text (vLLM's gpt-oss
+	// analysis), when the server sends it in the clear.
+	Content json.RawMessage `json:"content"`
 	// Phase labels an assistant message "commentary" or
 	// "final_answer" (gpt-5.3-codex and later), to be sent back.
 	Phase string `json:"phase"`
@@ -77,7 +80,35 @@ type respItem struct {
 // with a phase (OpenAI: "preserve and resend phase on all assistant
 // messages — dropping it can degrade performance").
 func (it respItem) kept() bool {
-	return it.Type == "reasoning" && it.EncryptedContent != "" || it.Type == "message" && it.Phase != ""
+	return it.Type == "reasoning" && it.EncryptedContent != "" || it.Type == "message" && it.Phase != "" || it.plainReasoning()
+}
+
+// plainReasoning reports whether the item is a reasoning item that
+// carries its text as content and no encrypted_content (vLLM's gpt-oss):
+// it goes back within its turn (OpenAI's gpt-oss guidance: keep the
+// analysis until the final message) with its id and summary, which vLLM
+// validates, and never with encrypted_content.
+func (it respItem) plainReasoning() bool {
+	c := string(bytes.TrimSpace(it.Content))
+	return it.Type == "reasoning" && it.EncryptedContent == "" && c != "" && c != "null" && c != "[]"
+}
+
+// keptBytes is an item as it goes back: without id and status (stateless
+// requests refer to no stored item), except for plain reasoning, which
+// keeps its id, loses encrypted_content, and has a summary.
+func keptBytes(raw json.RawMessage, it respItem) ([]byte, error) {
+	if !it.plainReasoning() {
+		return withoutKeys(raw, "id", "status")
+	}
+	out, err := withoutKeys(raw, "encrypted_content", "status")
+	if err != nil {
+		return nil, err
+	}
+	var has map[string]json.RawMessage
+	if json.Unmarshal(out, &has) == nil && has["summary"] == nil {
+		out = append(bytes.TrimSuffix(bytes.TrimRight(out, " \n"), []byte("}")), []byte(`,"summary":[]}`)...)
+	}
+	return out, nil
 }
 
 // respCalls assembles the function calls of a response by output index.
@@ -283,7 +314,7 @@ func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 		if json.Unmarshal(raw, &it) != nil || !it.kept() {
 			continue
 		}
-		if stripped, err := withoutKeys(raw, "id", "status"); err == nil {
+		if stripped, err := keptBytes(raw, it); err == nil {
 			keep = append(keep, stripped)
 		}
 	}

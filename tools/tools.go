@@ -115,6 +115,11 @@ type Env struct {
 	// printed (one line, at most ProgressLineMax bytes), sent when it
 	// changed, at most every half second.
 	Progress func(msg string)
+	// Elicit, when not nil, asks the user a question an MCP server put
+	// mid-call (elicitation): question says what accepting sends. It
+	// returns true when the user accepted; an error when no answer came
+	// (timeout, a client that cannot ask). Nil: no one to ask.
+	Elicit func(ctx context.Context, question string) (bool, error)
 }
 
 // FileSource is where the tools read text (Files, or the disk).

@@ -307,6 +307,11 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 		env.Files = s.documentSource(ctx, c.ID, env.Files)
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
+	env.Elicit = func(ctx context.Context, question string) (bool, error) {
+		// An MCP server's question mid-call, asked like an approval (no
+		// "Always"); no answer within the approval timeout cancels it.
+		return s.approve(ctx, Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: question}, b.approvalTimeout)
+	}
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err == nil && res.Blocked != "" && b.bash == config.PolicyAsk && env.Sandbox != nil && !b.readOnly {
 		return toolcall.Outcome{Result: res.Text, IsError: res.IsError, Summary: res.Summary, ExitCode: res.ExitCode, Escalate: &res}

@@ -57,6 +57,7 @@ type server struct {
 	progMu    sync.Mutex
 	progress  map[string]chan<- string // by progress token
 	nextToken int
+	askers    []askerEntry // the in-flight calls that can ask their user
 }
 
 func newServer(m *Manager, spec Spec) *server {
@@ -158,6 +159,7 @@ func (s *server) connect() (*sdk.ClientSession, running, error) {
 		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { s.relist() },
 		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { s.relist() },
 		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { s.relist() },
+		ElicitationHandler:         s.elicit,
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			s.forwardProgress(req.Params)
 		},
