@@ -99,11 +99,20 @@ func (u *universe) add(t reflect.Type) error {
 }
 
 // fields lists a struct's JSON members as encoding/json writes them
-// (embedded structs' members promoted, but not over a member of the
-// same name of the struct itself, which shadows them).
+// (embedded structs' members promoted, unless a member of t itself has
+// their name: the outer one wins, as in encoding/json).
 func (u *universe) fields(t reflect.Type) ([]field, error) {
 	var out []field
-	own := ownNames(t)
+	own := map[string]bool{}
+	for i := range t.NumField() {
+		if sf := t.Field(i); !sf.Anonymous && sf.IsExported() {
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if name == "" {
+				name = sf.Name
+			}
+			own[name] = true
+		}
+	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
@@ -219,21 +228,4 @@ func collect(docs *comments, cmds []command, msgs []message) (*universe, error) 
 		}
 	}
 	return u, nil
-}
-
-// ownNames are the JSON names of t's own (not embedded) members.
-func ownNames(t reflect.Type) map[string]bool {
-	own := map[string]bool{}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "-" || sf.Anonymous && name == "" || !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		own[name] = true
-	}
-	return own
 }
