@@ -63,7 +63,8 @@ type editPromptRequest struct {
 }
 
 // userMessageID names the prompt of turn; given is the client's id.
-func (a *agent) userMessageID(s *session, turn uint64, given *string) string {
+func (r rewinds) userMessageID(s *session, turn uint64, given *string) string {
+	a := r.a
 	id := fmt.Sprintf("%s-user-%d", s.id, turn)
 	if given != nil && *given != "" {
 		id = *given
