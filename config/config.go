@@ -47,6 +47,9 @@ type Config struct {
 	// Completion is [completion]: inline completion's own model
 	// (config/completion.go).
 	Completion Completion `toml:"completion"`
+	// Subagents is [subagents]: the caps on the subagents a conversation
+	// starts (config/subagents.go).
+	Subagents Subagents `toml:"subagents"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -404,6 +407,7 @@ func (d Duration) String() string {
 // [Config.ModelReady] reports how to configure one.
 func Default() Config {
 	return Config{
+		Subagents: DefaultSubagents(),
 		Model: Model{
 			Provider:         ProviderOpenAI,
 			BaseURL:          DefaultBaseURL,

@@ -235,7 +235,7 @@ func readWorkspaceLayer(folder string) (*layer, error) {
 // not pushed), which a workspace layer's default value must not undo
 // (ownFloor).
 func (c *Config) userFloor(opts LoadOptions, overrides []*layer) ownFloor {
-	floor := ownFloor{bash: c.Tools.Bash, diagnostics: c.Tools.Diagnostics}
+	floor := ownFloor{bash: c.Tools.Bash, diagnostics: c.Tools.Diagnostics, subagents: c.Subagents.caps()}
 	for i, l := range overrides {
 		if l != nil && !opts.Overrides[i].Pushed {
 			floor = floor.narrowedBy(l.raw)

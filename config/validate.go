@@ -31,6 +31,7 @@ func (c Config) Validate() error {
 	c.validateMCP(add)
 	c.validateSandbox(add)
 	c.validateCompletion(add)
+	c.validateSubagents(add)
 	return errors.Join(errs...)
 }
 

@@ -72,7 +72,8 @@ func WideningKeys() []string {
 		"agent.system_prompt", "tools.max_output_bytes", "tools.bash_max_timeout",
 		`tools.bash = "allow"`, `tools.bash = "ask" over your "deny"`, `tools.diagnostics = "auto" over your "off"`, `tools.plan_commands = "read-only"`, `tools.edits = "auto"`, `tools.sandbox = "off"`, "tools.sandbox_write",
 		`tools.network (other than "off")`, "tools.sandbox_hide", "tools.sandbox_unhide", "tools.sandbox_sockets", "tools.language_servers.*", "hooks.*", "mcp.*", "completion.*",
-		`tools.fetch = "allow"`, `tools.fetch = "ask" over your "deny"`, "tools.fetch_private", "tools.fetch_max_bytes", "tools.fetch_timeout", "search.*"}
+		`tools.fetch = "allow"`, `tools.fetch = "ask" over your "deny"`, "tools.fetch_private", "tools.fetch_max_bytes", "tools.fetch_timeout", "search.*",
+		"subagents.* above your own"}
 }
 
 // ownFloor is what the user's own settings (the defaults, the user's
@@ -87,13 +88,16 @@ type ownFloor struct {
 	bash        Policy
 	fetch       Policy
 	diagnostics string
+	// subagents are the user's caps on subagents, by key: a workspace
+	// layer may only lower them.
+	subagents map[string]float64
 }
 
 // widens reports whether a workspace layer setting key to val widens
 // what the user gave: a [WideningKey], or a default value under the
 // user's own narrower one.
 func (f ownFloor) widens(key string, val any) bool {
-	if WideningKey(key, val) {
+	if WideningKey(key, val) || subagentWidens(f.subagents, key, val) {
 		return true
 	}
 	s, _ := val.(string)
@@ -125,6 +129,18 @@ func (f ownFloor) narrowedBy(raw map[string]any) ownFloor {
 	}
 	if s, ok := tools["diagnostics"].(string); ok && (s == DiagnosticsAuto || s == DiagnosticsOff) {
 		f.diagnostics = s
+	}
+	if sub, ok := raw["subagents"].(map[string]any); ok {
+		caps := map[string]float64{}
+		for k, v := range f.subagents {
+			caps[k] = v
+		}
+		for k, v := range sub {
+			if n, ok := subagentCap(v); ok && n < caps[k] {
+				caps[k] = n
+			}
+		}
+		f.subagents = caps
 	}
 	return f
 }

@@ -2,6 +2,8 @@ package jsonrpc
 
 import (
 	"go.lsp.dev/protocol"
+
+	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
 // The commands of workspace/executeCommand, declared once. Each has an
@@ -203,6 +205,8 @@ type HistoryToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// View is how the call shows, worded by the server.
+	View workspace.ToolView `json:"view"`
 }
 
 // UndoResult is loom.undo's reply.

@@ -305,7 +305,7 @@ func (h commandHandler) runHistory(ctx context.Context, a FolderArgs) (any, erro
 			hm.Context = historyChips(chips)
 		}
 		for _, c := range m.ToolCalls {
-			hm.ToolCalls = append(hm.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			hm.ToolCalls = append(hm.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, View: workspace.ViewTool(c.Name, c.Arguments)})
 		}
 		out.Messages = append(out.Messages, hm)
 	}

@@ -16,8 +16,11 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
-// testTimeout bounds every wait of a test.
-const testTimeout = 20 * time.Second
+// testTimeout bounds every wait of a test, and a whole test's
+// environment: generous, since it only ends a test that hangs. (At 20 s,
+// TestApprovalRules' nine turns of sandboxed commands and commits did
+// not all end in time at load 20.)
+const testTimeout = 90 * time.Second
 
 // env is a server and a fake editor connected over net.Pipe.
 type env struct {

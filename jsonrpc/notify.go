@@ -105,6 +105,9 @@ type ToolCallParams struct {
 	Progress string `json:"progress,omitempty"`
 	// Diff is the unified diff of an applied edit.
 	Diff string `json:"diff,omitempty"`
+	// View is how the call shows (its kind, title, label and file),
+	// worded by the server; absent while the arguments are unknown.
+	View *workspace.ToolView `json:"view,omitempty"`
 }
 
 // StateParams is a session's new state. Turn is the current (or, once
@@ -487,7 +490,7 @@ func (f *folderOut) ToolUpdated(n workspace.ToolUpdated) {
 		f.s.notify(context.Background(), MethodToolCall, &ToolCallParams{
 			Folder: f.folder, Conversation: f.conversation, Turn: n.Turn, ID: t.CallID, Name: t.Name,
 			Summary: truncate(oneLine(t.Arguments), 200), Status: string(t.Status),
-			Progress: t.Detail, Diff: t.Diff,
+			Progress: t.Detail, Diff: t.Diff, View: toolView(t.Name, t.Arguments),
 		})
 	} else if t.Status != fsm.ToolStreaming && t.Status != fsm.ToolPending {
 		f.s.logMessage(protocol.MessageTypeInfo, toolStatusLine(f.label(), t))
@@ -505,6 +508,15 @@ func (f *folderOut) ToolUpdated(n workspace.ToolUpdated) {
 			delete(f.tools, t.CallID)
 		}
 	}
+}
+
+// toolView words a call whose arguments are known; nil otherwise.
+func toolView(name, arguments string) *workspace.ToolView {
+	if arguments == "" {
+		return nil
+	}
+	v := workspace.ViewTool(name, arguments)
+	return &v
 }
 
 // toolStatusLine is a tool call's status for a client's log: "Loom (x):

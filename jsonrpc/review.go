@@ -33,6 +33,10 @@ type ProposedChangesParams struct {
 	// Draft is what the user decided so far and the comment typed
 	// (loom.reviewDraft), in loom.proposals' reply; absent when nothing.
 	Draft *workspace.ReviewDraft `json:"draft,omitempty"`
+	// View is how the call that proposes shows (its tool card's words),
+	// for a client that draws the card before, or without, its
+	// loom/toolCall.
+	View workspace.ToolView `json:"view"`
 }
 
 // ReviewDraftArgs are loom.reviewDraft's arguments: the hunks accepted
@@ -159,9 +163,26 @@ func (h commandHandler) runProposals(ctx context.Context, a FolderArgs) (any, er
 	return out, nil
 }
 
+// proposalView words the call that made a proposal: the command, or an
+// edit (a write, for a new file) of its first file.
+func proposalView(p *workspace.ProposalNote) workspace.ToolView {
+	name, args := "bash", map[string]string{"command": p.Command}
+	if p.Command == "" {
+		name, args = "edit_file", map[string]string{"path": ""}
+		if len(p.Changes) > 0 {
+			args["path"] = p.Changes[0].Path
+			if p.Changes[0].Kind == fsm.ChangeCreate {
+				name = "write_file"
+			}
+		}
+	}
+	b, _ := json.Marshal(args)
+	return workspace.ViewTool(name, string(b))
+}
+
 // proposedParams is the wire form of a proposal.
 func (s *Server) proposedParams(folder string, turn uint64, p *workspace.ProposalNote) ProposedChangesParams {
-	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID, Command: p.Command, Draft: p.Draft}
+	out := ProposedChangesParams{Folder: folder, Turn: turn, ID: p.ID, CallID: p.CallID, Command: p.Command, Draft: p.Draft, View: proposalView(p)}
 	for i, c := range p.Changes {
 		pc := ProposedChange{Path: c.Path, Kind: string(c.Kind), Diff: c.Diff, Hunks: []ProposedHunk{}}
 		if i < len(p.Abs) {

@@ -6,6 +6,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
@@ -79,6 +80,22 @@ func WireCommands() ([]WireCommand, error) {
 		out = append(out, WireCommand{Name: c.name, Args: c.run.arg, Result: res})
 	}
 	return out, nil
+}
+
+// WireList is a list of words the clients offer as they are (the
+// choices of a picker, a command's completion), declared once here and
+// generated into their wire files.
+type WireList struct {
+	Name, Doc string
+	Values    []string
+}
+
+// WireLists are the word lists of the generated references.
+func WireLists() []WireList {
+	return []WireList{
+		{Name: "efforts", Doc: "The reasoning efforts loom.setEffort takes (config.ReasoningEfforts); \"default\" goes back to [model] reasoning_effort.",
+			Values: config.ReasoningEfforts},
+	}
 }
 
 // WireMessage is one message the server sends to a client.

@@ -154,6 +154,7 @@ func (s *Conversation) machineConfig() fsm.Config {
 	if c.MaxRetries == 0 {
 		c.MaxRetries = -1 // config's 0 means no retry; fsm's 0 means default
 	}
+	c.Subagents = spawnCaps(s.cfg.Subagents)
 	s.childConfig(&c)
 	return c
 }

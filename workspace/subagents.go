@@ -415,6 +415,20 @@ func (s *Conversation) childConfig(c *fsm.Config) {
 	}
 }
 
+// spawnCaps are the machine's caps on children from [subagents]; a
+// hand-built configuration without them keeps the machine's defaults.
+func spawnCaps(c config.Subagents) fsm.SpawnCaps {
+	if c == (config.Subagents{}) {
+		return fsm.SpawnCaps{}
+	}
+	depth := c.MaxDepth
+	if depth == 0 {
+		depth = -1 // config's 0 turns subagents off; fsm's 0 means default
+	}
+	return fsm.SpawnCaps{MaxDepth: depth, MaxRunning: c.MaxRunning, MaxPerTurn: c.MaxPerTurn,
+		MaxTokensPerChild: int64(c.MaxTokens), MaxTokensPerTurn: int64(c.MaxTurnTokens), MaxWallTime: c.Timeout.Duration}
+}
+
 // ChildStatus is a running child in loom.status.
 type ChildStatus struct {
 	SubagentInfo

@@ -149,3 +149,60 @@ func TestSubagentNeverMoreThanParent(t *testing.T) {
 		})
 	}
 }
+
+// The caps of [subagents] in loom.toml reach the spawn transition: with
+// max_depth = 0 the agent call is a tool error the model reads, and no
+// child starts; with max_per_turn = 1 the second child of a turn is
+// refused.
+func TestSubagentCapsFromConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tweak func(*config.Subagents)
+		want  string
+	}{
+		{"depth 0", func(s *config.Subagents) { s.MaxDepth = 0 }, "subagents are off here (depth cap 0)"},
+		{"one per turn", func(s *config.Subagents) { s.MaxPerTurn = 1 }, "1 subagents were started this turn, the cap per turn"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := gitRepo(t, map[string]string{"a.go": "package a\n"})
+			var mu sync.Mutex
+			var results map[string]string
+			model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
+				task := childTask(req)
+				_, isResult := lastToolResult(req)
+				switch {
+				case task == "" && !isResult:
+					respond(req, emit, "", agentCall("r1", "researcher", "look at a.go"), agentCall("r2", "researcher", "look again"))
+				case task == "":
+					mu.Lock()
+					results = toolResults(req)
+					mu.Unlock()
+					respond(req, emit, "parent done")
+				default:
+					respond(req, emit, "nothing to report")
+				}
+			})
+			h := newTestHost(t, model, func(c *config.Config) { tc.tweak(&c.Subagents) })
+			s, err := h.AddFolder(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn, err := s.Ask(context.Background(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.editor.turnEndedIn(t, s.ID(), turn)
+			mu.Lock()
+			defer mu.Unlock()
+			refused := 0
+			for _, r := range results {
+				if strings.HasPrefix(r, "tool error") && strings.Contains(r, tc.want) {
+					refused++
+				}
+			}
+			if want := map[string]int{"depth 0": 2, "one per turn": 1}[tc.name]; refused != want {
+				t.Errorf("%d calls refused with %q, want %d: %q", refused, tc.want, want, results)
+			}
+		})
+	}
+}

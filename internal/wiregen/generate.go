@@ -135,6 +135,11 @@ func typescript(u *universe, docs *comments, cmds []command, msgs []message) []b
 		tsDoc(&b, "  ", docs.consts[m.Method])
 		fmt.Fprintf(&b, "  %s: '%s',\n", key(m.Method), m.Method)
 	}
+	b.WriteString("} as const;\n\n/** Word lists the server declares, for the clients to offer as they are. */\nexport const Lists = {\n")
+	for _, l := range jsonrpc.WireLists() {
+		tsDoc(&b, "  ", l.Doc)
+		fmt.Fprintf(&b, "  %s: [%s],\n", l.Name, quoted(l.Values))
+	}
 	b.WriteString("} as const;\n\n/** Each command's argument and result. */\nexport interface CommandTypes {\n")
 	for _, c := range cmds {
 		fmt.Fprintf(&b, "  '%s': { args: %s; result: %s };\n", c.Name, u.render(c.Args, ts), u.render(c.Result, ts))
@@ -206,6 +211,10 @@ func lua(u *universe, docs *comments, cmds []command, msgs []message) []byte {
 		if !m.Standard {
 			fmt.Fprintf(&b, "  %s = '%s',\n", key(m.Method), m.Method)
 		}
+	}
+	b.WriteString("}\n\n--- Word lists the server declares, for the plugin to offer as they are.\nM.lists = {\n")
+	for _, l := range jsonrpc.WireLists() {
+		fmt.Fprintf(&b, "  --- %s\n  %s = { %s },\n", l.Doc, l.Name, quoted(l.Values))
 	}
 	b.WriteString("}\n\nreturn M\n")
 	for bytes.Contains(b.Bytes(), []byte(" \n")) {
@@ -279,6 +288,10 @@ func markdown(u *universe, docs *comments, cmds []command, msgs []message) []byt
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\n## Word lists\n\n| list | values | |\n|---|---|---|\n")
+	for _, l := range jsonrpc.WireLists() {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", l.Name, strings.Join(l.Values, "`, `"), cell(l.Doc))
+	}
 	b.WriteString("\n## Types\n\nA member marked *optional* is left out when empty; *or null* may be `null`.\n")
 	for _, w := range u.list {
 		fmt.Fprintf(&b, "\n### %s\n\n", w.Name)
@@ -302,6 +315,15 @@ func markdown(u *universe, docs *comments, cmds []command, msgs []message) []byt
 		}
 	}
 	return b.Bytes()
+}
+
+// quoted is values as a list of single-quoted strings.
+func quoted(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = "'" + v + "'"
+	}
+	return strings.Join(q, ", ")
 }
 
 func anchor(method string) string {

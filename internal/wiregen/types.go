@@ -99,9 +99,20 @@ func (u *universe) add(t reflect.Type) error {
 }
 
 // fields lists a struct's JSON members as encoding/json writes them
-// (embedded structs' members promoted).
+// (embedded structs' members promoted, unless a member of t itself has
+// their name: the outer one wins, as in encoding/json).
 func (u *universe) fields(t reflect.Type) ([]field, error) {
 	var out []field
+	own := map[string]bool{}
+	for i := range t.NumField() {
+		if sf := t.Field(i); !sf.Anonymous && sf.IsExported() {
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if name == "" {
+				name = sf.Name
+			}
+			own[name] = true
+		}
+	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
@@ -119,7 +130,11 @@ func (u *universe) fields(t reflect.Type) ([]field, error) {
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, inner...)
+				for _, f := range inner {
+					if !own[f.Name] {
+						out = append(out, f)
+					}
+				}
 				continue
 			}
 		}

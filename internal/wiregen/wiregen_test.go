@@ -2,8 +2,10 @@ package wiregen
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -57,5 +59,32 @@ func TestEveryCommandAndMessageIsDocumented(t *testing.T) {
 	}
 	if !strings.Contains(string(files[LuaFile]), "---@class loom.wire.AskArgs") {
 		t.Errorf("wire.lua lacks the AskArgs class")
+	}
+}
+
+// TestOuterFieldShadowsEmbedded: a member of a struct itself hides an
+// embedded struct's member of the same JSON name, as in encoding/json
+// (workspace.ChildStatus's conversation was emitted twice, which
+// TypeScript refuses: "Duplicate identifier").
+func TestOuterFieldShadowsEmbedded(t *testing.T) {
+	type inner struct {
+		A string `json:"a"`
+		B string `json:"b,omitempty"`
+	}
+	type outer struct {
+		inner
+		B string `json:"b"`
+	}
+	u := &universe{docs: &comments{}, byGo: map[reflect.Type]*wireType{}, names: map[string]reflect.Type{}}
+	fs, err := u.fields(reflect.TypeFor[outer]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s optional=%v", f.Name, f.Optional))
+	}
+	if want := []string{"a optional=false", "b optional=false"}; strings.Join(got, ";") != strings.Join(want, ";") {
+		t.Errorf("fields = %v, want %v", got, want)
 	}
 }

@@ -216,7 +216,7 @@ func (o sessionOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
 
 // SubagentChanged announces a child session to a client that declared
 // subagents, and reports its state (subagents.go).
-func (o sessionOut) SubagentChanged(n workspace.SubagentChanged) { o.a.subagentNote(o.s, n.Subagent) }
+func (o sessionOut) SubagentChanged(n workspace.SubagentChanged) { o.subagentNote(n.Subagent) }
 
 // messageID names the agent message the session's text belongs to: one
 // per turn, and a new one after each retraction.

@@ -57,7 +57,7 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	userID := a.userMessageID(s, turn, p.MessageId)
+	userID := rewinds{a}.userMessageID(s, turn, p.MessageId)
 	w := a.waitFor(turnKey{s.id, turn})
 	select {
 	case <-w.done:

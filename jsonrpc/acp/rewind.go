@@ -63,7 +63,8 @@ type editPromptRequest struct {
 }
 
 // userMessageID names the prompt of turn; given is the client's id.
-func (a *agent) userMessageID(s *session, turn uint64, given *string) string {
+func (r rewinds) userMessageID(s *session, turn uint64, given *string) string {
+	a := r.a
 	id := fmt.Sprintf("%s-user-%d", s.id, turn)
 	if given != nil && *given != "" {
 		id = *given
@@ -79,7 +80,8 @@ func (a *agent) userMessageID(s *session, turn uint64, given *string) string {
 
 // turnOfMessage finds the turn of message id of session s, and whether
 // it is the user's prompt.
-func (a *agent) turnOfMessage(s *session, id string) (turn uint64, user bool, ok bool) {
+func (r rewinds) turnOfMessage(s *session, id string) (turn uint64, user bool, ok bool) {
+	a := r.a
 	a.mu.Lock()
 	t, known := s.userIDs[id]
 	a.mu.Unlock()
@@ -101,7 +103,8 @@ func (a *agent) turnOfMessage(s *session, id string) (turn uint64, user bool, ok
 
 // settle cancels session s's turn in flight, if any, and waits for it
 // to end.
-func (a *agent) settle(ctx context.Context, s *session) error {
+func (r rewinds) settle(ctx context.Context, s *session) error {
+	a := r.a
 	st, err := s.ws.Status(ctx)
 	if err != nil || st.State == fsm.WaitingForUserInput.String() {
 		return err
@@ -122,19 +125,20 @@ func (a *agent) settle(ctx context.Context, s *session) error {
 }
 
 // rewindSession implements session/rewind.
-func (a *agent) rewindSession(ctx context.Context, p rewindRequest) (rewindResponse, error) {
+func (r rewinds) rewindSession(ctx context.Context, p rewindRequest) (rewindResponse, error) {
+	a := r.a
 	s, err := a.liveSession(p.SessionID)
 	if err != nil {
 		return rewindResponse{}, err
 	}
-	turn, user, ok := a.turnOfMessage(s, p.ToMessageID)
+	turn, user, ok := r.turnOfMessage(s, p.ToMessageID)
 	if !ok {
 		return rewindResponse{}, invalidParams("unknown message %q in session %s", p.ToMessageID, s.id)
 	}
 	if user {
 		return rewindResponse{}, invalidParams("message %q is a prompt: loom rewinds whole turns — rewind to the agent message before it, or edit it with session/edit_prompt", p.ToMessageID)
 	}
-	if err := a.settle(ctx, s); err != nil {
+	if err := r.settle(ctx, s); err != nil {
 		return rewindResponse{}, err
 	}
 	// The turn after it (turn ids never go back: after an earlier
@@ -170,19 +174,20 @@ func (a *agent) rewindSession(ctx context.Context, p rewindRequest) (rewindRespo
 }
 
 // editPrompt implements session/edit_prompt.
-func (a *agent) editPrompt(ctx context.Context, p editPromptRequest) (acpsdk.PromptResponse, error) {
+func (r rewinds) editPrompt(ctx context.Context, p editPromptRequest) (acpsdk.PromptResponse, error) {
+	a := r.a
 	s, err := a.liveSession(p.SessionID)
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	turn, user, ok := a.turnOfMessage(s, p.MessageID)
+	turn, user, ok := r.turnOfMessage(s, p.MessageID)
 	if !ok || !user {
 		return acpsdk.PromptResponse{}, invalidParams("message %q is not a prompt of session %s", p.MessageID, s.id)
 	}
 	if len(p.NewContent) == 0 {
 		return acpsdk.PromptResponse{}, invalidParams("newContent is empty")
 	}
-	if err := a.settle(ctx, s); err != nil {
+	if err := r.settle(ctx, s); err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
 	if _, err := s.ws.Changes().Rewind(ctx, turn, fsm.RestoreBoth); err != nil {
@@ -195,22 +200,26 @@ func (a *agent) editPrompt(ctx context.Context, p editPromptRequest) (acpsdk.Pro
 
 // handleRewind decodes and runs the draft's methods; handled is false
 // for any other method.
-func (a *agent) handleRewind(ctx context.Context, method string, params json.RawMessage) (result any, handled bool, err error) {
+func (rw rewinds) handleRewind(ctx context.Context, method string, params json.RawMessage) (result any, handled bool, err error) {
 	switch method {
 	case extSessionRewind:
 		var p rewindRequest
 		if err := json.Unmarshal(params, &p); err != nil || p.SessionID == "" || p.ToMessageID == "" {
 			return nil, true, invalidParams("session/rewind needs {sessionId, toMessageId}")
 		}
-		r, err := a.rewindSession(ctx, p)
+		r, err := rw.rewindSession(ctx, p)
 		return r, true, err
 	case extEditPrompt:
 		var p editPromptRequest
 		if err := json.Unmarshal(params, &p); err != nil || p.SessionID == "" || p.MessageID == "" {
 			return nil, true, invalidParams("session/edit_prompt needs {sessionId, messageId, newContent}")
 		}
-		r, err := a.editPrompt(ctx, p)
+		r, err := rw.editPrompt(ctx, p)
 		return r, true, err
 	}
 	return nil, false, nil
 }
+
+// rewinds are loom's ACP extension methods that rewind a session or edit
+// an earlier prompt (handleRewind), for the agent a.
+type rewinds struct{ a *agent }

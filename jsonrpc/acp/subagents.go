@@ -63,7 +63,8 @@ const (
 
 // subagentNote is a parent's NoteSubagent on its ACP session s: a child
 // started or ended.
-func (a *agent) subagentNote(s *session, info *workspace.SubagentInfo) {
+func (o sessionOut) subagentNote(info *workspace.SubagentInfo) {
+	a, s := o.a, o.s
 	if info == nil || info.Conversation == "" || !a.subagentsOn() {
 		return
 	}

@@ -27,54 +27,20 @@ type toolView struct {
 }
 
 // viewTool describes a call of tool name with its JSON arguments, in the
-// workspace folder.
+// workspace folder: its kind, title and file are workspace.ViewTool's.
 func viewTool(folder, name, arguments string) toolView {
-	var args struct {
-		Path    string `json:"path"`
-		Pattern string `json:"pattern"`
-		Command string `json:"command"`
-		Offset  int    `json:"offset"`
-		URL     string `json:"url"`
-		Query   string `json:"query"`
-	}
 	var raw any
-	if json.Unmarshal([]byte(arguments), &raw) == nil {
-		_ = json.Unmarshal([]byte(arguments), &args)
-	} else if arguments != "" {
+	if json.Unmarshal([]byte(arguments), &raw) != nil && arguments != "" {
 		raw = arguments
 	}
-	v := toolView{kind: acpsdk.ToolKindOther, title: name, rawInput: raw}
-	if args.Path != "" {
-		loc := acpsdk.ToolCallLocation{Path: absPath(folder, args.Path)}
-		if args.Offset > 0 {
-			loc.Line = acpsdk.Ptr(args.Offset)
+	w := workspace.ViewTool(name, arguments)
+	v := toolView{kind: acpsdk.ToolKind(w.Kind), title: w.Title, rawInput: raw}
+	if w.Path != "" {
+		loc := acpsdk.ToolCallLocation{Path: absPath(folder, w.Path)}
+		if w.Line > 0 {
+			loc.Line = acpsdk.Ptr(w.Line)
 		}
 		v.locations = []acpsdk.ToolCallLocation{loc}
-	}
-	shown := args.Path
-	switch name {
-	case "read_file":
-		v.kind, v.title = acpsdk.ToolKindRead, "Read "+shown
-	case "list_files":
-		v.kind, v.title = acpsdk.ToolKindRead, "List files"
-		if shown != "" && shown != "." {
-			v.title += " in " + shown
-		}
-	case "grep":
-		v.kind, v.title = acpsdk.ToolKindSearch, fmt.Sprintf("Search for `%s`", clip(args.Pattern, 60))
-		if shown != "" && shown != "." {
-			v.title += " in " + shown
-		}
-	case "edit_file":
-		v.kind, v.title = acpsdk.ToolKindEdit, "Edit "+shown
-	case "write_file":
-		v.kind, v.title = acpsdk.ToolKindEdit, "Write "+shown
-	case "bash":
-		v.kind, v.title = acpsdk.ToolKindExecute, fmt.Sprintf("Run `%s`", clip(args.Command, 80))
-	case "fetch":
-		v.kind, v.title = acpsdk.ToolKindFetch, "Fetch "+clip(args.URL, 120)
-	case "web_search":
-		v.kind, v.title = acpsdk.ToolKindSearch, fmt.Sprintf("Search the web for `%s`", clip(args.Query, 80))
 	}
 	return v
 }

@@ -235,7 +235,7 @@ func (c *capsWriter) Write(b []byte) (int, error) {
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler: the
 // stable methods the SDK lacks, renamed by deleteReader.
 func (a *agent) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if r, handled, err := a.handleRewind(ctx, method, params); handled {
+	if r, handled, err := (rewinds{a}).handleRewind(ctx, method, params); handled {
 		return r, err
 	}
 	switch method {

@@ -19,10 +19,11 @@ check(loom.command_error('loom.redo', 'loom.redo: nothing to redo') == 'loom: lo
 check(loom.command_error('loom.ask', 'loom.ask: loom.ask: held back') == 'loom: loom.ask: held back',
   'a doubled server prefix is shown once', loom.command_error('loom.ask', 'loom.ask: loom.ask: held back'))
 
--- Unit checks of the chat lines: a call keeps its arguments (the bash
--- command) after updates that carry none.
+-- Unit checks of the chat lines: a call keeps the server's words for it
+-- (the bash command) after updates that carry none.
 local chat = require('loom.chat')
-chat.tool({ folder = '/u', turn = 1, id = 'b1', name = 'bash', summary = '{"command":"go test ./..."}', status = 'pending' })
+chat.tool({ folder = '/u', turn = 1, id = 'b1', name = 'bash', summary = '{"command":"go test ./..."}', status = 'pending',
+  view = { kind = 'execute', title = 'Run `go test ./...`', label = '$ go test ./...' } })
 chat.tool({ folder = '/u', turn = 1, id = 'b1', name = 'bash', summary = '', status = 'succeeded', progress = 'exit 0' })
 local lines = table.concat(chat.lines(), '\n')
 check(lines:find('[succeeded] bash $ go test ./...', 1, true) ~= nil, 'a finished bash call still shows its command', lines)

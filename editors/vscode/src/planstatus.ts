@@ -7,9 +7,10 @@ import type { Status } from './protocol';
 import type { Mode } from './shared/messages';
 import { customCommands } from './slash';
 import type { Transcript } from './transcript';
+import { Lists } from './wire.gen';
 
-/** The reasoning efforts the header's picker offers (config.ReasoningEfforts). */
-export const efforts: readonly string[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
+/** The reasoning efforts the header's picker offers, as the server declares them (wire.gen.ts Lists). */
+export const efforts: readonly string[] = Lists.efforts;
 
 /** The modes the selector offers. */
 export const modes: readonly Mode[] = ['agent', 'plan', 'ask'];

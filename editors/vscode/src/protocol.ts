@@ -10,9 +10,9 @@ import type { CompletionStatus } from './wire.gen';
 export { Commands, Methods } from './wire.gen';
 export type {
   AskResult, CommitParams, DisplayMessageParams, NoticeParams, PlanProposalParams, Position, Range, SaveDocumentsParams,
-  SaveDocumentsResult, StateParams, ToolCallParams, TurnEndedParams, UndoResult,
+  SaveDocumentsResult, StateParams, ToolCallParams, ToolView, TurnEndedParams, UndoResult,
 } from './wire.gen';
-import type { Range } from './wire.gen';
+import type { HistoryToolCall, Range } from './wire.gen';
 
 /**
  * What every loom.* command takes to select a folder (uri) and one of its
@@ -84,7 +84,8 @@ export interface HistoryMessage {
   content: string;
   /** A user message's attachments (their labels make the chips again). */
   context?: { kind: string; label?: string; uri?: string }[];
-  toolCalls?: { id: string; name: string; arguments: string }[];
+  /** The calls, each with the server's words for its card (view). */
+  toolCalls?: HistoryToolCall[];
   toolCallId?: string;
   /** A user-role message that is loom's own note to the model (files changed on disk, a rewind): no prompt, no turn. */
   note?: boolean;

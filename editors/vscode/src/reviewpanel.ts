@@ -340,7 +340,7 @@ function toolCard(t: Transcript, p: ProposedChangesParams): ToolItem | undefined
   }
   const made = t.tool({
     folder: p.folder, turn: p.turn, id: p.callId, name: p.command ? 'bash' : p.changes[0]?.kind === 'create' ? 'write_file' : 'edit_file',
-    summary: JSON.stringify(p.command ? { command: p.command } : { path: p.changes[0]?.path ?? '' }), status: 'running',
+    summary: '', view: p.view, status: 'running',
   });
   return made.find((x): x is ToolItem => x.kind === 'tool' && x.callId === p.callId);
 }

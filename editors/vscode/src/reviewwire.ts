@@ -2,6 +2,8 @@
 // loom.checkpoints, loom.rewind, loom.redo, loom/rewound) and the pure
 // helpers the review UI uses. No vscode imports: tested under node.
 
+import type { ToolView } from './wire.gen';
+
 export const ReviewMethods = {
   proposedChanges: 'loom/proposedChanges',
   rewound: 'loom/rewound',
@@ -22,6 +24,8 @@ export interface ProposedChangesParams {
   command?: string;
   /** What the user decided so far and the comment typed (loom.reviewDraft), as loom.proposals gives it back. */
   draft?: ReviewDraft;
+  /** The words of the call that proposes, for its tool card. */
+  view?: ToolView;
 }
 /** loom.reviewDraft's arguments (besides uri, conversation and id), and loom.proposals' draft. */
 export interface ReviewDraft { accepted?: string[]; rejected?: string[]; comment?: string }

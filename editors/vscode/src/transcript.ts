@@ -3,10 +3,9 @@
 // Each method returns the items it changed, which the panel sends on.
 // No vscode imports: tested under node.
 import { DeltaAssembler } from './assembler';
-import type { DisplayMessageParams, HistoryResult, ToolCallParams } from './protocol';
+import type { DisplayMessageParams, HistoryResult, ToolCallParams, ToolView } from './protocol';
 import type { Approval, Header, Item, Mode, NoticeAction, PlanStep, SlashCommand, ToolStatus, Usage } from './shared/messages';
 import { isBusy, stateWords } from './status';
-import { describeTool } from './toolview';
 
 type ToolItem = Extract<Item, { kind: 'tool' }>;
 type UserItem = Extract<Item, { kind: 'user' }>;
@@ -286,7 +285,7 @@ export class Transcript {
     // ("call_1" again after a restart, "call_0" in every response).
     const key = callKey(p.turn, p.id);
     let card = this.byId.get(key) as ToolItem | undefined;
-    const view = describeTool(p.name, p.summary);
+    const view = cardView(p.view, p.summary);
     if (!card) {
       // The approval request may come before the call's first status:
       // the newest open card it made, never an older one (a card an
@@ -310,7 +309,7 @@ export class Transcript {
     } else {
       // The arguments come with the pending status (and grow while
       // streaming); later statuses carry none: keep what was said.
-      if (p.summary !== '' && view.title.length >= card.title.length) {
+      if (p.view && view.title.length >= card.title.length) {
         card.title = view.title;
         card.path = view.path ?? card.path;
       }
@@ -501,7 +500,7 @@ export class Transcript {
           this.add({ kind: 'assistant', id: this.id('a'), turn, text: m.content });
         }
         for (const tc of m.toolCalls ?? []) {
-          const view = describeTool(tc.name, tc.arguments.replace(/\s+/g, ' '));
+          const view = cardView(tc.view, tc.arguments);
           const card = this.add<ToolItem>({
             kind: 'tool', id: callKey(turn, tc.id), turn, callId: tc.id, name: tc.name,
             title: view.title, path: view.path, status: 'cancelled', output: '',
@@ -667,4 +666,9 @@ function isDone(s: ToolStatus): boolean {
  */
 export function isLoomNote(m: { role: string; content?: string; note?: boolean }): boolean {
   return m.role === 'user' && m.note === true;
+}
+
+/** A tool card's words, as the server worded the call (its label, and the file it reads or edits). */
+function cardView(view: ToolView | undefined, summary: string): { title: string; path?: string } {
+  return view ? { title: view.label, path: view.file || undefined } : { title: summary };
 }

@@ -102,6 +102,12 @@ export const Methods = {
   diagnostics: 'loom/diagnostics',
 } as const;
 
+/** Word lists the server declares, for the clients to offer as they are. */
+export const Lists = {
+  /** The reasoning efforts loom.setEffort takes (config.ReasoningEfforts); "default" goes back to [model] reasoning_effort. */
+  efforts: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'],
+} as const;
+
 /** Each command's argument and result. */
 export interface CommandTypes {
   'loom.ask': { args: AskArgs; result: AskResult };
@@ -418,7 +424,6 @@ export interface ChildStatus {
   turn: number;
   /** Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation). */
   child: string;
-  conversation?: string;
   agent: string;
   task: string;
   depth: number;
@@ -463,6 +468,24 @@ export interface HistoryToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** View is how the call shows, worded by the server. */
+  view: ToolView;
+}
+
+/** ToolView is how a tool call shows in a client, worded here once for every front end (LSP's loom/toolCall and loom.history, ACP's tool_call). */
+export interface ToolView {
+  /** Kind is what the call does, in ACP's words: read, search, edit, execute, fetch or other. */
+  kind: string;
+  /** Title says the call in a sentence: "Read main.go", "Run `npm test`", "Search for `TODO` in src" (ACP's tool_call title). */
+  title: string;
+  /** Label says it shortly, for a card: "main.go:10-40", "$ npm test", "/TODO/ in src (*.go)"; the one-line arguments for another tool. */
+  label: string;
+  /** Path is the file (or folder) the call is about, as the model named it (relative to the folder); "" for none. */
+  path?: string;
+  /** Line is the first line a read starts at; 0 for none. */
+  line?: number;
+  /** File is the file a read or an edit is about (Path), for a client to open from the call; "" for a search, a listing or a command. */
+  file?: string;
 }
 
 /** HistoryChip is an item attached to a user message, as loom.history returns it. */
@@ -691,6 +714,8 @@ export interface ProposedChangesParams {
   command?: string;
   /** Draft is what the user decided so far and the comment typed (loom.reviewDraft), in loom.proposals' reply; absent when nothing. */
   draft?: ReviewDraft;
+  /** View is how the call that proposes shows (its tool card's words), for a client that draws the card before, or without, its loom/toolCall. */
+  view: ToolView;
 }
 
 /** ProposedChange is one file of a proposal. */
@@ -850,6 +875,8 @@ export interface ToolCallParams {
   progress?: string;
   /** Diff is the unified diff of an applied edit. */
   diff?: string;
+  /** View is how the call shows (its kind, title, label and file), worded by the server; absent while the arguments are unknown. */
+  view?: ToolView;
 }
 
 /** StateParams is a session's new state. Turn is the current (or, once back to WaitingForUserInput, the last) turn. */

@@ -288,28 +288,18 @@ function M.thought(p)
   end)
 end
 
--- summaries keep each call's arguments: later updates of a call carry
--- no summary, and the line must keep showing what runs.
-local summaries = {}
+-- labels keep each call's words (the server's view.label: "$ npm test",
+-- "main.go:10-40"): later updates of a call may carry none, and the line
+-- must keep showing what runs.
+local labels = {}
 
--- args_text shows a call's arguments: a bash command as `$ command`.
-local function args_text(name, summary)
-  if summary == nil or summary == '' then
-    return ''
-  end
-  local ok, args = pcall(vim.json.decode, summary)
-  if ok and type(args) == 'table' and name == 'bash' and type(args.command) == 'string' then
-    return '$ ' .. args.command:gsub('\n', ' ⏎ ')
-  end
-  return summary
-end
-
+---@param p loom.wire.ToolCallParams
 local function tool_line(p)
   local key = (p.folder or '') .. '#' .. tostring(p.id)
-  if p.summary and p.summary ~= '' then
-    summaries[key] = p.summary
+  if p.view and p.view.label and p.view.label ~= '' then
+    labels[key] = (p.view.label:gsub('\n', ' ⏎ '))
   end
-  local line = string.format('  [%s] %s %s', p.status or '?', p.name or '?', args_text(p.name, summaries[key]))
+  local line = string.format('  [%s] %s %s', p.status or '?', p.name or '?', labels[key] or '')
   if p.progress and p.progress ~= '' and p.status ~= 'running' then
     local first = vim.split(p.progress, '\n', { plain = true })[1]
     if #first > 120 then
@@ -366,7 +356,8 @@ function M.redraw(res)
         vim.list_extend(lines, vim.split(m.content, '\n', { plain = true }))
       end
       for _, tc in ipairs(m.toolCalls or {}) do
-        lines[#lines + 1] = '  [call] ' .. tc.name .. ' ' .. (tc.arguments or ''):gsub('\n', ' ')
+        local words = tc.view and tc.view.label or tc.arguments or ''
+        lines[#lines + 1] = '  [call] ' .. tc.name .. ' ' .. words:gsub('\n', ' ')
       end
     elseif m.role == 'tool' then
       local first = vim.split(m.content or '', '\n', { plain = true })[1] or ''

@@ -451,9 +451,10 @@ function M.statusline()
   return line
 end
 
---- The reasoning efforts :LoomEffort takes (loom.setEffort), and
---- "default" for [model] reasoning_effort.
-M.efforts = { 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'default' }
+--- The reasoning efforts :LoomEffort takes (loom.setEffort), as the
+--- server declares them (wire.lua), and "default" for [model]
+--- reasoning_effort.
+M.efforts = vim.list_extend(vim.deepcopy(require('loom.wire').lists.efforts), { 'default' })
 
 --- Sets the conversation's reasoning effort (loom.setEffort); without
 --- one, says the effort in force (loom.status).

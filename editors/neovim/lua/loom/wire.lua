@@ -172,7 +172,6 @@
 ---@field callId string
 ---@field turn integer
 ---@field child string Child is the child's id among its parent's children; Conversation is the child's conversation id (a child's own notifications carry it as Notification.Conversation).
----@field conversation? string
 ---@field agent string
 ---@field task string
 ---@field depth integer
@@ -205,6 +204,16 @@
 ---@field id string
 ---@field name string
 ---@field arguments string
+---@field view loom.wire.ToolView View is how the call shows, worded by the server.
+
+--- ToolView is how a tool call shows in a client, worded here once for every front end (LSP's loom/toolCall and loom.history, ACP's tool_call).
+---@class loom.wire.ToolView
+---@field kind string Kind is what the call does, in ACP's words: read, search, edit, execute, fetch or other.
+---@field title string Title says the call in a sentence: "Read main.go", "Run `npm test`", "Search for `TODO` in src" (ACP's tool_call title).
+---@field label string Label says it shortly, for a card: "main.go:10-40", "$ npm test", "/TODO/ in src (*.go)"; the one-line arguments for another tool.
+---@field path? string Path is the file (or folder) the call is about, as the model named it (relative to the folder); "" for none.
+---@field line? integer Line is the first line a read starts at; 0 for none.
+---@field file? string File is the file a read or an edit is about (Path), for a client to open from the call; "" for a search, a listing or a command.
 
 --- HistoryChip is an item attached to a user message, as loom.history returns it.
 ---@class loom.wire.HistoryChip
@@ -376,6 +385,7 @@
 ---@field changes loom.wire.ProposedChange[]|nil
 ---@field command? string Command is the command line when these are a command's changes (kind command: already on disk; accept keeps them, reject discards them).
 ---@field draft? loom.wire.ReviewDraft Draft is what the user decided so far and the comment typed (loom.reviewDraft), in loom.proposals' reply; absent when nothing.
+---@field view loom.wire.ToolView View is how the call that proposes shows (its tool card's words), for a client that draws the card before, or without, its loom/toolCall.
 
 --- ProposedChange is one file of a proposal.
 ---@class loom.wire.ProposedChange
@@ -492,6 +502,7 @@
 ---@field status string Status is streaming, pending, running, succeeded, failed or cancelled.
 ---@field progress? string Progress is the latest detail: output so far, or the result.
 ---@field diff? string Diff is the unified diff of an applied edit.
+---@field view? loom.wire.ToolView View is how the call shows (its kind, title, label and file), worded by the server; absent while the arguments are unknown.
 
 --- StateParams is a session's new state. Turn is the current (or, once back to WaitingForUserInput, the last) turn.
 ---@class loom.wire.StateParams
@@ -706,6 +717,12 @@ M.methods = {
   planProposal = 'loom/planProposal',
   saveDocuments = 'loom/saveDocuments',
   diagnostics = 'loom/diagnostics',
+}
+
+--- Word lists the server declares, for the plugin to offer as they are.
+M.lists = {
+  --- The reasoning efforts loom.setEffort takes (config.ReasoningEfforts); "default" goes back to [model] reasoning_effort.
+  efforts = { 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max' },
 }
 
 return M

@@ -42,7 +42,7 @@ test('a reload restores the conversation as drawn: diffs, commits, notices, stop
   const p = t.prompt('Fix this problem', 'Problem: missing value');
   t.asked(p, 1);
   t.setState('ExecutingTools', 1);
-  t.tool({ folder: F, turn: 1, id: 'e1', name: 'edit_file', summary: '{"path":"a.txt"}', status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
+  t.tool({ folder: F, turn: 1, id: 'e1', name: 'edit_file', summary: '{"path":"a.txt"}', view: { kind: 'edit', title: 'Edit a.txt', label: 'a.txt', path: 'a.txt', file: 'a.txt' }, status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
   t.commit(1, 'abc1234567', 'loom: edit a.txt');
   t.notice('warning', 'retrying in 2s');
   t.turnEnded(1, 'cancelled');
@@ -50,7 +50,7 @@ test('a reload restores the conversation as drawn: diffs, commits, notices, stop
   t.asked(q, 2);
   t.setState('CallingLlm', 2);
   t.delta({ folder: F, turn: 2, seq: 1, text: 'Half a sen' });
-  t.tool({ folder: F, turn: 2, id: 'b1', name: 'bash', summary: '{"command":"sleep 9"}', status: 'running' });
+  t.tool({ folder: F, turn: 2, id: 'b1', name: 'bash', summary: '{"command":"sleep 9"}', view: { kind: 'execute', title: 'Run `sleep 9`', label: '$ sleep 9' }, status: 'running' });
   const saved = JSON.parse(JSON.stringify(t.saved()));
 
   const history = {
@@ -148,7 +148,8 @@ test('undo of an older commit marks that commit, not the newest', () => {
 test('a bash approval shows the whole command, lines kept, with the rules offered', () => {
   const t = new Transcript(F, 'proj');
   const script = 'set -e\n' + Array.from({ length: 8 }, (_, i) => `echo line${i}`).join('\n');
-  t.tool({ folder: F, turn: 1, id: 'c1', name: 'bash', summary: JSON.stringify({ command: script }).slice(0, 200), status: 'pending' });
+  t.tool({ folder: F, turn: 1, id: 'c1', name: 'bash', summary: JSON.stringify({ command: script }).slice(0, 200), status: 'pending',
+    view: { kind: 'execute', title: 'Run `set -e …`', label: '$ ' + script } });
   const card = t.approval('ap', 'bash', script, 'every command', { exact: script, prefix: 'echo' });
   assert.equal(card.title, '$ ' + script);
   assert.equal(card.approval?.prefix, 'echo');
@@ -160,10 +161,10 @@ test('a call id the model server reuses in a later turn gets a card of its own',
   const t = new Transcript(F, 'proj');
   const st = (turn: number, status: string, extra = {}) =>
     t.tool({ folder: F, turn, id: 'call_1', name: 'bash', summary: '', status, ...extra });
-  st(1, 'pending', { summary: '{"command":"echo one"}' });
+  st(1, 'pending', { summary: '{"command":"echo one"}', view: { kind: 'execute', title: 'Run `echo one`', label: '$ echo one' } });
   st(1, 'succeeded', { progress: 'exit 0' });
   t.turnEnded(1, 'done');
-  st(2, 'pending', { summary: '{"command":"npm test"}' });
+  st(2, 'pending', { summary: '{"command":"npm test"}', view: { kind: 'execute', title: 'Run `npm test`', label: '$ npm test' } });
   const card = t.approval('a', 'bash', 'npm test');
   t.answered('a', true);
   st(2, 'succeeded', { progress: 'exit 0' });
@@ -181,13 +182,13 @@ test('a reload after a command changed a file the model had read restores the re
   const t = new Transcript(F, 'proj');
   t.asked(t.prompt('run the formatter'), 1);
   t.setState('ExecutingTools', 1);
-  t.tool({ folder: F, turn: 1, id: 'f1', name: 'bash', summary: '{"command":"fmt"}', status: 'succeeded' });
+  t.tool({ folder: F, turn: 1, id: 'f1', name: 'bash', summary: '{"command":"fmt"}', view: { kind: 'execute', title: 'Run `fmt`', label: '$ fmt' }, status: 'succeeded' });
   t.turnEnded(1, 'done');
   const saved = JSON.parse(JSON.stringify(t.saved()));
   const history = {
     folder: F, messages: [
       { role: 'user', content: 'run the formatter' },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command":"fmt"}' }] },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command": "fmt"}', view: { kind: 'execute', title: 'Run `fmt`', label: '$ fmt' } }] },
       { role: 'tool', content: 'done', toolCallId: 'f1' },
       { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)', note: true },
       { role: 'assistant', content: 'Formatted.' },

@@ -5,7 +5,7 @@ import type { ToolCallParams } from '../protocol';
 
 const F = '/w/proj';
 const tool = (id: string, status: string, extra: Partial<ToolCallParams> = {}): ToolCallParams => ({
-  folder: F, turn: 1, id, name: 'bash', summary: '{"command":"npm test"}', status, ...extra,
+  folder: F, turn: 1, id, name: 'bash', summary: '{"command":"npm test"}', status, view: { kind: 'execute', title: 'Run `npm test`', label: '$ npm test' }, ...extra,
 });
 
 test('deltas of a turn stream into one assistant item; a tool call starts a new one', () => {
@@ -62,9 +62,9 @@ test('a duplicate delta is dropped, a gap is reported once', () => {
 test('a tool card keeps its title, status, output and diff; an edit card gets the path', () => {
   const t = new Transcript(F, 'proj');
   t.tool(tool('c1', 'pending'));
-  t.tool(tool('c1', 'running', { summary: '', progress: 'running' }));
-  t.tool(tool('c1', 'running', { summary: '', progress: 'ok 1' }));
-  const [card] = t.tool(tool('c1', 'succeeded', { summary: '', progress: 'ok 1\nok 2' }));
+  t.tool(tool('c1', 'running', { summary: '', view: undefined, progress: 'running' }));
+  t.tool(tool('c1', 'running', { summary: '', view: undefined, progress: 'ok 1' }));
+  const [card] = t.tool(tool('c1', 'succeeded', { summary: '', view: undefined, progress: 'ok 1\nok 2' }));
   assert.equal(card.kind, 'tool');
   if (card.kind !== 'tool') return;
   assert.equal(card.title, '$ npm test');
@@ -74,7 +74,7 @@ test('a tool card keeps its title, status, output and diff; an edit card gets th
   const filled = t.toolResults({ folder: F, messages: [{ role: 'tool', content: 'ok 1\nok 2\nall passed', toolCallId: 'c1' }] });
   assert.deepEqual(filled.map((i) => i.id), ['t1-c1']);
   assert.equal(card.output, 'ok 1\nok 2\nall passed');
-  const [edit] = t.tool({ folder: F, turn: 1, id: 'c2', name: 'edit_file', summary: '{"path":"a.txt","old_string":"x","new_string":"y"}', status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
+  const [edit] = t.tool({ folder: F, turn: 1, id: 'c2', name: 'edit_file', summary: '{"path":"a.txt","old_string":"x","new_string":"y"}', view: { kind: 'edit', title: 'Edit a.txt', label: 'a.txt', path: 'a.txt', file: 'a.txt' }, status: 'succeeded', diff: '@@ -1 +1 @@\n-x\n+y\n' });
   assert.ok(edit.kind === 'tool' && edit.path === 'a.txt' && edit.diff?.includes('+y'));
   assert.equal(t.items.filter((i) => i.kind === 'tool').length, 2);
 });
@@ -82,11 +82,11 @@ test('a tool card keeps its title, status, output and diff; an edit card gets th
 test('an approval attaches to the open call, and an early one is adopted by the call', () => {
   const t = new Transcript(F, 'proj');
   t.tool(tool('c1', 'pending'));
-  t.tool(tool('c1', 'running', { summary: '' }));
+  t.tool(tool('c1', 'running', { summary: '', view: undefined }));
   const card = t.approval('ap1', 'bash', 'npm test');
   assert.equal(card.callId, 'c1');
   assert.equal(card.title, '$ npm test');
-  t.tool(tool('c1', 'running', { summary: '', progress: 'still asking' }));
+  t.tool(tool('c1', 'running', { summary: '', view: undefined, progress: 'still asking' }));
   assert.equal(card.approval?.state, 'ask', 'running is not an answer');
   assert.equal(t.header().state, 'waiting for approval');
   assert.equal(t.answered('ap1', true)?.approval?.state, 'allowed');
@@ -99,7 +99,7 @@ test('an approval attaches to the open call, and an early one is adopted by the 
   assert.equal(stale.status, 'cancelled');
   const early = t.approval('ap2', 'bash', 'rm -rf x');
   assert.equal(early.callId, '');
-  const [adopted] = t.tool(tool('c9', 'pending', { summary: '{"command":"rm -rf x"}' }));
+  const [adopted] = t.tool(tool('c9', 'pending', { summary: '{"command":"rm -rf x"}', view: { kind: 'execute', title: 'Run `rm -rf x`', label: '$ rm -rf x' } }));
   assert.equal(adopted.id, early.id, 'one card, not two');
   assert.equal(t.items.filter((i) => i.kind === 'tool').length, 3);
 });
@@ -134,7 +134,7 @@ test('redraw rebuilds prompts, answers and tool cards with their results from lo
   t.redraw({
     folder: F, messages: [
       { role: 'user', content: 'run the tests' },
-      { role: 'assistant', content: 'Running them.', toolCalls: [{ id: 'x1', name: 'bash', arguments: '{"command": "go test ./..."}' }] },
+      { role: 'assistant', content: 'Running them.', toolCalls: [{ id: 'x1', name: 'bash', arguments: '{"command": "go test ./..."}', view: { kind: 'execute', title: 'Run `go test ./...`', label: '$ go test ./...' } }] },
       { role: 'tool', content: 'ok  pkg', toolCallId: 'x1' },
       { role: 'assistant', content: 'All **green**.' },
     ],
@@ -149,7 +149,7 @@ test('redraw leaves out loom\'s own notes to the model: they are no prompts and 
   t.redraw({
     folder: F, messages: [
       { role: 'user', content: 'run the formatter' },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command": "fmt"}' }] },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'f1', name: 'bash', arguments: '{"command": "fmt"}', view: { kind: 'execute', title: 'Run `fmt`', label: '$ fmt' } }] },
       { role: 'tool', content: 'done', toolCallId: 'f1' },
       { role: 'user', content: '[loom] changed on disk since you read them: a.txt (read them again before editing them)', note: true },
       { role: 'assistant', content: 'Formatted.' },
@@ -166,8 +166,8 @@ test('redraw marks denied and cancelled calls as the live cards did', () => {
     folder: F, messages: [
       { role: 'user', content: 'clean up' },
       { role: 'assistant', content: '', toolCalls: [
-        { id: 'd1', name: 'bash', arguments: '{"command": "rm -rf build"}' },
-        { id: 'c1', name: 'bash', arguments: '{"command": "sleep 100"}' },
+        { id: 'd1', name: 'bash', arguments: '{"command": "rm -rf build"}', view: { kind: 'execute', title: 'Run `rm -rf build`', label: '$ rm -rf build' } },
+        { id: 'c1', name: 'bash', arguments: '{"command": "sleep 100"}', view: { kind: 'execute', title: 'Run `sleep 100`', label: '$ sleep 100' } },
       ] },
       { role: 'tool', content: 'tool error: denied by the user; the command was not run', toolCallId: 'd1' },
       { role: 'tool', content: 'tool error: cancelled by the user before this call finished', toolCallId: 'c1' },
