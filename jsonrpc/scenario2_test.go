@@ -68,9 +68,7 @@ text = ["after"]
 `})
 	from := len(e.ed.Messages(""))
 	e.ask("run it")
-	e.await("bash running", func(msgs []fakeeditor.Message) bool {
-		return lastStatus(toolCalls(t, msgs, "bash")) == "running" && processRunning(marker)
-	})
+	awaitRunning(t, e, marker)
 	start := time.Now()
 	if err := e.ed.ExecuteCommand(e.ctx, CmdCancel, FolderArgs{}, nil); err != nil {
 		t.Fatal(err)
@@ -96,6 +94,25 @@ func processRunning(marker string) bool {
 		}
 	}
 	return false
+}
+
+// awaitRunning waits for the bash call's "running" status, then for its
+// process (marker in its command line) to show in /proc. The process is
+// polled, not awaited with the messages: it may appear after the last
+// message before it ends (the "running" notice goes out as the command
+// starts), and no message would come to look again.
+func awaitRunning(t *testing.T, e *env, marker string) {
+	t.Helper()
+	e.await("bash running", func(msgs []fakeeditor.Message) bool {
+		return lastStatus(toolCalls(t, msgs, "bash")) == "running"
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for !processRunning(marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no process with %q within 60 s of the running status", marker)
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc: there is no event to wait on
+	}
 }
 
 func waitNoProcess(t *testing.T, marker string) {
@@ -212,9 +229,7 @@ func TestEOFMidTurnKillsChildren(t *testing.T) {
   arguments = '{"command":"sleep ` + marker + `; echo done"}'
 `})
 	e.ask("run")
-	e.await("bash running", func(msgs []fakeeditor.Message) bool {
-		return lastStatus(toolCalls(t, msgs, "bash")) == "running" && processRunning(marker)
-	})
+	awaitRunning(t, e, marker)
 	_ = e.ed.Close()
 	if code := waitExit(t, e); code != 0 {
 		t.Errorf("exit code %d", code)
