@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -179,6 +180,7 @@ func init() {
 // the flags are read and checked, the prompt and pictures read, the
 // configuration and the model checked, then the one turn runs.
 func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	keepExecSmall()
 	c := newCommandLine("exec", execUsage)
 	var f execFlags
 	f.register(c.fs)
@@ -408,4 +410,17 @@ func (i *imagesFlag) String() string { return strings.Join(*i, ",") }
 func (i *imagesFlag) Set(v string) error {
 	*i = append(*i, v)
 	return nil
+}
+
+// execMemoryTarget is the heap exec asks Go's collector to stay under
+// (a soft limit: the collector works harder near it, nothing fails past
+// it), so that a turn's peak memory stays well inside exec's 100 MB
+// budget (TestMemoryEndlessStream) also when a long answer streams in
+// faster than the default pacing collects. GOMEMLIMIT, when set, wins.
+const execMemoryTarget = 48 << 20
+
+func keepExecSmall() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(execMemoryTarget)
+	}
 }
