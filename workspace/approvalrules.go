@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,8 +195,12 @@ func (h *Host) RemoveFetchHostRule(folder, host string) (bool, error) {
 	return found, err
 }
 
-// validFetchHost accepts a lower-case host name or address, no port.
+// validFetchHost accepts a lower-case host name or address, no port:
+// an IPv6 address as url.Hostname gives it ("::1", no brackets).
 func validFetchHost(host string) bool {
+	if a, err := netip.ParseAddr(host); err == nil && a.Is6() && a.Zone() == "" {
+		return host == strings.ToLower(host)
+	}
 	return host != "" && len(host) <= 253 && host == strings.ToLower(host) && !strings.ContainsAny(host, "/:@?# \t\n")
 }
 

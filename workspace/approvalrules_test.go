@@ -60,3 +60,25 @@ func TestMCPServerRulesPersist(t *testing.T) {
 		t.Errorf("hand-edited file read as %v", got)
 	}
 }
+
+// TestFetchHostRules: an "always allow" for a fetch's host is kept for the
+// folder — an IPv6 address as url.Hostname gives it too (http://[::1]:8080/
+// → "::1") — while a host with a port, a path or a zone is refused.
+func TestFetchHostRules(t *testing.T) {
+	h := NewHost(HostOptions{StateDir: t.TempDir(), Config: func(string, []config.Override) (config.Config, error) { return config.Default(), nil }})
+	folder := t.TempDir()
+	for _, host := range []string{"Example.ORG", "::1", "127.0.0.1"} {
+		if err := h.AddFetchHostRule(folder, host); err != nil {
+			t.Errorf("AddFetchHostRule(%q): %v", host, err)
+		}
+	}
+	for _, bad := range []string{"example.org:80", "a/b", "fe80::1%eth0", ""} {
+		if err := h.AddFetchHostRule(folder, bad); err == nil {
+			t.Errorf("AddFetchHostRule(%q) accepted", bad)
+		}
+	}
+	got, err := h.FetchHostRules(folder)
+	if err != nil || strings.Join(got, " ") != "example.org ::1 127.0.0.1" {
+		t.Fatalf("FetchHostRules = %v, %v", got, err)
+	}
+}
