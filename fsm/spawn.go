@@ -159,10 +159,32 @@ type brood struct {
 	// tokens.
 	started int
 	tokens  int64
+	// ids are the child ids given this turn: a model may reuse a call
+	// id in a later response of the turn, and each child still gets an
+	// id of its own (childID). Turns only grow, so a new turn's ids
+	// never meet an earlier turn's.
+	ids map[string]bool
 }
 
 // newTurn forgets the last turn's counts.
-func (b *brood) newTurn() { b.started, b.tokens = 0, 0 }
+func (b *brood) newTurn() { b.started, b.tokens = 0, 0; clear(b.ids) }
+
+// childID gives the id of the child started now for call callID of
+// turn turn: ChildID(turn, callID), or when the turn gave that id
+// already (the call id was reused), the same with ".2", ".3", … — the
+// first not given. It depends only on the events stepped, so replaying
+// the journal gives the same ids.
+func (b *brood) childID(turn uint64, callID string) string {
+	if b.ids == nil {
+		b.ids = map[string]bool{}
+	}
+	id := ChildID(turn, callID)
+	for n := 2; b.ids[id]; n++ {
+		id = fmt.Sprintf("%s.%d", ChildID(turn, callID), n)
+	}
+	b.ids[id] = true
+	return id
+}
 
 // endBatch forgets the batch's children.
 func (b *brood) endBatch() { clear(b.running) }
@@ -270,7 +292,9 @@ func boundAnswer(answer string, limit int) string {
 	return answer[:cut] + fmt.Sprintf("\n[… the subagent's answer is cut at %d of %d bytes; its whole transcript is in its journal]", cut, len(answer))
 }
 
-// ChildID is the id of the child started for call callID of turn turn.
+// ChildID is the id of the first child started for call callID of turn
+// turn; a later child for a reused call id of the same turn gets a
+// suffix (StartChild.Child is the id given).
 func ChildID(turn uint64, callID string) string {
 	return fmt.Sprintf("%d-%s", turn, callID)
 }
@@ -313,7 +337,7 @@ func (m *Machine) applyChild(ev Event) []Action {
 		}
 		budget := m.children.start(caps, e.CallID)
 		m.execs[m.execByID[e.CallID]].Status = ExecRunning
-		id := ChildID(m.turn, e.CallID)
+		id := m.children.childID(m.turn, e.CallID)
 		return []Action{
 			StartChild{Turn: m.turn, CallID: e.CallID, Child: id, Agent: e.Agent, Task: e.Task, ReadOnly: e.ReadOnly || m.Mode().ReadOnly(),
 				Depth: m.cfg.Depth + 1, TokenBudget: budget, Timeout: caps.MaxWallTime},
