@@ -42,7 +42,7 @@ func (h commandHandler) runSetEffort(ctx context.Context, a SetEffortArgs) (any,
 	if err != nil {
 		return nil, err
 	}
-	now, err := sess.SetEffort(ctx, *a.Effort)
+	now, err := sess.Controls().SetEffort(ctx, *a.Effort)
 	if errors.Is(err, workspace.ErrBadEffort) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdSetEffort, err)
 	}

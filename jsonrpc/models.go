@@ -67,7 +67,7 @@ func (h commandHandler) runModels(ctx context.Context, a ModelArgs) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	list, err := sess.ModelCatalog().Models(ctx)
+	list, err := sess.Controls().ModelCatalog().Models(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -92,13 +92,13 @@ func (h commandHandler) runSetModel(ctx context.Context, a SetModelArgs) (any, e
 		// A model the server does not list is refused, when the list is
 		// known (a server that lists none, or failed to, is taken at
 		// its word).
-		if list, err := sess.ModelCatalog().Models(ctx); err == nil && list.Error == "" && len(list.Models) > 0 &&
+		if list, err := sess.Controls().ModelCatalog().Models(ctx); err == nil && list.Error == "" && len(list.Models) > 0 &&
 			!slices.Contains(list.Models, model) && model != list.Configured {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: the model server does not list %q; its models: %s",
 				CmdSetModel, model, strings.Join(list.Models, ", "))
 		}
 	}
-	now, err := sess.SetModel(ctx, model)
+	now, err := sess.Controls().SetModel(ctx, model)
 	if errors.Is(err, workspace.ErrBadModel) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdSetModel, err)
 	}

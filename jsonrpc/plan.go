@@ -90,10 +90,10 @@ func (h commandHandler) runSetMode(ctx context.Context, a ModeArgs) (any, error)
 	if !fsm.Mode(a.Mode).Valid() {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: mode is agent, plan or ask, not %q", CmdSetMode, a.Mode)
 	}
-	if err := sess.SetMode(ctx, fsm.Mode(a.Mode)); err != nil {
+	if err := sess.Controls().SetMode(ctx, fsm.Mode(a.Mode)); err != nil {
 		return nil, err
 	}
-	mode, plan, err := sess.Mode(ctx)
+	mode, plan, err := sess.Controls().Mode(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (h commandHandler) runDecidePlan(ctx context.Context, a DecidePlanArgs) (an
 	if err != nil {
 		return nil, err
 	}
-	err = sess.DecidePlan(ctx, a.PlanDecision)
+	err = sess.Controls().DecidePlan(ctx, a.PlanDecision)
 	if errors.Is(err, workspace.ErrNoPlan) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdDecidePlan, err)
 	}
@@ -183,7 +183,7 @@ func (s *Server) askPlan(folder, conv, plan string) {
 		d.Accept = item.Title == planBuild || item.Title == planBuildFresh
 		d.Fresh = item.Title == planBuildFresh
 	}
-	if err := sess.DecidePlan(ctx, d); err != nil && !errors.Is(err, workspace.ErrNoPlan) {
+	if err := sess.Controls().DecidePlan(ctx, d); err != nil && !errors.Is(err, workspace.ErrNoPlan) {
 		s.log.Info("deciding a plan", "err", err)
 	}
 }

@@ -39,7 +39,7 @@ var ErrClientPrompt = errors.New("client system prompt")
 
 // SetClientPrompt sets (nil: clears) the client's system prompt of the
 // conversation.
-func (s *Conversation) SetClientPrompt(ctx context.Context, p *ClientPrompt) error {
+func (c Controls) SetClientPrompt(ctx context.Context, p *ClientPrompt) error {
 	if p != nil {
 		if p.Mode != ClientPromptAppend && p.Mode != ClientPromptOverride {
 			return fmt.Errorf("%w: unknown mode %q (append or override)", ErrClientPrompt, p.Mode)
@@ -50,13 +50,7 @@ func (s *Conversation) SetClientPrompt(ctx context.Context, p *ClientPrompt) err
 		c := *p
 		p = &c
 	}
-	return s.call(ctx, func() {
-		if same(s.clientPrompt, p) {
-			return
-		}
-		s.clientPrompt = p
-		s.useSettings(s.settings)
-	})
+	return c.do(ctx, func() { c.usePrompt(p) })
 }
 
 func same(a, b *ClientPrompt) bool {

@@ -50,10 +50,11 @@ type ModelCatalog struct {
 }
 
 // ModelCatalog is the catalogue of the conversation's model server.
-func (s *Conversation) ModelCatalog() ModelCatalog {
-	return ModelCatalog{folder: s.folder, now: func(ctx context.Context) (list ModelList, provider llm.Provider, baseURL string, err error) {
-		err = s.call(ctx, func() {
-			list.Current, list.Configured, provider, baseURL = modelName(s.m, s.cfg), s.cfg.Model.Name, s.provider, s.cfg.Model.BaseURL
+func (c Controls) ModelCatalog() ModelCatalog {
+	return ModelCatalog{folder: c.folder, now: func(ctx context.Context) (list ModelList, provider llm.Provider, baseURL string, err error) {
+		err = c.do(ctx, func() {
+			cfg := c.cfg()
+			list.Current, list.Configured, provider, baseURL = modelName(c.m(), cfg), cfg.Model.Name, c.provider(), cfg.Model.BaseURL
 		})
 		return list, provider, baseURL, err
 	}}
@@ -157,19 +158,19 @@ var ErrBadModel = errors.New("bad model name")
 // that a resumed conversation keeps it. The name is not checked against
 // the server's list (a server may serve models it does not list); a
 // request to a model the server does not have fails with its error.
-func (s *Conversation) SetModel(ctx context.Context, model string) (string, error) {
+func (c Controls) SetModel(ctx context.Context, model string) (string, error) {
 	model = strings.TrimSpace(model)
 	if len(model) > 256 || strings.ContainsAny(model, "\n\r\x00") {
 		return "", fmt.Errorf("%w: %q", ErrBadModel, model)
 	}
 	var now string
 	var stepErr error
-	err := s.call(ctx, func() {
-		if model == s.cfg.Model.Name {
+	err := c.do(ctx, func() {
+		if model == c.cfg().Model.Name {
 			model = ""
 		}
-		_, stepErr = s.step(fsm.SelectModel{Model: model})
-		now = modelName(s.m, s.cfg)
+		stepErr = c.step(fsm.SelectModel{Model: model})
+		now = modelName(c.m(), c.cfg())
 	})
 	if err == nil {
 		err = stepErr
@@ -186,16 +187,16 @@ var ErrBadEffort = errors.New("unknown reasoning effort")
 // event of the machine, journaled, so that a resumed conversation keeps
 // it; a reset forgets it. It returns the effort in force now ("" when
 // neither the conversation nor the configuration sets one).
-func (s *Conversation) SetEffort(ctx context.Context, effort string) (string, error) {
+func (c Controls) SetEffort(ctx context.Context, effort string) (string, error) {
 	effort = strings.ToLower(strings.TrimSpace(effort))
 	if effort != "" && !slices.Contains(config.ReasoningEfforts, effort) {
 		return "", fmt.Errorf("%w %q: use one of %s, or \"\" for [model] reasoning_effort", ErrBadEffort, effort, strings.Join(config.ReasoningEfforts, ", "))
 	}
 	var now string
 	var stepErr error
-	err := s.call(ctx, func() {
-		_, stepErr = s.step(fsm.SelectEffort{Effort: effort})
-		now = effortOf(s.m, s.cfg)
+	err := c.do(ctx, func() {
+		stepErr = c.step(fsm.SelectEffort{Effort: effort})
+		now = effortOf(c.m(), c.cfg())
 	})
 	if err == nil {
 		err = stepErr
@@ -227,7 +228,7 @@ func effortWords(chosen, configured string) string {
 // Effort returns the reasoning effort the next request is sent with
 // ("" when neither the conversation nor the configuration sets one), and
 // whether the conversation chose it (SetEffort).
-func (s *Conversation) Effort(ctx context.Context) (effort string, chosen bool, err error) {
-	err = s.call(ctx, func() { effort, chosen = effortOf(s.m, s.cfg), s.m.Effort() != "" })
+func (c Controls) Effort(ctx context.Context) (effort string, chosen bool, err error) {
+	err = c.do(ctx, func() { effort, chosen = effortOf(c.m(), c.cfg()), c.m().Effort() != "" })
 	return effort, chosen, err
 }

@@ -25,7 +25,7 @@ func TestSetModelSurvivesResume(t *testing.T) {
 	state, folder := t.TempDir(), t.TempDir()
 	h1 := newTestHostIn(t, state, model(), nil)
 	s1, _ := h1.AddFolder(folder)
-	if now, err := s1.SetModel(context.Background(), "big-coder"); err != nil || now != "big-coder" {
+	if now, err := s1.Controls().SetModel(context.Background(), "big-coder"); err != nil || now != "big-coder" {
 		t.Fatalf("SetModel = %q, %v", now, err)
 	}
 	s1.Ask(context.Background(), "first")
@@ -46,7 +46,7 @@ func TestSetModelSurvivesResume(t *testing.T) {
 		t.Fatalf("asked %v, status model %q; want big-coder throughout", asked, st.Model)
 	}
 	// Back to the configured model ("" or its name).
-	if now, err := s2.SetModel(context.Background(), "test-model"); err != nil || now != "test-model" {
+	if now, err := s2.Controls().SetModel(context.Background(), "test-model"); err != nil || now != "test-model" {
 		t.Fatalf("SetModel back = %q, %v", now, err)
 	}
 }

@@ -62,12 +62,12 @@ type PlanDecision struct {
 
 // SetMode switches the conversation's mode (fsm.SetMode): "agent",
 // "plan" or "ask".
-func (s *Conversation) SetMode(ctx context.Context, mode fsm.Mode) error {
+func (c Controls) SetMode(ctx context.Context, mode fsm.Mode) error {
 	if !mode.Valid() {
 		return fmt.Errorf("unknown mode %q: use agent, plan or ask", mode)
 	}
 	var stepErr error
-	err := s.call(ctx, func() { _, stepErr = s.step(fsm.SetMode{Mode: mode}) })
+	err := c.do(ctx, func() { stepErr = c.step(fsm.SetMode{Mode: mode}) })
 	if err != nil {
 		return err
 	}
@@ -75,36 +75,36 @@ func (s *Conversation) SetMode(ctx context.Context, mode fsm.Mode) error {
 }
 
 // Mode returns the conversation's mode and its todo list.
-func (s *Conversation) Mode(ctx context.Context) (fsm.Mode, []fsm.PlanItem, error) {
+func (c Controls) Mode(ctx context.Context) (fsm.Mode, []fsm.PlanItem, error) {
 	var mode fsm.Mode
 	var plan []fsm.PlanItem
-	err := s.call(ctx, func() {
-		mode = s.m.Mode()
-		plan = append([]fsm.PlanItem{}, s.m.Plan()...)
+	err := c.do(ctx, func() {
+		mode = c.m().Mode()
+		plan = append([]fsm.PlanItem{}, c.m().Plan()...)
 	})
 	return mode, plan, err
 }
 
 // PendingPlan returns the plan waiting for the user's decision, if any.
-func (s *Conversation) PendingPlan(ctx context.Context) (callID, plan string, ok bool, err error) {
-	err = s.call(ctx, func() { callID, plan, ok = s.m.PendingPlan() })
+func (c Controls) PendingPlan(ctx context.Context) (callID, plan string, ok bool, err error) {
+	err = c.do(ctx, func() { callID, plan, ok = c.m().PendingPlan() })
 	return
 }
 
 // DecidePlan answers the plan waiting for the user (fsm.PlanDecided).
-func (s *Conversation) DecidePlan(ctx context.Context, d PlanDecision) error {
+func (c Controls) DecidePlan(ctx context.Context, d PlanDecision) error {
 	var stepErr error
-	err := s.call(ctx, func() {
-		callID, _, ok := s.m.PendingPlan()
+	err := c.do(ctx, func() {
+		callID, _, ok := c.m().PendingPlan()
 		if !ok {
 			stepErr = ErrNoPlan
 			return
 		}
-		ev := fsm.PlanDecided{Turn: s.m.State().Turn, CallID: callID, Decision: fsm.PlanReject, Comment: d.Comment}
+		ev := fsm.PlanDecided{Turn: c.m().State().Turn, CallID: callID, Decision: fsm.PlanReject, Comment: d.Comment}
 		if d.Accept {
 			ev = fsm.PlanDecided{Turn: ev.Turn, CallID: callID, Decision: fsm.PlanAccept, Fresh: d.Fresh, Plan: d.Plan}
 		}
-		_, stepErr = s.step(ev)
+		stepErr = c.step(ev)
 	})
 	if err != nil {
 		return err

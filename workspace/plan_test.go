@@ -74,7 +74,7 @@ func TestPlanModeRefusesWritesThenAgentCarriesOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetMode(ctx, fsm.ModePlan); err != nil {
+	if err := c.Controls().SetMode(ctx, fsm.ModePlan); err != nil {
 		t.Fatal(err)
 	}
 	h.editor.waitFor(t, "the mode", func(n Notification) bool { return n.Kind == NoteMode && n.Text == "plan" })
@@ -85,11 +85,11 @@ func TestPlanModeRefusesWritesThenAgentCarriesOut(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(folder, "a.txt")); string(b) != "old\n" {
 		t.Fatalf("a.txt in plan mode = %q", b)
 	}
-	if err := c.DecidePlan(ctx, PlanDecision{Comment: "smaller"}); err != nil {
+	if err := c.Controls().DecidePlan(ctx, PlanDecision{Comment: "smaller"}); err != nil {
 		t.Fatal(err)
 	}
 	h.editor.planProposal(t, "1. change a.txt a little")
-	if err := c.DecidePlan(ctx, PlanDecision{Accept: true}); err != nil {
+	if err := c.Controls().DecidePlan(ctx, PlanDecision{Accept: true}); err != nil {
 		t.Fatal(err)
 	}
 	h.editor.turnEnded(t, 1)
@@ -99,10 +99,10 @@ func TestPlanModeRefusesWritesThenAgentCarriesOut(t *testing.T) {
 	if !slices.ContainsFunc(model.results, func(r string) bool { return strings.Contains(r, "write_file is refused in plan mode") }) {
 		t.Fatalf("the model never read why its write was refused: %q", model.results)
 	}
-	if err := c.DecidePlan(ctx, PlanDecision{Accept: true}); err == nil {
+	if err := c.Controls().DecidePlan(ctx, PlanDecision{Accept: true}); err == nil {
 		t.Fatal("DecidePlan with no plan waiting succeeded")
 	}
-	mode, plan, err := c.Mode(ctx)
+	mode, plan, err := c.Controls().Mode(ctx)
 	wantPlan := "[x] read a.txt; [x] change it"
 	if err != nil || mode != fsm.ModeAgent || fsm.DescribePlan(plan, "; ") != wantPlan {
 		t.Fatalf("mode, plan = %s, %s, %v", mode, fsm.DescribePlan(plan, "; "), err)
@@ -121,7 +121,7 @@ func TestPlanModeRefusesWritesThenAgentCarriesOut(t *testing.T) {
 	h2.editor.waitFor(t, "the list announced on resume", func(n Notification) bool {
 		return n.Kind == NotePlan && fsm.DescribePlan(n.Plan, "; ") == wantPlan
 	})
-	mode, plan, _ = c2.Mode(ctx)
+	mode, plan, _ = c2.Controls().Mode(ctx)
 	if mode != fsm.ModeAgent || fsm.DescribePlan(plan, "; ") != wantPlan {
 		t.Fatalf("resumed mode, plan = %s, %s", mode, fsm.DescribePlan(plan, "; "))
 	}
@@ -138,10 +138,10 @@ func TestPlanAcceptedFresh(t *testing.T) {
 	model := &planModel{}
 	h := newTestHost(t, model.provider(), nil)
 	c, _ := h.AddFolder(folder)
-	c.SetMode(ctx, fsm.ModePlan)
+	c.Controls().SetMode(ctx, fsm.ModePlan)
 	c.Ask(ctx, "change a.txt")
 	h.editor.planProposal(t, "1. change a.txt")
-	if err := c.DecidePlan(ctx, PlanDecision{Accept: true, Fresh: true, Plan: "1. change a.txt freshly"}); err != nil {
+	if err := c.Controls().DecidePlan(ctx, PlanDecision{Accept: true, Fresh: true, Plan: "1. change a.txt freshly"}); err != nil {
 		t.Fatal(err)
 	}
 	n := h.editor.waitFor(t, "the new conversation's turn", func(n Notification) bool {

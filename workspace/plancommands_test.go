@@ -74,7 +74,7 @@ func TestPlanModeReadOnlyCommands(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.SetMode(context.Background(), fsm.ModePlan); err != nil {
+			if err := s.Controls().SetMode(context.Background(), fsm.ModePlan); err != nil {
 				t.Fatal(err)
 			}
 			s.Ask(context.Background(), "why is a.txt like that?")

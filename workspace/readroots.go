@@ -2,10 +2,7 @@ package workspace
 
 import (
 	"context"
-	"slices"
 	"strings"
-
-	"github.com/loom-lsp/loom-lsp/tools"
 )
 
 // SetReadRoots sets the folders outside the workspace that the
@@ -16,19 +13,10 @@ import (
 // the model is told of it in the system prompt. It returns the roots as
 // granted: symlinks resolved, the workspace's own folders and repeats
 // left out. Nothing is ever written in them.
-func (s *Conversation) SetReadRoots(ctx context.Context, dirs []string) ([]string, error) {
+func (c Controls) SetReadRoots(ctx context.Context, dirs []string) ([]string, error) {
 	var roots []string
 	var err error
-	callErr := s.call(ctx, func() {
-		if roots, err = tools.CheckReadRoots(s.folder.dir, dirs, s.env.Sandbox); err != nil {
-			return
-		}
-		if slices.Equal(roots, s.readRoots) {
-			return
-		}
-		s.readRoots = roots
-		s.useSettings(s.settings)
-	})
+	callErr := c.do(ctx, func() { roots, err = c.useRoots(dirs) })
 	if callErr != nil {
 		return nil, callErr
 	}

@@ -99,7 +99,7 @@ func TestSubagentNeverMoreThanParent(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			if err := s.SetMode(ctx, tc.mode); err != nil {
+			if err := s.Controls().SetMode(ctx, tc.mode); err != nil {
 				t.Fatal(err)
 			}
 			turn, err := s.Ask(ctx, "go")

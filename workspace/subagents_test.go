@@ -183,7 +183,7 @@ func TestSubagentOfPlanModeCannotWriteOrRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := s.SetMode(ctx, fsm.ModePlan); err != nil {
+	if err := s.Controls().SetMode(ctx, fsm.ModePlan); err != nil {
 		t.Fatal(err)
 	}
 	turn, err := s.Ask(ctx, "plan a change")

@@ -344,7 +344,7 @@ func (f *execFlags) editorOptions(ctx context.Context, stdout, stderr io.Writer,
 	// next prompt says what to change).
 	opts.OnPlan = func(string) {
 		if s, err := conversation(); err == nil {
-			s.DecidePlan(ctx, workspace.PlanDecision{Accept: f.plan == "accept"})
+			s.Controls().DecidePlan(ctx, workspace.PlanDecision{Accept: f.plan == "accept"})
 		}
 	}
 	if f.edits == "propose" {

@@ -119,7 +119,7 @@ func (r headlessTurn) run(ctx context.Context) int {
 		return r.fail(exitFailed, err)
 	}
 	if r.mode != "" {
-		if err := s.SetMode(ctx, r.mode); err != nil {
+		if err := s.Controls().SetMode(ctx, r.mode); err != nil {
 			return r.fail(exitFailed, err)
 		}
 	}

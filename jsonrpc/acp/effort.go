@@ -43,7 +43,7 @@ func effortOption(current, configured string) acpsdk.SessionConfigOption {
 
 // effortOptionOf is conversation c's effort option.
 func effortOptionOf(ctx context.Context, c *workspace.Conversation) (acpsdk.SessionConfigOption, error) {
-	effort, chosen, err := c.Effort(ctx)
+	effort, chosen, err := c.Controls().Effort(ctx)
 	if err != nil {
 		return acpsdk.SessionConfigOption{}, err
 	}
@@ -63,7 +63,7 @@ func (a *agent) setEffort(ctx context.Context, id acpsdk.SessionId, effort strin
 	if effort == effortDefault {
 		effort = ""
 	}
-	if _, err := s.ws.SetEffort(ctx, effort); err != nil {
+	if _, err := s.ws.Controls().SetEffort(ctx, effort); err != nil {
 		return invalidParams("%v", err)
 	}
 	a.log.Info("effort set", "session", s.id, "effort", effort)

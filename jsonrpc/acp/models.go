@@ -48,7 +48,7 @@ type sessionModels struct {
 // opening is set (session/new, load, resume: modelsOf runs in their
 // handler, before the response).
 func (a *agent) modelsOf(ctx context.Context, id acpsdk.SessionId, c *workspace.Conversation, opening bool) (sessionModels, error) {
-	known, err := c.ModelCatalog().Known(ctx)
+	known, err := c.Controls().ModelCatalog().Known(ctx)
 	if err != nil {
 		return sessionModels{}, err
 	}
@@ -71,7 +71,7 @@ func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, kno
 		defer a.bg.Done()
 		ctx, cancel := context.WithTimeout(a.bgCtx, listModelsTimeout)
 		defer cancel()
-		list, err := c.ModelCatalog().Ask(ctx)
+		list, err := c.Controls().ModelCatalog().Ask(ctx)
 		if err != nil {
 			return
 		}
@@ -88,7 +88,7 @@ func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, kno
 		}
 		opts := modelState(list).options
 		a.rememberModels(id, opts)
-		if mode, _, err := c.Mode(ctx); err == nil {
+		if mode, _, err := c.Controls().Mode(ctx); err == nil {
 			opts = append(opts, modeOption(mode))
 		}
 		a.send(id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
@@ -129,7 +129,7 @@ func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string)
 	if model == "" {
 		return sessionModels{}, invalidParams("the model id is empty")
 	}
-	if _, err := s.ws.SetModel(ctx, model); err != nil {
+	if _, err := s.ws.Controls().SetModel(ctx, model); err != nil {
 		if errors.Is(err, workspace.ErrBadModel) {
 			return sessionModels{}, invalidParams("%v", err)
 		}

@@ -73,7 +73,7 @@ func (a *agent) stateOf(ctx context.Context, id acpsdk.SessionId, c *workspace.C
 		return sessionState{}, err
 	}
 	a.rememberModels(id, m.options)
-	mode, _, err := c.Mode(ctx)
+	mode, _, err := c.Controls().Mode(ctx)
 	if err != nil {
 		return sessionState{}, err
 	}
@@ -100,7 +100,7 @@ func (a *agent) setMode(ctx context.Context, id acpsdk.SessionId, mode string) e
 	if !fsm.Mode(mode).Valid() {
 		return invalidParams("unknown mode %q: the modes are ask, plan and agent", mode)
 	}
-	if err := s.ws.SetMode(ctx, fsm.Mode(mode)); err != nil {
+	if err := s.ws.Controls().SetMode(ctx, fsm.Mode(mode)); err != nil {
 		return err
 	}
 	a.log.Info("mode switched", "session", s.id, "mode", mode)
@@ -174,7 +174,7 @@ func (o sessionOut) decidePlan(callID, plan string) {
 		}
 	}
 	o.proposalDecided(callID, d.Accept, d.Fresh)
-	if err := s.ws.DecidePlan(ctx, d); err != nil {
+	if err := s.ws.Controls().DecidePlan(ctx, d); err != nil {
 		a.log.Debug("plan decision", "call", callID, "err", err)
 	}
 }

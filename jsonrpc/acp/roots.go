@@ -31,7 +31,7 @@ func (a *agent) setRoots(ctx context.Context, s *session, dirs []string) error {
 			return invalidParams("additionalDirectories: %q is not an absolute path", d)
 		}
 	}
-	roots, err := s.ws.SetReadRoots(ctx, dirs)
+	roots, err := s.ws.Controls().SetReadRoots(ctx, dirs)
 	switch {
 	case errors.Is(err, workspace.ErrClosed):
 		return err

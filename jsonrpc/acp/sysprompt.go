@@ -58,7 +58,7 @@ func clientPromptOf(meta map[string]any) (*workspace.ClientPrompt, error) {
 
 // setClientPrompt applies p (nil: none) to session s's conversation.
 func (a *agent) setClientPrompt(ctx context.Context, s *session, p *workspace.ClientPrompt) error {
-	err := s.ws.SetClientPrompt(ctx, p)
+	err := s.ws.Controls().SetClientPrompt(ctx, p)
 	if errors.Is(err, workspace.ErrClientPrompt) {
 		return invalidParams("%v", err)
 	}
