@@ -54,7 +54,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		return
 	}
 	if n, ok := displayNote(a); ok {
-		s.notify(n)
+		s.out.notify(n)
 		return
 	}
 	if reviewAction(s.review, a) {
@@ -74,14 +74,14 @@ func (s *Conversation) perform(a fsm.Action) {
 		job.Turn, job.Sandbox = a.Turn, s.env.Sandbox
 		s.goWorker(func() { s.runHook(ctx, a, job) })
 	case fsm.DisplayToolCall:
-		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: s.cards.card(a, s.m)})
+		s.out.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: s.cards.card(a, s.m)})
 		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
 			s.children.progress(a.Name + " " + string(a.Status))
 		}
 	case fsm.ScheduleRetry:
 		req, ctx := a.Request, s.turnContext()
 		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
-		s.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
+		s.out.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
 			Text: a.Reason, ErrorKind: a.Kind})
 	case fsm.CancelInFlight:
 		s.cancelInFlight()
@@ -96,13 +96,13 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.git.turnEnded()
 		s.cards.clear()
 		_, total := s.m.Usage()
-		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage, TotalUsage: &total})
+		s.out.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage, TotalUsage: &total})
 		s.children.turnEnded(a, s.m)
 	case fsm.Compacted:
 		if s.m.State().Kind == fsm.WaitingForUserInput {
 			s.cancelInFlight() // an on-demand compaction is over
 		}
-		s.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
+		s.out.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
 		s.hookSession, s.hookSessionDone = "clear", false
@@ -113,9 +113,9 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.cancelInFlight()
 		s.stopping = true
 	case fsm.ModelSelected:
-		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + modelName(s.m, s.cfg) + "."})
+		s.out.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + modelName(s.m, s.cfg) + "."})
 	case fsm.EffortSelected:
-		s.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: effortWords(a.Effort, s.cfg.Model.ReasoningEffort)})
+		s.out.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: effortWords(a.Effort, s.cfg.Model.ReasoningEffort)})
 	}
 }
 
@@ -129,7 +129,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 		s.git.newBatch()
 		s.changes.TurnStarted()
 		s.turnTimes[a.Turn] = time.Now()
-		s.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
+		s.out.notify(Notification{Kind: NoteTurnStarted, Turn: a.Turn, Text: a.Messages[len(a.Messages)-1].Content})
 	}
 	if a.Compaction {
 		s.hooks.side(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})

@@ -324,7 +324,7 @@ func (r callRun) PreToolUse(ctx context.Context, turn uint64, c fsm.ToolCall) to
 		detail = args.Command
 	}
 	a := Approval{Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Detail: detail + "\n\nA hook asks you to approve this: " + why, Rewritten: inputWordsOf(hc.From)}
-	ok, err := s.approve(ctx, a, b.approvalTimeout)
+	ok, err := s.out.approve(ctx, a, b.approvalTimeout)
 	reason := "a hook asked: " + why
 	if err != nil {
 		ok, reason = false, "a hook asked for your approval and none came ("+err.Error()+")"

@@ -79,9 +79,7 @@ type Conversation struct {
 	hookSession     string
 	hookSessionDone bool
 	// promptMu keeps prompts in order while their hooks run.
-	promptMu   sync.Mutex
-	lastState  fsm.StateKind
-	stateShown bool
+	promptMu sync.Mutex
 	// git is the auto-commit's state: the batch's agent texts, the
 	// conversation's commits (hook.go).
 	git gitState
@@ -116,9 +114,9 @@ type Conversation struct {
 	jr convJournal
 	// hooks runs the agent hooks for the conversation (convhooks.go).
 	hooks *convHooks
-	// shown masks secrets in the streamed texts sent to the editor (see
-	// notify).
-	shown shownTexts
+	// out is the way out to the editor: notifications and approvals
+	// (out.go).
+	out out
 	// children are the conversation's subagents, and its link to its
 	// parent when it is one (children.go).
 	children children
@@ -234,17 +232,18 @@ func newConversation(f *Folder, o opening) *Conversation {
 		git:        gitState{lock: &f.worktreeMu},
 		cards:      newToolCards(),
 		turnTimes:  map[uint64]time.Time{},
-		shown:      newShownTexts(f.host.redactor),
 	}
-	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.notify, path: s.journalPathShared,
+	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.out.notify, path: s.journalPathShared,
 		usage: func() fsm.Usage { _, u := s.m.Usage(); return u }}
 	s.fresh = freshness{dir: f.dir, writes: &s.writes, reads: s.reads}
 	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.hookLoad.heldHow, id: s.ID, transcript: s.journalPathShared,
 		goWorker: s.goWorker, post: s.postEvent, postLive: s.postEventLive, done: s.done}
+	s.out = out{ed: f.host.opts.Editor, r: f.host.redactor, dir: f.dir, id: func() string { return s.conversationID }, sharedID: s.ID,
+		children: &s.children, hooks: s.hooks, shown: newShownTexts(f.host.redactor)}
 	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
 	s.children = children{folder: f, set: &s.settings, id: s.ID, journal: s.journalPathShared, turn: s.turnContext,
-		post: s.post, postLive: s.postEventLive, notify: s.notify, workers: &s.workers}
+		post: s.post, postLive: s.postEventLive, notify: s.out.notify, workers: &s.workers}
 	return s
 }
 
@@ -362,7 +361,7 @@ func (s *Conversation) Reset(ctx context.Context) error {
 			return // a new conversation already: keep its journal
 		}
 		s.step(fsm.Reset{})
-		s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
+		s.out.notify(Notification{Kind: NoteInfo, Text: "started a new conversation"})
 	})
 }
 
@@ -575,7 +574,7 @@ func (s *Conversation) run() {
 	}
 	s.useSettings(s.folder.settingsNow())
 	s.open(s.opening)
-	s.notifyState()
+	s.out.state(s.m, &s.settings)
 	for !s.stopping {
 		select {
 		case fn := <-s.inbox:
@@ -586,7 +585,7 @@ func (s *Conversation) run() {
 		}
 	}
 	s.drain()
-	s.shown.flush(s.folder.host.opts.Editor, s.folder.dir, s.conversationID)
+	s.out.flush()
 	s.jr.close()
 }
 
@@ -631,26 +630,8 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 			s.jr.sync()
 		}
 	}
-	s.notifyState()
+	s.out.state(s.m, &s.settings)
 	return acts, nil
-}
-
-func (s *Conversation) notifyState() {
-	k := s.m.State().Kind
-	if k == s.lastState && s.stateShown {
-		return
-	}
-	s.lastState, s.stateShown = k, true
-	n := Notification{Kind: NoteState, Turn: s.m.State().Turn, State: k.String()}
-	if k == fsm.WaitingForUserInput || k == fsm.ExecutingTools {
-		n.Context = contextUse(s.m, &s.settings)
-	}
-	if k == fsm.WaitingForUserInput {
-		var total fsm.Usage
-		n.Usage, total = s.m.Usage()
-		n.TotalUsage = &total
-	}
-	s.notify(n)
 }
 
 // Folder returns the workspace folder the conversation belongs to.

@@ -56,7 +56,7 @@ func (s *Conversation) open(o opening) {
 	if o.path == "" || o.lock == nil {
 		s.setID(o.id, "")
 		if o.notice != "" {
-			s.notify(Notification{Kind: NoteInfo, Text: o.notice})
+			s.out.notify(Notification{Kind: NoteInfo, Text: o.notice})
 		}
 		s.m = fsm.New(cfg)
 		return
@@ -87,17 +87,17 @@ func (s *Conversation) restore(path string) {
 	case errors.Is(err, journal.ErrIncompatible):
 		aside := journal.AsideName(path, "incompatible", time.Now())
 		if rerr := os.Rename(path, aside); rerr != nil {
-			s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal %s cannot be read (%v) nor set aside (%v): this conversation is not journaled", path, err, rerr)})
+			s.out.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal %s cannot be read (%v) nor set aside (%v): this conversation is not journaled", path, err, rerr)})
 			s.m = fsm.New(cfg)
 			s.setID(journal.UnjournaledID(), "")
 			return
 		}
-		s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal could not be read (%v); it was kept as %s and a new conversation started", err, aside)})
+		s.out.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal could not be read (%v); it was kept as %s and a new conversation started", err, aside)})
 		s.m = fsm.New(cfg)
 		s.startJournal(path, time.Now())
 		return
 	case err != nil:
-		s.notify(Notification{Kind: NoteError, Text: "the conversation journal could not be read: " + err.Error() + "; this conversation is not journaled"})
+		s.out.notify(Notification{Kind: NoteError, Text: "the conversation journal could not be read: " + err.Error() + "; this conversation is not journaled"})
 		s.m = fsm.New(cfg)
 		s.setID(journal.UnjournaledID(), "")
 		return
@@ -109,25 +109,25 @@ func (s *Conversation) restore(path string) {
 	s.jr.readMeta(path)
 	j, err := journal.Append(path, s.folder.dir, rp.Scan.Good, id)
 	if err != nil {
-		s.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
+		s.out.notify(Notification{Kind: NoteError, Text: err.Error() + "; this conversation is not journaled"})
 	} else {
 		j.SetRedactor(s.folder.host.redactor)
 		s.jr.file = j
 		s.jr.config(cfg)
 	}
 	if rp.Scan.Torn {
-		s.notify(Notification{Kind: NoteInfo, Text: "the journal's last line was cut short (the daemon was stopped while writing it); it was skipped"})
+		s.out.notify(Notification{Kind: NoteInfo, Text: "the journal's last line was cut short (the daemon was stopped while writing it); it was skipped"})
 	}
 	if n := len(rp.Scan.Bad) + len(rp.Rejected); n > 0 {
 		all := append(append([]string(nil), rp.Scan.Bad...), rp.Rejected...)
-		s.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("%d journal line(s) could not be journal.Replayed and were skipped: %s", n, strings.Join(all, "; "))})
+		s.out.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("%d journal line(s) could not be journal.Replayed and were skipped: %s", n, strings.Join(all, "; "))})
 	}
 	st := s.m.State()
 	s.startedTurn = st.Turn
 	if rp.Steps > 0 {
-		s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
+		s.out.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("resumed the conversation: %s, %s", plural(st.Messages, "message"), plural(int(st.Turn), "turn"))})
 	}
-	announcePlan(s.m, s.jr.title, s.notify)
+	announcePlan(s.m, s.jr.title, s.out.notify)
 	s.verbs.here(s.changes.ReportPendingCommit(rp.PendingCommit))
 	scrub := s.cfg.Model.APIKeyEnv
 	left, finished := s.changes.FinishRestore(rp.PendingRestore, scrub)

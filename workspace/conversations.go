@@ -174,8 +174,8 @@ func (s *Conversation) loadInPlace(path string, lock *journal.Held) {
 		s.step(fsm.AdvanceIDs{IDs: used})
 		s.startedTurn = s.m.State().Turn
 	}
-	s.stateShown = false
-	s.notifyState()
+	s.out.stateShown = false
+	s.out.state(s.m, &s.settings)
 }
 
 // find returns the folder's journaled conversation id.

@@ -118,7 +118,7 @@ func (r callRun) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall, host
 			r.notifyFromWorker(Notification{Kind: NoteInfo, Turn: turn, Text: "Loom now fetches from " + host + " without asking in this folder."})
 		}
 	}
-	ok, err := s.approve(ctx, a, timeout)
+	ok, err := s.out.approve(ctx, a, timeout)
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		why := `web fetches need the user's approval (tools.fetch = "ask") and no one can approve here; ` +

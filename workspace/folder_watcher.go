@@ -78,7 +78,7 @@ func (s *Conversation) filesChanged(paths []string) {
 		rel := relPaths(s.folder.dir, abs)
 		if _, err := s.step(fsm.FilesChanged{Paths: rel}); err == nil {
 			if news := s.own.news(rel); len(news) > 0 {
-				s.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(news, ", ")})
+				s.out.notify(Notification{Kind: NoteInfo, Text: "changed on disk since the agent read them (it will read them again): " + strings.Join(news, ", ")})
 			}
 		}
 	})

@@ -91,17 +91,17 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 		s.leaveIndex(res.IndexLeft)
 		if len(res.Changes) > 0 {
 			s.changes.AddChanges(res.Changes)
-			s.notify(Notification{Kind: NoteCommandChanges, Turn: a.Turn, Changes: res.Changes})
+			s.out.notify(Notification{Kind: NoteCommandChanges, Turn: a.Turn, Changes: res.Changes})
 		}
 		if res.Commit != nil {
 			// Even for a cancelled turn: the commit exists, the user must
 			// know (and loom.undo can take it back).
 			note := commitNote(res.Commit)
 			note.Notes = res.Notes
-			s.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: note, Text: res.Action})
+			s.out.notify(Notification{Kind: NoteCommit, Turn: a.Turn, Commit: note, Text: res.Action})
 		}
 		if res.Notice != "" {
-			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.Notice, Visible: true})
+			s.out.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.Notice, Visible: true})
 		}
 		if ctx.Err() != nil {
 			return
@@ -109,10 +109,10 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 		switch {
 		case res.Commit != nil:
 		case res.Failed, res.Warn:
-			s.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.Action})
+			s.out.notify(Notification{Kind: NoteError, Turn: a.Turn, Text: res.Action})
 		case res.Quiet:
 		default:
-			s.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.Action, Visible: len(res.Notes) > 0})
+			s.out.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: res.Action, Visible: len(res.Notes) > 0})
 		}
 		s.step(fsm.PostToolsHookCompleted{Turn: a.Turn, ActionTaken: res.Action, Failed: res.Failed, Note: res.ModelNote})
 	})
@@ -155,7 +155,7 @@ func (p treePort) AskHooks(ctx context.Context, repo *gitcommit.Repo, job change
 	if a.Exact != nil {
 		a.Remember = func(r cmdrules.Rule) error { return callRun{s: s}.rememberRule(job.Turn, r) }
 	}
-	ok, err = s.approve(ctx, a, job.Cfg.Tools.ApprovalTimeout.Duration)
+	ok, err = s.out.approve(ctx, a, job.Cfg.Tools.ApprovalTimeout.Duration)
 	switch {
 	case err == nil && ok:
 		return true, ""

@@ -302,7 +302,7 @@ func (r callRun) AskServer(ctx context.Context, turn uint64, c fsm.ToolCall) str
 	if s.always.allowed(t.Name()) {
 		return ""
 	}
-	ok, err := s.approve(ctx, Approval{
+	ok, err := s.out.approve(ctx, Approval{
 		Folder: s.folder.dir, Turn: turn, Tool: c.Name, CallID: c.ID, Server: t.Server(),
 		Detail: fmt.Sprintf("MCP server %s, tool %s, arguments: %s", t.Server(), t.RemoteName(), compactJSON(c.Arguments)),
 		Always: func() { s.always.allow(t.Name()) },

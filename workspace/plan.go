@@ -117,11 +117,11 @@ func (c Controls) DecidePlan(ctx context.Context, d PlanDecision) error {
 func (s *Conversation) performPlan(a fsm.Action) bool {
 	switch a := a.(type) {
 	case fsm.ModeChanged:
-		s.notify(Notification{Kind: NoteMode, Turn: s.m.State().Turn, Text: string(a.Mode)})
+		s.out.notify(Notification{Kind: NoteMode, Turn: s.m.State().Turn, Text: string(a.Mode)})
 	case fsm.PlanUpdated:
-		s.notify(Notification{Kind: NotePlan, Turn: a.Turn, Plan: append([]fsm.PlanItem{}, a.Items...)})
+		s.out.notify(Notification{Kind: NotePlan, Turn: a.Turn, Plan: append([]fsm.PlanItem{}, a.Items...)})
 	case fsm.ProposePlan:
-		s.notify(Notification{Kind: NotePlanProposal, Turn: a.Turn, Text: a.Plan, Tool: &ToolNote{CallID: a.CallID, Name: fsm.ProposePlanTool}})
+		s.out.notify(Notification{Kind: NotePlanProposal, Turn: a.Turn, Text: a.Plan, Tool: &ToolNote{CallID: a.CallID, Name: fsm.ProposePlanTool}})
 	case fsm.FreshConversation:
 		// After this step: a new conversation whose first prompt is the
 		// accepted plan.
@@ -129,7 +129,7 @@ func (s *Conversation) performPlan(a fsm.Action) bool {
 			if _, err := s.step(fsm.Reset{}); err != nil {
 				return
 			}
-			s.notify(Notification{Kind: NoteInfo, Text: "started a new conversation with the accepted plan"})
+			s.out.notify(Notification{Kind: NoteInfo, Text: "started a new conversation with the accepted plan"})
 			s.step(fsm.UserInput{Text: a.Prompt})
 		})
 	default:

@@ -2,11 +2,9 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/secret"
@@ -17,8 +15,8 @@ import (
 // log record and every journal line passes through the host's redactor,
 // which masks the configured API keys' values and bearer tokens. The
 // Editor itself is not wrapped (its optional interfaces, such as
-// DocumentStore, stay visible): the choke points are Conversation.notify and
-// Conversation.approve, the journal's writer and the logger's handler.
+// DocumentStore, stay visible): the choke points are the conversation's
+// out (out.go: notify and approve), the journal's writer and the logger's handler.
 //
 // The model's text arrives in deltas, and a key the model echoes (or a
 // 401 body streamed in fragments) may be cut between two of them or more:
@@ -49,33 +47,6 @@ func newShownTexts(r *secret.Redactor) shownTexts {
 		shown[i] = &shownText{kind: k, mask: r.Stream()}
 	}
 	return shown
-}
-
-// notify sends n to the editor, masked. Streamed text goes through its
-// kind's Stream; a notification that ends the streamed message first
-// flushes what the Streams held back. It runs on the owner goroutine.
-func (s *Conversation) notify(n Notification) {
-	n.Folder, n.Conversation = s.folder.dir, s.conversationID
-	if l := s.children.up; l != nil && n.Subagent == nil {
-		n.Subagent = l.naming()
-	}
-	for _, st := range s.shown {
-		if st.kind != n.Kind {
-			continue
-		}
-		if n.Turn != st.turn {
-			st.flush(s.folder.host.opts.Editor, s.folder.dir, s.conversationID)
-			st.turn = n.Turn
-		}
-		if n.Text = st.mask.Write(n.Text); n.Text != "" {
-			s.folder.host.opts.Editor.Notify(n)
-		}
-		return
-	}
-	if endsMessage(n) {
-		s.shown.flush(s.folder.host.opts.Editor, s.folder.dir, s.conversationID)
-	}
-	s.folder.host.opts.Editor.Notify(redactNote(s.folder.host.redactor, n))
 }
 
 // endsMessage reports whether n, which is no streamed text, ends the
@@ -140,35 +111,6 @@ func redactNote(r *secret.Redactor, n Notification) Notification {
 		n.Commit = &c
 	}
 	return n
-}
-
-// errApprovalTimeout is approve's error when the user did not answer in
-// time.
-var errApprovalTimeout = errors.New("no answer in time")
-
-// approve asks the editor to allow an action, its detail masked, waiting
-// at most timeout (none when 0) for the answer. It may run on any
-// goroutine.
-func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
-	a.Detail = s.folder.host.redactor.String(a.Detail)
-	a.Conversation = s.ID()
-	if l := s.children.up; l != nil {
-		// A child asks through its root's client, named as the child's;
-		// its parent's agent call shows that it waits.
-		a.Subagent, a.Conversation = l.naming(), l.rootID()
-		s.children.progress("waits for your approval: " + a.Tool + " " + a.Detail)
-	}
-	s.hooks.notify(a.Turn, "use "+a.Tool)
-	if timeout <= 0 {
-		return s.folder.host.opts.Editor.Approve(ctx, a)
-	}
-	asking, cancel := context.WithTimeoutCause(ctx, timeout, errApprovalTimeout)
-	defer cancel()
-	ok, err := s.folder.host.opts.Editor.Approve(asking, a)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(asking), errApprovalTimeout) {
-		return false, errApprovalTimeout
-	}
-	return ok, err
 }
 
 // rejectedForLog is what a log record tells of err, the machine's refusal

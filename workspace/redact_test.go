@@ -207,7 +207,8 @@ func BenchmarkNotifyText(b *testing.B) {
 			for _, k := range c.keys {
 				r.Add(k)
 			}
-			s := &Conversation{folder: &Folder{dir: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}}, shown: newShownTexts(r)}
+			s := &Conversation{folder: &Folder{dir: "/w", host: &Host{redactor: r, opts: HostOptions{Editor: discardEditor{}}}}}
+			s.out = out{ed: discardEditor{}, r: r, dir: "/w", id: func() string { return "" }, children: &s.children, shown: newShownTexts(r)}
 			n := Notification{Kind: NoteText, Turn: 1, Text: delta}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -216,7 +217,7 @@ func BenchmarkNotifyText(b *testing.B) {
 					n.Folder = s.folder.dir
 					s.folder.host.opts.Editor.Notify(n)
 				} else {
-					s.notify(n)
+					s.out.notify(n)
 				}
 			}
 		})

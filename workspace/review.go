@@ -128,7 +128,7 @@ func (s *Conversation) resumeReviews(path string) bool {
 			}
 		})
 	}
-	s.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("%s still %s for your review (kept while loom-lsp restarted)",
+	s.out.notify(Notification{Kind: NoteInfo, Turn: st.Turn, Text: fmt.Sprintf("%s still %s for your review (kept while loom-lsp restarted)",
 		plural(len(waiting), "change"), map[bool]string{true: "waits", false: "wait"}[len(waiting) == 1])})
 	return true
 }

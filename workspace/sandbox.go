@@ -65,7 +65,7 @@ func (r callRun) Escalate(ctx context.Context, c fsm.ToolCall, out toolcall.Outc
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	ok, err := s.approve(ctx, Approval{
+	ok, err := s.out.approve(ctx, Approval{
 		Folder: s.folder.dir, Turn: b.turn, Tool: "bash outside the sandbox", CallID: c.ID,
 		Detail: args.Command + "\n\nThe sandbox blocked it: " + blocked.Blocked + ". Run it again with your full permissions?",
 	}, b.approvalTimeout)

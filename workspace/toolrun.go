@@ -145,7 +145,7 @@ func (r callRun) Complete(ctx context.Context, turn uint64, c fsm.ToolCall, out 
 			s.step(fsm.HooksDecided{Turn: turn, Event: fsm.HookPostToolUse, CallID: c.ID, Hooks: post})
 		}
 		if d := out.Diagnosed; d != nil {
-			s.notify(Notification{Kind: NoteDiagnostics, Turn: turn, Diagnostics: &DiagnosticsNote{CallID: c.ID, Summary: d.Summary, New: d.New}})
+			s.out.notify(Notification{Kind: NoteDiagnostics, Turn: turn, Diagnostics: &DiagnosticsNote{CallID: c.ID, Summary: d.Summary, New: d.New}})
 		}
 		if e := out.Applied; e != nil {
 			s.git.recordEdit(e.Path, e.OldText, e.NewText, e.Created, e.Mode)
@@ -295,7 +295,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 			holdWrittenConfig(s.folder.host.opts.TrustFile, s.folder.dir, written, s.folder.log)
 			user, model := protectedWords(s.folder.dir, run.command, written)
 			if user != "" {
-				s.post(func() { s.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
+				s.post(func() { s.out.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
 			}
 			if !outcome.Settled {
 				outcome.Result += s.folder.commands().resultNote(ctx, run) + model
@@ -313,7 +313,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 	env.Elicit = func(ctx context.Context, question string) (bool, error) {
 		// An MCP server's question mid-call, asked like an approval (no
 		// "Always"); no answer within the approval timeout cancels it.
-		return s.approve(ctx, Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: question}, b.approvalTimeout)
+		return s.out.approve(ctx, Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: question}, b.approvalTimeout)
 	}
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err == nil && res.Blocked != "" && b.bash == config.PolicyAsk && env.Sandbox != nil && !b.readOnly {
@@ -366,7 +366,7 @@ func (r callRun) AskCommand(ctx context.Context, turn uint64, c fsm.ToolCall, d 
 	if a.Exact != nil {
 		a.Remember = func(rule cmdrules.Rule) error { return r.rememberRule(b.turn, rule) }
 	}
-	ok, err := s.approve(ctx, a, b.approvalTimeout)
+	ok, err := s.out.approve(ctx, a, b.approvalTimeout)
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		why := noAskWords
@@ -413,7 +413,7 @@ func (r callRun) rememberRule(turn uint64, rule cmdrules.Rule) error {
 // notifyFromWorker sends n from a tool worker, through the owner
 // goroutine.
 func (r callRun) notifyFromWorker(n Notification) {
-	r.s.post(func() { r.s.notify(n) })
+	r.s.post(func() { r.s.out.notify(n) })
 }
 
 // oneLine shortens a command for a one-line message.

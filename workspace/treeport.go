@@ -54,7 +54,7 @@ func newChangeVerbs(s *Conversation) (*changes.Tree, *ChangeVerbs) {
 		journal:   func(rec journal.Record) { s.jr.record(rec) },
 		step:      s.step,
 		indexLeft: s.leaveIndex,
-		tell:      func(n changes.Note) { s.notify(noteOf(n)) },
+		tell:      func(n changes.Note) { s.out.notify(noteOf(n)) },
 	}
 }
 
@@ -87,7 +87,7 @@ func (p reviewPort) Machine() *fsm.Machine                   { return p.s.m }
 func (p reviewPort) Step(ev fsm.Event) ([]fsm.Action, error) { return p.s.step(ev) }
 
 // Tell shows n as the conversation's notification.
-func (p reviewPort) Tell(n changes.Note) { p.s.notify(noteOf(n)) }
+func (p reviewPort) Tell(n changes.Note) { p.s.out.notify(noteOf(n)) }
 
 // noteOf is the notification of a change verb's note.
 func noteOf(n changes.Note) Notification {
