@@ -3,25 +3,12 @@ package workspace
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 )
-
-// workerGroup counts the goroutines a session started for its actions.
-type workerGroup struct{ sync.WaitGroup }
-
-// goWorker runs fn on a new goroutine counted in s.workers.
-func (s *Conversation) goWorker(fn func()) {
-	s.workers.Add(1)
-	go func() {
-		defer s.workers.Done()
-		fn()
-	}()
-}
 
 // turnContext returns the context of the turn in flight, creating it.
 // CancelInFlight cancels it.
@@ -67,12 +54,12 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.hooks.stop(s.turnContext(), a)
 	case fsm.ExecuteTools:
 		ctx, batch := s.turnContext(), s.newBatch(a)
-		s.goWorker(func() { batch.Run(ctx) })
+		s.loop.goWorker(func() { batch.Run(ctx) })
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
 		job.Turn, job.Sandbox = a.Turn, s.env.Sandbox
-		s.goWorker(func() { s.runHook(ctx, a, job) })
+		s.loop.goWorker(func() { s.runHook(ctx, a, job) })
 	case fsm.DisplayToolCall:
 		s.out.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: s.cards.card(a, s.m)})
 		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
@@ -80,7 +67,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		}
 	case fsm.ScheduleRetry:
 		req, ctx := a.Request, s.turnContext()
-		s.retryTimer = time.AfterFunc(a.Delay, func() { s.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
+		s.retryTimer = time.AfterFunc(a.Delay, func() { s.loop.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
 		s.out.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
 			Text: a.Reason, ErrorKind: a.Kind})
 	case fsm.CancelInFlight:
@@ -141,8 +128,8 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 		if s.modelErr != nil {
 			msg = s.modelErr.Error()
 		}
-		s.goWorker(func() {
-			s.postEvent(fsm.LlmError{Request: a.Request, Kind: fsm.ErrorOther, Message: msg})
+		s.loop.goWorker(func() {
+			s.loop.postEvent(fsm.LlmError{Request: a.Request, Kind: fsm.ErrorOther, Message: msg})
 		})
 		return
 	}
@@ -165,9 +152,9 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 				s.folder.learnRunningWindowNow(ctx, prober)
 			}
 		}
-		s.postEventLive(ctx, ev)
+		s.loop.postEventLive(ctx, ev)
 	}
-	s.goWorker(func() {
+	s.loop.goWorker(func() {
 		provider.Stream(ctx, req, emit)
 		if completed {
 			s.folder.refreshWindow()

@@ -126,7 +126,7 @@ func (k *children) start(a fsm.StartChild) {
 			k.postLive(ctx, fsm.ChildFinished{Turn: a.Turn, CallID: a.CallID, Result: "the subagent could not start: " + err.Error(), Failed: true})
 			return
 		}
-		child.post(func() { link.asked = turn })
+		child.loop.post(func() { link.asked = turn })
 	}()
 }
 

@@ -219,7 +219,7 @@ func (f *Folder) learnRunningWindowNow(ctx context.Context, prober llm.RunningWi
 // summarises it, and the summary replaces all but the last exchange.
 func (s *Conversation) Compact(ctx context.Context) error {
 	var err error
-	callErr := s.call(ctx, func() {
+	callErr := s.loop.call(ctx, func() {
 		switch {
 		case s.cfgErr != nil:
 			err = s.cfgErr

@@ -41,7 +41,7 @@ type Controls struct {
 // Controls returns the conversation's controls.
 func (s *Conversation) Controls() Controls {
 	return Controls{
-		do:       s.call,
+		do:       s.loop.call,
 		step:     func(ev fsm.Event) error { _, err := s.step(ev); return err },
 		m:        func() *fsm.Machine { return s.m },
 		cfg:      func() config.Config { return s.cfg },

@@ -46,9 +46,8 @@ type Conversation struct {
 	folder *Folder
 	settings
 
-	inbox chan func()
-	quit  chan struct{} // closed by Close
-	done  chan struct{} // closed when run has returned
+	// loop is how work reaches the owner goroutine (ownerloop.go).
+	loop ownerLoop
 
 	// Everything below is owned by the run goroutine.
 	m *fsm.Machine
@@ -65,7 +64,6 @@ type Conversation struct {
 	// may read (SetReadRoots).
 	readRoots []string
 	stopping  bool
-	workers   workerGroup
 
 	turnCtx    context.Context
 	turnCancel context.CancelFunc
@@ -225,30 +223,29 @@ func newConversation(f *Folder, o opening) *Conversation {
 		opening:    o,
 		sharedID:   o.id,
 		sharedPath: o.path,
-		inbox:      make(chan func(), 64),
-		quit:       make(chan struct{}),
-		done:       make(chan struct{}),
+		loop:       ownerLoop{in: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{})},
 		reads:      tools.NewReadTracker(),
 		git:        gitState{lock: &f.worktreeMu},
 		cards:      newToolCards(),
 		turnTimes:  map[uint64]time.Time{},
 	}
+	s.loop.step = func(ev fsm.Event) { s.step(ev) }
 	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.out.notify, path: s.journalPathShared,
 		usage: func() fsm.Usage { _, u := s.m.Usage(); return u }}
 	s.fresh = freshness{dir: f.dir, writes: &s.writes, reads: s.reads}
 	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.hookLoad.heldHow, id: s.ID, transcript: s.journalPathShared,
-		goWorker: s.goWorker, post: s.postEvent, postLive: s.postEventLive, done: s.done}
+		goWorker: s.loop.goWorker, post: s.loop.postEvent, postLive: s.loop.postEventLive, done: s.loop.done}
 	s.out = out{ed: f.host.opts.Editor, r: f.host.redactor, dir: f.dir, id: func() string { return s.conversationID }, sharedID: s.ID,
 		children: &s.children, hooks: s.hooks, shown: newShownTexts(f.host.redactor)}
 	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
 	s.children = children{folder: f, set: &s.settings, id: s.ID, journal: s.journalPathShared, turn: s.turnContext,
-		post: s.post, postLive: s.postEventLive, notify: s.out.notify, workers: &s.workers}
+		post: s.loop.post, postLive: s.loop.postEventLive, notify: s.out.notify, workers: &s.loop.workers}
 	return s
 }
 
 // Done is closed when the session has shut down.
-func (s *Conversation) Done() <-chan struct{} { return s.done }
+func (s *Conversation) Done() <-chan struct{} { return s.loop.done }
 
 // Ask submits a prompt. It returns at once with the turn the prompt runs
 // as: the next turn when the session is idle, a later one when it is
@@ -278,7 +275,7 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 		s.promptMu.Lock()
 		defer s.promptMu.Unlock()
 	}
-	callErr := s.call(ctx, func() {
+	callErr := s.loop.call(ctx, func() {
 		switch {
 		case s.cfgErr != nil:
 			err = fmt.Errorf("%w: %w", ErrConfig, s.cfgErr)
@@ -309,7 +306,7 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 		return turn, err
 	}
 	evs := s.hooks.prompt(ctx, &in, source)
-	callErr = s.call(ctx, func() {
+	callErr = s.loop.call(ctx, func() {
 		turn = s.m.NextTurn()
 		if source != "" {
 			s.hookSessionDone = true
@@ -346,7 +343,7 @@ func (s *Conversation) sessionSource() string {
 // Cancel stops the turn in flight, if any: the model stream is cancelled
 // and tool processes are killed. Queued prompts start afterwards.
 func (s *Conversation) Cancel(ctx context.Context) error {
-	return s.call(ctx, func() {
+	return s.loop.call(ctx, func() {
 		if s.busy() {
 			s.step(fsm.Cancel{})
 		}
@@ -356,7 +353,7 @@ func (s *Conversation) Cancel(ctx context.Context) error {
 // Reset cancels the turn in flight, drops the queued prompts and starts a
 // new, empty conversation (fsm.Reset). Turn ids go on increasing.
 func (s *Conversation) Reset(ctx context.Context) error {
-	return s.call(ctx, func() {
+	return s.loop.call(ctx, func() {
 		if !s.busy() && len(s.m.Queued()) == 0 && !hasExchange(s.m.Messages()) {
 			return // a new conversation already: keep its journal
 		}
@@ -378,13 +375,13 @@ func hasExchange(msgs []fsm.Message) bool {
 // DropQueued forgets the prompts queued behind the turn in flight
 // (fsm.DropQueued); the turn goes on.
 func (s *Conversation) DropQueued(ctx context.Context) error {
-	return s.call(ctx, func() { s.step(fsm.DropQueued{}) })
+	return s.loop.call(ctx, func() { s.step(fsm.DropQueued{}) })
 }
 
 // Status returns a snapshot of the session.
 func (s *Conversation) Status(ctx context.Context) (Status, error) {
 	var st Status
-	err := s.call(ctx, func() {
+	err := s.loop.call(ctx, func() {
 		ms := s.m.State()
 		st = Status{
 			Folder: s.folder.dir, State: ms.Kind.String(), Turn: ms.Turn,
@@ -445,7 +442,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 // History returns the conversation, for a client that redraws it.
 func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 	var msgs []fsm.Message
-	err := s.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
+	err := s.loop.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
 	r := s.folder.host.redactor
 	for i, m := range msgs {
 		msgs[i].Content = r.String(m.Content)
@@ -469,63 +466,11 @@ func (s *Conversation) Close() {
 		s.folder.forget(s)
 	}
 	select {
-	case <-s.quit:
+	case <-s.loop.quit:
 	default:
-		close(s.quit)
+		close(s.loop.quit)
 	}
-	<-s.done
-}
-
-// call runs fn on the owner goroutine and waits for it.
-func (s *Conversation) call(ctx context.Context, fn func()) error {
-	finished := make(chan struct{})
-	wrapped := func() { defer close(finished); fn() }
-	select {
-	case s.inbox <- wrapped:
-	case <-s.done:
-		return ErrClosed
-	case <-s.quit:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-finished:
-		return nil
-	case <-s.done:
-		return ErrClosed
-	}
-}
-
-// post hands fn to the owner goroutine without waiting for it to run. It
-// gives up once the session is done.
-func (s *Conversation) post(fn func()) {
-	select {
-	case s.inbox <- fn:
-	case <-s.done:
-	}
-}
-
-// postEvent steps ev on the owner goroutine.
-func (s *Conversation) postEvent(ev fsm.Event) {
-	s.post(func() { s.step(ev) })
-}
-
-// postLive runs fn on the owner goroutine unless ctx, the context of the
-// work that produced it, was cancelled by then. The owner goroutine is the
-// one that cancels, so nothing from a cancelled turn gets through: not to
-// a later turn, nor to a new conversation whose ids start again.
-func (s *Conversation) postLive(ctx context.Context, fn func()) {
-	s.post(func() {
-		if ctx.Err() == nil {
-			fn()
-		}
-	})
-}
-
-// postEventLive steps ev on the owner goroutine unless ctx was cancelled.
-func (s *Conversation) postEventLive(ctx context.Context, ev fsm.Event) {
-	s.postLive(ctx, func() { s.step(ev) })
+	<-s.loop.done
 }
 
 func (s *Conversation) busy() bool {
@@ -563,10 +508,10 @@ func (s *Conversation) setID(id, path string) {
 // run is the owner goroutine. It starts once its folder has loaded its
 // configuration.
 func (s *Conversation) run() {
-	defer close(s.done)
+	defer close(s.loop.done)
 	select {
 	case <-s.folder.configured:
-	case <-s.quit:
+	case <-s.loop.quit:
 		if s.opening.lock != nil {
 			s.opening.lock.Release()
 		}
@@ -577,9 +522,9 @@ func (s *Conversation) run() {
 	s.out.state(s.m, &s.settings)
 	for !s.stopping {
 		select {
-		case fn := <-s.inbox:
+		case fn := <-s.loop.in:
 			fn()
-		case <-s.quit:
+		case <-s.loop.quit:
 			s.step(fsm.ShutdownRequested{})
 			s.stopping = true
 		}
@@ -594,10 +539,10 @@ func (s *Conversation) run() {
 func (s *Conversation) drain() {
 	s.cancelInFlight()
 	finished := make(chan struct{})
-	go func() { s.workers.Wait(); close(finished) }()
+	go func() { s.loop.workers.Wait(); close(finished) }()
 	for {
 		select {
-		case fn := <-s.inbox:
+		case fn := <-s.loop.in:
 			fn()
 		case <-finished:
 			return

@@ -96,7 +96,7 @@ func readConversation(path string, r *secret.Redactor) (ConversationInfo, error)
 // journaled.
 func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, error) {
 	var c ConversationInfo
-	callErr := s.call(ctx, func() {
+	callErr := s.loop.call(ctx, func() {
 		c = ConversationInfo{ID: s.conversationID, Folder: s.folder.dir, Title: s.jr.title, Turns: s.jr.turns, Live: true}
 		_, c.Usage = s.m.Usage()
 		if path := s.journalPathShared(); path != "" {
@@ -115,7 +115,7 @@ func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, erro
 // prompt's).
 func (s *Conversation) Rename(ctx context.Context, title string) error {
 	title = journal.Title(s.folder.host.redactor, title)
-	return s.call(ctx, func() { s.jr.rename(title, s.journalPathShared()) })
+	return s.loop.call(ctx, func() { s.jr.rename(title, s.journalPathShared()) })
 }
 
 // LoadConversation makes this conversation the folder's journaled
@@ -143,7 +143,7 @@ func (s *Conversation) LoadConversation(ctx context.Context, id string) error {
 		return err
 	}
 	handed := false
-	callErr := s.call(ctx, func() {
+	callErr := s.loop.call(ctx, func() {
 		handed = true
 		if _, err = s.step(fsm.Load{ID: id}); err != nil {
 			lock.Release()

@@ -425,7 +425,7 @@ func TestRapidConversationsJournalsReplayTheirLiveState(t *testing.T) {
 			var path string
 			var live []fsm.Message
 			var cfg fsm.Config
-			if err := c.call(ctx, func() {
+			if err := c.loop.call(ctx, func() {
 				path = c.journalPathShared()
 				live = append([]fsm.Message(nil), c.m.Messages()...)
 				cfg = c.machineConfig()

@@ -273,7 +273,7 @@ func (f *Folder) publish() {
 	convs := slices.Clone(f.convs)
 	f.mu.Unlock()
 	for _, c := range convs {
-		c.post(func() { c.useSettings(st) })
+		c.loop.post(func() { c.useSettings(st) })
 	}
 	f.flushNotices()
 	if on := f.host.opts.SettingsPublished; on != nil {

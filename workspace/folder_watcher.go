@@ -64,7 +64,7 @@ func (s *Conversation) filesChanged(paths []string) {
 	if len(stale) == 0 {
 		return
 	}
-	s.post(func() {
+	s.loop.post(func() {
 		// Checked again when stepped: a read of the file may have
 		// completed since, and the model has the new text.
 		stale = s.fresh.stillStale(stale, false)

@@ -86,7 +86,7 @@ func (s *Conversation) runHook(ctx context.Context, a fsm.RunPostToolsHook, job 
 		return reportCommands(s.folder.life, repo, job, job.Turn)
 	})
 	s.git.lock.Unlock()
-	s.post(func() {
+	s.loop.post(func() {
 		s.changes.Recorded(res, s.m.State().Turn)
 		s.leaveIndex(res.IndexLeft)
 		if len(res.Changes) > 0 {

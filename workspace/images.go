@@ -149,7 +149,7 @@ func (s *Conversation) AskWithImages(ctx context.Context, prompt string, images 
 	}
 	var ok bool
 	var why string
-	if err := s.call(ctx, func() { ok, why = s.takesImages(s.m) }); err != nil {
+	if err := s.loop.call(ctx, func() { ok, why = s.takesImages(s.m) }); err != nil {
 		return 0, err
 	}
 	if !ok {

@@ -162,7 +162,7 @@ func (s *Conversation) leaveIndex(entries []gitcommit.Entry) {
 	}
 	turn := s.m.State().Turn
 	tell := func(kind NotificationKind, text string) {
-		s.post(func() { s.out.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
+		s.loop.post(func() { s.out.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
 	}
 	s.folder.followIndex(indexLeft{entries: entries, tell: tell}, s.cfg.Model.APIKeyEnv)
 }

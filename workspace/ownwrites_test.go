@@ -90,7 +90,7 @@ func TestReadAfterTheWatcherLookedIsNotStale(t *testing.T) {
 	// read of the new text completes before the note would be stepped.
 	release := make(chan struct{})
 	busy := make(chan struct{})
-	s.post(func() { close(busy); <-release })
+	s.loop.post(func() { close(busy); <-release })
 	<-busy
 	s.filesChanged([]string{a})
 	s.reads.Record(a, []byte("new\n"))

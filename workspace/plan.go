@@ -125,7 +125,7 @@ func (s *Conversation) performPlan(a fsm.Action) bool {
 	case fsm.FreshConversation:
 		// After this step: a new conversation whose first prompt is the
 		// accepted plan.
-		s.post(func() {
+		s.loop.post(func() {
 			if _, err := s.step(fsm.Reset{}); err != nil {
 				return
 			}

@@ -61,9 +61,9 @@ func TestSplitKeyAcrossInterleavedEvents(t *testing.T) {
 			emit(fsm.LlmToolCallDelta{Request: req.ID, Index: 0, ID: "c1", Name: "bash", ArgumentsDelta: s})
 		}
 		text("the key is " + key[:7])
-		s.postEvent(fsm.FilesChanged{Paths: []string{folder + "/a.txt"}}) // in order: the same inbox
+		s.loop.postEvent(fsm.FilesChanged{Paths: []string{folder + "/a.txt"}}) // in order: the same inbox
 		text(key[7:12])
-		s.postEvent(fsm.UserInput{Text: "a queued prompt"})
+		s.loop.postEvent(fsm.UserInput{Text: "a queued prompt"})
 		args(`{"command":"echo ` + key[:10])
 		text(key[12:20])
 		args(key[10:] + `"}`)

@@ -57,13 +57,13 @@ func (r callRun) awaitReview(ctx context.Context, propose func() *changes.Propos
 func (r callRun) proposeLive(ctx context.Context, propose func() *changes.Proposal) *changes.Proposal {
 	s := r.s
 	taken := make(chan *changes.Proposal, 1)
-	s.postLive(ctx, func() { taken <- propose() })
+	s.loop.postLive(ctx, func() { taken <- propose() })
 	select {
 	case p := <-taken:
 		return p
 	case <-ctx.Done():
 		return nil
-	case <-s.done:
+	case <-s.loop.done:
 		return nil
 	}
 }
@@ -121,7 +121,7 @@ func (s *Conversation) resumeReviews(path string) bool {
 	s.turnTimes[st.Turn] = time.Now()
 	if len(rest.Calls) > 0 {
 		batch := s.newBatch(rest)
-		s.goWorker(func() {
+		s.loop.goWorker(func() {
 			s.review.AwaitSettled(ctx, waiting)
 			if ctx.Err() == nil {
 				batch.Run(ctx)
@@ -148,7 +148,7 @@ func lastPrompt(msgs []fsm.Message) string {
 // user and the calls the review completes.
 type reviewPort struct{ s *Conversation }
 
-func (p reviewPort) Go(f func())                  { p.s.goWorker(f) }
+func (p reviewPort) Go(f func())                  { p.s.loop.goWorker(f) }
 func (p reviewPort) TurnContext() context.Context { return p.s.turnContext() }
 func (p reviewPort) JournalPath() string          { return p.s.journalPathShared() }
 func (p reviewPort) Warn(msg string, err error)   { p.s.folder.log.Warn(msg, "err", err) }
@@ -159,7 +159,7 @@ func (p reviewPort) Wait(ctx context.Context, ready <-chan struct{}) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-p.s.done:
+	case <-p.s.loop.done:
 		return ErrClosed
 	}
 }

@@ -102,7 +102,7 @@ func (r callRun) spawn(ctx context.Context, c fsm.ToolCall) toolcall.Outcome {
 	}
 	ev := fsm.SpawnRequested{Turn: b.turn, CallID: c.ID, Agent: def.Name, Task: p.Task, ReadOnly: def.ReadOnly}
 	policy := b.policy
-	s.postLive(ctx, func() {
+	s.loop.postLive(ctx, func() {
 		s.children.spawning = &policy // the child StartChild starts keeps it
 		defer func() { s.children.spawning = nil }()
 		s.step(ev)

@@ -113,7 +113,7 @@ func TestSubagentNeverMoreThanParent(t *testing.T) {
 			}
 			// The policy a batch of the child runs under.
 			var child *Conversation
-			if err := s.call(ctx, func() {
+			if err := s.loop.call(ctx, func() {
 				for _, c := range s.children.running {
 					child = c
 				}
@@ -121,7 +121,7 @@ func TestSubagentNeverMoreThanParent(t *testing.T) {
 				t.Fatalf("no running child (%v)", err)
 			}
 			var p toolcall.Policy
-			if err := child.call(ctx, func() { p = child.newBatch(fsm.ExecuteTools{Turn: 1}).Policy }); err != nil {
+			if err := child.loop.call(ctx, func() { p = child.newBatch(fsm.ExecuteTools{Turn: 1}).Policy }); err != nil {
 				t.Fatal(err)
 			}
 			if why := tc.check(p); why != "" {

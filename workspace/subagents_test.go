@@ -118,7 +118,7 @@ func checkReplays(t *testing.T, s *Conversation) {
 	var path string
 	var live []fsm.Message
 	var cfg fsm.Config
-	if err := s.call(context.Background(), func() {
+	if err := s.loop.call(context.Background(), func() {
 		path, live, cfg = s.journalPathShared(), append([]fsm.Message(nil), s.m.Messages()...), s.machineConfig()
 		s.jr.sync()
 	}); err != nil {

@@ -140,7 +140,7 @@ func (r callRun) Rules(c fsm.ToolCall, bash bool) (rules []cmdrules.Rule, server
 // turn is gone by then.
 func (r callRun) Complete(ctx context.Context, turn uint64, c fsm.ToolCall, out toolcall.Outcome, post []fsm.HookReport) {
 	s := r.s
-	s.postLive(ctx, func() {
+	s.loop.postLive(ctx, func() {
 		if len(post) > 0 {
 			s.step(fsm.HooksDecided{Turn: turn, Event: fsm.HookPostToolUse, CallID: c.ID, Hooks: post})
 		}
@@ -219,7 +219,7 @@ func (r callRun) AfterCall(ctx context.Context, c fsm.ToolCall, out toolcall.Out
 func (r callRun) Running(ctx context.Context, turn uint64, callID string) bool {
 	s := r.s
 	taken := make(chan bool, 1)
-	s.post(func() {
+	s.loop.post(func() {
 		if ctx.Err() != nil {
 			taken <- false
 			return
@@ -236,7 +236,7 @@ func (r callRun) Running(ctx context.Context, turn uint64, callID string) bool {
 		return ok
 	case <-ctx.Done():
 		return false
-	case <-s.done:
+	case <-s.loop.done:
 		return false
 	}
 }
@@ -295,7 +295,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 			holdWrittenConfig(s.folder.host.opts.TrustFile, s.folder.dir, written, s.folder.log)
 			user, model := protectedWords(s.folder.dir, run.command, written)
 			if user != "" {
-				s.post(func() { s.out.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
+				s.loop.post(func() { s.out.notify(Notification{Kind: NoteInfo, Turn: b.turn, Text: user, Visible: true}) })
 			}
 			if !outcome.Settled {
 				outcome.Result += s.folder.commands().resultNote(ctx, run) + model
@@ -309,7 +309,9 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 	if readsOneFile[c.Name] {
 		env.Files = r.documentSource(ctx, c.ID, env.Files)
 	}
-	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
+	env.Progress = func(msg string) {
+		s.loop.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg})
+	}
 	env.Elicit = func(ctx context.Context, question string) (bool, error) {
 		// An MCP server's question mid-call, asked like an approval (no
 		// "Always"); no answer within the approval timeout cancels it.
@@ -413,7 +415,7 @@ func (r callRun) rememberRule(turn uint64, rule cmdrules.Rule) error {
 // notifyFromWorker sends n from a tool worker, through the owner
 // goroutine.
 func (r callRun) notifyFromWorker(n Notification) {
-	r.s.post(func() { r.s.out.notify(n) })
+	r.s.loop.post(func() { r.s.out.notify(n) })
 }
 
 // oneLine shortens a command for a one-line message.
@@ -431,7 +433,7 @@ func oneLine(cmd string) string {
 func (r callRun) stepTaken(ctx context.Context, ev fsm.Event) bool {
 	s := r.s
 	taken := make(chan bool, 1)
-	s.post(func() {
+	s.loop.post(func() {
 		if ctx.Err() != nil {
 			taken <- false
 			return
@@ -444,7 +446,7 @@ func (r callRun) stepTaken(ctx context.Context, ev fsm.Event) bool {
 		return ok
 	case <-ctx.Done():
 		return false
-	case <-s.done:
+	case <-s.loop.done:
 		return false
 	}
 }

@@ -48,8 +48,8 @@ func newChangeVerbs(s *Conversation) (*changes.Tree, *ChangeVerbs) {
 		tree:      tree,
 		lock:      &f.worktreeMu,
 		afterTurn: s.waitTurnEnd,
-		do:        s.call,
-		post:      s.post,
+		do:        s.loop.call,
+		post:      s.loop.post,
 		view:      treePort{s}.view,
 		journal:   func(rec journal.Record) { s.jr.record(rec) },
 		step:      s.step,
@@ -63,13 +63,13 @@ func newChangeVerbs(s *Conversation) (*changes.Tree, *ChangeVerbs) {
 // (review.go) and ApplyEdit.
 type treePort struct{ s *Conversation }
 
-func (p reviewPort) Do(ctx context.Context, f func()) error { return p.s.call(ctx, f) }
-func (p reviewPort) Post(f func())                          { p.s.post(f) }
+func (p reviewPort) Do(ctx context.Context, f func()) error { return p.s.loop.call(ctx, f) }
+func (p reviewPort) Post(f func())                          { p.s.loop.post(f) }
 
 // Read runs f on the conversation's goroutine with the conversation as
 // the Tree reads it.
 func (p treePort) Read(ctx context.Context, f func(changes.View)) error {
-	return p.s.call(ctx, func() { f(p.view()) })
+	return p.s.loop.call(ctx, func() { f(p.view()) })
 }
 
 // view is the conversation as the Tree reads it; on its goroutine.

@@ -17,7 +17,7 @@ var ErrUndoRefused = changes.ErrUndoRefused
 // queued prompt's turn could take it.
 func (s *Conversation) waitTurnEnd(ctx context.Context) (held bool, err error) {
 	var wait chan bool
-	if err := s.call(ctx, func() {
+	if err := s.loop.call(ctx, func() {
 		if s.busy() {
 			wait = make(chan bool, 1)
 			s.git.idle = append(s.git.idle, wait)
@@ -39,11 +39,11 @@ func (s *Conversation) waitTurnEnd(ctx context.Context) (held bool, err error) {
 				if held {
 					s.git.lock.Unlock()
 				}
-			case <-s.done:
+			case <-s.loop.done:
 			}
 		}()
 		return false, ctx.Err()
-	case <-s.done:
+	case <-s.loop.done:
 		return false, ErrClosed
 	}
 }

@@ -32,7 +32,7 @@ func waitWindow(t *testing.T, s *Conversation) {
 	}
 	// The folder published it before closing answered; the conversation
 	// applies it in order, before this call.
-	if err := s.call(context.Background(), func() {}); err != nil {
+	if err := s.loop.call(context.Background(), func() {}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,7 +118,7 @@ func TestContextWindowQuestionDoesNotBlockThePrompt(t *testing.T) {
 		t.Fatalf("status says window %d from %q", st.ContextWindow, st.ContextSource)
 	}
 	var got int
-	s.call(context.Background(), func() { got = s.machineConfig().ContextWindow })
+	s.loop.call(context.Background(), func() { got = s.machineConfig().ContextWindow })
 	if got != 4096 {
 		t.Fatalf("the machine's window is %d", got)
 	}
