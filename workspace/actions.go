@@ -149,7 +149,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 				// runs it with is known now, and is published before
 				// the completion is stepped, so that the request that
 				// follows (and loom.status) budgets with it.
-				s.folder.learnRunningWindowNow(ctx, prober)
+				s.folder.window.learnRunningNow(ctx, prober)
 			}
 		}
 		s.loop.postEventLive(ctx, ev)
@@ -157,7 +157,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	s.loop.goWorker(func() {
 		provider.Stream(ctx, req, emit)
 		if completed {
-			s.folder.refreshWindow()
+			s.folder.window.refresh()
 		}
 	})
 }

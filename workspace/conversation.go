@@ -565,9 +565,9 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 	s.jr.event(ev)
 	s.children.stepped(ev, s.m)
 	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
-		s.folder.forgetWindow() // the server's window is not what it said
+		s.folder.window.forget() // the server's window is not what it said
 	} else if now, _ := s.m.CutWindow(); now > 0 && now != cut {
-		s.folder.forgetWindow()
+		s.folder.window.forget()
 	}
 	for _, a := range acts {
 		s.perform(a)

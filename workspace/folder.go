@@ -83,8 +83,9 @@ type Folder struct {
 	// instrPaths are where the project's AGENTS.md files are looked for
 	// (found once, at start).
 	instrPaths []string
-	// window is what the model's server said of its context window.
-	window serverWindow
+	// window asks the model's server for its context window
+	// (windowprobe.go).
+	window windowProbe
 	// next is the settings being built, published by publish.
 	next settings
 	// cmds tells which files the commands the agent runs change, from the
@@ -189,6 +190,8 @@ func newFolder(h *Host, folder string) *Folder {
 		next:       settings{registry: tools.DefaultRegistry()},
 	}
 	f.repo.dir = folder
+	f.window = windowProbe{next: &f.next, host: h, log: log, life: life, post: f.post, call: f.call, goWorker: f.goWorker,
+		publish: f.publish, notify: f.notify}
 	f.hookLoad = &hookLoader{dir: folder, home: func() string { return h.opts.Getenv("HOME") }, trustFile: h.opts.TrustFile,
 		trustHow: h.opts.TrustHow, log: log, notify: f.notify}
 	return f

@@ -97,7 +97,7 @@ func (f *Folder) loadConfig(reload bool) {
 			f.log.Info("no usable model", "err", st.modelErr)
 		}
 	}
-	f.probeWindow()
+	f.window.probe()
 	f.sandbox = f.sandboxFor(cfg)
 	st.langServers = f.lang.poolFor(cfg, f.sandbox, f.dir, f.log)
 	f.applyMCP(cfg)
