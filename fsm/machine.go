@@ -82,13 +82,9 @@ type Machine struct {
 	sentMsgs       int
 	// sentEstimate is the token estimate of the request in flight.
 	sentEstimate int64
-	// cutWindow, when positive, is the window the server showed it
-	// really has by cutting a prompt (see truncation.go); it bounds
-	// Config.ContextWindow. cutWhy says how it was learned. Both are
-	// forgotten on Reset, on a model switch and when the configured
-	// window changes.
-	cutWindow int64
-	cutWhy    string
+	// cut is what the server showed of its real window by cutting a
+	// prompt (see truncation.go).
+	cut serverCut
 	// compaction is the compaction in flight, compactMsgs its request.
 	compaction  *compaction
 	compactMsgs []Message
@@ -451,7 +447,7 @@ func (m *Machine) applyCallEvent(ev toCall) []Action {
 // middle of a turn.
 func (m *Machine) Reconfigure(cfg Config) {
 	if cfg.ContextWindow != m.cfg.ContextWindow {
-		m.forgetCutWindow()
+		m.cut.forget()
 	}
 	m.cfg = cfg.withDefaults()
 }

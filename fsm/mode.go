@@ -91,15 +91,15 @@ func (m *Machine) onSetMode(e SetMode) []Action {
 	return []Action{ModeChanged(e)}
 }
 
-// modeNote is what the model is told when the mode becomes mode.
-func (m *Machine) modeNote(mode Mode) string {
+// modeNote is what the model under c is told when the mode becomes mode.
+func (c Config) modeNote(mode Mode) string {
 	may := "You may read, list and search files; editing or writing files and running commands are refused. "
-	if m.readOnlyCommands() {
+	if c.readOnlyCommands() {
 		may = "You may read, list and search files, and run commands that only read (they run in a sandbox where the " +
 			"workspace is read-only: anything that writes there fails); editing or writing files is refused. "
 	}
 	switch {
-	case m.cfg.ReadOnly && mode.ReadOnly():
+	case c.ReadOnly && mode.ReadOnly():
 		return "[loom] You are a read-only agent: you may read, list and search files; editing or writing files and running commands are refused."
 	case mode == ModePlan:
 		return "[loom] The user switched to plan mode (read-only): investigate and plan, change nothing. " + may +
@@ -122,14 +122,14 @@ func (m *Machine) flushMode() {
 	if told == m.Mode() {
 		return
 	}
-	m.history = append(m.history, Message{Role: RoleUser, Content: m.modeNote(m.Mode()), Note: true})
+	m.history = append(m.history, Message{Role: RoleUser, Content: m.cfg.modeNote(m.Mode()), Note: true})
 	m.told = m.Mode()
 }
 
 // readOnlyCommands reports whether some tool runs read-only in a
 // read-only mode (ToolSpec.RunsReadOnly).
-func (m *Machine) readOnlyCommands() bool {
-	for _, t := range m.cfg.Tools {
+func (c Config) readOnlyCommands() bool {
+	for _, t := range c.Tools {
 		if t.Mutating && t.RunsReadOnly {
 			return true
 		}
@@ -170,7 +170,7 @@ func (m *Machine) carriedState() string {
 	var b strings.Builder
 	if m.Mode() != ModeAgent {
 		b.WriteString("\n\n")
-		b.WriteString(m.modeNote(m.Mode()))
+		b.WriteString(m.cfg.modeNote(m.Mode()))
 	}
 	if len(m.plan) > 0 {
 		b.WriteString("\n\n[loom] Your todo list (" + UpdatePlanTool + "), as it stands:\n")

@@ -37,7 +37,7 @@ func (m *Machine) onSelectModel(e SelectModel) []Action {
 		return nil
 	}
 	m.model = e.Model
-	m.forgetCutWindow() // another model, maybe another window
+	m.cut.forget() // another model, maybe another window
 	return []Action{ModelSelected(e)}
 }
 

@@ -148,7 +148,7 @@ func (m *Machine) onReset() []Action {
 	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0
 	m.compaction, m.compactMsgs, m.ctxRetried = nil, nil, false
 	m.turnUsage, m.totalUsage = Usage{}, Usage{}
-	m.forgetCutWindow()
+	m.cut.forget()
 	acts = append(acts, ConversationReset{IDs: m.IDs()})
 	if len(m.plan) > 0 {
 		acts = append(acts, PlanUpdated{Turn: m.turn})

@@ -130,7 +130,7 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 		m.streaming = m.streaming[:0]
 		return m.finishCompaction(summary)
 	}
-	if m.promptWasCut(e.Usage) {
+	if m.compaction == nil && promptCut(e.Usage, m.sentEstimate) {
 		return m.onPromptCut(e)
 	}
 	if e.Usage.PromptTokens > 0 {
@@ -142,7 +142,7 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
 	if text == "" && len(calls) == 0 && e.Reasoning == "" {
-		if overflow, ok := m.overflowedEmpty(e); ok {
+		if overflow, ok := overflowedEmpty(e, m.sentEstimate, m.window()); ok {
 			return m.onContextLengthError(overflow)
 		}
 	}

@@ -23,26 +23,47 @@ import "fmt"
 // tokens, to be taken as a cut: estimates are rough (bytes/4).
 const cutMinTokens = 1024
 
-// window is the context window the machine budgets with: the configured
+// serverCut is what a cut prompt showed of the window the server really
+// has: window, when positive, bounds Config.ContextWindow; why says how it
+// was learned. Both are forgotten on Reset, on a model switch and when the
+// configured window changes.
+type serverCut struct {
+	window int64
+	why    string
+}
+
+// budget is the context window the machine budgets with: the configured
 // one, bounded by what a cut prompt showed.
-func (m *Machine) window() int64 {
-	w := int64(m.cfg.ContextWindow)
-	if m.cutWindow > 0 && (w <= 0 || m.cutWindow < w) {
-		return m.cutWindow
+func (c serverCut) budget(configured int) int64 {
+	w := int64(configured)
+	if c.window > 0 && (w <= 0 || c.window < w) {
+		return c.window
 	}
 	return w
 }
 
-// promptWasCut reports whether the server read far less than it was sent:
-// under three quarters of the estimate, and by more than cutMinTokens.
-// (The estimate, bytes/4, is within some 20% of real tokenizers' counts,
-// and leaves out the tool schemas, which the server counts.)
-func (m *Machine) promptWasCut(u Usage) bool {
+// forget drops what a cut prompt showed.
+func (c *serverCut) forget() {
+	c.window, c.why = 0, ""
+}
+
+// window is the context window the machine budgets with.
+func (m *Machine) window() int64 {
+	return m.cut.budget(m.cfg.ContextWindow)
+}
+
+// promptCut reports whether the server read far less than it was sent
+// (sent: the estimate): under three quarters of the estimate, and by more
+// than cutMinTokens. (The estimate, bytes/4, is within some 20% of real
+// tokenizers' counts, and leaves out the tool schemas, which the server
+// counts.) A compaction's prompt is never taken as cut (the caller's
+// part).
+func promptCut(u Usage, sent int64) bool {
 	p := u.PromptTokens
 	if p > 0 && u.CachedTokens != nil {
 		p += *u.CachedTokens
 	}
-	return p > 0 && m.compaction == nil && p*4 < m.sentEstimate*3 && m.sentEstimate-p > cutMinTokens
+	return p > 0 && p*4 < sent*3 && sent-p > cutMinTokens
 }
 
 // onPromptCut handles a response made from a cut prompt: the window is
@@ -51,8 +72,8 @@ func (m *Machine) promptWasCut(u Usage) bool {
 // cut in the same turn ends it with the context-length error.
 func (m *Machine) onPromptCut(e LlmCompleted) []Action {
 	read, sent := e.Usage.PromptTokens, m.sentEstimate
-	m.cutWindow = read + e.Usage.CompletionTokens
-	m.cutWhy = fmt.Sprintf("lowered at turn %d: the server read only %d of about %d tokens sent", m.turn, read, sent)
+	m.cut.window = read + e.Usage.CompletionTokens
+	m.cut.why = fmt.Sprintf("lowered at turn %d: the server read only %d of about %d tokens sent", m.turn, read, sent)
 	m.lastPrompt, m.lastPromptMsgs = 0, 0
 	shown, request := m.partial.Len(), m.request
 	m.partial.Reset()
@@ -73,11 +94,7 @@ func (m *Machine) onPromptCut(e LlmCompleted) []Action {
 // switch, a new configured window). The machine budgets with it when it
 // is below Config.ContextWindow.
 func (m *Machine) CutWindow() (int64, string) {
-	return m.cutWindow, m.cutWhy
-}
-
-func (m *Machine) forgetCutWindow() {
-	m.cutWindow, m.cutWhy = 0, ""
+	return m.cut.window, m.cut.why
 }
 
 // promptRead is the prompt tokens the server read, from its usage: its
@@ -91,20 +108,20 @@ func promptRead(u Usage) int64 {
 	return u.PromptTokens
 }
 
-// overflowedEmpty reports whether a response with no text and no tool
-// call is a context overflow. A server may answer a prompt that does not
+// overflowedEmpty reports whether a response e with no text and no tool
+// call is a context overflow (sent: the estimate of the prompt sent;
+// window: the window budgeted with). A server may answer a prompt that does not
 // fit its loaded context with nothing instead of an error: LM Studio's
 // GGUF engine answers HTTP 200 with zero content (lmstudio-bug-tracker
 // #2339). When the prompt the server read (or, unreported, the estimate
 // of what was sent) reaches the window, the machine compacts and resends
 // as after a context-length error, rather than end the turn "done" with
 // nothing said.
-func (m *Machine) overflowedEmpty(e LlmCompleted) (LlmError, bool) {
+func overflowedEmpty(e LlmCompleted, sent, w int64) (LlmError, bool) {
 	read := promptRead(e.Usage)
 	if read == 0 {
-		read = m.sentEstimate
+		read = sent
 	}
-	w := m.window()
 	if w <= 0 || read < w {
 		return LlmError{}, false
 	}
