@@ -76,7 +76,7 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.DisplayToolCall:
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: s.cards.card(a, s.m)})
 		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
-			s.childProgress(a.Name + " " + string(a.Status))
+			s.childProgress("running", a.Name+" "+string(a.Status))
 		}
 	case fsm.ScheduleRetry:
 		req, ctx := a.Request, s.turnContext()

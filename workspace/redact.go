@@ -156,7 +156,7 @@ func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Dur
 		// A child asks through its root's client, named as the child's;
 		// its parent's agent call shows that it waits.
 		a.Subagent, a.Conversation = s.link.naming(), s.link.root().ID()
-		s.childProgress("waits for your approval: " + a.Tool + " " + a.Detail)
+		s.childProgress("waiting", "waits for your approval: "+a.Tool+" "+a.Detail)
 	}
 	s.hooks.notify(a.Turn, "use "+a.Tool)
 	if timeout <= 0 {

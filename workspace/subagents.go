@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -134,6 +135,9 @@ type childLink struct {
 	// asked is the child's prompt turn; ended is set once reported.
 	asked uint64
 	ended bool
+	// tokens is the child's running sum of tokens (set on the child's
+	// goroutine, read by its updates on any goroutine).
+	tokens atomic.Int64
 }
 
 // root is the conversation at the top of the child's parents.
@@ -168,11 +172,16 @@ type SubagentInfo struct {
 	Depth        int    `json:"depth"`
 	// ReadOnly says the child may not change files or run commands.
 	ReadOnly bool `json:"readOnly,omitempty"`
-	// State is the child's state on NoteSubagent: running, completed,
-	// failed, cancelled.
+	// State is the child's state on NoteSubagent: running, waiting (for
+	// the user's approval), completed, failed, cancelled.
 	State string `json:"state,omitempty"`
 	// Usage is the child's token usage so far (NoteSubagent).
 	Usage *fsm.Usage `json:"usage,omitempty"`
+	// Activity is what the child does now ("read_file succeeded",
+	// "waits for your approval: bash …"), set on the NoteSubagent updates
+	// sent while it runs; absent on the notes of its start and end, so a
+	// front end that shows only those drops the updates.
+	Activity string `json:"activity,omitempty"`
 }
 
 // Words says who asks, for an approval: "subagent researcher (task: …)".
@@ -367,17 +376,56 @@ func (s *Conversation) childStepped(ev fsm.Event) {
 	}
 	if _, ok := ev.(fsm.LlmCompleted); ok {
 		_, total := s.m.Usage()
+		l.tokens.Store(total.TotalTokens)
 		l.parent.postEventLive(l.ctx, fsm.ChildUsage{Turn: l.turn, CallID: l.callID, Tokens: total.TotalTokens})
 	}
 }
 
-// childProgress shows what the child does on the parent's agent call.
-func (s *Conversation) childProgress(msg string) {
+// childProgress shows what the child does (msg; state running, or
+// waiting for the user's approval) on the parent's agent call, and as an
+// update of the child (NoteSubagent with Activity) while the parent still
+// counts it running. It may run on any goroutine.
+func (s *Conversation) childProgress(state, msg string) {
 	l := s.link
 	if l == nil || l.ended {
 		return
 	}
-	l.parent.postEventLive(l.ctx, fsm.ToolProgress{Turn: l.turn, CallID: l.callID, Message: l.agent.Name + " " + l.id + ": " + msg})
+	info := l.naming()
+	info.State, info.Activity = state, msg
+	if t := l.tokens.Load(); t > 0 {
+		info.Usage = &fsm.Usage{TotalTokens: t}
+	}
+	parent := l.parent
+	parent.postLive(l.ctx, func() {
+		parent.step(fsm.ToolProgress{Turn: l.turn, CallID: l.callID, Message: l.agent.Name + " " + l.id + ": " + msg})
+		if parent.children[l.callID] == s {
+			parent.notify(Notification{Kind: NoteSubagent, Turn: l.turn, Subagent: info})
+		}
+	})
+}
+
+// ErrNoSubagent is StopSubagent's error when no child of that id runs.
+var ErrNoSubagent = errors.New("no such subagent runs")
+
+// StopSubagent stops the running child child (its id among this
+// conversation's children, SubagentInfo.Child) and only it: the parent's
+// turn goes on, and its model reads that the user stopped the child,
+// with what the child had (fsm.ChildStopAsked).
+func (s *Conversation) StopSubagent(ctx context.Context, child string) error {
+	var stepErr error
+	err := s.call(ctx, func() {
+		for _, c := range s.children {
+			if l := c.link; l.id == child {
+				_, stepErr = s.step(fsm.ChildStopAsked{Turn: l.turn, CallID: l.callID})
+				return
+			}
+		}
+		stepErr = fmt.Errorf("%w: %q", ErrNoSubagent, child)
+	})
+	if err != nil {
+		return err
+	}
+	return stepErr
 }
 
 // narrowForChild makes the folder's settings a child's: the parent's
