@@ -63,7 +63,7 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.DisplayToolCall:
 		s.out.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: s.cards.card(a, s.m)})
 		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
-			s.children.progress(a.Name + " " + string(a.Status))
+			s.children.progress("running", a.Name+" "+string(a.Status))
 		}
 	case fsm.ScheduleRetry:
 		req, ctx := a.Request, s.turnContext()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
@@ -83,6 +84,9 @@ type childLink struct {
 	// asked is the child's prompt turn; ended is set once reported.
 	asked uint64
 	ended bool
+	// tokens is the child's running sum of tokens (set on the child's
+	// goroutine, read by its updates on any goroutine).
+	tokens atomic.Int64
 }
 
 // rootID is the id of the conversation at the top of the child's
@@ -270,18 +274,32 @@ func (k *children) stepped(ev fsm.Event, m *fsm.Machine) {
 	}
 	if _, ok := ev.(fsm.LlmCompleted); ok {
 		_, total := m.Usage()
+		l.tokens.Store(total.TotalTokens)
 		l.parent.postLive(l.ctx, fsm.ChildUsage{Turn: l.turn, CallID: l.callID, Tokens: total.TotalTokens})
 	}
 }
 
-// progress shows what the child does on the parent's agent call; any
-// goroutine.
-func (k *children) progress(msg string) {
+// progress shows what the child does (msg; state running, or waiting
+// for the user's approval) on the parent's agent call, and as an update
+// of the child (NoteSubagent with Activity) while the parent still
+// counts it running; any goroutine.
+func (k *children) progress(state, msg string) {
 	l := k.up
 	if l == nil || l.ended {
 		return
 	}
-	l.parent.postLive(l.ctx, fsm.ToolProgress{Turn: l.turn, CallID: l.callID, Message: l.agent.Name + " " + l.id + ": " + msg})
+	info := l.naming()
+	info.State, info.Activity = state, msg
+	if t := l.tokens.Load(); t > 0 {
+		info.Usage = &fsm.Usage{TotalTokens: t}
+	}
+	parent := l.parent
+	parent.postLive(l.ctx, fsm.ToolProgress{Turn: l.turn, CallID: l.callID, Message: l.agent.Name + " " + l.id + ": " + msg})
+	parent.post(func() {
+		if c := parent.running[l.callID]; c != nil && c.children.up == l && l.ctx.Err() == nil {
+			parent.notify(Notification{Kind: NoteSubagent, Turn: l.turn, Subagent: info})
+		}
+	})
 }
 
 // narrow makes the folder's settings a child's: the parent's tools that

@@ -103,7 +103,7 @@ func (o *out) approve(ctx context.Context, a Approval, timeout time.Duration) (b
 		// A child asks through its root's client, named as the child's;
 		// its parent's agent call shows that it waits.
 		a.Subagent, a.Conversation = l.naming(), l.rootID()
-		o.children.progress("waits for your approval: " + a.Tool + " " + a.Detail)
+		o.children.progress("waiting", "waits for your approval: "+a.Tool+" "+a.Detail)
 	}
 	o.hooks.notify(a.Turn, "use "+a.Tool)
 	if timeout <= 0 {

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -128,11 +129,40 @@ type SubagentInfo struct {
 	Depth        int    `json:"depth"`
 	// ReadOnly says the child may not change files or run commands.
 	ReadOnly bool `json:"readOnly,omitempty"`
-	// State is the child's state on NoteSubagent: running, completed,
-	// failed, cancelled.
+	// State is the child's state on NoteSubagent: running, waiting (for
+	// the user's approval), completed, failed, cancelled.
 	State string `json:"state,omitempty"`
 	// Usage is the child's token usage so far (NoteSubagent).
 	Usage *fsm.Usage `json:"usage,omitempty"`
+	// Activity is what the child does now ("read_file succeeded",
+	// "waits for your approval: bash …"), set on the NoteSubagent updates
+	// sent while it runs; absent on the notes of its start and end, so a
+	// front end that shows only those drops the updates.
+	Activity string `json:"activity,omitempty"`
+}
+
+// ErrNoSubagent is StopSubagent's error when no child of that id runs.
+var ErrNoSubagent = errors.New("no such subagent runs")
+
+// StopSubagent stops the running child child (its id among this
+// conversation's children, SubagentInfo.Child) and only it: the parent's
+// turn goes on, and its model reads that the user stopped the child,
+// with what the child had (fsm.ChildStopAsked).
+func (s *Conversation) StopSubagent(ctx context.Context, child string) error {
+	var stepErr error
+	err := s.loop.call(ctx, func() {
+		for _, c := range s.children.running {
+			if l := c.children.up; l.id == child {
+				_, stepErr = s.step(fsm.ChildStopAsked{Turn: l.turn, CallID: l.callID})
+				return
+			}
+		}
+		stepErr = fmt.Errorf("%w: %q", ErrNoSubagent, child)
+	})
+	if err != nil {
+		return err
+	}
+	return stepErr
 }
 
 // Words says who asks, for an approval: "subagent researcher (task: …)".
