@@ -346,8 +346,15 @@ func TestV2Session(t *testing.T) {
 	if got, want := states(us), []string{"running", "requires_action", "running", "idle:end_turn"}; !slices.Equal(got, want) {
 		t.Errorf("states %v, want %v\nwire:\n%s", got, want, c.describe())
 	}
-	if len(us) == 0 || str(us[0], "sessionUpdate") != "user_message" || str(us[0], "messageId") != accepted.MessageID {
-		t.Errorf("the first update is not the prompt's user_message %q: %v", accepted.MessageID, us[:min(1, len(us))])
+	// The echo comes before the turn's first update (what the session
+	// queued before the prompt, a usage_update, may come earlier).
+	echo := slices.IndexFunc(us, func(u map[string]json.RawMessage) bool { return str(u, "sessionUpdate") == "user_message" })
+	turn := slices.IndexFunc(us, func(u map[string]json.RawMessage) bool {
+		k := str(u, "sessionUpdate")
+		return k == "state_update" || k == "agent_message_chunk" || k == "tool_call_update"
+	})
+	if echo < 0 || echo > turn || str(us[echo], "messageId") != accepted.MessageID {
+		t.Errorf("the prompt's user_message %q is not before the turn's updates (at %d, the turn at %d)", accepted.MessageID, echo, turn)
 	}
 	diffs := 0
 	for _, u := range us {
