@@ -97,6 +97,15 @@ type ChildTimedOut struct {
 	CallID string
 }
 
+// ChildStopAsked tells the machine that the user asked to stop child
+// CallID (one child, not the parent's turn): the machine stops it as it
+// stops a child past a cap, and the model reads that the user stopped
+// it with what it had.
+type ChildStopAsked struct {
+	Turn   uint64
+	CallID string
+}
+
 // ChildFinished ends child CallID: Result is its final answer (or why it
 // failed, Failed set), Usage what it used. It completes the call.
 type ChildFinished struct {
@@ -138,6 +147,7 @@ type StopChild struct {
 func (SpawnRequested) isEvent() {}
 func (ChildUsage) isEvent()     {}
 func (ChildTimedOut) isEvent()  {}
+func (ChildStopAsked) isEvent() {}
 func (ChildFinished) isEvent()  {}
 func (StartChild) isAction()    {}
 func (StopChild) isAction()     {}
@@ -257,6 +267,17 @@ func (b *brood) timedOut(caps SpawnCaps, callID string) (stop string) {
 	return c.stopped
 }
 
+// stopAsked says why to stop child callID, which the user asked to
+// stop; "" when it was stopped already.
+func (b *brood) stopAsked(callID string) (stop string) {
+	c := b.running[callID]
+	if c.stopped != "" {
+		return ""
+	}
+	c.stopped = "the user stopped it"
+	return c.stopped
+}
+
 // finish forgets child e.CallID and returns the call's result: the
 // child's answer bounded, said as a tool error when it failed or was
 // stopped.
@@ -347,6 +368,8 @@ func (m *Machine) applyChild(ev Event) []Action {
 		return stop(e.CallID, m.children.count(caps, e.CallID, e.Tokens))
 	case ChildTimedOut:
 		return stop(e.CallID, m.children.timedOut(caps, e.CallID))
+	case ChildStopAsked:
+		return stop(e.CallID, m.children.stopAsked(e.CallID))
 	case ChildFinished:
 		result, isError := m.children.finish(caps, e)
 		m.turnUsage = m.turnUsage.add(e.Usage)
@@ -386,6 +409,11 @@ func (e ChildUsage) Describe() string {
 // Describe implements [Event].
 func (e ChildTimedOut) Describe() string {
 	return fmt.Sprintf("ChildTimedOut turn=%d call=%s", e.Turn, e.CallID)
+}
+
+// Describe implements [Event].
+func (e ChildStopAsked) Describe() string {
+	return fmt.Sprintf("ChildStopAsked turn=%d call=%s", e.Turn, e.CallID)
 }
 
 // Describe implements [Event].

@@ -182,13 +182,17 @@ type CommandChange struct {
 	// Binary or too large to show.
 	Diff   string `json:"diff,omitempty"`
 	Binary bool   `json:"binary,omitempty"`
+	// Held tells a protected name the command created (a .git, a
+	// .loom.toml), moved out of the folder until kept: loom.commit puts it
+	// back (no commit), loom.discard deletes it.
+	Held bool `json:"held,omitempty"`
 }
 
 // commandChanges converts the workspace's list for the wire.
 func commandChanges(cs []workspace.CommandChange) []CommandChange {
 	out := make([]CommandChange, len(cs))
 	for i, c := range cs {
-		out[i] = CommandChange{Path: c.Path, Rel: c.Rel, Command: c.Command, Turn: c.Turn, Created: c.Created, Deleted: c.Deleted, Size: c.Size, Diff: c.Diff, Binary: c.Binary}
+		out[i] = CommandChange{Path: c.Path, Rel: c.Rel, Command: c.Command, Turn: c.Turn, Created: c.Created, Deleted: c.Deleted, Size: c.Size, Diff: c.Diff, Binary: c.Binary, Held: c.Held}
 	}
 	return out
 }
@@ -410,10 +414,6 @@ func (f *folderOut) TurnEnded(n workspace.TurnEnded) {
 // DiagnosticsReported sends nothing: the call that reports them carries
 // them to the model, and the editor shows its own diagnostics.
 func (f *folderOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
-
-// SubagentChanged sends nothing: the LSP clients do not show children
-// yet.
-func (f *folderOut) SubagentChanged(workspace.SubagentChanged) {}
 
 // compactedWords says what a compaction did, for people.
 func compactedWords(c *workspace.CompactionNote) string {
