@@ -563,6 +563,8 @@ export interface CommandChange {
   /** Diff is the unified diff from the file just before the command; "" when Binary or too large to show. */
   diff?: string;
   binary?: boolean;
+  /** Held tells a protected name the command created (a .git, a .loom.toml), moved out of the folder until kept: loom.commit puts it back (no commit), loom.discard deletes it. */
+  held?: boolean;
 }
 
 /** TrustResult is loom.trust's reply. */

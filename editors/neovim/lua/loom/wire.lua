@@ -263,6 +263,7 @@
 ---@field size integer
 ---@field diff? string Diff is the unified diff from the file just before the command; "" when Binary or too large to show.
 ---@field binary? boolean
+---@field held? boolean Held tells a protected name the command created (a .git, a .loom.toml), moved out of the folder until kept: loom.commit puts it back (no commit), loom.discard deletes it.
 
 --- TrustResult is loom.trust's reply.
 ---@class loom.wire.TrustResult
