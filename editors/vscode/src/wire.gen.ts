@@ -441,6 +441,8 @@ export interface ChildStatus {
   usage?: Usage;
   /** Activity is what the child does now ("read_file succeeded", "waits for your approval: bash …"), set on the NoteSubagent updates sent while it runs; absent on the notes of its start and end, so a front end that shows only those drops the updates. */
   activity?: string;
+  /** Model is the model its definition chose among the user's [subagents] models; absent: the conversation's. */
+  model?: string;
   /** Conversation is the child's conversation id. */
   conversation: string;
 }
@@ -1031,6 +1033,8 @@ export interface SubagentParams {
   task: string;
   depth: number;
   readOnly?: boolean;
+  /** Model is the model its definition chose among the user's [subagents] models; absent: the conversation's. */
+  model?: string;
   /** State is running, waiting (for the user's approval), done, failed or stopped. */
   state: string;
   /** Activity is what it did last ("read_file succeeded", "waits for your approval: bash …"); absent when it starts. */
@@ -1061,6 +1065,8 @@ export interface DiagnosticsParams {
 /** DiagnosticsResult is loom/diagnostics' result: the file's diagnostics in LSP's Diagnostic shape (range, severity, code, source, message), or null when the client's language servers do not look at the file (it is not open there): loom then asks a language server of its own. */
 export interface DiagnosticsResult {
   diagnostics: lspDiagnostic[] | null;
+  /** Late is set when the client's wait (WaitMs, after an edit) ended before its language servers published the file anew: Diagnostics are what it showed before, not an answer about the edit, so loom says the file's diagnostics were not available. */
+  late?: boolean;
 }
 
 export interface lspDiagnostic {
