@@ -47,26 +47,26 @@ const client = new AcpClient({
 const list = () => readFileSync(join(proj, "list.txt"), "utf8");
 const fails = [];
 const check = (ok, what) => {
-	lines.push(`## ${ok ? "ok" : "FAIL"}: ${what}`);
+	lines.push(`-- ${ok ? "ok" : "FAIL"}: ${what}`);
 	if (!ok) fails.push(what);
 };
 try {
 	await client.start();
 	const { sessionId } = await client.createSession(proj);
-	lines.push("## acpx prompt: capitalise");
+	lines.push("-- acpx prompt: capitalise");
 	const first = await client.prompt(sessionId, "capitalise the list");
 	check(list().startsWith("ONE\n"), "the agent's edit is on disk");
-	lines.push("## the user edits list.txt's last line on disk");
+	lines.push("-- the user edits list.txt's last line on disk");
 	writeFileSync(join(proj, "list.txt"), list().replace("ten\n", "ten (mine)\n"));
 	const messageId = first.userMessageId;
 	check(typeof messageId === "string", `the prompt's message id: ${messageId}`);
-	lines.push("## raw: session/rewind to the prompt's message id");
+	lines.push("-- raw: session/rewind to the prompt's message id");
 	const rewind = await client.getConnection().agent.request("session/rewind", { sessionId, toMessageId: messageId }).then(
 		(r) => ({ r }),
 		(e) => ({ e }),
 	);
 	check(rewind.e?.code === -32602, "rewind to a prompt is refused (loom rewinds whole turns: edit_prompt)");
-	lines.push("## raw: session/edit_prompt on that message");
+	lines.push("-- raw: session/edit_prompt on that message");
 	const edited = await client.getConnection().agent.request("session/edit_prompt", {
 		sessionId,
 		messageId,
