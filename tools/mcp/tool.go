@@ -120,7 +120,7 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 	progress := make(chan string, 16)
 	token, unwatch := t.srv.watchProgress(progress)
 	defer unwatch()
-	defer t.srv.watchElicit(env.Elicit)()
+	defer t.srv.watchElicit(env, progress)()
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: arguments}
 	params.SetProgressToken(token)
 
