@@ -139,6 +139,9 @@ type Hooks struct {
 	// Diagnostics answers loom/diagnostics (declared when set, with
 	// Loom): the file's diagnostics, in LSP's shape.
 	Diagnostics func(uri string, after bool) []map[string]any
+	// Elicit answers loom/elicit (declared when set, with Loom) from its
+	// raw params: an MCP server's form or URL.
+	Elicit func(params json.RawMessage) any
 }
 
 type buffer struct {
@@ -269,6 +272,11 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			ds = []map[string]any{}
 		}
 		return map[string]any{"diagnostics": ds}, nil
+	case "loom/elicit":
+		if e.Hooks.Elicit == nil {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
+		return e.Hooks.Elicit(json.RawMessage(req.Params())), nil
 	case "loom/saveDocuments":
 		if !e.cfg.Loom {
 			return nil, jsonrpc2.ErrMethodNotFound
@@ -345,6 +353,9 @@ func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		}
 		if e.Hooks.Diagnostics != nil {
 			loom["diagnostics"] = true
+		}
+		if e.Hooks.Elicit != nil {
+			loom["elicit"] = true
 		}
 		caps.Experimental, _ = json.Marshal(map[string]any{"loom": loom})
 	}
