@@ -26,8 +26,14 @@ var AskForm = json.RawMessage(`{"type": "object", "required": ["env", "api_token
 	"notify": {"type": "boolean", "title": "Notify the team", "default": true},
 	"note": {"type": "string", "title": "Note", "maxLength": 40}}}`)
 
+// ConfirmForm is the confirm tool's form: every required field has a
+// default.
+var ConfirmForm = json.RawMessage(`{"type": "object", "required": ["confirm"], "properties": {
+	"confirm": {"type": "boolean", "title": "Go ahead", "default": true},
+	"region": {"type": "string", "enum": ["eu", "us"], "default": "eu"}}}`)
+
 // NewAskServer is an MCP server (go-sdk's server package) whose tools ask
-// the user mid-call: deploy requests AskForm and answers with the action
+// the user mid-call: deploy requests AskForm (confirm: ConfirmForm) and answers with the action
 // and the content it got (the token's length, not the token); connect
 // requests a URL (form https://example.com/connect?id=…), and after an
 // accept sends notifications/elicitation/complete.
@@ -37,6 +43,13 @@ func NewAskServer() *sdk.Server {
 		res, ok := req.Params.InputResponses["deploy"].(*sdk.ElicitResult)
 		if !ok {
 			return ask("deploy", &sdk.ElicitParams{Mode: "form", Message: "Deploy where, and with which token?", RequestedSchema: AskForm}), nil, nil
+		}
+		return text(fmt.Sprintf("action=%s content=%s", res.Action, describe(res.Content))), nil, nil
+	})
+	sdk.AddTool(srv, &sdk.Tool{Name: "confirm", Description: "asks for a confirmation whose fields all have defaults"}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		res, ok := req.Params.InputResponses["confirm"].(*sdk.ElicitResult)
+		if !ok {
+			return ask("confirm", &sdk.ElicitParams{Mode: "form", Message: "Go ahead?", RequestedSchema: ConfirmForm}), nil, nil
 		}
 		return text(fmt.Sprintf("action=%s content=%s", res.Action, describe(res.Content))), nil, nil
 	})
