@@ -115,7 +115,7 @@ export interface PanelState<Conversation = unknown, Proposal = unknown, Change =
  */
 export const experimentalCapability = {
   loom: {
-    saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true,
+    saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true, elicit: true,
     trustCommand: '"Loom: Trust this Folder" from the Command Palette',
   },
 };
