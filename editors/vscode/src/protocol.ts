@@ -9,7 +9,7 @@ import type { CompletionStatus } from './wire.gen';
 
 export { Commands, Methods } from './wire.gen';
 export type {
-  AskResult, CommitParams, DisplayMessageParams, NoticeParams, PlanProposalParams, Position, Range, SaveDocumentsParams,
+  AskResult, CommitParams, DisplayMessageParams, ElicitParams, ElicitResult, NoticeParams, PlanProposalParams, Position, Range, SaveDocumentsParams,
   SaveDocumentsResult, StateParams, ToolCallParams, ToolView, TurnEndedParams, UndoResult,
 } from './wire.gen';
 import type { HistoryToolCall, Range } from './wire.gen';
