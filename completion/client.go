@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 
 	"github.com/loom-lsp/loom-lsp/config"
 )
@@ -58,16 +60,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(raw))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	}
-	resp, err := c.http.Do(req)
+	resp, err := c.post(ctx, path, raw)
 	if err != nil {
 		return "", err
 	}
@@ -84,6 +77,32 @@ func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
 		return "", fmt.Errorf("%s %s: %w", c.api, path, err)
 	}
 	return text, nil
+}
+
+// post sends body to path. A request that failed on a kept-alive
+// connection the server had closed meanwhile (its idle timeout: Node's is
+// 5 s, llama.cpp's and Ollama's their own) is sent once more on a new
+// connection: a completion is idempotent, and Go's transport does not
+// resend a POST whose bytes were written. Without it, the first keystroke
+// after a pause could get no suggestion.
+func (c *Client) post(ctx context.Context, path string, body []byte) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		var reused atomic.Bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused.Store(i.Reused) }}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.base+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		resp, err := c.http.Do(req)
+		if err == nil || attempt > 0 || !reused.Load() || ctx.Err() != nil {
+			return resp, err
+		}
+	}
 }
 
 // encode returns the request's path under the base URL and its body.

@@ -1,9 +1,15 @@
 package completion
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,5 +103,54 @@ func TestClientError(t *testing.T) {
 	cl := NewClient(config.Completion{API: config.CompletionOpenAI, BaseURL: srv.URL + "/nowhere", Model: "m"}, "", nil)
 	if _, err := cl.Complete(ctxT(t), Request{Prefix: "x", MaxTokens: 1}); err == nil {
 		t.Fatal("no error from a 404")
+	}
+}
+
+// A llama.cpp-like server that closes a kept-alive connection when its
+// idle timeout ends races the next request on it: the request is written
+// and the connection closes unanswered. The client sends it once more on
+// a new connection (Go's transport does not resend a written POST), so
+// the keystroke after a pause still gets its suggestion.
+func TestClientResendsWhenKeptConnectionWasClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := conns.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for served := 0; ; served++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					_, _ = io.Copy(io.Discard, req.Body)
+					if n == 1 && served == 1 {
+						return // the idle timeout's close, racing the request: no answer
+					}
+					body := `{"content":"a + b","stop":true}`
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+				}
+			}()
+		}
+	}()
+	cl := NewClient(config.Completion{API: config.CompletionInfill, BaseURL: "http://" + ln.Addr().String()}, "", &http.Client{Transport: &http.Transport{}})
+	for i := range 2 {
+		got, err := cl.Complete(ctxT(t), Request{Prefix: "def add(a, b):\n", Suffix: "\n", MaxTokens: 8})
+		if err != nil || got != "a + b" {
+			t.Fatalf("request %d = %q, %v; want the answer", i+1, got, err)
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("connections = %d, want 2 (the kept one, then a new one for the resend)", n)
 	}
 }

@@ -17,11 +17,8 @@ import (
 var ErrSuperseded = errors.New("superseded by a newer completion request")
 
 // Input is one request for a suggestion at the cursor of an open
-// document.
+// document (the document is its Ticket's).
 type Input struct {
-	// Doc identifies the document (its path): one request per document
-	// is in flight.
-	Doc string
 	// Name is the file's path relative to its workspace folder, shown to
 	// the model.
 	Name string
@@ -51,6 +48,11 @@ type Stats struct {
 
 // Service answers completion requests: newest request per document only,
 // cached, trimmed. It is safe for concurrent use.
+//
+// "Newest" is the order the editor sent the requests in, not the order
+// their handlers happen to run: each request is admitted (Admit) in wire
+// order, and a request's handler that runs after a newer one's was
+// admitted answers nothing instead of cancelling the newer one.
 type Service struct {
 	http  *http.Client
 	cache *Cache
@@ -58,11 +60,30 @@ type Service struct {
 	// requests.
 	Stats Stats
 
-	mu       sync.Mutex
-	inflight map[string]*flight // by document
+	mu   sync.Mutex
+	seq  uint64
+	docs map[string]*docRequests // documents with admitted requests not yet ended
 }
 
-type flight struct{ cancel context.CancelCauseFunc }
+// Ticket is a request's place in the order the editor sent requests for
+// its document (Admit).
+type Ticket struct {
+	doc string
+	n   uint64
+}
+
+// Doc is the document the request is for.
+func (t Ticket) Doc() string { return t.doc }
+
+// docRequests are one document's admitted requests.
+type docRequests struct {
+	newest uint64 // the ticket of the newest admitted request
+	open   int    // admitted requests not yet ended
+	// flight is the ticket of the request asking now (0: none); cancel
+	// ends it.
+	flight uint64
+	cancel context.CancelCauseFunc
+}
 
 // NewService returns a service whose model requests go through hc (nil:
 // a client of its own).
@@ -70,17 +91,42 @@ func NewService(hc *http.Client) *Service {
 	if hc == nil {
 		hc = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}}
 	}
-	return &Service{http: hc, cache: NewCache(), inflight: map[string]*flight{}}
+	return &Service{http: hc, cache: NewCache(), docs: map[string]*docRequests{}}
 }
 
-// Complete returns the suggestion for in. A newer Complete for the same
-// document cancels this one, which then returns an empty suggestion and
-// an error whose context cause is ErrSuperseded; cancelling ctx aborts
-// the model's request.
-func (s *Service) Complete(ctx context.Context, in Input) (Suggestion, error) {
+// Admit records a request for doc in the order the editor sent it: call
+// it in wire order, before the request's handler is released, and pass
+// the ticket to Complete exactly once. It supersedes the requests for
+// doc admitted before it, asking or not yet begun.
+func (s *Service) Admit(doc string) Ticket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	d := s.docs[doc]
+	if d == nil {
+		d = &docRequests{}
+		s.docs[doc] = d
+	}
+	d.newest = s.seq
+	d.open++
+	if d.cancel != nil {
+		d.cancel(ErrSuperseded)
+	}
+	return Ticket{doc: doc, n: s.seq}
+}
+
+// Complete returns the suggestion for in at t's document. A request
+// admitted after t supersedes it: Complete then returns an empty
+// suggestion and an error whose context cause is ErrSuperseded (at once
+// if the newer one was admitted before this began). Cancelling ctx
+// aborts the model's request.
+func (s *Service) Complete(ctx context.Context, t Ticket, in Input) (Suggestion, error) {
 	s.Stats.Requests.Add(1)
-	ctx, done := s.begin(ctx, in.Doc)
+	ctx, done := s.begin(ctx, t)
 	defer done()
+	if ctx.Err() != nil {
+		return Suggestion{}, s.cancelled(ctx)
+	}
 	w, err := NewWindow(in.Text, in.Pos, in.Config.ContextTokens)
 	if err != nil {
 		return Suggestion{}, err
@@ -88,7 +134,7 @@ func (s *Service) Complete(ctx context.Context, in Input) (Suggestion, error) {
 	if in.Redact != nil {
 		w.Prefix, w.Suffix = in.Redact(w.Prefix), in.Redact(w.Suffix)
 	}
-	if text, ok := s.cache.Get(in.Doc, w.Prefix, w.Suffix); ok {
+	if text, ok := s.cache.Get(t.doc, w.Prefix, w.Suffix); ok {
 		s.Stats.CacheHits.Add(1)
 		return Suggestion{Text: text, Cached: true}, nil
 	}
@@ -120,7 +166,7 @@ func (s *Service) Complete(ctx context.Context, in Input) (Suggestion, error) {
 		return Suggestion{}, err
 	}
 	text := Trim(answer, w.Suffix, w.Multiline)
-	s.cache.Put(in.Doc, w.Prefix, w.Suffix, text)
+	s.cache.Put(t.doc, w.Prefix, w.Suffix, text)
 	return Suggestion{Text: text}, nil
 }
 
@@ -133,21 +179,28 @@ func (s *Service) cancelled(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
-// begin registers the request of doc as the one in flight, cancelling
-// the one before it; done unregisters it.
-func (s *Service) begin(ctx context.Context, doc string) (context.Context, func()) {
+// begin makes t's request the one asking for its document, unless a
+// newer one was admitted (the context it returns is then cancelled with
+// ErrSuperseded); done ends it.
+func (s *Service) begin(ctx context.Context, t Ticket) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	f := &flight{cancel: cancel}
 	s.mu.Lock()
-	if old := s.inflight[doc]; old != nil {
-		old.cancel(ErrSuperseded)
+	d := s.docs[t.doc]
+	if d == nil || d.newest != t.n {
+		cancel(ErrSuperseded)
+	} else {
+		d.flight, d.cancel = t.n, cancel
 	}
-	s.inflight[doc] = f
 	s.mu.Unlock()
 	return ctx, func() {
 		s.mu.Lock()
-		if s.inflight[doc] == f {
-			delete(s.inflight, doc)
+		if d != nil {
+			if d.flight == t.n {
+				d.flight, d.cancel = 0, nil
+			}
+			if d.open--; d.open == 0 {
+				delete(s.docs, t.doc)
+			}
 		}
 		s.mu.Unlock()
 		cancel(nil)

@@ -33,6 +33,7 @@ func (e ApprovalDecided) call() (uint64, string) { return e.Turn, e.CallID }
 func (e SpawnRequested) call() (uint64, string)  { return e.Turn, e.CallID }
 func (e ChildUsage) call() (uint64, string)      { return e.Turn, e.CallID }
 func (e ChildTimedOut) call() (uint64, string)   { return e.Turn, e.CallID }
+func (e ChildStopAsked) call() (uint64, string)  { return e.Turn, e.CallID }
 func (e ChildFinished) call() (uint64, string)   { return e.Turn, e.CallID }
 
 // betweenTurns is an event that applies only while the machine waits for

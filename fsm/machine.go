@@ -328,7 +328,7 @@ func (m *Machine) checkCall(ev toCall) error {
 	switch ev.(type) {
 	case SpawnRequested:
 		return m.checkChild(ev, turn, callID, false)
-	case ChildUsage, ChildTimedOut, ChildFinished:
+	case ChildUsage, ChildTimedOut, ChildStopAsked, ChildFinished:
 		return m.checkChild(ev, turn, callID, true)
 	}
 	if err := m.checkTool(ev, turn, callID); err != nil {

@@ -407,6 +407,8 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return ChildUsage{Turn: u64("turn"), CallID: arg("call"), Tokens: int64(atoi(t, td, arg("tokens")))}
 	case "child-timeout":
 		return ChildTimedOut{Turn: u64("turn"), CallID: arg("call")}
+	case "child-stop":
+		return ChildStopAsked{Turn: u64("turn"), CallID: arg("call")}
 	case "child-done":
 		// child-done turn=… call=… [tokens=N] [failed]; the input is the
 		// child's answer.

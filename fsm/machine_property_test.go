@@ -164,13 +164,15 @@ func (g eventGen) draw(t *rapid.T) Event {
 // childEvent draws an event of the subagents' family.
 func (g eventGen) childEvent(t *rapid.T) Event {
 	turn, call := g.turn(t), g.callID(t)
-	switch rapid.IntRange(0, 3).Draw(t, "childkind") {
+	switch rapid.IntRange(0, 4).Draw(t, "childkind") {
 	case 0:
 		return SpawnRequested{Turn: turn, CallID: call, Agent: "researcher", Task: rapid.SampledFrom([]string{"look", ""}).Draw(t, "task"), ReadOnly: rapid.Bool().Draw(t, "ro")}
 	case 1:
 		return ChildUsage{Turn: turn, CallID: call, Tokens: int64(rapid.IntRange(0, 300).Draw(t, "ctokens"))}
 	case 2:
 		return ChildTimedOut{Turn: turn, CallID: call}
+	case 3:
+		return ChildStopAsked{Turn: turn, CallID: call}
 	}
 	return ChildFinished{Turn: turn, CallID: call, Result: "found it", Failed: rapid.Bool().Draw(t, "cfailed"), Usage: Usage{PromptTokens: 5, CompletionTokens: 5, TotalTokens: 10}}
 }

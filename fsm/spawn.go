@@ -97,6 +97,15 @@ type ChildTimedOut struct {
 	CallID string
 }
 
+// ChildStopAsked tells the machine that the user asked to stop child
+// CallID (one child, not the parent's turn): the machine stops it as it
+// stops a child past a cap, and the model reads that the user stopped
+// it with what it had.
+type ChildStopAsked struct {
+	Turn   uint64
+	CallID string
+}
+
 // ChildFinished ends child CallID: Result is its final answer (or why it
 // failed, Failed set), Usage what it used. It completes the call.
 type ChildFinished struct {
@@ -138,6 +147,7 @@ type StopChild struct {
 func (SpawnRequested) isEvent() {}
 func (ChildUsage) isEvent()     {}
 func (ChildTimedOut) isEvent()  {}
+func (ChildStopAsked) isEvent() {}
 func (ChildFinished) isEvent()  {}
 func (StartChild) isAction()    {}
 func (StopChild) isAction()     {}
@@ -159,10 +169,32 @@ type brood struct {
 	// tokens.
 	started int
 	tokens  int64
+	// ids are the child ids given this turn: a model may reuse a call
+	// id in a later response of the turn, and each child still gets an
+	// id of its own (childID). Turns only grow, so a new turn's ids
+	// never meet an earlier turn's.
+	ids map[string]bool
 }
 
 // newTurn forgets the last turn's counts.
-func (b *brood) newTurn() { b.started, b.tokens = 0, 0 }
+func (b *brood) newTurn() { b.started, b.tokens = 0, 0; clear(b.ids) }
+
+// childID gives the id of the child started now for call callID of
+// turn turn: ChildID(turn, callID), or when the turn gave that id
+// already (the call id was reused), the same with ".2", ".3", … — the
+// first not given. It depends only on the events stepped, so replaying
+// the journal gives the same ids.
+func (b *brood) childID(turn uint64, callID string) string {
+	if b.ids == nil {
+		b.ids = map[string]bool{}
+	}
+	id := ChildID(turn, callID)
+	for n := 2; b.ids[id]; n++ {
+		id = fmt.Sprintf("%s.%d", ChildID(turn, callID), n)
+	}
+	b.ids[id] = true
+	return id
+}
 
 // endBatch forgets the batch's children.
 func (b *brood) endBatch() { clear(b.running) }
@@ -235,6 +267,17 @@ func (b *brood) timedOut(caps SpawnCaps, callID string) (stop string) {
 	return c.stopped
 }
 
+// stopAsked says why to stop child callID, which the user asked to
+// stop; "" when it was stopped already.
+func (b *brood) stopAsked(callID string) (stop string) {
+	c := b.running[callID]
+	if c.stopped != "" {
+		return ""
+	}
+	c.stopped = "the user stopped it"
+	return c.stopped
+}
+
 // finish forgets child e.CallID and returns the call's result: the
 // child's answer bounded, said as a tool error when it failed or was
 // stopped.
@@ -270,7 +313,9 @@ func boundAnswer(answer string, limit int) string {
 	return answer[:cut] + fmt.Sprintf("\n[… the subagent's answer is cut at %d of %d bytes; its whole transcript is in its journal]", cut, len(answer))
 }
 
-// ChildID is the id of the child started for call callID of turn turn.
+// ChildID is the id of the first child started for call callID of turn
+// turn; a later child for a reused call id of the same turn gets a
+// suffix (StartChild.Child is the id given).
 func ChildID(turn uint64, callID string) string {
 	return fmt.Sprintf("%d-%s", turn, callID)
 }
@@ -313,7 +358,7 @@ func (m *Machine) applyChild(ev Event) []Action {
 		}
 		budget := m.children.start(caps, e.CallID)
 		m.execs[m.execByID[e.CallID]].Status = ExecRunning
-		id := ChildID(m.turn, e.CallID)
+		id := m.children.childID(m.turn, e.CallID)
 		return []Action{
 			StartChild{Turn: m.turn, CallID: e.CallID, Child: id, Agent: e.Agent, Task: e.Task, ReadOnly: e.ReadOnly || m.Mode().ReadOnly(),
 				Depth: m.cfg.Depth + 1, TokenBudget: budget, Timeout: caps.MaxWallTime},
@@ -323,6 +368,8 @@ func (m *Machine) applyChild(ev Event) []Action {
 		return stop(e.CallID, m.children.count(caps, e.CallID, e.Tokens))
 	case ChildTimedOut:
 		return stop(e.CallID, m.children.timedOut(caps, e.CallID))
+	case ChildStopAsked:
+		return stop(e.CallID, m.children.stopAsked(e.CallID))
 	case ChildFinished:
 		result, isError := m.children.finish(caps, e)
 		m.turnUsage = m.turnUsage.add(e.Usage)
@@ -362,6 +409,11 @@ func (e ChildUsage) Describe() string {
 // Describe implements [Event].
 func (e ChildTimedOut) Describe() string {
 	return fmt.Sprintf("ChildTimedOut turn=%d call=%s", e.Turn, e.CallID)
+}
+
+// Describe implements [Event].
+func (e ChildStopAsked) Describe() string {
+	return fmt.Sprintf("ChildStopAsked turn=%d call=%s", e.Turn, e.CallID)
 }
 
 // Describe implements [Event].

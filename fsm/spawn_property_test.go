@@ -34,8 +34,10 @@ func TestSpawnCapsProperties(t *testing.T) {
 		}
 		m := New(cfg)
 		gen := eventGen{m}
-		caps = caps.withDefaults() // MaxDepth 0 is the default, 1
-		stopped := map[string]int{}
+		caps = caps.withDefaults()     // MaxDepth 0 is the default, 1
+		stopped := map[string]int{}    // by child id
+		childOf := map[string]string{} // call id -> its child's id
+		given := map[string]bool{}     // child ids given
 		var log []Event
 		var trace strings.Builder
 		t.Repeat(map[string]func(*rapid.T){
@@ -70,8 +72,11 @@ func TestSpawnCapsProperties(t *testing.T) {
 					case StartChild:
 						// A later response of the same turn may reuse a call id
 						// (the generator's s0, s1, … per response; some models
-						// do too): a child started anew may be stopped anew.
-						delete(stopped, ChildID(a.Turn, a.CallID))
+						// do too): its child still has an id of its own.
+						if given[a.Child] {
+							t.Fatalf("child id %s given twice", a.Child)
+						}
+						given[a.Child], childOf[a.CallID] = true, a.Child
 						if cfg.Depth >= caps.MaxDepth || caps.MaxDepth < 0 {
 							t.Fatalf("a child started at depth %d with the cap at %d", cfg.Depth, caps.MaxDepth)
 						}
@@ -85,8 +90,8 @@ func TestSpawnCapsProperties(t *testing.T) {
 							t.Fatalf("budget %d over the cap %d", a.TokenBudget, caps.MaxTokensPerChild)
 						}
 					case StopChild:
-						stopped[ChildID(a.Turn, a.CallID)]++
-						if stopped[ChildID(a.Turn, a.CallID)] > 1 {
+						stopped[childOf[a.CallID]]++
+						if stopped[childOf[a.CallID]] > 1 {
 							t.Fatalf("child %s stopped twice", a.CallID)
 						}
 					}

@@ -12,7 +12,7 @@ import (
 )
 
 // route is the handler of one method: notify for a notification, call
-// for a request. A method has exactly one of them.
+// or receive for a request. A method has exactly one of them.
 type route struct {
 	// notify runs inline on the read goroutine, in wire order. It must not
 	// wait for a session or the client.
@@ -20,6 +20,11 @@ type route struct {
 	// call runs released from the read goroutine (jsonrpc2.Async); its ctx
 	// is cancelled by $/cancelRequest and at teardown.
 	call func(s *Server, ctx context.Context, params jsonrpc2.RawMessage) (any, error)
+	// receive is a request in two parts: the first runs inline on the read
+	// goroutine, in wire order (what the request is about, taken as the
+	// editor sent it: a snapshot, its place among its kind; it must not
+	// wait), and returns the second, which runs released like call.
+	receive func(s *Server, params jsonrpc2.RawMessage) (func(ctx context.Context) (any, error), error)
 }
 
 // routes lists every method the server handles, with the file that
@@ -51,8 +56,8 @@ func init() {
 		// progress.go
 		protocol.MethodWindowWorkDoneProgressCancel: {notify: (*Server).workDoneProgressCancel},
 		// inlinecompletion.go
-		MethodInlineCompletion: {call: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
-			return s.inline.complete(ctx, raw)
+		MethodInlineCompletion: {receive: func(s *Server, raw jsonrpc2.RawMessage) (func(context.Context) (any, error), error) {
+			return s.inline.receive(raw)
 		}},
 		// dispatch.go
 		protocol.MethodCancelRequest: {notify: (*Server).cancelRequest},
@@ -107,7 +112,7 @@ func (s *Server) handleCall(ctx context.Context, req *jsonrpc2.Request) (result 
 	if err := s.gate(method); err != nil {
 		return nil, err
 	}
-	if !ok || rt.call == nil {
+	if !ok || (rt.call == nil && rt.receive == nil) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %q", method)
 	}
 	if method == protocol.MethodInitialize {
@@ -124,6 +129,14 @@ func (s *Server) handleCall(ctx context.Context, req *jsonrpc2.Request) (result 
 		s.mu.Lock()
 		s.state = lcShutdown
 		s.mu.Unlock()
+	}
+	call := rt.call
+	if rt.receive != nil {
+		rest, err := s.receiveInline(method, req.Params())
+		if err != nil {
+			return nil, err
+		}
+		call = func(_ *Server, ctx context.Context, _ jsonrpc2.RawMessage) (any, error) { return rest(ctx) }
 	}
 	// Register for $/cancelRequest before releasing the read goroutine, so
 	// a cancel that follows on the wire finds the request.
@@ -146,7 +159,7 @@ func (s *Server) handleCall(ctx context.Context, req *jsonrpc2.Request) (result 
 			result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "%s: internal error: %v", method, r)
 		}
 	}()
-	result, err = rt.call(s, rctx, req.Params())
+	result, err = call(s, rctx, req.Params())
 	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
 		// Cancelled by the client.
 		return nil, protocol.ErrRequestCancelled
@@ -167,6 +180,18 @@ func (s *Server) initializeInline(params jsonrpc2.RawMessage) (result any, err e
 		}
 	}()
 	return s.initialize(s.ctx, params)
+}
+
+// receiveInline runs a request's first part (route.receive) on the read
+// goroutine, recovering a panic into an error response.
+func (s *Server) receiveInline(method string, params jsonrpc2.RawMessage) (rest func(context.Context) (any, error), err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.reportPanic(method, r)
+			rest, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "%s: internal error: %v", method, r)
+		}
+	}()
+	return routes[method].receive(s, params)
 }
 
 // gate checks a request against the lifecycle.

@@ -74,6 +74,7 @@ var commandList = []command{
 	{CmdOpenConversation, typed(CmdOpenConversation, commandHandler.runOpenConversation)},
 	{CmdRenameConversation, typed(CmdRenameConversation, commandHandler.runRenameConversation)},
 	{CmdDeleteConversation, typed(CmdDeleteConversation, commandHandler.runDeleteConversation)},
+	{CmdStopSubagent, typed(CmdStopSubagent, commandHandler.runStopSubagent)},
 }
 
 // commands indexes commandList by name.

@@ -14,6 +14,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/loom-lsp/loom-lsp/completion"
 	"github.com/loom-lsp/loom-lsp/internal/lsppos"
@@ -122,10 +123,13 @@ func newInlineCompletions(host *workspace.Host, log *slog.Logger, client inlineC
 	return &inlineCompletions{host: host, log: log, client: client, service: completion.NewService(nil)}
 }
 
-// complete answers textDocument/inlineCompletion from the open buffer's
-// text. A newer request for the same document supersedes this one
-// (answered null); $/cancelRequest cancels it (RequestCancelled).
-func (ic *inlineCompletions) complete(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+// receive takes a textDocument/inlineCompletion as the editor sent it,
+// in wire order: the open buffer's text at that moment and the request's
+// place among the document's requests. A request the editor sent later
+// for the same document supersedes it (answered null) — even when its
+// handler happens to run first; $/cancelRequest cancels it
+// (RequestCancelled). The returned part asks the model.
+func (ic *inlineCompletions) receive(raw jsonrpc2.RawMessage) (func(context.Context) (any, error), error) {
 	var p InlineCompletionParams
 	if err := decodeParams(MethodInlineCompletion, raw, &p); err != nil {
 		return nil, err
@@ -136,11 +140,11 @@ func (ic *inlineCompletions) complete(ctx context.Context, raw jsonrpc2.RawMessa
 	}
 	setup, ok := ic.host.CompletionFor(path)
 	if !ok {
-		return nil, nil
+		return answerNull, nil
 	}
 	text, _, open := ic.host.Overlay().Document(path)
 	if !open {
-		return nil, nil
+		return answerNull, nil
 	}
 	pos := lsppos.Position{Line: p.Position.Line, Character: p.Position.Character}
 	replace := protocol.Range{Start: p.Position, End: p.Position}
@@ -152,9 +156,20 @@ func (ic *inlineCompletions) complete(ctx context.Context, raw jsonrpc2.RawMessa
 		}
 		replace, lead = sel.Range, sel.Text
 	}
-	sug, err := ic.service.Complete(ctx, completion.Input{
-		Doc: path, Name: setup.Name, Text: text, Pos: pos, Config: setup.Config, Key: setup.Key, Redact: ic.host.Redact,
-	})
+	in := completion.Input{Name: setup.Name, Text: text, Pos: pos, Config: setup.Config, Key: setup.Key, Redact: ic.host.Redact}
+	ticket := ic.service.Admit(path)
+	return func(ctx context.Context) (any, error) {
+		return ic.complete(ctx, ticket, in, p.TextDocument.URI, replace, lead)
+	}, nil
+}
+
+func answerNull(context.Context) (any, error) { return nil, nil }
+
+// complete asks the model for the request received as ticket and in, and
+// answers with an item replacing replace by lead and the suggestion.
+func (ic *inlineCompletions) complete(ctx context.Context, ticket completion.Ticket, in completion.Input, doc uri.URI,
+	replace protocol.Range, lead string) (any, error) {
+	sug, err := ic.service.Complete(ctx, ticket, in)
 	switch {
 	case errors.Is(err, completion.ErrSuperseded):
 		return nil, nil
@@ -167,7 +182,7 @@ func (ic *inlineCompletions) complete(ctx context.Context, raw jsonrpc2.RawMessa
 		return &InlineCompletionList{Items: []InlineCompletionItem{}}, nil
 	}
 	insert := lead + sug.Text
-	accepted, err := json.Marshal(InlineAcceptedArgs{URI: string(p.TextDocument.URI), Chars: len([]rune(insert)),
+	accepted, err := json.Marshal(InlineAcceptedArgs{URI: string(doc), Chars: len([]rune(insert)),
 		Lines: strings.Count(insert, "\n") + 1, Cached: sug.Cached})
 	if err != nil {
 		return nil, err

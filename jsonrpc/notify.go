@@ -411,10 +411,6 @@ func (f *folderOut) TurnEnded(n workspace.TurnEnded) {
 // them to the model, and the editor shows its own diagnostics.
 func (f *folderOut) DiagnosticsReported(workspace.DiagnosticsReported) {}
 
-// SubagentChanged sends nothing: the LSP clients do not show children
-// yet.
-func (f *folderOut) SubagentChanged(workspace.SubagentChanged) {}
-
 // compactedWords says what a compaction did, for people.
 func compactedWords(c *workspace.CompactionNote) string {
 	if c == nil {

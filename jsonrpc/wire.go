@@ -56,6 +56,7 @@ var commandResults = map[string]reflect.Type{
 	CmdRenameConversation: reflect.TypeFor[ConversationItem](),
 	CmdDeleteConversation: nil,
 	CmdInlineAccepted:     nil,
+	CmdStopSubagent:       nil,
 }
 
 // WireCommand is one workspace/executeCommand command as the generated
@@ -128,6 +129,7 @@ func WireMessages() []WireMessage {
 		{Method: MethodMode, Params: reflect.TypeFor[ModeParams]()},
 		{Method: MethodPlan, Params: reflect.TypeFor[PlanParams]()},
 		{Method: MethodPlanProposal, Params: reflect.TypeFor[PlanProposalParams]()},
+		{Method: MethodSubagent, Params: reflect.TypeFor[SubagentParams]()},
 		{Method: MethodSaveDocuments, Params: reflect.TypeFor[SaveDocumentsParams](), Result: reflect.TypeFor[SaveDocumentsResult]()},
 		{Method: MethodElicit, Params: reflect.TypeFor[ElicitParams](), Result: reflect.TypeFor[ElicitResult]()},
 		{Method: MethodDiagnostics, Params: reflect.TypeFor[DiagnosticsParams](), Result: reflect.TypeFor[DiagnosticsResult]()},

@@ -35,7 +35,7 @@ func (s *Conversation) turnContext() context.Context {
 // cancelInFlight cancels the model stream, tool runs and hook of the
 // turn in flight, and the retry timer.
 func (s *Conversation) cancelInFlight() {
-	s.closeChildren()
+	s.children.closeAll()
 	if s.turnCancel != nil {
 		s.turnCancel()
 		s.turnCtx, s.turnCancel = nil, nil
@@ -76,7 +76,7 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.DisplayToolCall:
 		s.notify(Notification{Kind: NoteTool, Turn: a.Turn, Tool: s.cards.card(a, s.m)})
 		if a.Status != fsm.ToolPending && a.Status != fsm.ToolStreaming {
-			s.childProgress(a.Name + " " + string(a.Status))
+			s.children.progress("running", a.Name+" "+string(a.Status))
 		}
 	case fsm.ScheduleRetry:
 		req, ctx := a.Request, s.turnContext()
@@ -87,9 +87,9 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.cancelInFlight()
 		s.review.Drop()
 	case fsm.StartChild:
-		s.startChild(a)
+		s.children.start(a)
 	case fsm.StopChild:
-		s.stopChild(a)
+		s.children.stop(a)
 	case fsm.WaitForInput:
 		s.cancelInFlight()
 		s.review.Drop()
@@ -97,7 +97,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.cards.clear()
 		_, total := s.m.Usage()
 		s.notify(Notification{Kind: NoteTurnEnded, Turn: a.Turn, Outcome: a.Outcome, Usage: a.Usage, TotalUsage: &total})
-		s.childTurnEnded(a)
+		s.children.turnEnded(a, s.m)
 	case fsm.Compacted:
 		if s.m.State().Kind == fsm.WaitingForUserInput {
 			s.cancelInFlight() // an on-demand compaction is over

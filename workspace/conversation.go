@@ -16,7 +16,6 @@ import (
 	"github.com/loom-lsp/loom-lsp/workspace/agentfiles"
 	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
-	"github.com/loom-lsp/loom-lsp/workspace/toolcall"
 )
 
 // ErrConfig is wrapped by Ask's error when the folder's configuration
@@ -120,16 +119,9 @@ type Conversation struct {
 	// shown masks secrets in the streamed texts sent to the editor (see
 	// notify).
 	shown shownTexts
-	// link ties a child conversation (a subagent) to its parent's agent
-	// call, nil for the user's own conversation; set before run starts.
-	link *childLink
-	// children are the running children, by the parent's call id
-	// (subagents.go).
-	children map[string]*Conversation
-	// spawning is the policy of the batch whose agent call is being
-	// stepped (SpawnRequested), nil otherwise: the child started by that
-	// step keeps it as its parent's (subagents.go).
-	spawning *toolcall.Policy
+	// children are the conversation's subagents, and its link to its
+	// parent when it is one (children.go).
+	children children
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -251,6 +243,8 @@ func newConversation(f *Folder, o opening) *Conversation {
 		goWorker: s.goWorker, post: s.postEvent, postLive: s.postEventLive, done: s.done}
 	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
+	s.children = children{folder: f, set: &s.settings, id: s.ID, journal: s.journalPathShared, turn: s.turnContext,
+		post: s.post, postLive: s.postEventLive, notify: s.notify, workers: &s.workers}
 	return s
 }
 
@@ -418,7 +412,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 			st.PlanProposal = &PendingPlanStatus{CallID: call, Plan: plan}
 		}
 		st.LanguageServers = append([]string{}, s.folder.lang.running()...)
-		st.Children = s.childStatus()
+		st.Children = s.children.status()
 		st.Effort, st.EffortChosen = effortOf(s.m, s.cfg), s.m.Effort() != ""
 		if s.clientPrompt != nil {
 			c := *s.clientPrompt
@@ -625,7 +619,7 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 		return nil, err
 	}
 	s.jr.event(ev)
-	s.childStepped(ev)
+	s.children.stepped(ev, s.m)
 	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
 		s.folder.forgetWindow() // the server's window is not what it said
 	} else if now, _ := s.m.CutWindow(); now > 0 && now != cut {

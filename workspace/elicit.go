@@ -64,8 +64,8 @@ const maxElicitTries = 5
 func (s *Conversation) elicit(ctx context.Context, turn uint64, c fsm.ToolCall, req elicit.Request, timeout time.Duration) (elicit.Result, error) {
 	req.Message = s.folder.host.redactor.String(req.Message)
 	e := Elicitation{Folder: s.folder.dir, Conversation: s.ID(), Turn: turn, Tool: c.Name, CallID: c.ID, Request: req}
-	if s.link != nil {
-		e.Conversation = s.link.root().ID()
+	if l := s.children.up; l != nil {
+		e.Conversation = l.rootID() // a child asks through its root's client
 	}
 	res, ev := s.askElicitation(ctx, e, timeout)
 	ev.Turn, ev.CallID, ev.Server, ev.Message, ev.Mode, ev.URL = turn, c.ID, req.Server, req.Message, req.Mode, req.URL

@@ -123,7 +123,7 @@ func (f *Folder) loadConfig(reload bool) {
 // useSettings makes st the settings the conversation runs with, on its
 // goroutine: the machine is reconfigured, and that is journaled.
 func (s *Conversation) useSettings(st settings) {
-	s.narrowForChild(&st)
+	s.children.narrow(&st)
 	st.env.Reads = s.reads
 	st.env.ReadRoots = s.readRoots
 	s.settings = st
@@ -155,7 +155,7 @@ func (s *Conversation) machineConfig() fsm.Config {
 		c.MaxRetries = -1 // config's 0 means no retry; fsm's 0 means default
 	}
 	c.Subagents = spawnCaps(s.cfg.Subagents)
-	s.childConfig(&c)
+	s.children.configure(&c)
 	return c
 }
 

@@ -56,8 +56,8 @@ func newShownTexts(r *secret.Redactor) shownTexts {
 // flushes what the Streams held back. It runs on the owner goroutine.
 func (s *Conversation) notify(n Notification) {
 	n.Folder, n.Conversation = s.folder.dir, s.conversationID
-	if s.link != nil && n.Subagent == nil {
-		n.Subagent = s.link.naming()
+	if l := s.children.up; l != nil && n.Subagent == nil {
+		n.Subagent = l.naming()
 	}
 	for _, st := range s.shown {
 		if st.kind != n.Kind {
@@ -152,11 +152,11 @@ var errApprovalTimeout = errors.New("no answer in time")
 func (s *Conversation) approve(ctx context.Context, a Approval, timeout time.Duration) (bool, error) {
 	a.Detail = s.folder.host.redactor.String(a.Detail)
 	a.Conversation = s.ID()
-	if s.link != nil {
+	if l := s.children.up; l != nil {
 		// A child asks through its root's client, named as the child's;
 		// its parent's agent call shows that it waits.
-		a.Subagent, a.Conversation = s.link.naming(), s.link.root().ID()
-		s.childProgress("waits for your approval: " + a.Tool + " " + a.Detail)
+		a.Subagent, a.Conversation = l.naming(), l.rootID()
+		s.children.progress("waiting", "waits for your approval: "+a.Tool+" "+a.Detail)
 	}
 	s.hooks.notify(a.Turn, "use "+a.Tool)
 	if timeout <= 0 {

@@ -114,7 +114,7 @@ func TestSubagentNeverMoreThanParent(t *testing.T) {
 			// The policy a batch of the child runs under.
 			var child *Conversation
 			if err := s.call(ctx, func() {
-				for _, c := range s.children {
+				for _, c := range s.children.running {
 					child = c
 				}
 			}); err != nil || child == nil {

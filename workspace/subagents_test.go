@@ -95,10 +95,12 @@ func TestSubagentsResearchersInParallel(t *testing.T) {
 	h.editor.mu.Lock()
 	for _, n := range h.editor.notes {
 		if n.Kind == NoteSubagent && n.Subagent != nil && n.Subagent.Agent == "researcher" && n.Subagent.ReadOnly {
-			switch n.Subagent.State {
-			case "running":
+			switch {
+			case n.Subagent.Activity != "":
+				// an update while it runs
+			case n.Subagent.State == "running":
 				started++
-			case "completed":
+			case n.Subagent.State == "completed":
 				completed++
 			}
 		}

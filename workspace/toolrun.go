@@ -84,11 +84,11 @@ func (s *Conversation) newBatch(a fsm.ExecuteTools) *toolcall.Batch {
 	}
 	policy := toolcall.Policy{Root: s.folder.dir, Mode: s.m.Mode(), Bash: s.cfg.Tools.Bash, Fetch: s.cfg.Tools.Fetch, MCP: s.mcpPolicies, Trusted: s.cfg.Trusted(),
 		Sandboxed: s.env.Sandbox.Active(), NoSandbox: s.env.Sandbox.Unavailable()}
-	if a.ReadOnly || s.link != nil && s.link.policy.ReadOnly {
+	if a.ReadOnly || s.children.up != nil && s.children.up.policy.ReadOnly {
 		readOnlyBatch(b)
 		policy.ReadOnly, policy.Sandboxed, policy.NoSandbox = true, b.env.Sandbox.Active(), b.env.Sandbox.Unavailable()
 	}
-	policy = s.childPolicy(policy)
+	policy = s.children.policy(policy)
 	b.bash, b.policy = policy.Bash, policy
 	r := callRun{s: s, b: b}
 	return &toolcall.Batch{Turn: a.Turn, Calls: a.Calls, Mutating: a.Mutating, Specs: s.toolSpecs(), Policy: policy, Together: b.together,

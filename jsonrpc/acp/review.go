@@ -170,10 +170,9 @@ func (o sessionOut) reviewProposal(p workspace.ProposalNote) {
 	}
 }
 
-// slashCommand runs a prompt that is one of slashCommands and returns the
+// slashCommand runs a prompt that is one of slashVerbs and returns the
 // answer to show; ok is false for any other prompt.
 func (o slashRun) slashCommand(ctx context.Context, prompt string) (answer string, ok bool) {
-	s := o.s
 	text := strings.TrimSpace(prompt)
 	if !strings.HasPrefix(text, "/") {
 		return "", false
@@ -182,75 +181,109 @@ func (o slashRun) slashCommand(ctx context.Context, prompt string) (answer strin
 	if len(fields) == 0 {
 		return "", false
 	}
-	switch fields[0] {
-	case "checkpoints":
-		cps, err := s.ws.Changes().Checkpoints(ctx)
-		if err != nil {
-			return "checkpoints: " + err.Error(), true
-		}
-		if len(cps) == 0 {
-			return "No checkpoints yet: each of your prompts becomes one.", true
-		}
-		var b strings.Builder
-		b.WriteString("Checkpoints (rewind with `/rewind N [files|conversation|both]`):\n")
-		for _, c := range cps {
-			fmt.Fprintf(&b, "- turn %d: %s", c.Turn, firstLine(c.Prompt))
-			if len(c.Files) > 0 {
-				fmt.Fprintf(&b, " — changed %s", strings.Join(c.Files, ", "))
-			}
-			if c.Compacted {
-				b.WriteString(" (compacted: files only)")
-			}
-			b.WriteByte('\n')
-		}
-		return b.String(), true
-	case "rewind":
-		if len(fields) < 2 {
-			return "usage: /rewind N [files|conversation|both]", true
-		}
-		turn, err := strconv.ParseUint(fields[1], 10, 64)
-		if err != nil || turn == 0 {
-			return fmt.Sprintf("/rewind: %q is not a turn number (see /checkpoints)", fields[1]), true
-		}
-		restore := fsm.RestoreBoth
-		if len(fields) > 2 {
-			restore = fsm.Restore(fields[2])
-			if restore != fsm.RestoreFiles && restore != fsm.RestoreConversation && restore != fsm.RestoreBoth {
-				return fmt.Sprintf("/rewind: restore is files, conversation or both, not %q", fields[2]), true
-			}
-		}
-		res, err := s.ws.Changes().Rewind(ctx, turn, restore)
-		if err != nil {
-			return "/rewind: " + err.Error(), true
-		}
-		msg := fmt.Sprintf("Rewound (%s) to before turn %d.", restore, turn)
-		if len(res.Restored) > 0 {
-			msg += " Restored: " + strings.Join(res.Restored, ", ") + "."
-		}
-		if len(res.Kept) > 0 {
-			msg += " Your later edits were kept in " + strings.Join(res.Kept, ", ") + "."
-		}
-		if left := res.LeftWords(); left != "" {
-			msg += " Some files were " + left + "."
-		}
-		if res.Prompt != "" {
-			msg += "\n\nThat turn's prompt was:\n\n" + res.Prompt
-		}
-		return msg + "\n\n`/redo` undoes this until your next prompt.", true
-	case "keep", "discard":
-		return o.keepOrDiscard(ctx, fields[0], fields[1:]), true
-	case "redo":
-		res, err := s.ws.Changes().Redo(ctx)
-		if err != nil {
-			return "/redo: " + err.Error(), true
-		}
-		msg := "Redone: the last rewind is undone."
-		if len(res.Restored) > 0 {
-			msg += " Restored: " + strings.Join(res.Restored, ", ") + "."
-		}
-		return msg, true
+	verb, ok := slashVerbs[fields[0]]
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return verb(o, ctx, fields[1:]), true
+}
+
+// slashVerbs run loom's slash commands that slashCommand answers, by
+// name, on the words after the name; each returns the answer to show.
+// (/trust is answered before, by slashTrust.)
+var slashVerbs = map[string]func(o slashRun, ctx context.Context, args []string) string{
+	"checkpoints": slashRun.checkpoints,
+	"rewind":      slashRun.rewind,
+	"redo":        slashRun.redo,
+	"keep": func(o slashRun, ctx context.Context, args []string) string {
+		return o.keepOrDiscard(ctx, "keep", args)
+	},
+	"discard": func(o slashRun, ctx context.Context, args []string) string {
+		return o.keepOrDiscard(ctx, "discard", args)
+	},
+}
+
+// checkpoints runs /checkpoints: the turns one can rewind to.
+func (o slashRun) checkpoints(ctx context.Context, _ []string) string {
+	cps, err := o.s.ws.Changes().Checkpoints(ctx)
+	if err != nil {
+		return "checkpoints: " + err.Error()
+	}
+	if len(cps) == 0 {
+		return "No checkpoints yet: each of your prompts becomes one."
+	}
+	var b strings.Builder
+	b.WriteString("Checkpoints (rewind with `/rewind N [files|conversation|both]`):\n")
+	for _, c := range cps {
+		fmt.Fprintf(&b, "- turn %d: %s", c.Turn, firstLine(c.Prompt))
+		if len(c.Files) > 0 {
+			fmt.Fprintf(&b, " — changed %s", strings.Join(c.Files, ", "))
+		}
+		if c.Compacted {
+			b.WriteString(" (compacted: files only)")
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// parseRewind reads /rewind's words: a turn number, then what to restore
+// (both by default). problem, when not "", is the answer to show instead.
+func parseRewind(args []string) (turn uint64, restore fsm.Restore, problem string) {
+	if len(args) == 0 {
+		return 0, "", "usage: /rewind N [files|conversation|both]"
+	}
+	turn, err := strconv.ParseUint(args[0], 10, 64)
+	if err != nil || turn == 0 {
+		return 0, "", fmt.Sprintf("/rewind: %q is not a turn number (see /checkpoints)", args[0])
+	}
+	restore = fsm.RestoreBoth
+	if len(args) > 1 {
+		restore = fsm.Restore(args[1])
+		if restore != fsm.RestoreFiles && restore != fsm.RestoreConversation && restore != fsm.RestoreBoth {
+			return 0, "", fmt.Sprintf("/rewind: restore is files, conversation or both, not %q", args[1])
+		}
+	}
+	return turn, restore, ""
+}
+
+// rewind runs /rewind N [files|conversation|both].
+func (o slashRun) rewind(ctx context.Context, args []string) string {
+	turn, restore, problem := parseRewind(args)
+	if problem != "" {
+		return problem
+	}
+	res, err := o.s.ws.Changes().Rewind(ctx, turn, restore)
+	if err != nil {
+		return "/rewind: " + err.Error()
+	}
+	msg := fmt.Sprintf("Rewound (%s) to before turn %d.", restore, turn)
+	if len(res.Restored) > 0 {
+		msg += " Restored: " + strings.Join(res.Restored, ", ") + "."
+	}
+	if len(res.Kept) > 0 {
+		msg += " Your later edits were kept in " + strings.Join(res.Kept, ", ") + "."
+	}
+	if left := res.LeftWords(); left != "" {
+		msg += " Some files were " + left + "."
+	}
+	if res.Prompt != "" {
+		msg += "\n\nThat turn's prompt was:\n\n" + res.Prompt
+	}
+	return msg + "\n\n`/redo` undoes this until your next prompt."
+}
+
+// redo runs /redo: the last rewind undone.
+func (o slashRun) redo(ctx context.Context, _ []string) string {
+	res, err := o.s.ws.Changes().Redo(ctx)
+	if err != nil {
+		return "/redo: " + err.Error()
+	}
+	msg := "Redone: the last rewind is undone."
+	if len(res.Restored) > 0 {
+		msg += " Restored: " + strings.Join(res.Restored, ", ") + "."
+	}
+	return msg
 }
 
 func firstLine(s string) string {

@@ -65,8 +65,8 @@ const (
 // started or ended.
 func (o sessionOut) subagentNote(info *workspace.SubagentInfo) {
 	a, s := o.a, o.s
-	if info == nil || info.Conversation == "" || !a.subagentsOn() {
-		return
+	if info == nil || info.Conversation == "" || info.Activity != "" || !a.subagentsOn() {
+		return // updates: the child's session shows what it does, its permission requests its state
 	}
 	id := acpsdk.SessionId(info.Conversation)
 	u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: id}

@@ -16,7 +16,6 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 )
 
 // Config says what the fake editor declares and how it answers.
@@ -191,204 +190,23 @@ func (e *Editor) SetSettings(settings map[string]any) {
 }
 
 func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	method := req.Method()
-	e.record(method, req.Params())
+	e.record(req.Method(), req.Params())
 	if !req.IsCall() {
 		return nil, nil
 	}
 	jsonrpc2.Async(ctx)
-	method = req.Method()
-	switch method {
-	case protocol.MethodWindowWorkDoneProgressCreate:
-		if h := e.Hooks.WorkDoneProgressCreate; h != nil {
-			h(ctx)
-		}
-		return nil, nil
-	case protocol.MethodWorkspaceApplyEdit:
-		var p protocol.ApplyWorkspaceEditParams
-		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
-		}
-		if h := e.Hooks.BeforeApplyEdit; h != nil {
-			h(e, &p)
-		}
-		return e.applyEdit(ctx, &p), nil
-	case protocol.MethodWindowShowMessageRequest:
-		if e.cfg.NoShowMessage && !e.cfg.AnswersAnyway {
-			<-ctx.Done() // like ALE: never answered
-			return nil, ctx.Err()
-		}
-		if h := e.Hooks.RawShowMessageRequest; h != nil {
-			return h(append(json.RawMessage(nil), req.Params()...)), nil
-		}
-		var p protocol.ShowMessageRequestParams
-		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
-		}
-		if h := e.Hooks.ShowMessageRequest; h != nil {
-			return h(&p), nil
-		}
-		if len(p.Actions) == 0 {
-			return nil, nil
-		}
-		return &p.Actions[0], nil
-	case protocol.MethodWorkspaceConfiguration:
-		if h := e.Hooks.BeforeConfiguration; h != nil {
-			h(ctx)
-		}
-		var p protocol.ConfigurationParams
-		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
-		}
-		e.mu.Lock()
-		settings := e.cfg.Settings
-		e.mu.Unlock()
-		if settings == nil {
-			return nil, jsonrpc2.ErrMethodNotFound
-		}
-		out := make([]any, len(p.Items))
-		for i, it := range p.Items {
-			if it.Section != nil {
-				out[i] = settings[*it.Section]
-			}
-		}
-		return out, nil
-	case protocol.MethodClientRegisterCapability, protocol.MethodClientUnregisterCapability:
-		return nil, nil
-	case "loom/diagnostics":
-		h := e.Hooks.Diagnostics
-		if h == nil {
-			return nil, jsonrpc2.ErrMethodNotFound
-		}
-		var p struct {
-			URI   string `json:"uri"`
-			After bool   `json:"after"`
-		}
-		if err := json.Unmarshal(req.Params(), &p); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
-		}
-		ds := h(p.URI, p.After)
-		if ds == nil {
-			ds = []map[string]any{}
-		}
-		return map[string]any{"diagnostics": ds}, nil
-	case "loom/elicit":
-		if e.Hooks.Elicit == nil {
-			return nil, jsonrpc2.ErrMethodNotFound
-		}
-		return e.Hooks.Elicit(json.RawMessage(req.Params())), nil
-	case "loom/saveDocuments":
-		if !e.cfg.Loom {
-			return nil, jsonrpc2.ErrMethodNotFound
-		}
-		var p struct {
-			URIs []string `json:"uris"`
-		}
-		if err := json.Unmarshal(req.Params(), &p); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
-		}
-		saved := p.URIs
-		if h := e.Hooks.SaveDocuments; h != nil {
-			saved = h(p.URIs)
-		}
-		if saved == nil {
-			saved = []string{}
-		}
-		return map[string]any{"saved": saved}, nil
-	case protocol.MethodWindowShowDocument:
-		var p struct { // the uri as sent, not normalized by uri.URI
-			URI      string `json:"uri"`
-			External bool   `json:"external"`
-		}
-		if err := json.Unmarshal(req.Params(), &p); err != nil || e.Hooks.ShowDocument == nil {
-			return nil, jsonrpc2.ErrMethodNotFound
-		}
-		return &protocol.ShowDocumentResult{Success: e.Hooks.ShowDocument(p.URI, p.External)}, nil
+	answer, ok := answers[req.Method()]
+	if !ok {
+		return nil, jsonrpc2.ErrMethodNotFound
 	}
-	return nil, jsonrpc2.ErrMethodNotFound
+	return answer(e, ctx, json.RawMessage(req.Params()))
 }
 
 // Initialize sends initialize and initialized.
 func (e *Editor) Initialize(ctx context.Context) (*protocol.InitializeResult, error) {
-	yes := true
-	caps := protocol.ClientCapabilities{
-		Workspace: &protocol.WorkspaceClientCapabilities{WorkspaceFolders: &yes},
-		Window:    &protocol.WindowClientCapabilities{},
-	}
-	if e.cfg.ApplyEdit {
-		caps.Workspace.ApplyEdit = &yes
-		if !e.cfg.Unversioned {
-			caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes}
-			if e.cfg.Annotations {
-				caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{}
-			}
-		}
-	}
-	if e.cfg.WorkDoneProgress {
-		caps.Window.WorkDoneProgress = &yes
-	}
-	if !e.cfg.NoShowMessage {
-		caps.Window.ShowMessage = &protocol.ShowMessageRequestClientCapabilities{
-			MessageActionItem: &protocol.ClientShowMessageActionItemOptions{AdditionalPropertiesSupport: &yes},
-		}
-	} else if !e.cfg.WorkDoneProgress {
-		caps.Window = nil
-	}
-	if e.cfg.Loom {
-		loom := map[string]any{"saveDocuments": true}
-		if e.cfg.TrustCommand != "" {
-			loom["trustCommand"] = e.cfg.TrustCommand
-		}
-		if e.cfg.Thoughts {
-			loom["thoughts"] = true
-		}
-		if e.cfg.WorkspaceTrust {
-			loom["workspaceTrust"] = true
-		}
-		if e.cfg.Review {
-			loom["review"] = true
-		}
-		if e.cfg.UserSettings {
-			loom["userSettings"] = true
-		}
-		if e.Hooks.Diagnostics != nil {
-			loom["diagnostics"] = true
-		}
-		if e.Hooks.Elicit != nil {
-			loom["elicit"] = true
-		}
-		caps.Experimental, _ = json.Marshal(map[string]any{"loom": loom})
-	}
-	if e.cfg.Settings != nil {
-		caps.Workspace.Configuration = &yes
-	}
-	params := protocol.InitializeParams{Capabilities: caps}
-	params.ClientInfo = protocol.ClientInfo{Name: "fakeeditor"}
-	if e.cfg.ClientName != "" {
-		params.ClientInfo.Name = e.cfg.ClientName
-	}
-	var folders []protocol.WorkspaceFolder
-	for _, f := range e.cfg.Folders {
-		folders = append(folders, protocol.WorkspaceFolder{URI: uri.File(f), Name: f})
-	}
-	if len(folders) > 0 {
-		params.WorkspaceFolders = protocol.NewNullable(folders)
-	}
-	if e.cfg.InitializationOptions != nil {
-		raw, err := json.Marshal(e.cfg.InitializationOptions)
-		if err != nil {
-			return nil, err
-		}
-		params.InitializationOptions = raw
-	}
-	raw, err := protocol.Marshal(&params)
+	raw, err := e.initializeParams()
 	if err != nil {
 		return nil, err
-	}
-	if e.cfg.InlineDynamic {
-		if raw, err = withInlineDynamic(raw); err != nil {
-			return nil, err
-		}
 	}
 	var resRaw json.RawMessage
 	if _, err := e.conn.Call(ctx, protocol.MethodInitialize, json.RawMessage(raw), &resRaw); err != nil {

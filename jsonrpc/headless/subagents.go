@@ -31,6 +31,8 @@ func (h *Editor) showSubagent(n workspace.Note) bool {
 	tool, isTool := n.(workspace.ToolUpdated)
 	_, isSubagent := n.(workspace.SubagentChanged)
 	switch {
+	case isSubagent && info.Activity != "":
+		return true // an update: the child's own tool calls below say it
 	case isSubagent && info.State == "running":
 		ev.Type = "subagent_started"
 	case isSubagent:

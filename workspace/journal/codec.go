@@ -111,6 +111,7 @@ var decoders = map[string]func(json.RawMessage) (fsm.Event, error){
 	"SpawnRequested":         decodeAs[fsm.SpawnRequested],
 	"ChildUsage":             decodeAs[fsm.ChildUsage],
 	"ChildTimedOut":          decodeAs[fsm.ChildTimedOut],
+	"ChildStopAsked":         decodeAs[fsm.ChildStopAsked],
 	"ChildFinished":          decodeAs[fsm.ChildFinished],
 }
 

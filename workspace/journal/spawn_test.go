@@ -15,6 +15,7 @@ func TestSpawnEventsRoundTrip(t *testing.T) {
 		fsm.SpawnRequested{Turn: 2, CallID: "a1", Agent: "researcher", Task: "find it", ReadOnly: true},
 		fsm.ChildUsage{Turn: 2, CallID: "a1", Tokens: 120},
 		fsm.ChildTimedOut{Turn: 2, CallID: "a1"},
+		fsm.ChildStopAsked{Turn: 2, CallID: "a1"},
 		fsm.ChildFinished{Turn: 2, CallID: "a1", Result: "it is in a.go", Failed: true, Usage: fsm.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
 	} {
 		tag := Tag(ev)

@@ -256,6 +256,54 @@ printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$pproj" >"$XDG_CONFIG_HOME/l
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/plan_e2e.lua" greet.txt)
 
+# Subagents: two workers, one line each; :LoomStopSubagent stops the one
+# that hangs (its model never answers) and the conversation goes on.
+sproj=$tmp/subagents
+mkdir -p "$sproj"
+git -C "$sproj" init -q -b main
+printf 'hello\n' >"$sproj/greet.txt"
+cat >"$sproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+TOML
+cat >"$sproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "delegate it"
+  [[step.tool_call]]
+  id = "w1"
+  name = "agent"
+  arguments = '{"agent":"worker","task":"wait forever"}'
+  [[step.tool_call]]
+  id = "w2"
+  name = "agent"
+  arguments = '{"agent":"worker","task":"say hi"}'
+[[step]]
+match.last_user_contains = "wait forever"
+delay = "10m"
+text = ["never"]
+[[step]]
+match.last_user_contains = "say hi"
+usage = { prompt = 10, completion = 5, total = 15 }
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"greet.txt"}'
+[[step]]
+match.last_tool_result_contains = "hello"
+usage = { prompt = 10, completion = 5, total = 15 }
+text = ["hi from w2"]
+[[step]]
+match.last_role = "tool"
+text = ["The parent goes on."]
+TOML
+git -C "$sproj" add -A
+git -C "$sproj" commit -q -m initial
+printf '[trust]\nfolders = ["%s", "%s", "%s"]\n' "$proj" "$pproj" "$sproj" >"$XDG_CONFIG_HOME/loom/loom.toml"
+(cd "$sproj" && LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$sproj timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/subagents_e2e.lua" greet.txt)
+
 rproj=$tmp/review
 mkdir -p "$rproj"
 git -C "$rproj" init -q -b main

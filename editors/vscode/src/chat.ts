@@ -74,6 +74,8 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
   conversationList: ((msg: FromWebview) => Promise<void>) | undefined;
   /** The mode selector's and the plan card's handler (planmode.ts). */
   planMode: ((msg: FromWebview) => Promise<void>) | undefined;
+  /** The subagent cards' Stop (subagents.ts). */
+  subagents: ((msg: FromWebview) => Promise<void>) | undefined;
   /** Where pasted pictures are written for loom.ask (the extension's storage). */
   imageDir: string | undefined;
   /** Folders whose next new conversation (an accepted plan's fresh start) the panel shows, with its first prompt. */
@@ -700,6 +702,9 @@ export class Chat implements PanelHost, vscode.TextDocumentContentProvider {
       case 'setMode':
       case 'decidePlan':
         await this.planMode?.(msg);
+        break;
+      case 'stopSubagent':
+        await this.subagents?.(msg);
         break;
       case 'ready':
         break;

@@ -20,6 +20,8 @@ import { LoomFeature } from './feature';
 import { findExecutable } from './findbin';
 import { ChatPanel } from './panel';
 import { PlanMode } from './planmode';
+import { Subagents } from './subagents';
+import type { SubagentParams } from './wire.gen';
 import {
   AskArgs, CommitParams, HookParams, NoticeParams, DisplayMessageParams, Methods, ModeParams, PlanParams, PlanProposalParams, SaveDocumentsParams, ElicitParams, ElicitResult,
   SaveDocumentsResult, StateParams, Status, ToolCallParams, TurnEndedParams,
@@ -232,6 +234,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const conversations = new ConversationList(chat);
   const planMode = new PlanMode(chat);
   chat.planMode = (m) => planMode.handle(m);
+  const subagents = new Subagents(chat);
+  chat.subagents = (m) => subagents.handle(m);
   chat.imageDir = context.globalStorageUri.fsPath;
   const checkpoints = new Checkpoints(chat, context.workspaceState);
   chat.checkpoints = checkpoints;
@@ -355,7 +359,7 @@ export function activate(context: vscode.ExtensionContext): void {
   // panel's webview only then, and the panel draws the conversation kept
   // across the reload (drawKept above) meanwhile. What the panel asks in
   // the meantime waits for the start (serverUp).
-  const parts: Parts = { context, status, chat, feature, inline, checkpoints, planMode, editReview, conversations };
+  const parts: Parts = { context, status, chat, feature, inline, checkpoints, planMode, subagents, editReview, conversations };
   serverUp = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
     if (deactivated) {
       return undefined;
@@ -384,6 +388,7 @@ interface Parts {
   inline: InlineCompletion;
   checkpoints: Checkpoints;
   planMode: PlanMode;
+  subagents: Subagents;
   editReview: EditReview;
   conversations: ConversationList;
 }
@@ -452,6 +457,7 @@ function connect(parts: Parts): { client: LanguageClient; up: Promise<void> } | 
   c.onNotification(Methods.mode, (p: ModeParams) => planMode.mode(p));
   c.onNotification(Methods.plan, (p: PlanParams) => planMode.plan(p));
   c.onNotification(Methods.planProposal, (p: PlanProposalParams) => planMode.proposal(p));
+  c.onNotification(Methods.subagent, (p: SubagentParams) => parts.subagents.update(p));
   c.onNotification(commandChangesMethod, (p: CommandChangesParams) => checkpoints.commandChanges(p));
   c.onNotification(ReviewMethods.proposedChanges, (p: ProposedChangesParams) => editReview.proposed(p));
   // The conversation was rewound (from the panel, the palette or another

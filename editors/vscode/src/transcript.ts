@@ -6,6 +6,8 @@ import { DeltaAssembler } from './assembler';
 import type { DisplayMessageParams, HistoryResult, ToolCallParams, ToolView } from './protocol';
 import type { Approval, Header, Item, Mode, NoticeAction, PlanStep, SlashCommand, ToolStatus, Usage } from './shared/messages';
 import { isBusy, stateWords } from './status';
+import { canStop, subagentItemId, subagentState } from './shared/subagents';
+import type { SubagentParams } from './wire.gen';
 
 type ToolItem = Extract<Item, { kind: 'tool' }>;
 type UserItem = Extract<Item, { kind: 'user' }>;
@@ -275,6 +277,24 @@ export class Transcript {
       }
     }
     return changed;
+  }
+
+  /**
+   * A child's state (loom/subagent), whole: its card, made on the first
+   * notification and replaced by each one after.
+   */
+  subagent(p: SubagentParams): Item {
+    const id = subagentItemId(p.child);
+    const had = this.byId.get(id);
+    const fields = {
+      turn: p.turn, callId: p.callId, child: p.child, agent: p.agent, task: p.task, state: subagentState(p.state),
+      activity: p.activity || (had?.kind === 'subagent' ? had.activity : undefined), tokens: p.tokens || (had?.kind === 'subagent' ? had.tokens : 0),
+    };
+    if (had?.kind === 'subagent') {
+      Object.assign(had, fields, { stopping: had.stopping && canStop(fields) });
+      return had;
+    }
+    return this.add({ kind: 'subagent', id, ...fields });
   }
 
   /** A loom/toolCall status. */

@@ -70,6 +70,8 @@ export const Commands = {
   renameConversation: 'loom.renameConversation',
   /** CmdDeleteConversation closes a conversation and moves its journal to the trash, kept for [journal] max_age: ConversationArgs -> null. */
   deleteConversation: 'loom.deleteConversation',
+  /** CmdStopSubagent stops one running child of a conversation: StopSubagentArgs -> null. */
+  stopSubagent: 'loom.stopSubagent',
 } as const;
 
 /** What the server sends: its loom/* notifications and requests. */
@@ -97,6 +99,8 @@ export const Methods = {
   plan: 'loom/plan',
   /** MethodPlanProposal carries PlanProposalParams: a plan waits for loom.decidePlan. */
   planProposal: 'loom/planProposal',
+  /** MethodSubagent carries SubagentParams. */
+  subagent: 'loom/subagent',
   /** MethodSaveDocuments is a request: SaveDocumentsParams -> SaveDocumentsResult. */
   saveDocuments: 'loom/saveDocuments',
   elicit: 'loom/elicit',
@@ -146,6 +150,7 @@ export interface CommandTypes {
   'loom.openConversation': { args: ConversationArgs; result: ConversationItem };
   'loom.renameConversation': { args: ConversationArgs; result: ConversationItem };
   'loom.deleteConversation': { args: ConversationArgs; result: null };
+  'loom.stopSubagent': { args: StopSubagentArgs; result: null };
 }
 
 /** Each message's params (and, for a request, the client's answer). */
@@ -163,6 +168,7 @@ export interface MessageTypes {
   'loom/mode': { params: ModeParams; result: null };
   'loom/plan': { params: PlanParams; result: null };
   'loom/planProposal': { params: PlanProposalParams; result: null };
+  'loom/subagent': { params: SubagentParams; result: null };
   'loom/saveDocuments': { params: SaveDocumentsParams; result: SaveDocumentsResult };
   'loom/elicit': { params: ElicitParams; result: ElicitResult };
   'loom/diagnostics': { params: DiagnosticsParams; result: DiagnosticsResult };
@@ -431,10 +437,12 @@ export interface ChildStatus {
   depth: number;
   /** ReadOnly says the child may not change files or run commands. */
   readOnly?: boolean;
-  /** State is the child's state on NoteSubagent: running, completed, failed, cancelled. */
+  /** State is the child's state on NoteSubagent: running, waiting (for the user's approval), completed, failed, cancelled. */
   state?: string;
   /** Usage is the child's token usage so far (NoteSubagent). */
   usage?: Usage;
+  /** Activity is what the child does now ("read_file succeeded", "waits for your approval: bash …"), set on the NoteSubagent updates sent while it runs; absent on the notes of its start and end, so a front end that shows only those drops the updates. */
+  activity?: string;
   /** Conversation is the child's conversation id. */
   conversation: string;
 }
@@ -847,6 +855,13 @@ export interface ConversationArgs {
   title?: string;
 }
 
+/** StopSubagentArgs name the child to stop: Child of the conversation (SubagentParams.Child). */
+export interface StopSubagentArgs {
+  uri?: string;
+  conversation?: string;
+  child: string;
+}
+
 /** DisplayMessageParams is a coalesced piece of streamed assistant text, or, with Kind "thought", of the model's reasoning. Seq counts the folder's displayMessage notifications (of both kinds) from 1, so a gap or reordering is detectable. */
 export interface DisplayMessageParams {
   folder: string;
@@ -998,6 +1013,30 @@ export interface PlanProposalParams {
   turn: number;
   callId: string;
   plan: string;
+}
+
+/** SubagentParams is a child conversation's state, whole: a client keeps one card (line) per Child of the conversation and replaces it with each notification. */
+export interface SubagentParams {
+  folder: string;
+  /** Conversation is the parent's conversation id. */
+  conversation?: string;
+  /** Turn is the parent's turn, CallID its agent call. */
+  turn: number;
+  callId: string;
+  /** Child is the child's id among the parent's children (what loom.stopSubagent takes); ChildConversation is the child's conversation id, which its own notifications carry. */
+  child: string;
+  childConversation?: string;
+  /** Agent is the name of the child's definition (researcher, worker, a user's agent), Task what it was asked. */
+  agent: string;
+  task: string;
+  depth: number;
+  readOnly?: boolean;
+  /** State is running, waiting (for the user's approval), done, failed or stopped. */
+  state: string;
+  /** Activity is what it did last ("read_file succeeded", "waits for your approval: bash …"); absent when it starts. */
+  activity?: string;
+  /** Tokens is what it used so far (its total at its end). */
+  tokens: number;
 }
 
 /** SaveDocumentsParams are loom/saveDocuments' params. */

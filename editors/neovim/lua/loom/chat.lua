@@ -313,15 +313,26 @@ end
 --- Shows a loom/toolCall update: one line per call, updated in place.
 ---@param p {folder: string, turn: integer, id: string, name: string, summary: string, status: string, progress: string|nil}
 function M.tool(p)
-  local key = p.folder .. '#' .. tostring(p.id)
-  local line = tool_line(p)
+  if M.keyed_line(p.folder .. '#' .. tostring(p.id), tool_line(p)) then
+    -- Text after a tool call starts on a new line of the same answer.
+    after_tool, thinking = true, false
+    text_start = nil
+  end
+end
+
+--- Shows line as the line of key (a tool call, a subagent): appended the
+--- first time (then it returns true), then updated in place.
+---@param key string
+---@param line string
+---@return boolean appended
+function M.keyed_line(key, line)
   local b = M.buf()
   local idx = tool_lines[key]
   if idx and idx <= vim.api.nvim_buf_line_count(b) then
     modify(function()
       vim.api.nvim_buf_set_lines(b, idx - 1, idx, false, { line })
     end)
-    return
+    return false
   end
   modify(function()
     if is_empty(b) then
@@ -331,9 +342,7 @@ function M.tool(p)
     end
   end)
   tool_lines[key] = vim.api.nvim_buf_line_count(b)
-  -- Text after a tool call starts on a new line of the same answer.
-  after_tool, thinking = true, false
-  text_start = nil
+  return true
 end
 
 --- Replaces a folder's part of the chat with its transcript

@@ -185,6 +185,11 @@ M.handlers = {
       require('loom.plan').on_plan(p)
     end
   end,
+  ['loom/subagent'] = function(_, p)
+    if p and require('loom.conversations').shown(p) then
+      require('loom.subagents').on_subagent(p)
+    end
+  end,
   ['loom/planProposal'] = function(_, p)
     if p then
       require('loom.plan').on_proposal(p)
@@ -539,6 +544,7 @@ local function commands()
   def('LoomConversations', require('loom.conversations').pick, { desc = 'List Loom conversations: open, rename, delete' })
   require('loom.review').commands()
   require('loom.plan').commands()
+  require('loom.subagents').commands()
 end
 
 --- Configures the plugin, defines the commands and starts the client for

@@ -176,8 +176,9 @@
 ---@field task string
 ---@field depth integer
 ---@field readOnly? boolean ReadOnly says the child may not change files or run commands.
----@field state? string State is the child's state on NoteSubagent: running, completed, failed, cancelled.
+---@field state? string State is the child's state on NoteSubagent: running, waiting (for the user's approval), completed, failed, cancelled.
 ---@field usage? loom.wire.Usage Usage is the child's token usage so far (NoteSubagent).
+---@field activity? string Activity is what the child does now ("read_file succeeded", "waits for your approval: bash …"), set on the NoteSubagent updates sent while it runs; absent on the notes of its start and end, so a front end that shows only those drops the updates.
 ---@field conversation string Conversation is the child's conversation id.
 
 --- CompletionStatus names a folder's inline completion model, for the clients to show (loom.status).
@@ -481,6 +482,12 @@
 ---@field id string ID is the conversation's id; required.
 ---@field title? string Title is loom.renameConversation's new title.
 
+--- StopSubagentArgs name the child to stop: Child of the conversation (SubagentParams.Child).
+---@class loom.wire.StopSubagentArgs
+---@field uri? string
+---@field conversation? string
+---@field child string
+
 --- DisplayMessageParams is a coalesced piece of streamed assistant text, or, with Kind "thought", of the model's reasoning. Seq counts the folder's displayMessage notifications (of both kinds) from 1, so a gap or reordering is detectable.
 ---@class loom.wire.DisplayMessageParams
 ---@field folder string
@@ -598,6 +605,22 @@
 ---@field turn integer
 ---@field callId string
 ---@field plan string
+
+--- SubagentParams is a child conversation's state, whole: a client keeps one card (line) per Child of the conversation and replaces it with each notification.
+---@class loom.wire.SubagentParams
+---@field folder string
+---@field conversation? string Conversation is the parent's conversation id.
+---@field turn integer Turn is the parent's turn, CallID its agent call.
+---@field callId string
+---@field child string Child is the child's id among the parent's children (what loom.stopSubagent takes); ChildConversation is the child's conversation id, which its own notifications carry.
+---@field childConversation? string
+---@field agent string Agent is the name of the child's definition (researcher, worker, a user's agent), Task what it was asked.
+---@field task string
+---@field depth integer
+---@field readOnly? boolean
+---@field state string State is running, waiting (for the user's approval), done, failed or stopped.
+---@field activity? string Activity is what it did last ("read_file succeeded", "waits for your approval: bash …"); absent when it starts.
+---@field tokens integer Tokens is what it used so far (its total at its end).
 
 --- SaveDocumentsParams are loom/saveDocuments' params.
 ---@class loom.wire.SaveDocumentsParams
@@ -737,6 +760,7 @@ M.commands = {
   openConversation = 'loom.openConversation',
   renameConversation = 'loom.renameConversation',
   deleteConversation = 'loom.deleteConversation',
+  stopSubagent = 'loom.stopSubagent',
 }
 
 --- What the server sends, by short name.
@@ -754,6 +778,7 @@ M.methods = {
   mode = 'loom/mode',
   plan = 'loom/plan',
   planProposal = 'loom/planProposal',
+  subagent = 'loom/subagent',
   saveDocuments = 'loom/saveDocuments',
   elicit = 'loom/elicit',
   diagnostics = 'loom/diagnostics',

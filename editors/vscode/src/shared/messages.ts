@@ -95,7 +95,24 @@ export type Item =
     state: 'open' | 'accepted' | 'fresh' | 'rejected' | 'closed';
     /** What was decided, in words ("Built your edited version", "Keep planning: …"). */
     answer?: string;
+  }
+  /** A subagent (loom/subagent): a child conversation started by the agent call callId, one card per child. */
+  | {
+    kind: 'subagent'; id: string; turn: number; callId: string;
+    /** The child's id among the conversation's children (loom.stopSubagent takes it). */
+    child: string;
+    /** Its definition's name (researcher, worker, …) and its task. */
+    agent: string; task: string;
+    state: SubagentState;
+    /** What it did last ("read_file succeeded", "waits for your approval: bash …"). */
+    activity?: string;
+    tokens: number;
+    /** Stop was pressed: the card waits for the server to say it stopped. */
+    stopping?: boolean;
   };
+
+/** A subagent's state, as loom/subagent says it. */
+export type SubagentState = 'running' | 'waiting' | 'done' | 'failed' | 'stopped';
 
 /** A conversation's mode (loom.setMode): agent acts; plan and ask only read. */
 export type Mode = 'agent' | 'plan' | 'ask';
@@ -226,6 +243,8 @@ export type FromWebview =
   | { type: 'decidePlan'; itemId: string; accept: boolean; fresh?: boolean; plan?: string; comment?: string }
   /** Stop the turn; by: 'escape' when the Escape key asked (a waiting review is then kept). */
   | { type: 'stop'; by?: 'escape' }
+  /** Stop one subagent (its card's itemId) of the shown conversation; the parent's turn goes on. */
+  | { type: 'stopSubagent'; itemId: string }
   /** Open the attach quick pick (@, # or the Attach button); what: a direct choice. */
   | { type: 'attach'; what?: 'selection' | 'problems' | 'files' | 'terminal' | 'git' }
   | { type: 'setModel'; model: string }

@@ -6,6 +6,7 @@ import { restoreControl } from './checkpoint';
 import { button, el, formatTokens, post } from './dom';
 import { renderMarkdown, updateMarkdown } from './markdown';
 import { renderPlanCard } from './plancard';
+import { renderSubagentCard } from './subagentcard';
 import { renderTool } from './toolcard';
 
 /** The node of an item. */
@@ -61,6 +62,8 @@ export function render(it: Item): HTMLElement {
     }
     case 'plan':
       return renderPlanCard(it);
+    case 'subagent':
+      return renderSubagentCard(it);
     case 'commit': {
       const d = el('div', 'commit');
       d.dataset.id = it.id;
