@@ -114,21 +114,24 @@ func (s *server) elicitationComplete(_ context.Context, req *sdk.ElicitationComp
 	s.progMu.Lock()
 	w, ok := s.urls[req.Params.ElicitationID]
 	delete(s.urls, req.Params.ElicitationID)
-	var progress chan<- string
+	msg := s.spec.Name + ": the step at " + w.url + " is complete"
+	sent := false
 	for _, a := range s.askers {
 		if ok && a.id == w.asker {
-			progress = a.progress
+			// Sent under the lock while the call is registered: the call
+			// unregisters (under the lock) before it reads what is left.
+			select {
+			case a.progress <- msg:
+				sent = true
+			default:
+			}
 		}
 	}
 	s.progMu.Unlock()
-	if !ok {
+	if !ok || sent {
 		return
 	}
-	msg := s.spec.Name + ": the step at " + w.url + " is complete"
-	select {
-	case progress <- msg: // a nil channel never takes it
-		return
-	default:
-	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
 	s.m.report(Report{Server: s.spec.Name, Text: "MCP server " + msg, Info: true})
 }

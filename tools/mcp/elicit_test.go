@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,12 +28,19 @@ func TestElicitation(t *testing.T) {
 	})
 	for _, server := range []string{"asking", "askio"} {
 		var mu sync.Mutex
-		var asked []elicit.Request
+		var askedList []elicit.Request
+		// taken reads what was asked, under mu: the asker runs on the
+		// SDK's goroutines, ordered with the test only by the network.
+		taken := func() []elicit.Request {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(askedList)
+		}
 		answer := func(res elicit.Result, err error) func(context.Context, elicit.Request) (elicit.Result, error) {
 			return func(_ context.Context, r elicit.Request) (elicit.Result, error) {
 				mu.Lock()
 				defer mu.Unlock()
-				asked = append(asked, r)
+				askedList = append(askedList, r)
 				return res, err
 			}
 		}
@@ -47,8 +55,11 @@ func TestElicitation(t *testing.T) {
 			{"no answer", answer(elicit.Result{}, errors.New("timeout")), "action=cancel"},
 			{"no one to ask", nil, "action=decline"},
 		} {
-			asked = nil
+			mu.Lock()
+			askedList = nil
+			mu.Unlock()
 			res := run(t, toolByName(m, server+"__deploy"), &tools.Env{Elicit: c.ask}, `{}`)
+			asked := taken()
 			if !strings.Contains(res.Text, c.want) {
 				t.Errorf("%s %s: %q, want %q", server, c.name, res.Text, c.want)
 			}
@@ -80,6 +91,7 @@ func TestElicitation(t *testing.T) {
 				progress = append(progress, msg)
 			},
 		}, `{}`)
+		asked := taken()
 		if !strings.Contains(res.Text, "action=accept") || asked[len(asked)-1].URL != "https://example.com/connect?id=e1" || asked[len(asked)-1].Mode != "url" {
 			t.Errorf("%s connect: %q, asked %+v", server, res.Text, asked[len(asked)-1])
 		}
@@ -95,11 +107,16 @@ func TestElicitation(t *testing.T) {
 			t.Errorf("%s connect: progress %q, reports %+v; want %q", server, progress, reports, want)
 		}
 	}
+	var mu sync.Mutex
 	var got []elicit.Request
 	res := run(t, toolByName(m, "ev__trigger-elicitation-request"), &tools.Env{Elicit: func(_ context.Context, r elicit.Request) (elicit.Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		got = append(got, r)
 		return elicit.Result{Action: "decline"}, nil
 	}}, `{}`)
+	mu.Lock()
+	defer mu.Unlock()
 	if len(got) != 1 || len(got[0].Fields) == 0 || !strings.Contains(strings.ToLower(res.Text), "declined") {
 		t.Errorf("server-everything's form: asked %+v, result %q", got, res.Text)
 	}
