@@ -36,6 +36,11 @@ type DiagnosticsParams struct {
 // is not open there): loom then asks a language server of its own.
 type DiagnosticsResult struct {
 	Diagnostics *[]lspDiagnostic `json:"diagnostics"`
+	// Late is set when the client's wait (WaitMs, after an edit) ended
+	// before its language servers published the file anew: Diagnostics
+	// are what it showed before, not an answer about the edit, so loom
+	// says the file's diagnostics were not available.
+	Late bool `json:"late,omitempty"`
 }
 
 type lspDiagnostic struct {
@@ -77,6 +82,9 @@ func (e *editor) Diagnostics(ctx context.Context, _ workspace.DocumentCaller, pa
 	}
 	if res.Diagnostics == nil {
 		return nil, workspace.ErrDiagnosticsUnknown
+	}
+	if after && res.Late {
+		return nil, fmt.Errorf("%w: the editor's language server did not answer in time", diagnostics.ErrUnavailable)
 	}
 	out := make([]diagnostics.Diagnostic, 0, len(*res.Diagnostics))
 	for _, d := range *res.Diagnostics {

@@ -182,13 +182,17 @@ type CommandChange struct {
 	// Binary or too large to show.
 	Diff   string `json:"diff,omitempty"`
 	Binary bool   `json:"binary,omitempty"`
+	// Held tells a protected name the command created (a .git, a
+	// .loom.toml), moved out of the folder until kept: loom.commit puts it
+	// back (no commit), loom.discard deletes it.
+	Held bool `json:"held,omitempty"`
 }
 
 // commandChanges converts the workspace's list for the wire.
 func commandChanges(cs []workspace.CommandChange) []CommandChange {
 	out := make([]CommandChange, len(cs))
 	for i, c := range cs {
-		out[i] = CommandChange{Path: c.Path, Rel: c.Rel, Command: c.Command, Turn: c.Turn, Created: c.Created, Deleted: c.Deleted, Size: c.Size, Diff: c.Diff, Binary: c.Binary}
+		out[i] = CommandChange{Path: c.Path, Rel: c.Rel, Command: c.Command, Turn: c.Turn, Created: c.Created, Deleted: c.Deleted, Size: c.Size, Diff: c.Diff, Binary: c.Binary, Held: c.Held}
 	}
 	return out
 }

@@ -218,36 +218,12 @@ func (p *Anthropic) params(req Request, info *anthropic.ModelInfo) (anthropic.Me
 	if !thinkingFromInfo(info, effort, &params) {
 		p.setThinking(model, effort, &params)
 	}
-	type turn struct {
-		assistant bool
-		blocks    []anthropic.ContentBlockParamUnion
+	conv, err := antConversationOf(req)
+	if err != nil {
+		return params, err
 	}
-	var msgs []turn
-	turnEnd := -1 // the last message before the current turn
-	for i, m := range req.Messages {
-		if m.Role == fsm.RoleSystem {
-			if m.Content != "" {
-				params.System = append(params.System, anthropic.TextBlockParam{Text: m.Content})
-			}
-			continue
-		}
-		blocks, err := contentBlocks(m, req.Images)
-		if err != nil {
-			return params, fmt.Errorf("message %d: %w", i, err)
-		}
-		if len(blocks) == 0 {
-			continue
-		}
-		assistant := m.Role == fsm.RoleAssistant
-		if n := len(msgs); n > 0 && msgs[n-1].assistant == assistant {
-			msgs[n-1].blocks = append(msgs[n-1].blocks, blocks...)
-		} else {
-			msgs = append(msgs, turn{assistant: assistant, blocks: blocks})
-		}
-		if i < req.TurnStart {
-			turnEnd = len(msgs) - 1
-		}
-	}
+	params.System = append(params.System, conv.system...)
+	msgs, turnEnd := conv.turns, conv.turnEnd
 	for _, t := range req.Tools {
 		tool, err := anthropicTool(t)
 		if err != nil {
@@ -268,6 +244,59 @@ func (p *Anthropic) params(req Request, info *anthropic.ModelInfo) (anthropic.Me
 		}
 	}
 	return params, nil
+}
+
+// antTurn is one message of an Anthropic request: user and assistant
+// alternate, so consecutive messages of one side join.
+type antTurn struct {
+	assistant bool
+	blocks    []anthropic.ContentBlockParamUnion
+}
+
+// antConversation is a request's conversation as Anthropic takes it.
+type antConversation struct {
+	// system are the system messages' texts, the empty ones left out.
+	system []anthropic.TextBlockParam
+	turns  []antTurn
+	// turnEnd is the index in turns of the last message before the
+	// current turn; -1 when none.
+	turnEnd int
+}
+
+// antConversationOf gathers req's messages: system texts apart, the
+// others as alternating turns (tool results join the user's side).
+func antConversationOf(req Request) (antConversation, error) {
+	c := antConversation{turnEnd: -1}
+	for i, m := range req.Messages {
+		if m.Role == fsm.RoleSystem {
+			if m.Content != "" {
+				c.system = append(c.system, anthropic.TextBlockParam{Text: m.Content})
+			}
+			continue
+		}
+		blocks, err := contentBlocks(m, req.Images)
+		if err != nil {
+			return c, fmt.Errorf("message %d: %w", i, err)
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		c.add(m.Role == fsm.RoleAssistant, blocks)
+		if i < req.TurnStart {
+			c.turnEnd = len(c.turns) - 1
+		}
+	}
+	return c, nil
+}
+
+// add appends blocks to the last turn when it is the same side's, else
+// as a new turn.
+func (c *antConversation) add(assistant bool, blocks []anthropic.ContentBlockParamUnion) {
+	if n := len(c.turns); n > 0 && c.turns[n-1].assistant == assistant {
+		c.turns[n-1].blocks = append(c.turns[n-1].blocks, blocks...)
+		return
+	}
+	c.turns = append(c.turns, antTurn{assistant: assistant, blocks: blocks})
 }
 
 // markCache sets the cache breakpoints, at most four: the last tool (the

@@ -172,61 +172,74 @@ func (st *antDecoder) event(ev *antEvent, maxBytes int, emit func(fsm.Event)) (f
 			st.usage.merge(ev.Message.Usage)
 		}
 	case "content_block_start":
-		var cb struct {
-			Type     string          `json:"type"`
-			ID       string          `json:"id"`
-			Name     string          `json:"name"`
-			Text     string          `json:"text"`
-			Thinking string          `json:"thinking"`
-			Data     string          `json:"data"`
-			Input    json.RawMessage `json:"input"`
-		}
-		json.Unmarshal(ev.ContentBlock, &cb)
-		b := &antBlock{kind: cb.Type, data: cb.Data}
-		st.blocks[ev.Index] = b
-		st.order = append(st.order, ev.Index)
-		switch cb.Type {
-		case "tool_use":
-			b.call = len(st.calls)
-			st.calls = append(st.calls, fsm.ToolCall{ID: cb.ID, Name: cb.Name})
-			st.args = append(st.args, bytes.Buffer{})
-			emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: b.call, ID: cb.ID, Name: cb.Name})
-		case "text":
-			if cb.Text != "" {
-				emit(fsm.LlmTextDelta{Request: st.reqID, Text: cb.Text})
-			}
-		case "thinking":
-			b.thinking.WriteString(cb.Thinking)
-		}
+		st.blockStart(ev, emit)
 	case "content_block_delta":
-		b := st.blocks[ev.Index]
-		if b == nil {
-			return nil, false
-		}
-		dl := &ev.Delta
-		st.answered += len(dl.Text) + len(dl.Thinking)
-		if st.answered > maxBytes {
-			return fsm.LlmError{Request: st.reqID, Kind: fsm.ErrorStream,
-				Message: fmt.Sprintf("the answer passed %s (model.max_answer_bytes): the stream was cut; ask for less at once, or raise the limit", byteSize(maxBytes))}, true
-		}
-		switch dl.Type {
-		case "text_delta":
-			emit(fsm.LlmTextDelta{Request: st.reqID, Text: dl.Text})
-		case "thinking_delta":
-			b.thinking.WriteString(dl.Thinking)
-			emit(fsm.LlmReasoningDelta{Request: st.reqID, Text: dl.Thinking})
-		case "signature_delta":
-			b.signature += dl.Signature
-		case "input_json_delta":
-			if b.kind == "tool_use" {
-				st.args[b.call].WriteString(dl.PartialJSON)
-				emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: b.call, ArgumentsDelta: dl.PartialJSON})
-			}
-		}
+		return st.blockDelta(ev, maxBytes, emit)
 	case "message_delta":
 		st.usage.merge(ev.Usage)
 		if ev.Delta.StopReason != "" {
 			st.stop = ev.Delta.StopReason
+		}
+	}
+	return nil, false
+}
+
+// blockStart opens a content block: a tool call starts, a text's first
+// words go out, a thinking block starts collecting.
+func (st *antDecoder) blockStart(ev *antEvent, emit func(fsm.Event)) {
+	var cb struct {
+		Type     string          `json:"type"`
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Text     string          `json:"text"`
+		Thinking string          `json:"thinking"`
+		Data     string          `json:"data"`
+		Input    json.RawMessage `json:"input"`
+	}
+	json.Unmarshal(ev.ContentBlock, &cb)
+	b := &antBlock{kind: cb.Type, data: cb.Data}
+	st.blocks[ev.Index] = b
+	st.order = append(st.order, ev.Index)
+	switch cb.Type {
+	case "tool_use":
+		b.call = len(st.calls)
+		st.calls = append(st.calls, fsm.ToolCall{ID: cb.ID, Name: cb.Name})
+		st.args = append(st.args, bytes.Buffer{})
+		emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: b.call, ID: cb.ID, Name: cb.Name})
+	case "text":
+		if cb.Text != "" {
+			emit(fsm.LlmTextDelta{Request: st.reqID, Text: cb.Text})
+		}
+	case "thinking":
+		b.thinking.WriteString(cb.Thinking)
+	}
+}
+
+// blockDelta adds to an open block (a delta of no open block is
+// dropped); it returns an error event when the answer passed maxBytes.
+func (st *antDecoder) blockDelta(ev *antEvent, maxBytes int, emit func(fsm.Event)) (fsm.Event, bool) {
+	b := st.blocks[ev.Index]
+	if b == nil {
+		return nil, false
+	}
+	dl := &ev.Delta
+	st.answered += len(dl.Text) + len(dl.Thinking)
+	if st.answered > maxBytes {
+		return fsm.LlmError{Request: st.reqID, Kind: fsm.ErrorStream,
+			Message: fmt.Sprintf("the answer passed %s (model.max_answer_bytes): the stream was cut; ask for less at once, or raise the limit", byteSize(maxBytes))}, true
+	}
+	switch dl.Type {
+	case "text_delta":
+		emit(fsm.LlmTextDelta{Request: st.reqID, Text: dl.Text})
+	case "thinking_delta":
+		b.thinking.WriteString(dl.Thinking)
+		emit(fsm.LlmReasoningDelta{Request: st.reqID, Text: dl.Thinking})
+	case "signature_delta":
+		b.signature += dl.Signature
+	case "input_json_delta":
+		if b.kind == "tool_use" {
+			st.args[b.call].WriteString(dl.PartialJSON)
+			emit(fsm.LlmToolCallDelta{Request: st.reqID, Index: b.call, ArgumentsDelta: dl.PartialJSON})
 		}
 	}
 	return nil, false

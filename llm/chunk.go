@@ -126,32 +126,9 @@ type toolAccumulator struct {
 
 // add merges one fragment and returns the position of its call.
 func (a *toolAccumulator) add(d *wireToolCall) int {
-	pos := -1
-	switch {
-	case d.Index != nil:
-		if p, ok := a.byIndex[*d.Index]; ok {
-			pos = p
-		}
-	case d.ID != "":
-		if p, ok := a.byID[d.ID]; ok {
-			pos = p
-		}
-	case len(a.calls) > 0:
-		last := len(a.calls) - 1
-		if d.Function.Name == "" || a.calls[last].Name == "" {
-			pos = last
-		}
-	}
-	if pos < 0 {
-		pos = len(a.calls)
-		a.calls = append(a.calls, fsm.ToolCall{})
-		a.args = append(a.args, nil)
-		if d.Index != nil {
-			if a.byIndex == nil {
-				a.byIndex = make(map[int]int)
-			}
-			a.byIndex[*d.Index] = pos
-		}
+	pos, ok := a.continued(d)
+	if !ok {
+		pos = a.open(d)
 	}
 	c := &a.calls[pos]
 	if d.ID != "" && c.ID == "" {
@@ -168,6 +145,38 @@ func (a *toolAccumulator) add(d *wireToolCall) int {
 		c.Signature = d.ExtraContent.Google.ThoughtSignature
 	}
 	a.args[pos] = append(a.args[pos], d.Function.Arguments...)
+	return pos
+}
+
+// continued finds the call a fragment continues: by its index when it
+// has one, else by its id, else the last call unless both name a
+// function (a server that sends neither index nor id).
+func (a *toolAccumulator) continued(d *wireToolCall) (pos int, ok bool) {
+	switch {
+	case d.Index != nil:
+		pos, ok = a.byIndex[*d.Index]
+	case d.ID != "":
+		pos, ok = a.byID[d.ID]
+	case len(a.calls) > 0:
+		last := len(a.calls) - 1
+		if d.Function.Name == "" || a.calls[last].Name == "" {
+			return last, true
+		}
+	}
+	return pos, ok
+}
+
+// open starts a new call for a fragment, known by its index from now on.
+func (a *toolAccumulator) open(d *wireToolCall) int {
+	pos := len(a.calls)
+	a.calls = append(a.calls, fsm.ToolCall{})
+	a.args = append(a.args, nil)
+	if d.Index != nil {
+		if a.byIndex == nil {
+			a.byIndex = make(map[int]int)
+		}
+		a.byIndex[*d.Index] = pos
+	}
 	return pos
 }
 

@@ -29,42 +29,14 @@ var errIdle = errors.New("idle watchdog")
 // is the Retry-After header's, else the body's google.rpc.RetryInfo.
 func statusError(d *Dialect, reqID uint64, status int, h http.Header, body []byte) fsm.LlmError {
 	eb := parseErrorBody(body)
-	serverMsg, code := eb.msg, eb.code
+	serverMsg := eb.msg
 	e := fsm.LlmError{Request: reqID, StatusCode: status, RetryAfter: retryAfter(h, time.Now())}
 	if e.RetryAfter == 0 {
 		e.RetryAfter = eb.retryDelay
 	}
-	what := ""
-	switch {
-	case d.saysBadKey(eb.reason, eb.status, code):
-		e.Kind, what = fsm.ErrorAuth, "the provider refused the credentials (check the API key)"
-	case status == http.StatusTooManyRequests:
-		e.Kind, e.Retryable, what = fsm.ErrorRateLimited, true, "rate limited by the provider"
-		if code == "insufficient_quota" {
-			e.Retryable, what = false, "the provider's quota is exhausted"
-		}
-	case d.saysContextFull(code, serverMsg):
-		e.Kind, what = fsm.ErrorContextLength, "the conversation is too long for the model"
-	case status == http.StatusRequestTimeout:
-		e.Kind, e.Retryable, what = fsm.ErrorNetwork, true, "the provider timed out the request"
-	case status == http.StatusConflict:
-		e.Kind, e.Retryable, what = fsm.ErrorServer, true, "the provider reported a conflict"
-	case status >= 500:
-		e.Kind, e.Retryable, what = fsm.ErrorServer, true, "the provider failed"
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e.Kind, what = fsm.ErrorAuth, "the provider refused the credentials (check the API key)"
-	case status == http.StatusNotFound && strings.Contains(serverMsg, "v1/responses"):
-		e.Kind, what = fsm.ErrorNotFound, `the model is served only by the Responses API (set model.api = "responses")`
-	case status == http.StatusNotFound:
-		e.Kind, what = fsm.ErrorNotFound, "not found (check base_url and the model name)"
-	case status == http.StatusRequestEntityTooLarge:
-		e.Kind, what = fsm.ErrorContextLength, "the request is too large for the provider"
-	case status >= 400:
-		e.Kind, what = fsm.ErrorBadRequest, "the provider rejected the request"
-	default:
-		e.Kind, what = fsm.ErrorOther, "unexpected response"
-	}
-	e.Message = fmt.Sprintf("%s (HTTP %d)", what, status)
+	c := classifyStatus(d, status, eb)
+	e.Kind, e.Retryable = c.kind, c.retryable
+	e.Message = fmt.Sprintf("%s (HTTP %d)", c.what, status)
 	if serverMsg != "" {
 		e.Message += ": " + serverMsg
 	}
@@ -72,6 +44,61 @@ func statusError(d *Dialect, reqID uint64, status int, h http.Header, body []byt
 		e.Message += "; retry in " + e.RetryAfter.String()
 	}
 	return e
+}
+
+// statusClass is what an HTTP error says: its kind, whether to retry,
+// and the words for the user.
+type statusClass struct {
+	kind      fsm.ErrorKind
+	retryable bool
+	what      string
+}
+
+var (
+	badKey       = statusClass{fsm.ErrorAuth, false, "the provider refused the credentials (check the API key)"}
+	contextFull  = statusClass{fsm.ErrorContextLength, false, "the conversation is too long for the model"}
+	rateLimited  = statusClass{fsm.ErrorRateLimited, true, "rate limited by the provider"}
+	quotaGone    = statusClass{fsm.ErrorRateLimited, false, "the provider's quota is exhausted"}
+	responsesAPI = statusClass{fsm.ErrorNotFound, false, `the model is served only by the Responses API (set model.api = "responses")`}
+)
+
+// statusClasses are the statuses that say what happened by themselves,
+// when the body says nothing more.
+var statusClasses = map[int]statusClass{
+	http.StatusRequestTimeout:        {fsm.ErrorNetwork, true, "the provider timed out the request"},
+	http.StatusConflict:              {fsm.ErrorServer, true, "the provider reported a conflict"},
+	http.StatusUnauthorized:          badKey,
+	http.StatusForbidden:             badKey,
+	http.StatusNotFound:              {fsm.ErrorNotFound, false, "not found (check base_url and the model name)"},
+	http.StatusRequestEntityTooLarge: {fsm.ErrorContextLength, false, "the request is too large for the provider"},
+}
+
+// classifyStatus reads an HTTP error: what the dialect recognises in the
+// body first (a bad key; after a 429, a context-length error), then the
+// status itself, then its range.
+func classifyStatus(d *Dialect, status int, eb errorBody) statusClass {
+	switch {
+	case d.saysBadKey(eb.reason, eb.status, eb.code):
+		return badKey
+	case status == http.StatusTooManyRequests && eb.code == "insufficient_quota":
+		return quotaGone
+	case status == http.StatusTooManyRequests:
+		return rateLimited
+	case d.saysContextFull(eb.code, eb.msg):
+		return contextFull
+	case status == http.StatusNotFound && strings.Contains(eb.msg, "v1/responses"):
+		return responsesAPI
+	}
+	if c, ok := statusClasses[status]; ok {
+		return c
+	}
+	switch {
+	case status >= 500:
+		return statusClass{fsm.ErrorServer, true, "the provider failed"}
+	case status >= 400:
+		return statusClass{fsm.ErrorBadRequest, false, "the provider rejected the request"}
+	}
+	return statusClass{fsm.ErrorOther, false, "unexpected response"}
 }
 
 // streamErrorEvent classifies an error event received after the response

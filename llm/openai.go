@@ -128,37 +128,47 @@ type OpenAI struct {
 	noSummary bool
 }
 
-// NewOpenAI checks cfg and returns a provider. It reads no environment
-// variable: in particular OPENAI_API_KEY is never sent unless given as
-// cfg.APIKey.
-func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+// check refuses a configuration NewOpenAI cannot serve: no base URL or
+// model, an unknown max tokens field, api or reasoning effort, a
+// negative timeout or answer cap.
+func (cfg OpenAIConfig) check() error {
 	if strings.TrimSpace(cfg.BaseURL) == "" {
-		return nil, errors.New("openai provider: base_url is empty")
+		return errors.New("openai provider: base_url is empty")
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("openai provider: model is empty")
+		return errors.New("openai provider: model is empty")
 	}
 	switch cfg.MaxTokensField {
 	case "", "auto", "max_tokens", "max_completion_tokens":
 	default:
-		return nil, fmt.Errorf("openai provider: unknown max tokens field %q", cfg.MaxTokensField)
+		return fmt.Errorf("openai provider: unknown max tokens field %q", cfg.MaxTokensField)
 	}
 	if cfg.IdleTimeout < 0 {
-		return nil, fmt.Errorf("openai provider: idle timeout %s is negative", cfg.IdleTimeout)
+		return fmt.Errorf("openai provider: idle timeout %s is negative", cfg.IdleTimeout)
 	}
 	if cfg.FirstByteTimeout < 0 {
-		return nil, fmt.Errorf("openai provider: first-byte timeout %s is negative", cfg.FirstByteTimeout)
+		return fmt.Errorf("openai provider: first-byte timeout %s is negative", cfg.FirstByteTimeout)
 	}
 	switch cfg.API {
 	case "", APIChat, APIResponses:
 	default:
-		return nil, fmt.Errorf("openai provider: unknown api %q (want %q or %q)", cfg.API, APIChat, APIResponses)
+		return fmt.Errorf("openai provider: unknown api %q (want %q or %q)", cfg.API, APIChat, APIResponses)
 	}
 	if !ValidReasoningEffort(cfg.ReasoningEffort) {
-		return nil, fmt.Errorf("openai provider: unknown reasoning effort %q (want one of %s)", cfg.ReasoningEffort, strings.Join(reasoningEfforts, ", "))
+		return fmt.Errorf("openai provider: unknown reasoning effort %q (want one of %s)", cfg.ReasoningEffort, strings.Join(reasoningEfforts, ", "))
 	}
 	if cfg.MaxAnswerBytes < 0 {
-		return nil, fmt.Errorf("openai provider: max answer bytes %d is negative", cfg.MaxAnswerBytes)
+		return fmt.Errorf("openai provider: max answer bytes %d is negative", cfg.MaxAnswerBytes)
+	}
+	return nil
+}
+
+// NewOpenAI checks cfg and returns a provider. It reads no environment
+// variable: in particular OPENAI_API_KEY is never sent unless given as
+// cfg.APIKey.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxAnswerBytes == 0 {
 		cfg.MaxAnswerBytes = DefaultMaxAnswerBytes

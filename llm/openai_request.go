@@ -100,49 +100,67 @@ func wireMessage(m fsm.Message, e echo, images ImageSource) (openai.ChatCompleti
 		}
 		return openai.ToolMessage(m.Content, m.ToolCallID), nil
 	case fsm.RoleAssistant:
-		var a openai.ChatCompletionAssistantMessageParam
-		// With tool calls the content is optional; omit it when empty, as
-		// some servers reject an empty string next to tool_calls.
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = openai.String(m.Content)
-		}
-		for _, c := range m.ToolCalls {
-			call := &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: c.ID,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-					Name:      c.Name,
-					Arguments: c.Arguments,
-				},
-			}
-			if e.signatures && c.Signature != "" {
-				call.SetExtraFields(map[string]any{"extra_content": map[string]any{
-					"google": map[string]string{"thought_signature": c.Signature}}})
-			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
-		}
-		// DeepSeek refuses a tool-calling message without its
-		// reasoning_content, and takes an empty one as missing (HTTP 400),
-		// though its V4 returns tool calls with no reasoning: such a
-		// message carries one space, as LiteLLM's _fill_reasoning_content
-		// sends. It ignores the reasoning of other messages, which is
-		// sent when kept.
-		extra := map[string]any{}
-		switch {
-		case e.reasoning && m.Reasoning != "":
-			extra["reasoning_content"] = m.Reasoning
-		case e.reasoning && len(m.ToolCalls) > 0:
-			extra["reasoning_content"] = " "
-		}
-		if e.details && m.Opaque.API == opaqueOpenRouter {
-			extra["reasoning_details"] = json.RawMessage(m.Opaque.Data)
-		}
-		if len(extra) > 0 {
-			a.SetExtraFields(extra)
-		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: assistantMessage(m, e)}, nil
 	default:
 		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
 	}
+}
+
+// assistantMessage converts an assistant message: its text, its calls,
+// and what e says to echo back.
+func assistantMessage(m fsm.Message, e echo) *openai.ChatCompletionAssistantMessageParam {
+	var a openai.ChatCompletionAssistantMessageParam
+	// With tool calls the content is optional; omit it when empty, as
+	// some servers reject an empty string next to tool_calls.
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		a.Content.OfString = openai.String(m.Content)
+	}
+	for _, c := range m.ToolCalls {
+		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: wireToolCallParam(c, e)})
+	}
+	if extra := echoedFields(m, e); len(extra) > 0 {
+		a.SetExtraFields(extra)
+	}
+	return &a
+}
+
+// wireToolCallParam converts one call, with its thought signature when e
+// says so.
+func wireToolCallParam(c fsm.ToolCall, e echo) *openai.ChatCompletionMessageFunctionToolCallParam {
+	call := &openai.ChatCompletionMessageFunctionToolCallParam{
+		ID: c.ID,
+		Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+			Name:      c.Name,
+			Arguments: c.Arguments,
+		},
+	}
+	if e.signatures && c.Signature != "" {
+		call.SetExtraFields(map[string]any{"extra_content": map[string]any{
+			"google": map[string]string{"thought_signature": c.Signature}}})
+	}
+	return call
+}
+
+// echoedFields are the assistant message's extra fields the server wants
+// echoed back: reasoning_content, reasoning_details.
+//
+// DeepSeek refuses a tool-calling message without its reasoning_content,
+// and takes an empty one as missing (HTTP 400), though its V4 returns
+// tool calls with no reasoning: such a message carries one space, as
+// LiteLLM's _fill_reasoning_content sends. It ignores the reasoning of
+// other messages, which is sent when kept.
+func echoedFields(m fsm.Message, e echo) map[string]any {
+	extra := map[string]any{}
+	switch {
+	case e.reasoning && m.Reasoning != "":
+		extra["reasoning_content"] = m.Reasoning
+	case e.reasoning && len(m.ToolCalls) > 0:
+		extra["reasoning_content"] = " "
+	}
+	if e.details && m.Opaque.API == opaqueOpenRouter {
+		extra["reasoning_details"] = json.RawMessage(m.Opaque.Data)
+	}
+	return extra
 }
 
 // wireTool converts one tool schema. The top-level keys of Parameters are

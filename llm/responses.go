@@ -122,6 +122,27 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 	if p.cfg.CacheKeys && req.CacheKey != "" {
 		params.PromptCacheKey = openai.String(req.CacheKey)
 	}
+	p.askReasoning(&params, model, effort)
+	items, err := responsesInput(req)
+	if err != nil {
+		return params, err
+	}
+	params.Input.OfInputItemList = items
+	for _, t := range req.Tools {
+		fn, err := responsesTool(t)
+		if err != nil {
+			return params, err
+		}
+		params.Tools = append(params.Tools, responses.ToolUnionParam{OfFunction: &fn})
+	}
+	return params, nil
+}
+
+// askReasoning asks a reasoning model (or any model given an effort
+// other than none) for its encrypted reasoning back, and for a summary
+// unless the server refused summaries; it sends the effort when there is
+// one.
+func (p *OpenAI) askReasoning(params *responses.ResponseNewParams, model, effort string) {
 	if isReasoningModel(model) || (effort != "" && effort != string(shared.ReasoningEffortNone)) {
 		params.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
 		p.dialect.mu.Lock()
@@ -134,22 +155,19 @@ func (p *OpenAI) responsesParams(req Request) (responses.ResponseNewParams, erro
 	if effort != "" {
 		params.Reasoning.Effort = shared.ReasoningEffort(effort)
 	}
+}
+
+// responsesInput is the conversation as input items; messages from
+// req.TurnStart on are of the current turn.
+func responsesInput(req Request) (responses.ResponseInputParam, error) {
 	items := make(responses.ResponseInputParam, 0, len(req.Messages)+4)
 	for i, m := range req.Messages {
 		var err error
 		if items, err = appendInputItems(items, m, req.Images, i >= req.TurnStart); err != nil {
-			return params, fmt.Errorf("message %d: %w", i, err)
+			return items, fmt.Errorf("message %d: %w", i, err)
 		}
 	}
-	params.Input.OfInputItemList = items
-	for _, t := range req.Tools {
-		fn, err := responsesTool(t)
-		if err != nil {
-			return params, err
-		}
-		params.Tools = append(params.Tools, responses.ToolUnionParam{OfFunction: &fn})
-	}
-	return params, nil
+	return items, nil
 }
 
 // appendInputItems appends the input items of one conversation message:
@@ -178,30 +196,38 @@ func appendInputItems(items responses.ResponseInputParam, m fsm.Message, images 
 		out.OfFunctionCallOutput.CallID = openai.String(m.ToolCallID)
 		return append(items, out), nil
 	case fsm.RoleAssistant:
-		phased := false // the server's own message item, with its phase, went back
-		if m.Opaque.API == opaqueResponses {
-			var kept []json.RawMessage
-			if err := json.Unmarshal([]byte(m.Opaque.Data), &kept); err == nil {
-				for _, raw := range kept {
-					var it respItem
-					ok := json.Unmarshal(raw, &it) == nil
-					if ok && it.plainReasoning() && !inTurn {
-						continue
-					}
-					phased = phased || ok && it.Type == "message"
-					items = append(items, param.Override[responses.ResponseInputItemUnionParam](raw))
-				}
-			}
-		}
-		if !phased && (m.Content != "" || len(m.ToolCalls) == 0) {
-			items = append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
-		}
-		for _, c := range m.ToolCalls {
-			items = append(items, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name))
-		}
-		return items, nil
+		return appendAssistantItems(items, m, inTurn), nil
 	}
 	return items, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// appendAssistantItems appends an assistant message's items: the ones a
+// Responses server wrote (reasoning, and its message item with a phase;
+// plain reasoning only inTurn), its text unless the server's message
+// item carried it, then its function calls.
+func appendAssistantItems(items responses.ResponseInputParam, m fsm.Message, inTurn bool) responses.ResponseInputParam {
+	phased := false // the server's own message item, with its phase, went back
+	if m.Opaque.API == opaqueResponses {
+		var kept []json.RawMessage
+		if err := json.Unmarshal([]byte(m.Opaque.Data), &kept); err == nil {
+			for _, raw := range kept {
+				var it respItem
+				ok := json.Unmarshal(raw, &it) == nil
+				if ok && it.plainReasoning() && !inTurn {
+					continue
+				}
+				phased = phased || ok && it.Type == "message"
+				items = append(items, param.Override[responses.ResponseInputItemUnionParam](raw))
+			}
+		}
+	}
+	if !phased && (m.Content != "" || len(m.ToolCalls) == 0) {
+		items = append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
+	}
+	for _, c := range m.ToolCalls {
+		items = append(items, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name))
+	}
+	return items
 }
 
 // responsesTool converts one tool schema; its parameters' top-level values

@@ -276,6 +276,53 @@ func (st *respDecoder) itemDone(ev *respEvent) {
 	}
 }
 
+// finishReason is the response's, in Chat Completions' words: stop,
+// length for max_output_tokens, else the reason it was incomplete.
+func (r *respResponse) finishReason() string {
+	if r.IncompleteDetails == nil {
+		return "stop"
+	}
+	switch r.IncompleteDetails.Reason {
+	case "max_output_tokens":
+		return "length"
+	case "":
+		return "stop"
+	}
+	return r.IncompleteDetails.Reason
+}
+
+// keptItems are the items of output that are kept (respItem.kept).
+func keptItems(output []json.RawMessage) []json.RawMessage {
+	var kept []json.RawMessage
+	for _, raw := range output {
+		var it respItem
+		if json.Unmarshal(raw, &it) == nil && it.kept() {
+			kept = append(kept, raw)
+		}
+	}
+	return kept
+}
+
+// keptOpaque is the opaque data that carries the kept items back, their
+// bytes as keptBytes leaves them; zero when none is kept.
+func keptOpaque(items []json.RawMessage) fsm.Opaque {
+	var keep [][]byte
+	for _, raw := range items {
+		var it respItem
+		if json.Unmarshal(raw, &it) != nil || !it.kept() {
+			continue
+		}
+		if stripped, err := keptBytes(raw, it); err == nil {
+			keep = append(keep, stripped)
+		}
+	}
+	if len(keep) == 0 {
+		return fsm.Opaque{}
+	}
+	// Joined by hand: json.Marshal would re-escape the items' text.
+	return fsm.Opaque{API: opaqueResponses, Data: "[" + string(bytes.Join(keep, []byte{','})) + "]"}
+}
+
 // completed builds the LlmCompleted of response.completed or
 // response.incomplete. The items kept (reasoning items with encrypted
 // content, assistant messages with a phase: respItem.kept) are those of
@@ -288,40 +335,12 @@ func (st *respDecoder) completed(ev *respEvent) fsm.LlmCompleted {
 		if r.Usage != nil {
 			done.Usage = r.Usage.usage()
 		}
-		if r.IncompleteDetails != nil {
-			switch r.IncompleteDetails.Reason {
-			case "max_output_tokens":
-				done.FinishReason = "length"
-			case "":
-			default:
-				done.FinishReason = r.IncompleteDetails.Reason
-			}
-		}
-		var fromOutput []json.RawMessage
-		for _, raw := range r.Output {
-			var it respItem
-			if json.Unmarshal(raw, &it) == nil && it.kept() {
-				fromOutput = append(fromOutput, raw)
-			}
-		}
-		if len(fromOutput) > 0 {
+		done.FinishReason = r.finishReason()
+		if fromOutput := keptItems(r.Output); len(fromOutput) > 0 {
 			items = fromOutput
 		}
 	}
-	var keep [][]byte
-	for _, raw := range items {
-		var it respItem
-		if json.Unmarshal(raw, &it) != nil || !it.kept() {
-			continue
-		}
-		if stripped, err := keptBytes(raw, it); err == nil {
-			keep = append(keep, stripped)
-		}
-	}
-	if len(keep) > 0 {
-		// Joined by hand: json.Marshal would re-escape the items' text.
-		done.Opaque = fsm.Opaque{API: opaqueResponses, Data: "[" + string(bytes.Join(keep, []byte{','})) + "]"}
-	}
+	done.Opaque = keptOpaque(items)
 	if len(st.calls.calls) > 0 {
 		done.ToolCalls = make([]fsm.ToolCall, len(st.calls.calls))
 		for i, c := range st.calls.calls {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -264,43 +265,37 @@ func (st *Step) check() error {
 	return nil
 }
 
-// matches reports whether m holds for req.
+// matches reports whether m holds for req: each condition it sets.
 func (m *Match) matches(req *Request) bool {
-	last := func(role fsm.Role) (string, bool) {
-		for i := len(req.Messages) - 1; i >= 0; i-- {
-			if req.Messages[i].Role == role {
-				return req.Messages[i].Content, true
-			}
-		}
-		return "", false
+	return lastOfRoleContains(req.Messages, fsm.RoleUser, m.LastUserContains) &&
+		lastOfRoleContains(req.Messages, fsm.RoleTool, m.LastToolResultContains) &&
+		lastMessageIs(req.Messages, m.LastMessageContains, m.LastRole) &&
+		(m.HasTool == "" || slices.ContainsFunc(req.Tools, func(t ToolSchema) bool { return t.Name == m.HasTool }))
+}
+
+// lastOfRoleContains reports whether want is "" or the last message of
+// role contains it (false when there is none).
+func lastOfRoleContains(msgs []fsm.Message, role fsm.Role, want string) bool {
+	if want == "" {
+		return true
 	}
-	if m.LastUserContains != "" {
-		c, ok := last(fsm.RoleUser)
-		if !ok || !strings.Contains(c, m.LastUserContains) {
-			return false
-		}
-	}
-	if m.LastToolResultContains != "" {
-		c, ok := last(fsm.RoleTool)
-		if !ok || !strings.Contains(c, m.LastToolResultContains) {
-			return false
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == role {
+			return strings.Contains(msgs[i].Content, want)
 		}
 	}
-	n := len(req.Messages)
-	if m.LastMessageContains != "" && (n == 0 || !strings.Contains(req.Messages[n-1].Content, m.LastMessageContains)) {
+	return false
+}
+
+// lastMessageIs reports whether the last message contains contains and
+// has role; "" asks nothing, and anything asked fails without messages.
+func lastMessageIs(msgs []fsm.Message, contains, role string) bool {
+	if contains == "" && role == "" {
+		return true
+	}
+	if len(msgs) == 0 {
 		return false
 	}
-	if m.LastRole != "" && (n == 0 || string(req.Messages[n-1].Role) != m.LastRole) {
-		return false
-	}
-	if m.HasTool != "" {
-		found := false
-		for _, t := range req.Tools {
-			found = found || t.Name == m.HasTool
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	last := msgs[len(msgs)-1]
+	return strings.Contains(last.Content, contains) && (role == "" || string(last.Role) == role)
 }

@@ -38,8 +38,23 @@ func (s *Script) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 			return
 		}
 	}
-	calls := make([]fsm.ToolCall, 0, len(st.ToolCalls))
-	for i, c := range st.ToolCalls {
+	calls, ok := p.toolCalls(req.ID, idx, st.ToolCalls)
+	if !ok {
+		return
+	}
+	if e := st.Error; e != nil {
+		p.send(scriptError(req.ID, e))
+		return
+	}
+	p.send(st.completed(req.ID, calls))
+}
+
+// toolCalls streams a step's tool calls (the step at index idx) as
+// deltas, a call's arguments in its chunks, and returns the calls. ok is
+// false when ctx was cancelled on the way.
+func (p *player) toolCalls(reqID uint64, idx int, scripted []ScriptToolCall) (calls []fsm.ToolCall, ok bool) {
+	calls = make([]fsm.ToolCall, 0, len(scripted))
+	for i, c := range scripted {
 		id := c.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d_%d", idx+1, i+1)
@@ -49,20 +64,23 @@ func (s *Script) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 			parts = splitN(c.Arguments, c.Split)
 		}
 		for j, part := range parts {
-			d := fsm.LlmToolCallDelta{Request: req.ID, Index: i, ArgumentsDelta: part}
+			d := fsm.LlmToolCallDelta{Request: reqID, Index: i, ArgumentsDelta: part}
 			if j == 0 {
 				d.ID, d.Name = id, c.Name
 			}
 			if !p.send(d) {
-				return
+				return nil, false
 			}
 		}
 		calls = append(calls, fsm.ToolCall{ID: id, Name: c.Name, Arguments: strings.Join(parts, "")})
 	}
-	if e := st.Error; e != nil {
-		p.send(scriptError(req.ID, e))
-		return
-	}
+	return calls, true
+}
+
+// completed is the step's LlmCompleted with calls: its finish reason
+// (default stop, or tool_calls with calls) and usage (the total defaults
+// to prompt + completion).
+func (st *Step) completed(reqID uint64, calls []fsm.ToolCall) fsm.LlmCompleted {
 	reason := st.FinishReason
 	if reason == "" {
 		reason = "stop"
@@ -78,7 +96,7 @@ func (s *Script) Stream(ctx context.Context, req Request, emit func(fsm.Event)) 
 	if len(calls) == 0 {
 		calls = nil
 	}
-	p.send(fsm.LlmCompleted{Request: req.ID, ToolCalls: calls, Usage: u, FinishReason: reason})
+	return fsm.LlmCompleted{Request: reqID, ToolCalls: calls, Usage: u, FinishReason: reason}
 }
 
 // pick claims the first step that matches req and has a use left.

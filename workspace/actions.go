@@ -67,7 +67,20 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.hooks.stop(s.turnContext(), a)
 	case fsm.ExecuteTools:
 		ctx, batch := s.turnContext(), s.newBatch(a)
-		s.goWorker(func() { batch.Run(ctx) })
+		watching := s.folder.watchReady
+		s.goWorker(func() {
+			// The tools run once the folder's watcher watches, so that a
+			// file they read and someone changes afterwards is always
+			// seen changed (stale, and said), never lost in the
+			// watcher's start (TestNoticesReachTheirSessionOnly).
+			if watching != nil {
+				select {
+				case <-watching:
+				case <-ctx.Done():
+				}
+			}
+			batch.Run(ctx)
+		})
 	case fsm.RunPostToolsHook:
 		ctx := s.turnContext()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)

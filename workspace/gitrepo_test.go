@@ -14,7 +14,8 @@ import (
 
 // TestNoCommitIntoARepositoryACommandCreated: a folder that is no git
 // repository; the agent's command runs git init and plants
-// core.fsmonitor and a pre-commit hook in the new .git. loom reports the
+// core.fsmonitor and a pre-commit hook in the new .git. loom holds it
+// out of the folder; once the user keeps it, loom reports the
 // repository and does not use it (no commit, no hook, no fsmonitor) until
 // the user confirms it with loom.trust; then it commits into it.
 func TestNoCommitIntoARepositoryACommandCreated(t *testing.T) {
@@ -31,6 +32,7 @@ func TestNoCommitIntoARepositoryACommandCreated(t *testing.T) {
 	// Each turn runs its batches, counted from the turn's prompt.
 	turns := map[string][][]fsm.ToolCall{
 		"make a file": {{call("b", "bash", `{"command":"`+plant+`"}`)}, {call("w", "write_file", `{"path":"new.txt","content":"agent\n"}`)}},
+		"edit":        {{call("w1", "write_file", `{"path":"first.txt","content":"agent\n"}`)}},
 		"again":       {{call("w2", "write_file", `{"path":"second.txt","content":"agent\n"}`)}},
 	}
 	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
@@ -59,6 +61,18 @@ func TestNoCommitIntoARepositoryACommandCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.editor.turnEnded(t, 1)
+	// The repository is held out of the folder (heldnames.go) until the
+	// user keeps it; then it is a repository loom has not confirmed.
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		t.Fatal("the command's repository is in the folder, not held")
+	}
+	if _, err := s.Changes().KeepCommandChanges(context.Background(), []string{".git"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ask(context.Background(), "edit"); err != nil {
+		t.Fatal(err)
+	}
+	h.editor.turnEnded(t, 2)
 	note := h.editor.waitFor(t, "the report of the new repository", func(n Notification) bool {
 		return strings.Contains(n.Text, "a git repository appeared")
 	})
@@ -84,7 +98,7 @@ func TestNoCommitIntoARepositoryACommandCreated(t *testing.T) {
 	if _, err := s.Ask(context.Background(), "again"); err != nil {
 		t.Fatal(err)
 	}
-	h.editor.turnEnded(t, 2)
+	h.editor.turnEnded(t, 3)
 	h.editor.waitFor(t, "the commit after loom.trust", func(n Notification) bool { return n.Kind == NoteCommit })
 	if _, err := os.Stat(monitor); err == nil {
 		t.Fatal("loom's git ran core.fsmonitor")

@@ -50,6 +50,10 @@ type HostOptions struct {
 	// folder's journal set aside as a reset does, instead of resuming it
 	// (`loom-lsp exec` without --resume).
 	NewConversation bool
+	// DiscardHeld deletes a protected name a command created (a .git, a
+	// .loom.toml) at once instead of holding it for the user's review
+	// (heldnames.go): `loom-lsp exec`, where no one reviews.
+	DiscardHeld bool
 	// SettingsPublished, when set, is called after a folder published new
 	// settings (a load or reload of its configuration), on the folder's
 	// goroutine: it must not block. The LSP front end registers inline

@@ -18,10 +18,10 @@ import (
 // .loom.toml and no .vscode, a command (unsandboxed: the worst case; the
 // sandbox cannot mount a name none of whose directories exists) writes a
 // first .loom.toml that widens the agent's rights and a
-// .vscode/settings.json. The agent gets nothing from either — the
-// .loom.toml's settings are held back (trust on first sight), loom reads
-// no editor's file — and the user is told, in a message they see, which
-// protected files the command wrote; the model is told too.
+// .vscode/settings.json. The agent gets nothing from either: both are
+// moved out of the folder until the user keeps them (heldnames.go), and
+// the user is told, in a message they see, which and how to keep or
+// discard them; the model is told too.
 func TestProtectedNamesACommandCreates(t *testing.T) {
 	xdg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", xdg)
@@ -67,13 +67,15 @@ func TestProtectedNamesACommandCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.editor.turnEnded(t, 1)
-	if _, err := os.Stat(filepath.Join(dir, ".vscode", "settings.json")); err != nil {
-		t.Fatalf("the command did not write the files: %v", err)
+	for _, rel := range []string{".loom.toml", ".vscode/settings.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, rel)); err == nil {
+			t.Fatalf("%s the command created is in the folder, not held", rel)
+		}
 	}
 	told := h.editor.waitFor(t, "the report of the protected files", func(n Notification) bool {
-		return strings.Contains(n.Text, "configuration loom keeps from the agent")
+		return strings.Contains(n.Text, "loom moved it out of the folder")
 	})
-	for _, want := range []string{".loom.toml", ".vscode/settings.json", "loom.trust", "your editor"} {
+	for _, want := range []string{".loom.toml", ".vscode/settings.json", "loom.commit", "loom.discard"} {
 		if !strings.Contains(told.Text, want) {
 			t.Fatalf("the report does not name %q: %q", want, told.Text)
 		}
@@ -81,9 +83,6 @@ func TestProtectedNamesACommandCreates(t *testing.T) {
 	if !told.Visible {
 		t.Fatalf("the report is not shown to the user: %+v", told)
 	}
-	h.editor.waitFor(t, "the held-back .loom.toml", func(n Notification) bool {
-		return strings.Contains(n.Text, ".loom.toml appeared with settings that widen")
-	})
 	after, err := s.Status(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -47,8 +47,8 @@ func TestLoomsGitRunsNoFilterFromAWorktreeFile(t *testing.T) {
 }
 
 // TestACommandsIncludedGitConfigIsNamed: that file, made by a command, is
-// named to the user after the command, like a protected name: the
-// user's own git reads it.
+// held like a protected name (the user's own git reads it): moved out of
+// the folder, and named to the user.
 func TestACommandsIncludedGitConfigIsNamed(t *testing.T) {
 	dir := gitRepo(t, map[string]string{"a.txt": "one\n"})
 	runGit(t, dir, "config", "include.path", "../.gitconfig.local")
@@ -62,6 +62,9 @@ func TestACommandsIncludedGitConfigIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.editor.waitFor(t, "the notice naming .gitconfig.local", func(n Notification) bool {
-		return n.Kind == NoteInfo && n.Visible && strings.Contains(n.Text, "your own git reads .gitconfig.local")
+		return n.Kind == NoteInfo && n.Visible && strings.Contains(n.Text, "created .gitconfig.local") && strings.Contains(n.Text, "loom moved it out of the folder")
 	})
+	if _, err := os.Lstat(filepath.Join(dir, ".gitconfig.local")); err == nil {
+		t.Fatal(".gitconfig.local is in the folder: the user's git includes it")
+	}
 }

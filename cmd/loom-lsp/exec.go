@@ -258,6 +258,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Config:          load,
 		Logger:          logger,
 		NewConversation: f.resume == "" && f.conversation == "" && f.rewind == 0,
+		DiscardHeld:     true,
 		TrustHow:        func() string { return execTrustHow },
 	})
 	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,

@@ -42,6 +42,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		held:     map[acpsdk.SessionId][]heldItem{},
 		replays:  map[acpsdk.SessionId]int{},
 		opening:  map[acpsdk.SessionId]*openingNotes{},
+		proto:    &protocol{},
 	}
 	hostOpts := opts.Host
 	hostOpts.Editor = a
@@ -72,7 +73,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	// reader lets that goroutine read nothing, and so end nothing, before
 	// the logger is set and ready closed (a client that closes at once
 	// raced here).
-	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: a.watch.writer(w)}, &gatedReader{gate: a.ready, r: newDeleteReader(a.watch.reader(r))})
+	a.conn = acpsdk.NewAgentSideConnection(a, &capsWriter{out: protoWriter{a.proto, a.watch.writer(w)}},
+		&gatedReader{gate: a.ready, r: newDeleteReader(a.watch.reader(r), a.proto.in)})
 	a.conn.SetLogger(opts.Logger)
 	close(a.ready)
 	select {
@@ -104,6 +106,9 @@ type agent struct {
 	conn    *acpsdk.AgentSideConnection // set once, before ready is closed
 	ready   chan struct{}               // closed once conn is set
 	out     *outbox
+	// proto is the protocol version the connection negotiated, and what
+	// differs with it (protocol.go).
+	proto *protocol
 	// bgCtx ends when the connection does; bg counts the background
 	// work (the model server's list) Serve waits for before it returns.
 	bgCtx context.Context
@@ -177,7 +182,10 @@ type session struct {
 	todoShown bool
 	// userIDs maps the messageIds of the session's prompts to their
 	// turns (rewind.go); guarded by agent.mu.
-	userIDs          map[string]uint64
+	userIDs map[string]uint64
+	// prompts counts the v2 prompts given loom's own messageId
+	// (v2state.go); guarded by agent.mu.
+	prompts          int
 	proposal         string
 	proposalBuilding bool
 }

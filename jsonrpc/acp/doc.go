@@ -1,6 +1,7 @@
 // Package acp is the Agent Client Protocol front end of loom-lsp (`loom-lsp
 // acp`): ACP v1, JSON-RPC 2.0 as newline-delimited JSON on stdin/stdout,
-// on github.com/coder/acp-go-sdk. Zed, the JetBrains IDEs, Emacs
+// on github.com/coder/acp-go-sdk, and ACP v2 (Preview) beside it, per
+// connection, as a mapping at the wire (protocol.go). Zed, the JetBrains IDEs, Emacs
 // agent-shell and Neovim's CodeCompanion talk to it.
 //
 // It is a front end like the LSP server and the headless one: the same

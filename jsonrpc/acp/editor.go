@@ -207,8 +207,8 @@ func (o sessionOut) StateChanged(n workspace.StateChanged) {
 	}
 }
 
-// TurnStarted sends nothing: the client sent the prompt.
-func (o sessionOut) TurnStarted(workspace.TurnStarted) {}
+// TurnStarted: the client sent the prompt; on v2 the session is running.
+func (o sessionOut) TurnStarted(workspace.TurnStarted) { o.a.turnStarted(o.s.id) }
 
 // DiagnosticsReported sends nothing: the call that reports them shows
 // them.
@@ -361,7 +361,7 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 			return false, err
 		}
 	}
-	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+	resp, err := a.requestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: asker.id,
 		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(callID),

@@ -149,7 +149,7 @@ func (o sessionOut) decidePlan(callID, plan string) {
 	if err := a.out.flush(ctx); err != nil {
 		return
 	}
-	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+	resp, err := a.requestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: s.id,
 		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(callID),

@@ -24,40 +24,70 @@ import (
 // So Prompt waits for the turn, never for ctx, and always answers with a
 // result: returning ctx's error would make the SDK answer -32800.
 func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
-	s, err := a.liveSession(p.SessionId)
+	run, err := a.startPrompt(ctx, p)
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
+	}
+	return a.finishPrompt(run)
+}
+
+// promptRun is a prompt started: the turn it became, or the answer
+// given at once (a slash command, /trust).
+type promptRun struct {
+	s        *session
+	turn     uint64
+	userID   string
+	answered *acpsdk.PromptResponse
+}
+
+// startPrompt inserts the prompt: a slash command answered at once, or
+// one UserInput of the session's conversation (a turn). Both versions'
+// session/prompt start here (v2: promptV2).
+func (a *agent) startPrompt(ctx context.Context, p acpsdk.PromptRequest) (promptRun, error) {
+	s, err := a.liveSession(p.SessionId)
+	if err != nil {
+		return promptRun{}, err
 	}
 	text, images, err := promptText(a.host, s.folder, p.Prompt)
 	if err != nil {
-		return acpsdk.PromptResponse{}, err
+		return promptRun{}, err
 	}
 	slash := slashRun{a, s}
 	if resp, handled := slash.slashTrust(ctx, text); handled {
-		return resp, nil
+		return promptRun{s: s, answered: &resp}, nil
 	}
 	if answer, ok := slash.slashCommand(context.WithoutCancel(ctx), text); ok {
 		a.send(s.id, acpsdk.UpdateAgentMessageText(answer))
 		if err := a.out.flush(ctx); err != nil {
-			return acpsdk.PromptResponse{}, err
+			return promptRun{}, err
 		}
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+		return promptRun{s: s, answered: &acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}}, nil
 	}
 	sessionOut{a, s}.announceOnce(ctx)
 	// The first prompt after session/new must offer the MCP servers'
 	// tools: wait for those still starting (mcp.startup_timeout).
 	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {
-		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+		return promptRun{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	a.readvertiseCommands(s.id, s.ws) // the MCP servers' prompts, once ready
 	turn, err := s.ws.AskWithImages(context.WithoutCancel(ctx), text, images)
 	if errors.Is(err, workspace.ErrImage) {
-		return acpsdk.PromptResponse{}, invalidParams("%v", err)
+		return promptRun{}, invalidParams("%v", err)
 	}
 	if err != nil {
-		return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+		return promptRun{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	userID := rewinds{a}.userMessageID(s, turn, p.MessageId)
+	return promptRun{s: s, turn: turn, userID: rewinds{a}.userMessageID(s, turn, p.MessageId)}, nil
+}
+
+// finishPrompt waits for the turn of run to end, after all of its
+// updates were sent, and says how it ended as v1's session/prompt
+// answers it.
+func (a *agent) finishPrompt(run promptRun) (acpsdk.PromptResponse, error) {
+	if run.answered != nil {
+		return *run.answered, nil
+	}
+	s, turn, userID := run.s, run.turn, run.userID
 	w := a.waitFor(turnKey{s.id, turn})
 	select {
 	case <-w.done:

@@ -140,7 +140,7 @@ func (o sessionOut) reviewProposal(p workspace.ProposalNote) {
 		title = fmt.Sprintf("`%s` changed %s: keep or discard?", p.Command, strings.Join(files, ", "))
 		kind, acceptName, rejectName = acpsdk.ToolKindExecute, "Keep", "Discard"
 	}
-	resp, err := a.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+	resp, err := a.requestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: s.id,
 		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(p.CallID),

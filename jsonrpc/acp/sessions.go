@@ -210,6 +210,9 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	}
 	a.log.Info("session/load", "session", s.id, "cwd", s.folder, "messages", len(msgs))
 	m, err := a.stateOf(ctx, s.id, s.ws, true)
+	if err == nil {
+		err = a.restored(ctx, s)
+	}
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -239,6 +242,9 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	a.advertiseCommands(s.id, s.ws)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
 	m, err := a.stateOf(ctx, s.id, s.ws, true)
+	if err == nil {
+		err = a.restored(ctx, s)
+	}
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}

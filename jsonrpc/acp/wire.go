@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -45,12 +46,16 @@ type deleteSessionRequest struct {
 // deleteReader passes the client's messages on, line by line, renaming
 // session/delete requests to extSessionDelete.
 type deleteReader struct {
-	r       *bufio.Reader
+	r *bufio.Reader
+	// pre maps each line first: the connection's protocol (protocol.in).
+	pre     func([]byte) []byte
 	pending []byte
 	err     error
 }
 
-func newDeleteReader(r io.Reader) io.Reader { return &deleteReader{r: bufio.NewReaderSize(r, 64<<10)} }
+func newDeleteReader(r io.Reader, pre func([]byte) []byte) io.Reader {
+	return &deleteReader{r: bufio.NewReaderSize(r, 64<<10), pre: pre}
+}
 
 // extSessionUpdate is the extension notification a session update the
 // SDK's types lack (plan_update, plan_removed) is sent as; capsWriter
@@ -63,6 +68,9 @@ func (d *deleteReader) Read(p []byte) (int, error) {
 			return 0, d.err
 		}
 		line, err := d.r.ReadBytes('\n')
+		if d.pre != nil {
+			line = d.pre(line)
+		}
 		d.pending, d.err = renameDelete(line), err
 	}
 	n := copy(p, d.pending)
@@ -239,6 +247,10 @@ func (a *agent) HandleExtensionMethod(ctx context.Context, method string, params
 		return r, err
 	}
 	switch method {
+	case extPromptV2:
+		return a.promptV2(ctx, params)
+	case extReplayRefused:
+		return nil, invalidParams("session/resume: replayFrom %s is not served (loom replays from {\"type\":\"start\"} only)", metaRaw(params, "loom.wire/replayFrom"))
 	case extSessionDelete:
 		var p deleteSessionRequest
 		if err := json.Unmarshal(params, &p); err != nil || p.SessionID == "" {
@@ -246,7 +258,18 @@ func (a *agent) HandleExtensionMethod(ctx context.Context, method string, params
 		}
 		return struct{}{}, a.deleteSession(ctx, p.SessionID)
 	}
-	return nil, acpsdk.NewMethodNotFound(method)
+	return nil, acpsdk.NewMethodNotFound(strings.TrimPrefix(method, "_loom/v2/removed/"))
+}
+
+// metaRaw is the JSON of member key of params' _meta, "null" when absent.
+func metaRaw(params json.RawMessage, key string) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Meta[key] == nil {
+		return "null"
+	}
+	return string(p.Meta[key])
 }
 
 // deleteSession implements session/delete: the conversation is closed if

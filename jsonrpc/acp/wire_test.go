@@ -14,7 +14,7 @@ import (
 func TestDeleteReaderRenamesOnlyTheMethod(t *testing.T) {
 	in := `{"jsonrpc":"2.0","id":7,"method":"session/delete","params":{"sessionId":"loom-1"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":8,"method":"session/prompt","params":{"prompt":[{"type":"text","text":"what does \"session/delete\" do?"}]}}` + "\n"
-	out, err := io.ReadAll(io.LimitReader(newDeleteReader(strings.NewReader(in)), 1<<20))
+	out, err := io.ReadAll(io.LimitReader(newDeleteReader(strings.NewReader(in), nil), 1<<20))
 	if err != nil {
 		t.Fatal(err)
 	}

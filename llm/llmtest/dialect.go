@@ -198,37 +198,13 @@ func (s *DialectServer) serve(w http.ResponseWriter, r *http.Request) {
 	n := len(s.reqs)
 	s.reqs = append(s.reqs, req)
 	s.mu.Unlock()
-	if problem := s.validate(body); problem != "" && s.Fixture.Reject != nil {
-		s.mu.Lock()
-		s.rejected++
-		s.mu.Unlock()
-		rej := s.Fixture.Reject
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Llmtest-Rejected", problem)
-		w.WriteHeader(rej.Status)
-		io.WriteString(w, rej.Body)
+	if s.rejects(w, body) {
 		return
 	}
 	step := s.plan(n, req)
-	var stream string
-	switch step {
-	case "tools":
-		stream = s.Fixture.Tools
-	case "tools_bare":
-		stream = s.Fixture.ToolsBare
-	case "empty_overflow":
-		stream = s.Fixture.EmptyOverflow
-	case "answer":
-		stream = s.Fixture.Answer
-	case "keepalive":
-		stream = s.Fixture.KeepAlive
-	default:
-		var e *FixtureError
-		for i := range s.Fixture.Errors {
-			if s.Fixture.Errors[i].Name == step {
-				e = &s.Fixture.Errors[i]
-			}
-		}
+	stream, ok := s.stepStream(step)
+	if !ok {
+		e := s.stepError(step)
 		if e == nil {
 			http.Error(w, fmt.Sprintf("llmtest: no step %q in fixture %s", step, s.Fixture.Name), http.StatusTeapot)
 			return
@@ -252,52 +228,112 @@ func (s *DialectServer) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, stream)
 }
 
+// rejects answers with the fixture's Reject when the server family
+// would refuse the body (and the fixture says how); it reports whether
+// it did.
+func (s *DialectServer) rejects(w http.ResponseWriter, body []byte) bool {
+	problem := s.validate(body)
+	if problem == "" || s.Fixture.Reject == nil {
+		return false
+	}
+	s.mu.Lock()
+	s.rejected++
+	s.mu.Unlock()
+	rej := s.Fixture.Reject
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Llmtest-Rejected", problem)
+	w.WriteHeader(rej.Status)
+	io.WriteString(w, rej.Body)
+	return true
+}
+
+// stepStream is the fixture's stream of a named step; ok is false for
+// any other step (an error's name).
+func (s *DialectServer) stepStream(step string) (stream string, ok bool) {
+	streams := map[string]string{
+		"tools":          s.Fixture.Tools,
+		"tools_bare":     s.Fixture.ToolsBare,
+		"empty_overflow": s.Fixture.EmptyOverflow,
+		"answer":         s.Fixture.Answer,
+		"keepalive":      s.Fixture.KeepAlive,
+	}
+	stream, ok = streams[step]
+	return stream, ok
+}
+
+// stepError is the fixture's error named step (the last of that name);
+// nil when none.
+func (s *DialectServer) stepError(step string) *FixtureError {
+	var e *FixtureError
+	for i := range s.Fixture.Errors {
+		if s.Fixture.Errors[i].Name == step {
+			e = &s.Fixture.Errors[i]
+		}
+	}
+	return e
+}
+
 // validate returns why the server family would refuse the request body,
 // "" when it accepts it.
 func (s *DialectServer) validate(body []byte) string {
-	var req struct {
-		StreamOptions json.RawMessage `json:"stream_options"`
-		Messages      []struct {
-			Role             string  `json:"role"`
-			ReasoningContent *string `json:"reasoning_content"`
-			ToolCalls        []struct {
-				ExtraContent *struct {
-					Google struct {
-						ThoughtSignature string `json:"thought_signature"`
-					} `json:"google"`
-				} `json:"extra_content"`
-			} `json:"tool_calls"`
-		} `json:"messages"`
-	}
+	var req sentRequest
 	if json.Unmarshal(body, &req) != nil {
 		return "bad JSON"
 	}
-	lastUser := -1
-	for i, m := range req.Messages {
-		if m.Role == "user" {
-			lastUser = i
-		}
+	if refuses := familyRefusals[s.Fixture.Name]; refuses != nil {
+		return refuses(req)
 	}
-	switch s.Fixture.Name {
-	case "mistral":
+	return ""
+}
+
+// sentRequest is what the families' validations read of a request.
+type sentRequest struct {
+	StreamOptions json.RawMessage `json:"stream_options"`
+	Messages      []struct {
+		Role             string  `json:"role"`
+		ReasoningContent *string `json:"reasoning_content"`
+		ToolCalls        []struct {
+			ExtraContent *struct {
+				Google struct {
+					ThoughtSignature string `json:"thought_signature"`
+				} `json:"google"`
+			} `json:"extra_content"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+}
+
+// familyRefusals say why a server family refuses a request, "" when it
+// accepts it; a family not listed accepts every request.
+var familyRefusals = map[string]func(req sentRequest) string{
+	"mistral": func(req sentRequest) string {
 		if len(req.StreamOptions) > 0 {
 			return "stream_options: extra inputs are not permitted"
 		}
-	case "deepseek":
-		// Thinking mode: every assistant message that made tool calls, in
-		// this turn or any earlier one, carries its reasoning_content
-		// (DeepSeek's thinking-mode guide: "must be passed back to the API
-		// in all subsequent requests"). An empty string is missing too:
-		// DeepSeek answers it with the same 400 (LiteLLM's
-		// _fill_reasoning_content sends one space for that reason).
+		return ""
+	},
+	// Thinking mode: every assistant message that made tool calls, in
+	// this turn or any earlier one, carries its reasoning_content
+	// (DeepSeek's thinking-mode guide: "must be passed back to the API
+	// in all subsequent requests"). An empty string is missing too:
+	// DeepSeek answers it with the same 400 (LiteLLM's
+	// _fill_reasoning_content sends one space for that reason).
+	"deepseek": func(req sentRequest) string {
 		for i, m := range req.Messages {
 			if m.Role == "assistant" && len(m.ToolCalls) > 0 && (m.ReasoningContent == nil || *m.ReasoningContent == "") {
 				return fmt.Sprintf("The `reasoning_content` in the thinking mode must be passed back to the API (message index %d)", i)
 			}
 		}
-	case "gemini":
-		// Gemini 3: the first call of each assistant message of the
-		// current turn carries its thought signature.
+		return ""
+	},
+	// Gemini 3: the first call of each assistant message of the current
+	// turn (after the last user message) carries its thought signature.
+	"gemini": func(req sentRequest) string {
+		lastUser := -1
+		for i, m := range req.Messages {
+			if m.Role == "user" {
+				lastUser = i
+			}
+		}
 		for i := lastUser + 1; i < len(req.Messages); i++ {
 			m := req.Messages[i]
 			if m.Role == "assistant" && len(m.ToolCalls) > 0 &&
@@ -305,6 +341,6 @@ func (s *DialectServer) validate(body []byte) string {
 				return fmt.Sprintf("function call is missing a thought_signature at message index %d", i)
 			}
 		}
-	}
-	return ""
+		return ""
+	},
 }

@@ -6,6 +6,7 @@
 package llmtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -280,78 +281,96 @@ type usage struct {
 	} `json:"completion_tokens_details,omitempty"`
 }
 
+// wire is u as Chat Completions reports it: the total is prompt +
+// completion; the details only when set.
+func (u *Usage) wire() *usage {
+	wu := &usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, TotalTokens: u.Prompt + u.Completion}
+	if u.Cached != nil {
+		wu.PromptTokensDetails = &struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		}{*u.Cached}
+	}
+	if u.Reasoning != nil {
+		wu.CompletionTokensDetails = &struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		}{*u.Reasoning}
+	}
+	return wu
+}
+
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
-	flusher, _ := w.(http.Flusher)
-	send := func(c chunk) bool {
-		if reply.Pace > 0 {
-			select {
-			case <-time.After(reply.Pace):
-			case <-r.Context().Done():
-				return false
-			}
+	out := sseOut{w: w, ctx: r.Context(), pace: reply.Pace}
+	out.flusher, _ = w.(http.Flusher)
+	for _, c := range reply.chunks() {
+		if !out.send(c) {
+			return
 		}
-		c.ID, c.Object, c.Created, c.Model = "chatcmpl-llmtest", "chat.completion.chunk", 1741570283, "llmtest"
-		b, _ := json.Marshal(c)
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+	if out.flusher != nil {
+		out.flusher.Flush()
+	}
+}
+
+// sseOut writes chunks as server-sent events, each after the pace,
+// until the request ends.
+type sseOut struct {
+	w       io.Writer
+	flusher http.Flusher // nil when w cannot flush
+	ctx     context.Context
+	pace    time.Duration
+}
+
+// send writes one chunk; false when the request ended or the write failed.
+func (o sseOut) send(c chunk) bool {
+	if o.pace > 0 {
+		select {
+		case <-time.After(o.pace):
+		case <-o.ctx.Done():
 			return false
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return r.Context().Err() == nil
 	}
+	c.ID, c.Object, c.Created, c.Model = "chatcmpl-llmtest", "chat.completion.chunk", 1741570283, "llmtest"
+	b, _ := json.Marshal(c)
+	if _, err := fmt.Fprintf(o.w, "data: %s\n\n", b); err != nil {
+		return false
+	}
+	if o.flusher != nil {
+		o.flusher.Flush()
+	}
+	return o.ctx.Err() == nil
+}
+
+// chunks are the reply's chunks in order: the role, the reasoning (in
+// reply.ReasoningField), the text, one chunk per tool call, the finish
+// reason, then the usage when there is one.
+func (reply Reply) chunks() []chunk {
 	one := func(d delta) chunk { return chunk{Choices: []choice{{Delta: d}}} }
-	if !send(one(delta{Role: "assistant"})) {
-		return
-	}
+	out := []chunk{one(delta{Role: "assistant"})}
 	for _, t := range reply.Reasoning {
 		d := delta{ReasoningContent: &t}
 		if reply.ReasoningField == "reasoning" {
 			d = delta{Reasoning: &t}
 		}
-		if !send(one(d)) {
-			return
-		}
+		out = append(out, one(d))
 	}
 	for _, t := range reply.Text {
-		if !send(one(delta{Content: &t})) {
-			return
-		}
+		out = append(out, one(delta{Content: &t}))
 	}
 	for i, c := range reply.ToolCalls {
 		d := deltaToolCall{Index: i, ID: c.ID, Type: "function"}
 		d.Function.Name, d.Function.Arguments = c.Function.Name, c.Function.Arguments
-		if !send(one(delta{ToolCalls: []deltaToolCall{d}})) {
-			return
-		}
+		out = append(out, one(delta{ToolCalls: []deltaToolCall{d}}))
 	}
 	finish := "stop"
 	if len(reply.ToolCalls) > 0 {
 		finish = "tool_calls"
 	}
-	if !send(chunk{Choices: []choice{{FinishReason: &finish}}}) {
-		return
-	}
+	out = append(out, chunk{Choices: []choice{{FinishReason: &finish}}})
 	if u := reply.Usage; u != nil {
-		wu := &usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, TotalTokens: u.Prompt + u.Completion}
-		if u.Cached != nil {
-			wu.PromptTokensDetails = &struct {
-				CachedTokens int64 `json:"cached_tokens"`
-			}{*u.Cached}
-		}
-		if u.Reasoning != nil {
-			wu.CompletionTokensDetails = &struct {
-				ReasoningTokens int64 `json:"reasoning_tokens"`
-			}{*u.Reasoning}
-		}
-		if !send(chunk{Choices: []choice{}, Usage: wu}) {
-			return
-		}
+		out = append(out, chunk{Choices: []choice{}, Usage: u.wire()})
 	}
-	io.WriteString(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
-	}
+	return out
 }

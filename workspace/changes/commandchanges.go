@@ -55,6 +55,12 @@ type CommandChange struct {
 	Hash   string            `json:"-"`
 	Before *worktree.Version `json:"-"`
 	After  *worktree.Version `json:"-"`
+	// Held tells a protected name the command created (a .git, a
+	// .loom.toml), which loom moved out of the folder: it has no effect
+	// until kept (moved back), and discarding deletes it. Stash is where
+	// it is held ("" once deleted); not sent.
+	Held  bool   `json:"held,omitempty"`
+	Stash string `json:"-"`
 }
 
 // ContentHash names a file's content, for discard's guard.
@@ -200,6 +206,27 @@ func (t *Tree) KeepCommandChanges(ctx context.Context, paths []string) (Outcome,
 	if err != nil {
 		return Outcome{}, err
 	}
+	held, changes := splitHeld(changes)
+	if len(held) == 0 {
+		return t.keepChanges(ctx, changes)
+	}
+	if len(changes) == 0 {
+		return t.keepHeld(held)
+	}
+	// The others first: when they are refused, the held ones stay held.
+	o, err := t.keepChanges(ctx, changes)
+	if err != nil {
+		return o, err
+	}
+	h, err := t.keepHeld(held)
+	if err != nil {
+		return o, fmt.Errorf("%s; but %w", o.Message, err)
+	}
+	return withHeld(h, o), nil
+}
+
+// keepChanges commits changes (KeepCommandChanges).
+func (t *Tree) keepChanges(ctx context.Context, changes []CommandChange) (Outcome, error) {
 	var job Job
 	if err := t.conv.Read(ctx, func(v View) {
 		job = Job{Cfg: v.Config, Prompt: v.Prompt, Sandbox: v.Sandbox, AgentFiles: v.AgentFiles}
@@ -296,6 +323,27 @@ func (t *Tree) DiscardCommandChanges(ctx context.Context, paths []string) (Outco
 	if err != nil {
 		return Outcome{}, err
 	}
+	held, changes := splitHeld(changes)
+	if len(held) == 0 {
+		return t.discardChanges(ctx, changes)
+	}
+	if len(changes) == 0 {
+		return t.discardHeld(held)
+	}
+	// The others first: when they are refused, the held ones stay held.
+	o, err := t.discardChanges(ctx, changes)
+	if err != nil {
+		return o, err
+	}
+	h, err := t.discardHeld(held)
+	if err != nil {
+		return o, fmt.Errorf("%s; but %w", o.Message, err)
+	}
+	return withHeld(h, o), nil
+}
+
+// discardChanges restores changes (DiscardCommandChanges).
+func (t *Tree) discardChanges(ctx context.Context, changes []CommandChange) (Outcome, error) {
 	cfg := t.Config(ctx)
 	repo, err := gitcommit.Open(ctx, t.dir, cfg.Model.APIKeyEnv)
 	if err != nil {

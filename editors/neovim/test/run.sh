@@ -423,6 +423,46 @@ elif [[ -n "${LOOM_REQUIRE_GOPLS:-}" ]]; then
 else
 	echo "SKIP: diagnostics e2e: gopls not found (go install golang.org/x/tools/gopls@v0.23.0)"
 fi
+# Diagnostics, late: a language server that never publishes after the
+# edit; Neovim's answer says so (late), the model hears "not available".
+lproj=$tmp/late
+mkdir -p "$lproj"
+git -C "$lproj" init -q -b main
+git -C "$lproj" config user.name Test
+git -C "$lproj" config user.email t@example.com
+printf 'one\ntwo\n' >"$lproj/notes.txt"
+cat >"$lproj/.loom.toml" <<'TOML'
+[model]
+provider = "script"
+script = "model.toml"
+[tools]
+diagnostics_wait = "3s"
+TOML
+cat >"$lproj/model.toml" <<'TOML'
+[[step]]
+match.last_user_contains = "change it"
+match.last_role = "user"
+  [[step.tool_call]]
+  id = "r1"
+  name = "read_file"
+  arguments = '{"path":"notes.txt"}'
+  [[step.tool_call]]
+  id = "e1"
+  name = "edit_file"
+  arguments = '{"path":"notes.txt","old_string":"two","new_string":"TWO"}'
+[[step]]
+match.last_tool_result_contains = "diagnostics were not available for notes.txt"
+text = ["Told: not available."]
+[[step]]
+match.last_role = "tool"
+text = ["Silence taken for no problems."]
+TOML
+git -C "$lproj" add -A
+git -C "$lproj" commit -q -m initial
+printf '[trust]\nfolders = ["%s", "%s"]\n' "$proj" "$lproj" >"$XDG_CONFIG_HOME/loom/loom.toml"
+(cd "$lproj" && LOOM_TEST_BIN=$bin LOOM_TEST_PROJ=$lproj LOOM_TEST_SILENTLS=$here/silentls.py timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/diagnostics_late_e2e.lua" notes.txt)
 # Inline completion: a project with add.py; [completion] from setup's
 # init_options, against a scripted /infill inside Neovim.
 iproj=$tmp/inline

@@ -442,7 +442,7 @@ async function inputHasKeyboard(input) {
 }
 
 /** Where the keyboard is, in words (for a failure's message). */
-async function focusedElement() {
+export async function focusedElement() {
   return page.evaluate(() => {
     const a = document.activeElement;
     return a ? `${a.tagName.toLowerCase()}.${[...a.classList].join('.')} in ${a.closest('[id]')?.id ?? 'the page'}` : 'nothing';

@@ -563,6 +563,8 @@ export interface CommandChange {
   /** Diff is the unified diff from the file just before the command; "" when Binary or too large to show. */
   diff?: string;
   binary?: boolean;
+  /** Held tells a protected name the command created (a .git, a .loom.toml), moved out of the folder until kept: loom.commit puts it back (no commit), loom.discard deletes it. */
+  held?: boolean;
 }
 
 /** TrustResult is loom.trust's reply. */
@@ -1126,6 +1128,8 @@ export interface DiagnosticsParams {
 /** DiagnosticsResult is loom/diagnostics' result: the file's diagnostics in LSP's Diagnostic shape (range, severity, code, source, message), or null when the client's language servers do not look at the file (it is not open there): loom then asks a language server of its own. */
 export interface DiagnosticsResult {
   diagnostics: lspDiagnostic[] | null;
+  /** Late is set when the client's wait (WaitMs, after an edit) ended before its language servers published the file anew: Diagnostics are what it showed before, not an answer about the edit, so loom says the file's diagnostics were not available. */
+  late?: boolean;
 }
 
 export interface lspDiagnostic {

@@ -43,7 +43,7 @@ local function as_lsp(bufnr)
 end
 
 --- Answers loom/diagnostics: after an edit, waits (at most waitMs) for
---- the buffer's diagnostics to change first.
+--- the buffer's diagnostics to change first; late when they did not.
 ---@param p table {uri, after, waitMs}
 ---@return table
 function M.answer(p)
@@ -63,12 +63,15 @@ function M.answer(p)
       return changed
     end, 20)
     pcall(vim.api.nvim_del_autocmd, id)
-    if changed then
-      -- A server may publish in stages: let it settle a moment.
-      vim.wait(100, function()
-        return false
-      end, 20)
+    if not changed then
+      -- The servers did not publish in time: what the buffer shows is
+      -- from before the edit, which loom must not take for an answer.
+      return { diagnostics = as_lsp(bufnr), late = true }
     end
+    -- A server may publish in stages: let it settle a moment.
+    vim.wait(100, function()
+      return false
+    end, 20)
   end
   return { diagnostics = as_lsp(bufnr) }
 end

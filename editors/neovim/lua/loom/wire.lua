@@ -262,6 +262,7 @@
 ---@field size integer
 ---@field diff? string Diff is the unified diff from the file just before the command; "" when Binary or too large to show.
 ---@field binary? boolean
+---@field held? boolean Held tells a protected name the command created (a .git, a .loom.toml), moved out of the folder until kept: loom.commit puts it back (no commit), loom.discard deletes it.
 
 --- TrustResult is loom.trust's reply.
 ---@class loom.wire.TrustResult
@@ -678,6 +679,7 @@
 --- DiagnosticsResult is loom/diagnostics' result: the file's diagnostics in LSP's Diagnostic shape (range, severity, code, source, message), or null when the client's language servers do not look at the file (it is not open there): loom then asks a language server of its own.
 ---@class loom.wire.DiagnosticsResult
 ---@field diagnostics loom.wire.lspDiagnostic[]|nil
+---@field late? boolean Late is set when the client's wait (WaitMs, after an edit) ended before its language servers published the file anew: Diagnostics are what it showed before, not an answer about the edit, so loom says the file's diagnostics were not available.
 
 ---@class loom.wire.lspDiagnostic
 ---@field range table
