@@ -118,12 +118,13 @@ const emptyNote = "[loom] your last answer was empty: no text and no tool call. 
 // onEmptyCompletion handles an answer with no text, no call and no
 // reasoning well inside the window (an overflowing one is compacted):
 // never the silent end of a turn. The first time in a turn the model is
-// told (a note) and asked again, after the retry delay the user sees;
-// the second time the turn ends with an error the user sees.
+// told (a note) and asked again, after the retry delay the user sees
+// (unless retries are off); the second time the turn ends with an error
+// the user sees.
 func (m *Machine) onEmptyCompletion() []Action {
 	const what = "the model answered nothing (no text, no tool call)"
-	if m.emptyRetried {
-		return m.endTurn([]Action{DisplayError{Turn: m.turn, Kind: ErrorOther, Message: what + " twice: the turn ends; ask again, or try another model"}}, TurnFailed)
+	if m.emptyRetried || m.cfg.MaxRetries < 1 {
+		return m.endTurn([]Action{DisplayError{Turn: m.turn, Kind: ErrorOther, Message: what + " again: the turn ends; ask again, or try another model"}}, TurnFailed)
 	}
 	m.emptyRetried = true
 	m.history = append(m.history, Message{Role: RoleUser, Content: emptyNote, Note: true})
