@@ -319,9 +319,8 @@ func peerServerName(name string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range name {
-		ok := r == '-' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
 		switch {
-		case ok:
+		case serverNameRune(r):
 			b.WriteRune(r)
 			dash = false
 		case !dash && b.Len() > 0:
@@ -340,6 +339,12 @@ func peerServerName(name string) string {
 		return ""
 	}
 	return s
+}
+
+// serverNameRune reports whether r may be in a loom server name: an
+// ASCII letter or digit, '-' or '_'.
+func serverNameRune(r rune) bool {
+	return r == '-' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
 }
 
 // ownServers names the servers a loom layer defines with a command or a

@@ -29,6 +29,12 @@ type Subagents struct {
 	// Timeout bounds one subagent's wall time; a subagent past it is
 	// stopped.
 	Timeout Duration `toml:"timeout"`
+	// Models are the models (names on your model server) a subagent's
+	// definition may choose with its model field: a listed name, or an
+	// alias (Claude's haiku, sonnet, opus) that exactly one listed name
+	// contains. Any other model a definition names is not used: the
+	// subagent runs on the conversation's model, and you are told.
+	Models []string `toml:"models"`
 }
 
 // DefaultSubagents are the caps when no file sets them.
@@ -49,6 +55,11 @@ func (c Config) validateSubagents(add func(*Error)) {
 	}
 	if s.Timeout.Duration <= 0 {
 		add(c.keyErr("subagents.timeout", "must be > 0, got %s", s.Timeout.Duration))
+	}
+	for _, m := range s.Models {
+		if strings.TrimSpace(m) == "" || len(m) > 256 || strings.ContainsAny(m, "\n\r\x00") {
+			add(c.keyErr("subagents.models", "a model name must be one line of 1 to 256 bytes, got %q", m))
+		}
 	}
 }
 

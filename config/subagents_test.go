@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 // untrusted folder. The user's own file sets them freely.
 func TestRepositoryOnlyNarrowsSubagentCaps(t *testing.T) {
 	xdg := isolate(t)
-	write(t, filepath.Join(xdg, "loom"), "loom.toml", "[subagents]\nmax_running = 3\ntimeout = \"5m\"\n")
+	write(t, filepath.Join(xdg, "loom"), "loom.toml", "[subagents]\nmax_running = 3\ntimeout = \"5m\"\nmodels = [\"claude-haiku-4-5\"]\n")
 	folder := t.TempDir()
 	write(t, folder, ".loom.toml", `
 [subagents]
@@ -22,18 +23,20 @@ max_running = 2
 max_per_turn = 50
 max_tokens = 1000
 timeout = "1h"
+models = ["the-most-expensive-model"]
 `)
 	c, _, err := Load(LoadOptions{Folder: folder})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := c.Subagents
-	want := Subagents{MaxDepth: 1, MaxRunning: 2, MaxPerTurn: 8, MaxTokens: 1000, MaxTurnTokens: 1_000_000, Timeout: Duration{5 * time.Minute}}
-	if got != want {
+	want := Subagents{MaxDepth: 1, MaxRunning: 2, MaxPerTurn: 8, MaxTokens: 1000, MaxTurnTokens: 1_000_000, Timeout: Duration{5 * time.Minute},
+		Models: []string{"claude-haiku-4-5"}}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("subagents: %s\nwant:        %s", got, want)
 	}
 	notice := c.TrustNotice("")
-	for _, key := range []string{"subagents.max_depth", "subagents.max_per_turn", "subagents.timeout"} {
+	for _, key := range []string{"subagents.max_depth", "subagents.max_per_turn", "subagents.timeout", "subagents.models"} {
 		if !strings.Contains(notice, key) {
 			t.Errorf("the trust notice does not name %s:\n%s", key, notice)
 		}

@@ -55,6 +55,9 @@ type SubagentParams struct {
 	Task     string `json:"task"`
 	Depth    int    `json:"depth"`
 	ReadOnly bool   `json:"readOnly,omitempty"`
+	// Model is the model its definition chose among the user's
+	// [subagents] models; absent: the conversation's.
+	Model string `json:"model,omitempty"`
 	// State is running, waiting (for the user's approval), done,
 	// failed or stopped.
 	State string `json:"state"`
@@ -77,7 +80,7 @@ type StopSubagentArgs struct {
 func subagentParams(folder, conversation string, info *workspace.SubagentInfo) *SubagentParams {
 	p := &SubagentParams{Folder: folder, Conversation: conversation, Turn: info.Turn, CallID: info.CallID, Child: info.Child,
 		ChildConversation: info.Conversation, Agent: info.Agent, Task: info.Task, Depth: info.Depth, ReadOnly: info.ReadOnly,
-		State: info.State, Activity: info.Activity}
+		Model: info.Model, State: info.State, Activity: info.Activity}
 	switch info.State {
 	case "completed":
 		p.State = SubagentDone

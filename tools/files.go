@@ -156,30 +156,18 @@ func compileGlob(glob string) (*globMatcher, error) {
 		c := glob[i]
 		switch c {
 		case '*':
-			if i+1 < len(glob) && glob[i+1] == '*' {
-				i++
-				if i+1 < len(glob) && glob[i+1] == '/' {
-					i++
-					b.WriteString("(?:.*/)?")
-				} else {
-					b.WriteString(".*")
-				}
-			} else {
-				b.WriteString("[^/]*")
-			}
+			var re string
+			re, i = globStar(glob, i)
+			b.WriteString(re)
 		case '?':
 			b.WriteString("[^/]")
 		case '[':
-			j := strings.IndexByte(glob[i+1:], ']')
-			if j < 0 {
+			re, end, ok := globClass(glob, i)
+			if !ok {
 				return nil, errBadGlob
 			}
-			class := glob[i+1 : i+1+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += j + 1
+			b.WriteString(re)
+			i = end
 		case '{':
 			depth++
 			b.WriteString("(?:")
@@ -208,6 +196,34 @@ func compileGlob(glob string) (*globMatcher, error) {
 		return nil, errBadGlob
 	}
 	return &globMatcher{re: re, baseOnly: !strings.Contains(glob, "/")}, nil
+}
+
+// globStar translates the star at glob[i]: "*" within an element, "**"
+// across elements, "**/" any leading directories (or none); it returns
+// the expression and the index of the glob's last byte it read.
+func globStar(glob string, i int) (re string, last int) {
+	if i+1 >= len(glob) || glob[i+1] != '*' {
+		return "[^/]*", i
+	}
+	if i+2 < len(glob) && glob[i+2] == '/' {
+		return "(?:.*/)?", i + 2
+	}
+	return ".*", i + 1
+}
+
+// globClass translates the class "[...]" opening at glob[i] ("[!...]"
+// negates it); it returns the expression and the index of its "]", ok
+// false when the class is not closed.
+func globClass(glob string, i int) (re string, end int, ok bool) {
+	j := strings.IndexByte(glob[i+1:], ']')
+	if j < 0 {
+		return "", i, false
+	}
+	class := glob[i+1 : i+1+j]
+	if strings.HasPrefix(class, "!") {
+		class = "^" + class[1:]
+	}
+	return "[" + strings.ReplaceAll(class, `\`, `\\`) + "]", i + j + 1, true
 }
 
 func (g *globMatcher) match(rel string) bool {

@@ -97,17 +97,23 @@ func (ReadFile) Run(ctx context.Context, env *Env, args json.RawMessage) (Result
 	last := min(first-1+limit, len(lines)) // 1-based, inclusive
 	var b strings.Builder
 	last, shortened := numberLines(&b, lines, first, last, env.maxOutput()-200)
-	if last < len(lines) || first > 1 {
-		fmt.Fprintf(&b, "\n(showing lines %d-%d of %d", first, last, len(lines))
-		if last < len(lines) {
-			fmt.Fprintf(&b, "; to read more, call read_file with offset=%d", last+1)
+	readNotes(&b, first, last, len(lines), shortened)
+	return Result{Text: b.String(), Summary: fmt.Sprintf("read %s (lines %d-%d of %d)", rel, first, last, len(lines))}, nil
+}
+
+// readNotes says, after the lines first to last of total, which part
+// was shown and where to read on, and how many lines were shortened.
+func readNotes(b *strings.Builder, first, last, total, shortened int) {
+	if last < total || first > 1 {
+		fmt.Fprintf(b, "\n(showing lines %d-%d of %d", first, last, total)
+		if last < total {
+			fmt.Fprintf(b, "; to read more, call read_file with offset=%d", last+1)
 		}
 		b.WriteString(")\n")
 	}
 	if shortened > 0 {
-		fmt.Fprintf(&b, "(%d long lines were shortened to %d bytes)\n", shortened, readMaxLineBytes)
+		fmt.Fprintf(b, "(%d long lines were shortened to %d bytes)\n", shortened, readMaxLineBytes)
 	}
-	return Result{Text: b.String(), Summary: fmt.Sprintf("read %s (lines %d-%d of %d)", rel, first, last, len(lines))}, nil
 }
 
 // numberLines writes lines first to last (1-based, inclusive) to b,

@@ -79,6 +79,9 @@ type childLink struct {
 	policy toolcall.Policy
 	// conv is the child's conversation id.
 	conv string
+	// model is the model its definition chose among the user's
+	// [subagents] models; "" for the conversation's.
+	model string
 	// timer fires the child's wall-time cap.
 	timer *time.Timer
 	// asked is the child's prompt turn; ended is set once reported.
@@ -101,7 +104,7 @@ func (l *childLink) rootID() string {
 
 // naming is what the user is told of the child.
 func (l *childLink) naming() *SubagentInfo {
-	return &SubagentInfo{Parent: l.parent.id(), CallID: l.callID, Turn: l.turn, Child: l.id, Conversation: l.conv, Agent: l.agent.Name, Task: l.start.Task, Depth: l.start.Depth, ReadOnly: l.start.ReadOnly}
+	return &SubagentInfo{Parent: l.parent.id(), CallID: l.callID, Turn: l.turn, Child: l.id, Conversation: l.conv, Agent: l.agent.Name, Task: l.start.Task, Depth: l.start.Depth, ReadOnly: l.start.ReadOnly, Model: l.model}
 }
 
 // start performs StartChild: a child conversation of its own, which is
@@ -120,11 +123,24 @@ func (k *children) start(a fsm.StartChild) {
 	}
 	k.running[a.CallID] = child
 	link.timer = time.AfterFunc(a.Timeout, func() { k.postLive(ctx, fsm.ChildTimedOut{Turn: a.Turn, CallID: a.CallID}) })
+	model, why := childModel(def.Model, k.set.cfg.Subagents.Models)
+	link.model = model
 	info := link.naming()
 	info.State = "running"
+	if why != "" {
+		k.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: info.Words() + ": " + why})
+	}
 	k.notify(Notification{Kind: NoteSubagent, Turn: a.Turn, Subagent: info})
 	go child.run()
 	go func() {
+		if model != "" {
+			// Its machine's choice (journaled in its journal): its every
+			// request asks for the model, on the user's own server.
+			if _, err := child.SetModel(ctx, model); err != nil {
+				k.postLive(ctx, fsm.ChildFinished{Turn: a.Turn, CallID: a.CallID, Result: "the subagent could not start: " + err.Error(), Failed: true})
+				return
+			}
+		}
 		turn, err := child.Ask(ctx, a.Task)
 		if err != nil {
 			k.postLive(ctx, fsm.ChildFinished{Turn: a.Turn, CallID: a.CallID, Result: "the subagent could not start: " + err.Error(), Failed: true})

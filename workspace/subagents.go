@@ -139,6 +139,9 @@ type SubagentInfo struct {
 	// sent while it runs; absent on the notes of its start and end, so a
 	// front end that shows only those drops the updates.
 	Activity string `json:"activity,omitempty"`
+	// Model is the model its definition chose among the user's
+	// [subagents] models; absent: the conversation's.
+	Model string `json:"model,omitempty"`
 }
 
 // ErrNoSubagent is StopSubagent's error when no child of that id runs.
@@ -197,7 +200,7 @@ func lastAnswer(msgs []fsm.Message) string {
 // spawnCaps are the machine's caps on children from [subagents]; a
 // hand-built configuration without them keeps the machine's defaults.
 func spawnCaps(c config.Subagents) fsm.SpawnCaps {
-	if c == (config.Subagents{}) {
+	if c.MaxDepth == 0 && c.MaxRunning == 0 && c.MaxPerTurn == 0 && c.MaxTokens == 0 && c.MaxTurnTokens == 0 && c.Timeout.Duration == 0 {
 		return fsm.SpawnCaps{}
 	}
 	depth := c.MaxDepth
@@ -213,4 +216,37 @@ type ChildStatus struct {
 	SubagentInfo
 	// Conversation is the child's conversation id.
 	Conversation string `json:"conversation"`
+}
+
+// childModel is the model a child runs on when its definition asks for
+// asked, given allowed, the user's [subagents] models: "" for the
+// conversation's (asked is "" or "inherit", or not allowed: then why
+// says so); a listed name as it is; an alias (haiku, sonnet, opus, any
+// word) that exactly one listed name contains, that name. A definition
+// never picks a model the user did not list.
+func childModel(asked string, allowed []string) (model, why string) {
+	asked = strings.TrimSpace(asked)
+	if asked == "" || strings.EqualFold(asked, "inherit") {
+		return "", ""
+	}
+	var matches []string
+	for _, m := range allowed {
+		if m == asked {
+			return m, ""
+		}
+		if strings.Contains(strings.ToLower(m), strings.ToLower(asked)) {
+			matches = append(matches, m)
+		}
+	}
+	if len(matches) == 1 {
+		return matches[0], ""
+	}
+	listed := "none are listed"
+	if len(allowed) > 0 {
+		listed = "they are " + strings.Join(allowed, ", ")
+	}
+	if len(matches) > 1 {
+		return "", fmt.Sprintf("its definition asks for model %q, which names several of your [subagents] models (%s); it runs on the conversation's model", asked, strings.Join(matches, ", "))
+	}
+	return "", fmt.Sprintf("its definition asks for model %q, not one of your [subagents] models (%s); it runs on the conversation's model", asked, listed)
 }

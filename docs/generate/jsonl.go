@@ -252,25 +252,7 @@ func goEventTypes(root string) ([]string, error) {
 				return nil, err
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
-				switch x := n.(type) {
-				case *ast.CompositeLit:
-					if isEventType(x.Type, inHeadless) {
-						for _, el := range x.Elts {
-							if kv, ok := el.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Type") {
-								addLit(seen, kv.Value)
-							}
-						}
-					}
-				case *ast.AssignStmt:
-					if !inHeadless || len(x.Lhs) != len(x.Rhs) {
-						return true
-					}
-					for i, l := range x.Lhs {
-						if sel, ok := l.(*ast.SelectorExpr); ok && sel.Sel.Name == "Type" {
-							addLit(seen, x.Rhs[i])
-						}
-					}
-				}
+				addEventTypes(seen, n, inHeadless)
 				return true
 			})
 		}
@@ -281,6 +263,32 @@ func goEventTypes(root string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// addEventTypes adds to seen the event types node n writes: the Type of
+// a headless.Event literal (Event inside jsonrpc/headless), or there a
+// literal assigned to a Type field.
+func addEventTypes(seen map[string]bool, n ast.Node, inHeadless bool) {
+	switch x := n.(type) {
+	case *ast.CompositeLit:
+		if !isEventType(x.Type, inHeadless) {
+			return
+		}
+		for _, el := range x.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Type") {
+				addLit(seen, kv.Value)
+			}
+		}
+	case *ast.AssignStmt:
+		if !inHeadless || len(x.Lhs) != len(x.Rhs) {
+			return
+		}
+		for i, l := range x.Lhs {
+			if sel, ok := l.(*ast.SelectorExpr); ok && sel.Sel.Name == "Type" {
+				addLit(seen, x.Rhs[i])
+			}
+		}
+	}
 }
 
 func isEventType(e ast.Expr, inHeadless bool) bool {

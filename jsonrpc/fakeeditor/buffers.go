@@ -122,16 +122,7 @@ func (e *Editor) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 			e.mu.Unlock()
 			return fail(fmt.Sprintf("version mismatch: the document is at version %d", b.version))
 		}
-		var edits []protocol.TextEdit
-		for _, el := range tde.Edits {
-			switch el := el.(type) {
-			case *protocol.TextEdit:
-				edits = append(edits, *el)
-			case *protocol.AnnotatedTextEdit:
-				edits = append(edits, el.TextEdit)
-			}
-		}
-		next, err := ApplyEdits(b.text, edits)
+		next, err := ApplyEdits(b.text, textEdits(tde.Edits))
 		if err != nil {
 			e.mu.Unlock()
 			return fail(err.Error())
@@ -148,6 +139,21 @@ func (e *Editor) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 		})
 	}
 	return &protocol.ApplyWorkspaceEditResult{Applied: true}
+}
+
+// textEdits are a TextDocumentEdit's edits, annotated or not, as plain
+// text edits.
+func textEdits(els []protocol.TextDocumentEditElement) []protocol.TextEdit {
+	var edits []protocol.TextEdit
+	for _, el := range els {
+		switch el := el.(type) {
+		case *protocol.TextEdit:
+			edits = append(edits, *el)
+		case *protocol.AnnotatedTextEdit:
+			edits = append(edits, el.TextEdit)
+		}
+	}
+	return edits
 }
 
 // ApplyEdits applies the edits of one TextDocumentEdit to text, as an

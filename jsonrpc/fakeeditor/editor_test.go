@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"os"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -216,5 +219,40 @@ func TestProgressCreateHook(t *testing.T) {
 	close(release)
 	if err := <-answered; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestApplyEditAnnotated: a versioned edit applies to the open buffer,
+// plain and annotated text edits alike; a stale version is refused.
+func TestApplyEditAnnotated(t *testing.T) {
+	path := t.TempDir() + "/a.txt"
+	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, s := connect(t, Config{ApplyEdit: true, Annotations: true}, Hooks{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.OpenFile(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(version int) string {
+		return `{"edit":{"documentChanges":[{"textDocument":{"uri":"file://` + path + `","version":` + strconv.Itoa(version) + `},"edits":[` +
+			`{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":3}},"newText":"ONE"},` +
+			`{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":3}},"newText":"TWO","annotationId":"a"}]}],` +
+			`"changeAnnotations":{"a":{"label":"loom","needsConfirmation":true}}}}`
+	}
+	_, version, _ := e.BufferText(path)
+	var got json.RawMessage
+	if _, err := s.conn.Call(ctx, protocol.MethodWorkspaceApplyEdit, json.RawMessage(edit(int(version))), &got); err != nil {
+		t.Fatal(err)
+	}
+	if text, _, _ := e.BufferText(path); !sameJSON(t, got, []byte(`{"applied":true}`)) || text != "ONE\nTWO\n" {
+		t.Fatalf("applyEdit answered %s; buffer %q", got, text)
+	}
+	if _, err := s.conn.Call(ctx, protocol.MethodWorkspaceApplyEdit, json.RawMessage(edit(int(version))), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "version mismatch") {
+		t.Fatalf("a stale edit answered %s", got)
 	}
 }

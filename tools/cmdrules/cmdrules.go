@@ -243,62 +243,21 @@ func runsOtherCode(words []string, prefix bool) string {
 
 // literal returns word with quotes removed, or fails when it expands.
 func (w *walker) literal(word *syntax.Word) (string, bool) {
-	ok := true
+	why := ""
 	syntax.Walk(word, func(n syntax.Node) bool {
-		if !ok {
-			return false
+		if why == "" {
+			why = expansion(n)
 		}
-		switch x := n.(type) {
-		case *syntax.CmdSubst:
-			w.fail("it has a command substitution $(…)")
-			ok = false
-		case *syntax.ProcSubst:
-			w.fail("it has a process substitution <(…)")
-			ok = false
-		case *syntax.ParamExp:
-			w.fail("it expands a variable ($%s)", paramName(x))
-			ok = false
-		case *syntax.ArithmExp:
-			w.fail("it has an arithmetic expansion $((…))")
-			ok = false
-		case *syntax.ExtGlob, *syntax.BraceExp:
-			w.fail("it has a glob pattern")
-			ok = false
-		case *syntax.SglQuoted:
-			if x.Dollar {
-				// $'…' is literal too, but its escapes make its text
-				// differ from what the user reads: refuse.
-				w.fail("it has a $'…' string")
-				ok = false
-			}
-		case *syntax.DblQuoted:
-			if x.Dollar {
-				w.fail("it has a $\"…\" string")
-				ok = false
-			}
-		}
-		return ok
+		return why == ""
 	})
-	if !ok {
-		return "", false
-	}
 	for i, p := range word.Parts {
-		lit, isLit := p.(*syntax.Lit)
-		if !isLit {
-			continue
+		if lit, isLit := p.(*syntax.Lit); isLit && why == "" {
+			why = literalExpansion(i, lit.Value)
 		}
-		if strings.ContainsAny(unescaped(lit.Value), "*?[") {
-			w.fail("it has a glob pattern (%s)", lit.Value)
-			return "", false
-		}
-		if strings.Contains(lit.Value, "{") && (strings.Contains(lit.Value, ",") || strings.Contains(lit.Value, "..")) {
-			w.fail("it has a brace expansion (%s)", lit.Value)
-			return "", false
-		}
-		if i == 0 && strings.HasPrefix(lit.Value, "~") {
-			w.fail("it expands ~")
-			return "", false
-		}
+	}
+	if why != "" {
+		w.fail("%s", why)
+		return "", false
 	}
 	s, err := expand.Literal(nil, word)
 	if err != nil {
@@ -306,6 +265,49 @@ func (w *walker) literal(word *syntax.Word) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// expansion says how a node of a word expands (or reads differently
+// from what the user sees); "" when it does not.
+func expansion(n syntax.Node) string {
+	switch x := n.(type) {
+	case *syntax.CmdSubst:
+		return "it has a command substitution $(…)"
+	case *syntax.ProcSubst:
+		return "it has a process substitution <(…)"
+	case *syntax.ParamExp:
+		return fmt.Sprintf("it expands a variable ($%s)", paramName(x))
+	case *syntax.ArithmExp:
+		return "it has an arithmetic expansion $((…))"
+	case *syntax.ExtGlob, *syntax.BraceExp:
+		return "it has a glob pattern"
+	case *syntax.SglQuoted:
+		if x.Dollar {
+			// $'…' is literal too, but its escapes make its text
+			// differ from what the user reads: refuse.
+			return "it has a $'…' string"
+		}
+	case *syntax.DblQuoted:
+		if x.Dollar {
+			return "it has a $\"…\" string"
+		}
+	}
+	return ""
+}
+
+// literalExpansion says how the unquoted literal value, part i of a
+// word, expands: a glob, a brace expansion, a leading ~; "" when it
+// does not.
+func literalExpansion(i int, value string) string {
+	switch {
+	case strings.ContainsAny(unescaped(value), "*?["):
+		return fmt.Sprintf("it has a glob pattern (%s)", value)
+	case strings.Contains(value, "{") && (strings.Contains(value, ",") || strings.Contains(value, "..")):
+		return fmt.Sprintf("it has a brace expansion (%s)", value)
+	case i == 0 && strings.HasPrefix(value, "~"):
+		return "it expands ~"
+	}
+	return ""
 }
 
 // unescaped drops backslash-escaped characters from an unquoted literal,

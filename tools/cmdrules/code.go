@@ -156,37 +156,51 @@ func optionNames(w string) (long string, short string) {
 // ("-" or none: the code is read from standard input).
 func inlineCode(name string, in interpreter, words []string) string {
 	if name == "deno" {
-		if len(words) > 1 && (words[1] == "eval" || words[1] == "repl") {
-			return "it runs inline code (deno " + words[1] + ")"
-		}
-		return ""
+		return denoInline(words)
 	}
+	noScript := fmt.Sprintf("it runs code from standard input (%s without a script)", name)
 	for i := 1; i < len(words); i++ {
 		w := words[i]
-		if w == "-" {
+		switch w {
+		case "-":
 			return fmt.Sprintf("it runs code from standard input (%s -)", name)
-		}
-		if w == "--" {
+		case "--":
 			if i+1 < len(words) {
 				return ""
 			}
-			break
+			return noScript
 		}
 		long, short := optionNames(w)
 		if long == "" {
 			return "" // the script: what follows is its arguments
 		}
-		if slices.Contains(in.long, long) {
-			return fmt.Sprintf("it runs inline code (%s %s)", name, w)
-		}
-		if !strings.HasPrefix(w, "--") && strings.ContainsAny(short, in.short) && in.short != "" {
+		if in.inlineOption(w, long, short) {
 			return fmt.Sprintf("it runs inline code (%s %s)", name, w)
 		}
 		if slices.Contains(in.valued, long) && !strings.Contains(w, "=") {
 			i++ // the option's value
 		}
 	}
-	return fmt.Sprintf("it runs code from standard input (%s without a script)", name)
+	return noScript
+}
+
+// denoInline says how deno's words run inline code: its eval and repl
+// subcommands; "" otherwise.
+func denoInline(words []string) string {
+	if len(words) > 1 && (words[1] == "eval" || words[1] == "repl") {
+		return "it runs inline code (deno " + words[1] + ")"
+	}
+	return ""
+}
+
+// inlineOption reports whether the option word w (long and short, as
+// optionNames reads it) is one of the interpreter's inline code options,
+// in its long spelling or among grouped short ones.
+func (in interpreter) inlineOption(w, long, short string) bool {
+	if slices.Contains(in.long, long) {
+		return true
+	}
+	return !strings.HasPrefix(w, "--") && strings.ContainsAny(short, in.short) && in.short != ""
 }
 
 // refusedOption returns the first word of args that is one of the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -102,12 +103,8 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 	if t.resource {
 		return t.readResource(ctx, env, args)
 	}
-	var arguments map[string]any
-	raw := bytes.TrimSpace(args)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	if err := json.Unmarshal(raw, &arguments); err != nil {
+	arguments, err := callArguments(args)
+	if err != nil {
 		return t.toolError("invalid arguments: want a JSON object (%v)", err), nil
 	}
 	cs, state := t.srv.currentSession()
@@ -124,16 +121,12 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: arguments}
 	params.SetProgressToken(token)
 
-	type outcome struct {
-		res *sdk.CallToolResult
-		err error
-	}
-	done := make(chan outcome, 1)
+	done := make(chan callOutcome, 1)
 	go func() {
 		res, err := cs.CallTool(callCtx, params)
-		done <- outcome{res, err}
+		done <- callOutcome{res, err}
 	}()
-	var out outcome
+	var out callOutcome
 	for waiting := true; waiting; {
 		select {
 		case msg := <-progress:
@@ -144,6 +137,32 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 			waiting = false
 		}
 	}
+	return t.result(ctx, callCtx, timeout, out, env)
+}
+
+// callArguments are a call's arguments as tools/call takes them: a JSON
+// object; nothing (or null) is the empty object.
+func callArguments(args json.RawMessage) (map[string]any, error) {
+	var arguments map[string]any
+	raw := bytes.TrimSpace(args)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	err := json.Unmarshal(raw, &arguments)
+	return arguments, err
+}
+
+// callOutcome is what tools/call answered.
+type callOutcome struct {
+	res *sdk.CallToolResult
+	err error
+}
+
+// result is the tool's result for a call that came to out: cancelled
+// (ctx), timed out (callCtx, after timeout), failed (the server stopped,
+// or said why), an error the tool reported, or its text; texts capped
+// by env.
+func (t *Tool) result(ctx, callCtx context.Context, timeout time.Duration, out callOutcome, env *tools.Env) (tools.Result, error) {
 	switch {
 	case ctx.Err() != nil:
 		return tools.Result{Text: "tool error: cancelled", IsError: true, Summary: t.name + ": cancelled"}, ctx.Err()

@@ -246,6 +246,15 @@ func (s *Sandbox) Describe() string {
 		}
 		return p
 	}
+	return fmt.Sprintf("landlock ABI %d, writes: %s; %s; hidden: %s; %s; network: %s",
+		s.sys.abi, strings.Join(s.describeWrites(home, short), ", "), s.describeReadOnly(),
+		strings.Join(s.describeHidden(home, short), ", "), s.describeSockets(short), s.describeNetwork())
+}
+
+// describeWrites are the writable places, as Describe shows them: the
+// workspace (unless read-only), the existing writable directories, shared
+// memory and the terminals.
+func (s *Sandbox) describeWrites(home string, short func(string) string) []string {
 	writes := []string{"workspace"}
 	if s.p.ReadOnlyRoot {
 		writes = nil
@@ -257,23 +266,27 @@ func (s *Sandbox) Describe() string {
 	}
 	// Shared memory and the terminals are writable too (fsRules): POSIX
 	// shared memory and semaphores live in /dev/shm.
-	writes = append(writes, "/dev/shm", "/dev/pts")
+	return append(writes, "/dev/shm", "/dev/pts")
+}
+
+// describeReadOnly says what stays read-only inside the workspace.
+func (s *Sandbox) describeReadOnly() string {
+	if s.p.ReadOnlyRoot {
+		return "the workspace read-only"
+	}
+	ro := ".git and loom's config read-only"
+	if !s.sys.userns {
+		ro += " (no user namespaces: new files at the folder's top level are blocked)"
+	}
+	return ro
+}
+
+// describeHidden are the hidden directories, then those the user chose
+// not to hide.
+func (s *Sandbox) describeHidden(home string, short func(string) string) []string {
 	var hidden []string
 	for _, d := range s.hidden(home) {
 		hidden = append(hidden, short(d))
-	}
-	ro := ".git and loom's config read-only"
-	if s.p.ReadOnlyRoot {
-		ro = "the workspace read-only"
-	} else if !s.sys.userns {
-		ro += " (no user namespaces: new files at the folder's top level are blocked)"
-	}
-	net := s.p.Network
-	switch {
-	case s.p.Network == NetworkAllow:
-		net = "only " + strings.Join(s.p.Allow, ", ") + " (TCP, by port)"
-	case s.p.Network == NetworkOff && !s.netnsOff() && s.sys.abi < 4:
-		net = "on (cannot be turned off here: " + s.sys.why + ")"
 	}
 	if un := s.unhidden(home); len(un) > 0 {
 		var shown []string
@@ -282,8 +295,18 @@ func (s *Sandbox) Describe() string {
 		}
 		hidden = append(hidden, "not hidden (tools.sandbox_unhide): "+strings.Join(shown, ", "))
 	}
-	return fmt.Sprintf("landlock ABI %d, writes: %s; %s; hidden: %s; %s; network: %s",
-		s.sys.abi, strings.Join(writes, ", "), ro, strings.Join(hidden, ", "), s.describeSockets(short), net)
+	return hidden
+}
+
+// describeNetwork is the network policy as it holds here.
+func (s *Sandbox) describeNetwork() string {
+	switch {
+	case s.p.Network == NetworkAllow:
+		return "only " + strings.Join(s.p.Allow, ", ") + " (TCP, by port)"
+	case s.p.Network == NetworkOff && !s.netnsOff() && s.sys.abi < 4:
+		return "on (cannot be turned off here: " + s.sys.why + ")"
+	}
+	return s.p.Network
 }
 
 // netnsOff reports whether network "off" uses a network namespace.

@@ -287,7 +287,7 @@ export class Transcript {
     const id = subagentItemId(p.child);
     const had = this.byId.get(id);
     const fields = {
-      turn: p.turn, callId: p.callId, child: p.child, agent: p.agent, task: p.task, state: subagentState(p.state),
+      turn: p.turn, callId: p.callId, child: p.child, agent: p.agent, task: p.task, model: p.model || undefined, state: subagentState(p.state),
       activity: p.activity || (had?.kind === 'subagent' ? had.activity : undefined), tokens: p.tokens || (had?.kind === 'subagent' ? had.tokens : 0),
     };
     if (had?.kind === 'subagent') {

@@ -441,6 +441,8 @@ export interface ChildStatus {
   usage?: Usage;
   /** Activity is what the child does now ("read_file succeeded", "waits for your approval: bash …"), set on the NoteSubagent updates sent while it runs; absent on the notes of its start and end, so a front end that shows only those drops the updates. */
   activity?: string;
+  /** Model is the model its definition chose among the user's [subagents] models; absent: the conversation's. */
+  model?: string;
   /** Conversation is the child's conversation id. */
   conversation: string;
 }
@@ -1031,6 +1033,8 @@ export interface SubagentParams {
   task: string;
   depth: number;
   readOnly?: boolean;
+  /** Model is the model its definition chose among the user's [subagents] models; absent: the conversation's. */
+  model?: string;
   /** State is running, waiting (for the user's approval), done, failed or stopped. */
   state: string;
   /** Activity is what it did last ("read_file succeeded", "waits for your approval: bash …"); absent when it starts. */

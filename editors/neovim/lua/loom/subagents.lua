@@ -19,7 +19,11 @@ function M.line(p)
   if #task > 60 then
     task = task:sub(1, 57) .. '...'
   end
-  local line = string.format('  ⤷ [%s] %s %s: %s', WORDS[p.state] or p.state or '?', p.agent or '?', p.child or '?', task)
+  local who = (p.agent or '?') .. ' ' .. (p.child or '?')
+  if p.model and p.model ~= '' then
+    who = who .. ' (' .. p.model .. ')'
+  end
+  local line = string.format('  ⤷ [%s] %s: %s', WORDS[p.state] or p.state or '?', who, task)
   if p.activity and p.activity ~= '' then
     local act = vim.split(p.activity, '\n', { plain = true })[1]
     if #act > 80 then

@@ -179,6 +179,7 @@
 ---@field state? string State is the child's state on NoteSubagent: running, waiting (for the user's approval), completed, failed, cancelled.
 ---@field usage? loom.wire.Usage Usage is the child's token usage so far (NoteSubagent).
 ---@field activity? string Activity is what the child does now ("read_file succeeded", "waits for your approval: bash …"), set on the NoteSubagent updates sent while it runs; absent on the notes of its start and end, so a front end that shows only those drops the updates.
+---@field model? string Model is the model its definition chose among the user's [subagents] models; absent: the conversation's.
 ---@field conversation string Conversation is the child's conversation id.
 
 --- CompletionStatus names a folder's inline completion model, for the clients to show (loom.status).
@@ -619,6 +620,7 @@
 ---@field task string
 ---@field depth integer
 ---@field readOnly? boolean
+---@field model? string Model is the model its definition chose among the user's [subagents] models; absent: the conversation's.
 ---@field state string State is running, waiting (for the user's approval), done, failed or stopped.
 ---@field activity? string Activity is what it did last ("read_file succeeded", "waits for your approval: bash …"); absent when it starts.
 ---@field tokens integer Tokens is what it used so far (its total at its end).

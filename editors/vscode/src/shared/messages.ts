@@ -103,6 +103,8 @@ export type Item =
     child: string;
     /** Its definition's name (researcher, worker, …) and its task. */
     agent: string; task: string;
+    /** The model its definition chose among the user's [subagents] models; absent: the conversation's. */
+    model?: string;
     state: SubagentState;
     /** What it did last ("read_file succeeded", "waits for your approval: bash …"). */
     activity?: string;

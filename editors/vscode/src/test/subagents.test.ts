@@ -29,12 +29,14 @@ test('a subagent is one card per child, replaced by each loom/subagent: state, l
   const other = t.subagent(note({ callId: 'w2', child: '1-w2', task: 'read the docs' }));
   assert.notEqual(other.id, card.id, 'another child has a card of its own');
 
+  assert.equal((t.subagent(note({ callId: 'w3', child: '1-w3', model: 'claude-haiku-4-5' })) as SubagentItem).model, 'claude-haiku-4-5',
+    'the model its definition chose');
   const done = t.subagent(note({ state: 'done', tokens: 40 })) as SubagentItem;
   assert.equal(done.state, 'done');
   assert.equal(done.tokens, 40);
   assert.equal(done.activity, 'waits for your approval: bash npm test', 'its end keeps its last activity');
   assert.equal(canStop(done), false, 'a child that ended offers no Stop');
-  assert.equal(t.items.filter((it) => it.kind === 'subagent').length, 2);
+  assert.equal(t.items.filter((it) => it.kind === 'subagent').length, 3);
 });
 
 test('Stop pressed says stopping until the server says stopped; the states the card knows', () => {

@@ -15,8 +15,11 @@ export function renderSubagentCard(it: SubagentItem): HTMLElement {
   d.dataset.child = it.child;
   d.setAttribute('aria-label', `Subagent ${it.agent} ${it.child}`);
   const head = el('div', 'card-head');
-  head.append(el('span', 'status-dot'), el('span', 'tool-name', `Subagent ${it.agent}`), el('span', 'subagent-id', it.child), el('span', 'spacer'),
-    el('span', 'status-word', subagentStateWords(it)));
+  head.append(el('span', 'status-dot'), el('span', 'tool-name', `Subagent ${it.agent}`), el('span', 'subagent-id', it.child));
+  if (it.model) {
+    head.append(el('span', 'subagent-model', it.model));
+  }
+  head.append(el('span', 'spacer'), el('span', 'status-word', subagentStateWords(it)));
   if (it.tokens > 0) {
     head.append(el('span', 'tokens', `${formatTokens(it.tokens)} tokens`));
   }
