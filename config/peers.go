@@ -49,16 +49,17 @@ const (
 	formatVSCode                        // {"servers": {...}, "inputs": [...]}, with comments
 	formatCodex                         // TOML [mcp_servers.NAME]
 	formatClaudeLocal                   // ~/.claude.json projects[folder].mcpServers
+	formatGemini                        // Gemini CLI's settings.json: {"mcpServers": {...}}, comments, $VAR
 )
 
 // PeerFiles returns the peers' files loom reads for folder ("" for
 // none), in precedence order (the first that defines a server name
 // wins): Claude Code's local scope (its projects entry for the folder in
 // ~/.claude.json), the folder's .mcp.json, .vscode/mcp.json,
-// .cursor/mcp.json and .codex/config.toml, then the user's
-// ~/.claude.json, VS Code's user mcp.json, ~/.cursor/mcp.json and
-// ~/.codex/config.toml (or $CODEX_HOME/config.toml). home "" means the
-// user's home directory.
+// .cursor/mcp.json, .codex/config.toml and .gemini/settings.json, then
+// the user's ~/.claude.json, VS Code's user mcp.json, ~/.cursor/mcp.json,
+// ~/.codex/config.toml (or $CODEX_HOME/config.toml) and
+// ~/.gemini/settings.json. home "" means the user's home directory.
 func PeerFiles(folder, home string) []PeerFile {
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -77,6 +78,7 @@ func PeerFiles(folder, home string) []PeerFile {
 			PeerFile{Path: filepath.Join(folder, ".vscode", "mcp.json"), Agent: "VS Code", Workspace: true, format: formatVSCode},
 			PeerFile{Path: filepath.Join(folder, ".cursor", "mcp.json"), Agent: "Cursor", Workspace: true, format: formatMCPServers},
 			PeerFile{Path: filepath.Join(folder, ".codex", "config.toml"), Agent: "Codex", Workspace: true, format: formatCodex},
+			PeerFile{Path: filepath.Join(folder, ".gemini", "settings.json"), Agent: "Gemini CLI", Workspace: true, format: formatGemini},
 		)
 	}
 	if home == "" {
@@ -91,6 +93,7 @@ func PeerFiles(folder, home string) []PeerFile {
 		PeerFile{Path: filepath.Join(vscodeUserDir(home), "mcp.json"), Agent: "VS Code", format: formatVSCode},
 		PeerFile{Path: filepath.Join(home, ".cursor", "mcp.json"), Agent: "Cursor", format: formatMCPServers},
 		PeerFile{Path: filepath.Join(codexHome, "config.toml"), Agent: "Codex", format: formatCodex},
+		PeerFile{Path: filepath.Join(home, ".gemini", "settings.json"), Agent: "Gemini CLI", format: formatGemini},
 	)
 }
 
@@ -288,9 +291,12 @@ func readPeerFile(f PeerFile, within []string, folder, home string) ([]peerServe
 		at := fmt.Sprintf("%s:%d", f.Path, e.line)
 		var raw map[string]any
 		var why string
-		if f.format == formatCodex {
+		switch f.format {
+		case formatCodex:
 			raw, why = mapCodexServer(e.value, ctx)
-		} else {
+		case formatGemini:
+			raw, why = mapGeminiServer(e.value, ctx, f.Workspace)
+		default:
 			raw, why = mapJSONServer(e.value, ctx)
 		}
 		switch {

@@ -31,7 +31,7 @@ type mapCtx struct {
 // jsonEntries reads the servers of a JSON file of Claude Code, Cursor or
 // VS Code.
 func jsonEntries(f PeerFile, data []byte) ([]peerEntry, string) {
-	if f.format == formatVSCode {
+	if f.format == formatVSCode || f.format == formatGemini {
 		data = stripJSONC(data)
 	}
 	var top map[string]any
@@ -59,6 +59,9 @@ func jsonEntries(f PeerFile, data []byte) ([]peerEntry, string) {
 	servers, ok := top[path[len(path)-1]].(map[string]any)
 	if !ok {
 		return nil, ""
+	}
+	if f.format == formatGemini {
+		servers = geminiFilter(top, servers)
 	}
 	inputs := map[string]string{}
 	if list, ok := top["inputs"].([]any); ok && f.format == formatVSCode {

@@ -48,6 +48,7 @@ var ProtectedNames = []string{
 	".vscode/mcp.json",
 	".cursor/mcp.json",
 	".codex/",
+	".gemini/",
 	".github/hooks/",
 	".loom/hooks.json",
 }

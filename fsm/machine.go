@@ -444,6 +444,8 @@ func (m *Machine) applyCallEvent(ev toCall) []Action {
 		return m.onToolCompleted(e)
 	case ApprovalDecided:
 		return m.onApprovalDecided(e)
+	case Elicited:
+		return m.onElicited(e)
 	}
 	return m.applyChild(ev)
 }

@@ -257,6 +257,18 @@ func scriptEvent(t *testing.T, td *datadriven.TestData) Event {
 		return ev
 	case "progress":
 		return ToolProgress{Turn: u64("turn"), CallID: arg("call"), Message: td.Input}
+	case "elicited":
+		// values=name:value,name:value are the shown values; the input is
+		// the server's message.
+		ev := Elicited{Turn: u64("turn"), CallID: arg("call"), Server: arg("server"), Mode: arg("mode"),
+			Action: arg("action"), Message: td.Input, URL: optional("url"), Why: optional("why")}
+		if v := optional("values"); v != "" {
+			for _, nv := range strings.Split(v, ",") {
+				n, val, _ := strings.Cut(nv, ":")
+				ev.Values = append(ev.Values, ElicitedValue{Name: n, Value: val})
+			}
+		}
+		return ev
 	case "tool-done":
 		result := td.Input
 		if v := optional("size"); v != "" {

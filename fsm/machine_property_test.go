@@ -116,6 +116,10 @@ func (g eventGen) draw(t *rapid.T) Event {
 			RetryAfter: time.Duration(rapid.SampledFrom([]int{0, 2, 3600}).Draw(t, "after")) * time.Second,
 			Message:    "boom"}
 	case 7:
+		if rapid.Bool().Draw(t, "elicited") {
+			return Elicited{Turn: g.turn(t), CallID: g.callID(t), Server: "gh", Mode: "form", Message: "Which?",
+				Action: rapid.SampledFrom([]string{"accept", "decline", "cancel"}).Draw(t, "eaction")}
+		}
 		return ToolProgress{Turn: g.turn(t), CallID: g.callID(t), Message: "working"}
 	case 8, 9:
 		return ToolCompleted{Turn: g.turn(t), CallID: g.callID(t), Result: "result", IsError: rapid.Bool().Draw(t, "iserr")}

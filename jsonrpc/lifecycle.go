@@ -17,6 +17,9 @@ type clientCaps struct {
 	loom bool
 	// saveDocuments: it declared experimental.loom.saveDocuments.
 	saveDocuments bool
+	// elicit: it declared experimental.loom.elicit and answers
+	// loom/elicit (an MCP server's form or URL).
+	elicit bool
 	// thoughts: it declared experimental.loom.thoughts and shows
 	// loom/displayMessage of kind "thought" apart from the answer.
 	thoughts bool
@@ -91,6 +94,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 		var exp struct {
 			Loom *struct {
 				SaveDocuments  bool   `json:"saveDocuments"`
+				Elicit         bool   `json:"elicit"`
 				Thoughts       bool   `json:"thoughts"`
 				WorkspaceTrust bool   `json:"workspaceTrust"`
 				Review         bool   `json:"review"`
@@ -102,6 +106,7 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
 			caps.loom = true
 			caps.saveDocuments = exp.Loom.SaveDocuments
+			caps.elicit = exp.Loom.Elicit
 			caps.thoughts = exp.Loom.Thoughts
 			caps.workspaceTrust = exp.Loom.WorkspaceTrust
 			caps.review = exp.Loom.Review

@@ -131,6 +131,7 @@ func WireMessages() []WireMessage {
 		{Method: MethodPlanProposal, Params: reflect.TypeFor[PlanProposalParams]()},
 		{Method: MethodSubagent, Params: reflect.TypeFor[SubagentParams]()},
 		{Method: MethodSaveDocuments, Params: reflect.TypeFor[SaveDocumentsParams](), Result: reflect.TypeFor[SaveDocumentsResult]()},
+		{Method: MethodElicit, Params: reflect.TypeFor[ElicitParams](), Result: reflect.TypeFor[ElicitResult]()},
 		{Method: MethodDiagnostics, Params: reflect.TypeFor[DiagnosticsParams](), Result: reflect.TypeFor[DiagnosticsResult]()},
 		{Method: protocol.MethodWindowShowMessage, Params: reflect.TypeFor[ShowMessageParams](), Standard: true},
 		{Method: protocol.MethodWindowShowMessageRequest, Params: reflect.TypeFor[ApprovalRequestParams](), Result: reflect.TypeFor[ApprovalAction](), Standard: true},

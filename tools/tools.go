@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/tools/elicit"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
 )
 
@@ -116,10 +117,11 @@ type Env struct {
 	// changed, at most every half second.
 	Progress func(msg string)
 	// Elicit, when not nil, asks the user a question an MCP server put
-	// mid-call (elicitation): question says what accepting sends. It
-	// returns true when the user accepted; an error when no answer came
-	// (timeout, a client that cannot ask). Nil: no one to ask.
-	Elicit func(ctx context.Context, question string) (bool, error)
+	// mid-call (elicitation, form or URL mode) and returns what to send
+	// back: an accepted form's content is checked against its schema.
+	// It records the exchange (an fsm.Elicited event). An error: no
+	// answer came (timeout, cancel); send "cancel". Nil: no one to ask.
+	Elicit func(ctx context.Context, req elicit.Request) (elicit.Result, error)
 }
 
 // FileSource is where the tools read text (Files, or the disk).

@@ -210,7 +210,11 @@ func (s *Folder) syncMCP() {
 	for _, r := range s.mcp.TakeReports() {
 		// A sign-in needed is shown as loudly as a failure: the user
 		// must act for the server to start.
-		s.notify(Notification{Kind: NoteError, Text: r.Text})
+		kind := NoteError
+		if r.Info {
+			kind = NoteInfo
+		}
+		s.notify(Notification{Kind: kind, Text: r.Text})
 	}
 	ready := map[string]bool{}
 	for _, st := range s.mcp.Status() {

@@ -12,6 +12,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/fsm"
 	"github.com/loom-lsp/loom-lsp/tools"
 	"github.com/loom-lsp/loom-lsp/tools/cmdrules"
+	"github.com/loom-lsp/loom-lsp/tools/elicit"
 	"github.com/loom-lsp/loom-lsp/tools/fetch"
 	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace/changes"
@@ -313,10 +314,10 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 		env.Files = r.documentSource(ctx, c.ID, env.Files)
 	}
 	env.Progress = func(msg string) { s.postEventLive(ctx, fsm.ToolProgress{Turn: b.turn, CallID: c.ID, Message: msg}) }
-	env.Elicit = func(ctx context.Context, question string) (bool, error) {
-		// An MCP server's question mid-call, asked like an approval (no
-		// "Always"); no answer within the approval timeout cancels it.
-		return s.approve(ctx, Approval{Folder: s.folder.dir, Turn: b.turn, Tool: c.Name, CallID: c.ID, Detail: question}, b.approvalTimeout)
+	env.Elicit = func(ctx context.Context, req elicit.Request) (elicit.Result, error) {
+		// An MCP server's question mid-call (elicit.go); no answer within
+		// the approval timeout cancels it.
+		return s.elicit(ctx, b.turn, c, req, b.approvalTimeout)
 	}
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err == nil && res.Blocked != "" && b.bash == config.PolicyAsk && env.Sandbox != nil && !b.readOnly {

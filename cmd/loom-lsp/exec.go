@@ -64,6 +64,8 @@ type execFlags struct {
 	// mode is --mode (agent, plan or ask; "" keeps the conversation's),
 	// plan is --plan (what to do with a proposed plan: stop or accept).
 	mode, plan string
+	// elicit is --elicit: decline or defaults (headless.Elicit*).
+	elicit string
 	// images are the --image files, in order.
 	images                                imagesFlag
 	maxIterations                         int
@@ -118,6 +120,7 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.restore, "restore", "both", "with --rewind: files, conversation or both")
 	fs.Var(&f.images, "image", "attach a picture (PNG, JPEG, GIF or WebP, at most 5 MB) to the prompt; repeatable; the model must take pictures (model.images)")
 	fs.StringVar(&f.mode, "mode", "", "the conversation's mode: agent (edit and run), plan (read-only: investigate and propose a plan) or ask (read-only: answer); default: the conversation's (agent for a new one)")
+	fs.StringVar(&f.elicit, "elicit", "decline", "how to answer an MCP server's question (elicitation), since exec cannot ask: decline, or defaults (accept a form with its defaults when every required field has one; a URL is declined)")
 	fs.StringVar(&f.plan, "plan", "stop", "what to do with a plan the model proposes in plan mode: stop (print it; the turn ends, resume with your feedback or --mode agent) or accept (switch to agent mode and carry it out)")
 }
 
@@ -299,6 +302,8 @@ func (f *execFlags) check(rest []string) ([]string, error) {
 		return nil, fmt.Errorf("--mode is agent, plan or ask, not %q", f.mode)
 	case f.plan != "stop" && f.plan != "accept":
 		return nil, fmt.Errorf("--plan is stop or accept, not %q", f.plan)
+	case f.elicit != headless.ElicitDecline && f.elicit != headless.ElicitDefaults:
+		return nil, fmt.Errorf("--elicit is decline or defaults, not %q", f.elicit)
 	}
 	return rest, nil
 }
@@ -339,6 +344,7 @@ func (f *execFlags) editorOptions(ctx context.Context, stdout, stderr io.Writer,
 		Format: format, Out: stdout, Log: stderr, NoDeltas: f.noDeltas,
 		Color: colorAllowed(stderr), Progress: format == headless.Text && terminal,
 		ShowOutput: f.verbose, ShowReasoning: f.verbose || (format == headless.Text && terminal),
+		Elicit: f.elicit,
 	}
 	// A plan proposed for approval: accepted (--plan accept), or the turn
 	// ends with it printed (a rejection without a comment: the user's

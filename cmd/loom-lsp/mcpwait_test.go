@@ -74,3 +74,43 @@ func TestExecGoesOnWhenAnMCPServerNeverComesUp(t *testing.T) {
 		t.Errorf("the run does not say which server did not come up\nstdout:\n%s", r.stdout)
 	}
 }
+
+// TestExecElicit: exec cannot ask, so an MCP server's question (the
+// go-sdk asking server, a real stdio process) is answered as --elicit
+// says, and the jsonl stream says so: decline by default; defaults
+// accepts a form whose required fields all have defaults, and declines
+// one with a required field without one, naming it.
+func TestExecElicit(t *testing.T) {
+	asker := mcptest.AskStdio(t)
+	srv := llmtest.NewServer(t, func(r llmtest.Request) llmtest.Reply {
+		if r.Last().Role == "tool" {
+			return llmtest.Reply{Text: []string{"The server said: " + r.Last().Content}}
+		}
+		tool := "asking__confirm"
+		if strings.Contains(r.Last().Content, "deploy") {
+			tool = "asking__deploy"
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.Call("e1", tool, `{}`)}}
+	})
+	env := isolatedEnv(t)
+	writeUserConfig(t, env, "[mcp.servers.asking]\ncommand = \""+asker+"\"\napprove = \"allow\"\n")
+	for _, c := range []struct {
+		args       []string
+		prompt     string
+		said, want string
+	}{
+		{nil, "confirm", `MCP server asking asked \"Go ahead?\" (its form): declined (exec --elicit decline;`, "The server said: action=decline"},
+		{[]string{"--elicit", "defaults"}, "confirm", `MCP server asking asked \"Go ahead?\" (its form): accepted with the defaults (exec --elicit defaults;`,
+			`The server said: action=accept content={confirm=true region=\"eu\"}`},
+		{[]string{"--elicit", "defaults"}, "deploy", `declined (exec --elicit defaults: required without a default: env, api_token;`, "The server said: action=decline"},
+	} {
+		args := append([]string{"exec", "--output", "jsonl", "--base-url", srv.BaseURL(), "--model", "m"}, c.args...)
+		r := runLoomEnv(t, env, testRepo(t), "", append(args, c.prompt)...)
+		if r.code != 0 || !strings.Contains(r.stdout, c.said) || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("%v %s: exit %d, want %q and %q\nstdout:\n%s\nstderr:\n%s", c.args, c.prompt, r.code, c.said, c.want, r.stdout, r.stderr)
+		}
+	}
+	if r := runLoomEnv(t, env, testRepo(t), "", "exec", "--elicit", "ask", "hi"); r.code == 0 || !strings.Contains(r.stderr, "--elicit is decline or defaults") {
+		t.Errorf("--elicit ask: exit %d, stderr %s", r.code, r.stderr)
+	}
+}

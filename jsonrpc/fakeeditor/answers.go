@@ -23,6 +23,7 @@ var answers = map[string]answer{
 	protocol.MethodClientRegisterCapability:     answerNull,
 	protocol.MethodClientUnregisterCapability:   answerNull,
 	"loom/diagnostics":                          (*Editor).answerDiagnostics,
+	"loom/elicit":                               (*Editor).answerElicit,
 	"loom/saveDocuments":                        (*Editor).answerSaveDocuments,
 	protocol.MethodWindowShowDocument:           (*Editor).answerShowDocument,
 }
@@ -118,6 +119,13 @@ func (e *Editor) answerDiagnostics(_ context.Context, params json.RawMessage) (a
 		ds = []map[string]any{}
 	}
 	return map[string]any{"diagnostics": ds}, nil
+}
+
+func (e *Editor) answerElicit(_ context.Context, params json.RawMessage) (any, error) {
+	if e.Hooks.Elicit == nil {
+		return nil, jsonrpc2.ErrMethodNotFound
+	}
+	return e.Hooks.Elicit(params), nil
 }
 
 func (e *Editor) answerSaveDocuments(_ context.Context, params json.RawMessage) (any, error) {

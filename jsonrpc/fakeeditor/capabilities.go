@@ -98,6 +98,7 @@ func (e *Editor) loomCapabilities() map[string]any {
 		"review":         e.cfg.Review,
 		"userSettings":   e.cfg.UserSettings,
 		"diagnostics":    e.Hooks.Diagnostics != nil,
+		"elicit":         e.Hooks.Elicit != nil,
 	}
 	for name, on := range features {
 		if on {

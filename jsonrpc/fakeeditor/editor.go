@@ -138,6 +138,9 @@ type Hooks struct {
 	// Diagnostics answers loom/diagnostics (declared when set, with
 	// Loom): the file's diagnostics, in LSP's shape.
 	Diagnostics func(uri string, after bool) []map[string]any
+	// Elicit answers loom/elicit (declared when set, with Loom) from its
+	// raw params: an MCP server's form or URL.
+	Elicit func(params json.RawMessage) any
 }
 
 type buffer struct {

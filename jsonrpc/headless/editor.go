@@ -57,6 +57,9 @@ type Options struct {
 	// plan proposed for approval (plan mode), after it was shown: exec
 	// --plan answers it. Without it a plan waits.
 	OnPlan func(plan string)
+	// Elicit is how an MCP server's question is answered: ElicitDecline
+	// ("" too) or ElicitDefaults (elicit.go).
+	Elicit string
 }
 
 // progressEvery is how often tool_progress events and text mode's

@@ -2,36 +2,40 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"sort"
-	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/elicit"
 )
 
-// Elicitation (form mode): a server asks the user mid-call. loom asks
-// through the call's conversation (tools.Env.Elicit: an approval-like
-// request, LSP window/showMessageRequest or ACP
-// session/request_permission, with the approval timeout) whether to send
-// the form's defaults; a form with a required field that has no default,
-// a URL-mode request, or a call with no one to ask is declined, and the
-// server is told so (action "decline"); no answer in time is "cancel".
+// Elicitation: a server asks the user mid-call (form or URL mode). The
+// question goes to the newest in-flight call's conversation
+// (tools.Env.Elicit), which asks the user through its front end, checks
+// the answer against the form, journals the exchange and returns what to
+// send. A call with no one to ask, or a schema loom cannot show, is
+// declined (and logged). A URL-mode request's completion notification
+// reaches the call that asked as its progress.
 
-// elicitAsker is one in-flight call's way to ask its user.
-type elicitAsker func(ctx context.Context, question string) (bool, error)
+// askerEntry is one in-flight call's way to ask its user, and its
+// progress channel (for a URL-mode request's completion).
+type askerEntry struct {
+	id       int
+	ask      func(context.Context, elicit.Request) (elicit.Result, error)
+	progress chan<- string
+}
 
 // watchElicit registers the asker of one call; the returned func
 // unregisters it. The newest call's asker answers a request.
-func (s *server) watchElicit(ask elicitAsker) func() {
-	if ask == nil {
+func (s *server) watchElicit(env *tools.Env, progress chan<- string) func() {
+	if env == nil || env.Elicit == nil {
 		return func() {}
 	}
 	s.progMu.Lock()
 	defer s.progMu.Unlock()
 	s.nextToken++
 	id := s.nextToken
-	s.askers = append(s.askers, askerEntry{id, ask})
+	s.askers = append(s.askers, &askerEntry{id: id, ask: env.Elicit, progress: progress})
 	return func() {
 		s.progMu.Lock()
 		defer s.progMu.Unlock()
@@ -44,78 +48,90 @@ func (s *server) watchElicit(ask elicitAsker) func() {
 	}
 }
 
-type askerEntry struct {
-	id  int
-	ask elicitAsker
-}
-
 // elicit answers the server's elicitation/create.
 func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	p := req.Params
 	log := s.m.opts.Logger.With("mcp_server", s.spec.Name)
-	if p == nil || (p.Mode != "" && p.Mode != "form") {
-		log.Info("MCP elicitation declined: only form mode is answered")
-		return &sdk.ElicitResult{Action: "decline"}, nil
+	decline := &sdk.ElicitResult{Action: elicit.Decline}
+	if p == nil {
+		return decline, nil
+	}
+	r := elicit.Request{Server: s.spec.Name, Message: p.Message, Mode: p.Mode, URL: p.URL, ElicitationID: p.ElicitationID}
+	if r.Mode == "" {
+		r.Mode = elicit.ModeForm
+	}
+	if r.Mode == elicit.ModeForm {
+		fields, err := elicit.Fields(p.RequestedSchema)
+		if err != nil {
+			log.Info("MCP elicitation declined: its form cannot be shown", "err", err)
+			return decline, nil
+		}
+		r.Fields = fields
 	}
 	s.progMu.Lock()
-	var ask elicitAsker
+	var a *askerEntry
 	if n := len(s.askers); n > 0 {
-		ask = s.askers[n-1].ask
+		a = s.askers[n-1]
 	}
 	s.progMu.Unlock()
-	if ask == nil {
+	if a == nil {
 		log.Info("MCP elicitation declined: no call of a conversation is asking this server")
-		return &sdk.ElicitResult{Action: "decline"}, nil
+		return decline, nil
 	}
-	content, fields, missing := formDefaults(p.RequestedSchema)
-	if len(missing) > 0 {
-		log.Info("MCP elicitation declined: required fields without a default", "fields", missing)
-		return &sdk.ElicitResult{Action: "decline"}, nil
+	res, err := a.ask(ctx, r)
+	if err != nil {
+		return &sdk.ElicitResult{Action: elicit.Cancel}, nil
 	}
-	q := fmt.Sprintf("MCP server %s asks: %s", s.spec.Name, p.Message)
-	if fields != "" {
-		q += "\nAllow sends: " + fields
+	if r.Mode == elicit.ModeURL && res.Action == elicit.Accept && r.ElicitationID != "" {
+		s.progMu.Lock()
+		if s.urls == nil {
+			s.urls = map[string]urlWait{}
+		}
+		s.urls[r.ElicitationID] = urlWait{url: r.URL, asker: a.id}
+		s.progMu.Unlock()
 	}
-	ok, err := ask(ctx, q)
-	switch {
-	case err != nil:
-		return &sdk.ElicitResult{Action: "cancel"}, nil
-	case !ok:
-		return &sdk.ElicitResult{Action: "decline"}, nil
+	out := &sdk.ElicitResult{Action: res.Action}
+	if res.Action == elicit.Accept && r.Mode == elicit.ModeForm {
+		out.Content = res.Content
 	}
-	return &sdk.ElicitResult{Action: "accept", Content: content}, nil
+	return out, nil
 }
 
-// formDefaults reads a form's flat schema: the defaults to send, them
-// described, and the required fields that have none.
-func formDefaults(schema any) (content map[string]any, described string, missing []string) {
-	var s struct {
-		Properties map[string]struct {
-			Title   string `json:"title"`
-			Default any    `json:"default"`
-		} `json:"properties"`
-		Required []string `json:"required"`
+// urlWait is a URL-mode request the user accepted, waiting for the
+// server's completion notification.
+type urlWait struct {
+	url   string
+	asker int
+}
+
+// elicitationComplete is a server's notifications/elicitation/complete
+// for a URL-mode request the user accepted: the call that asked says so
+// as its progress while it runs, else it is reported (an info).
+func (s *server) elicitationComplete(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
+	if req.Params == nil {
+		return
 	}
-	raw, _ := json.Marshal(schema)
-	_ = json.Unmarshal(raw, &s)
-	content = map[string]any{}
-	names := make([]string, 0, len(s.Properties))
-	for name := range s.Properties {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	var parts []string
-	for _, name := range names {
-		if d := s.Properties[name].Default; d != nil {
-			content[name] = d
-			b, _ := json.Marshal(d)
-			parts = append(parts, name+"="+string(b))
+	s.progMu.Lock()
+	w, ok := s.urls[req.Params.ElicitationID]
+	delete(s.urls, req.Params.ElicitationID)
+	msg := s.spec.Name + ": the step at " + w.url + " is complete"
+	sent := false
+	for _, a := range s.askers {
+		if ok && a.id == w.asker {
+			// Sent under the lock while the call is registered: the call
+			// unregisters (under the lock) before it reads what is left.
+			select {
+			case a.progress <- msg:
+				sent = true
+			default:
+			}
 		}
 	}
-	for _, r := range s.Required {
-		if _, ok := content[r]; !ok {
-			missing = append(missing, r)
-		}
+	s.progMu.Unlock()
+	if !ok || sent {
+		return
 	}
-	return content, strings.Join(parts, ", "), missing
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	s.m.report(Report{Server: s.spec.Name, Text: "MCP server " + msg, Info: true})
 }

@@ -100,6 +100,9 @@ type Report struct {
 	Text string
 	// SignIn: the server needs the user to sign in (Text says how).
 	SignIn bool
+	// Info: news, not a failure (a URL-mode elicitation completed after
+	// its call ended).
+	Info bool
 }
 
 // Options configures a Manager.

@@ -57,7 +57,8 @@ type server struct {
 	progMu    sync.Mutex
 	progress  map[string]chan<- string // by progress token
 	nextToken int
-	askers    []askerEntry // the in-flight calls that can ask their user
+	askers    []*askerEntry
+	urls      map[string]urlWait // accepted URL-mode requests by elicitation id // the in-flight calls that can ask their user
 }
 
 func newServer(m *Manager, spec Spec) *server {
@@ -160,6 +161,11 @@ func (s *server) connect() (*sdk.ClientSession, running, error) {
 		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { s.relist() },
 		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { s.relist() },
 		ElicitationHandler:         s.elicit,
+		ElicitationCompleteHandler: s.elicitationComplete,
+		Capabilities: &sdk.ClientCapabilities{
+			RootsV2:     &sdk.RootCapabilities{ListChanged: true},
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}},
+		},
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			s.forwardProgress(req.Params)
 		},

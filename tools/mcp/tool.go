@@ -117,7 +117,8 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 	progress := make(chan string, 16)
 	token, unwatch := t.srv.watchProgress(progress)
 	defer unwatch()
-	defer t.srv.watchElicit(env.Elicit)()
+	unwatchElicit := t.srv.watchElicit(env, progress)
+	defer unwatchElicit()
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: arguments}
 	params.SetProgressToken(token)
 
@@ -135,6 +136,19 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 			}
 		case out = <-done:
 			waiting = false
+		}
+	}
+	// What came with the result (a URL's completion) is still said: once
+	// unregistered, nothing more is sent to progress.
+	unwatchElicit()
+	for drained := false; !drained; {
+		select {
+		case msg := <-progress:
+			if env.Progress != nil {
+				env.Progress(msg)
+			}
+		default:
+			drained = true
 		}
 	}
 	return t.result(ctx, callCtx, timeout, out, env)

@@ -65,6 +65,22 @@ func (in Input) JSON(h *Hook) []byte {
 		m["transcript_path"] = in.TranscriptPath
 	}
 	toolInput := in.toolInput()
+	in.eventFields(m, h, toolInput)
+	switch h.Format {
+	case FormatVSCode:
+		m["hookEventName"] = string(in.Event)
+		m["sessionId"] = in.SessionID
+		m["timestamp"] = in.Now.UTC().Format(time.RFC3339Nano)
+	case FormatCopilot:
+		in.copilotFields(m, h, toolInput)
+	}
+	data, _ := json.Marshal(m)
+	return data
+}
+
+// eventFields sets the fields of the input's event, in Claude Code's
+// words.
+func (in Input) eventFields(m map[string]any, h *Hook, toolInput map[string]any) {
 	switch in.Event {
 	case PreToolUse, PostToolUse:
 		m["tool_name"] = InputToolName(in.Tool, h.Format)
@@ -87,31 +103,28 @@ func (in Input) JSON(h *Hook) []byte {
 		m["message"] = in.Message
 		m["title"] = "loom"
 	}
-	switch h.Format {
-	case FormatVSCode:
-		m["hookEventName"] = string(in.Event)
-		m["sessionId"] = in.SessionID
-		m["timestamp"] = in.Now.UTC().Format(time.RFC3339Nano)
-	case FormatCopilot:
-		m["timestamp"] = in.Now.UnixMilli()
-		if in.Event == PreToolUse || in.Event == PostToolUse {
-			args, _ := json.Marshal(toolInput)
-			m["toolName"] = InputToolName(in.Tool, h.Format)
-			m["toolArgs"] = string(args)
-			if in.Event == PostToolUse {
-				result := "success"
-				if in.ToolFailed {
-					result = "failure"
-				}
-				m["toolResult"] = map[string]any{"resultType": result, "textResultForLlm": in.ToolOutput}
+}
+
+// copilotFields sets the Copilot CLI's camelCase fields: a timestamp in
+// milliseconds, the tool's name, arguments (as a JSON string) and
+// result, and a session's source in its words.
+func (in Input) copilotFields(m map[string]any, h *Hook, toolInput map[string]any) {
+	m["timestamp"] = in.Now.UnixMilli()
+	if in.Event == PreToolUse || in.Event == PostToolUse {
+		args, _ := json.Marshal(toolInput)
+		m["toolName"] = InputToolName(in.Tool, h.Format)
+		m["toolArgs"] = string(args)
+		if in.Event == PostToolUse {
+			result := "success"
+			if in.ToolFailed {
+				result = "failure"
 			}
-		}
-		if in.Event == SessionStart {
-			m["source"] = map[string]string{"startup": "new", "clear": "new", "resume": "resume"}[in.Source]
+			m["toolResult"] = map[string]any{"resultType": result, "textResultForLlm": in.ToolOutput}
 		}
 	}
-	data, _ := json.Marshal(m)
-	return data
+	if in.Event == SessionStart {
+		m["source"] = map[string]string{"startup": "new", "clear": "new", "resume": "resume"}[in.Source]
+	}
 }
 
 // toolInput is the call's arguments, with file_path (absolute, as Claude

@@ -95,6 +95,7 @@ var decoders = map[string]func(json.RawMessage) (fsm.Event, error){
 	"Reset":                  decodeAs[fsm.Reset],
 	"DropQueued":             decodeAs[fsm.DropQueued],
 	"ApprovalDecided":        decodeAs[fsm.ApprovalDecided],
+	"Elicited":               decodeAs[fsm.Elicited],
 	"HooksDecided":           decodeAs[fsm.HooksDecided],
 	"Compact":                decodeAs[fsm.Compact],
 	"AdvanceIDs":             decodeAs[fsm.AdvanceIDs],

@@ -90,20 +90,38 @@ func ReadInfo(path string, useMeta bool, r *secret.Redactor) (Info, error) {
 		return Info{}, fmt.Errorf("%s: %w", path, ErrIncompatible)
 	}
 	c := Info{ID: ID(h.Folder, h.Created), Folder: h.Folder, Created: h.Created, Updated: st.ModTime(), Path: path}
-	if b, err := os.ReadFile(MetaPath(path)); err == nil && useMeta {
-		var m Meta
-		if json.Unmarshal(b, &m) == nil {
-			c.Title, c.Turns, c.Usage = r.String(m.Title), m.Turns, m.Usage
-			if m.Updated.After(c.Updated) {
-				c.Updated = m.Updated
-			}
-			return c, nil
-		}
+	if useMeta && c.readMeta(r) {
+		return c, nil
 	}
+	c.countPrompts(br, r)
+	return c, nil
+}
+
+// readMeta takes the title, turns, usage and a later update from the
+// journal's meta file; false when there is none or it cannot be read.
+func (c *Info) readMeta(r *secret.Redactor) bool {
+	b, err := os.ReadFile(MetaPath(c.Path))
+	if err != nil {
+		return false
+	}
+	var m Meta
+	if json.Unmarshal(b, &m) != nil {
+		return false
+	}
+	c.Title, c.Turns, c.Usage = r.String(m.Title), m.Turns, m.Usage
+	if m.Updated.After(c.Updated) {
+		c.Updated = m.Updated
+	}
+	return true
+}
+
+// countPrompts reads the records after the header: each prompt is a
+// turn, the first one the title. It stops at the end or a torn line.
+func (c *Info) countPrompts(br *bufio.Reader, r *secret.Redactor) {
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
-			return c, nil // the end, or a torn last line
+			return // the end, or a torn last line
 		}
 		var rec Record
 		if json.Unmarshal(line, &rec) != nil || rec.Type != "UserInput" {

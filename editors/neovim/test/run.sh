@@ -472,5 +472,9 @@ printf 'def add(a, b):\n    \n' >"$iproj/add.py"
 (cd "$iproj" && LOOM_TEST_BIN=$bin timeout 120 "$nvim" --headless -u NONE -i NONE -n \
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/inline_e2e.lua" add.py)
+# loom/elicit (an MCP server's question) with a scripted vim.ui.
+(cd "$tmp" && timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/elicit_test.lua")
 
 echo "neovim e2e: ok"

@@ -23,10 +23,11 @@ import { PlanMode } from './planmode';
 import { Subagents } from './subagents';
 import type { SubagentParams } from './wire.gen';
 import {
-  AskArgs, CommitParams, HookParams, NoticeParams, DisplayMessageParams, Methods, ModeParams, PlanParams, PlanProposalParams, SaveDocumentsParams,
+  AskArgs, CommitParams, HookParams, NoticeParams, DisplayMessageParams, Methods, ModeParams, PlanParams, PlanProposalParams, SaveDocumentsParams, ElicitParams, ElicitResult,
   SaveDocumentsResult, StateParams, Status, ToolCallParams, TurnEndedParams,
 } from './protocol';
 import { saveDocuments } from './save';
+import { elicit, vscodeElicitUI } from './elicitui';
 import { answerDiagnostics, DiagnosticsParams, LspDiagnostic } from './diagnostics';
 import { ReviewController } from './review';
 import { EditReview, reviewEditsInForce, setReviewEdits } from './reviewpanel';
@@ -503,6 +504,7 @@ function connect(parts: Parts): { client: LanguageClient; up: Promise<void> } | 
       }
     }),
   }));
+  c.onRequest(Methods.elicit, (p: ElicitParams): Promise<ElicitResult> => elicit(p, vscodeElicitUI));
   c.onRequest(Methods.saveDocuments, async (p: SaveDocumentsParams): Promise<SaveDocumentsResult> => {
     const saved = await saveDocuments(p?.uris ?? [], {
       documents: () => vscode.workspace.textDocuments

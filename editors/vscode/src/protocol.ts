@@ -9,7 +9,7 @@ import type { CompletionStatus } from './wire.gen';
 
 export { Commands, Methods } from './wire.gen';
 export type {
-  AskResult, CommitParams, DisplayMessageParams, NoticeParams, PlanProposalParams, Position, Range, SaveDocumentsParams,
+  AskResult, CommitParams, DisplayMessageParams, ElicitParams, ElicitResult, NoticeParams, PlanProposalParams, Position, Range, SaveDocumentsParams,
   SaveDocumentsResult, StateParams, ToolCallParams, ToolView, TurnEndedParams, UndoResult,
 } from './wire.gen';
 import type { HistoryToolCall, Range } from './wire.gen';
@@ -115,7 +115,7 @@ export interface PanelState<Conversation = unknown, Proposal = unknown, Change =
  */
 export const experimentalCapability = {
   loom: {
-    saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true,
+    saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true, elicit: true,
     trustCommand: '"Loom: Trust this Folder" from the Command Palette',
   },
 };

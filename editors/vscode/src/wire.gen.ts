@@ -103,6 +103,7 @@ export const Methods = {
   subagent: 'loom/subagent',
   /** MethodSaveDocuments is a request: SaveDocumentsParams -> SaveDocumentsResult. */
   saveDocuments: 'loom/saveDocuments',
+  elicit: 'loom/elicit',
   diagnostics: 'loom/diagnostics',
 } as const;
 
@@ -169,6 +170,7 @@ export interface MessageTypes {
   'loom/planProposal': { params: PlanProposalParams; result: null };
   'loom/subagent': { params: SubagentParams; result: null };
   'loom/saveDocuments': { params: SaveDocumentsParams; result: SaveDocumentsResult };
+  'loom/elicit': { params: ElicitParams; result: ElicitResult };
   'loom/diagnostics': { params: DiagnosticsParams; result: DiagnosticsResult };
   'window/showMessage': { params: ShowMessageParams; result: null };
   'window/showMessageRequest': { params: ApprovalRequestParams; result: ApprovalAction };
@@ -1051,6 +1053,71 @@ export interface SaveDocumentsParams {
 /** SaveDocumentsResult is loom/saveDocuments' result: the URIs saved. */
 export interface SaveDocumentsResult {
   saved: string[] | null;
+}
+
+/** ElicitParams are loom/elicit's params. */
+export interface ElicitParams {
+  /** Folder is the workspace folder's path. */
+  folder: string;
+  /** Conversation is the id of the conversation whose tool call asks. */
+  conversation: string;
+  turn: number;
+  /** Tool and CallID are the tool call the MCP server runs. */
+  tool: string;
+  callId: string;
+  /** Server is the MCP server's name; Message its question. */
+  server: string;
+  message: string;
+  /** Mode is "form" (show Fields) or "url" (show URL for the user to open; the client never opens it unasked). */
+  mode: string;
+  url?: string;
+  /** Fields is the form, required fields first. A field whose secret is set is typed masked and never shown. */
+  fields?: Field[];
+  /** Problems, when set, say why the last answer was not sent (each names its field): show them and ask again. */
+  problems?: string[];
+  /** Values are the last answer's values (secrets left out): fill the form with them when asking again. */
+  values?: Record<string, string>;
+}
+
+/** Field is one field of a form. */
+export interface Field {
+  /** Name is the property's name: the key of the value sent back. */
+  name: string;
+  /** Title is the schema's title, "" when it has none (show Name). */
+  title?: string;
+  /** Description is the schema's description. */
+  description?: string;
+  /** Type is string, number, integer or boolean; an enum is a string whose Enum is set. */
+  type: string;
+  /** Multiple: the field takes several of Enum (a multi-select, schema type "array"); typed comma-separated, sent as a list. */
+  multiple?: boolean;
+  /** Enum is the values a string field may take, in the server's order; empty for free text. */
+  enum?: string[];
+  /** EnumTitles, when set, has one display name per Enum value. */
+  enumTitles?: string[];
+  /** Format is the schema's string format (email, uri, date, date-time, password). */
+  format?: string;
+  /** Required: the answer must have a value for it. */
+  required?: boolean;
+  /** Default is the schema's default as text ("true", "3", "us-east"); set only when HasDefault. */
+  default?: string;
+  /** HasDefault tells a default of "" from none. */
+  hasDefault?: boolean;
+  /** Secret: the value is masked wherever it is shown and never journaled or logged (Sensitive). */
+  secret?: boolean;
+  /** MinLength and MaxLength bound a string's length in characters; Minimum and Maximum bound a number. Nil: no bound. */
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+}
+
+/** ElicitResult is loom/elicit's result. */
+export interface ElicitResult {
+  /** Action is "accept", "decline" (the user said no) or "cancel" (the user dismissed the question). */
+  action: string;
+  /** Values are what the user typed per field name (accept); an empty or missing value takes the field's default. Booleans as "true"/"false", a multiple choice comma-separated. */
+  values?: Record<string, string>;
 }
 
 /** DiagnosticsParams are loom/diagnostics' params. */

@@ -83,7 +83,7 @@ function M.capabilities()
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
     -- trustCommand: how the user runs loom.trust here; the server words
     -- the notice about a folder's ignored settings with it.
-    loom = { saveDocuments = true, thoughts = true, review = true, diagnostics = true, trustCommand = ':LoomTrust' },
+    loom = { saveDocuments = true, thoughts = true, review = true, diagnostics = true, elicit = true, trustCommand = ':LoomTrust' },
   })
   require('loom.inline').capabilities(caps)
   return caps
@@ -200,6 +200,9 @@ M.handlers = {
   end,
   ['loom/diagnostics'] = function(_, p)
     return require('loom.diagnostics').answer(p or {})
+  end,
+  ['loom/elicit'] = function(_, p)
+    return require('loom.elicit').answer(p or {})
   end,
 }
 

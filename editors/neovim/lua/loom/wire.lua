@@ -633,6 +633,45 @@
 ---@class loom.wire.SaveDocumentsResult
 ---@field saved string[]|nil
 
+--- ElicitParams are loom/elicit's params.
+---@class loom.wire.ElicitParams
+---@field folder string Folder is the workspace folder's path.
+---@field conversation string Conversation is the id of the conversation whose tool call asks.
+---@field turn integer
+---@field tool string Tool and CallID are the tool call the MCP server runs.
+---@field callId string
+---@field server string Server is the MCP server's name; Message its question.
+---@field message string
+---@field mode string Mode is "form" (show Fields) or "url" (show URL for the user to open; the client never opens it unasked).
+---@field url? string
+---@field fields? loom.wire.Field[] Fields is the form, required fields first. A field whose secret is set is typed masked and never shown.
+---@field problems? string[] Problems, when set, say why the last answer was not sent (each names its field): show them and ask again.
+---@field values? table<string, string> Values are the last answer's values (secrets left out): fill the form with them when asking again.
+
+--- Field is one field of a form.
+---@class loom.wire.Field
+---@field name string Name is the property's name: the key of the value sent back.
+---@field title? string Title is the schema's title, "" when it has none (show Name).
+---@field description? string Description is the schema's description.
+---@field type string Type is string, number, integer or boolean; an enum is a string whose Enum is set.
+---@field multiple? boolean Multiple: the field takes several of Enum (a multi-select, schema type "array"); typed comma-separated, sent as a list.
+---@field enum? string[] Enum is the values a string field may take, in the server's order; empty for free text.
+---@field enumTitles? string[] EnumTitles, when set, has one display name per Enum value.
+---@field format? string Format is the schema's string format (email, uri, date, date-time, password).
+---@field required? boolean Required: the answer must have a value for it.
+---@field default? string Default is the schema's default as text ("true", "3", "us-east"); set only when HasDefault.
+---@field hasDefault? boolean HasDefault tells a default of "" from none.
+---@field secret? boolean Secret: the value is masked wherever it is shown and never journaled or logged (Sensitive).
+---@field minLength? integer MinLength and MaxLength bound a string's length in characters; Minimum and Maximum bound a number. Nil: no bound.
+---@field maxLength? integer
+---@field minimum? number
+---@field maximum? number
+
+--- ElicitResult is loom/elicit's result.
+---@class loom.wire.ElicitResult
+---@field action string Action is "accept", "decline" (the user said no) or "cancel" (the user dismissed the question).
+---@field values? table<string, string> Values are what the user typed per field name (accept); an empty or missing value takes the field's default. Booleans as "true"/"false", a multiple choice comma-separated.
+
 --- DiagnosticsParams are loom/diagnostics' params.
 ---@class loom.wire.DiagnosticsParams
 ---@field uri string URI is the file's URI, as the client opened it.
@@ -745,6 +784,7 @@ M.methods = {
   planProposal = 'loom/planProposal',
   subagent = 'loom/subagent',
   saveDocuments = 'loom/saveDocuments',
+  elicit = 'loom/elicit',
   diagnostics = 'loom/diagnostics',
 }
 

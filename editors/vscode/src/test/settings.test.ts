@@ -29,7 +29,7 @@ test('LoomFeature declares experimental.loom and keeps other experimental keys',
   assert.deepEqual(caps.experimental, {
     other: 1,
     loom: {
-      saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true,
+      saveDocuments: true, thoughts: true, review: true, workspaceTrust: true, userSettings: true, diagnostics: true, elicit: true,
       trustCommand: '"Loom: Trust this Folder" from the Command Palette',
     },
   });
