@@ -12,7 +12,13 @@
 #   - the session loaded in a new loom-lsp process (acpx resumes its
 #     named sessions with session/resume when the agent offers it, else
 #     session/load): the conversation and its checkpoints come back from
-#     the journal.
+#     the journal;
+#   - a rewind over ACP (rewind.mjs): acpx's own ACP client prompts an
+#     edit of list.txt, the user edits the file's last line, then the
+#     draft's session/rewind (to the prompt: refused) and
+#     session/edit_prompt go out raw on acpx's connection (acpx has no
+#     command for them): the agent's change taken back, the user's kept.
+#     The transcript is printed (docs/acp.md shows one).
 # Called by .ci/run; needs go, node >= 20 and npm (the registry). Exits
 # non-zero on any failure.
 #
@@ -147,6 +153,18 @@ if has "$out/reloaded" "resumed the conversation" "turn 1: run" "turn 2: shout" 
 else
 	bad "the session loaded in a new process, with its history" "$out/reloaded"
 	sed 's/^/     | /' "$out/load" | tail -10
+fi
+
+# A rewind over ACP, on acpx's connection (rewind.mjs; its own process).
+cat "$here/rewind-model.toml" >>"$tmp/run/model.toml"
+printf '%s\n' one two three four five six seven eight nine ten >list.txt
+git add list.txt && git commit -q -m "list.txt"
+if timeout 120 node "$here/rewind.mjs" "$bin" "$proj" "$out/rewind.txt" >"$out/rewind" 2>&1; then
+	ok "a rewind over ACP (session/edit_prompt): the agent's change taken back, the user's edit kept"
+	sed 's/^/     | /' "$out/rewind.txt"
+else
+	bad "a rewind over ACP (session/edit_prompt)" "$out/rewind"
+	[[ -f $out/rewind.txt ]] && sed 's/^/     | /' "$out/rewind.txt" | tail -30
 fi
 
 echo "== acpx took $((SECONDS - start)) s"
