@@ -91,6 +91,9 @@ type Machine struct {
 	// ctxRetried marks a turn that already compacted after a
 	// context-length error.
 	ctxRetried bool
+	// emptyRetried marks a turn whose model already answered nothing
+	// once (no text, no call, no reasoning): asked again, once.
+	emptyRetried bool
 
 	// changed holds the paths of FilesChanged events not yet told to the
 	// model, in arrival order; changedSet indexes it.

@@ -146,7 +146,7 @@ func (m *Machine) onReset() []Action {
 	m.turnStart, m.turnStarts = 0, nil
 	m.view, m.elidedTo = nil, 0
 	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0
-	m.compaction, m.compactMsgs, m.ctxRetried = nil, nil, false
+	m.compaction, m.compactMsgs, m.ctxRetried, m.emptyRetried = nil, nil, false, false
 	m.turnUsage, m.totalUsage = Usage{}, Usage{}
 	m.cut.forget()
 	acts = append(acts, ConversationReset{IDs: m.IDs()})

@@ -190,6 +190,7 @@ func TestRewindNoteNamesLeftFiles(t *testing.T) {
 		return acts
 	}
 	step(UserInput{Text: "one"})
+	step(LlmTextDelta{Request: 1, Text: "done"})
 	step(LlmCompleted{Request: 1})
 	step(Rewind{Turn: 1, Restore: RestoreFiles, Left: []string{"b.txt"}})
 	var notes []string

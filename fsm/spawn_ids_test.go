@@ -39,6 +39,7 @@ func TestChildIDsUniqueWhenCallIDsRepeat(t *testing.T) {
 		ids = append(ids, started(step(SpawnRequested{Turn: 1, CallID: "s0", Agent: "worker", Task: "t"}))...)
 		step(ChildFinished{Turn: 1, CallID: "s0", Result: "done"})
 	}
+	step(LlmTextDelta{Request: m.State().Request, Text: "done"})
 	step(LlmCompleted{Request: m.State().Request})
 	step(UserInput{Text: "again"}) // a new turn: s0 again
 	step(LlmCompleted{Request: m.State().Request, ToolCalls: call})

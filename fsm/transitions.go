@@ -25,7 +25,7 @@ func (m *Machine) startTurn(in UserInput) []Action {
 	m.iteration = 0
 	m.turnUsage = Usage{}
 	m.flushChanged()
-	m.ctxRetried = false
+	m.ctxRetried, m.emptyRetried = false, false
 	m.stopContinued = 0
 	m.children.newTurn()
 	m.refreshSystemPrompt()
@@ -144,6 +144,9 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 	if text == "" && len(calls) == 0 && e.Reasoning == "" {
 		if overflow, ok := overflowedEmpty(e, m.sentEstimate, m.window()); ok {
 			return m.onContextLengthError(overflow)
+		}
+		if m.compaction == nil {
+			return m.onEmptyCompletion()
 		}
 	}
 	if text != "" || len(calls) > 0 {

@@ -128,3 +128,22 @@ func overflowedEmpty(e LlmCompleted, sent, w int64) (LlmError, bool) {
 	return LlmError{Kind: ErrorContextLength,
 		Message: fmt.Sprintf("the server answered nothing to a prompt of %d tokens, which reaches the model's context window of %d tokens", read, w)}, true
 }
+
+// emptyNote is what the model reads after an answer with nothing in it.
+const emptyNote = "[loom] your last answer was empty: no text and no tool call. Answer the request again; if you are done, say so in a sentence."
+
+// onEmptyCompletion handles an answer with no text, no call and no
+// reasoning well inside the window (an overflowing one is compacted):
+// never the silent end of a turn. The first time in a turn the model is
+// told (a note) and asked again, after the retry delay the user sees
+// (unless retries are off); the second time the turn ends with an error
+// the user sees.
+func (m *Machine) onEmptyCompletion() []Action {
+	const what = "the model answered nothing (no text, no tool call)"
+	if m.emptyRetried || m.cfg.MaxRetries < 1 {
+		return m.endTurn([]Action{DisplayError{Turn: m.turn, Kind: ErrorOther, Message: what + " again: the turn ends; ask again, or try another model"}}, TurnFailed)
+	}
+	m.emptyRetried = true
+	m.history = append(m.history, Message{Role: RoleUser, Content: emptyNote, Note: true})
+	return m.becomeError(LlmError{Kind: ErrorOther, Retryable: true, Message: what + ": asking it once more"})
+}

@@ -129,9 +129,6 @@ func (c *conversation) turn(input string) []fsm.SendLlmRequest {
 // compaction), with usage like a server's.
 func (c *conversation) answer(a fsm.SendLlmRequest) {
 	text := rapid.StringMatching(`[a-zA-Z <>&"é\\\n]{0,40}`).Draw(c.rt, "text")
-	if text != "" {
-		c.step(fsm.LlmTextDelta{Request: a.Request, Text: text})
-	}
 	var calls []fsm.ToolCall
 	if !a.Compaction && a.Iteration < 3 {
 		for i := range rapid.IntRange(0, 2).Draw(c.rt, "calls") {
@@ -139,6 +136,12 @@ func (c *conversation) answer(a fsm.SendLlmRequest) {
 			calls = append(calls, fsm.ToolCall{ID: fmt.Sprintf("call_%d_%d", a.Request, i), Name: name,
 				Arguments: fmt.Sprintf(`{"path":"f%d.go"}`, i)})
 		}
+	}
+	if text == "" && len(calls) == 0 {
+		text = "done" // an empty answer is asked again (fsm): not a turn's end
+	}
+	if text != "" {
+		c.step(fsm.LlmTextDelta{Request: a.Request, Text: text})
 	}
 	bytes := 0
 	for _, m := range a.Messages {

@@ -54,63 +54,75 @@ var commandName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
 // Commands finds the custom commands of folder and of the user whose
 // home is home, and the user-invocable skills as commands too.
 func Commands(folder, home string, skills []Skill) ([]Command, []Problem) {
-	var found []Command
-	var problems []Problem
-	byName := map[string]int{}
-	add := func(c Command) {
-		if i, dup := byName[c.Name]; dup {
-			kept := found[i]
-			if c.Scope == "user" && kept.Scope == "repository" {
-				found[i] = c
-				problems = append(problems, Problem{Path: kept.Path, Reason: fmt.Sprintf("command /%s is also the user's (%s): the user's is used", c.Name, c.Path)})
-			}
-			return
-		}
-		byName[c.Name] = len(found)
-		found = append(found, c)
-	}
-	read := func(root string, cd commandDir, scope string) {
-		base := filepath.Join(root, cd.dir)
-		_ = filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() {
-				if p != base && !cd.nested {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), cd.suffix) {
-				return nil
-			}
-			rel, _ := filepath.Rel(base, p)
-			name := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, cd.suffix)), "/", ":")
-			c, prob := readCommand(p, name, scope)
-			if prob != nil {
-				problems = append(problems, *prob)
-				return nil
-			}
-			c.folder = folder
-			add(c)
-			return nil
-		})
-	}
+	set := commandSet{folder: folder, byName: map[string]int{}}
 	for _, cd := range RepositoryCommandDirs {
-		read(folder, cd, "repository")
+		set.read(folder, cd, "repository")
 	}
 	if home != "" {
 		for _, cd := range UserCommandDirs {
-			read(home, cd, "user")
+			set.read(home, cd, "user")
 		}
 	}
 	for _, s := range skills {
 		if s.UserInvocable {
-			add(Command{Name: s.Name, Description: s.Description, Path: s.Path, Scope: s.Scope, skill: &s})
+			set.add(Command{Name: s.Name, Description: s.Description, Path: s.Path, Scope: s.Scope, skill: &s})
 		}
 	}
-	slices.SortFunc(found, func(a, b Command) int { return strings.Compare(a.Name, b.Name) })
-	return found, problems
+	slices.SortFunc(set.found, func(a, b Command) int { return strings.Compare(a.Name, b.Name) })
+	return set.found, set.problems
+}
+
+// commandSet gathers the commands found, one per name, and the
+// problems met.
+type commandSet struct {
+	folder   string
+	found    []Command
+	problems []Problem
+	byName   map[string]int // index in found
+}
+
+// add adds c, unless its name is taken: then the user's command replaces
+// the repository's (said as a problem), else the first one stays.
+func (s *commandSet) add(c Command) {
+	if i, dup := s.byName[c.Name]; dup {
+		kept := s.found[i]
+		if c.Scope == "user" && kept.Scope == "repository" {
+			s.found[i] = c
+			s.problems = append(s.problems, Problem{Path: kept.Path, Reason: fmt.Sprintf("command /%s is also the user's (%s): the user's is used", c.Name, c.Path)})
+		}
+		return
+	}
+	s.byName[c.Name] = len(s.found)
+	s.found = append(s.found, c)
+}
+
+// read adds the commands of the directory cd under root, of scope.
+func (s *commandSet) read(root string, cd commandDir, scope string) {
+	base := filepath.Join(root, cd.dir)
+	_ = filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != base && !cd.nested {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), cd.suffix) {
+			return nil
+		}
+		rel, _ := filepath.Rel(base, p)
+		name := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, cd.suffix)), "/", ":")
+		c, prob := readCommand(p, name, scope)
+		if prob != nil {
+			s.problems = append(s.problems, *prob)
+			return nil
+		}
+		c.folder = s.folder
+		s.add(c)
+		return nil
+	})
 }
 
 func readCommand(path, name, scope string) (Command, *Problem) {
