@@ -44,6 +44,8 @@ func TestJournalReplaysReviewAndRewind(t *testing.T) {
 	step(fsm.LlmTextDelta{Request: 3, Text: "done"})
 	step(fsm.LlmCompleted{Request: 3})
 	step(fsm.UserInput{Text: "turn two"})
+	// A turn ends on a final text: an empty answer is asked again (47.4).
+	step(fsm.LlmTextDelta{Request: 4, Text: "ok"})
 	step(fsm.LlmCompleted{Request: 4})
 	step(fsm.Rewind{Turn: 2, Restore: fsm.RestoreBoth})
 	step(fsm.Rewind{Turn: 1, Restore: fsm.RestoreFiles})
