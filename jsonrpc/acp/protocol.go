@@ -118,7 +118,7 @@ func (w protoWriter) Write(b []byte) (int, error) {
 // (workspace.TurnStarted, in order with the turn's updates).
 func (a *agent) turnStarted(id acpsdk.SessionId) {
 	if a.proto.v2.Load() {
-		a.sendRaw(id, stateRunning())
+		a.updates.sendRaw(id, stateRunning())
 	}
 }
 
@@ -128,13 +128,13 @@ func (a *agent) requestPermission(ctx context.Context, req acpsdk.RequestPermiss
 	if !a.proto.v2.Load() {
 		return a.client().RequestPermission(ctx, req)
 	}
-	a.sendRaw(req.SessionId, stateRequiresAction())
+	a.updates.sendRaw(req.SessionId, stateRequiresAction())
 	if err := a.out.flush(ctx); err != nil {
 		return acpsdk.RequestPermissionResponse{}, err
 	}
 	resp, err := a.client().RequestPermission(ctx, req)
 	if err == nil && ctx.Err() == nil { // else the turn is ending: idle follows
-		a.sendRaw(req.SessionId, stateRunning())
+		a.updates.sendRaw(req.SessionId, stateRunning())
 	}
 	return resp, err
 }
@@ -151,9 +151,9 @@ func (a *agent) restored(ctx context.Context, s *session) error {
 		return err
 	}
 	if st.State == "WaitingForUserInput" {
-		a.sendRaw(s.id, stateIdle(nil, nil))
+		a.updates.sendRaw(s.id, stateIdle(nil, nil))
 	} else {
-		a.sendRaw(s.id, stateRunning())
+		a.updates.sendRaw(s.id, stateRunning())
 	}
 	return a.out.flush(ctx)
 }
