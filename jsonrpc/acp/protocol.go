@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -48,40 +47,18 @@ const protocolVersion2 = 2
 
 // in maps one line the client sent to what the handlers take.
 func (p *protocol) in(line []byte) []byte {
-	if !bytes.Contains(line, []byte(`"method"`)) {
-		return line
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(line, &m) != nil {
-		return line
-	}
-	var method string
-	if json.Unmarshal(m["method"], &method) != nil {
-		return line
-	}
-	if method == "initialize" && !p.v2.Load() {
-		var params struct {
-			ProtocolVersion int `json:"protocolVersion"`
+	return rewriteRequest(line, func(m map[string]json.RawMessage, method string) bool {
+		if method == "initialize" && !p.v2.Load() {
+			var params struct {
+				ProtocolVersion int `json:"protocolVersion"`
+			}
+			if json.Unmarshal(m["params"], &params) != nil || params.ProtocolVersion < protocolVersion2 {
+				return false
+			}
+			p.v2.Store(true)
 		}
-		if json.Unmarshal(m["params"], &params) != nil || params.ProtocolVersion < protocolVersion2 {
-			return line
-		}
-		p.v2.Store(true)
-	}
-	if !p.v2.Load() {
-		return line
-	}
-	if !v2In(m, method) {
-		return line
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return line
-	}
-	if bytes.HasSuffix(line, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out
+		return p.v2.Load() && v2In(m, method)
+	})
 }
 
 // out maps one message the handlers wrote to the connection's version;
