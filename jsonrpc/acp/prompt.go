@@ -209,7 +209,8 @@ func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBloc
 	if strings.TrimSpace(b.String()) == "" && len(items) == 0 && len(images) == 0 {
 		return "", nil, invalidParams("the prompt is empty")
 	}
-	text, err := host.PromptWithContext(folder, b.String(), items)
+	// No MCP resource item comes from ACP: nothing here waits on a server.
+	text, err := host.PromptWithContext(context.Background(), folder, b.String(), items)
 	if err != nil {
 		return "", nil, invalidParams("%v", err)
 	}
