@@ -57,7 +57,7 @@ func (a *agent) startPrompt(ctx context.Context, p acpsdk.PromptRequest) (prompt
 		return promptRun{s: s, answered: &resp}, nil
 	}
 	if answer, ok := slash.slashCommand(context.WithoutCancel(ctx), text); ok {
-		a.send(s.id, acpsdk.UpdateAgentMessageText(answer))
+		a.updates.send(s.id, acpsdk.UpdateAgentMessageText(answer))
 		if err := a.out.flush(ctx); err != nil {
 			return promptRun{}, err
 		}
@@ -69,7 +69,7 @@ func (a *agent) startPrompt(ctx context.Context, p acpsdk.PromptRequest) (prompt
 	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {
 		return promptRun{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	a.readvertiseCommands(s.id, s.ws) // the MCP servers' prompts, once ready
+	a.commands.readvertise(s.id, s.ws) // the MCP servers' prompts, once ready
 	turn, err := s.ws.AskWithImages(context.WithoutCancel(ctx), text, images)
 	if errors.Is(err, workspace.ErrImage) {
 		return promptRun{}, invalidParams("%v", err)
