@@ -240,7 +240,7 @@ func newConversation(f *Folder, o opening) *Conversation {
 	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
 	s.children = children{folder: f, set: &s.settings, id: s.ID, journal: s.journalPathShared, turn: s.turnContext,
-		post: s.loop.post, postLive: s.loop.postEventLive, notify: s.out.notify, workers: &s.loop.workers}
+		post: s.loop.post, postLive: s.loop.postEventLive, step: s.loop.step, notify: s.out.notify, workers: &s.loop.workers}
 	return s
 }
 
