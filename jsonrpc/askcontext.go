@@ -6,18 +6,27 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
 	"github.com/loom-lsp/loom-lsp/workspace"
 )
 
 // AskContextItem is one item of loom.ask's context: a file (or a range
 // of it, or a folder), diagnostics, or a labelled text.
 type AskContextItem struct {
-	// Kind is "file", "diagnostics" or "text".
+	// Kind is "file", "diagnostics", "text" or "resource".
 	Kind string `json:"kind"`
 	// Label is what the chip says; the server makes one when empty.
 	Label string `json:"label,omitempty"`
 	// URI (file) is the file or folder attached; inside the workspace.
+	// URI (resource) is the MCP resource's URI (or Template and
+	// Arguments), as loom.mcpResources lists it.
 	URI string `json:"uri,omitempty"`
+	// Server (resource) is the MCP server's name.
+	Server string `json:"server,omitempty"`
+	// Template (resource) is a resource template's URI template, filled
+	// in with Arguments, a value for each of its variables.
+	Template  string            `json:"template,omitempty"`
+	Arguments map[string]string `json:"arguments,omitempty"`
 	// Range (file), when set, attaches only that range.
 	Range *protocol.Range `json:"range,omitempty"`
 	// Items (diagnostics) are the problems attached.
@@ -83,8 +92,13 @@ func contextItems(in []AskContextItem) ([]workspace.ContextItem, error) {
 			if c.Text == "" {
 				return nil, fmt.Errorf("context[%d]: a text item needs text", i)
 			}
+		case workspace.ContextResource:
+			if c.Server == "" || (c.URI == "") == (c.Template == "") {
+				return nil, fmt.Errorf("context[%d]: a resource needs its server, and its uri or a template with its arguments", i)
+			}
+			it.Resource = mcp.ResourceRef{Server: c.Server, URI: c.URI, Template: c.Template, Arguments: c.Arguments}
 		default:
-			return nil, fmt.Errorf("context[%d]: unknown kind %q: want file, diagnostics or text", i, c.Kind)
+			return nil, fmt.Errorf("context[%d]: unknown kind %q: want file, diagnostics, text or resource", i, c.Kind)
 		}
 		out = append(out, it)
 	}
@@ -101,6 +115,8 @@ func historyChips(chips []workspace.ContextChip) []HistoryChip {
 		out[i] = HistoryChip{Kind: c.Kind, Label: c.Label}
 		if c.Path != "" {
 			out[i].URI = string(pathURI(c.Path))
+		} else if c.URI != "" {
+			out[i].URI = c.URI // an MCP resource's
 		}
 	}
 	return out

@@ -59,6 +59,10 @@ const (
 	// CmdMCPLogout forgets an MCP server's sign-in: MCPServerArgs ->
 	// MCPLoginResult.
 	CmdMCPLogout = "loom.mcpLogout"
+	// CmdMCPResources lists the resources and resource templates of the
+	// folder's ready MCP servers, which loom.ask's context attaches
+	// (kind "resource"): FolderArgs -> MCPResourcesResult.
+	CmdMCPResources = "loom.mcpResources"
 	// CmdReview decides a proposal (tools.edits = "review"): ReviewArgs
 	// -> workspace.ReviewResult, once the accepted hunks are applied.
 	CmdReview = "loom.review"

@@ -51,6 +51,7 @@ var commandList = []command{
 	{CmdTrust, typed(CmdTrust, commandHandler.runTrust)},
 	{CmdMCPLogin, typed(CmdMCPLogin, commandHandler.runMCPLogin)},
 	{CmdMCPLogout, typed(CmdMCPLogout, commandHandler.runMCPLogout)},
+	{CmdMCPResources, typed(CmdMCPResources, commandHandler.runMCPResources)},
 	{CmdRules, typed(CmdRules, commandHandler.runRules)},
 	{CmdAddRule, typed(CmdAddRule, commandHandler.runAddRule)},
 	{CmdRemoveRule, typed(CmdRemoveRule, commandHandler.runRemoveRule)},
@@ -229,7 +230,7 @@ func (h commandHandler) runAsk(ctx context.Context, a AskArgs) (any, error) {
 		if err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
 		}
-		if prompt, err = s.host.PromptWithContext(sess.Folder().Path(), prompt, items); err != nil {
+		if prompt, err = s.host.PromptWithContext(ctx, sess.Folder().Path(), prompt, items); err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdAsk, err)
 		}
 	}

@@ -35,6 +35,7 @@ var commandResults = map[string]reflect.Type{
 	CmdTrust:              reflect.TypeFor[TrustResult](),
 	CmdMCPLogin:           reflect.TypeFor[MCPLoginResult](),
 	CmdMCPLogout:          reflect.TypeFor[MCPLoginResult](),
+	CmdMCPResources:       reflect.TypeFor[MCPResourcesResult](),
 	CmdRules:              reflect.TypeFor[RulesResult](),
 	CmdAddRule:            reflect.TypeFor[RulesResult](),
 	CmdRemoveRule:         reflect.TypeFor[RulesResult](),

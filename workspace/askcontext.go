@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"html"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/loom-lsp/loom-lsp/internal/lsppos"
 	"github.com/loom-lsp/loom-lsp/tools"
+	"github.com/loom-lsp/loom-lsp/tools/mcp"
 )
 
 // What the user attaches to a prompt (files, ranges, folders, problems,
@@ -27,6 +29,9 @@ const (
 	ContextFile        = "file"
 	ContextDiagnostics = "diagnostics"
 	ContextText        = "text"
+	// ContextResource is a resource of one of the folder's MCP servers,
+	// read through the server when the prompt is sent.
+	ContextResource = "resource"
 )
 
 // Limits on attached context.
@@ -51,6 +56,9 @@ type ContextItem struct {
 	Diagnostics []Diagnostic
 	// Text (ContextText) is the text attached.
 	Text string
+	// Resource (ContextResource) names the MCP resource attached: a
+	// server's URI, or its template and the values of its variables.
+	Resource mcp.ResourceRef
 }
 
 // Diagnostic is one problem reported by the editor.
@@ -69,17 +77,21 @@ type ContextChip struct {
 	Label string `json:"label"`
 	// Path is the attached file or folder (absolute), "" for the others.
 	Path string `json:"path,omitempty"`
+	// URI is the attached MCP resource's URI, "" for the others.
+	URI string `json:"uri,omitempty"`
 }
 
 // PromptWithContext returns the user message for prompt with items
 // attached, reading files from the open buffers of the overlay, else the
-// disk. A file outside folder, unreadable, or binary is an error.
-func (h *Host) PromptWithContext(folder, prompt string, items []ContextItem) (string, error) {
+// disk, and MCP resources through their server. A file outside folder,
+// unreadable, or binary is an error, and so is a resource its server
+// cannot read.
+func (h *Host) PromptWithContext(ctx context.Context, folder, prompt string, items []ContextItem) (string, error) {
 	var b strings.Builder
 	b.WriteString(prompt)
 	total := 0
 	for i, it := range items {
-		body, label, attrs, err := h.renderItem(folder, it)
+		body, label, attrs, err := h.renderItem(ctx, folder, it)
 		if err != nil {
 			return "", fmt.Errorf("context item %d (%s): %w", i+1, it.Kind, err)
 		}
@@ -102,9 +114,11 @@ func (h *Host) PromptWithContext(folder, prompt string, items []ContextItem) (st
 
 // renderItem returns an item's text, its label and the attributes that
 // identify it.
-func (h *Host) renderItem(folder string, it ContextItem) (body, label string, attrs [][2]string, err error) {
+func (h *Host) renderItem(ctx context.Context, folder string, it ContextItem) (body, label string, attrs [][2]string, err error) {
 	label = strings.TrimSpace(it.Label)
 	switch it.Kind {
+	case ContextResource:
+		return h.renderResource(ctx, folder, label, it.Resource)
 	case ContextText:
 		return it.Text, cmp.Or(label, "text"), nil, nil
 	case ContextDiagnostics:
@@ -116,7 +130,24 @@ func (h *Host) renderItem(folder string, it ContextItem) (body, label string, at
 	case ContextFile:
 		return h.renderFile(folder, it, label)
 	}
-	return "", "", nil, fmt.Errorf("unknown kind %q: want %s, %s or %s", it.Kind, ContextFile, ContextDiagnostics, ContextText)
+	return "", "", nil, fmt.Errorf("unknown kind %q: want %s, %s, %s or %s", it.Kind, ContextFile, ContextDiagnostics, ContextText, ContextResource)
+}
+
+// renderResource reads an MCP resource through the folder's server,
+// bounded to one item's size.
+func (h *Host) renderResource(ctx context.Context, folder, label string, ref mcp.ResourceRef) (body, _ string, attrs [][2]string, err error) {
+	f, err := h.Folder(folder)
+	if err != nil {
+		return "", "", nil, err
+	}
+	uri, body, err := f.mcp.ReadResource(ctx, ref, maxContextItem)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if label == "" {
+		label = ref.Server + ": " + uri
+	}
+	return body, label, [][2]string{{"server", ref.Server}, {"uri", uri}}, nil
 }
 
 // diagnosticLines words each diagnostic in a line, as compilers do:
@@ -247,6 +278,8 @@ func SplitPrompt(content string) (prompt string, chips []ContextChip) {
 				chip.Label = v
 			case "path":
 				chip.Path = v
+			case "uri":
+				chip.URI = v
 			}
 		}
 		chips = append(chips, chip)

@@ -332,3 +332,8 @@ func compactJSON(s string) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// MCPResources lists the resources and resource templates of the
+// folder's ready MCP servers, which the user may attach to a prompt
+// (ContextResource).
+func (s *Folder) MCPResources() []mcp.Resource { return s.mcp.Resources() }

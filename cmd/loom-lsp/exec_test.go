@@ -64,12 +64,43 @@ func runLoom(t *testing.T, dir string, stdin string, args ...string) execRun {
 
 func runLoomEnv(t *testing.T, env []string, dir string, stdin string, args ...string) execRun {
 	t.Helper()
+	return runLoomLines(t, env, dir, stdin, nil, args...)
+}
+
+// lineWriter calls each with every complete line written to it, as it
+// comes, and keeps everything in all.
+type lineWriter struct {
+	all  bytes.Buffer
+	part []byte
+	each func(line string)
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.all.Write(b)
+	w.part = append(w.part, b...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		if w.each != nil {
+			w.each(string(w.part[:i]))
+		}
+		w.part = w.part[i+1:]
+	}
+}
+
+// runLoomLines is runLoomEnv calling each (if not nil) with every line of
+// stdout while loom-lsp runs, so a test can answer what it sees.
+func runLoomLines(t *testing.T, env []string, dir string, stdin string, each func(line string), args ...string) execRun {
+	t.Helper()
 	cmd := exec.Command(loomBinary, args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	stdout := &lineWriter{each: each}
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("run loom-lsp: %v", err)
 	}
@@ -80,13 +111,13 @@ func runLoomEnv(t *testing.T, env []string, dir string, stdin string, args ...st
 	err := cmd.Wait()
 	timer.Stop()
 	if hung.Load() {
-		t.Fatalf("loom-lsp %s did not end within 2 minutes\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout.String(), stderr.String())
+		t.Fatalf("loom-lsp %s did not end within 2 minutes\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout.all.String(), stderr.String())
 	}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
 		t.Fatalf("run loom-lsp: %v", err)
 	}
-	return execRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	return execRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.all.String(), stderr: stderr.String()}
 }
 
 // writeScript writes a scripted model (see llm/testdata/README.md) and

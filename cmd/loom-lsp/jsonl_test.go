@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -17,8 +20,10 @@ import (
 
 // jsonlSession is a scripted session touching every kind of event: a
 // retry, a message, a command that fails and one that runs long enough to
-// report progress, a read, an edit (diff and commit), a final message.
-var jsonlSession = `
+// report progress (slow, the second command), a read, an edit (diff and
+// commit), a final message.
+func jsonlSession(slow string) string {
+	return `
 [[step]]
 match.last_user_contains = "again"
 text = ["Second turn."]
@@ -40,12 +45,13 @@ text = ["Waiting for the slow part."]
   [[step.tool_call]]
   id = "b2"
   name = "bash"
-  arguments = '{"command":"echo compiling; cat token.txt; sleep 2.2; echo slow done"}'
+  arguments = '{"command":"` + slow + `"}'
 
 [[step]]
 match.last_tool_result_contains = "slow done"` + readEditGreet + `text = ["Done: ", "greet.txt greets the world."]
 usage = { prompt = 100, completion = 7 }
 `
+}
 
 // eventSchema is the published JSON Schema of the JSONL events.
 func eventSchema(t *testing.T) *jsonschema.Schema {
@@ -110,9 +116,39 @@ func sequence(events []map[string]any) string {
 	return strings.Join(types, " ")
 }
 
+// progressLines are the output lines a tool_progress of a bash call may
+// show: none yet, or one its command printed (masked).
+var progressLines = map[string][]string{"b1": {"FAIL"}, "b2": {"compiling", "token=[REDACTED]"}}
+
+// releasedOnProgress returns a command that prints two lines and then
+// waits until the test saw a tool_progress event of call b2 showing the
+// second one (with a 60 s deadline), and the function that watches
+// loom's stdout for it.
+func releasedOnProgress(t *testing.T) (command string, watch func(line string)) {
+	release := filepath.Join(t.TempDir(), "release")
+	var once sync.Once
+	open := func() {
+		once.Do(func() {
+			if err := os.WriteFile(release, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	timer := time.AfterFunc(60*time.Second, open) // the test then fails: no progress seen
+	t.Cleanup(func() { timer.Stop() })
+	command = "echo compiling; cat token.txt; until [ -e " + release + " ]; do sleep 0.05; done; echo slow done"
+	return command, func(line string) {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && ev["type"] == "tool_progress" && ev["id"] == "b2" && ev["output_line"] == "token=[REDACTED]" {
+			open()
+		}
+	}
+}
+
 func TestExecJSONLMatchesSchemaAndCarriesResults(t *testing.T) {
 	schema := eventSchema(t)
-	dir, env, script := testRepo(t), isolatedEnv(t), writeScript(t, jsonlSession)
+	slow, watch := releasedOnProgress(t)
+	dir, env, script := testRepo(t), isolatedEnv(t), writeScript(t, jsonlSession(slow))
 	// A key in the environment is a secret: the command prints it (from a
 	// file, since bash's environment has no *_API_KEY), and it must show
 	// masked, in the progress line and in the output alike.
@@ -121,7 +157,7 @@ func TestExecJSONLMatchesSchemaAndCarriesResults(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "token.txt"), []byte("token="+key+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runLoomEnv(t, env, dir, "", "exec", "--output", "jsonl", "--approve", "bash=allow", "--script", script, "greet the world")
+	r := runLoomLines(t, env, dir, "", watch, "exec", "--output", "jsonl", "--approve", "bash=allow", "--script", script, "greet the world")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -165,36 +201,7 @@ func TestExecJSONLMatchesSchemaAndCarriesResults(t *testing.T) {
 	if b2 := tools[1]; !strings.Contains(b2["output"].(string), "token=[REDACTED]\nslow done") {
 		t.Errorf("bash result %v: want its output, the key masked", b2)
 	}
-	// Any command that runs over a second reports progress: under load the
-	// quick b1 may too (seen at load 20), said as itself.
-	var progress []map[string]any
-	for _, p := range ofType(events, "tool_progress") {
-		if p["id"] == "b1" && p["message"] == "running echo FAIL; exit 3" && p["elapsed_ms"].(float64) >= 1000 {
-			continue
-		}
-		progress = append(progress, p)
-	}
-	if len(progress) == 0 {
-		t.Errorf("a 2.2 s command reported no tool_progress")
-	}
-	withLine := 0
-	for _, p := range progress {
-		if p["id"] != "b2" || p["message"] != "running echo compiling; cat token.txt; sleep 2.2; echo slow done" || p["elapsed_ms"].(float64) < 1000 {
-			t.Errorf("tool_progress %v", p)
-		}
-		// The latest output line: the command printed its two lines at once,
-		// so the first report may still show the first one.
-		switch p["output_line"] {
-		case "token=[REDACTED]":
-			withLine++
-		case nil, "compiling":
-		default:
-			t.Errorf("tool_progress output_line %q, want the command's latest line, masked", p["output_line"])
-		}
-	}
-	if withLine == 0 {
-		t.Errorf("no tool_progress carried the command's latest output line:\n%s", r.stdout)
-	}
+	checkProgress(t, ofType(events, "tool_started"), ofType(events, "tool_progress"), r.stdout)
 
 	// --resume continues the conversation: same id, the next turn number,
 	// and nothing about the earlier conversation before turn_started.
@@ -224,6 +231,51 @@ func TestExecJSONLMatchesSchemaAndCarriesResults(t *testing.T) {
 	}
 }
 
+// checkProgress checks the tool_progress events: any call that ran over a
+// second may report (under load even the quick ones), each as itself; the
+// slow b2 reported its latest output line, masked.
+func checkProgress(t *testing.T, started, progress []map[string]any, stdout string) {
+	t.Helper()
+	calls := map[any]map[string]any{}
+	for _, s := range started {
+		calls[s["id"]] = s
+	}
+	withLine := 0
+	for _, p := range progress {
+		call := calls[p["id"]]
+		if call == nil || p["name"] != call["name"] || p["elapsed_ms"].(float64) < 1000 {
+			t.Errorf("tool_progress %v: want a started call's, after a second", p)
+			continue
+		}
+		if call["name"] != "bash" {
+			continue
+		}
+		if cmd := call["args"].(map[string]any)["command"].(string); p["message"] != "running "+clip80(cmd) {
+			t.Errorf("tool_progress %v: want the message running %s", p, cmd)
+		}
+		if p["output_line"] == nil {
+			continue
+		}
+		if !slices.Contains(progressLines[p["id"].(string)], p["output_line"].(string)) {
+			t.Errorf("tool_progress output_line %q, want a line its command printed, masked", p["output_line"])
+		}
+		if p["id"] == "b2" && p["output_line"] == "token=[REDACTED]" {
+			withLine++
+		}
+	}
+	if withLine == 0 {
+		t.Errorf("no tool_progress of b2 carried the command's latest output line:\n%s", stdout)
+	}
+}
+
+// clip80 is a command as tool_progress shows it: 80 bytes at most.
+func clip80(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
 // Failures before the turn print one JSON error event in JSONL mode (and
 // the same exit codes).
 func TestExecJSONLFailureBeforeTheTurn(t *testing.T) {
@@ -242,7 +294,7 @@ func TestExecJSONLFailureBeforeTheTurn(t *testing.T) {
 		{"bad flag", dir, []string{"exec", "--output=jsonl", "--frobnicate", "hi"}, 2, "usage"},
 		{"bad approve", dir, []string{"exec", "--output", "jsonl", "--approve", "rm=allow", "hi"}, 2, "usage"},
 		{"no model", dir, []string{"exec", "--output", "jsonl", "hi"}, 3, "config"},
-		{"broken config", broken, []string{"exec", "--output", "jsonl", "--script", writeScript(t, jsonlSession), "hi"}, 3, "config"},
+		{"broken config", broken, []string{"exec", "--output", "jsonl", "--script", writeScript(t, jsonlSession("echo slow done")), "hi"}, 3, "config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runLoom(t, tc.dir, "", tc.args...)

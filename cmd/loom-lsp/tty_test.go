@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +18,9 @@ import (
 )
 
 // ttyRun runs the binary with stdin, stdout and stderr on a pseudo-
-// terminal, as in a user's terminal, and returns all it printed.
-func ttyRun(t *testing.T, dir string, env []string, args ...string) (string, int) {
+// terminal, as in a user's terminal, and returns all it printed; watch
+// (if not nil) sees all printed so far after each read.
+func ttyRun(t *testing.T, dir string, env []string, watch func(out string), args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(loomBinary, args...)
 	cmd.Dir, cmd.Env = dir, env
@@ -28,8 +31,21 @@ func ttyRun(t *testing.T, dir string, env []string, args ...string) (string, int
 	defer ptmx.Close()
 	var out bytes.Buffer
 	copied := make(chan struct{})
-	go func() { io.Copy(&out, ptmx); close(copied) }() // ends with EIO once the child is gone
-	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	go func() { // ends with EIO once the child is gone
+		defer close(copied)
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			out.Write(buf[:n])
+			if watch != nil && n > 0 {
+				watch(out.String())
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer timer.Stop()
 	cmd.Wait()
 	select {
@@ -40,35 +56,62 @@ func ttyRun(t *testing.T, dir string, env []string, args ...string) (string, int
 	return strings.ReplaceAll(out.String(), "\r\n", "\n"), cmd.ProcessState.ExitCode()
 }
 
-// slowScript keeps the model silent for 2.5 s, then runs a 2.5 s command.
-const slowScript = `
+// slowScript keeps the model silent for 2.5 s, then runs command.
+func slowScript(command string) string {
+	return `
 [[step]]
 match.last_role = "user"
 delay = "2500ms"
 text = ["Running ", "it."]
   [[step.tool_call]]
   name = "bash"
-  arguments = '{"command":"sleep 2.5; echo slept"}'
+  arguments = '{"command":"` + command + `"}'
 
 [[step]]
 match.last_tool_result_contains = "slept"
 text = ["It slept."]
 `
+}
+
+var (
+	// modelWait is the progress line while the model is silent.
+	modelWait = regexp.MustCompile(`waiting for the model \(([1-9][0-9]*)s\)`)
+	// commandWait is the progress line while the command runs.
+	commandWait = regexp.MustCompile(`running bash: echo waiting; until \[ -e .*\(([1-9][0-9]*)s\)`)
+)
+
+// waitUntilShown returns a command that waits until the terminal showed
+// its progress line (60 s at most: the test then fails) and then prints
+// "slept", and the watch that releases it.
+func waitUntilShown(t *testing.T) (command string, watch func(out string)) {
+	release := filepath.Join(t.TempDir(), "release")
+	var once sync.Once
+	open := func() {
+		once.Do(func() { os.WriteFile(release, nil, 0o644) })
+	}
+	timer := time.AfterFunc(60*time.Second, open)
+	t.Cleanup(func() { timer.Stop() })
+	return "echo waiting; until [ -e " + release + " ]; do sleep 0.05; done; echo slept", func(out string) {
+		if commandWait.MatchString(out) {
+			open()
+		}
+	}
+}
 
 // On a terminal, text mode says what the turn waits for (the model, a
-// command) instead of staying silent, puts tool lines on their own line,
+// command, with the seconds waited so far: whichever count the load
+// allows) instead of staying silent, puts tool lines on their own line,
 // and uses colour unless NO_COLOR is set.
 func TestExecOnATerminalShowsProgress(t *testing.T) {
 	dir := testRepo(t)
-	script := writeScript(t, slowScript)
-	out, code := ttyRun(t, dir, isolatedEnv(t), "exec", "--approve", "bash=allow", "--verbose", "--script", script, "run it")
+	command, watch := waitUntilShown(t)
+	script := writeScript(t, slowScript(command))
+	out, code := ttyRun(t, dir, isolatedEnv(t), watch, "exec", "--approve", "bash=allow", "--verbose", "--script", script, "run it")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"waiting for the model (2s)", "running bash: sleep 2.5; echo slept (2s)", "\x1b[32m✓ bash:"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the terminal did not show %q:\n%q", want, out)
-		}
+	if !modelWait.MatchString(out) || !commandWait.MatchString(out) || !strings.Contains(out, "\x1b[32m✓ bash:") {
+		t.Errorf("the terminal did not show the model's and the command's waits and the tool's end:\n%q", out)
 	}
 	shownOutput := false
 	for _, line := range strings.Split(out, "\n") {
@@ -81,8 +124,10 @@ func TestExecOnATerminalShowsProgress(t *testing.T) {
 		t.Errorf("--verbose did not show the command's output:\n%q", out)
 	}
 
-	out, code = ttyRun(t, dir, append(isolatedEnv(t), "NO_COLOR=1"), "exec", "--approve", "bash=allow", "--script", script, "run it")
-	if code != 0 || strings.Contains(out, "\x1b[3") || !strings.Contains(out, "waiting for the model") {
+	command, watch = waitUntilShown(t)
+	script = writeScript(t, slowScript(command))
+	out, code = ttyRun(t, dir, append(isolatedEnv(t), "NO_COLOR=1"), watch, "exec", "--approve", "bash=allow", "--script", script, "run it")
+	if code != 0 || strings.Contains(out, "\x1b[3") || !modelWait.MatchString(out) {
 		t.Errorf("with NO_COLOR: exit %d, want progress without colour:\n%q", code, out)
 	}
 }

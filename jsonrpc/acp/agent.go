@@ -39,11 +39,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 		recent:   map[string]*session{},
 		turns:    map[turnKey]*turnWait{},
 		announce: map[string]int{},
-		held:     map[acpsdk.SessionId][]heldItem{},
-		replays:  map[acpsdk.SessionId]int{},
-		opening:  map[acpsdk.SessionId]*openingNotes{},
 		proto:    &protocol{},
 	}
+	a.openings = &openings{mu: &a.mu, notes: map[acpsdk.SessionId]*openingNotes{}, notify: a.notifySession}
 	hostOpts := opts.Host
 	hostOpts.Editor = a
 	if hostOpts.TrustHow == nil {
@@ -67,7 +65,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) {
 	}, func(ctx context.Context, u rawUpdate) error {
 		return a.client().NotifyExtension(ctx, extSessionUpdate, u)
 	})
+	a.updates = newUpdates(&a.mu, a.out)
 	a.watch = newResponseWatch()
+	a.commands = &commandAds{watch: a.watch, updates: a.updates}
 	// The SDK's receive goroutine reads its logger when the input ends
 	// (shutdownReceive), and SetLogger writes it unguarded: the gated
 	// reader lets that goroutine read nothing, and so end nothing, before
@@ -106,6 +106,11 @@ type agent struct {
 	conn    *acpsdk.AgentSideConnection // set once, before ready is closed
 	ready   chan struct{}               // closed once conn is set
 	out     *outbox
+	// updates queues the sessions' updates on out, behind a replay
+	// (notices.go).
+	updates *updateQueue
+	// openings catches what conversations being opened say (notices.go).
+	openings *openings
 	// proto is the protocol version the connection negotiated, and what
 	// differs with it (protocol.go).
 	proto *protocol
@@ -115,10 +120,8 @@ type agent struct {
 	bg    sync.WaitGroup
 	// watch runs what waits for a session's response (afterresponse.go).
 	watch *responseWatch
-	// advertised is the slash commands last sent to each session (their
-	// names, joined), so a prompt re-sends them only when the MCP
-	// servers' prompts changed them.
-	advertised sync.Map // acpsdk.SessionId → string
+	// commands advertises the sessions' slash commands (review.go).
+	commands *commandAds
 
 	mu sync.Mutex
 	fs acpsdk.FileSystemCapabilities // what the client can do with files
@@ -139,14 +142,6 @@ type agent struct {
 	// mcpLayer is the configuration layer of the client's MCP servers
 	// last applied, "" for none.
 	mcpLayer string
-	// held holds the updates of the sessions whose history session/load
-	// is replaying, replays counts those replays (see notices.go).
-	held    map[acpsdk.SessionId][]heldItem
-	replays map[acpsdk.SessionId]int
-	// opening keeps what a conversation being opened for session/load or
-	// session/resume said before its session was registered (see
-	// notices.go, catchOpening).
-	opening map[acpsdk.SessionId]*openingNotes
 	// announced holds the ids of the sessions told their slash commands
 	// and trust notice (see trust.go).
 	announced sync.Map

@@ -20,7 +20,7 @@ import (
 // model's text is the agent message, exactly; what loom-lsp itself has to
 // say (a commit, a retry, a failed hook) goes out as agent thought.
 func (a *agent) Notify(n workspace.Notification) {
-	if a.caught(n) {
+	if a.openings.caught(n) {
 		return
 	}
 	if n.Subagent != nil && n.Kind != workspace.NoteSubagent {
@@ -60,7 +60,9 @@ type sessionOut struct {
 var _ workspace.NoteHandler = sessionOut{}
 
 // thought sends text as agent thought.
-func (o sessionOut) thought(text string) { o.a.send(o.s.id, acpsdk.UpdateAgentThoughtText(text)) }
+func (o sessionOut) thought(text string) {
+	o.a.updates.send(o.s.id, acpsdk.UpdateAgentThoughtText(text))
+}
 
 // TextDelta sends the model's text as the turn's agent message.
 func (o sessionOut) TextDelta(n workspace.TextDelta) {
@@ -70,7 +72,7 @@ func (o sessionOut) TextDelta(n workspace.TextDelta) {
 	u := acpsdk.UpdateAgentMessageText(n.Text)
 	id := o.messageID(n.Turn)
 	u.AgentMessageChunk.MessageId = &id
-	o.a.send(o.s.id, u)
+	o.a.updates.send(o.s.id, u)
 }
 
 // TextRetracted: the text of the failed request is abandoned; what
@@ -112,7 +114,7 @@ func (o sessionOut) Rewound(n workspace.Rewound) {
 func (o sessionOut) ErrorReported(n workspace.ErrorReported) {
 	if n.Kind != "" {
 		k := turnKey{o.s.id, n.Turn}
-		o.a.markFor(o.s.id, func() { o.a.waitFor(k).err = &n })
+		o.a.updates.markFor(o.s.id, func() { o.a.waitFor(k).err = &n })
 		return
 	}
 	if n.Trust {
@@ -171,7 +173,7 @@ func (o sessionOut) Compacted(workspace.Compacted) {
 func (o sessionOut) TurnEnded(n workspace.TurnEnded) {
 	o.proposalDone()
 	k := turnKey{o.s.id, n.Turn}
-	o.a.markFor(o.s.id, func() {
+	o.a.updates.markFor(o.s.id, func() {
 		w := o.a.waitFor(k)
 		w.outcome, w.usage = n.Outcome, n.Usage
 		close(w.done)
@@ -196,14 +198,14 @@ func (o sessionOut) PlanProposed(n workspace.PlanProposed) {
 // TitleChanged sends session_info_update.
 func (o sessionOut) TitleChanged(n workspace.TitleChanged) {
 	if n.Title != "" {
-		o.a.send(o.s.id, titleUpdate(n.Title))
+		o.a.updates.send(o.s.id, titleUpdate(n.Title))
 	}
 }
 
 // StateChanged sends the context's use (usage_update).
 func (o sessionOut) StateChanged(n workspace.StateChanged) {
 	if n.Context != nil && n.Context.Window > 0 {
-		o.a.send(o.s.id, usageUpdate(n.Context))
+		o.a.updates.send(o.s.id, usageUpdate(n.Context))
 	}
 }
 
@@ -247,7 +249,7 @@ func (o sessionOut) toolNote(t *workspace.ToolNote) {
 			// user, as a command waiting for approval) until decided.
 			a.announce[key] = toolAnnounced
 			a.mu.Unlock()
-			a.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusPending)))
+			a.updates.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusPending)))
 			return
 		}
 		a.announce[key] = toolRunning
@@ -268,19 +270,19 @@ func (o sessionOut) toolNote(t *workspace.ToolNote) {
 			if len(v.locations) > 0 {
 				opts = append(opts, acpsdk.WithUpdateLocations(v.locations))
 			}
-			a.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), opts...))
+			a.updates.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), opts...))
 			return
 		}
-		a.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
+		a.updates.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, t.Arguments), acpsdk.ToolCallStatusPending))
 	case fsm.ToolRunning:
 		if shown != toolRunning {
-			a.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+			a.updates.send(s.id, acpsdk.UpdateToolCall(acpsdk.ToolCallId(t.CallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 		}
 	case fsm.ToolSucceeded, fsm.ToolFailed, fsm.ToolCancelled:
 		if shown == toolUnseen {
-			a.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, ""), acpsdk.ToolCallStatusPending))
+			a.updates.send(s.id, startUpdate(t.CallID, viewTool(s.folder, t.Name, ""), acpsdk.ToolCallStatusPending))
 		}
-		a.send(s.id, finishUpdate(t))
+		a.updates.send(s.id, finishUpdate(t))
 	}
 }
 

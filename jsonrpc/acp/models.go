@@ -91,7 +91,7 @@ func (a *agent) followModels(id acpsdk.SessionId, c *workspace.Conversation, kno
 		if mode, _, err := c.Controls().Mode(ctx); err == nil {
 			opts = append(opts, modeOption(mode))
 		}
-		a.send(id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+		a.updates.send(id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
 			SessionUpdate: "config_option_update", ConfigOptions: opts,
 		}})
 	}()
@@ -139,7 +139,7 @@ func (a *agent) setModel(ctx context.Context, id acpsdk.SessionId, model string)
 	if err != nil {
 		return sessionModels{}, err
 	}
-	a.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+	a.updates.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
 		SessionUpdate: "config_option_update", ConfigOptions: st.options,
 	}})
 	a.log.Info("model switched", "session", s.id, "model", model)

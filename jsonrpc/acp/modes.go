@@ -112,13 +112,13 @@ func (a *agent) setMode(ctx context.Context, id acpsdk.SessionId, mode string) e
 // given to the client.
 func (o sessionOut) modeChanged(mode fsm.Mode) {
 	a, s := o.a, o.s
-	a.send(s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
+	a.updates.send(s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 		SessionUpdate: "current_mode_update", CurrentModeId: acpsdk.SessionModeId(mode),
 	}})
 	a.mu.Lock()
 	opts := append(append([]acpsdk.SessionConfigOption(nil), s.modelOptions...), modeOption(mode))
 	a.mu.Unlock()
-	a.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+	a.updates.send(s.id, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
 		SessionUpdate: "config_option_update", ConfigOptions: opts,
 	}})
 }

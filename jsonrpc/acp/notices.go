@@ -2,6 +2,7 @@ package acp
 
 import (
 	"fmt"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -39,7 +40,7 @@ func (o sessionOut) notice(kind, text string) {
 	u := acpsdk.UpdateAgentMessageText("· " + text + "\n\n")
 	u.AgentMessageChunk.MessageId = &id
 	u.AgentMessageChunk.Meta = noticeMeta(kind)
-	a.send(s.id, u)
+	a.updates.send(s.id, u)
 }
 
 // heldItem is an update, a marker (mark set) or an update the SDK's
@@ -50,91 +51,131 @@ type heldItem struct {
 	raw    any
 }
 
-// sendRaw queues update u, which the SDK's types lack, for session id,
-// behind its replay if one runs.
-func (a *agent) sendRaw(id acpsdk.SessionId, u any) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.sendRawLocked(id, u)
+// updateQueue queues each session's updates on the outbox, holding those of
+// a session whose history is being replayed (or whose session/new
+// response is not written yet) until the replay ends. Its maps are
+// guarded by mu, the agent's lock: a session is registered and held in
+// one critical section (registerNew).
+type updateQueue struct {
+	mu  *sync.Mutex
+	out *outbox
+	// held holds the updates of the sessions being replayed, replays
+	// counts those replays.
+	held    map[acpsdk.SessionId][]heldItem
+	replays map[acpsdk.SessionId]int
 }
 
-// sendRawLocked is sendRaw with a.mu held.
-func (a *agent) sendRawLocked(id acpsdk.SessionId, u any) {
-	if _, replaying := a.held[id]; replaying {
-		a.held[id] = append(a.held[id], heldItem{raw: u})
-		return
+// newUpdates returns the updates of out, guarded by mu.
+func newUpdates(mu *sync.Mutex, out *outbox) *updateQueue {
+	return &updateQueue{mu: mu, out: out, held: map[acpsdk.SessionId][]heldItem{}, replays: map[acpsdk.SessionId]int{}}
+}
+
+// sendRaw queues update u, which the SDK's types lack, for session id,
+// behind its replay if one runs.
+func (q *updateQueue) sendRaw(id acpsdk.SessionId, u any) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sendRawLocked(id, u)
+}
+
+// sendRawLocked is sendRaw with mu held.
+func (q *updateQueue) sendRawLocked(id acpsdk.SessionId, u any) {
+	if !q.heldLocked(id, heldItem{raw: u}) {
+		q.out.raw(id, u)
 	}
-	a.out.raw(id, u)
 }
 
 // send queues update u for session id, behind its replay if one runs.
-func (a *agent) send(id acpsdk.SessionId, u acpsdk.SessionUpdate) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, replaying := a.held[id]; replaying {
-		a.held[id] = append(a.held[id], heldItem{update: u})
-		return
+func (q *updateQueue) send(id acpsdk.SessionId, u acpsdk.SessionUpdate) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.heldLocked(id, heldItem{update: u}) {
+		q.out.update(id, u)
 	}
-	a.out.update(id, u)
 }
 
 // markFor queues fn behind session id's updates (see outbox.mark).
-func (a *agent) markFor(id acpsdk.SessionId, fn func()) {
-	a.mu.Lock()
-	if _, replaying := a.held[id]; replaying {
-		a.held[id] = append(a.held[id], heldItem{mark: fn})
-		a.mu.Unlock()
-		return
+func (q *updateQueue) markFor(id acpsdk.SessionId, fn func()) {
+	q.mu.Lock()
+	held := q.heldLocked(id, heldItem{mark: fn})
+	q.mu.Unlock()
+	if !held {
+		// Not under mu: a closed outbox runs fn at once, and fn may lock it.
+		q.out.mark(fn)
 	}
-	a.mu.Unlock()
-	// Not under a.mu: a closed outbox runs fn at once, and fn may lock it.
-	a.out.mark(fn)
+}
+
+// heldLocked appends it to session id's held items when a replay runs,
+// and reports whether it did; mu is held.
+func (q *updateQueue) heldLocked(id acpsdk.SessionId, it heldItem) bool {
+	if _, replaying := q.held[id]; !replaying {
+		return false
+	}
+	q.held[id] = append(q.held[id], it)
+	return true
+}
+
+// firstLocked puts it before everything held for session id; mu is held.
+func (q *updateQueue) firstLocked(id acpsdk.SessionId, it heldItem) {
+	q.held[id] = append([]heldItem{it}, q.held[id]...)
+}
+
+// dropLocked drops what is held for session id, and its holds; mu is
+// held.
+func (q *updateQueue) dropLocked(id acpsdk.SessionId) {
+	delete(q.held, id)
+	delete(q.replays, id)
 }
 
 // holdForReplay starts holding session id's updates; the replay itself
 // is queued with out.update directly. The returned function queues what
 // was held after the replay and stops holding. Two holds of one session
 // at once (two replays, a session/new's hold) hold until the last ends.
-func (a *agent) holdForReplay(id acpsdk.SessionId) (release func()) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.holdLocked(id)
+func (q *updateQueue) holdForReplay(id acpsdk.SessionId) (release func()) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.holdLocked(id)
 }
 
 // holdLocked starts holding session id's updates (see holdForReplay);
-// a.mu is held.
-func (a *agent) holdLocked(id acpsdk.SessionId) (release func()) {
-	a.replays[id]++
-	if _, ok := a.held[id]; !ok {
-		a.held[id] = []heldItem{}
+// mu is held.
+func (q *updateQueue) holdLocked(id acpsdk.SessionId) (release func()) {
+	q.replays[id]++
+	if _, ok := q.held[id]; !ok {
+		q.held[id] = []heldItem{}
 	}
 	return func() {
-		a.mu.Lock()
-		a.replays[id]--
+		q.mu.Lock()
+		q.replays[id]--
 		for {
-			items := a.held[id]
-			if a.replays[id] > 0 || len(items) == 0 {
-				if a.replays[id] <= 0 {
-					delete(a.replays, id)
-					delete(a.held, id)
+			items := q.held[id]
+			if q.replays[id] > 0 || len(items) == 0 {
+				if q.replays[id] <= 0 {
+					q.dropLocked(id)
 				}
-				a.mu.Unlock()
+				q.mu.Unlock()
 				return
 			}
 			// Still holding while these go out: what arrives meanwhile
 			// queues behind them, for the next round.
-			a.held[id] = []heldItem{}
-			a.mu.Unlock()
-			for _, it := range items {
-				if it.mark != nil {
-					a.out.mark(it.mark)
-				} else if it.raw != nil {
-					a.out.raw(id, it.raw)
-				} else {
-					a.out.update(id, it.update)
-				}
-			}
-			a.mu.Lock()
+			q.held[id] = []heldItem{}
+			q.mu.Unlock()
+			q.flushItems(id, items)
+			q.mu.Lock()
+		}
+	}
+}
+
+// flushItems queues items, held for session id, on the outbox.
+func (q *updateQueue) flushItems(id acpsdk.SessionId, items []heldItem) {
+	for _, it := range items {
+		switch {
+		case it.mark != nil:
+			q.out.mark(it.mark)
+		case it.raw != nil:
+			q.out.raw(id, it.raw)
+		default:
+			q.out.update(id, it.update)
 		}
 	}
 }
@@ -147,6 +188,16 @@ func infoKind(n workspace.NoteSource) string {
 	return "info"
 }
 
+// openings keeps what the conversations being opened for session/load
+// or session/resume say before their sessions are registered. Its map is
+// guarded by mu, the agent's lock.
+type openings struct {
+	mu    *sync.Mutex
+	notes map[acpsdk.SessionId]*openingNotes
+	// notify hands a caught notification to its session, once there is one.
+	notify func(s *session, n workspace.Notification)
+}
+
 // openingNotes is what the conversations opened for a session id said
 // while they opened; waiters counts the loads and resumes waiting.
 type openingNotes struct {
@@ -154,54 +205,53 @@ type openingNotes struct {
 	notes   []workspace.Notification
 }
 
-// catchOpening keeps, in order, every notification of conversation id
-// from now until deliver is called: a conversation opened from its
-// journal says what it restored (the "resumed" notice, its title, the
-// context's use) on its own goroutine, which may run before the session
-// is registered — those would find no session and be lost. deliver(s)
-// hands them to session s, then lets later ones go straight to it;
-// deliver(nil) drops them (the session was not established). Call
-// deliver exactly once.
-func (a *agent) catchOpening(id acpsdk.SessionId) (deliver func(s *session)) {
-	a.mu.Lock()
-	o := a.opening[id]
+// catch keeps, in order, every notification of conversation id from now
+// until deliver is called: a conversation opened from its journal says
+// what it restored (the "resumed" notice, its title, the context's use)
+// on its own goroutine, which may run before the session is registered —
+// those would find no session and be lost. deliver(s) hands them to
+// session s, then lets later ones go straight to it; deliver(nil) drops
+// them (the session was not established). Call deliver exactly once.
+func (c *openings) catch(id acpsdk.SessionId) (deliver func(s *session)) {
+	c.mu.Lock()
+	o := c.notes[id]
 	if o == nil {
 		o = &openingNotes{}
-		a.opening[id] = o
+		c.notes[id] = o
 	}
 	o.waiters++
-	a.mu.Unlock()
+	c.mu.Unlock()
 	return func(s *session) {
 		for {
-			a.mu.Lock()
+			c.mu.Lock()
 			notes := o.notes
 			o.notes = nil
 			if len(notes) == 0 || s == nil {
-				if o.waiters--; o.waiters == 0 && a.opening[id] == o {
-					delete(a.opening, id)
+				if o.waiters--; o.waiters == 0 && c.notes[id] == o {
+					delete(c.notes, id)
 				}
-				a.mu.Unlock()
+				c.mu.Unlock()
 				return
 			}
-			a.mu.Unlock()
+			c.mu.Unlock()
 			// Still catching while these go: what comes meanwhile
 			// follows them in the next round.
 			for _, n := range notes {
-				a.notifySession(s, n)
+				c.notify(s, n)
 			}
 		}
 	}
 }
 
-// caught keeps n when its conversation is being opened (catchOpening)
-// and reports whether it did.
-func (a *agent) caught(n workspace.Notification) bool {
+// caught keeps n when its conversation is being opened (catch) and
+// reports whether it did.
+func (c *openings) caught(n workspace.Notification) bool {
 	if n.Conversation == "" {
 		return false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	o := a.opening[acpsdk.SessionId(n.Conversation)]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.notes[acpsdk.SessionId(n.Conversation)]
 	if o == nil {
 		return false
 	}

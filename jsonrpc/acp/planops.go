@@ -81,7 +81,7 @@ func planEntries(items []fsm.PlanItem) []acpsdk.PlanEntry {
 func (o sessionOut) sendTodo(items []fsm.PlanItem) {
 	a, s := o.a, o.s
 	if !a.planOps() {
-		a.send(s.id, planUpdate(items))
+		a.updates.send(s.id, planUpdate(items))
 		return
 	}
 	a.mu.Lock()
@@ -90,11 +90,11 @@ func (o sessionOut) sendTodo(items []fsm.PlanItem) {
 	a.mu.Unlock()
 	if len(items) == 0 {
 		if shown {
-			a.sendRaw(s.id, planRemovedUpdate{SessionUpdate: "plan_removed", PlanID: todoPlanID})
+			a.updates.sendRaw(s.id, planRemovedUpdate{SessionUpdate: "plan_removed", PlanID: todoPlanID})
 		}
 		return
 	}
-	a.sendRaw(s.id, planItemsUpdate{SessionUpdate: "plan_update", Plan: planItems{Type: "items", PlanID: todoPlanID, Entries: planEntries(items)}})
+	a.updates.sendRaw(s.id, planItemsUpdate{SessionUpdate: "plan_update", Plan: planItems{Type: "items", PlanID: todoPlanID, Entries: planEntries(items)}})
 }
 
 // proposalPlanID is the planId of the plan proposed by call callID.
@@ -111,7 +111,7 @@ func (o sessionOut) showProposal(callID, plan string) {
 	a.mu.Lock()
 	s.proposal, s.proposalBuilding = id, false
 	a.mu.Unlock()
-	a.sendRaw(s.id, planMarkdownUpdate{SessionUpdate: "plan_update", Plan: planMarkdown{Type: "markdown", PlanID: id, Content: plan}})
+	a.updates.sendRaw(s.id, planMarkdownUpdate{SessionUpdate: "plan_update", Plan: planMarkdown{Type: "markdown", PlanID: id, Content: plan}})
 }
 
 // proposalDecided removes the proposed plan of call callID when it was
@@ -132,7 +132,7 @@ func (o sessionOut) proposalDecided(callID string, accepted, fresh bool) {
 	}
 	s.proposal = ""
 	a.mu.Unlock()
-	a.sendRaw(s.id, planRemovedUpdate{SessionUpdate: "plan_removed", PlanID: id})
+	a.updates.sendRaw(s.id, planRemovedUpdate{SessionUpdate: "plan_removed", PlanID: id})
 }
 
 // proposalDone removes an accepted plan once the turn that built it
@@ -147,5 +147,5 @@ func (o sessionOut) proposalDone() {
 	}
 	s.proposal, s.proposalBuilding = "", false
 	a.mu.Unlock()
-	a.sendRaw(s.id, planRemovedUpdate{SessionUpdate: "plan_removed", PlanID: id})
+	a.updates.sendRaw(s.id, planRemovedUpdate{SessionUpdate: "plan_removed", PlanID: id})
 }

@@ -57,7 +57,7 @@ func (a *agent) startPrompt(ctx context.Context, p acpsdk.PromptRequest) (prompt
 		return promptRun{s: s, answered: &resp}, nil
 	}
 	if answer, ok := slash.slashCommand(context.WithoutCancel(ctx), text); ok {
-		a.send(s.id, acpsdk.UpdateAgentMessageText(answer))
+		a.updates.send(s.id, acpsdk.UpdateAgentMessageText(answer))
 		if err := a.out.flush(ctx); err != nil {
 			return promptRun{}, err
 		}
@@ -69,7 +69,7 @@ func (a *agent) startPrompt(ctx context.Context, p acpsdk.PromptRequest) (prompt
 	if _, err := s.ws.WaitMCP(ctx); err != nil && ctx.Err() == nil {
 		return promptRun{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	a.readvertiseCommands(s.id, s.ws) // the MCP servers' prompts, once ready
+	a.commands.readvertise(s.id, s.ws) // the MCP servers' prompts, once ready
 	turn, err := s.ws.AskWithImages(context.WithoutCancel(ctx), text, images)
 	if errors.Is(err, workspace.ErrImage) {
 		return promptRun{}, invalidParams("%v", err)
@@ -209,7 +209,8 @@ func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBloc
 	if strings.TrimSpace(b.String()) == "" && len(items) == 0 && len(images) == 0 {
 		return "", nil, invalidParams("the prompt is empty")
 	}
-	text, err := host.PromptWithContext(folder, b.String(), items)
+	// No MCP resource item comes from ACP: nothing here waits on a server.
+	text, err := host.PromptWithContext(context.Background(), folder, b.String(), items)
 	if err != nil {
 		return "", nil, invalidParams("%v", err)
 	}

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -48,40 +47,18 @@ const protocolVersion2 = 2
 
 // in maps one line the client sent to what the handlers take.
 func (p *protocol) in(line []byte) []byte {
-	if !bytes.Contains(line, []byte(`"method"`)) {
-		return line
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(line, &m) != nil {
-		return line
-	}
-	var method string
-	if json.Unmarshal(m["method"], &method) != nil {
-		return line
-	}
-	if method == "initialize" && !p.v2.Load() {
-		var params struct {
-			ProtocolVersion int `json:"protocolVersion"`
+	return rewriteRequest(line, func(m map[string]json.RawMessage, method string) bool {
+		if method == "initialize" && !p.v2.Load() {
+			var params struct {
+				ProtocolVersion int `json:"protocolVersion"`
+			}
+			if json.Unmarshal(m["params"], &params) != nil || params.ProtocolVersion < protocolVersion2 {
+				return false
+			}
+			p.v2.Store(true)
 		}
-		if json.Unmarshal(m["params"], &params) != nil || params.ProtocolVersion < protocolVersion2 {
-			return line
-		}
-		p.v2.Store(true)
-	}
-	if !p.v2.Load() {
-		return line
-	}
-	if !v2In(m, method) {
-		return line
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return line
-	}
-	if bytes.HasSuffix(line, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out
+		return p.v2.Load() && v2In(m, method)
+	})
 }
 
 // out maps one message the handlers wrote to the connection's version;
@@ -118,7 +95,7 @@ func (w protoWriter) Write(b []byte) (int, error) {
 // (workspace.TurnStarted, in order with the turn's updates).
 func (a *agent) turnStarted(id acpsdk.SessionId) {
 	if a.proto.v2.Load() {
-		a.sendRaw(id, stateRunning())
+		a.updates.sendRaw(id, stateRunning())
 	}
 }
 
@@ -128,13 +105,13 @@ func (a *agent) requestPermission(ctx context.Context, req acpsdk.RequestPermiss
 	if !a.proto.v2.Load() {
 		return a.client().RequestPermission(ctx, req)
 	}
-	a.sendRaw(req.SessionId, stateRequiresAction())
+	a.updates.sendRaw(req.SessionId, stateRequiresAction())
 	if err := a.out.flush(ctx); err != nil {
 		return acpsdk.RequestPermissionResponse{}, err
 	}
 	resp, err := a.client().RequestPermission(ctx, req)
 	if err == nil && ctx.Err() == nil { // else the turn is ending: idle follows
-		a.sendRaw(req.SessionId, stateRunning())
+		a.updates.sendRaw(req.SessionId, stateRunning())
 	}
 	return resp, err
 }
@@ -151,9 +128,9 @@ func (a *agent) restored(ctx context.Context, s *session) error {
 		return err
 	}
 	if st.State == "WaitingForUserInput" {
-		a.sendRaw(s.id, stateIdle(nil, nil))
+		a.updates.sendRaw(s.id, stateIdle(nil, nil))
 	} else {
-		a.sendRaw(s.id, stateRunning())
+		a.updates.sendRaw(s.id, stateRunning())
 	}
 	return a.out.flush(ctx)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -37,15 +38,26 @@ var slashCommands = []acpsdk.AvailableCommand{
 	discardAvailable, // commandchanges.go
 }
 
-// advertiseCommands sends the session's slash commands once the
-// response of the request that names the session (session/new, load or
-// resume) was written: a client drops, or hangs on, an update for a
-// session it does not know yet.
+// commandAds advertises the sessions' slash commands
+// (available_commands_update).
+type commandAds struct {
+	watch   *responseWatch
+	updates *updateQueue
+	// last is the slash commands last sent to each session (their names,
+	// joined), so a prompt re-sends them only when the MCP servers'
+	// prompts changed them.
+	last sync.Map // acpsdk.SessionId → string
+}
+
+// advertise sends the session's slash commands once the response of the
+// request that names the session (session/new, load or resume) was
+// written: a client drops, or hangs on, an update for a session it does
+// not know yet.
 //
 // Beside loom's own, the folder's custom commands and user-invocable
 // skills are offered (a name of loom's own keeps loom's meaning).
-func (a *agent) advertiseCommands(id acpsdk.SessionId, c *workspace.Conversation) {
-	a.watch.after(string(id), func() { a.sendCommands(id, availableCommands(c)) })
+func (ads *commandAds) advertise(id acpsdk.SessionId, c *workspace.Conversation) {
+	ads.watch.after(string(id), func() { ads.send(id, availableCommands(c)) })
 }
 
 // availableCommands are loom's slash commands, the folder's custom
@@ -69,15 +81,15 @@ func availableCommands(c *workspace.Conversation) []acpsdk.AvailableCommand {
 	return cmds
 }
 
-// sendCommands sends cmds as the session's slash commands, and
-// remembers them.
-func (a *agent) sendCommands(id acpsdk.SessionId, cmds []acpsdk.AvailableCommand) {
-	a.advertised.Store(id, commandNames(cmds))
-	a.send(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
+// send sends cmds as the session's slash commands, and remembers them.
+func (ads *commandAds) send(id acpsdk.SessionId, cmds []acpsdk.AvailableCommand) {
+	ads.last.Store(id, commandNames(cmds))
+	ads.updates.send(id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
 		SessionUpdate: "available_commands_update", AvailableCommands: cmds,
 	}})
 }
 
+// commandNames joins the names of cmds.
 func commandNames(cmds []acpsdk.AvailableCommand) string {
 	names := make([]string, len(cmds))
 	for i, c := range cmds {
@@ -86,14 +98,14 @@ func commandNames(cmds []acpsdk.AvailableCommand) string {
 	return strings.Join(names, " ")
 }
 
-// readvertiseCommands sends the session's slash commands again when
-// they changed since last sent (an MCP server's prompts, once it is
-// ready or after prompts/list_changed). The session's response was
-// written already: they go at once.
-func (a *agent) readvertiseCommands(id acpsdk.SessionId, c *workspace.Conversation) {
+// readvertise sends the session's slash commands again when they
+// changed since last sent (an MCP server's prompts, once it is ready or
+// after prompts/list_changed). The session's response was written
+// already: they go at once.
+func (ads *commandAds) readvertise(id acpsdk.SessionId, c *workspace.Conversation) {
 	cmds := availableCommands(c)
-	if last, _ := a.advertised.Load(id); last != commandNames(cmds) {
-		a.sendCommands(id, cmds)
+	if last, _ := ads.last.Load(id); last != commandNames(cmds) {
+		ads.send(id, cmds)
 	}
 }
 

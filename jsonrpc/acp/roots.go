@@ -87,6 +87,5 @@ func (a *agent) forget(id acpsdk.SessionId) {
 	delete(a.sessions, id)
 	// What was held for it until its response is dropped: no response
 	// named it.
-	delete(a.held, id)
-	delete(a.replays, id)
+	a.updates.dropLocked(id)
 }

@@ -39,7 +39,7 @@ func (a *agent) register(id acpsdk.SessionId, c *workspace.Conversation) *sessio
 // response that names it to the client was written.
 func (a *agent) registerNew(id acpsdk.SessionId, c *workspace.Conversation) *session {
 	a.mu.Lock()
-	release := a.holdLocked(id)
+	release := a.updates.holdLocked(id)
 	s := a.registerLocked(id, c)
 	a.mu.Unlock()
 	a.watch.after(string(id), release)
@@ -88,7 +88,7 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, err
 	}
 	a.log.Info("session/new", "session", id, "cwd", c.Folder().Path())
-	a.advertiseCommands(id, c)
+	a.commands.advertise(id, c)
 	m, err := a.stateOf(ctx, id, c, true)
 	if err != nil {
 		a.forget(id)
@@ -178,8 +178,8 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
-	release := a.holdForReplay(p.SessionId)
-	deliver := a.catchOpening(p.SessionId)
+	release := a.updates.holdForReplay(p.SessionId)
+	deliver := a.openings.catch(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err == nil {
 		err = a.setRoots(ctx, s, p.AdditionalDirectories)
@@ -203,7 +203,7 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	for _, u := range historyUpdates(s.folder, msgs) {
 		a.out.update(s.id, u)
 	}
-	a.advertiseCommands(s.id, s.ws)
+	a.commands.advertise(s.id, s.ws)
 	release()
 	if err := a.out.flush(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
@@ -226,7 +226,7 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
-	deliver := a.catchOpening(p.SessionId)
+	deliver := a.openings.catch(p.SessionId)
 	s, err := a.restore(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err == nil {
 		err = a.setRoots(ctx, s, p.AdditionalDirectories)
@@ -239,7 +239,7 @@ func (a *agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 		return acpsdk.ResumeSessionResponse{}, err
 	}
 	deliver(s)
-	a.advertiseCommands(s.id, s.ws)
+	a.commands.advertise(s.id, s.ws)
 	a.log.Info("session/resume", "session", s.id, "cwd", s.folder)
 	m, err := a.stateOf(ctx, s.id, s.ws, true)
 	if err == nil {

@@ -84,7 +84,7 @@ func (o sessionOut) subagentNote(info *workspace.SubagentInfo) {
 			a.children = map[acpsdk.SessionId]*childSession{}
 		}
 		a.children[id] = &childSession{session: &session{id: id, folder: s.folder, always: s.always}, parent: s.id}
-		a.sendRawLocked(s.id, u)
+		a.updates.sendRawLocked(s.id, u)
 		return
 	default:
 		u.State = &subagentState{State: subagentIdle}
@@ -103,7 +103,7 @@ func (o sessionOut) subagentNote(info *workspace.SubagentInfo) {
 		a.mu.Unlock()
 	}
 	u.Meta = map[string]any{"loom.subagent": meta}
-	a.sendRaw(s.id, u)
+	a.updates.sendRaw(s.id, u)
 }
 
 // childSession is a child conversation shown as an ACP child session of
@@ -169,7 +169,7 @@ func (a *agent) childApproval(s *session, ap *workspace.Approval, title *string)
 	info := ap.Subagent
 	if c := a.child(info.Conversation); c != nil {
 		set := func(state string) {
-			a.sendRaw(c.parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: c.id, State: &subagentState{State: state}})
+			a.updates.sendRaw(c.parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: c.id, State: &subagentState{State: state}})
 		}
 		set(subagentRequiresAction)
 		return c.session, ap.CallID, func() { set(subagentRunning) }

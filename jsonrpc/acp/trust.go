@@ -67,9 +67,9 @@ func (o slashRun) slashTrust(ctx context.Context, text string) (resp acpsdk.Prom
 			msg += "\n\n" + st.TrustNotice
 		}
 	}
-	a.send(s.id, acpsdk.UpdateAgentMessageText(msg))
+	a.updates.send(s.id, acpsdk.UpdateAgentMessageText(msg))
 	sent := make(chan struct{})
-	a.markFor(s.id, func() { close(sent) })
+	a.updates.markFor(s.id, func() { close(sent) })
 	select {
 	case <-sent:
 	case <-ctx.Done():
@@ -88,6 +88,6 @@ func (o sessionOut) trustNotice(text string) {
 	s.trustSaid = text
 	a.mu.Unlock()
 	if !said {
-		a.send(s.id, acpsdk.UpdateAgentMessageText("⚠ "+text+"\n\n"))
+		a.updates.send(s.id, acpsdk.UpdateAgentMessageText("⚠ "+text+"\n\n"))
 	}
 }

@@ -90,7 +90,7 @@ func (a *agent) promptV2(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, err
 	}
 	// The turn's first updates wait behind the echo of its prompt.
-	release := a.holdForReplay(s.id)
+	release := a.updates.holdForReplay(s.id)
 	run, err := a.startPrompt(ctx, p)
 	if err != nil {
 		release()
@@ -101,14 +101,14 @@ func (a *agent) promptV2(ctx context.Context, raw json.RawMessage) (any, error) 
 		id = a.nextUserMessageID(s, p.MessageId)
 	}
 	a.mu.Lock()
-	a.held[s.id] = append([]heldItem{{raw: userMessage{SessionUpdate: "user_message", MessageID: id, Content: p.Prompt}}}, a.held[s.id]...)
+	a.updates.firstLocked(s.id, heldItem{raw: userMessage{SessionUpdate: "user_message", MessageID: id, Content: p.Prompt}})
 	a.mu.Unlock()
 	release()
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
 		resp, err := a.finishPrompt(run)
-		a.sendRaw(s.id, stateIdle(&resp, err))
+		a.updates.sendRaw(s.id, stateIdle(&resp, err))
 	}()
 	return promptAccepted{MessageID: id}, nil
 }

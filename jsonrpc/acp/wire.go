@@ -84,6 +84,27 @@ func (d *deleteReader) Read(p []byte) (int, error) {
 // members of the newer schema the SDK's types lack moved into the
 // params' _meta (movedMembers); any other line unchanged.
 func renameDelete(line []byte) []byte {
+	return rewriteRequest(line, func(m map[string]json.RawMessage, method string) bool {
+		changed := false
+		if ext, ok := renamedMethods[method]; ok {
+			m["method"], _ = json.Marshal(ext)
+			changed = true
+		}
+		if moves, ok := movedMembers[method]; ok {
+			if params, ok := moveToMeta(m["params"], moves); ok {
+				m["params"] = params
+				changed = true
+			}
+		}
+		return changed
+	})
+}
+
+// rewriteRequest returns line, a client's message, rewritten by edit
+// when it is a request or notification (it has a method) and edit
+// changed its members (it reports whether it did); any other line, or
+// one that does not parse, unchanged. A final newline is kept.
+func rewriteRequest(line []byte, edit func(m map[string]json.RawMessage, method string) (changed bool)) []byte {
 	if !bytes.Contains(line, []byte(`"method"`)) {
 		return line
 	}
@@ -95,18 +116,7 @@ func renameDelete(line []byte) []byte {
 	if json.Unmarshal(m["method"], &method) != nil {
 		return line
 	}
-	changed := false
-	if ext, ok := renamedMethods[method]; ok {
-		m["method"], _ = json.Marshal(ext)
-		changed = true
-	}
-	if moves, ok := movedMembers[method]; ok {
-		if params, ok := moveToMeta(m["params"], moves); ok {
-			m["params"] = params
-			changed = true
-		}
-	}
-	if !changed {
+	if !edit(m, method) {
 		return line
 	}
 	out, err := json.Marshal(m)

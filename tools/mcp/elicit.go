@@ -23,11 +23,13 @@ type askerEntry struct {
 	id       int
 	ask      func(context.Context, elicit.Request) (elicit.Result, error)
 	progress chan<- string
+	clock    *callClock // the call's timeout, stopped while a question waits
 }
 
 // watchElicit registers the asker of one call; the returned func
-// unregisters it. The newest call's asker answers a request.
-func (s *server) watchElicit(env *tools.Env, progress chan<- string) func() {
+// unregisters it. The newest call's asker answers a request, its clock
+// stopped meanwhile.
+func (s *server) watchElicit(env *tools.Env, progress chan<- string, clock *callClock) func() {
 	if env == nil || env.Elicit == nil {
 		return func() {}
 	}
@@ -35,7 +37,7 @@ func (s *server) watchElicit(env *tools.Env, progress chan<- string) func() {
 	defer s.progMu.Unlock()
 	s.nextToken++
 	id := s.nextToken
-	s.askers = append(s.askers, &askerEntry{id: id, ask: env.Elicit, progress: progress})
+	s.askers = append(s.askers, &askerEntry{id: id, ask: env.Elicit, progress: progress, clock: clock})
 	return func() {
 		s.progMu.Lock()
 		defer s.progMu.Unlock()
@@ -78,7 +80,9 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 		log.Info("MCP elicitation declined: no call of a conversation is asking this server")
 		return decline, nil
 	}
+	a.clock.pause()
 	res, err := a.ask(ctx, r)
+	a.clock.resume()
 	if err != nil {
 		return &sdk.ElicitResult{Action: elicit.Cancel}, nil
 	}

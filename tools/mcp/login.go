@@ -130,8 +130,8 @@ func countOffers(ctx context.Context, cs *sdk.ClientSession) (LoginResult, error
 			res.Tools++
 		}
 	}
-	prompts, resources, err := listOthers(ctx, cs)
-	res.Prompts, res.Resources = len(prompts), len(resources)
+	o, err := listOthers(ctx, cs)
+	res.Prompts, res.Resources = len(o.prompts), len(o.resources)+len(o.templates)
 	return res, err
 }
 

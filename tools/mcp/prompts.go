@@ -191,7 +191,7 @@ const maxListedResources = 25
 
 // resourceTool is the tool through which the model reads a server's
 // resources (resources/read); its description lists them.
-func resourceTool(srv *server, resources []*sdk.Resource) *Tool {
+func resourceTool(srv *server, resources []*sdk.Resource, templates []*sdk.ResourceTemplate) *Tool {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Reads a resource of MCP server %s by its URI (resources/read). ", srv.spec.Name)
 	for i, r := range resources {
@@ -205,6 +205,16 @@ func resourceTool(srv *server, resources []*sdk.Resource) *Tool {
 		}
 		if r.Description != "" {
 			fmt.Fprintf(&b, ": %s", firstLine(r.Description))
+		}
+	}
+	for i, t := range templates {
+		if i == maxListedResources {
+			fmt.Fprintf(&b, "\n… and %d more templates.", len(templates)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n- %s (a template: fill in the {names})", t.URITemplate)
+		if t.Description != "" {
+			fmt.Fprintf(&b, ": %s", firstLine(t.Description))
 		}
 	}
 	return &Tool{srv: srv, name: toolName(srv.spec.Name, resourceToolName), remote: resourceToolName, readOnly: true, resource: true,

@@ -46,6 +46,7 @@ type server struct {
 	// (nil unless ready, or when it offers none).
 	prompts   []*sdk.Prompt
 	resources []*sdk.Resource
+	templates []*sdk.ResourceTemplate
 	// listings counts successful tools/list calls.
 	listings int
 	session  *sdk.ClientSession
@@ -273,10 +274,11 @@ func (s *server) relist() {
 func (s *server) listTools(cs *sdk.ClientSession) error {
 	ctx, cancel := context.WithTimeout(s.ctx, startTimeout)
 	defer cancel()
-	prompts, resources, err := listOthers(ctx, cs)
+	o, err := listOthers(ctx, cs)
 	if err != nil {
 		return err
 	}
+	prompts, resources := o.prompts, o.resources
 	var list []*Tool
 	seen := map[string]bool{}
 	for t, err := range cs.Tools(ctx, nil) {
@@ -291,8 +293,8 @@ func (s *server) listTools(cs *sdk.ClientSession) error {
 		seen[tool.name] = true
 		list = append(list, tool)
 	}
-	if len(resources) > 0 {
-		if rt := resourceTool(s, resources); !seen[rt.name] {
+	if len(resources) > 0 || len(o.templates) > 0 {
+		if rt := resourceTool(s, resources, o.templates); !seen[rt.name] {
 			list = append(list, rt) // the server's own tool of that name wins
 		}
 	}
@@ -302,35 +304,49 @@ func (s *server) listTools(cs *sdk.ClientSession) error {
 		return nil
 	}
 	s.state, s.err, s.tools, s.session = StateReady, "", list, cs
-	s.prompts, s.resources = prompts, resources
+	s.prompts, s.resources, s.templates = prompts, resources, o.templates
 	s.listings++
 	s.m.signal()
 	return nil
 }
 
-// listOthers lists the prompts and resources of a server that offers
-// them (its capabilities say so).
-func listOthers(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Prompt, []*sdk.Resource, error) {
-	var prompts []*sdk.Prompt
-	var resources []*sdk.Resource
+// offers is what a server offers besides tools.
+type offers struct {
+	prompts   []*sdk.Prompt
+	resources []*sdk.Resource
+	templates []*sdk.ResourceTemplate
+}
+
+// listOthers lists the prompts, resources and resource templates of a
+// server that offers them (its capabilities say so).
+func listOthers(ctx context.Context, cs *sdk.ClientSession) (offers, error) {
+	var o offers
 	caps := cs.InitializeResult().Capabilities
 	if caps != nil && caps.Prompts != nil {
 		for p, err := range cs.Prompts(ctx, nil) {
 			if err != nil {
-				return nil, nil, fmt.Errorf("prompts/list: %w", err)
+				return offers{}, fmt.Errorf("prompts/list: %w", err)
 			}
-			prompts = append(prompts, p)
+			o.prompts = append(o.prompts, p)
 		}
 	}
 	if caps != nil && caps.Resources != nil {
 		for r, err := range cs.Resources(ctx, nil) {
 			if err != nil {
-				return nil, nil, fmt.Errorf("resources/list: %w", err)
+				return offers{}, fmt.Errorf("resources/list: %w", err)
 			}
-			resources = append(resources, r)
+			o.resources = append(o.resources, r)
+		}
+		for r, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				// Templates are optional to a server that offers resources:
+				// one that does not know the method still works.
+				break
+			}
+			o.templates = append(o.templates, r)
 		}
 	}
-	return prompts, resources, nil
+	return o, nil
 }
 
 func (s *server) toolCount() int {
@@ -351,7 +367,7 @@ func (s *server) fail(msg string) {
 		return
 	}
 	s.state, s.err, s.tools, s.session = StateFailed, firstLine(msg), nil, nil
-	s.prompts, s.resources = nil, nil
+	s.prompts, s.resources, s.templates = nil, nil, nil
 	s.m.report(Report{Server: s.spec.Name, Text: msg})
 }
 
@@ -370,7 +386,7 @@ func (s *server) needSignIn(err error) {
 		return
 	}
 	s.state, s.err, s.tools, s.session = StateNeedsSignIn, msg, nil, nil
-	s.prompts, s.resources = nil, nil
+	s.prompts, s.resources, s.templates = nil, nil, nil
 	s.m.report(Report{Server: s.spec.Name, Text: msg, SignIn: true})
 }
 

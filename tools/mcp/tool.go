@@ -112,12 +112,13 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 		return t.toolError("MCP server %q is not running (%s)", t.srv.spec.Name, state), nil
 	}
 	timeout := t.srv.timeout()
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	// The timeout stops while a question of the server waits for the user.
+	callCtx, clock, stop := startCallClock(ctx, timeout)
+	defer stop()
 	progress := make(chan string, 16)
 	token, unwatch := t.srv.watchProgress(progress)
 	defer unwatch()
-	unwatchElicit := t.srv.watchElicit(env, progress)
+	unwatchElicit := t.srv.watchElicit(env, progress, clock)
 	defer unwatchElicit()
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: arguments}
 	params.SetProgressToken(token)
@@ -151,7 +152,7 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 			drained = true
 		}
 	}
-	return t.result(ctx, callCtx, timeout, out, env)
+	return t.result(ctx, callCtx, clock, timeout, out, env)
 }
 
 // callArguments are a call's arguments as tools/call takes them: a JSON
@@ -176,11 +177,14 @@ type callOutcome struct {
 // (ctx), timed out (callCtx, after timeout), failed (the server stopped,
 // or said why), an error the tool reported, or its text; texts capped
 // by env.
-func (t *Tool) result(ctx, callCtx context.Context, timeout time.Duration, out callOutcome, env *tools.Env) (tools.Result, error) {
+func (t *Tool) result(ctx, callCtx context.Context, clock *callClock, timeout time.Duration, out callOutcome, env *tools.Env) (tools.Result, error) {
 	switch {
 	case ctx.Err() != nil:
 		return tools.Result{Text: "tool error: cancelled", IsError: true, Summary: t.name + ": cancelled"}, ctx.Err()
-	case callCtx.Err() != nil:
+	case timedOut(callCtx):
+		if w := clock.waited(); w > 0 {
+			return t.toolError("no answer within %v, not counting the %v its question waited for the user (the call was cancelled)", timeout, w.Round(time.Second)), nil
+		}
 		return t.toolError("no answer within %v (the call was cancelled)", timeout), nil
 	case out.err != nil:
 		if _, st := t.srv.currentSession(); st != StateReady || errors.Is(out.err, sdk.ErrConnectionClosed) || errors.Is(out.err, io.EOF) {

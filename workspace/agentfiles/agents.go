@@ -254,67 +254,84 @@ var markdownKeys = []string{"name", "description", "tools", "disallowedTools", "
 // readMarkdown reads a Markdown definition: YAML front matter, body =
 // instructions.
 func (a *Agent) readMarkdown(data []byte) *Problem {
-	text := strings.TrimPrefix(string(data), "\ufeff")
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	rest, ok := strings.CutPrefix(text, "---\n")
-	if !ok {
-		return &Problem{Line: 1, Reason: "no front matter (--- lines at the top)"}
-	}
-	end := strings.Index(rest, "\n---\n")
-	if end < 0 {
-		if strings.HasSuffix(rest, "\n---") {
-			end = len(rest) - 4
-		} else {
-			return &Problem{Line: 1, Reason: "the front matter is not closed by a --- line"}
-		}
-	}
-	head, body := rest[:end], ""
-	if end+5 <= len(rest) {
-		body = rest[end+5:]
+	head, body, p := splitFrontMatter(data)
+	if p != nil {
+		return p
 	}
 	a.Instructions = strings.TrimSpace(body)
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(head), &doc); err != nil {
-		return &Problem{Line: 1, Reason: "front matter: " + err.Error()}
-	}
-	if len(doc.Content) == 0 {
-		return &Problem{Line: 1, Reason: "the front matter is empty"}
-	}
-	m := doc.Content[0]
-	if m.Kind != yaml.MappingNode {
-		return &Problem{Line: 2, Reason: "the front matter is not a map of keys"}
+	m, p := frontMatterMap(head)
+	if p != nil {
+		return p
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		line := k.Line + 1 // the --- line comes first
-		switch k.Value {
-		case "name":
-			a.Name = strings.TrimSpace(v.Value)
-		case "description":
-			a.Description = strings.Join(strings.Fields(v.Value), " ")
-		case "tools":
-			a.Tools = a.mapTools(nodeList(v))
-			if a.Tools == nil {
-				a.Tools = []string{} // "tools: []": none
-			}
-		case "disallowedTools":
-			a.Disallowed = a.mapTools(nodeList(v))
-		case "permissionMode":
-			a.permissionMode(v.Value, line)
-		case "model":
-			if v.Kind == yaml.SequenceNode && len(v.Content) > 0 {
-				a.Model = v.Content[0].Value // VS Code's fallback list: the first
-			} else {
-				a.Model = v.Value
-			}
-		default:
-			a.Ignored = append(a.Ignored, fmt.Sprintf("%s (line %d)", k.Value, line))
-		}
+		a.readKey(m.Content[i], m.Content[i+1])
 	}
 	if a.Name == "" && a.Format == FormatVSCode {
 		a.Name = strings.TrimSuffix(filepath.Base(a.Path), ".agent.md")
 	}
 	return nil
+}
+
+// splitFrontMatter splits a Markdown definition (BOM and CRLF line ends
+// allowed) into its front matter, between its --- lines, and its body.
+func splitFrontMatter(data []byte) (head, body string, p *Problem) {
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	rest, ok := strings.CutPrefix(text, "---\n")
+	if !ok {
+		return "", "", &Problem{Line: 1, Reason: "no front matter (--- lines at the top)"}
+	}
+	if end := strings.Index(rest, "\n---\n"); end >= 0 {
+		return rest[:end], rest[end+5:], nil
+	}
+	if head, ok := strings.CutSuffix(rest, "\n---"); ok {
+		return head, "", nil
+	}
+	return "", "", &Problem{Line: 1, Reason: "the front matter is not closed by a --- line"}
+}
+
+// frontMatterMap parses the front matter's YAML: a map of keys.
+func frontMatterMap(head string) (*yaml.Node, *Problem) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(head), &doc); err != nil {
+		return nil, &Problem{Line: 1, Reason: "front matter: " + err.Error()}
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Problem{Line: 1, Reason: "the front matter is empty"}
+	}
+	if m := doc.Content[0]; m.Kind == yaml.MappingNode {
+		return m, nil
+	}
+	return nil, &Problem{Line: 2, Reason: "the front matter is not a map of keys"}
+}
+
+// readKey reads one key of the front matter and its value v; a key loom
+// does not use is noted in Ignored.
+func (a *Agent) readKey(k, v *yaml.Node) {
+	line := k.Line + 1 // the --- line comes first
+	switch k.Value {
+	case "name":
+		a.Name = strings.TrimSpace(v.Value)
+	case "description":
+		a.Description = strings.Join(strings.Fields(v.Value), " ")
+	case "tools":
+		a.Tools = a.mapTools(nodeList(v))
+		if a.Tools == nil {
+			a.Tools = []string{} // "tools: []": none
+		}
+	case "disallowedTools":
+		a.Disallowed = a.mapTools(nodeList(v))
+	case "permissionMode":
+		a.permissionMode(v.Value, line)
+	case "model":
+		if v.Kind == yaml.SequenceNode && len(v.Content) > 0 {
+			a.Model = v.Content[0].Value // VS Code's fallback list: the first
+		} else {
+			a.Model = v.Value
+		}
+	default:
+		a.Ignored = append(a.Ignored, fmt.Sprintf("%s (line %d)", k.Value, line))
+	}
 }
 
 // nodeList is a YAML value as a list of words: a sequence, or a string

@@ -244,26 +244,42 @@ func (fm *frontMatter) read(l string) error {
 		return nil
 	}
 	fm.endBlock()
-	if trimmed == "" || strings.HasPrefix(trimmed, "#") || indented || strings.HasPrefix(l, "-") {
-		// Blank, a comment, or a nested value (metadata maps,
-		// allowed-tools lists): not read.
-		return nil
+	if indented || skippedLine(l) {
+		return nil // a nested value (metadata maps), or skippedLine
 	}
 	k, v, ok := strings.Cut(l, ":")
 	if !ok {
 		return fmt.Errorf("front matter line %q is not \"key: value\"", l)
 	}
 	fm.key = strings.TrimSpace(k)
-	v = strings.TrimSpace(strings.TrimRight(v, "\r"))
+	fm.value(strings.TrimSpace(strings.TrimRight(v, "\r")))
+	return nil
+}
+
+// blockStarts are the values that start a folded or literal block.
+var blockStarts = map[string]bool{">": true, "|": true, ">-": true, "|-": true}
+
+// value reads the value v of the key just read: the start of a block,
+// a quoted string (its quotes dropped) or a plain one.
+func (fm *frontMatter) value(v string) {
 	switch {
-	case v == ">" || v == "|" || v == ">-" || v == "|-":
+	case blockStarts[v]:
 		fm.block = []string{}
-	case len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\''):
+	case quoted(v, '"') || quoted(v, '\''):
 		fm.meta[fm.key] = v[1 : len(v)-1]
 	default:
 		fm.meta[fm.key] = v
 	}
-	return nil
+}
+
+// quoted reports whether v is enclosed in a pair of quote characters q.
+func quoted(v string, q byte) bool { return len(v) >= 2 && v[0] == q && v[len(v)-1] == q }
+
+// skippedLine reports whether l (not indented) is not read: blank, a
+// comment, or a list item (allowed-tools lists).
+func skippedLine(l string) bool {
+	trimmed := strings.TrimSpace(l)
+	return trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(l, "-")
 }
 
 // Listing is the block of the system prompt that tells the model which

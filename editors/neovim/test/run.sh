@@ -476,5 +476,9 @@ printf 'def add(a, b):\n    \n' >"$iproj/add.py"
 (cd "$tmp" && timeout 120 "$nvim" --headless -u NONE -i NONE -n \
 	--cmd "set rtp^=$plugin" \
 	-c "luafile $here/elicit_test.lua")
+# loom/resources (MCP resources attached to a prompt) with a scripted vim.ui.
+(cd "$tmp" && timeout 120 "$nvim" --headless -u NONE -i NONE -n \
+	--cmd "set rtp^=$plugin" \
+	-c "luafile $here/resources_test.lua")
 
 echo "neovim e2e: ok"

@@ -10,14 +10,16 @@ import type { Chat } from './chat';
 import { ruleWords, savedRules } from './approval';
 import { listModels } from './modellist';
 import { Commands, Status } from './protocol';
+import type { MCPResource, MCPResourcesResult } from './wire.gen';
 import type { ContextItem, DiagnosticItem, FromWebview } from './shared/messages';
+import { resourceChoices, resourceItem } from './resources';
 import { parseSlash } from './slash';
 import { stateWords } from './status';
 
 /** The most of a terminal's output or of the git changes attached. */
 const maxText = 50_000;
 
-type AttachWhat = 'selection' | 'problems' | 'files' | 'terminal' | 'git';
+type AttachWhat = 'selection' | 'problems' | 'files' | 'terminal' | 'git' | 'resource';
 
 /** Composer answers the panel's attach, slash and listModels messages. */
 export class Composer implements vscode.Disposable {
@@ -55,7 +57,7 @@ export class Composer implements vscode.Disposable {
   async attach(what?: AttachWhat): Promise<ContextItem[]> {
     if (!what) {
       const ed = this.editor();
-      const choices: (vscode.QuickPickItem & { what: AttachWhat; scope?: 'file' | 'workspace' })[] = [
+      const choices: (vscode.QuickPickItem & { what?: AttachWhat; scope?: 'file' | 'workspace'; resource?: MCPResource })[] = [
         { label: '$(files) Files and folders…', what: 'files' },
       ];
       if (ed && !ed.selection.isEmpty) {
@@ -69,9 +71,18 @@ export class Composer implements vscode.Disposable {
         choices.push({ label: '$(terminal) The last terminal command', description: this.lastRun.command, what: 'terminal' });
       }
       choices.push({ label: '$(git-compare) The git changes', description: 'git diff HEAD and new files', what: 'git' });
-      const pick = await vscode.window.showQuickPick(choices, { placeHolder: 'Attach to the prompt' });
+      const resources = resourceChoices(await this.mcpResources());
+      if (resources.length > 0) {
+        choices.push({ label: 'MCP resources', kind: vscode.QuickPickItemKind.Separator });
+        choices.push(...resources.map((r) => ({ ...r, what: 'resource' as const })));
+      }
+      const pick = await vscode.window.showQuickPick(choices, { placeHolder: 'Attach to the prompt', matchOnDescription: true });
       if (!pick) {
         return [];
+      }
+      if (pick.what === 'resource' && pick.resource) {
+        const item = await resourceItem(pick.resource, (o) => Promise.resolve(vscode.window.showInputBox({ ...o, ignoreFocusOut: true })));
+        return item ? [item] : [];
       }
       if (pick.what === 'problems') {
         return [this.problems(pick.scope === 'file' ? ed?.document.uri : undefined)];
@@ -103,6 +114,19 @@ export class Composer implements vscode.Disposable {
         return this.gitChanges();
     }
     return [];
+  }
+
+  /** The folder's MCP resources (loom.mcpResources); none from a loom-lsp without the command. */
+  private async mcpResources(): Promise<MCPResource[]> {
+    if (!this.chat.current()) {
+      return [];
+    }
+    try {
+      const res = await this.chat.exec<MCPResourcesResult>(Commands.mcpResources, this.chat.conversationArgs());
+      return res?.resources ?? [];
+    } catch {
+      return [];
+    }
   }
 
   private editor(): vscode.TextEditor | undefined {

@@ -31,6 +31,8 @@ export const Commands = {
   mcpLogin: 'loom.mcpLogin',
   /** CmdMCPLogout forgets an MCP server's sign-in: MCPServerArgs -> MCPLoginResult. */
   mcpLogout: 'loom.mcpLogout',
+  /** CmdMCPResources lists the resources and resource templates of the folder's ready MCP servers, which loom.ask's context attaches (kind "resource"): FolderArgs -> MCPResourcesResult. */
+  mcpResources: 'loom.mcpResources',
   /** CmdRules lists the folder's approval rules: FolderArgs -> RulesResult. */
   rules: 'loom.rules',
   /** CmdAddRule adds one: RuleArgs -> RulesResult. */
@@ -129,6 +131,7 @@ export interface CommandTypes {
   'loom.trust': { args: FolderArgs; result: TrustResult };
   'loom.mcpLogin': { args: MCPServerArgs; result: MCPLoginResult };
   'loom.mcpLogout': { args: MCPServerArgs; result: MCPLoginResult };
+  'loom.mcpResources': { args: FolderArgs; result: MCPResourcesResult };
   'loom.rules': { args: FolderArgs; result: RulesResult };
   'loom.addRule': { args: RuleArgs; result: RulesResult };
   'loom.removeRule': { args: RuleArgs; result: RulesResult };
@@ -214,12 +217,17 @@ export interface Position {
 
 /** AskContextItem is one item of loom.ask's context: a file (or a range of it, or a folder), diagnostics, or a labelled text. */
 export interface AskContextItem {
-  /** Kind is "file", "diagnostics" or "text". */
+  /** Kind is "file", "diagnostics", "text" or "resource". */
   kind: string;
   /** Label is what the chip says; the server makes one when empty. */
   label?: string;
-  /** URI (file) is the file or folder attached; inside the workspace. */
+  /** URI (file) is the file or folder attached; inside the workspace. URI (resource) is the MCP resource's URI (or Template and Arguments), as loom.mcpResources lists it. */
   uri?: string;
+  /** Server (resource) is the MCP server's name. */
+  server?: string;
+  /** Template (resource) is a resource template's URI template, filled in with Arguments, a value for each of its variables. */
+  template?: string;
+  arguments?: Record<string, string>;
   /** Range (file), when set, attaches only that range. */
   range?: Range;
   /** Items (diagnostics) are the problems attached. */
@@ -587,6 +595,29 @@ export interface MCPLoginResult {
   server: string;
   /** Message says what happened, for the user. */
   message: string;
+}
+
+/** MCPResourcesResult is loom.mcpResources' reply. */
+export interface MCPResourcesResult {
+  /** Resources are by server, resources before templates, in each server's order; empty when no ready server offers any. */
+  resources: MCPResource[] | null;
+}
+
+/** MCPResource is a resource, or a resource template, of a ready MCP server: what an "@" menu offers to attach. */
+export interface MCPResource {
+  server: string;
+  /** URI is the resource's; empty for a template. */
+  uri?: string;
+  /** Template is a resource template's URI template (RFC 6570): attach it with a value for each of its Variables. */
+  template?: string;
+  variables?: string[];
+  /** Name is the server's name for it; Title the one to show, if any. */
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  /** Size in bytes, when the server says it. */
+  size?: number;
 }
 
 /** RulesResult is a folder's approval rules. */

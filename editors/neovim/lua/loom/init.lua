@@ -328,13 +328,20 @@ function M.ask(prompt, opts)
     images[#images + 1] = vim.fn.fnamemodify(vim.fn.expand(path), ':p')
     return ''
   end)
-  prompt = vim.trim(prompt)
+  -- @mcp:SERVER:URI words and :LoomResource's picks attach MCP resources.
+  local items
+  prompt, items = require('loom.resources').take(prompt)
   if prompt == '' and #images > 0 then
     prompt = 'What is in this picture?'
+  elseif prompt == '' and #items > 0 then
+    prompt = 'Read the attached resource.'
   end
   local args = { prompt = prompt, selection = selection(opts) }
   if #images > 0 then
     args.images = images
+  end
+  if #items > 0 then
+    args.context = items
   end
   local client = M.client()
   chat.prompt(client and client.config.root_dir, prompt)
@@ -518,6 +525,13 @@ local function commands()
   def('LoomAsk', function(o)
     M.ask(o.args, o)
   end, { nargs = '+', range = true, complete = M.complete_ask, desc = 'Ask Loom (with a range: about the selection; /name: a custom command)' })
+  def('LoomResource', function()
+    M.execute('loom.mcpResources', {}, function(err, res)
+      if not err then
+        require('loom.resources').pick(res and res.resources, vim.ui)
+      end
+    end)
+  end, { desc = "Attach an MCP server's resource to the next :LoomAsk" })
   def('LoomCancel', M.cancel, { desc = 'Cancel the Loom turn in flight' })
   def('LoomReset', M.reset, { desc = 'Start a new Loom conversation' })
   def('LoomStatus', M.status, { desc = 'Show the Loom session status' })

@@ -27,9 +27,12 @@
 
 --- AskContextItem is one item of loom.ask's context: a file (or a range of it, or a folder), diagnostics, or a labelled text.
 ---@class loom.wire.AskContextItem
----@field kind string Kind is "file", "diagnostics" or "text".
+---@field kind string Kind is "file", "diagnostics", "text" or "resource".
 ---@field label? string Label is what the chip says; the server makes one when empty.
----@field uri? string URI (file) is the file or folder attached; inside the workspace.
+---@field uri? string URI (file) is the file or folder attached; inside the workspace. URI (resource) is the MCP resource's URI (or Template and Arguments), as loom.mcpResources lists it.
+---@field server? string Server (resource) is the MCP server's name.
+---@field template? string Template (resource) is a resource template's URI template, filled in with Arguments, a value for each of its variables.
+---@field arguments? table<string, string>
 ---@field range? loom.wire.Range Range (file), when set, attaches only that range.
 ---@field items? loom.wire.AskDiagnostic[] Items (diagnostics) are the problems attached.
 ---@field text? string Text (text) is the text attached: a terminal's output, git changes…
@@ -278,6 +281,22 @@
 ---@class loom.wire.MCPLoginResult
 ---@field server string
 ---@field message string Message says what happened, for the user.
+
+--- MCPResourcesResult is loom.mcpResources' reply.
+---@class loom.wire.MCPResourcesResult
+---@field resources loom.wire.MCPResource[]|nil Resources are by server, resources before templates, in each server's order; empty when no ready server offers any.
+
+--- MCPResource is a resource, or a resource template, of a ready MCP server: what an "@" menu offers to attach.
+---@class loom.wire.MCPResource
+---@field server string
+---@field uri? string URI is the resource's; empty for a template.
+---@field template? string Template is a resource template's URI template (RFC 6570): attach it with a value for each of its Variables.
+---@field variables? string[]
+---@field name string Name is the server's name for it; Title the one to show, if any.
+---@field title? string
+---@field description? string
+---@field mimeType? string
+---@field size? integer Size in bytes, when the server says it.
 
 --- RulesResult is a folder's approval rules.
 ---@class loom.wire.RulesResult
@@ -743,6 +762,7 @@ M.commands = {
   trust = 'loom.trust',
   mcpLogin = 'loom.mcpLogin',
   mcpLogout = 'loom.mcpLogout',
+  mcpResources = 'loom.mcpResources',
   rules = 'loom.rules',
   addRule = 'loom.addRule',
   removeRule = 'loom.removeRule',

@@ -37,7 +37,9 @@ export type ContextItem =
   /** Problems (vscode.languages.getDiagnostics) of a file (uri) or of the workspace. */
   | { kind: 'diagnostics'; label: string; uri?: string; items: DiagnosticItem[] }
   /** A text with a label: a selection, a terminal command's output, the git changes. */
-  | { kind: 'text'; label: string; text: string };
+  | { kind: 'text'; label: string; text: string }
+  /** An MCP server's resource (uri), or its resource template filled in (template, arguments): read by loom-lsp through the server. */
+  | { kind: 'resource'; label: string; server: string; uri?: string; template?: string; arguments?: Record<string, string> };
 
 /** One problem, as loom.ask's diagnostics context carries it. */
 export interface DiagnosticItem {
