@@ -91,6 +91,7 @@ func runACP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Overrides: append(append([]config.Override(nil), overrides...), layer)})
 		return cfg, err
 	}
-	acp.Serve(ctx, stdin, stdout, acp.Options{Host: host, Version: buildVersion(), Logger: logger})
+	in, out := protocolStream(stdin, stdout)
+	acp.Serve(ctx, in, out, acp.Options{Host: host, Version: buildVersion(), Logger: logger})
 	return exitOK
 }

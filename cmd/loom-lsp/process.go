@@ -48,14 +48,36 @@ func setupProcess(args []string, stderr io.Writer) (atExit func()) {
 		}
 	}
 	if name == "serve" || name == "acp" {
-		// A long-lived daemon: once it has started, give back the pages
-		// of the binary that starting mapped (see internal/residency).
-		time.AfterFunc(releaseImageAfter, func() { _, _ = residency.ReleaseImage() })
+		// A long-lived daemon: once it is quiet, give back the pages of
+		// the binary that starting (or later work) mapped (see
+		// internal/residency). Its protocol stream is wrapped by
+		// protocolStream, which counts as traffic.
+		daemonQuiet = residency.NewQuiet(releaseImageAfter, releaseImageLater, func() { _, _ = residency.ReleaseImage() })
 	}
-	return func() { reap.KillMarked(reap.DaemonPrefix(os.Getpid()), true) }
+	return func() {
+		daemonQuiet.Stop()
+		reap.KillMarked(reap.DaemonPrefix(os.Getpid()), true)
+	}
 }
 
-// releaseImageAfter is when a daemon gives back the pages of its binary
-// that its start mapped: past the start (configuration, folders,
-// watchers), before anyone looks at an idle editor's processes.
-const releaseImageAfter = 3 * time.Second
+// releaseImageAfter is how long a daemon's protocol stream must be quiet
+// after its start (configuration, folders, watchers; the editor's first
+// requests) before it gives back the pages of its binary that starting
+// mapped; releaseImageLater the same for each later time it is left
+// alone after traffic. Quiet, not a time after the start: on a loaded
+// machine a start runs longer than any fixed time, and what it maps
+// after a release stays.
+const (
+	releaseImageAfter = 3 * time.Second
+	releaseImageLater = 30 * time.Second
+)
+
+// daemonQuiet is the release clock of a serve or acp process started by
+// main (nil in tests that call run in-process).
+var daemonQuiet *residency.Quiet
+
+// protocolStream is the daemon's protocol stream, each byte of which is
+// traffic for daemonQuiet.
+func protocolStream(in io.Reader, out io.Writer) (io.Reader, io.Writer) {
+	return daemonQuiet.Reader(in), daemonQuiet.Writer(out)
+}

@@ -86,7 +86,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 
 	stdin = interruptibleInput(stdin)
-	conn := stdio{Reader: stdin, Writer: stdout}
+	in, out := protocolStream(stdin, stdout)
+	conn := stdio{Reader: in, Writer: out}
 	for _, c := range []any{stdin, stdout} {
 		if cl, ok := c.(io.Closer); ok {
 			conn.closers = append(conn.closers, cl)

@@ -69,18 +69,23 @@ type Plan struct {
 	Message string  `json:"message"`
 	// Skipped are the files left out; not journaled.
 	Skipped []Skipped `json:"-"`
-	// index is the temporary index Prepare built (the parent's tree and
-	// the entries), "" when Commit must build it; Commit or Discard
+	// index is the temporary index Commit builds when a hook must see
+	// one (or the tree cannot be built from trees); Commit or Discard
 	// removes it.
 	index string
+	// trees are the parent's trees along the entries' paths, read by
+	// Prepare; nil when Commit must read them (or build the tree in an
+	// index).
+	trees *parentTrees
 }
 
-// Discard removes what Prepare left for Commit; Commit does it itself.
+// Discard removes what Prepare or Commit left; Commit does it itself.
 func (p *Plan) Discard() {
 	if p.index != "" {
 		os.Remove(p.index)
 		p.index = ""
 	}
+	p.trees = nil
 }
 
 // Files returns the plan's paths.
@@ -108,22 +113,23 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 	if len(items) == 0 {
 		return plan, nil
 	}
-	ix, err := r.newIndex(ctx, r.Head)
+	rels := make([]string, len(items))
+	for i, it := range items {
+		rels[i] = it.rel
+	}
+	trees, parent, err := r.readTrees(ctx, r.Head, rels)
+	if errors.Is(err, errNoDirectTree) {
+		trees = nil
+		parent, err = r.treeFiles(ctx, r.Head, rels)
+	}
 	if err != nil {
 		return nil, err
 	}
-	plan.index = ix.path
-	ok := false
-	defer func() {
-		if !ok {
-			plan.Discard()
-		}
-	}()
-	blobs, err := r.blobsFor(ctx, ix, items, plan)
+	blobs, err := r.blobsFor(ctx, parent, items, plan)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := ix.write(ctx, r, blobs)
+	entries, err := r.writeBlobs(ctx, blobs)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +141,21 @@ func (r *Repo) Prepare(ctx context.Context, changes []Change, message func(files
 	}
 	if len(plan.Entries) > 0 {
 		plan.Message = message(plan.Files())
-		ok = true
+		plan.trees = trees
 	}
 	return plan, nil
+}
+
+// treeFiles is treeEntries without directories: the paths' files in
+// commit.
+func (r *Repo) treeFiles(ctx context.Context, commit string, paths []string) (map[string]treeEntry, error) {
+	out, err := r.treeEntries(ctx, commit, paths)
+	for p, e := range out {
+		if e.mode == "040000" {
+			delete(out, p)
+		}
+	}
+	return out, err
 }
 
 // changeAt is a change with its path relative to the repository's top.
@@ -171,17 +189,13 @@ func (r *Repo) committable(changes []Change, plan *Plan) []changeAt {
 }
 
 // blobsFor is the agent's content of each item on top of its version in
-// the parent's tree (read from ix); a file git ignores, a submodule, or
+// the parent's tree (parent); a file git ignores, a submodule, or
 // one that cannot be committed without the user's bytes (or is too big)
 // is listed in plan.Skipped instead.
-func (r *Repo) blobsFor(ctx context.Context, ix *tmpIndex, items []changeAt, plan *Plan) ([]pendingBlob, error) {
+func (r *Repo) blobsFor(ctx context.Context, parent map[string]treeEntry, items []changeAt, plan *Plan) ([]pendingBlob, error) {
 	rels := make([]string, len(items))
 	for i, it := range items {
 		rels[i] = it.rel
-	}
-	parent, err := ix.entries(ctx, rels)
-	if err != nil {
-		return nil, err
 	}
 	ignored, err := r.ignored(ctx, rels, parent)
 	if err != nil {

@@ -13,10 +13,16 @@
 //     `git merge-file`; when they overlap the user's, the file is left out
 //     and the reason said. Submodule files, git-ignored files and paths
 //     that leave the worktree are left out too. Blobs are written with
-//     `git hash-object -w --path`, so the file's filters apply.
-//   - [Repo.Commit] builds the tree in a temporary index (GIT_INDEX_FILE:
-//     read-tree of the parent, update-index of the agent's entries,
-//     write-tree), runs the user's hooks as `git commit` would
+//     `git hash-object -w` (--path, --stdin-paths), so the file's filters
+//     apply; the parent's trees along the paths are read in one `git
+//     cat-file --batch`.
+//   - [Repo.Commit] builds the tree. When no hook runs, from the parent's
+//     trees: each changed directory's tree is computed here and written
+//     in one `git mktree --batch` (no index at all: the user's is the
+//     only one written, once). When a hook runs, or a file takes a
+//     directory's place, in a temporary index (GIT_INDEX_FILE: read-tree
+//     of the parent, update-index of the agent's entries, write-tree)
+//     that the hooks see. It runs the user's hooks as `git commit` would
 //     (pre-commit with that index, prepare-commit-msg, commit-msg,
 //     post-commit, from core.hooksPath or the hooks directory), makes the
 //     commit with commit-tree and moves HEAD with `update-ref HEAD new old`

@@ -143,11 +143,6 @@ func (r *Repo) newIndex(ctx context.Context, parent string) (*tmpIndex, error) {
 	return ix, nil
 }
 
-// entries returns the index's stage-0 entries of paths.
-func (ix *tmpIndex) entries(ctx context.Context, paths []string) (map[string]treeEntry, error) {
-	return indexEntries(ctx, ix.git, ix.path, paths, ix.oidLen)
-}
-
 // indexEntries reads the stage-0 entries of paths from the index file at
 // file (in Go; by `git ls-files` for a format not read here). A missing
 // file is an empty index.
@@ -180,34 +175,26 @@ func indexEntries(ctx context.Context, g runner, file string, paths []string, oi
 	return out, nil
 }
 
-// write puts the agent's contents into the index and returns their
-// entries. A file whose disk content is already the agent's text is
-// added by git from the disk, all in one process (the blob is then
-// checked to be exactly the agent's text); the others are hashed from
-// the text.
-func (ix *tmpIndex) write(ctx context.Context, r *Repo, blobs []pendingBlob) ([]Entry, error) {
-	added := ix.addFromDisk(ctx, asOnDisk(r.Top, blobs))
+// writeBlobs writes the agent's contents into the object store and
+// returns their entries. Files whose disk content is already the agent's
+// text are hashed by git from the disk, all in one process (each blob is
+// then checked to be exactly the agent's text); the others are hashed
+// from the text.
+func (r *Repo) writeBlobs(ctx context.Context, blobs []pendingBlob) ([]Entry, error) {
+	stored := r.hashFromDisk(ctx, asOnDisk(r.Top, blobs))
 	entries := make([]Entry, 0, len(blobs))
-	var info []Entry
 	for _, pb := range blobs {
-		if e, ok := ix.storedAsWritten(pb, added); ok {
+		if e, ok := r.storedAsWritten(pb, stored); ok {
 			entries = append(entries, e)
 			continue
 		}
-		// Not added from the disk, or the disk changed meanwhile, or a
-		// filter or the file mode made git store something else: hash
-		// the agent's text.
+		// Not hashed from the disk, or a filter made git store something
+		// else: hash the agent's text.
 		e, err := r.hashBlob(ctx, pb)
 		if err != nil {
 			return nil, err
 		}
 		entries = append(entries, e)
-		info = append(info, e)
-	}
-	if len(info) > 0 {
-		if _, err := ix.git.run(ctx, indexInfo(info, false, ix.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
-			return nil, err
-		}
 	}
 	return entries, nil
 }
@@ -217,7 +204,7 @@ func (ix *tmpIndex) write(ctx context.Context, r *Repo, blobs []pendingBlob) ([]
 func asOnDisk(top string, blobs []pendingBlob) []string {
 	var onDisk []string
 	for _, pb := range blobs {
-		if pb.remove || pb.link {
+		if pb.remove || pb.link || strings.ContainsAny(pb.entry.Path, "\n\r") {
 			continue
 		}
 		if !pb.fromDisk {
@@ -234,36 +221,47 @@ func asOnDisk(top string, blobs []pendingBlob) []string {
 	return onDisk
 }
 
-// addFromDisk adds the files at paths to the index, in one git process,
-// and returns what git stored for each; nil when it could not (each file
-// is then hashed from its text).
-func (ix *tmpIndex) addFromDisk(ctx context.Context, paths []string) map[string]treeEntry {
+// hashFromDisk writes the files at paths into the object store, through
+// their filters, in one git process, and returns each one's blob and the
+// mode of the file on disk; nil when it could not (each file is then
+// hashed from its text).
+func (r *Repo) hashFromDisk(ctx context.Context, paths []string) map[string]treeEntry {
 	if len(paths) == 0 {
 		return nil
 	}
-	if _, err := ix.git.run(ctx, "", append([]string{"update-index", "--add", "--"}, paths...)...); err != nil {
+	out, err := r.git.run(ctx, strings.Join(paths, "\n")+"\n", "hash-object", "-w", "--stdin-paths")
+	oids := strings.Fields(out)
+	if err != nil || len(oids) != len(paths) {
 		return nil
 	}
-	got, err := ix.entries(ctx, paths)
-	if err != nil {
-		return nil
+	got := make(map[string]treeEntry, len(paths))
+	for i, p := range paths {
+		st, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(p)))
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		mode := "100644"
+		if st.Mode()&0o111 != 0 {
+			mode = "100755"
+		}
+		got[p] = treeEntry{mode: mode, oid: oids[i]}
 	}
 	return got
 }
 
-// storedAsWritten is pb's entry when git, adding it from the disk,
+// storedAsWritten is pb's entry when git, hashing it from the disk,
 // stored exactly the agent's text (a command's file: whatever the disk
-// held).
-func (ix *tmpIndex) storedAsWritten(pb pendingBlob, added map[string]treeEntry) (Entry, bool) {
+// held, with the disk's executable bit).
+func (r *Repo) storedAsWritten(pb pendingBlob, stored map[string]treeEntry) (Entry, bool) {
 	e := pb.entry
-	g, ok := added[e.Path]
+	g, ok := stored[e.Path]
 	switch {
 	case !ok:
 		return e, false
 	case pb.fromDisk:
 		e.Mode, e.Blob = g.mode, g.oid
 		return e, true
-	case g.mode == e.Mode && g.oid == blobName(pb.text, ix.oidLen):
+	case g.oid == blobName(pb.text, r.oidLen):
 		e.Blob = g.oid
 		return e, true
 	}

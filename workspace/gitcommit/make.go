@@ -81,24 +81,8 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 		parent = r.Head
 		plan.Discard() // built on the old parent
 	}
-	var tg runner
-	if plan.index != "" {
-		tg = r.git.withEnv("GIT_INDEX_FILE=" + plan.index)
-	} else {
-		ix, err := r.newIndex(ctx, parent)
-		if err != nil {
-			return nil, err
-		}
-		plan.index, tg = ix.path, ix.git
-		if _, err := tg.run(ctx, indexInfo(plan.Entries, false, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
-			return nil, err
-		}
-	}
-	hooks := hookRunner{dir: r.HooksDir, git: tg, enabled: opts.RunHooks, wrap: opts.Wrap}
-	if err := hooks.run(ctx, "pre-commit"); err != nil {
-		return nil, err
-	}
-	tree, err := tg.run(ctx, "", "write-tree")
+	hooks := hookRunner{dir: r.HooksDir, enabled: opts.RunHooks, wrap: opts.Wrap}
+	tree, err := r.commitTree(ctx, plan, parent, &hooks)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +90,7 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"commit-tree", strings.TrimSpace(tree)}
+	args := []string{"commit-tree", tree}
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
@@ -130,6 +114,44 @@ func (r *Repo) Commit(ctx context.Context, plan *Plan, opts CommitOptions) (*Res
 	_ = hooks.run(ctx, "post-commit") // as with git commit, its failure changes nothing
 	res.Index = r.SyncIndex(ctx, plan.Entries, indexLockWait)
 	return res, nil
+}
+
+// commitTree builds the tree of plan's commit on parent and sets
+// hooks.git. When no hook of the commit runs, the tree is written from
+// the parent's trees (`git mktree`): no index at all. Else it is built in
+// a temporary index, which the hooks see (GIT_INDEX_FILE), and the
+// pre-commit hook runs on it.
+func (r *Repo) commitTree(ctx context.Context, plan *Plan, parent string, hooks *hookRunner) (string, error) {
+	hooks.git = r.git
+	if !hooks.any() {
+		trees := plan.trees
+		var err error
+		if trees == nil || trees.commit != parent {
+			trees, _, err = r.readTrees(ctx, parent, plan.Files())
+		}
+		if err == nil {
+			var tree string
+			if tree, err = r.buildTree(ctx, trees, plan.Entries); err == nil {
+				return tree, nil
+			}
+		}
+		if !errors.Is(err, errNoDirectTree) {
+			return "", err
+		}
+	}
+	ix, err := r.newIndex(ctx, parent)
+	if err != nil {
+		return "", err
+	}
+	plan.index, hooks.git = ix.path, ix.git
+	if _, err := ix.git.run(ctx, indexInfo(plan.Entries, false, r.oidLen), "update-index", "--add", "--remove", "-z", "--index-info"); err != nil {
+		return "", err
+	}
+	if err := hooks.run(ctx, "pre-commit"); err != nil {
+		return "", err
+	}
+	tree, err := ix.git.run(ctx, "", "write-tree")
+	return strings.TrimSpace(tree), err
 }
 
 // indexLockWait is how long SyncIndex waits for another git process to
@@ -315,6 +337,16 @@ func (h hookRunner) path(name string) string {
 		return ""
 	}
 	return p
+}
+
+// any says whether a hook of a commit runs.
+func (h hookRunner) any() bool {
+	for _, name := range []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"} {
+		if h.path(name) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // run runs a hook, if there is one; its failure's error carries its

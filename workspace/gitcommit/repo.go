@@ -185,11 +185,5 @@ func (r *Repo) HookFiles(paths []string) []string {
 
 // HasCommitHooks reports whether a hook `git commit` runs is installed.
 func (r *Repo) HasCommitHooks() bool {
-	h := hookRunner{dir: r.HooksDir, enabled: true}
-	for _, name := range []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"} {
-		if h.path(name) != "" {
-			return true
-		}
-	}
-	return false
+	return hookRunner{dir: r.HooksDir, enabled: true}.any()
 }
