@@ -130,6 +130,8 @@ func holdCreated(folder, stateDir string, before map[string]bool, command string
 		if discard {
 			os.RemoveAll(stash)
 			c.Stash = ""
+		} else if err := changes.WriteHeldRecord(stash, changes.HeldRecord{Folder: folder, Rel: rel, Command: command, Turn: turn}); err != nil {
+			errs = append(errs, fmt.Errorf("recording %s as held: %w", rel, err))
 		}
 		held = append(held, c)
 	}
@@ -200,4 +202,32 @@ func (r callRun) holdCreated(run *commandRun, present map[string]bool) (model st
 		s.out.notify(Notification{Kind: NoteInfo, Turn: turn, Text: user, Visible: true})
 	})
 	return model, rels
+}
+
+// restoreHeld lists again the names held in this folder before loom
+// restarted (each hold's record in the state directory): they stay out
+// of the folder, to be kept or discarded as before. The folder's first
+// conversation does it, on its owner goroutine.
+func (s *Conversation) restoreHeld() {
+	state, err := s.folder.host.stateDir()
+	if err != nil {
+		return
+	}
+	var held []CommandChange
+	for _, r := range changes.HeldRecords(filepath.Join(state, "held"), s.folder.dir) {
+		c := CommandChange{Path: filepath.Join(s.folder.dir, filepath.FromSlash(r.Rel)), Rel: r.Rel, Command: r.Command, Turn: r.Turn,
+			Created: true, Held: true, Stash: r.Stash, Hash: "-"}
+		c.Diff, c.Size = changes.DescribeHeld(r.Rel, r.Stash)
+		held = append(held, c)
+	}
+	if len(held) == 0 {
+		return
+	}
+	s.changes.AddChanges(held)
+	var rels []string
+	for _, c := range held {
+		rels = append(rels, c.Rel)
+	}
+	s.out.notify(Notification{Kind: NoteInfo, Text: "still held from before loom restarted: " + strings.Join(rels, ", ") +
+		", which a command the agent ran created; it stays out of the folder, with no effect, until you keep or discard it", Visible: true})
 }

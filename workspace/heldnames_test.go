@@ -186,3 +186,52 @@ func TestProtectedNamesACommandCreatedExecDiscards(t *testing.T) {
 		t.Fatalf("kept: %q", held)
 	}
 }
+
+// TestHeldNamesSurviveARestart: after a restart the names a command
+// created stay out of the folder (the user's git status runs nothing),
+// and are listed again with the command changes, to keep or discard as
+// before. Before, the list was in memory: the stash stayed in the state
+// directory, listed nowhere.
+func TestHeldNamesSurviveARestart(t *testing.T) {
+	h, dir, _, marker, _ := heldHost(t, false)
+	h.editor.waitFor(t, "the held names", func(n Notification) bool { return n.Kind == NoteCommandChanges })
+	h.Close()
+	noneInFolder(t, dir, marker, ".git", ".loom.toml", ".vscode/settings.json")
+
+	ed := newRecordingEditor()
+	h2 := &testHost{Host: NewHost(HostOptions{Editor: ed, StateDir: h.opts.StateDir, TrustFile: h.opts.TrustFile,
+		Provider: h.opts.Provider}), editor: ed}
+	t.Cleanup(h2.Close)
+	s, err := h2.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := ed.waitFor(t, "the held names listed again", func(n Notification) bool {
+		return n.Kind == NoteInfo && strings.Contains(n.Text, "still held from before loom restarted")
+	})
+	if !strings.Contains(told.Text, ".git, .loom.toml, .vscode/settings.json") {
+		t.Errorf("the user's words: %q", told.Text)
+	}
+	noneInFolder(t, dir, marker, ".git", ".loom.toml", ".vscode/settings.json")
+	ctx := context.Background()
+	listed, err := s.Changes().CommandChanges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rels(listed); !slices.Equal(got, []string{".git", ".loom.toml", ".vscode/settings.json"}) {
+		t.Fatalf("listed after the restart: %q", got)
+	}
+	if _, err := s.Changes().KeepCommandChanges(ctx, []string{".vscode/settings.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".vscode", "settings.json")); err != nil || !strings.Contains(string(b), "/tmp/evil") {
+		t.Fatalf("kept settings.json: %q, %v", b, err)
+	}
+	if _, err := s.Changes().DiscardCommandChanges(ctx, []string{".git", ".loom.toml"}); err != nil {
+		t.Fatal(err)
+	}
+	noneInFolder(t, dir, marker, ".git", ".loom.toml")
+	if held, _ := filepath.Glob(filepath.Join(h.opts.StateDir, "held", "*")); len(held) != 0 {
+		t.Fatalf("still held: %q", held)
+	}
+}
