@@ -112,7 +112,8 @@ func mcpSpecs(cfg config.Config, folder string) []mcp.Spec {
 		res, err := srv.Resolve(os.Getenv)
 		sp := mcp.Spec{Name: name, Command: res.Command, Args: res.Args, Dir: folder, URL: res.URL, Headers: res.Headers,
 			Env: append(mcp.Environ(os.Getenv, pass), res.SetEnv...), Roots: []string{folder}, Timeout: srv.CallTimeout(),
-			ClientID: srv.OAuthClientID, Scopes: srv.OAuthScopes}
+			ClientID: srv.OAuthClientID, Scopes: srv.OAuthScopes,
+			ClientMetadataURL: srv.OAuthClientMetadataURL}
 		switch {
 		case err != nil:
 			sp.NotStarted = err.Error()

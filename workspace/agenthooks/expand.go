@@ -139,12 +139,7 @@ func (e *expander) readPart(s string, i int, w *word) int {
 		}
 		return i + 2
 	case c == '\'':
-		j := strings.IndexByte(s[i+1:], '\'')
-		if j < 0 {
-			j = len(s) - i - 1
-		}
-		w.text.WriteString(s[i+1 : i+1+j])
-		return i + j + 2
+		return singleQuoted(s, i, w)
 	case c == '"':
 		return e.double(s, i+1, &w.text, &w.known)
 	case c == '$' || c == '`':
@@ -153,15 +148,32 @@ func (e *expander) readPart(s string, i int, w *word) int {
 		w.known = w.known && ok
 		return i + n
 	case c == '~' && !started:
-		if home, ok := e.variable("HOME"); ok && (i+1 == len(s) || s[i+1] == '/') {
-			w.text.WriteString(home)
-		} else {
-			w.text.WriteByte(c)
-		}
-		return i + 1
+		return e.tilde(s, i, w)
 	}
-	w.glob = w.glob || c == '*' || c == '?' || c == '['
+	w.glob = w.glob || strings.IndexByte("*?[", c) >= 0
 	w.text.WriteByte(c)
+	return i + 1
+}
+
+// singleQuoted reads the single-quoted string at s[i] (an unclosed one
+// runs to the end) into w and returns the index after it.
+func singleQuoted(s string, i int, w *word) int {
+	j := strings.IndexByte(s[i+1:], '\'')
+	if j < 0 {
+		j = len(s) - i - 1
+	}
+	w.text.WriteString(s[i+1 : i+1+j])
+	return i + j + 2
+}
+
+// tilde reads the ~ at s[i], the start of a word, into w: $HOME when it
+// is known and the ~ stands alone or before a '/', else a plain ~.
+func (e *expander) tilde(s string, i int, w *word) int {
+	if home, ok := e.variable("HOME"); ok && (i+1 == len(s) || s[i+1] == '/') {
+		w.text.WriteString(home)
+	} else {
+		w.text.WriteByte('~')
+	}
 	return i + 1
 }
 

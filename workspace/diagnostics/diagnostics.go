@@ -187,46 +187,76 @@ func Format(reports []Report, lim Limits) string {
 	if len(reports) == 0 {
 		return ""
 	}
-	var errs, warns []Diagnostic
-	var clean, unknown []string
-	paths := map[string]string{}
+	f := sortReports(reports, lim.MinSeverity)
+	var b strings.Builder
+	f.writeProblems(&b, lim)
+	if len(f.clean) > 0 {
+		fmt.Fprintf(&b, "[loom] no new problems in %s\n", strings.Join(f.clean, ", "))
+	}
+	for _, line := range f.unknown {
+		b.WriteString(line + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// sorted is the reports' new problems sorted for Format.
+type sorted struct {
+	// errs and warns are the new errors, and the other problems at
+	// least as severe as the minimum, each by file, line and column.
+	errs, warns []Diagnostic
+	// clean are the files with no new problem; unknown the lines said
+	// for those without diagnostics.
+	clean, unknown []string
+	// paths maps a problem's path to its report's path, as shown.
+	paths map[string]string
+}
+
+// sortReports sorts the reports' new problems at least as severe as min.
+func sortReports(reports []Report, min Severity) sorted {
+	f := sorted{paths: map[string]string{}}
 	for _, r := range reports {
 		if r.Unavailable != "" {
-			unknown = append(unknown, fmt.Sprintf("[loom] diagnostics were not available for %s (%s): whether these edits introduced problems there is not known", r.Path, r.Unavailable))
+			f.unknown = append(f.unknown, fmt.Sprintf("[loom] diagnostics were not available for %s (%s): whether these edits introduced problems there is not known", r.Path, r.Unavailable))
 			continue
 		}
-		n := 0
+		n := len(f.errs) + len(f.warns)
 		for _, d := range r.New {
-			paths[d.Path] = r.Path
+			f.paths[d.Path] = r.Path
 			switch {
 			case d.severity() == SeverityError:
-				errs = append(errs, d)
-				n++
-			case d.severity() <= lim.MinSeverity:
-				warns = append(warns, d)
-				n++
+				f.errs = append(f.errs, d)
+			case d.severity() <= min:
+				f.warns = append(f.warns, d)
 			}
 		}
-		if n == 0 {
-			clean = append(clean, r.Path)
+		if len(f.errs)+len(f.warns) == n {
+			f.clean = append(f.clean, r.Path)
 		}
 	}
 	byPlace := func(a, b Diagnostic) int {
-		return cmp.Or(cmp.Compare(paths[a.Path], paths[b.Path]), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+		return cmp.Or(cmp.Compare(f.paths[a.Path], f.paths[b.Path]), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
 	}
-	slices.SortStableFunc(errs, byPlace)
-	slices.SortStableFunc(warns, byPlace)
-	list := errs
-	if len(errs) == 0 && len(warns) <= lim.MaxWarnings {
-		list = warns
+	slices.SortStableFunc(f.errs, byPlace)
+	slices.SortStableFunc(f.warns, byPlace)
+	return f
+}
+
+// writeProblems writes the count and the problems listed within lim:
+// the errors, or the warnings when there are none and few enough; then
+// how many were not listed.
+func (f sorted) writeProblems(b *strings.Builder, lim Limits) {
+	total := len(f.errs) + len(f.warns)
+	if total == 0 {
+		return
 	}
-	var b strings.Builder
-	if n := len(errs) + len(warns); n > 0 {
-		fmt.Fprintf(&b, "[loom] the language server reports %s after these edits:\n", count(len(errs), len(warns)))
+	fmt.Fprintf(b, "[loom] the language server reports %s after these edits:\n", count(len(f.errs), len(f.warns)))
+	list := f.errs
+	if len(f.errs) == 0 && len(f.warns) <= lim.MaxWarnings {
+		list = f.warns
 	}
 	listed := 0
 	for _, d := range list {
-		line := fmt.Sprintf("%s:%d:%d: %s: %s", paths[d.Path], d.Line, d.Col, d.severity(), oneLine(d.Message))
+		line := fmt.Sprintf("%s:%d:%d: %s: %s", f.paths[d.Path], d.Line, d.Col, d.severity(), oneLine(d.Message))
 		if d.Source != "" {
 			line += " (" + d.Source + ")"
 		}
@@ -236,16 +266,9 @@ func Format(reports []Report, lim Limits) string {
 		b.WriteString(line + "\n")
 		listed++
 	}
-	if left := len(errs) + len(warns) - listed; left > 0 && len(errs)+len(warns) > 0 {
-		fmt.Fprintf(&b, "(%d more not listed)\n", left)
+	if left := total - listed; left > 0 {
+		fmt.Fprintf(b, "(%d more not listed)\n", left)
 	}
-	if len(clean) > 0 {
-		fmt.Fprintf(&b, "[loom] no new problems in %s\n", strings.Join(clean, ", "))
-	}
-	for _, line := range unknown {
-		b.WriteString(line + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
 }
 
 // Summary is the short line shown to people: "2 new problems in

@@ -197,6 +197,9 @@ type Replayed struct {
 	// Commits are the auto-commits the conversation made and did not
 	// rewind, with their turns, for a rewind after a restart.
 	Commits CommitLog
+	// Children are the subagents the conversation started, in order
+	// (Spawned).
+	Children []ChildRecord
 }
 
 // Replay reads the journal at path and steps its events through a
@@ -215,52 +218,9 @@ func ReplayUnsealed(path string, cfg fsm.Config, unseal *secret.Redactor) (Repla
 		return Replayed{}, err
 	}
 	defer f.Close()
-	var rp Replayed
-	var pendingTurn uint64
-	sc, err := ReadUnsealed(f, unseal, func(st Step) {
-		if st.Restore != nil || st.RestoreEnd {
-			rp.PendingRestore = st.Restore
-			if st.RestoreEnd {
-				rp.PendingRestore = nil
-			}
-			rp.PendingRewind = pendingRewind(rp.PendingRewind, st)
-			return
-		}
-		if st.Commit != nil || st.CommitEnd {
-			if !st.CommitEnd {
-				rp.PendingCommit = st.Commit
-				if rp.M != nil {
-					pendingTurn = rp.M.State().Turn
-				}
-				return
-			}
-			if st.Commit != nil && st.Commit.SHA != "" {
-				rp.Commits.Made(rp.PendingCommit, st.Commit.SHA, pendingTurn)
-			}
-			rp.PendingCommit = nil
-			return
-		}
-		if st.Config != nil {
-			if rp.M == nil {
-				rp.M = fsm.New(*st.Config)
-			} else {
-				rp.M.Reconfigure(*st.Config)
-			}
-			return
-		}
-		if rp.M == nil {
-			rp.M = fsm.New(cfg)
-		}
-		if _, err := rp.M.Step(st.Event); err != nil {
-			rp.Rejected = append(rp.Rejected, fmt.Sprintf("line %d: %v", st.Line, err))
-			return
-		}
-		rp.Commits.Stepped(st.Event)
-		if _, ok := st.Event.(fsm.Rewind); ok {
-			rp.PendingRewind = nil
-		}
-		rp.Steps++
-	})
+	r := replayer{cfg: cfg}
+	sc, err := ReadUnsealed(f, unseal, r.step)
+	rp := r.rp
 	rp.Scan = sc
 	if err != nil {
 		return rp, err
@@ -269,6 +229,74 @@ func ReplayUnsealed(path string, cfg fsm.Config, unseal *secret.Redactor) (Repla
 		rp.M = fsm.New(cfg)
 	}
 	return rp, nil
+}
+
+// replayer steps a journal's records into what Replay gives back.
+type replayer struct {
+	rp  Replayed
+	cfg fsm.Config // the configuration before the journal's first
+	// pendingTurn is the turn the pending commit was made in.
+	pendingTurn uint64
+}
+
+// step takes one record: a restore, a commit, a configuration or an
+// event.
+func (r *replayer) step(st Step) {
+	switch {
+	case st.Restore != nil || st.RestoreEnd:
+		r.rp.PendingRestore = st.Restore
+		if st.RestoreEnd {
+			r.rp.PendingRestore = nil
+		}
+		r.rp.PendingRewind = pendingRewind(r.rp.PendingRewind, st)
+	case st.Commit != nil || st.CommitEnd:
+		r.commit(st)
+	case st.Config != nil:
+		if r.rp.M == nil {
+			r.rp.M = fsm.New(*st.Config)
+		} else {
+			r.rp.M.Reconfigure(*st.Config)
+		}
+	default:
+		r.event(st)
+	}
+}
+
+// commit takes a commit record: the commit planned (pending until its
+// end), or its end with the commit made, if any.
+func (r *replayer) commit(st Step) {
+	rp := &r.rp
+	if !st.CommitEnd {
+		rp.PendingCommit = st.Commit
+		if rp.M != nil {
+			r.pendingTurn = rp.M.State().Turn
+		}
+		return
+	}
+	if st.Commit != nil && st.Commit.SHA != "" {
+		rp.Commits.Made(rp.PendingCommit, st.Commit.SHA, r.pendingTurn)
+	}
+	rp.PendingCommit = nil
+}
+
+// event steps an event through the machine (made from cfg when no
+// configuration came first); one the machine rejects is noted.
+func (r *replayer) event(st Step) {
+	rp := &r.rp
+	if rp.M == nil {
+		rp.M = fsm.New(r.cfg)
+	}
+	acts, err := rp.M.Step(st.Event)
+	if err != nil {
+		rp.Rejected = append(rp.Rejected, fmt.Sprintf("line %d: %v", st.Line, err))
+		return
+	}
+	rp.Children = Spawned(rp.Children, st.Event, acts)
+	rp.Commits.Stepped(st.Event)
+	if _, ok := st.Event.(fsm.Rewind); ok {
+		rp.PendingRewind = nil
+	}
+	rp.Steps++
 }
 
 // pendingRewind follows a files rewind through its restore records: a
