@@ -50,6 +50,9 @@ type Config struct {
 	// Subagents is [subagents]: the caps on the subagents a conversation
 	// starts (config/subagents.go).
 	Subagents Subagents `toml:"subagents"`
+	// Worktrees is [worktrees]: the worktrees conversations work in
+	// (config/worktrees.go).
+	Worktrees Worktrees `toml:"worktrees"`
 
 	// origins maps a dotted key path ("tools.bash") to where it was last
 	// set, so that Validate can name the source. Nil for a hand-built Config.
@@ -408,6 +411,7 @@ func (d Duration) String() string {
 func Default() Config {
 	return Config{
 		Subagents: DefaultSubagents(),
+		Worktrees: DefaultWorktrees(),
 		Model: Model{
 			Provider:         ProviderOpenAI,
 			BaseURL:          DefaultBaseURL,

@@ -86,6 +86,25 @@ func ProtectStateDir(dir string) {
 	}
 }
 
+// WorktreesDir is the directory of loom's state directory that holds
+// the git worktrees conversations work in (package gitworktree): each
+// checkout is a directory whose name has no dot, beside its manifest
+// (<name>.json).
+const WorktreesDir = "worktrees"
+
+// inWorktreeCheckout reports whether path, inside the state directory
+// state, lies in one of the worktrees' checkouts: the user's code, which
+// a worktree conversation writes, not loom's state. The manifests beside
+// them stay protected.
+func inWorktreeCheckout(state, path string) bool {
+	rel, err := filepath.Rel(state, path)
+	if err != nil {
+		return false
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	return len(parts) >= 2 && parts[0] == WorktreesDir && parts[1] != "" && !strings.Contains(parts[1], ".")
+}
+
 func stateDirs() []string {
 	protectedState.Lock()
 	defer protectedState.Unlock()
@@ -197,7 +216,7 @@ func IsProtected(path string) bool {
 			continue
 		}
 		for _, d := range []string{filepath.Clean(dir), resolvePath(dir)} {
-			if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
+			if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) && !inWorktreeCheckout(d, path) {
 				return true
 			}
 		}

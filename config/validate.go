@@ -32,6 +32,7 @@ func (c Config) Validate() error {
 	c.validateSandbox(add)
 	c.validateCompletion(add)
 	c.validateSubagents(add)
+	c.validateWorktrees(add)
 	return errors.Join(errs...)
 }
 

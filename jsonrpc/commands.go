@@ -187,6 +187,18 @@ type AskResult struct {
 type HistoryResult struct {
 	Folder   string           `json:"folder"`
 	Messages []HistoryMessage `json:"messages"`
+	// Children are the subagents the conversation started, oldest
+	// first, each as its last loom/subagent said and with its
+	// transcript: a client redraws its cards (lines) from them.
+	Children []SubagentHistory `json:"children,omitempty"`
+}
+
+// SubagentHistory is a child of the conversation in loom.history: its
+// state (SubagentParams; an ended child's Activity is absent) and its
+// transcript, as loom.history gives a conversation's.
+type SubagentHistory struct {
+	SubagentParams
+	Messages []HistoryMessage `json:"messages"`
 }
 
 // HistoryMessage is one message of the transcript.

@@ -298,7 +298,20 @@ func (h commandHandler) runHistory(ctx context.Context, a FolderArgs) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	out := &HistoryResult{Folder: sess.Folder().Path(), Messages: make([]HistoryMessage, 0, len(msgs))}
+	out := &HistoryResult{Folder: sess.Folder().Path(), Messages: historyMessages(msgs)}
+	kids, err := sess.Children(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kids {
+		out.Children = append(out.Children, SubagentHistory{SubagentParams: *subagentParams(sess.Folder().Path(), sess.ID(), &k.Info), Messages: historyMessages(k.Messages)})
+	}
+	return out, nil
+}
+
+// historyMessages is a transcript as loom.history gives it.
+func historyMessages(msgs []fsm.Message) []HistoryMessage {
+	out := make([]HistoryMessage, 0, len(msgs))
 	for _, m := range msgs {
 		hm := HistoryMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Note: m.Note}
 		if m.Role == fsm.RoleUser && !m.Note {
@@ -309,9 +322,9 @@ func (h commandHandler) runHistory(ctx context.Context, a FolderArgs) (any, erro
 		for _, c := range m.ToolCalls {
 			hm.ToolCalls = append(hm.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, View: workspace.ViewTool(c.Name, c.Arguments)})
 		}
-		out.Messages = append(out.Messages, hm)
+		out = append(out, hm)
 	}
-	return out, nil
+	return out
 }
 
 func (h commandHandler) runCommit(ctx context.Context, a PathsArgs) (any, error) {

@@ -102,12 +102,24 @@ func (f *folderOut) SubagentChanged(n workspace.SubagentChanged) {
 	f.s.notify(context.Background(), MethodSubagent, subagentParams(f.folder, f.conversation, n.Subagent))
 }
 
+// runStopSubagent stops a.Child, a descendant of a.Conversation at any
+// depth; a.Conversation may itself be a child's conversation (a
+// grandchild's card names its parent's): then the folder's open
+// conversations are asked for it.
 func (h commandHandler) runStopSubagent(ctx context.Context, a StopSubagentArgs) (any, error) {
 	sess, err := h.s.session(CmdStopSubagent, a.URI, a.Conversation)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = sess.StopSubagent(ctx, a.Child)
+	} else if f, ferr := h.s.folder(CmdStopSubagent, a.URI); ferr == nil && a.Conversation != "" {
+		err = workspace.ErrNoSubagent
+		for _, c := range f.Open() {
+			// The child's own id may repeat under other parents: its
+			// conversation's names it alone, with its parent's.
+			if err = c.StopSubagentOf(ctx, a.Conversation, a.Child); !errors.Is(err, workspace.ErrNoSubagent) {
+				break
+			}
+		}
 	}
-	err = sess.StopSubagent(ctx, a.Child)
 	if errors.Is(err, workspace.ErrNoSubagent) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CmdStopSubagent, err)
 	}

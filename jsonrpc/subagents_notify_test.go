@@ -129,4 +129,27 @@ text = ["The parent goes on."]
 			t.Errorf("the stopped child said %s", p.State)
 		}
 	}
+
+	// A client that reloads redraws the children from loom.history:
+	// their states, tokens and transcripts.
+	var h HistoryResult
+	if err := e.ed.ExecuteCommand(e.ctx, CmdHistory, FolderArgs{Conversation: asked.Conversation}, &h); err != nil {
+		t.Fatal(err)
+	}
+	kids := map[string]SubagentHistory{}
+	for _, k := range h.Children {
+		kids[k.Child] = k
+	}
+	w1, w2h := kids["1-w1"], kids["1-w2"]
+	if len(h.Children) != 2 || w1.State != SubagentStopped || w2h.State != SubagentDone || w2h.Tokens != 40 || w2h.Task != "run the tests" ||
+		w2h.ChildConversation != w2[0].ChildConversation || w2h.Conversation != asked.Conversation {
+		t.Fatalf("loom.history's children: %+v", h.Children)
+	}
+	said := ""
+	for _, m := range w2h.Messages {
+		said += m.Role + ":" + m.Content + " "
+	}
+	if !strings.Contains(said, "user:run the tests") || !strings.Contains(said, "assistant:I could not run them.") {
+		t.Errorf("1-w2's transcript in loom.history: %s", said)
+	}
 }

@@ -34,6 +34,9 @@ type children struct {
 	up *childLink
 	// running are the running children, by the parent's call id.
 	running map[string]*Conversation
+	// log is every child the conversation started, with how it ended
+	// (from its journal, then as it steps): what loom.history redraws.
+	log []journal.ChildRecord
 	// spawning is the policy of the batch whose agent call is being
 	// stepped (SpawnRequested), nil otherwise: the child started by
 	// that step keeps it as its parent's.
@@ -90,6 +93,9 @@ type childLink struct {
 	// tokens is the child's running sum of tokens (set on the child's
 	// goroutine, read by its updates on any goroutine).
 	tokens atomic.Int64
+	// activity is what it did last (progress), nil before; any
+	// goroutine.
+	activity atomic.Pointer[string]
 }
 
 // rootID is the id of the conversation at the top of the child's
@@ -125,6 +131,9 @@ func (k *children) start(a fsm.StartChild) {
 	link.timer = time.AfterFunc(a.Timeout, func() { k.postLive(ctx, fsm.ChildTimedOut{Turn: a.Turn, CallID: a.CallID}) })
 	model, why := childModel(def.Model, k.set.cfg.Subagents.Models)
 	link.model = model
+	if n := len(k.log); n > 0 && k.log[n-1].Start.Child == a.Child {
+		k.log[n-1].Model = model
+	}
 	info := link.naming()
 	info.State = "running"
 	if why != "" {
@@ -283,7 +292,8 @@ func (k *children) finished(l *childLink, state string, total fsm.Usage) {
 // stepped tells the parent what the child's accepted event means for
 // it (m is the child's machine): its tokens so far (the caps), and its
 // progress on the parent's agent call.
-func (k *children) stepped(ev fsm.Event, m *fsm.Machine) {
+func (k *children) stepped(ev fsm.Event, acts []fsm.Action, m *fsm.Machine) {
+	k.log = journal.Spawned(k.log, ev, acts)
 	l := k.up
 	if l == nil || l.ended {
 		return
@@ -292,6 +302,13 @@ func (k *children) stepped(ev fsm.Event, m *fsm.Machine) {
 		_, total := m.Usage()
 		l.tokens.Store(total.TotalTokens)
 		l.parent.postLive(l.ctx, fsm.ChildUsage{Turn: l.turn, CallID: l.callID, Tokens: total.TotalTokens})
+		// Its tokens on each model response, not only with its next
+		// tool call: an update with what it did last.
+		activity := "the model answered"
+		if p := l.activity.Load(); p != nil {
+			activity = *p
+		}
+		k.update("running", activity)
 	}
 }
 
@@ -304,13 +321,22 @@ func (k *children) progress(state, msg string) {
 	if l == nil || l.ended {
 		return
 	}
+	l.activity.Store(&msg)
+	l.parent.postLive(l.ctx, fsm.ToolProgress{Turn: l.turn, CallID: l.callID, Message: l.agent.Name + " " + l.id + ": " + msg})
+	k.update(state, msg)
+}
+
+// update sends the child's state to its parent's client (NoteSubagent
+// with Activity) while the parent still counts it running; any
+// goroutine.
+func (k *children) update(state, msg string) {
+	l := k.up
 	info := l.naming()
 	info.State, info.Activity = state, msg
 	if t := l.tokens.Load(); t > 0 {
 		info.Usage = &fsm.Usage{TotalTokens: t}
 	}
 	parent := l.parent
-	parent.postLive(l.ctx, fsm.ToolProgress{Turn: l.turn, CallID: l.callID, Message: l.agent.Name + " " + l.id + ": " + msg})
 	parent.post(func() {
 		if c := parent.running[l.callID]; c != nil && c.children.up == l && l.ctx.Err() == nil {
 			parent.notify(Notification{Kind: NoteSubagent, Turn: l.turn, Subagent: info})

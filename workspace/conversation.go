@@ -443,6 +443,13 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 	var msgs []fsm.Message
 	err := s.loop.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
+	return s.redacted(msgs), err
+}
+
+// redacted is a copy of msgs with the secrets the user configured
+// redacted.
+func (s *Conversation) redacted(in []fsm.Message) []fsm.Message {
+	msgs := append([]fsm.Message(nil), in...)
 	r := s.folder.host.redactor
 	for i, m := range msgs {
 		msgs[i].Content = r.String(m.Content)
@@ -454,7 +461,7 @@ func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 			msgs[i].ToolCalls = calls
 		}
 	}
-	return msgs, err
+	return msgs
 }
 
 // Close shuts the conversation down: the turn in flight is cancelled,
@@ -563,7 +570,7 @@ func (s *Conversation) step(ev fsm.Event) ([]fsm.Action, error) {
 		return nil, err
 	}
 	s.jr.event(ev)
-	s.children.stepped(ev, s.m)
+	s.children.stepped(ev, acts, s.m)
 	if e, ok := ev.(fsm.LlmError); ok && e.Kind == fsm.ErrorContextLength {
 		s.folder.window.forget() // the server's window is not what it said
 	} else if now, _ := s.m.CutWindow(); now > 0 && now != cut {

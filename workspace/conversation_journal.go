@@ -104,6 +104,7 @@ func (s *Conversation) restore(path string) {
 	}
 	s.m = rp.M
 	s.m.Reconfigure(cfg)
+	s.children.log = rp.Children
 	id := journal.ID(rp.Scan.Header.Folder, rp.Scan.Header.Created)
 	s.setID(id, path)
 	s.jr.readMeta(path)
@@ -159,6 +160,7 @@ func (s *Conversation) startJournal(path string, created time.Time) {
 		cfg.ContinueFrom = s.m.IDs()
 	}
 	s.setID(s.jr.start(path, created, cfg))
+	s.children.log = nil // a new conversation: no children yet
 }
 
 // restartJournal sets the current journal aside (kept, renamed with a

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -142,30 +141,6 @@ type SubagentInfo struct {
 	// Model is the model its definition chose among the user's
 	// [subagents] models; absent: the conversation's.
 	Model string `json:"model,omitempty"`
-}
-
-// ErrNoSubagent is StopSubagent's error when no child of that id runs.
-var ErrNoSubagent = errors.New("no such subagent runs")
-
-// StopSubagent stops the running child child (its id among this
-// conversation's children, SubagentInfo.Child) and only it: the parent's
-// turn goes on, and its model reads that the user stopped the child,
-// with what the child had (fsm.ChildStopAsked).
-func (s *Conversation) StopSubagent(ctx context.Context, child string) error {
-	var stepErr error
-	err := s.loop.call(ctx, func() {
-		for _, c := range s.children.running {
-			if l := c.children.up; l.id == child {
-				_, stepErr = s.step(fsm.ChildStopAsked{Turn: l.turn, CallID: l.callID})
-				return
-			}
-		}
-		stepErr = fmt.Errorf("%w: %q", ErrNoSubagent, child)
-	})
-	if err != nil {
-		return err
-	}
-	return stepErr
 }
 
 // Words says who asks, for an approval: "subagent researcher (task: …)".

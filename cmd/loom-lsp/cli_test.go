@@ -12,7 +12,7 @@ import (
 // --version/-V, with exit 0.
 func TestCLIHelpAndVersionEverywhere(t *testing.T) {
 	dir := t.TempDir()
-	for _, sub := range []string{"", "serve", "exec", "demo", "replay", "version", "acp"} {
+	for _, sub := range []string{"", "serve", "exec", "demo", "replay", "version", "acp", "worktrees"} {
 		for _, flag := range []string{"--help", "-h", "--version", "-V"} {
 			args := []string{flag}
 			if sub != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/loom-lsp/loom-lsp/jsonrpc/headless"
 	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/workspace"
+	"github.com/loom-lsp/loom-lsp/workspace/gitworktree"
 )
 
 const execUsage = `Usage: loom-lsp exec [flags] PROMPT
@@ -75,6 +76,10 @@ type execFlags struct {
 	resume resumeFlag
 	// conversation is --conversation ID.
 	conversation string
+	// worktree is --worktree, worktreeMerge --worktree-merge (apply or
+	// keep).
+	worktree      bool
+	worktreeMerge string
 }
 
 // resumeLatest is --resume with no id: the folder's most recent
@@ -121,6 +126,8 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.images, "image", "attach a picture (PNG, JPEG, GIF or WebP, at most 5 MB) to the prompt; repeatable; the model must take pictures (model.images)")
 	fs.StringVar(&f.mode, "mode", "", "the conversation's mode: agent (edit and run), plan (read-only: investigate and propose a plan) or ask (read-only: answer); default: the conversation's (agent for a new one)")
 	fs.StringVar(&f.elicit, "elicit", "decline", "how to answer an MCP server's question (elicitation), since exec cannot ask: decline, or defaults (accept a form with its defaults when every required field has one; a URL is declined)")
+	fs.BoolVar(&f.worktree, "worktree", false, "run the conversation in a git worktree of its own under loom's state directory (the only tree its commands may write), then merge its changes three-way into your current tree (see --worktree-merge; docs/worktrees.md)")
+	fs.StringVar(&f.worktreeMerge, "worktree-merge", worktreeMergeApply, "with --worktree, what to do with its changes at the end: apply (merge them three-way into your tree, keeping your own edits; overlapping hunks are left out, named, and the worktree kept) or keep (report them, and keep the worktree for 'loom-lsp worktrees merge')")
 	fs.StringVar(&f.plan, "plan", "stop", "what to do with a plan the model proposes in plan mode: stop (print it; the turn ends, resume with your feedback or --mode agent) or accept (switch to agent mode and carry it out)")
 }
 
@@ -245,6 +252,23 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return configErr(err)
 	}
+	// Orphan worktrees (a killed loom's) are cleaned or named first; then
+	// --worktree moves the conversation into a worktree of its own.
+	report := worktreeReport{stdout: stdout, stderr: stderr, jsonl: jsonl}
+	worktrees, err := worktreeManager(cfg.Worktrees.MaxSizeMB)
+	if err == nil {
+		recoverWorktrees(ctx, worktrees, report)
+	}
+	var wt *gitworktree.Worktree
+	if f.worktree {
+		if err == nil {
+			wt, err = startWorktree(ctx, worktrees, folder, report)
+		}
+		if err != nil {
+			return configErr(fmt.Errorf("--worktree: %w", err))
+		}
+		folder = wt.Dir
+	}
 	// Everything the user should read is notified (and shown once); the
 	// log is for --debug.
 	logger := slog.New(slog.DiscardHandler)
@@ -261,8 +285,12 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		DiscardHeld:     true,
 		TrustHow:        func() string { return execTrustHow },
 	})
-	return headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,
+	exitCode := headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,
 		rewind: f.rewind, restore: fsm.Restore(f.restore), conversation: f.conversation, mode: fsm.Mode(f.mode), images: images}.run(ctx)
+	if wt != nil {
+		exitCode = finishWorktree(ctx, worktrees, wt, f.worktreeMerge, exitCode, report)
+	}
+	return exitCode
 }
 
 // pickConversation reads --resume ID PROMPT (an id the flag package left
@@ -287,6 +315,9 @@ func (f *execFlags) check(rest []string) ([]string, error) {
 	if f.rewind > 0 && len(rest) == 0 {
 		rest = []string{""}
 	}
+	if err := f.checkWorktree(); err != nil {
+		return nil, err
+	}
 	switch {
 	case f.restore != string(fsm.RestoreFiles) && f.restore != string(fsm.RestoreConversation) && f.restore != string(fsm.RestoreBoth):
 		return nil, fmt.Errorf("--restore is files, conversation or both, not %q", f.restore)
@@ -306,6 +337,20 @@ func (f *execFlags) check(rest []string) ([]string, error) {
 		return nil, fmt.Errorf("--elicit is decline or defaults, not %q", f.elicit)
 	}
 	return rest, nil
+}
+
+// checkWorktree refuses --worktree-merge values exec cannot honour and
+// --worktree with flags that continue a conversation.
+func (f *execFlags) checkWorktree() error {
+	switch {
+	case f.worktreeMerge == "ask":
+		return fmt.Errorf("--worktree-merge ask needs someone to review the changes, and exec has no one to ask; use keep (report them and keep the worktree for 'loom-lsp worktrees merge') or apply")
+	case f.worktreeMerge != worktreeMergeApply && f.worktreeMerge != worktreeMergeKeep:
+		return fmt.Errorf("--worktree-merge is apply or keep, not %q", f.worktreeMerge)
+	case f.worktree && (f.resume != "" || f.conversation != "" || f.rewind > 0):
+		return fmt.Errorf("--worktree starts a new conversation in a new worktree: it excludes --resume, --conversation and --rewind")
+	}
+	return nil
 }
 
 // input reads the turn's prompt (arg, or stdin for "-"; empty only with

@@ -45,6 +45,9 @@ import (
 //	subagent_update    turn, id, subagent, name, status, summary (a tool
 //	                   call of the child)
 //	subagent_completed turn, id, subagent (with state and usage)
+//	worktree_recovered worktree (exec found an orphan worktree)
+//	worktree_created   worktree (exec --worktree)
+//	worktree_merged    worktree (its work brought back, or reported)
 //
 // Fields are only ever added. Empty fields are left out.
 type Event struct {
@@ -108,6 +111,9 @@ type Event struct {
 	// Subagent names the child conversation (subagent_started,
 	// subagent_update, subagent_completed).
 	Subagent *workspace.SubagentInfo `json:"subagent,omitempty"`
+	// Worktree is the worktree of worktree_created, worktree_merged and
+	// worktree_recovered (worktree.go).
+	Worktree *WorktreeInfo `json:"worktree,omitempty"`
 }
 
 // HunkEvent is one hunk of a proposed_change: its unified diff and the

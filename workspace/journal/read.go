@@ -197,6 +197,9 @@ type Replayed struct {
 	// Commits are the auto-commits the conversation made and did not
 	// rewind, with their turns, for a rewind after a restart.
 	Commits CommitLog
+	// Children are the subagents the conversation started, in order
+	// (Spawned).
+	Children []ChildRecord
 }
 
 // Replay reads the journal at path and steps its events through a
@@ -283,10 +286,12 @@ func (r *replayer) event(st Step) {
 	if rp.M == nil {
 		rp.M = fsm.New(r.cfg)
 	}
-	if _, err := rp.M.Step(st.Event); err != nil {
+	acts, err := rp.M.Step(st.Event)
+	if err != nil {
 		rp.Rejected = append(rp.Rejected, fmt.Sprintf("line %d: %v", st.Line, err))
 		return
 	}
+	rp.Children = Spawned(rp.Children, st.Event, acts)
 	rp.Commits.Stepped(st.Event)
 	if _, ok := st.Event.(fsm.Rewind); ok {
 		rp.PendingRewind = nil

@@ -469,6 +469,8 @@ export interface CompletionStatus {
 export interface HistoryResult {
   folder: string;
   messages: HistoryMessage[] | null;
+  /** Children are the subagents the conversation started, oldest first, each as its last loom/subagent said and with its transcript: a client redraws its cards (lines) from them. */
+  children?: SubagentHistory[];
 }
 
 /** HistoryMessage is one message of the transcript. */
@@ -513,6 +515,33 @@ export interface HistoryChip {
   kind: string;
   label: string;
   uri?: string;
+}
+
+/** SubagentHistory is a child of the conversation in loom.history: its state (SubagentParams; an ended child's Activity is absent) and its transcript, as loom.history gives a conversation's. */
+export interface SubagentHistory {
+  folder: string;
+  /** Conversation is the parent's conversation id. */
+  conversation?: string;
+  /** Turn is the parent's turn, CallID its agent call. */
+  turn: number;
+  callId: string;
+  /** Child is the child's id among the parent's children (what loom.stopSubagent takes); ChildConversation is the child's conversation id, which its own notifications carry. */
+  child: string;
+  childConversation?: string;
+  /** Agent is the name of the child's definition (researcher, worker, a user's agent), Task what it was asked. */
+  agent: string;
+  task: string;
+  depth: number;
+  readOnly?: boolean;
+  /** Model is the model its definition chose among the user's [subagents] models; absent: the conversation's. */
+  model?: string;
+  /** State is running, waiting (for the user's approval), done, failed or stopped. */
+  state: string;
+  /** Activity is what it did last ("read_file succeeded", "waits for your approval: bash …"); absent when it starts. */
+  activity?: string;
+  /** Tokens is what it used so far (its total at its end). */
+  tokens: number;
+  messages: HistoryMessage[] | null;
 }
 
 /** UndoArgs are loom.undo's arguments. */

@@ -194,6 +194,7 @@
 ---@class loom.wire.HistoryResult
 ---@field folder string
 ---@field messages loom.wire.HistoryMessage[]|nil
+---@field children? loom.wire.SubagentHistory[] Children are the subagents the conversation started, oldest first, each as its last loom/subagent said and with its transcript: a client redraws its cards (lines) from them.
 
 --- HistoryMessage is one message of the transcript.
 ---@class loom.wire.HistoryMessage
@@ -225,6 +226,24 @@
 ---@field kind string
 ---@field label string
 ---@field uri? string
+
+--- SubagentHistory is a child of the conversation in loom.history: its state (SubagentParams; an ended child's Activity is absent) and its transcript, as loom.history gives a conversation's.
+---@class loom.wire.SubagentHistory
+---@field folder string
+---@field conversation? string Conversation is the parent's conversation id.
+---@field turn integer Turn is the parent's turn, CallID its agent call.
+---@field callId string
+---@field child string Child is the child's id among the parent's children (what loom.stopSubagent takes); ChildConversation is the child's conversation id, which its own notifications carry.
+---@field childConversation? string
+---@field agent string Agent is the name of the child's definition (researcher, worker, a user's agent), Task what it was asked.
+---@field task string
+---@field depth integer
+---@field readOnly? boolean
+---@field model? string Model is the model its definition chose among the user's [subagents] models; absent: the conversation's.
+---@field state string State is running, waiting (for the user's approval), done, failed or stopped.
+---@field activity? string Activity is what it did last ("read_file succeeded", "waits for your approval: bash …"); absent when it starts.
+---@field tokens integer Tokens is what it used so far (its total at its end).
+---@field messages loom.wire.HistoryMessage[]|nil
 
 --- UndoArgs are loom.undo's arguments.
 ---@class loom.wire.UndoArgs
