@@ -92,6 +92,9 @@ type Folder struct {
 	// watcher's events (cmdwindow.go).
 	cmds *commandWindows
 
+	// heldRestored lists the names held before a restart (heldnames.go)
+	// once, with the first conversation started here.
+	heldRestored sync.Once
 	// worktreeMu serialises what writes the worktree for the
 	// conversations (gitState.lock): their mutating tool calls, commits
 	// and undos. So a command's window (cmdwindow.go) never sees another

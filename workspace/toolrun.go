@@ -286,14 +286,14 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 		// And the files as they were before it, so that its changes (not
 		// the user's earlier ones) can be told apart (preimage.go).
 		before := s.folder.cmds.preImages(func() []string { return s.folder.commands().dirty(ctx, b.env.ScrubEnv) })
-		present := protectedPresence(s.folder.dir)
+		present, started := protectedPresence(s.folder.dir), time.Now()
 		mark, win := s.folder.host.overlay.EditorMark(), s.folder.cmds.openWindow()
 		s.writes.commandStarted()
 		defer func() {
 			run := s.folder.commands().close(win, mark, commandLine(c.Arguments), before)
 			outcome.Command = run
 			s.writes.commandEnded(run.paths, s.folder.host.overlay.readSeen)
-			heldModel, heldRels := r.holdCreated(run, present)
+			heldModel, heldRels := r.holdCreated(run, present, started)
 			holdWrittenConfig(s.folder.host.opts.TrustFile, s.folder.dir, heldRels, s.folder.log)
 			written := protectedWrites(s.folder.dir, run)
 			holdWrittenConfig(s.folder.host.opts.TrustFile, s.folder.dir, written, s.folder.log)
