@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -74,6 +75,13 @@ type MCPServer struct {
 	// OAuthScopes are the scopes asked for when signing in, instead of
 	// those the server advertises.
 	OAuthScopes []string `toml:"oauth_scopes"`
+	// OAuthClientMetadataURL is the https URL (not the site's root) of a
+	// Client ID Metadata Document describing loom (client_name,
+	// redirect_uris with http://127.0.0.1/callback, grant_types), which you
+	// host: an authorization server that supports such documents takes
+	// the URL as loom's client id, with no registration; others fall back
+	// to oauth_client_id, then to dynamic registration.
+	OAuthClientMetadataURL string `toml:"oauth_client_metadata_url"`
 
 	// fromWorkspace is set when a workspace's own .loom.toml set any of
 	// the server's keys: the repository chose what it runs.
@@ -113,7 +121,8 @@ func (s MCPServer) Equal(o MCPServer) bool {
 	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && mapsEqual(s.Env, o.Env) &&
 		s.URL == o.URL && s.Approve == o.Approve && s.Timeout == o.Timeout && s.fromWorkspace == o.fromWorkspace &&
 		mapsEqual(s.SetEnv, o.SetEnv) && mapsEqual(s.Headers, o.Headers) && s.BearerTokenEnv == o.BearerTokenEnv && s.file == o.file &&
-		s.OAuthClientID == o.OAuthClientID && slices.Equal(s.OAuthScopes, o.OAuthScopes)
+		s.OAuthClientID == o.OAuthClientID && slices.Equal(s.OAuthScopes, o.OAuthScopes) &&
+		s.OAuthClientMetadataURL == o.OAuthClientMetadataURL
 }
 
 func mapsEqual(a, b map[string]string) bool {
@@ -190,6 +199,11 @@ func (c Config) validateMCPServer(add func(*Error), name string, s MCPServer) {
 	}
 	if s.BearerTokenEnv != "" && !envNameRE.MatchString(s.BearerTokenEnv) {
 		add(c.keyErr(key+".bearer_token_env", "want the NAME of a variable of loom's environment"))
+	}
+	if u := s.OAuthClientMetadataURL; u != "" {
+		if p, err := url.Parse(u); err != nil || p.Scheme != "https" || p.Host == "" || strings.Trim(p.Path, "/") == "" {
+			add(c.keyErr(key+".oauth_client_metadata_url", "want an https URL with a path (a Client ID Metadata Document), got %q", u))
+		}
 	}
 	if v := s.usesVariable(c.Model.APIKeyEnv); v != "" {
 		add(c.keyErr(key+"."+v, "%s is the model's API key (model.api_key_env); it is never passed to an MCP server", c.Model.APIKeyEnv))

@@ -81,6 +81,8 @@ func TestMCPErrors(t *testing.T) {
 		{"args with url", "[mcp.servers.a]\nurl = \"http://h/mcp\"\nargs = [\"-y\"]\n", []string{":3: mcp.servers.a.args: mcp.servers.a: args, env and set_env apply to a command, not to a url"}},
 		{"headers with command", "[mcp.servers.a]\ncommand = \"x\"\nheaders = { X = \"y\" }\n", []string{":3: mcp.servers.a.headers: mcp.servers.a: headers and bearer_token_env apply to a url, not to a command"}},
 		{"bearer not a name", "[mcp.servers.a]\nurl = \"http://h/mcp\"\nbearer_token_env = \"sk-secret\"\n", []string{":3: mcp.servers.a.bearer_token_env: want the NAME"}},
+		{"client metadata not https", "[mcp.servers.a]\nurl = \"http://h/mcp\"\noauth_client_metadata_url = \"http://me.example/loom.json\"\n", []string{":3: mcp.servers.a.oauth_client_metadata_url: want an https URL with a path"}},
+		{"client metadata at the root", "[mcp.servers.a]\nurl = \"http://h/mcp\"\noauth_client_metadata_url = \"https://me.example/\"\n", []string{"want an https URL with a path"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

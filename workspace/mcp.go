@@ -49,6 +49,7 @@ func (s *Folder) applyMCP(cfg config.Config) {
 			Env: append(mcp.Environ(getenv, pass), res.SetEnv...), URL: res.URL, Headers: res.Headers,
 			Timeout: srv.CallTimeout(), Roots: []string{s.dir},
 			Sandbox: s.sandbox, ClientID: srv.OAuthClientID, Scopes: srv.OAuthScopes,
+			ClientMetadataURL: srv.OAuthClientMetadataURL,
 		}
 		if rerr != nil {
 			sp.NotStarted = fmt.Sprintf("not started: MCP server %q (%s) %v", name, serverFile(srv), rerr)

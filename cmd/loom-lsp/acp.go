@@ -85,6 +85,7 @@ func runACP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	recoverWorktreesLogged(ctx, logger, *stateDir)
 	host := hostOptions(logger, *stateDir)
 	host.Config = func(folder string, overrides []config.Override) (config.Config, error) {
 		cfg, _, err := config.Load(config.LoadOptions{Folder: folder, ExplicitFile: f.configFile,

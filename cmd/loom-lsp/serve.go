@@ -85,6 +85,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	recoverWorktreesLogged(ctx, logger, *stateDir)
 	stdin = interruptibleInput(stdin)
 	in, out := protocolStream(stdin, stdout)
 	conn := stdio{Reader: in, Writer: out}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -149,4 +151,38 @@ func (r worktreeReport) mergeText(w headless.WorktreeInfo) {
 	if !w.Removed {
 		fmt.Fprintf(r.stderr, "loom-lsp: worktree kept at %s: 'loom-lsp worktrees merge %s' merges it, 'loom-lsp worktrees remove %s' drops it\n", w.Path, w.Name, w.Name)
 	}
+}
+
+// recoverWorktreesLogged cleans, on a daemon's start (serve, acp), the
+// orphan worktrees a killed loom left in stateDir ("": the default),
+// in the background, and logs each: removed, or kept with its changes
+// (loom-lsp worktrees names them too).
+func recoverWorktreesLogged(ctx context.Context, logger *slog.Logger, stateDir string) {
+	if stateDir == "" {
+		d, err := journal.DefaultStateDir()
+		if err != nil {
+			return
+		}
+		stateDir = d
+	}
+	m := &gitworktree.Manager{Dir: filepath.Join(stateDir, config.WorktreesDir)}
+	if _, err := os.Stat(m.Dir); err != nil {
+		return // no worktree was ever made: nothing to look at
+	}
+	go func() {
+		all, err := m.Recover(ctx)
+		if err != nil {
+			logger.Warn("looking for orphan worktrees", "err", err)
+		}
+		for _, o := range all {
+			switch {
+			case o.Err != nil:
+				logger.Warn("orphan worktree not cleaned", "path", o.Path, "folder", o.Folder, "err", o.Err)
+			case o.Removed:
+				logger.Info("removed orphan worktree (its loom process was gone, it held nothing unmerged)", "path", o.Path, "folder", o.Folder)
+			default:
+				logger.Warn("kept orphan worktree holding changes: loom-lsp worktrees merge or remove it", "name", o.Name, "path", o.Path, "folder", o.Folder, "changed", o.Changed)
+			}
+		}
+	}()
 }

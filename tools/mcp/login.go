@@ -98,6 +98,9 @@ func Login(ctx context.Context, o LoginOptions) (LoginResult, error) {
 			return c.TokenSource(ctx, tok), nil
 		},
 	}
+	if o.Spec.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.Spec.ClientMetadataURL}
+	}
 	if o.Spec.ClientID != "" {
 		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.Spec.ClientID}
 	}

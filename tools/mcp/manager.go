@@ -55,6 +55,9 @@ type Spec struct {
 	// empty, are the scopes asked for instead of the server's.
 	ClientID string
 	Scopes   []string
+	// ClientMetadataURL is loom's Client ID Metadata Document, used as
+	// the client id where the authorization server supports it.
+	ClientMetadataURL string
 }
 
 // DefaultTimeout bounds a tool call when Spec.Timeout is zero.
@@ -63,7 +66,8 @@ const DefaultTimeout = 2 * time.Minute
 func (s Spec) same(o Spec) bool {
 	return s.Name == o.Name && s.Command == o.Command && slices.Equal(s.Args, o.Args) &&
 		slices.Equal(s.Env, o.Env) && s.Dir == o.Dir && s.URL == o.URL && maps.Equal(s.Headers, o.Headers) && slices.Equal(s.Roots, o.Roots) && s.Timeout == o.Timeout &&
-		s.NotStarted == o.NotStarted && s.Sandbox == o.Sandbox && s.ClientID == o.ClientID && slices.Equal(s.Scopes, o.Scopes)
+		s.NotStarted == o.NotStarted && s.Sandbox == o.Sandbox && s.ClientID == o.ClientID && slices.Equal(s.Scopes, o.Scopes) &&
+		s.ClientMetadataURL == o.ClientMetadataURL
 }
 
 // State is where a server is in its life.
@@ -89,6 +93,8 @@ type ServerStatus struct {
 	Tools     int `json:"tools"`
 	Prompts   int `json:"prompts,omitempty"`
 	Resources int `json:"resources,omitempty"`
+	// Templates counts the server's resource templates.
+	Templates int `json:"templates,omitempty"`
 	// Error says why it failed or was not started.
 	Error string `json:"error,omitempty"`
 }
@@ -210,6 +216,7 @@ func (m *Manager) Status() []ServerStatus {
 		st := ServerStatus{Name: srv.spec.Name, State: srv.state, Error: srv.err}
 		if srv.state == StateReady {
 			st.Tools, st.Prompts, st.Resources = len(srv.tools), len(srv.prompts), len(srv.resources)
+			st.Templates = len(srv.templates)
 		}
 		out = append(out, st)
 	}

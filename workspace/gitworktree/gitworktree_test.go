@@ -286,3 +286,35 @@ func TestHelperOwner(t *testing.T) {
 	os.Stdout.WriteString("WT " + a.Name + "\nWT " + b.Name + "\n")
 	bufio.NewReader(os.Stdin).ReadString('\n') // until killed
 }
+
+// TestIncludeFollowsNoLink: .worktreeinclude copies regular files only:
+// a symbolic link it matches (to a file outside the repository), or a
+// file reached through a linked directory, is not copied.
+func TestIncludeFollowsNoLink(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t)
+	outside := filepath.Join(t.TempDir(), "secret")
+	write(t, filepath.Join(outside, "key"), "PRIVATE\n")
+	write(t, filepath.Join(dir, ".worktreeinclude"), ".env\nkey.txt\nlinked/\n")
+	if err := os.Symlink(filepath.Join(outside, "key"), filepath.Join(dir, "key.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, dir, "add", ".worktreeinclude")
+	gittest.Run(t, dir, "commit", "-q", "-m", "include")
+	m := &Manager{Dir: filepath.Join(t.TempDir(), "worktrees")}
+	wt, err := m.Create(ctx, dir, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(wt.Included, []string{".env"}) {
+		t.Fatalf("included %v, want only .env", wt.Included)
+	}
+	for _, p := range []string{"key.txt", "linked", "linked/key"} {
+		if _, err := os.Lstat(filepath.Join(wt.Path, p)); err == nil {
+			t.Errorf("%s was copied", p)
+		}
+	}
+}
