@@ -134,15 +134,7 @@ type compaction struct {
 
 // Tokens estimates the tokens the next request would send (see the
 // estimate above). It costs O(messages) when no usage is known yet.
-func (m *Machine) Tokens() int64 { return m.estimate(m.outgoing()) }
-
-// estimate is the token estimate of sending msgs now.
-func (m *Machine) estimate(msgs []Message) int64 {
-	if m.lastPrompt > 0 && m.lastPromptMsgs <= len(msgs) {
-		return m.lastPrompt + EstimateTokens(msgs[m.lastPromptMsgs:])
-	}
-	return EstimateTokens(msgs)
-}
+func (m *Machine) Tokens() int64 { return m.prompt.estimate(m.elided.messages(m.history)) }
 
 // compactable returns where the part of the history a compaction would
 // summarise begins and ends: after the system prompt, up to the current
@@ -169,7 +161,7 @@ func (m *Machine) overBudget(msgs []Message) (bool, int64) {
 	if w <= 0 {
 		return false, 0
 	}
-	est := m.estimate(msgs)
+	est := m.prompt.estimate(msgs)
 	return float64(est) > m.cfg.CompactAt*float64(w), est
 }
 
@@ -182,7 +174,7 @@ func (m *Machine) startCompaction(acts []Action, reason string, tokens int64, c 
 	acts = append(acts, CompactionStarted{Turn: m.turn, Reason: reason, Tokens: tokens, Window: m.window()})
 	msgs := make([]Message, 0, to-from+2)
 	msgs = append(msgs, m.history[:from]...)
-	part := m.outgoing()[from:to]
+	part := m.elided.messages(m.history)[from:to]
 	if w := m.window(); w > 0 {
 		// Keep the newest messages that fit 3/4 of the window, starting
 		// at a user message so that every tool call keeps its result.
@@ -228,8 +220,8 @@ func (m *Machine) finishCompaction(summary string) []Action {
 	m.history = h
 	m.turnStart = from + 1
 	m.turnStarts = append(m.turnStarts[:0], m.turnStart)
-	m.view, m.elidedTo = nil, 0
-	m.lastPrompt, m.lastPromptMsgs = 0, 0
+	m.elided.forget()
+	m.prompt = promptCount{}
 	acts := []Action{Compacted{Turn: m.turn, Summary: summary, Dropped: dropped, Tokens: EstimateTokens(h)}}
 	if !c.resume {
 		return m.endIdleWork(acts)
@@ -256,7 +248,7 @@ func (m *Machine) onCompact() []Action {
 	if _, _, ok := m.compactable(); !ok {
 		return []Action{DisplayError{Turn: m.turn, Kind: ErrorOther, Message: "nothing to compact: the conversation is already at its minimum"}}
 	}
-	return m.startCompaction(nil, "on request", m.estimate(m.outgoing()), compaction{})
+	return m.startCompaction(nil, "on request", m.prompt.estimate(m.elided.messages(m.history)), compaction{})
 }
 
 // minimalError is the error of a conversation that cannot shrink further.
@@ -284,20 +276,7 @@ func (m *Machine) onContextLengthError(e LlmError) []Action {
 	if _, _, ok := m.compactable(); !ok || m.ctxRetried {
 		return m.minimalError(e.Message)
 	}
-	return m.startCompaction(nil, "the server said the context is full", m.estimate(m.outgoing()), compaction{resume: true, afterError: true})
-}
-
-// outgoing returns the messages a request sends now: the history, with
-// old tool results elided (see refreshElision).
-func (m *Machine) outgoing() []Message {
-	n := len(m.history)
-	if m.view == nil {
-		return m.history[:n:n]
-	}
-	for len(m.view) < n {
-		m.view = append(m.view, m.history[len(m.view)])
-	}
-	return m.view[:n:n]
+	return m.startCompaction(nil, "the server said the context is full", m.prompt.estimate(m.elided.messages(m.history)), compaction{resume: true, afterError: true})
 }
 
 // refreshElision moves the elision cut to the start of the
@@ -318,58 +297,20 @@ func (m *Machine) refreshElision(force bool) bool {
 		return false
 	}
 	cut := m.turnStarts[len(m.turnStarts)-keep]
-	if cut <= m.elidedTo {
+	if cut <= m.elided.to {
 		return false
 	}
-	saved := m.elisionSaving(cut)
+	saved := m.elided.saving(m.history, cut)
 	if saved == 0 {
-		m.elidedTo = cut
+		m.elided.to = cut
 		return false
 	}
 	if !force && !m.elisionDue(saved) {
 		return false
 	}
-	var names map[string]string
-	view := make([]Message, len(m.history), len(m.history)+8)
-	copy(view, m.outgoing())
-	for i := m.elidedTo; i < cut; i++ {
-		msg := &view[i]
-		if msg.Role == RoleAssistant {
-			for _, c := range msg.ToolCalls {
-				if names == nil {
-					names = map[string]string{}
-				}
-				names[c.ID] = c.Name + " " + c.Arguments
-			}
-		}
-		if msg.Role == RoleTool && len(msg.Content) > elideMinBytes {
-			msg.Content = elidedNote(names[msg.ToolCallID], len(msg.Content))
-		}
-	}
-	m.view, m.elidedTo = view, cut
-	m.lastPrompt, m.lastPromptMsgs = 0, 0
+	m.elided.elide(m.history, cut)
+	m.prompt = promptCount{}
 	return true
-}
-
-// elideShare is the share of the compaction threshold (CompactAt ×
-// window) past which old tool results are elided.
-const elideShare = 0.75
-
-// noWindowBatch is the least a batch of elisions saves, in tokens, when
-// the machine has no window to budget with.
-const noWindowBatch = 8192
-
-// elisionSaving estimates the bytes that eliding the tool results of
-// history[elidedTo:cut] saves.
-func (m *Machine) elisionSaving(cut int) int64 {
-	var saved int64
-	for i := m.elidedTo; i < cut; i++ {
-		if msg := &m.history[i]; msg.Role == RoleTool && len(msg.Content) > elideMinBytes {
-			// The note is some 80 bytes.
-			saved += int64(len(msg.Content)) - 80
-		}
-	}
-	return saved
 }
 
 // elisionDue reports whether a batch of elisions saving saved bytes is
@@ -379,9 +320,17 @@ func (m *Machine) elisionDue(saved int64) bool {
 	if w <= 0 {
 		return saved/4 >= noWindowBatch
 	}
-	est := m.estimate(m.outgoing())
+	est := m.prompt.estimate(m.elided.messages(m.history))
 	return float64(est) > elideShare*m.cfg.CompactAt*float64(w) && saved/4 >= w/10
 }
+
+// elideShare is the share of the compaction threshold (CompactAt ×
+// window) past which old tool results are elided.
+const elideShare = 0.75
+
+// noWindowBatch is the least a batch of elisions saves, in tokens, when
+// the machine has no window to budget with.
+const noWindowBatch = 8192
 
 func elidedNote(call string, n int) string {
 	return fmt.Sprintf("[output of `%s` elided: %s; run the tool again to see it]", shorten(call), size(n))

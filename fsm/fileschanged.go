@@ -33,30 +33,45 @@ const (
 	filesChangedTail = " (read them again before editing them)"
 )
 
-// onFilesChanged records paths to tell the model at its next request.
-func (m *Machine) onFilesChanged(e FilesChanged) []Action {
-	for _, p := range e.Paths {
-		if !m.changedSet[p] {
-			if m.changedSet == nil {
-				m.changedSet = map[string]bool{}
-			}
-			m.changedSet[p] = true
-			m.changed = append(m.changed, p)
-		}
-	}
-	return nil
+// changedFiles are the paths of FilesChanged events not yet told to the
+// model, in arrival order, each once.
+type changedFiles struct {
+	paths []string
+	set   map[string]bool // indexes paths
 }
 
-// forgetChanged drops pending changed paths the model has just read
-// afresh (ToolCompleted.Read).
-func (m *Machine) forgetChanged(paths []string) {
+// add records paths to tell the model at its next request.
+func (c *changedFiles) add(paths []string) {
 	for _, p := range paths {
-		if !m.changedSet[p] {
+		if !c.set[p] {
+			if c.set == nil {
+				c.set = map[string]bool{}
+			}
+			c.set[p] = true
+			c.paths = append(c.paths, p)
+		}
+	}
+}
+
+// forget drops pending paths the model has just read afresh
+// (ToolCompleted.Read).
+func (c *changedFiles) forget(paths []string) {
+	for _, p := range paths {
+		if !c.set[p] {
 			continue
 		}
-		delete(m.changedSet, p)
-		m.changed = slices.DeleteFunc(m.changed, func(q string) bool { return q == p })
+		delete(c.set, p)
+		c.paths = slices.DeleteFunc(c.paths, func(q string) bool { return q == p })
 	}
+}
+
+// take returns the pending paths, sorted, and forgets them.
+func (c *changedFiles) take() []string {
+	paths := append([]string(nil), c.paths...)
+	sort.Strings(paths)
+	c.paths = c.paths[:0]
+	clear(c.set)
+	return paths
 }
 
 // flushChanged appends the note of pending changed files, if any, to the
@@ -64,12 +79,9 @@ func (m *Machine) forgetChanged(paths []string) {
 func (m *Machine) flushChanged() {
 	m.flushNotes()
 	m.flushMode()
-	if len(m.changed) == 0 {
+	if len(m.changed.paths) == 0 {
 		return
 	}
-	paths := append([]string(nil), m.changed...)
-	sort.Strings(paths)
+	paths := m.changed.take()
 	m.history = append(m.history, Message{Role: RoleUser, Content: filesChangedNote + strings.Join(paths, ", ") + filesChangedTail, Note: true})
-	m.changed = m.changed[:0]
-	clear(m.changedSet)
 }

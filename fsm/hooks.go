@@ -173,22 +173,17 @@ func (m *Machine) checkHookCompleted(e PostToolsHookCompleted) error {
 
 // checkHooks decides whether a HooksDecided applies now.
 func (m *Machine) checkHooks(e HooksDecided) error {
+	onCall, pending := false, false
 	switch e.Event {
 	case HookPreToolUse, HookPostToolUse:
 		if err := m.checkTool(e, e.Turn, e.CallID); err != nil {
 			return err
 		}
-		if m.execs[m.execByID[e.CallID]].Status == ExecReviewing {
+		status := m.execs[m.execByID[e.CallID]].Status
+		if status == ExecReviewing {
 			return m.invalid(e, "the call waits for the user's review")
 		}
-		for _, r := range e.Hooks {
-			if r.Input != "" && !isJSONObject(r.Input) {
-				return m.invalid(e, "a rewritten input is not a JSON object")
-			}
-			if r.Input != "" && m.execs[m.execByID[e.CallID]].Status != ExecPending {
-				return m.invalid(e, "a call that started cannot be rewritten")
-			}
-		}
+		onCall, pending = true, status == ExecPending
 	case HookStop:
 		switch {
 		case m.kind == PostToolsHook && m.stopHooks && e.Turn == m.turn:
@@ -201,14 +196,33 @@ func (m *Machine) checkHooks(e HooksDecided) error {
 	default:
 		return m.invalid(e, "unknown hook event")
 	}
+	if why := inputProblem(e, onCall, pending); why != "" {
+		return m.invalid(e, why)
+	}
+	return nil
+}
+
+// inputProblem says what is wrong with the inputs e's hooks rewrote, ""
+// when nothing is: a rewritten input is a JSON object, of a call (onCall)
+// not started yet (pending), and only PreToolUse hooks rewrite.
+func inputProblem(e HooksDecided, onCall, pending bool) string {
+	for _, r := range e.Hooks {
+		switch {
+		case r.Input == "" || !onCall:
+		case !isJSONObject(r.Input):
+			return "a rewritten input is not a JSON object"
+		case !pending:
+			return "a call that started cannot be rewritten"
+		}
+	}
 	if e.Event != HookPreToolUse {
 		for _, r := range e.Hooks {
 			if r.Input != "" {
-				return m.invalid(e, "only a PreToolUse hook rewrites a call's input")
+				return "only a PreToolUse hook rewrites a call's input"
 			}
 		}
 	}
-	return nil
+	return ""
 }
 
 func isJSONObject(s string) bool {

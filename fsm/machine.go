@@ -70,16 +70,13 @@ type Machine struct {
 	// compaction.
 	turnStart  int
 	turnStarts []int
-	// view is history with old tool results elided, up to elidedTo; nil
-	// when nothing was elided. It is append-only like history.
-	view     []Message
-	elidedTo int
-	// lastPrompt is the server's prompt_tokens for the last response,
-	// which answered a request of lastPromptMsgs messages; sentMsgs is
-	// the length of the request in flight.
-	lastPrompt     int64
-	lastPromptMsgs int
-	sentMsgs       int
+	// elided is history as requests send it, old tool results elided
+	// (elision.go).
+	elided elision
+	// prompt is the server's count of the last response's prompt
+	// (prompt_tokens); sentMsgs is the length of the request in flight.
+	prompt   promptCount
+	sentMsgs int
 	// sentEstimate is the token estimate of the request in flight.
 	sentEstimate int64
 	// cut is what the server showed of its real window by cutting a
@@ -96,9 +93,8 @@ type Machine struct {
 	emptyRetried bool
 
 	// changed holds the paths of FilesChanged events not yet told to the
-	// model, in arrival order; changedSet indexes it.
-	changed    []string
-	changedSet map[string]bool
+	// model (fileschanged.go).
+	changed changedFiles
 	// notes are other messages for the model, appended before its next
 	// request (a files rewind).
 	notes []string
@@ -366,7 +362,8 @@ func (m *Machine) apply(ev Event) []Action {
 		acts := m.abandonTurn()
 		return m.endTurn(acts, TurnCancelled)
 	case FilesChanged:
-		return m.onFilesChanged(e)
+		m.changed.add(e.Paths) // told at the next request (flushChanged)
+		return nil
 	case Reset:
 		return m.onReset()
 	case SelectModel:

@@ -81,7 +81,7 @@ func runScript(t *testing.T, path string) {
 		if td.Cmd == "sent" {
 			// What a request sends now (old tool results elided), and its
 			// token estimate.
-			return describeHistory(m.outgoing()) + fmt.Sprintf("tokens: %d\n", m.Tokens())
+			return describeHistory(m.elided.messages(m.history)) + fmt.Sprintf("tokens: %d\n", m.Tokens())
 		}
 		if strings.HasPrefix(td.Input, `"`) {
 			// A quoted input keeps its leading and trailing spaces.

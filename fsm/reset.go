@@ -140,12 +140,11 @@ func (m *Machine) onReset() []Action {
 	if m.cfg.SystemPrompt != "" {
 		m.history = append(m.history, Message{Role: RoleSystem, Content: m.cfg.SystemPrompt})
 	}
-	m.changed = m.changed[:0]
-	clear(m.changedSet)
+	m.changed.take()
 	m.notes, m.checkpoints, m.redo = nil, nil, nil
 	m.turnStart, m.turnStarts = 0, nil
-	m.view, m.elidedTo = nil, 0
-	m.lastPrompt, m.lastPromptMsgs, m.sentMsgs = 0, 0, 0
+	m.elided.forget()
+	m.prompt, m.sentMsgs = promptCount{}, 0
 	m.compaction, m.compactMsgs, m.ctxRetried, m.emptyRetried = nil, nil, false, false
 	m.turnUsage, m.totalUsage = Usage{}, Usage{}
 	m.cut.forget()

@@ -247,8 +247,8 @@ func (m *Machine) onRewind(e Rewind) []Action {
 		if n := len(m.turnStarts); n > 0 {
 			m.turnStart = m.turnStarts[n-1]
 		}
-		m.view, m.elidedTo = nil, 0
-		m.lastPrompt, m.lastPromptMsgs = 0, 0
+		m.elided.forget()
+		m.prompt = promptCount{}
 		m.refreshElision(false)
 		m.told = cp.told
 		acts = append(acts, ConversationRewound{Turn: e.Turn, Prompt: cp.prompt})
@@ -275,8 +275,8 @@ func (m *Machine) onRedo() []Action {
 		m.history = r.history
 		m.checkpoints = r.checkpoints
 		m.turnStart, m.turnStarts = r.turnStart, r.turnStarts
-		m.view, m.elidedTo = nil, 0
-		m.lastPrompt, m.lastPromptMsgs = 0, 0
+		m.elided.forget()
+		m.prompt = promptCount{}
 		m.refreshElision(false)
 		m.told = r.told
 		acts = append(acts, ConversationRedone{Turn: r.turn})

@@ -23,10 +23,10 @@ func (m *Machine) refreshSystemPrompt() {
 	h[0] = Message{Role: RoleSystem, Content: want}
 	m.history = h
 	// The elided view holds the old system message: rebuild it.
-	m.view, m.elidedTo = nil, 0
-	if m.lastPrompt > 0 {
+	m.elided.forget()
+	if m.prompt.tokens > 0 {
 		// The server counted the old prompt; adjust by the estimate of
 		// the difference.
-		m.lastPrompt = max(1, m.lastPrompt+int64(len(want)-len(old))/4)
+		m.prompt.tokens = max(1, m.prompt.tokens+int64(len(want)-len(old))/4)
 	}
 }

@@ -58,10 +58,10 @@ func (m *Machine) becomeCallingLlm(acts []Action) []Action {
 	m.iteration++
 	m.retries = 0
 	m.flushChanged()
-	over, est := m.overBudget(m.outgoing())
+	over, est := m.overBudget(m.elided.messages(m.history))
 	if over && m.refreshElision(true) {
 		// Eliding the old tool results may be enough.
-		over, est = m.overBudget(m.outgoing())
+		over, est = m.overBudget(m.elided.messages(m.history))
 	}
 	if over {
 		if _, _, ok := m.compactable(); ok {
@@ -90,9 +90,9 @@ func (m *Machine) sendRequest() Action {
 	m.request++
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
-	msgs := m.outgoing()
+	msgs := m.elided.messages(m.history)
 	m.sentMsgs = len(msgs)
-	m.sentEstimate = m.estimate(msgs)
+	m.sentEstimate = m.prompt.estimate(msgs)
 	return SendLlmRequest{Turn: m.turn, Request: m.request, Iteration: m.iteration, Messages: msgs, TurnStart: m.turnStart, Model: m.model, Effort: m.effort}
 }
 
@@ -134,7 +134,7 @@ func (m *Machine) becomeProcessingLlmResponse(e LlmCompleted) []Action {
 		return m.onPromptCut(e)
 	}
 	if e.Usage.PromptTokens > 0 {
-		m.lastPrompt, m.lastPromptMsgs = promptRead(e.Usage), m.sentMsgs
+		m.prompt = promptCount{tokens: promptRead(e.Usage), msgs: m.sentMsgs}
 	}
 	calls := normalizeCalls(e.ToolCalls, m.request)
 	problems := m.callProblems(calls)
@@ -280,7 +280,7 @@ func (m *Machine) onToolCompleted(e ToolCompleted) []Action {
 	x := &m.execs[m.execByID[e.CallID]]
 	x.Status, x.Result, x.IsError = ExecCompleted, hookResult(x, e.Result), e.IsError
 	m.running--
-	m.forgetChanged(e.Read)
+	m.changed.forget(e.Read)
 	status := ToolSucceeded
 	if e.IsError {
 		status = ToolFailed

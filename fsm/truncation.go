@@ -74,7 +74,7 @@ func (m *Machine) onPromptCut(e LlmCompleted) []Action {
 	read, sent := e.Usage.PromptTokens, m.sentEstimate
 	m.cut.window = read + e.Usage.CompletionTokens
 	m.cut.why = fmt.Sprintf("lowered at turn %d: the server read only %d of about %d tokens sent", m.turn, read, sent)
-	m.lastPrompt, m.lastPromptMsgs = 0, 0
+	m.prompt = promptCount{}
 	shown, request := m.partial.Len(), m.request
 	m.partial.Reset()
 	m.streaming = m.streaming[:0]
@@ -82,7 +82,7 @@ func (m *Machine) onPromptCut(e LlmCompleted) []Action {
 		"(Ollama: num_ctx; see \"Configure a model\" in the README), so its answer is dropped", read, sent)
 	var acts []Action
 	if _, _, ok := m.compactable(); ok && !m.ctxRetried {
-		acts = m.startCompaction(nil, what, m.estimate(m.outgoing()), compaction{resume: true, afterError: true})
+		acts = m.startCompaction(nil, what, m.prompt.estimate(m.elided.messages(m.history)), compaction{resume: true, afterError: true})
 	} else {
 		acts = m.minimalError(what)
 	}

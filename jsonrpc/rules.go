@@ -75,11 +75,11 @@ func (h commandHandler) runAddRule(_ context.Context, a RuleArgs) (any, error) {
 	case a.kinds() > 1:
 		err2 = fmt.Errorf("%w: mcpServer and fetchHost are rules of their own (one of exact, prefix, every, mcpServer, fetchHost)", cmdrules.ErrBadRule)
 	case a.MCPServer != "":
-		err2 = s.host.AddMCPServerRule(sess.Folder().Path(), a.MCPServer)
+		err2 = s.host.Rules().AddMCPServer(sess.Folder().Path(), a.MCPServer)
 	case a.FetchHost != "":
-		err2 = s.host.AddFetchHostRule(sess.Folder().Path(), a.FetchHost)
+		err2 = s.host.Rules().AddFetchHost(sess.Folder().Path(), a.FetchHost)
 	default:
-		_, err2 = s.host.AddApprovalRule(sess.Folder().Path(), a.rule())
+		_, err2 = s.host.Rules().AddCommand(sess.Folder().Path(), a.rule())
 	}
 	if err := err2; err != nil {
 		if errors.Is(err, cmdrules.ErrBadRule) {
@@ -99,11 +99,11 @@ func (h commandHandler) runRemoveRule(_ context.Context, a RuleArgs) (any, error
 	var found bool
 	switch {
 	case a.MCPServer != "":
-		found, err = s.host.RemoveMCPServerRule(sess.Folder().Path(), a.MCPServer)
+		found, err = s.host.Rules().RemoveMCPServer(sess.Folder().Path(), a.MCPServer)
 	case a.FetchHost != "":
-		found, err = s.host.RemoveFetchHostRule(sess.Folder().Path(), a.FetchHost)
+		found, err = s.host.Rules().RemoveFetchHost(sess.Folder().Path(), a.FetchHost)
 	default:
-		found, err = s.host.RemoveApprovalRule(sess.Folder().Path(), a.rule())
+		found, err = s.host.Rules().RemoveCommand(sess.Folder().Path(), a.rule())
 	}
 	if err != nil {
 		return nil, err
@@ -115,18 +115,18 @@ func (h commandHandler) runRemoveRule(_ context.Context, a RuleArgs) (any, error
 }
 
 func (s *Server) rulesResult(folder string) (*RulesResult, error) {
-	rs, err := s.host.ApprovalRules(folder)
+	rs, err := s.host.Rules().Commands(folder)
 	if err != nil {
 		return nil, err
 	}
 	if rs == nil {
 		rs = []cmdrules.Rule{}
 	}
-	servers, err := s.host.MCPServerRules(folder)
+	servers, err := s.host.Rules().MCPServers(folder)
 	if err != nil {
 		return nil, err
 	}
-	hosts, err := s.host.FetchHostRules(folder)
+	hosts, err := s.host.Rules().FetchHosts(folder)
 	if err != nil {
 		return nil, err
 	}

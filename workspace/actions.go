@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"context"
 	"strings"
 	"time"
 
@@ -9,29 +8,6 @@ import (
 	"github.com/loom-lsp/loom-lsp/llm"
 	"github.com/loom-lsp/loom-lsp/workspace/agenthooks"
 )
-
-// turnContext returns the context of the turn in flight, creating it.
-// CancelInFlight cancels it.
-func (s *Conversation) turnContext() context.Context {
-	if s.turnCtx == nil {
-		s.turnCtx, s.turnCancel = context.WithCancel(context.Background())
-	}
-	return s.turnCtx
-}
-
-// cancelInFlight cancels the model stream, tool runs and hook of the
-// turn in flight, and the retry timer.
-func (s *Conversation) cancelInFlight() {
-	s.children.closeAll()
-	if s.turnCancel != nil {
-		s.turnCancel()
-		s.turnCtx, s.turnCancel = nil, nil
-	}
-	if s.retryTimer != nil {
-		s.retryTimer.Stop()
-		s.retryTimer = nil
-	}
-}
 
 // perform carries out one action of the machine. It never blocks: I/O
 // runs on worker goroutines, which report back through the inbox. An
@@ -51,9 +27,9 @@ func (s *Conversation) perform(a fsm.Action) {
 	case fsm.SendLlmRequest:
 		s.sendRequest(a)
 	case fsm.RunStopHooks:
-		s.hooks.stop(s.turnContext(), a)
+		s.hooks.stop(s.turn.context(), a)
 	case fsm.ExecuteTools:
-		ctx, batch := s.turnContext(), s.newBatch(a)
+		ctx, batch := s.turn.context(), s.newBatch(a)
 		watching := s.folder.watchReady
 		s.loop.goWorker(func() {
 			// The tools run once the folder's watcher watches, so that a
@@ -69,7 +45,7 @@ func (s *Conversation) perform(a fsm.Action) {
 			batch.Run(ctx)
 		})
 	case fsm.RunPostToolsHook:
-		ctx := s.turnContext()
+		ctx := s.turn.context()
 		job := s.git.takeBatch(s.turnPrompt, s.cfg)
 		job.Turn, job.Sandbox = a.Turn, s.env.Sandbox
 		s.loop.goWorker(func() { s.runHook(ctx, a, job) })
@@ -79,19 +55,19 @@ func (s *Conversation) perform(a fsm.Action) {
 			s.children.progress("running", a.Name+" "+string(a.Status))
 		}
 	case fsm.ScheduleRetry:
-		req, ctx := a.Request, s.turnContext()
-		s.retryTimer = time.AfterFunc(a.Delay, func() { s.loop.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
+		req, ctx := a.Request, s.turn.context()
+		s.turn.retryAfter(a.Delay, func() { s.loop.postEventLive(ctx, fsm.RetryTimeoutFired{Request: req}) })
 		s.out.notify(Notification{Kind: NoteRetry, Turn: a.Turn, Delay: a.Delay,
 			Text: a.Reason, ErrorKind: a.Kind})
 	case fsm.CancelInFlight:
-		s.cancelInFlight()
+		s.turn.stop()
 		s.review.Drop()
 	case fsm.StartChild:
 		s.children.start(a)
 	case fsm.StopChild:
 		s.children.stop(a)
 	case fsm.WaitForInput:
-		s.cancelInFlight()
+		s.turn.stop()
 		s.review.Drop()
 		s.git.turnEnded()
 		s.cards.clear()
@@ -100,17 +76,17 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.children.turnEnded(a, s.m)
 	case fsm.Compacted:
 		if s.m.State().Kind == fsm.WaitingForUserInput {
-			s.cancelInFlight() // an on-demand compaction is over
+			s.turn.stop() // an on-demand compaction is over
 		}
 		s.out.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
 		s.hookSession, s.hookSessionDone = "clear", false
 		s.changes.TurnStarted()
-		s.cancelInFlight()
+		s.turn.stop()
 		s.restartJournal()
 	case fsm.Shutdown:
-		s.cancelInFlight()
+		s.turn.stop()
 		s.stopping = true
 	case fsm.ModelSelected:
 		s.out.notify(Notification{Kind: NoteInfo, Turn: s.m.State().Turn, Text: "This conversation now uses the model " + modelName(s.m, s.cfg) + "."})
@@ -134,7 +110,7 @@ func (s *Conversation) sendRequest(a fsm.SendLlmRequest) {
 	if a.Compaction {
 		s.hooks.side(agenthooks.PreCompact, "auto", a.Turn, agenthooks.Input{Source: "auto"})
 	}
-	ctx := s.turnContext()
+	ctx := s.turn.context()
 	provider, schemas := s.provider, s.schemas
 	if provider == nil {
 		msg := "no model is configured"

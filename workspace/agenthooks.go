@@ -430,23 +430,7 @@ func shown(r fsm.HookReport) bool {
 // Line is the note in one line of words, for front ends that show text.
 func (h *HookNote) Line() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "hook %s", h.Hook)
-	switch {
-	case h.Held != "":
-		fmt.Fprintf(&b, ": not run (%s)", h.Held)
-	case h.Problem != "":
-		fmt.Fprintf(&b, ": failed (%s)", h.Problem)
-		if h.Message != "" {
-			fmt.Fprintf(&b, ": %s", firstLineOf(h.Message))
-		}
-	case h.Decision != "":
-		fmt.Fprintf(&b, ": %s", h.Decision)
-		if h.Reason != "" {
-			fmt.Fprintf(&b, ": %s", firstLineOf(h.Reason))
-		}
-	default:
-		b.WriteString(": ran")
-	}
+	fmt.Fprintf(&b, "hook %s: %s", h.Hook, h.outcome())
 	if h.Input != "" && h.Held == "" && h.Problem == "" && h.Decision != "deny" {
 		fmt.Fprintf(&b, "; rewrote the input: %s", firstLineOf(inputWords(h.Input)))
 	}
@@ -460,6 +444,24 @@ func (h *HookNote) Line() string {
 		fmt.Fprintf(&b, " — %s", firstLineOf(h.Message))
 	}
 	return b.String()
+}
+
+// outcome says in words what came of the hook: held back, failed, its
+// decision, or ran.
+func (h *HookNote) outcome() string {
+	switch {
+	case h.Held != "":
+		return "not run (" + h.Held + ")"
+	case h.Problem != "" && h.Message != "":
+		return "failed (" + h.Problem + "): " + firstLineOf(h.Message)
+	case h.Problem != "":
+		return "failed (" + h.Problem + ")"
+	case h.Decision != "" && h.Reason != "":
+		return h.Decision + ": " + firstLineOf(h.Reason)
+	case h.Decision != "":
+		return h.Decision
+	}
+	return "ran"
 }
 
 func firstLineOf(s string) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -26,8 +27,15 @@ import (
 // asking ("Always allow this server's tools"): a workspace setting would
 // be bound to the folder's trust and held back once changed.
 
-// ruleStore holds the approval rules of every folder of a host.
-type ruleStore struct {
+// ApprovalRules holds the approval rules of every folder of a host
+// (Host.Rules): read from the user's state directory the first time a
+// folder's are asked for, written back (temp file and rename, private to
+// the user) on every change. Its methods are safe for concurrent use.
+type ApprovalRules struct {
+	// stateDir is the host's state directory (Host.stateDir).
+	stateDir func() (string, error)
+	log      *slog.Logger
+
 	mu     sync.Mutex
 	loaded map[string]folderRules // by folder
 }
@@ -39,10 +47,10 @@ type folderRules struct {
 	fetchHosts []string
 }
 
-// rulesFile is where folder's rules are kept, or an error when there is
-// no state directory.
-func (h *Host) rulesFile(folder string) (string, error) {
-	dir, err := h.stateDir()
+// file is where folder's rules are kept, or an error when there is no
+// state directory.
+func (ar *ApprovalRules) file(folder string) (string, error) {
+	dir, err := ar.stateDir()
 	if err != nil {
 		return "", err
 	}
@@ -59,30 +67,32 @@ type rulesFileContent struct {
 	AllowFetchHosts []string `json:"allowFetchHosts,omitempty"`
 }
 
-// ApprovalRules returns the approval rules of folder (absolute), read
+// Commands returns the approval rules of folder (absolute), read
 // from the state directory the first time.
-func (h *Host) ApprovalRules(folder string) ([]cmdrules.Rule, error) {
-	h.rules.mu.Lock()
-	defer h.rules.mu.Unlock()
-	fr, err := h.loadRulesLocked(folder)
+func (ar *ApprovalRules) Commands(folder string) ([]cmdrules.Rule, error) {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	fr, err := ar.loadLocked(folder)
 	return slices.Clone(fr.commands), err
 }
 
-// MCPServerRules returns the MCP servers of folder (absolute) whose tools
+// MCPServers returns the MCP servers of folder (absolute) whose tools
 // the user allowed for good: under approve = "ask" their calls run
 // without asking.
-func (h *Host) MCPServerRules(folder string) ([]string, error) {
-	h.rules.mu.Lock()
-	defer h.rules.mu.Unlock()
-	fr, err := h.loadRulesLocked(folder)
+func (ar *ApprovalRules) MCPServers(folder string) ([]string, error) {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	fr, err := ar.loadLocked(folder)
 	return slices.Clone(fr.mcpServers), err
 }
 
-func (h *Host) loadRulesLocked(folder string) (folderRules, error) {
-	if fr, ok := h.rules.loaded[folder]; ok {
+// loadLocked returns folder's rules, reading them the first time; ar.mu
+// is held.
+func (ar *ApprovalRules) loadLocked(folder string) (folderRules, error) {
+	if fr, ok := ar.loaded[folder]; ok {
 		return fr, nil
 	}
-	path, err := h.rulesFile(folder)
+	path, err := ar.file(folder)
 	if err != nil {
 		return folderRules{}, err
 	}
@@ -102,93 +112,93 @@ func (h *Host) loadRulesLocked(folder string) (folderRules, error) {
 		if r, err := cmdrules.Check(r, folder); err == nil && !slices.Contains(rs, r) {
 			rs = append(rs, r)
 		} else if err != nil {
-			h.opts.Logger.Warn("approval rule left out", "file", path, "err", err)
+			ar.log.Warn("approval rule left out", "file", path, "err", err)
 		}
 	}
-	var servers []string
-	for _, name := range c.AllowMCPServers {
-		if config.ValidMCPServerName(name) && !slices.Contains(servers, name) {
-			servers = append(servers, name)
-		} else if !config.ValidMCPServerName(name) {
-			h.opts.Logger.Warn("MCP server rule left out", "file", path, "server", name)
-		}
-	}
-	var hosts []string
-	for _, host := range c.AllowFetchHosts {
-		if validFetchHost(host) && !slices.Contains(hosts, host) {
-			hosts = append(hosts, host)
-		} else if !validFetchHost(host) {
-			h.opts.Logger.Warn("fetch host rule left out", "file", path, "host", host)
-		}
-	}
-	if h.rules.loaded == nil {
-		h.rules.loaded = map[string]folderRules{}
+	servers := ar.validNames(c.AllowMCPServers, config.ValidMCPServerName, "MCP server rule left out", "server", path)
+	hosts := ar.validNames(c.AllowFetchHosts, validFetchHost, "fetch host rule left out", "host", path)
+	if ar.loaded == nil {
+		ar.loaded = map[string]folderRules{}
 	}
 	fr := folderRules{commands: rs, mcpServers: servers, fetchHosts: hosts}
-	h.rules.loaded[folder] = fr
+	ar.loaded[folder] = fr
 	return fr, nil
 }
 
-// AddApprovalRule checks r and adds it to folder's rules, persistently.
+// validNames keeps the names valid accepts, each once, and logs the
+// others as left out (what, with the name under key, from file path).
+func (ar *ApprovalRules) validNames(names []string, valid func(string) bool, what, key, path string) []string {
+	var kept []string
+	for _, name := range names {
+		if !valid(name) {
+			ar.log.Warn(what, "file", path, key, name)
+		} else if !slices.Contains(kept, name) {
+			kept = append(kept, name)
+		}
+	}
+	return kept
+}
+
+// AddCommand checks r and adds it to folder's rules, persistently.
 // It returns the canonical rule added (the same rule twice is kept once),
 // or an error wrapping cmdrules.ErrBadRule for a rule that could never
 // match.
-func (h *Host) AddApprovalRule(folder string, r cmdrules.Rule) (cmdrules.Rule, error) {
+func (ar *ApprovalRules) AddCommand(folder string, r cmdrules.Rule) (cmdrules.Rule, error) {
 	r, err := cmdrules.Check(r, folder)
 	if err != nil {
 		return cmdrules.Rule{}, err
 	}
-	return r, h.editRules(folder, func(fr *folderRules) {
+	return r, ar.edit(folder, func(fr *folderRules) {
 		if !slices.Contains(fr.commands, r) {
 			fr.commands = append(fr.commands, r)
 		}
 	})
 }
 
-// AddMCPServerRule lets the tools of folder's MCP server name run without
+// AddMCPServer lets the tools of folder's MCP server name run without
 // asking from now on, persistently. A name no server could have is an
 // error wrapping cmdrules.ErrBadRule.
-func (h *Host) AddMCPServerRule(folder, name string) error {
+func (ar *ApprovalRules) AddMCPServer(folder, name string) error {
 	if !config.ValidMCPServerName(name) {
 		return fmt.Errorf("%w: invalid MCP server name %q", cmdrules.ErrBadRule, name)
 	}
-	return h.editRules(folder, func(fr *folderRules) {
+	return ar.edit(folder, func(fr *folderRules) {
 		if !slices.Contains(fr.mcpServers, name) {
 			fr.mcpServers = append(fr.mcpServers, name)
 		}
 	})
 }
 
-// FetchHostRules returns the hosts of folder (absolute) the user allowed
+// FetchHosts returns the hosts of folder (absolute) the user allowed
 // the fetch tool for good: under tools.fetch = "ask" they are fetched
 // without asking.
-func (h *Host) FetchHostRules(folder string) ([]string, error) {
-	h.rules.mu.Lock()
-	defer h.rules.mu.Unlock()
-	fr, err := h.loadRulesLocked(folder)
+func (ar *ApprovalRules) FetchHosts(folder string) ([]string, error) {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	fr, err := ar.loadLocked(folder)
 	return slices.Clone(fr.fetchHosts), err
 }
 
-// AddFetchHostRule lets the fetch tool reach host without asking in
+// AddFetchHost lets the fetch tool reach host without asking in
 // folder from now on, persistently.
-func (h *Host) AddFetchHostRule(folder, host string) error {
+func (ar *ApprovalRules) AddFetchHost(folder, host string) error {
 	host = strings.ToLower(host)
 	if !validFetchHost(host) {
 		return fmt.Errorf("%w: invalid host %q", cmdrules.ErrBadRule, host)
 	}
-	return h.editRules(folder, func(fr *folderRules) {
+	return ar.edit(folder, func(fr *folderRules) {
 		if !slices.Contains(fr.fetchHosts, host) {
 			fr.fetchHosts = append(fr.fetchHosts, host)
 		}
 	})
 }
 
-// RemoveFetchHostRule takes back AddFetchHostRule; it reports whether
+// RemoveFetchHost takes back AddFetchHost; it reports whether
 // there was such a rule.
-func (h *Host) RemoveFetchHostRule(folder, host string) (bool, error) {
+func (ar *ApprovalRules) RemoveFetchHost(folder, host string) (bool, error) {
 	host = strings.ToLower(host)
 	found := false
-	err := h.editRules(folder, func(fr *folderRules) {
+	err := ar.edit(folder, func(fr *folderRules) {
 		found = slices.Contains(fr.fetchHosts, host)
 		fr.fetchHosts = slices.DeleteFunc(fr.fetchHosts, func(x string) bool { return x == host })
 	})
@@ -204,25 +214,25 @@ func validFetchHost(host string) bool {
 	return host != "" && len(host) <= 253 && host == strings.ToLower(host) && !strings.ContainsAny(host, "/:@?# \t\n")
 }
 
-// RemoveMCPServerRule takes back AddMCPServerRule; it reports whether
+// RemoveMCPServer takes back AddMCPServer; it reports whether
 // there was such a rule.
-func (h *Host) RemoveMCPServerRule(folder, name string) (bool, error) {
+func (ar *ApprovalRules) RemoveMCPServer(folder, name string) (bool, error) {
 	found := false
-	err := h.editRules(folder, func(fr *folderRules) {
+	err := ar.edit(folder, func(fr *folderRules) {
 		found = slices.Contains(fr.mcpServers, name)
 		fr.mcpServers = slices.DeleteFunc(slices.Clone(fr.mcpServers), func(x string) bool { return x == name })
 	})
 	return found, err
 }
 
-// RemoveApprovalRule removes r (in any spelling Check accepts) from
+// RemoveCommand removes r (in any spelling Check accepts) from
 // folder's rules; it reports whether there was such a rule.
-func (h *Host) RemoveApprovalRule(folder string, r cmdrules.Rule) (bool, error) {
+func (ar *ApprovalRules) RemoveCommand(folder string, r cmdrules.Rule) (bool, error) {
 	if c, err := cmdrules.Check(r, folder); err == nil {
 		r = c
 	}
 	found := false
-	err := h.editRules(folder, func(fr *folderRules) {
+	err := ar.edit(folder, func(fr *folderRules) {
 		fr.commands = slices.DeleteFunc(slices.Clone(fr.commands), func(x cmdrules.Rule) bool {
 			if x == r {
 				found = true
@@ -233,12 +243,12 @@ func (h *Host) RemoveApprovalRule(folder string, r cmdrules.Rule) (bool, error) 
 	return found, err
 }
 
-// editRules changes folder's rules with edit and writes them (temp file
+// edit changes folder's rules with edit and writes them (temp file
 // and rename, private to the user).
-func (h *Host) editRules(folder string, edit func(*folderRules)) error {
-	h.rules.mu.Lock()
-	defer h.rules.mu.Unlock()
-	fr, err := h.loadRulesLocked(folder)
+func (ar *ApprovalRules) edit(folder string, edit func(*folderRules)) error {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	fr, err := ar.loadLocked(folder)
 	if err != nil {
 		return err
 	}
@@ -246,7 +256,7 @@ func (h *Host) editRules(folder string, edit func(*folderRules)) error {
 	fr.mcpServers = slices.Clone(fr.mcpServers)
 	fr.fetchHosts = slices.Clone(fr.fetchHosts)
 	edit(&fr)
-	path, err := h.rulesFile(folder)
+	path, err := ar.file(folder)
 	if err != nil {
 		return err
 	}
@@ -273,7 +283,7 @@ func (h *Host) editRules(folder string, edit func(*folderRules)) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("save the approval rules: %w", werr)
 	}
-	h.rules.loaded[folder] = fr
+	ar.loaded[folder] = fr
 	return nil
 }
 

@@ -22,41 +22,41 @@ func TestMCPServerRulesPersist(t *testing.T) {
 		return h
 	}
 	h := newHost()
-	if _, err := h.AddApprovalRule(folder, cmdrules.Rule{Exact: "npm test"}); err != nil {
+	if _, err := h.Rules().AddCommand(folder, cmdrules.Rule{Exact: "npm test"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"files", "ev", "files"} {
-		if err := h.AddMCPServerRule(folder, name); err != nil {
+		if err := h.Rules().AddMCPServer(folder, name); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, bad := range []string{"", "a__b", "has space", strings.Repeat("x", 33)} {
-		if err := h.AddMCPServerRule(folder, bad); err == nil {
-			t.Errorf("AddMCPServerRule(%q) accepted", bad)
+		if err := h.Rules().AddMCPServer(folder, bad); err == nil {
+			t.Errorf("AddMCPServer(%q) accepted", bad)
 		}
 	}
 	h2 := newHost()
-	if got, _ := h2.MCPServerRules(folder); !slices.Equal(got, []string{"files", "ev"}) {
+	if got, _ := h2.Rules().MCPServers(folder); !slices.Equal(got, []string{"files", "ev"}) {
 		t.Errorf("read back %v", got)
 	}
-	if found, err := h2.RemoveMCPServerRule(folder, "files"); !found || err != nil {
+	if found, err := h2.Rules().RemoveMCPServer(folder, "files"); !found || err != nil {
 		t.Errorf("remove files: %v, %v", found, err)
 	}
 	h3 := newHost()
-	if got, _ := h3.MCPServerRules(folder); !slices.Equal(got, []string{"ev"}) {
+	if got, _ := h3.Rules().MCPServers(folder); !slices.Equal(got, []string{"ev"}) {
 		t.Errorf("after removal %v", got)
 	}
-	if got, _ := h3.ApprovalRules(folder); !slices.Equal(got, []cmdrules.Rule{{Exact: "npm test"}}) {
+	if got, _ := h3.Rules().Commands(folder); !slices.Equal(got, []cmdrules.Rule{{Exact: "npm test"}}) {
 		t.Errorf("command rules %v", got)
 	}
-	path, err := h3.rulesFile(folder)
+	path, err := h3.rules.file(folder)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(`{"allowMcpServers":["ok","a__b","../x"]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := newHost().MCPServerRules(folder); !slices.Equal(got, []string{"ok"}) {
+	if got, _ := newHost().Rules().MCPServers(folder); !slices.Equal(got, []string{"ok"}) {
 		t.Errorf("hand-edited file read as %v", got)
 	}
 }
@@ -68,16 +68,16 @@ func TestFetchHostRules(t *testing.T) {
 	h := NewHost(HostOptions{StateDir: t.TempDir(), Config: func(string, []config.Override) (config.Config, error) { return config.Default(), nil }})
 	folder := t.TempDir()
 	for _, host := range []string{"Example.ORG", "::1", "127.0.0.1"} {
-		if err := h.AddFetchHostRule(folder, host); err != nil {
-			t.Errorf("AddFetchHostRule(%q): %v", host, err)
+		if err := h.Rules().AddFetchHost(folder, host); err != nil {
+			t.Errorf("AddFetchHost(%q): %v", host, err)
 		}
 	}
 	for _, bad := range []string{"example.org:80", "a/b", "fe80::1%eth0", ""} {
-		if err := h.AddFetchHostRule(folder, bad); err == nil {
-			t.Errorf("AddFetchHostRule(%q) accepted", bad)
+		if err := h.Rules().AddFetchHost(folder, bad); err == nil {
+			t.Errorf("AddFetchHost(%q) accepted", bad)
 		}
 	}
-	got, err := h.FetchHostRules(folder)
+	got, err := h.Rules().FetchHosts(folder)
 	if err != nil || strings.Join(got, " ") != "example.org ::1 127.0.0.1" {
 		t.Fatalf("FetchHostRules = %v, %v", got, err)
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"html"
@@ -119,58 +120,15 @@ func (h *Host) renderItem(ctx context.Context, folder string, it ContextItem) (b
 	case ContextResource:
 		return h.renderResource(ctx, folder, label, it.Resource)
 	case ContextText:
-		if label == "" {
-			label = "text"
-		}
-		return it.Text, label, nil, nil
+		return it.Text, cmp.Or(label, "text"), nil, nil
 	case ContextDiagnostics:
 		if len(it.Diagnostics) == 0 {
 			return "", "", nil, fmt.Errorf("no diagnostics")
 		}
-		var lines []string
-		for _, d := range it.Diagnostics {
-			line := fmt.Sprintf("%s:%d:%d: %s: %s", relTo(folder, d.Path), d.Range.Start.Line+1, d.Range.Start.Character+1, orDefault(d.Severity, "error"), d.Message)
-			if d.Source != "" || d.Code != "" {
-				line += " [" + strings.TrimSpace(d.Source+" "+d.Code) + "]"
-			}
-			lines = append(lines, line)
-		}
-		if label == "" {
-			label = plural(len(lines), "problem")
-		}
-		return strings.Join(lines, "\n"), label, nil, nil
+		lines := diagnosticLines(folder, it.Diagnostics)
+		return strings.Join(lines, "\n"), cmp.Or(label, plural(len(lines), "problem")), nil, nil
 	case ContextFile:
-		path, err := tools.Resolve(folder, it.Path)
-		if err != nil {
-			return "", "", nil, err
-		}
-		rel := relTo(folder, path)
-		fi, err := os.Stat(path)
-		if err != nil && !h.overlayHas(path) {
-			return "", "", nil, err
-		}
-		if err == nil && fi.IsDir() {
-			if label == "" {
-				label = rel + "/"
-			}
-			list, err := listFolder(path)
-			return list, label, [][2]string{{"path", path}}, err
-		}
-		text, ok := h.documentText(path)
-		if !ok {
-			return "", "", nil, fmt.Errorf("%s is binary or unreadable", rel)
-		}
-		where := rel
-		if it.Range != nil {
-			if text, err = lsppos.Slice(text, *it.Range); err != nil {
-				return "", "", nil, err
-			}
-			where = fmt.Sprintf("%s:%d-%d", rel, it.Range.Start.Line+1, it.Range.End.Line+1)
-		}
-		if label == "" {
-			label = where
-		}
-		return text, label, [][2]string{{"path", path}, {"where", where}}, nil
+		return h.renderFile(folder, it, label)
 	}
 	return "", "", nil, fmt.Errorf("unknown kind %q: want %s, %s, %s or %s", it.Kind, ContextFile, ContextDiagnostics, ContextText, ContextResource)
 }
@@ -190,6 +148,50 @@ func (h *Host) renderResource(ctx context.Context, folder, label string, ref mcp
 		label = ref.Server + ": " + uri
 	}
 	return body, label, [][2]string{{"server", ref.Server}, {"uri", uri}}, nil
+}
+
+// diagnosticLines words each diagnostic in a line, as compilers do:
+// path:line:column: severity: message [source code].
+func diagnosticLines(folder string, ds []Diagnostic) []string {
+	var lines []string
+	for _, d := range ds {
+		line := fmt.Sprintf("%s:%d:%d: %s: %s", relTo(folder, d.Path), d.Range.Start.Line+1, d.Range.Start.Character+1, orDefault(d.Severity, "error"), d.Message)
+		if d.Source != "" || d.Code != "" {
+			line += " [" + strings.TrimSpace(d.Source+" "+d.Code) + "]"
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// renderFile renders a ContextFile item: a folder's listing, or the
+// file's text as the user sees it (a range of it when given).
+func (h *Host) renderFile(folder string, it ContextItem, label string) (body, _ string, attrs [][2]string, err error) {
+	path, err := tools.Resolve(folder, it.Path)
+	if err != nil {
+		return "", "", nil, err
+	}
+	rel := relTo(folder, path)
+	fi, err := os.Stat(path)
+	if err != nil && !h.overlayHas(path) {
+		return "", "", nil, err
+	}
+	if err == nil && fi.IsDir() {
+		list, err := listFolder(path)
+		return list, cmp.Or(label, rel+"/"), [][2]string{{"path", path}}, err
+	}
+	text, ok := h.documentText(path)
+	if !ok {
+		return "", "", nil, fmt.Errorf("%s is binary or unreadable", rel)
+	}
+	where := rel
+	if it.Range != nil {
+		if text, err = lsppos.Slice(text, *it.Range); err != nil {
+			return "", "", nil, err
+		}
+		where = fmt.Sprintf("%s:%d-%d", rel, it.Range.Start.Line+1, it.Range.End.Line+1)
+	}
+	return text, cmp.Or(label, where), [][2]string{{"path", path}, {"where", where}}, nil
 }
 
 func (h *Host) overlayHas(path string) bool {

@@ -78,7 +78,7 @@ func (s *Conversation) Children(ctx context.Context) ([]ChildView, error) {
 		for _, c := range s.children.running {
 			live[c.children.up.id] = c
 		}
-		parent, path, cfg = s.ID(), s.journalPathShared(), s.machineConfig()
+		parent, path, cfg = s.ID(), s.ident.journal(), s.machineConfig()
 	})
 	if err != nil {
 		return nil, err

@@ -65,9 +65,8 @@ type Conversation struct {
 	readRoots []string
 	stopping  bool
 
-	turnCtx    context.Context
-	turnCancel context.CancelFunc
-	retryTimer *time.Timer
+	// turn is what runs for the turn in flight (inflight.go).
+	turn inFlight
 
 	startedTurn uint64
 	turnPrompt  string
@@ -97,17 +96,12 @@ type Conversation struct {
 	verbs *ChangeVerbs
 	// turnTimes is when each turn started.
 	turnTimes map[uint64]time.Time
-	// conversationID names the conversation (its journal's id), stable
-	// across resumes; a reset starts a conversation with a new one. ID
-	// reads it from other goroutines (see setID).
-	conversationID string
+	// ident names the conversation (its journal's id), stable across
+	// resumes (a reset starts a conversation with a new one), and its
+	// journal's path (identity.go).
+	ident identity
 	// opening is where the conversation starts from (see run).
 	opening opening
-
-	idMu     sync.Mutex
-	sharedID string // conversationID, for any goroutine
-	// sharedPath is the journal's path, "" when not journaled.
-	sharedPath string
 	// jr is the conversation's journal (convjournal.go).
 	jr convJournal
 	// hooks runs the agent hooks for the conversation (convhooks.go).
@@ -118,6 +112,8 @@ type Conversation struct {
 	// children are the conversation's subagents, and its link to its
 	// parent when it is one (children.go).
 	children children
+	// elicits asks the user the questions of MCP servers (elicit.go).
+	elicits elicitations
 }
 
 // Status is a snapshot of a session, for loom.status.
@@ -219,28 +215,35 @@ type PendingPlanStatus struct {
 
 func newConversation(f *Folder, o opening) *Conversation {
 	s := &Conversation{
-		folder:     f,
-		opening:    o,
-		sharedID:   o.id,
-		sharedPath: o.path,
-		loop:       ownerLoop{in: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{})},
-		reads:      tools.NewReadTracker(),
-		git:        gitState{lock: &f.worktreeMu},
-		cards:      newToolCards(),
-		turnTimes:  map[uint64]time.Time{},
+		folder:    f,
+		opening:   o,
+		ident:     identity{id: o.id, path: o.path},
+		loop:      ownerLoop{in: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{})},
+		reads:     tools.NewReadTracker(),
+		git:       gitState{lock: &f.worktreeMu},
+		cards:     newToolCards(),
+		turnTimes: map[uint64]time.Time{},
 	}
 	s.loop.step = func(ev fsm.Event) { s.step(ev) }
-	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.out.notify, path: s.journalPathShared,
+	s.turn.closeChildren = s.children.closeAll
+	s.jr = convJournal{dir: f.dir, log: f.log, redactor: f.host.redactor, notify: s.out.notify, path: s.ident.journal,
 		usage: func() fsm.Usage { _, u := s.m.Usage(); return u }}
 	s.fresh = freshness{dir: f.dir, writes: &s.writes, reads: s.reads}
-	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.hookLoad.heldHow, id: s.ID, transcript: s.journalPathShared,
+	s.hooks = &convHooks{folder: &f.hooks, dir: f.dir, heldHow: f.hookLoad.heldHow, id: s.ID, transcript: s.ident.journal,
 		goWorker: s.loop.goWorker, post: s.loop.postEvent, postLive: s.loop.postEventLive, done: s.loop.done}
-	s.out = out{ed: f.host.opts.Editor, r: f.host.redactor, dir: f.dir, id: func() string { return s.conversationID }, sharedID: s.ID,
+	s.out = out{ed: f.host.opts.Editor, r: f.host.redactor, dir: f.dir, id: func() string { return s.ident.own }, sharedID: s.ID,
 		children: &s.children, hooks: s.hooks, shown: newShownTexts(f.host.redactor)}
 	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
-	s.children = children{folder: f, set: &s.settings, id: s.ID, journal: s.journalPathShared, turn: s.turnContext,
+	s.children = children{folder: f, set: &s.settings, id: s.ID, journal: s.ident.journal, turn: s.turn.context,
 		post: s.loop.post, postLive: s.loop.postEventLive, notify: s.out.notify, workers: &s.loop.workers}
+	s.elicits = elicitations{dir: f.dir, redactor: f.host.redactor, ed: f.host.opts.Editor, approve: s.out.approve, step: s.loop.postEventLive,
+		asker: func() string {
+			if l := s.children.up; l != nil {
+				return l.rootID() // a child asks through its root's client
+			}
+			return s.ID()
+		}}
 	return s
 }
 
@@ -386,7 +389,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		st = Status{
 			Folder: s.folder.dir, State: ms.Kind.String(), Turn: ms.Turn,
 			Model: modelName(s.m, s.cfg), Queued: s.m.Queued(), LastCommit: s.changes.Log.Last,
-			Messages: ms.Messages, ConversationID: s.conversationID,
+			Messages: ms.Messages, ConversationID: s.ident.own,
 			Trusted: s.cfg.Trusted(), TrustNotice: s.trustNotice, Bash: s.cfg.Tools.Bash, Edits: s.cfg.Tools.Edits,
 			Tokens: s.m.Tokens(),
 		}
@@ -424,12 +427,12 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 		}
 	})
 	if err == nil {
-		rules, rerr := s.folder.host.ApprovalRules(s.folder.dir)
+		rules, rerr := s.folder.host.Rules().Commands(s.folder.dir)
 		if rerr != nil {
 			s.folder.log.Warn("approval rules unreadable", "err", rerr)
 		}
 		st.AllowCommands = nonNil(rules)
-		servers, rerr := s.folder.host.MCPServerRules(s.folder.dir)
+		servers, rerr := s.folder.host.Rules().MCPServers(s.folder.dir)
 		if rerr != nil {
 			s.folder.log.Warn("approval rules unreadable", "err", rerr)
 		}
@@ -489,28 +492,7 @@ func (s *Conversation) busy() bool {
 }
 
 // ID returns the conversation's id (see ConversationInfo.ID).
-func (s *Conversation) ID() string {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	return s.sharedID
-}
-
-// journalPathShared returns the journal's path, "" when not journaled;
-// safe on any goroutine.
-func (s *Conversation) journalPathShared() string {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	return s.sharedPath
-}
-
-// setID records the conversation's id and journal, on the owner
-// goroutine.
-func (s *Conversation) setID(id, path string) {
-	s.conversationID = id
-	s.idMu.Lock()
-	s.sharedID, s.sharedPath = id, path
-	s.idMu.Unlock()
-}
+func (s *Conversation) ID() string { return s.ident.ID() }
 
 // run is the owner goroutine. It starts once its folder has loaded its
 // configuration.
@@ -544,7 +526,7 @@ func (s *Conversation) run() {
 // drain runs what workers still post until all of them have returned;
 // the machine, shutting down, rejects their events.
 func (s *Conversation) drain() {
-	s.cancelInFlight()
+	s.turn.stop()
 	finished := make(chan struct{})
 	go func() { s.loop.workers.Wait(); close(finished) }()
 	for {

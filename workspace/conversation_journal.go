@@ -54,7 +54,7 @@ func journalFile(stateDir func() (string, error), folder string, log *slog.Logge
 func (s *Conversation) open(o opening) {
 	cfg := s.machineConfig()
 	if o.path == "" || o.lock == nil {
-		s.setID(o.id, "")
+		s.ident.set(o.id, "")
 		if o.notice != "" {
 			s.out.notify(Notification{Kind: NoteInfo, Text: o.notice})
 		}
@@ -89,7 +89,7 @@ func (s *Conversation) restore(path string) {
 		if rerr := os.Rename(path, aside); rerr != nil {
 			s.out.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal %s cannot be read (%v) nor set aside (%v): this conversation is not journaled", path, err, rerr)})
 			s.m = fsm.New(cfg)
-			s.setID(journal.UnjournaledID(), "")
+			s.ident.set(journal.UnjournaledID(), "")
 			return
 		}
 		s.out.notify(Notification{Kind: NoteError, Text: fmt.Sprintf("the conversation journal could not be read (%v); it was kept as %s and a new conversation started", err, aside)})
@@ -99,14 +99,14 @@ func (s *Conversation) restore(path string) {
 	case err != nil:
 		s.out.notify(Notification{Kind: NoteError, Text: "the conversation journal could not be read: " + err.Error() + "; this conversation is not journaled"})
 		s.m = fsm.New(cfg)
-		s.setID(journal.UnjournaledID(), "")
+		s.ident.set(journal.UnjournaledID(), "")
 		return
 	}
 	s.m = rp.M
 	s.m.Reconfigure(cfg)
 	s.children.log = rp.Children
 	id := journal.ID(rp.Scan.Header.Folder, rp.Scan.Header.Created)
-	s.setID(id, path)
+	s.ident.set(id, path)
 	s.jr.readMeta(path)
 	j, err := journal.Append(path, s.folder.dir, rp.Scan.Good, id)
 	if err != nil {
@@ -159,7 +159,7 @@ func (s *Conversation) startJournal(path string, created time.Time) {
 		// on with its ids.
 		cfg.ContinueFrom = s.m.IDs()
 	}
-	s.setID(s.jr.start(path, created, cfg))
+	s.ident.set(s.jr.start(path, created, cfg))
 	s.children.log = nil // a new conversation: no children yet
 }
 
@@ -170,7 +170,7 @@ func (s *Conversation) restartJournal() {
 	if s.m != nil {
 		cfg.ContinueFrom = s.m.IDs()
 	}
-	s.setID(s.jr.restart(s.journalPathShared(), cfg, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration))
+	s.ident.set(s.jr.restart(s.ident.journal(), cfg, s.cfg.Journal.Keep, s.cfg.Journal.MaxAge.Duration))
 }
 
 // pruneJournals deletes the past conversations of the folder whose live

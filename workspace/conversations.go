@@ -78,7 +78,7 @@ func (h *Host) openJournals() map[string]bool {
 	open := map[string]bool{}
 	for _, f := range folders {
 		for _, c := range f.Open() {
-			if p := c.journalPathShared(); p != "" {
+			if p := c.ident.journal(); p != "" {
 				open[p] = true
 			}
 		}
@@ -97,9 +97,9 @@ func readConversation(path string, r *secret.Redactor) (ConversationInfo, error)
 func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, error) {
 	var c ConversationInfo
 	callErr := s.loop.call(ctx, func() {
-		c = ConversationInfo{ID: s.conversationID, Folder: s.folder.dir, Title: s.jr.title, Turns: s.jr.turns, Live: true}
+		c = ConversationInfo{ID: s.ident.own, Folder: s.folder.dir, Title: s.jr.title, Turns: s.jr.turns, Live: true}
 		_, c.Usage = s.m.Usage()
-		if path := s.journalPathShared(); path != "" {
+		if path := s.ident.journal(); path != "" {
 			c.Path = path
 			if st, err := os.Stat(path); err == nil {
 				c.Updated = st.ModTime()
@@ -115,7 +115,7 @@ func (s *Conversation) Conversation(ctx context.Context) (ConversationInfo, erro
 // prompt's).
 func (s *Conversation) Rename(ctx context.Context, title string) error {
 	title = journal.Title(s.folder.host.redactor, title)
-	return s.loop.call(ctx, func() { s.jr.rename(title, s.journalPathShared()) })
+	return s.loop.call(ctx, func() { s.jr.rename(title, s.ident.journal()) })
 }
 
 // LoadConversation makes this conversation the folder's journaled
@@ -166,7 +166,7 @@ func (s *Conversation) LoadConversation(ctx context.Context, id string) error {
 // loaded conversation goes on after the ids this one used.
 func (s *Conversation) loadInPlace(path string, lock *journal.Held) {
 	used := s.m.IDs()
-	s.cancelInFlight()
+	s.turn.stop()
 	s.jr.close()
 	s.jr.lock = lock
 	s.restore(path)

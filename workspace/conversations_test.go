@@ -426,7 +426,7 @@ func TestRapidConversationsJournalsReplayTheirLiveState(t *testing.T) {
 			var live []fsm.Message
 			var cfg fsm.Config
 			if err := c.loop.call(ctx, func() {
-				path = c.journalPathShared()
+				path = c.ident.journal()
 				live = append([]fsm.Message(nil), c.m.Messages()...)
 				cfg = c.machineConfig()
 				c.jr.sync()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/tools/elicit"
 )
 
@@ -56,35 +57,49 @@ type ElicitAnswer struct {
 // that do not fit it; then it is declined.
 const maxElicitTries = 5
 
-// elicit asks the user the question of an MCP server running call c of
+// elicitations asks the user an MCP server's questions for one
+// conversation, on the worker goroutine of the call that runs the
+// server's tool: through the front end's Elicitor, else as an approval.
+type elicitations struct {
+	dir      string
+	redactor *secret.Redactor
+	ed       Editor
+	// asker is the id of the conversation whose client asks: its own, or
+	// its root's for a subagent.
+	asker func() string
+	// approve asks through an approval (out.approve).
+	approve func(ctx context.Context, a Approval, timeout time.Duration) (bool, error)
+	// step steps the exchange on the owner goroutine, unless the turn is
+	// gone (ownerLoop.postEventLive).
+	step func(ctx context.Context, ev fsm.Event)
+}
+
+// ask asks the user the question of an MCP server running call c of
 // turn: through the front end, checked against the form (asked again
 // with the problems, nothing typed lost), within timeout; the exchange
 // is stepped as an fsm.Elicited (secrets masked) before the answer goes
 // back.
-func (s *Conversation) elicit(ctx context.Context, turn uint64, c fsm.ToolCall, req elicit.Request, timeout time.Duration) (elicit.Result, error) {
-	req.Message = s.folder.host.redactor.String(req.Message)
-	e := Elicitation{Folder: s.folder.dir, Conversation: s.ID(), Turn: turn, Tool: c.Name, CallID: c.ID, Request: req}
-	if l := s.children.up; l != nil {
-		e.Conversation = l.rootID() // a child asks through its root's client
-	}
-	res, ev := s.askElicitation(ctx, e, timeout)
+func (s *elicitations) ask(ctx context.Context, turn uint64, c fsm.ToolCall, req elicit.Request, timeout time.Duration) (elicit.Result, error) {
+	req.Message = s.redactor.String(req.Message)
+	e := Elicitation{Folder: s.dir, Conversation: s.asker(), Turn: turn, Tool: c.Name, CallID: c.ID, Request: req}
+	res, ev := s.untilFit(ctx, e, timeout)
 	ev.Turn, ev.CallID, ev.Server, ev.Message, ev.Mode, ev.URL = turn, c.ID, req.Server, req.Message, req.Mode, req.URL
 	if res.Action == elicit.Accept {
 		for _, v := range req.Shown(res.Content) {
-			ev.Values = append(ev.Values, fsm.ElicitedValue{Name: v.Name, Value: s.folder.host.redactor.String(v.Value)})
+			ev.Values = append(ev.Values, fsm.ElicitedValue{Name: v.Name, Value: s.redactor.String(v.Value)})
 		}
 	}
 	ev.Action = res.Action
-	s.loop.postEventLive(ctx, ev)
+	s.step(ctx, ev)
 	return res, nil
 }
 
-// askElicitation asks until an answer fits; the event returned carries
-// the action and why.
-func (s *Conversation) askElicitation(ctx context.Context, e Elicitation, timeout time.Duration) (elicit.Result, fsm.Elicited) {
-	ed, _ := s.folder.host.opts.Editor.(Elicitor)
+// untilFit asks until an answer fits; the event returned carries the
+// action and why.
+func (s *elicitations) untilFit(ctx context.Context, e Elicitation, timeout time.Duration) (elicit.Result, fsm.Elicited) {
+	ed, _ := s.ed.(Elicitor)
 	for try := 1; ; try++ {
-		ans, err := s.askOnce(ctx, ed, e, timeout)
+		ans, err := s.once(ctx, ed, e, timeout)
 		switch {
 		case errors.Is(err, errApprovalTimeout):
 			return elicit.Result{Action: elicit.Cancel}, fsm.Elicited{Why: "no answer in time"}
@@ -113,8 +128,8 @@ func (s *Conversation) askElicitation(ctx context.Context, e Elicitation, timeou
 	}
 }
 
-// askOnce asks the front end once: its Elicitor, else an approval.
-func (s *Conversation) askOnce(ctx context.Context, ed Elicitor, e Elicitation, timeout time.Duration) (ElicitAnswer, error) {
+// once asks the front end once: its Elicitor, else an approval.
+func (s *elicitations) once(ctx context.Context, ed Elicitor, e Elicitation, timeout time.Duration) (ElicitAnswer, error) {
 	if ed != nil {
 		asking, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {
@@ -129,12 +144,12 @@ func (s *Conversation) askOnce(ctx context.Context, ed Elicitor, e Elicitation, 
 			return ans, err
 		}
 	}
-	return s.elicitByApproval(ctx, e, timeout)
+	return s.byApproval(ctx, e, timeout)
 }
 
-// elicitByApproval asks a client that can only allow or deny: a URL to
-// open, or a form's defaults.
-func (s *Conversation) elicitByApproval(ctx context.Context, e Elicitation, timeout time.Duration) (ElicitAnswer, error) {
+// byApproval asks a client that can only allow or deny: a URL to open,
+// or a form's defaults.
+func (s *elicitations) byApproval(ctx context.Context, e Elicitation, timeout time.Duration) (ElicitAnswer, error) {
 	r := e.Request
 	q := fmt.Sprintf("MCP server %s asks: %s", r.Server, r.Message)
 	if r.Mode == elicit.ModeURL {
@@ -153,7 +168,7 @@ func (s *Conversation) elicitByApproval(ctx context.Context, e Elicitation, time
 			q += "\nAllow sends: " + strings.Join(parts, ", ")
 		}
 	}
-	ok, err := s.out.approve(ctx, Approval{Folder: s.folder.dir, Turn: e.Turn, Tool: e.Tool, CallID: e.CallID, Detail: q, Server: r.Server}, timeout)
+	ok, err := s.approve(ctx, Approval{Folder: s.dir, Turn: e.Turn, Tool: e.Tool, CallID: e.CallID, Detail: q, Server: r.Server}, timeout)
 	switch {
 	case errors.Is(err, ErrUnsupported):
 		return ElicitAnswer{Answer: elicit.Answer{Action: elicit.Decline}, Why: "no one to ask"}, nil

@@ -111,7 +111,7 @@ func (r callRun) askFetch(ctx context.Context, turn uint64, c fsm.ToolCall, host
 	if host != "" {
 		a.Host = host
 		a.Always = func() {
-			if err := s.folder.host.AddFetchHostRule(s.folder.dir, host); err != nil {
+			if err := s.folder.host.Rules().AddFetchHost(s.folder.dir, host); err != nil {
 				r.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom fetched the page once, but did not save the rule: " + err.Error()})
 				return
 			}

@@ -52,13 +52,12 @@ type Folder struct {
 	life    context.Context
 	endLife context.CancelFunc
 
-	inbox      chan func()
-	quit       chan struct{} // closed by Close
-	done       chan struct{} // closed when run has returned
+	// loop is how work reaches the folder's goroutine (run): unlike a
+	// conversation's, it serves calls while it drains (ownerLoop.draining).
+	loop       ownerLoop
 	configured chan struct{} // closed once the first configuration is loaded
 	// watchReady is closed once the file watcher is set up.
 	watchReady chan struct{}
-	workers    workerGroup
 
 	// Owned by the run goroutine.
 	//
@@ -92,6 +91,9 @@ type Folder struct {
 	// watcher's events (cmdwindow.go).
 	cmds *commandWindows
 
+	// heldRestored lists the names held before a restart (heldnames.go)
+	// once, with the first conversation started here.
+	heldRestored sync.Once
 	// worktreeMu serialises what writes the worktree for the
 	// conversations (gitState.lock): their mutating tool calls, commits
 	// and undos. So a command's window (cmdwindow.go) never sees another
@@ -99,7 +101,7 @@ type Folder struct {
 	worktreeMu sync.Mutex
 	// indexFollow updates the user's index once a held index.lock is
 	// released (indexfollow.go).
-	indexFollow indexFollower
+	indexFollow *indexFollower
 	// skills are the skills last read, for the skill tool (any
 	// goroutine).
 	skills atomic.Pointer[[]agentfiles.Skill]
@@ -180,9 +182,7 @@ func newFolder(h *Host, folder string) *Folder {
 		log:        log,
 		life:       life,
 		endLife:    endLife,
-		inbox:      make(chan func(), 16),
-		quit:       make(chan struct{}),
-		done:       make(chan struct{}),
+		loop:       ownerLoop{in: make(chan func(), 16), quit: make(chan struct{}), done: make(chan struct{}), servesDraining: true},
 		configured: make(chan struct{}),
 		watchReady: make(chan struct{}),
 		mcp:        mcp.NewManager(mcp.Options{Logger: log, Tokens: h.mcpTokens()}),
@@ -190,7 +190,8 @@ func newFolder(h *Host, folder string) *Folder {
 		next:       settings{registry: tools.DefaultRegistry()},
 	}
 	f.repo.dir = folder
-	f.window = windowProbe{next: &f.next, host: h, log: log, life: life, post: f.post, call: f.call, goWorker: f.goWorker,
+	f.indexFollow = &indexFollower{dir: folder, life: life, worktreeMu: &f.worktreeMu, goWorker: f.loop.goWorker}
+	f.window = windowProbe{next: &f.next, host: h, log: log, life: life, post: f.loop.post, call: f.loop.call, goWorker: f.loop.goWorker,
 		publish: f.publish, notify: f.notify}
 	f.hookLoad = &hookLoader{dir: folder, home: func() string { return h.opts.Getenv("HOME") }, trustFile: h.opts.TrustFile,
 		trustHow: h.opts.TrustHow, log: log, notify: f.notify}
@@ -202,69 +203,33 @@ func (f *Folder) Path() string { return f.dir }
 
 // run is the folder's goroutine.
 func (f *Folder) run() {
-	defer close(f.done)
+	defer close(f.loop.done)
 	f.repo.record(f.life)
 	f.loadConfig(false)
 	close(f.configured)
 	f.startWatcher()
 	for stop := false; !stop; {
 		select {
-		case fn := <-f.inbox:
+		case fn := <-f.loop.in:
 			fn()
 		case <-f.mcp.Changed():
 			f.syncMCP()
-		case <-f.quit:
+		case <-f.loop.quit:
 			stop = true
 		}
 	}
 	f.endLife()
 	finished := make(chan struct{})
-	go func() { f.workers.Wait(); close(finished) }()
+	go func() { f.loop.workers.Wait(); close(finished) }()
 	for waiting := true; waiting; {
 		select {
-		case fn := <-f.inbox:
+		case fn := <-f.loop.in:
 			fn()
 		case <-finished:
 			waiting = false
 		}
 	}
 	f.mcp.Close()
-}
-
-// post hands fn to the folder's goroutine without waiting for it. It
-// gives up once the folder is done.
-func (f *Folder) post(fn func()) {
-	select {
-	case f.inbox <- fn:
-	case <-f.done:
-	}
-}
-
-// call runs fn on the folder's goroutine and waits for it.
-func (f *Folder) call(ctx context.Context, fn func()) error {
-	finished := make(chan struct{})
-	select {
-	case f.inbox <- func() { defer close(finished); fn() }:
-	case <-f.done:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-finished:
-		return nil
-	case <-f.done:
-		return ErrClosed
-	}
-}
-
-// goWorker runs fn on a new goroutine that Close waits for.
-func (f *Folder) goWorker(fn func()) {
-	f.workers.Add(1)
-	go func() {
-		defer f.workers.Done()
-		fn()
-	}()
 }
 
 // publish makes f.next the settings of every conversation, on the
@@ -317,12 +282,12 @@ const reloadWait = 5 * time.Second
 // editor sends after its new settings (loom.status, loom.ask) sees them.
 func (f *Folder) ReloadConfig() {
 	done := make(chan struct{})
-	f.post(func() { defer close(done); f.loadConfig(true) })
+	f.loop.post(func() { defer close(done); f.loadConfig(true) })
 	t := time.NewTimer(reloadWait)
 	defer t.Stop()
 	select {
 	case <-done:
-	case <-f.done:
+	case <-f.loop.done:
 	case <-t.C:
 		f.log.Warn("configuration reload still running; not waiting for it")
 	}
@@ -346,11 +311,11 @@ func (f *Folder) Close() {
 	wg.Wait()
 	f.lang.close()
 	select {
-	case <-f.quit:
+	case <-f.loop.quit:
 	default:
-		close(f.quit)
+		close(f.loop.quit)
 	}
-	<-f.done
+	<-f.loop.done
 }
 
 // errFolderClosed is returned for a conversation of a folder closing.

@@ -191,6 +191,7 @@ func (f *Folder) start(o opening) (*Conversation, error) {
 	c := newConversation(f, o)
 	f.convs = slices.Insert(f.convs, 0, c)
 	f.mu.Unlock()
+	f.heldRestored.Do(func() { c.loop.post(c.restoreHeld) })
 	go c.run()
 	return c, nil
 }

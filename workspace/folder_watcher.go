@@ -25,7 +25,7 @@ func (s *Folder) startWatcher() {
 		log:              s.log.With("component", "watcher"),
 		events:           s.cmds,
 	}
-	s.goWorker(func() {
+	s.loop.goWorker(func() {
 		w, err := newWatcher(opts)
 		close(s.watchReady)
 		if err != nil {

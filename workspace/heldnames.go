@@ -3,10 +3,13 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
@@ -24,7 +27,11 @@ import (
 // sandbox already keeps the names that exist (read-only), so only those
 // that did not exist when the command started are looked at: the
 // folder's own top-level names (.git, the protected names, the files the
-// repository's configuration includes).
+// repository's configuration includes); below the top level, the
+// protected names among the files the command changed, and the .git of
+// their directories, that were created after it started (their birth
+// time, statx). Each hold is recorded beside it, so that a restarted
+// loom lists it again (restoreHeld).
 
 // heldCandidates are the folder-relative slash paths of the names a
 // command may create that loom holds.
@@ -97,11 +104,68 @@ func heldTargets(folder string, before map[string]bool) []string {
 	return out
 }
 
+// protectedHeads are the first names of the protected names (".vscode"
+// of .vscode/settings.json): where a nested protected name is held from.
+func protectedHeads() map[string]bool {
+	heads := map[string]bool{".git": true}
+	for _, n := range config.ProtectedNames {
+		head, _, _ := strings.Cut(n, "/")
+		heads[head] = true
+	}
+	return heads
+}
+
+// nestedHeldTargets are the protected names below the folder's top level
+// that a command started at started created, among the paths it changed
+// (paths, absolute) and their directories' .git: for each, its
+// shallowest part that is a protected name's head (sub/.vscode for
+// sub/.vscode/settings.json) and was created by the command, else the
+// file itself when it was. Those under a top-level target (top) are
+// left out. A file system that records no creation time holds nothing
+// here (the names are still named).
+func nestedHeldTargets(folder string, paths, top []string, started time.Time) []string {
+	heads := protectedHeads()
+	var out []string
+	add := func(rel string) {
+		if !slices.ContainsFunc(append(top, out...), func(o string) bool { return rel == o || strings.HasPrefix(rel, o+"/") }) {
+			out = append(out, rel)
+		}
+	}
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		rel, err := filepath.Rel(folder, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+		if !strings.Contains(rel, "/") || !config.IsProtectedIn(folder, p) {
+			continue
+		}
+		parts := strings.Split(rel, "/")
+		for i := 1; i < len(parts); i++ {
+			q := strings.Join(parts[:i+1], "/")
+			abs := filepath.Join(folder, filepath.FromSlash(q))
+			if (heads[parts[i]] || i == len(parts)-1) && bornSince(abs, started) {
+				add(q)
+				break
+			}
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		if g := d + "/.git"; bornSince(filepath.Join(folder, filepath.FromSlash(g)), started) {
+			add(g)
+		}
+	}
+	return out
+}
+
 // holdCreated moves the protected names the command created (heldTargets)
 // out of the folder into stateDir/held, and returns them as command
 // changes to review (Held). discard deletes them instead (exec).
-func holdCreated(folder, stateDir string, before map[string]bool, command string, turn uint64, discard bool) ([]CommandChange, error) {
-	targets := heldTargets(folder, before)
+func holdCreated(folder, stateDir string, targets []string, command string, turn uint64, discard bool) ([]CommandChange, error) {
 	if len(targets) == 0 {
 		return nil, nil
 	}
@@ -130,6 +194,8 @@ func holdCreated(folder, stateDir string, before map[string]bool, command string
 		if discard {
 			os.RemoveAll(stash)
 			c.Stash = ""
+		} else if err := changes.WriteHeldRecord(stash, changes.HeldRecord{Folder: folder, Rel: rel, Command: command, Turn: turn}); err != nil {
+			errs = append(errs, fmt.Errorf("recording %s as held: %w", rel, err))
 		}
 		held = append(held, c)
 	}
@@ -170,14 +236,16 @@ func heldWords(held []CommandChange, discarded bool, keep, discard string) (user
 // changes and tells the user; it returns what the model reads of them,
 // and the names held (folder-relative). After the command, holding the
 // worktree lock.
-func (r callRun) holdCreated(run *commandRun, present map[string]bool) (model string, rels []string) {
+func (r callRun) holdCreated(run *commandRun, present map[string]bool, started time.Time) (model string, rels []string) {
 	s, f := r.s, r.s.folder
 	discard := f.host.opts.DiscardHeld
 	state, err := f.host.stateDir()
 	if err != nil {
 		state = filepath.Join(os.TempDir(), "loom-held")
 	}
-	held, err := holdCreated(f.dir, state, present, run.command, r.b.turn, discard)
+	targets := heldTargets(f.dir, present)
+	targets = append(targets, nestedHeldTargets(f.dir, run.paths, targets, started)...)
+	held, err := holdCreated(f.dir, state, targets, run.command, r.b.turn, discard)
 	if err != nil {
 		f.log.Warn("cannot hold a protected name a command created", "err", err)
 		s.loop.post(func() {
@@ -200,4 +268,32 @@ func (r callRun) holdCreated(run *commandRun, present map[string]bool) (model st
 		s.out.notify(Notification{Kind: NoteInfo, Turn: turn, Text: user, Visible: true})
 	})
 	return model, rels
+}
+
+// restoreHeld lists again the names held in this folder before loom
+// restarted (each hold's record in the state directory): they stay out
+// of the folder, to be kept or discarded as before. The folder's first
+// conversation does it, on its owner goroutine.
+func (s *Conversation) restoreHeld() {
+	state, err := s.folder.host.stateDir()
+	if err != nil {
+		return
+	}
+	var held []CommandChange
+	for _, r := range changes.HeldRecords(filepath.Join(state, "held"), s.folder.dir) {
+		c := CommandChange{Path: filepath.Join(s.folder.dir, filepath.FromSlash(r.Rel)), Rel: r.Rel, Command: r.Command, Turn: r.Turn,
+			Created: true, Held: true, Stash: r.Stash, Hash: "-"}
+		c.Diff, c.Size = changes.DescribeHeld(r.Rel, r.Stash)
+		held = append(held, c)
+	}
+	if len(held) == 0 {
+		return
+	}
+	s.changes.AddChanges(held)
+	var rels []string
+	for _, c := range held {
+		rels = append(rels, c.Rel)
+	}
+	s.out.notify(Notification{Kind: NoteInfo, Text: "still held from before loom restarted: " + strings.Join(rels, ", ") +
+		", which a command the agent ran created; it stays out of the folder, with no effect, until you keep or discard it", Visible: true})
 }

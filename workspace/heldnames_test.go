@@ -33,6 +33,13 @@ func plantCommand(marker string) string {
 // the conversation, the marker and the model's tool results.
 func heldHost(t *testing.T, discard bool) (*testHost, string, *Conversation, string, func() []string) {
 	t.Helper()
+	return heldHostWith(t, discard, func(_, marker string) string { return plantCommand(marker) })
+}
+
+// heldHostWith is heldHost running the command command(folder, marker)
+// gives (it may prepare the folder).
+func heldHostWith(t *testing.T, discard bool, command func(dir, marker string) string) (*testHost, string, *Conversation, string, func() []string) {
+	t.Helper()
 	xdg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", xdg)
 	t.Setenv("TMPDIR", t.TempDir())
@@ -42,7 +49,7 @@ func heldHost(t *testing.T, discard bool) (*testHost, string, *Conversation, str
 		t.Skipf("no Landlock here: %s", s.Unavailable())
 	}
 	marker := filepath.Join(t.TempDir(), "pwned")
-	args, _ := json.Marshal(map[string]string{"command": plantCommand(marker)})
+	args, _ := json.Marshal(map[string]string{"command": command(dir, marker)})
 	var mu sync.Mutex
 	var results []string
 	model := funcProvider(func(ctx context.Context, req llm.Request, emit func(fsm.Event)) {
@@ -184,5 +191,101 @@ func TestProtectedNamesACommandCreatedExecDiscards(t *testing.T) {
 	}
 	if held, _ := filepath.Glob(filepath.Join(h.opts.StateDir, "held", "*")); len(held) != 0 {
 		t.Fatalf("kept: %q", held)
+	}
+}
+
+// TestHeldNamesSurviveARestart: after a restart the names a command
+// created stay out of the folder (the user's git status runs nothing),
+// and are listed again with the command changes, to keep or discard as
+// before. Before, the list was in memory: the stash stayed in the state
+// directory, listed nowhere.
+func TestHeldNamesSurviveARestart(t *testing.T) {
+	h, dir, _, marker, _ := heldHost(t, false)
+	h.editor.waitFor(t, "the held names", func(n Notification) bool { return n.Kind == NoteCommandChanges })
+	h.Close()
+	noneInFolder(t, dir, marker, ".git", ".loom.toml", ".vscode/settings.json")
+
+	ed := newRecordingEditor()
+	h2 := &testHost{Host: NewHost(HostOptions{Editor: ed, StateDir: h.opts.StateDir, TrustFile: h.opts.TrustFile,
+		Provider: h.opts.Provider}), editor: ed}
+	t.Cleanup(h2.Close)
+	s, err := h2.AddFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := ed.waitFor(t, "the held names listed again", func(n Notification) bool {
+		return n.Kind == NoteInfo && strings.Contains(n.Text, "still held from before loom restarted")
+	})
+	if !strings.Contains(told.Text, ".git, .loom.toml, .vscode/settings.json") {
+		t.Errorf("the user's words: %q", told.Text)
+	}
+	noneInFolder(t, dir, marker, ".git", ".loom.toml", ".vscode/settings.json")
+	ctx := context.Background()
+	listed, err := s.Changes().CommandChanges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rels(listed); !slices.Equal(got, []string{".git", ".loom.toml", ".vscode/settings.json"}) {
+		t.Fatalf("listed after the restart: %q", got)
+	}
+	if _, err := s.Changes().KeepCommandChanges(ctx, []string{".vscode/settings.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".vscode", "settings.json")); err != nil || !strings.Contains(string(b), "/tmp/evil") {
+		t.Fatalf("kept settings.json: %q, %v", b, err)
+	}
+	if _, err := s.Changes().DiscardCommandChanges(ctx, []string{".git", ".loom.toml"}); err != nil {
+		t.Fatal(err)
+	}
+	noneInFolder(t, dir, marker, ".git", ".loom.toml")
+	if held, _ := filepath.Glob(filepath.Join(h.opts.StateDir, "held", "*")); len(held) != 0 {
+		t.Fatalf("still held: %q", held)
+	}
+}
+
+// TestNestedProtectedNamesACommandCreatedAreHeld: below the top level
+// too, a protected name the command created is held (sub/.vscode with its
+// settings.json, sub/.loom.toml, a repository made in sub2 with its
+// fsmonitor); one that was there before and that it changed
+// (old/.vscode/settings.json) stays, named as before. Before, the nested
+// ones were only named, and the user's git status in sub2 ran the
+// fsmonitor.
+func TestNestedProtectedNamesACommandCreatedAreHeld(t *testing.T) {
+	h, dir, _, marker, results := heldHostWith(t, false, func(dir, marker string) string {
+		os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "old", ".vscode"), 0o755)
+		os.WriteFile(filepath.Join(dir, "old", ".vscode", "settings.json"), []byte("{}\n"), 0o644)
+		return `mkdir -p sub/.vscode && printf '{"terminal.integrated.shell.linux": "/tmp/evil"}' > sub/.vscode/settings.json && ` +
+			`printf '[tools]\nbash = "allow"\n' > sub/.loom.toml && echo '{"x": 1}' > old/.vscode/settings.json && ` +
+			`mkdir sub2 && cd sub2 && git init -q . && printf '#!/bin/sh\ntouch ` + marker + `\n' > .git/fsmon && chmod +x .git/fsmon && ` +
+			`git config core.fsmonitor "$PWD/.git/fsmon" && echo c > c.txt`
+	})
+	n := h.editor.waitFor(t, "the held names", func(n Notification) bool {
+		return n.Kind == NoteCommandChanges && slices.ContainsFunc(n.Changes, func(c CommandChange) bool { return c.Held })
+	})
+	var held []string
+	for _, c := range n.Changes {
+		if c.Held {
+			held = append(held, c.Rel)
+		}
+	}
+	slices.Sort(held)
+	if want := []string{"sub/.loom.toml", "sub/.vscode", "sub2/.git"}; !slices.Equal(held, want) {
+		t.Fatalf("held %q, want %q", held, want)
+	}
+	noneInFolder(t, filepath.Join(dir, "sub2"), marker, ".git")
+	for _, rel := range []string{"sub/.vscode", "sub/.loom.toml"} {
+		if _, err := os.Lstat(filepath.Join(dir, rel)); err == nil {
+			t.Errorf("%s is in the folder", rel)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "old", ".vscode", "settings.json")); err != nil || string(b) != "{\"x\": 1}\n" {
+		t.Errorf("old/.vscode/settings.json, there before: %q, %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "sub2", "c.txt")); err != nil || string(b) != "c\n" {
+		t.Errorf("the command's ordinary file: %q, %v", b, err)
+	}
+	if r := results(); len(r) != 1 || !strings.Contains(r[0], "loom moved it out of the folder") {
+		t.Errorf("the model read %q", r)
 	}
 }

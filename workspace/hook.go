@@ -129,7 +129,7 @@ func (p treePort) AskHooks(ctx context.Context, repo *gitcommit.Repo, job change
 	s := p.s
 	dir := s.folder.dir
 	cmd := cmdrules.Parse(changes.HooksCommand, dir)
-	rules, err := s.folder.host.ApprovalRules(dir)
+	rules, err := s.folder.host.Rules().Commands(dir)
 	if err != nil {
 		s.folder.log.Warn("approval rules unreadable; asking", "err", err)
 	}

@@ -72,7 +72,7 @@ type Host struct {
 
 	closeOnce sync.Once
 	// rules are the folders' approval rules (approvalrules.go).
-	rules ruleStore
+	rules *ApprovalRules
 
 	mu        sync.Mutex
 	folders   map[string]*Folder // by path
@@ -105,6 +105,7 @@ func NewHost(opts HostOptions) *Host {
 	r.Add(opts.Getenv(config.Default().Model.APIKeyEnv))
 	opts.Logger = slog.New(redactingHandler{Handler: opts.Logger.Handler(), r: r})
 	h := &Host{opts: opts, overlay: NewOverlay(), folders: map[string]*Folder{}, redactor: r}
+	h.rules = &ApprovalRules{stateDir: h.stateDir, log: opts.Logger}
 	if dir, err := h.stateDir(); err == nil {
 		// Journals and approval rules: never the agent's to write, even
 		// where a folder contains them (the home directory).
@@ -112,6 +113,10 @@ func NewHost(opts HostOptions) *Host {
 	}
 	return h
 }
+
+// Rules returns the folders' approval rules: the commands, MCP servers
+// and fetch hosts the user allowed for good.
+func (h *Host) Rules() *ApprovalRules { return h.rules }
 
 // Overlay returns the open documents shared by the host's sessions.
 func (h *Host) Overlay() *Overlay { return h.overlay }

@@ -21,6 +21,14 @@ import (
 // would revert the agent's change (issue 47.7). One per folder; the
 // updates are made in commit order, under the folder's worktree lock.
 type indexFollower struct {
+	dir string
+	// life is the folder's: the follower stops when the folder closes.
+	life context.Context
+	// worktreeMu is the folder's worktree lock (Folder.worktreeMu).
+	worktreeMu *sync.Mutex
+	// goWorker runs the follower on a goroutine the folder waits for.
+	goWorker func(func())
+
 	mu      sync.Mutex
 	pending []indexLeft
 	running bool
@@ -37,44 +45,41 @@ type indexLeft struct {
 // should the watcher miss the removal (a file system without inotify).
 const indexRecheck = 2 * time.Second
 
-// followIndex queues left and starts the folder's follower if it is not
-// running.
-func (f *Folder) followIndex(left indexLeft, scrub string) {
-	fw := &f.indexFollow
+// follow queues left and starts the follower if it is not running.
+func (fw *indexFollower) follow(left indexLeft, scrub string) {
 	fw.mu.Lock()
 	fw.pending = append(fw.pending, left)
 	start := !fw.running
 	fw.running = true
 	fw.mu.Unlock()
 	if start {
-		f.goWorker(func() { f.runIndexFollower(scrub) })
+		fw.goWorker(func() { fw.run(scrub) })
 	}
 }
 
-// runIndexFollower waits for the lock's release and updates the index,
-// until nothing is pending or the folder closes.
-func (f *Folder) runIndexFollower(scrub string) {
-	fw := &f.indexFollow
+// run waits for the lock's release and updates the index, until nothing
+// is pending or the folder closes.
+func (fw *indexFollower) run(scrub string) {
 	for {
 		fw.mu.Lock()
-		if len(fw.pending) == 0 || f.life.Err() != nil {
+		if len(fw.pending) == 0 || fw.life.Err() != nil {
 			fw.pending, fw.running = nil, false
 			fw.mu.Unlock()
 			return
 		}
 		left := fw.pending[0]
 		fw.mu.Unlock()
-		repo, err := gitcommit.Open(f.life, f.dir, scrub)
+		repo, err := gitcommit.Open(fw.life, fw.dir, scrub)
 		if err != nil {
-			f.dropIndexLeft()
+			fw.drop()
 			continue
 		}
-		if !waitIndexUnlocked(f.life, filepath.Join(repo.GitDir, "index.lock")) {
+		if !waitIndexUnlocked(fw.life, filepath.Join(repo.GitDir, "index.lock")) {
 			continue // the folder closes
 		}
-		f.worktreeMu.Lock()
-		rest, rep := f.syncLeft(repo, left.entries)
-		f.worktreeMu.Unlock()
+		fw.worktreeMu.Lock()
+		rest, rep := fw.sync(repo, left.entries)
+		fw.worktreeMu.Unlock()
 		if len(rep.Locked) > 0 {
 			// Taken again before loom could write it: wait anew.
 			fw.mu.Lock()
@@ -82,30 +87,29 @@ func (f *Folder) runIndexFollower(scrub string) {
 			fw.mu.Unlock()
 			continue
 		}
-		f.dropIndexLeft()
+		fw.drop()
 		if len(rest) > 0 {
 			left.tell(indexFollowedNote(rest, rep))
 		}
 	}
 }
 
-// syncLeft updates the index for the entries HEAD still holds; it
-// returns them and the report. The worktree lock is held.
-func (f *Folder) syncLeft(repo *gitcommit.Repo, entries []gitcommit.Entry) ([]gitcommit.Entry, gitcommit.IndexReport) {
-	fresh, err := gitcommit.Open(f.life, repo.Top)
+// sync updates the index for the entries HEAD still holds; it returns
+// them and the report. The worktree lock is held.
+func (fw *indexFollower) sync(repo *gitcommit.Repo, entries []gitcommit.Entry) ([]gitcommit.Entry, gitcommit.IndexReport) {
+	fresh, err := gitcommit.Open(fw.life, repo.Top)
 	if err == nil {
 		repo = fresh // HEAD as it is now
 	}
-	rest := repo.InHead(f.life, entries)
+	rest := repo.InHead(fw.life, entries)
 	if len(rest) == 0 {
 		return nil, gitcommit.IndexReport{}
 	}
-	return rest, repo.SyncIndex(f.life, rest, 0)
+	return rest, repo.SyncIndex(fw.life, rest, 0)
 }
 
-// dropIndexLeft drops the follower's first pending update.
-func (f *Folder) dropIndexLeft() {
-	fw := &f.indexFollow
+// drop drops the first pending update.
+func (fw *indexFollower) drop() {
 	fw.mu.Lock()
 	if len(fw.pending) > 0 {
 		fw.pending = fw.pending[1:]
@@ -164,5 +168,5 @@ func (s *Conversation) leaveIndex(entries []gitcommit.Entry) {
 	tell := func(kind NotificationKind, text string) {
 		s.loop.post(func() { s.out.notify(Notification{Kind: kind, Turn: turn, Text: text, Visible: true}) })
 	}
-	s.folder.followIndex(indexLeft{entries: entries, tell: tell}, s.cfg.Model.APIKeyEnv)
+	s.folder.indexFollow.follow(indexLeft{entries: entries, tell: tell}, s.cfg.Model.APIKeyEnv)
 }

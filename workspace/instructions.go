@@ -170,7 +170,7 @@ func readInstructionFile(path, top string, limit int) (content string, size int6
 // reaches the state machine as a configuration change (journaled), and
 // the conversation's system prompt follows from the next turn on.
 func (s *Folder) ReloadInstructions() {
-	s.post(s.reloadInstructions)
+	s.loop.post(s.reloadInstructions)
 }
 
 func (s *Folder) reloadInstructions() {

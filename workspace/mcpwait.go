@@ -31,7 +31,7 @@ func (s *Conversation) WaitMCP(ctx context.Context) ([]string, error) {
 		// to its conversations before this returns: a prompt asked next
 		// is queued behind them.
 		var starting []string
-		if err := s.folder.call(ctx, func() {
+		if err := s.folder.loop.call(ctx, func() {
 			starting = startingServers(s.folder.mcp.Status())
 			s.folder.syncMCP()
 		}); err != nil {
@@ -47,7 +47,7 @@ func (s *Conversation) WaitMCP(ctx context.Context) ([]string, error) {
 			return starting, ctx.Err()
 		case <-deadline.C:
 		}
-		err := s.folder.call(ctx, func() {
+		err := s.folder.loop.call(ctx, func() {
 			s.folder.notify(Notification{Kind: NoteInfo, Text: fmt.Sprintf(
 				"MCP server(s) %s did not come up within %s (mcp.startup_timeout): going on without their tools",
 				quoteNames(starting), timeout)})

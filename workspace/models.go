@@ -70,7 +70,7 @@ func (c ModelCatalog) Models(ctx context.Context) (ModelList, error) {
 		return list, err
 	}
 	if remembered, ok := c.folder.host.discovered(cacheKey); ok && remembered.Models != nil {
-		c.folder.goWorker(func() {
+		c.folder.loop.goWorker(func() {
 			ctx, cancel := context.WithTimeout(c.folder.life, listModelsTimeout)
 			defer cancel()
 			c.ask(ctx, list, lister, cacheKey)

@@ -20,8 +20,13 @@ type ownerLoop struct {
 	done chan struct{} // closed when run has returned
 	// workers counts the goroutines started for the actions.
 	workers workerGroup
-	// step steps an event of the conversation (on the owner goroutine).
+	// step steps an event of the conversation (on the owner goroutine);
+	// nil for a folder's loop, which has no machine.
 	step func(ev fsm.Event)
+	// servesDraining: call is served until done, also once quit is
+	// closed (a folder's loop: its workers may still need it while they
+	// finish). A conversation's call refuses once quit is closed.
+	servesDraining bool
 }
 
 // workerGroup counts the goroutines a session started for its actions.
@@ -36,15 +41,20 @@ func (l *ownerLoop) goWorker(fn func()) {
 	}()
 }
 
-// call runs fn on the owner goroutine and waits for it.
+// call runs fn on the owner goroutine and waits for it. Once quit is
+// closed it returns ErrClosed, unless the loop servesDraining.
 func (l *ownerLoop) call(ctx context.Context, fn func()) error {
 	finished := make(chan struct{})
 	wrapped := func() { defer close(finished); fn() }
+	quit := l.quit
+	if l.servesDraining {
+		quit = nil // never ready: served until done
+	}
 	select {
 	case l.in <- wrapped:
 	case <-l.done:
 		return ErrClosed
-	case <-l.quit:
+	case <-quit:
 		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()

@@ -139,7 +139,7 @@ func TestRewindCutBeforeItsEvent(t *testing.T) {
 	if _, err := s.Changes().Rewind(context.Background(), 1, fsm.RestoreBoth); err != nil {
 		t.Fatal(err)
 	}
-	path := s.journalPathShared()
+	path := s.ident.journal()
 	h.Close()
 	b, err := os.ReadFile(path)
 	if err != nil {

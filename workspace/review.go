@@ -115,7 +115,7 @@ func (s *Conversation) resumeReviews(path string) bool {
 		return false
 	}
 	st := s.m.State()
-	ctx := s.turnContext()
+	ctx := s.turn.context()
 	s.turnPrompt = lastPrompt(s.m.Messages())
 	s.git.newBatch()
 	s.turnTimes[st.Turn] = time.Now()
@@ -149,8 +149,8 @@ func lastPrompt(msgs []fsm.Message) string {
 type reviewPort struct{ s *Conversation }
 
 func (p reviewPort) Go(f func())                  { p.s.loop.goWorker(f) }
-func (p reviewPort) TurnContext() context.Context { return p.s.turnContext() }
-func (p reviewPort) JournalPath() string          { return p.s.journalPathShared() }
+func (p reviewPort) TurnContext() context.Context { return p.s.turn.context() }
+func (p reviewPort) JournalPath() string          { return p.s.ident.journal() }
 func (p reviewPort) Warn(msg string, err error)   { p.s.folder.log.Warn(msg, "err", err) }
 
 func (p reviewPort) Wait(ctx context.Context, ready <-chan struct{}) error {

@@ -44,7 +44,7 @@ func TestSubagentReusedCallIDJournalsApart(t *testing.T) {
 	h.editor.turnEndedIn(t, s.ID(), turn)
 	checkReplays(t, s)
 	var path string
-	if err := s.loop.call(context.Background(), func() { path = s.journalPathShared() }); err != nil {
+	if err := s.loop.call(context.Background(), func() { path = s.ident.journal() }); err != nil {
 		t.Fatal(err)
 	}
 	children, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "subagents", "*.jsonl"))

@@ -121,7 +121,7 @@ func checkReplays(t *testing.T, s *Conversation) {
 	var live []fsm.Message
 	var cfg fsm.Config
 	if err := s.loop.call(context.Background(), func() {
-		path, live, cfg = s.journalPathShared(), append([]fsm.Message(nil), s.m.Messages()...), s.machineConfig()
+		path, live, cfg = s.ident.journal(), append([]fsm.Message(nil), s.m.Messages()...), s.machineConfig()
 		s.jr.sync()
 	}); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func (r callRun) Tool(name string) (known bool, server string) {
 // in the folder, as they are now.
 func (r callRun) FetchHosts() []string {
 	f := r.s.folder
-	hosts, err := f.host.FetchHostRules(f.dir)
+	hosts, err := f.host.Rules().FetchHosts(f.dir)
 	if err != nil {
 		f.log.Warn("approval rules unreadable; asking", "err", err)
 	}
@@ -126,9 +126,9 @@ func (r callRun) Rules(c fsm.ToolCall, bash bool) (rules []cmdrules.Rule, server
 	f := r.s.folder
 	var err error
 	if bash {
-		rules, err = f.host.ApprovalRules(f.dir)
+		rules, err = f.host.Rules().Commands(f.dir)
 	} else {
-		servers, err = f.host.MCPServerRules(f.dir)
+		servers, err = f.host.Rules().MCPServers(f.dir)
 	}
 	if err != nil {
 		f.log.Warn("approval rules unreadable; asking", "err", err)
@@ -286,14 +286,14 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 		// And the files as they were before it, so that its changes (not
 		// the user's earlier ones) can be told apart (preimage.go).
 		before := s.folder.cmds.preImages(func() []string { return s.folder.commands().dirty(ctx, b.env.ScrubEnv) })
-		present := protectedPresence(s.folder.dir)
+		present, started := protectedPresence(s.folder.dir), time.Now()
 		mark, win := s.folder.host.overlay.EditorMark(), s.folder.cmds.openWindow()
 		s.writes.commandStarted()
 		defer func() {
 			run := s.folder.commands().close(win, mark, commandLine(c.Arguments), before)
 			outcome.Command = run
 			s.writes.commandEnded(run.paths, s.folder.host.overlay.readSeen)
-			heldModel, heldRels := r.holdCreated(run, present)
+			heldModel, heldRels := r.holdCreated(run, present, started)
 			holdWrittenConfig(s.folder.host.opts.TrustFile, s.folder.dir, heldRels, s.folder.log)
 			written := protectedWrites(s.folder.dir, run)
 			holdWrittenConfig(s.folder.host.opts.TrustFile, s.folder.dir, written, s.folder.log)
@@ -319,7 +319,7 @@ func (r callRun) execute(ctx context.Context, c fsm.ToolCall, unsandboxed bool) 
 	env.Elicit = func(ctx context.Context, req elicit.Request) (elicit.Result, error) {
 		// An MCP server's question mid-call (elicit.go); no answer within
 		// the approval timeout cancels it.
-		return s.elicit(ctx, b.turn, c, req, b.approvalTimeout)
+		return s.elicits.ask(ctx, b.turn, c, req, b.approvalTimeout)
 	}
 	res, err := tool.Run(ctx, &env, json.RawMessage(c.Arguments))
 	if err == nil && res.Blocked != "" && b.bash == config.PolicyAsk && env.Sandbox != nil && !b.readOnly {
@@ -407,7 +407,7 @@ const noAskWords = `commands need the user's approval (tools.bash = "ask") and t
 // rememberRule saves a rule the user picked in an approval and tells so.
 func (r callRun) rememberRule(turn uint64, rule cmdrules.Rule) error {
 	s := r.s
-	saved, err := s.folder.host.AddApprovalRule(s.folder.dir, rule)
+	saved, err := s.folder.host.Rules().AddCommand(s.folder.dir, rule)
 	if err != nil {
 		r.notifyFromWorker(Notification{Kind: NoteError, Turn: turn, Text: "Loom allowed the command once, but did not save the rule: " + err.Error()})
 		return err

@@ -294,24 +294,32 @@ func (w *watcher) event(ev fsnotify.Event) {
 	if !w.inRoot(path) && !w.config[path] && !w.instr[path] {
 		return // a sibling of a config file outside the workspace
 	}
-	if ev.Has(fsnotify.Create) && w.inRoot(path) {
-		if st, err := os.Lstat(path); err == nil && st.IsDir() {
-			if !w.skipDir(path, true) {
-				w.addTree(path, true)
-			}
-			return
-		}
-	}
-	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-		if w.watched[path] {
-			delete(w.watched, path) // the kernel dropped the watch
-			return
-		}
+	if w.directory(ev, path) {
+		return
 	}
 	if strings.Contains(path, string(filepath.Separator)+".git"+string(filepath.Separator)) {
 		return
 	}
 	w.touch(path, time.Now())
+}
+
+// directory handles the event of a watched directory: a new one is
+// watched with its tree, a removed one's watch is forgotten. It reports
+// whether ev was such an event.
+func (w *watcher) directory(ev fsnotify.Event, path string) bool {
+	if ev.Has(fsnotify.Create) && w.inRoot(path) {
+		if st, err := os.Lstat(path); err == nil && st.IsDir() {
+			if !w.skipDir(path, true) {
+				w.addTree(path, true)
+			}
+			return true
+		}
+	}
+	if (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) && w.watched[path] {
+		delete(w.watched, path) // the kernel dropped the watch
+		return true
+	}
+	return false
 }
 
 // error handles a watcher error: an overflow means events were lost, so

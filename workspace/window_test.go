@@ -19,7 +19,7 @@ import (
 func waitWindow(t *testing.T, s *Conversation) {
 	t.Helper()
 	var answered chan struct{}
-	if err := s.folder.call(context.Background(), func() { answered = s.folder.window.server.answered }); err != nil {
+	if err := s.folder.loop.call(context.Background(), func() { answered = s.folder.window.server.answered }); err != nil {
 		t.Fatal(err)
 	}
 	if answered == nil {

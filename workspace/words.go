@@ -80,49 +80,67 @@ func ViewTool(name, arguments string) ToolView {
 	if a.Offset > 0 {
 		v.Line = int(a.Offset)
 	}
-	shown := a.Path
-	switch name {
-	case "read_file":
-		v.Kind, v.Title, v.File = "read", "Read "+shown, shown
-		if shown != "" {
-			v.Label = shown + lineRange(int(a.Offset), int(a.Limit))
+	if words := toolWords[name]; words != nil {
+		words(&v, a)
+	}
+	return v
+}
+
+// toolWords words the calls of our tools, by tool: kind, title, label
+// and the file to open, over ViewTool's defaults (the name, the
+// arguments). A tool without a row is shown by those.
+var toolWords = map[string]func(v *ToolView, a toolArgs){
+	"read_file": func(v *ToolView, a toolArgs) {
+		v.Kind, v.Title, v.File = "read", "Read "+a.Path, a.Path
+		if a.Path != "" {
+			v.Label = a.Path + lineRange(int(a.Offset), int(a.Limit))
 		}
-	case "list_files":
-		v.Kind, v.Title = "read", "List files"
-		if shown != "" && shown != "." {
-			v.Title += " in " + shown
-		}
-		v.Label = cmp.Or(shown, ".")
+	},
+	"list_files": func(v *ToolView, a toolArgs) {
+		v.Kind, v.Title = "read", "List files"+inWords(a.Path)
+		v.Label = cmp.Or(a.Path, ".")
 		if a.Pattern != "" {
 			v.Label += " (" + a.Pattern + ")"
 		}
-	case "grep":
-		v.Kind, v.Title = "search", fmt.Sprintf("Search for `%s`", clipWords(a.Pattern, 60))
-		if shown != "" && shown != "." {
-			v.Title += " in " + shown
-		}
+	},
+	"grep": func(v *ToolView, a toolArgs) {
+		v.Kind, v.Title = "search", fmt.Sprintf("Search for `%s`", clipWords(a.Pattern, 60))+inWords(a.Path)
 		if a.Pattern != "" {
 			v.Label = grepLabel(a)
 		}
-	case "edit_file", "write_file":
-		v.Kind, v.Title, v.File = "edit", "Edit "+shown, shown
-		if name == "write_file" {
-			v.Title = "Write " + shown
-		}
-		if shown != "" {
-			v.Label = shown
-		}
-	case "bash":
+	},
+	"edit_file":  func(v *ToolView, a toolArgs) { editWords(v, "Edit ", a) },
+	"write_file": func(v *ToolView, a toolArgs) { editWords(v, "Write ", a) },
+	"bash": func(v *ToolView, a toolArgs) {
 		v.Kind, v.Title = "execute", fmt.Sprintf("Run `%s`", clipWords(a.Command, 80))
 		if a.Command != "" {
 			v.Label = "$ " + clipRunes(a.Command, 200)
 		}
-	case "fetch":
+	},
+	"fetch": func(v *ToolView, a toolArgs) {
 		v.Kind, v.Title = "fetch", "Fetch "+clipWords(a.URL, 120)
-	case "web_search":
+	},
+	"web_search": func(v *ToolView, a toolArgs) {
 		v.Kind, v.Title = "search", fmt.Sprintf("Search the web for `%s`", clipWords(a.Query, 80))
+	},
+}
+
+// inWords is " in <path>" for a search or listing under path, "" for
+// the whole workspace.
+func inWords(path string) string {
+	if path == "" || path == "." {
+		return ""
 	}
-	return v
+	return " in " + path
+}
+
+// editWords words an edit_file or write_file call: verb is "Edit " or
+// "Write ".
+func editWords(v *ToolView, verb string, a toolArgs) {
+	v.Kind, v.Title, v.File = "edit", verb+a.Path, a.Path
+	if a.Path != "" {
+		v.Label = a.Path
+	}
 }
 
 // Fields of arguments cut while the model streams them: the whole

@@ -146,21 +146,41 @@ wait:
 			break wait
 		}
 	}
+	urls := map[string]string{}
+	for _, sp := range specs {
+		urls[sp.Name] = sp.URL
+	}
 	for _, st := range m.Status() {
-		line := fmt.Sprintf("%s\t%s", st.Name, st.State)
-		switch st.State {
-		case mcp.StateReady:
-			line = fmt.Sprintf("%s\tconnected: %d tools, %d prompts, %d resources", st.Name, st.Tools, st.Prompts, st.Resources)
-		case mcp.StateNeedsSignIn:
-			line = fmt.Sprintf("%s\tneeds sign-in: loom-lsp mcp login %s", st.Name, st.Name)
-		default:
-			if st.Error != "" {
-				line += ": " + st.Error
-			}
-		}
-		fmt.Fprintln(stdout, line)
+		fmt.Fprintln(stdout, listLine(st, urls[st.Name], store))
+	}
+	fmt.Fprintf(stdout, "\nQuestions from servers (elicitation, form and url): answered in your editor; loom-lsp exec declines them (--elicit).\n")
+	if store != nil {
+		fmt.Fprintf(stdout, "Sign-ins are kept in %s (mode 0600).\n", store.Path())
 	}
 	return exitOK
+}
+
+// listLine is one server's line of `mcp list`: its state, what it
+// offers, and whether a sign-in is stored for it.
+func listLine(st mcp.ServerStatus, url string, store *mcp.TokenStore) string {
+	switch st.State {
+	case mcp.StateReady:
+		line := fmt.Sprintf("%s\tconnected: %d tools, %d prompts, %d resources", st.Name, st.Tools, st.Prompts, st.Resources)
+		if st.Templates > 0 {
+			line += fmt.Sprintf(" (+%d templates)", st.Templates)
+		}
+		if url != "" && store != nil && store.Has(url) {
+			line += "; signed in"
+		}
+		return line
+	case mcp.StateNeedsSignIn:
+		return fmt.Sprintf("%s\tneeds sign-in: loom-lsp mcp login %s", st.Name, st.Name)
+	}
+	line := fmt.Sprintf("%s\t%s", st.Name, st.State)
+	if st.Error != "" {
+		line += ": " + st.Error
+	}
+	return line
 }
 
 // startWait bounds how long `mcp list` waits for the servers.

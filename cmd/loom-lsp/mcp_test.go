@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,8 @@ func TestMCPLoginListLogout(t *testing.T) {
 		t.Fatalf("mcp login did not end\n%s", printed.String())
 	}
 	out, code := mcpCmd("list")
-	if code != 0 || !strings.Contains(out, "demo\tconnected: ") {
+	if code != 0 || !strings.Contains(out, "demo\tconnected: ") || !strings.Contains(out, "; signed in\n") ||
+		!strings.Contains(out, "Sign-ins are kept in "+filepath.Join(state, "mcp-tokens.json")+" (mode 0600)") {
 		t.Fatalf("mcp list after sign-in = %d %q", code, out)
 	}
 	data, err := os.ReadFile(filepath.Join(state, "mcp-tokens.json"))
@@ -95,4 +97,24 @@ func between(s, start, end string) string {
 	}
 	v, _, _ := strings.Cut(rest, end)
 	return v
+}
+
+// `loom-lsp mcp list` with the real server-everything (your own stdio
+// server): what it offers, resource templates included, and how its
+// questions are answered.
+func TestMCPListOffers(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	cfgFile := filepath.Join(home, "loom.toml")
+	if err := os.WriteFile(cfgFile, []byte("[mcp.servers.ev]\ncommand = \""+mcptest.Find(t).Everything+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := runMCP([]string{"list", "--config", cfgFile, "--folder", t.TempDir(), "--state-dir", filepath.Join(home, "state")}, nil, &out, &errb)
+	got := out.String()
+	if code != 0 || !regexp.MustCompile(`ev\tconnected: \d+ tools, [1-9]\d* prompts, [1-9]\d* resources \(\+[1-9]\d* templates\)\n`).MatchString(got) ||
+		strings.Contains(got, "signed in") || !strings.Contains(got, "Questions from servers (elicitation, form and url): answered in your editor; loom-lsp exec declines them") {
+		t.Errorf("mcp list = %d %q %q", code, got, errb.String())
+	}
 }

@@ -93,6 +93,8 @@ type ServerStatus struct {
 	Tools     int `json:"tools"`
 	Prompts   int `json:"prompts,omitempty"`
 	Resources int `json:"resources,omitempty"`
+	// Templates counts the server's resource templates.
+	Templates int `json:"templates,omitempty"`
 	// Error says why it failed or was not started.
 	Error string `json:"error,omitempty"`
 }
@@ -214,6 +216,7 @@ func (m *Manager) Status() []ServerStatus {
 		st := ServerStatus{Name: srv.spec.Name, State: srv.state, Error: srv.err}
 		if srv.state == StateReady {
 			st.Tools, st.Prompts, st.Resources = len(srv.tools), len(srv.prompts), len(srv.resources)
+			st.Templates = len(srv.templates)
 		}
 		out = append(out, st)
 	}

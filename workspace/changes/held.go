@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -146,6 +147,7 @@ func (t *Tree) keepHeld(held []CommandChange) (Outcome, error) {
 		if err := MoveTree(c.Stash, c.Path); err != nil {
 			return Outcome{}, fmt.Errorf("keeping %s: %w", c.Rel, err)
 		}
+		os.Remove(filepath.Join(filepath.Dir(c.Stash), heldRecordName))
 		os.Remove(filepath.Dir(c.Stash))
 		done, rels = append(done, c.Path), append(rels, c.Rel)
 	}
@@ -231,4 +233,50 @@ func withHeld(h, o Outcome) Outcome {
 		return join(r), nil
 	}
 	return o
+}
+
+// heldRecordName is the file, beside a held name in its hold directory,
+// that says where it came from: a restarted loom lists it again.
+const heldRecordName = "held.json"
+
+// HeldRecord is where a held name came from.
+type HeldRecord struct {
+	// Folder is the workspace folder (absolute), Rel the name in it.
+	Folder  string `json:"folder"`
+	Rel     string `json:"rel"`
+	Command string `json:"command"`
+	Turn    uint64 `json:"turn"`
+	// Stash is the held name's path now (not stored: its hold
+	// directory's entry).
+	Stash string `json:"-"`
+}
+
+// WriteHeldRecord records r in the hold directory hold.
+func WriteHeldRecord(hold string, r HeldRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(hold, heldRecordName), b, 0o600)
+}
+
+// HeldRecords are the names held in base (the state directory's held/)
+// for folder whose held name is still there, by name.
+func HeldRecords(base, folder string) []HeldRecord {
+	holds, _ := filepath.Glob(filepath.Join(base, "hold-*", heldRecordName))
+	var out []HeldRecord
+	for _, rec := range holds {
+		b, err := os.ReadFile(rec)
+		var r HeldRecord
+		if err != nil || json.Unmarshal(b, &r) != nil || r.Folder != folder || r.Rel == "" || strings.Contains("/"+r.Rel+"/", "/../") {
+			continue
+		}
+		r.Stash = filepath.Join(filepath.Dir(rec), filepath.Base(filepath.FromSlash(r.Rel)))
+		if _, err := os.Lstat(r.Stash); err != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rel < out[j].Rel })
+	return out
 }

@@ -172,19 +172,13 @@ func (r *Repo) buildTree(ctx context.Context, pt *parentTrees, entries []Entry) 
 		trees[d] = items
 	}
 	// Deepest first: a directory's new name goes into its parent.
-	dirs := make([]string, 0, len(trees))
 	for d := range trees {
 		for p := d; p != ""; {
 			p = dirKey(p)
 			get(p)
 		}
 	}
-	for d := range trees {
-		dirs = append(dirs, d)
-	}
-	sort.Slice(dirs, func(i, j int) bool {
-		return strings.Count(dirs[i], "/")+len1(dirs[i]) > strings.Count(dirs[j], "/")+len1(dirs[j])
-	})
+	dirs := deepestFirst(trees)
 	var in strings.Builder
 	var want []string
 	for _, d := range dirs {
@@ -204,17 +198,7 @@ func (r *Repo) buildTree(ctx context.Context, pt *parentTrees, entries []Entry) 
 				continue // an emptied directory is no tree
 			}
 		}
-		for _, it := range items {
-			kind := "blob"
-			switch it.mode {
-			case "40000":
-				kind = "tree"
-			case "160000":
-				kind = "commit"
-			}
-			fmt.Fprintf(&in, "%s %s %s\t%s\n", it.mode, kind, it.oid, it.name)
-		}
-		in.WriteString("\n")
+		writeMktree(&in, items)
 		want = append(want, r.treeName(items))
 	}
 	// --missing: the objects exist (the parent's, the blobs just written,
@@ -231,11 +215,35 @@ func (r *Repo) buildTree(ctx context.Context, pt *parentTrees, entries []Entry) 
 	return want[len(want)-1], nil
 }
 
-func len1(d string) int {
-	if d == "" {
-		return 0
+// deepestFirst are the directories of trees, the deepest first.
+func deepestFirst(trees map[string][]treeItem) []string {
+	depth := func(d string) int {
+		if d == "" {
+			return 0
+		}
+		return strings.Count(d, "/") + 1
 	}
-	return 1
+	dirs := make([]string, 0, len(trees))
+	for d := range trees {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return depth(dirs[i]) > depth(dirs[j]) })
+	return dirs
+}
+
+// writeMktree writes a tree of items as `git mktree --batch` reads it.
+func writeMktree(in *strings.Builder, items []treeItem) {
+	for _, it := range items {
+		kind := "blob"
+		switch it.mode {
+		case "40000":
+			kind = "tree"
+		case "160000":
+			kind = "commit"
+		}
+		fmt.Fprintf(in, "%s %s %s\t%s\n", it.mode, kind, it.oid, it.name)
+	}
+	in.WriteString("\n")
 }
 
 func equal(a, b []string) bool {

@@ -336,6 +336,8 @@ export interface ServerStatus {
   tools: number;
   prompts?: number;
   resources?: number;
+  /** Templates counts the server's resource templates. */
+  templates?: number;
   /** Error says why it failed or was not started. */
   error?: string;
 }

@@ -104,6 +104,7 @@
 ---@field tools integer Tools counts the tools offered (0 unless ready); Prompts and Resources count the server's prompts and resources likewise.
 ---@field prompts? integer
 ---@field resources? integer
+---@field templates? integer Templates counts the server's resource templates.
 ---@field error? string Error says why it failed or was not started.
 
 --- UsageStatus is the token usage a status reports: of the last (or current) turn, and of the whole conversation since it began or was last reset (compactions included). Cached and reasoning tokens are left out when the server never reported them.
