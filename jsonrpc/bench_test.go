@@ -142,3 +142,44 @@ func allDisplay(msgs []fakeeditor.Message) string {
 	}
 	return b.String()
 }
+
+// BenchmarkStopToTurnEnd measures what a user waits for after Stop: from
+// loom.cancel, sent while a slow model streams, to the folder's state back
+// at WaitingForUserInput at the editor (the clients' idle). The VS Code
+// e2e prints the same from the panel (times.json stopToIdle); this is
+// loom's share of it.
+func BenchmarkStopToTurnEnd(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[[step]]\nrepeat = true\npace = \"20ms\"\ntext = [")
+	for i := range 2000 {
+		fmt.Fprintf(&sb, "%q,", fmt.Sprintf("w%d ", i))
+	}
+	sb.WriteString("]\n")
+	e := newBenchEnv(b, sb.String())
+	var total time.Duration
+	stops := 0
+	for b.Loop() {
+		from := len(e.ed.Messages(""))
+		if err := e.ed.ExecuteCommand(e.ctx, CmdAsk, AskArgs{Prompt: "tell a long story"}, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.ed.Await(e.ctx, "the story streams", func(msgs []fakeeditor.Message) bool {
+			return strings.Contains(lastDisplay(msgs[from:]), "w3 ")
+		}); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := e.ed.ExecuteCommand(e.ctx, CmdCancel, FolderArgs{}, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.ed.Await(e.ctx, "the turn ends", turnEnded(e.folder, from)); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(t0)
+		stops++
+		if strings.Contains(lastDisplay(e.ed.Messages("")), "w1999 ") {
+			b.Fatal("the story ran to its end: Stop did not stop it")
+		}
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(stops), "ms/stop")
+}

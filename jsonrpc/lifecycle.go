@@ -90,32 +90,39 @@ func parseCaps(c protocol.ClientCapabilities) clientCaps {
 			caps.actionProperties = *a.AdditionalPropertiesSupport
 		}
 	}
-	if len(c.Experimental) > 0 {
-		var exp struct {
-			Loom *struct {
-				SaveDocuments  bool   `json:"saveDocuments"`
-				Elicit         bool   `json:"elicit"`
-				Thoughts       bool   `json:"thoughts"`
-				WorkspaceTrust bool   `json:"workspaceTrust"`
-				Review         bool   `json:"review"`
-				UserSettings   bool   `json:"userSettings"`
-				Diagnostics    bool   `json:"diagnostics"`
-				TrustCommand   string `json:"trustCommand"`
-			} `json:"loom"`
-		}
-		if json.Unmarshal(c.Experimental, &exp) == nil && exp.Loom != nil {
-			caps.loom = true
-			caps.saveDocuments = exp.Loom.SaveDocuments
-			caps.elicit = exp.Loom.Elicit
-			caps.thoughts = exp.Loom.Thoughts
-			caps.workspaceTrust = exp.Loom.WorkspaceTrust
-			caps.review = exp.Loom.Review
-			caps.userSettings = exp.Loom.UserSettings
-			caps.diagnostics = exp.Loom.Diagnostics
-			caps.trustCommand = exp.Loom.TrustCommand
-		}
-	}
+	caps.readLoom(c.Experimental)
 	return caps
+}
+
+// readLoom reads experimental.loom, what our own clients declare.
+func (caps *clientCaps) readLoom(experimental protocol.LSPAny) {
+	if len(experimental) == 0 {
+		return
+	}
+	var exp struct {
+		Loom *struct {
+			SaveDocuments  bool   `json:"saveDocuments"`
+			Elicit         bool   `json:"elicit"`
+			Thoughts       bool   `json:"thoughts"`
+			WorkspaceTrust bool   `json:"workspaceTrust"`
+			Review         bool   `json:"review"`
+			UserSettings   bool   `json:"userSettings"`
+			Diagnostics    bool   `json:"diagnostics"`
+			TrustCommand   string `json:"trustCommand"`
+		} `json:"loom"`
+	}
+	if json.Unmarshal(experimental, &exp) != nil || exp.Loom == nil {
+		return
+	}
+	caps.loom = true
+	caps.saveDocuments = exp.Loom.SaveDocuments
+	caps.elicit = exp.Loom.Elicit
+	caps.thoughts = exp.Loom.Thoughts
+	caps.workspaceTrust = exp.Loom.WorkspaceTrust
+	caps.review = exp.Loom.Review
+	caps.userSettings = exp.Loom.UserSettings
+	caps.diagnostics = exp.Loom.Diagnostics
+	caps.trustCommand = exp.Loom.TrustCommand
 }
 
 // initialize answers the initialize request: it records the client's

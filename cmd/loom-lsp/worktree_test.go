@@ -2,15 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/loom-lsp/loom-lsp/config"
 	"github.com/loom-lsp/loom-lsp/internal/gittest"
 	"github.com/loom-lsp/loom-lsp/tools/sandbox"
+	"github.com/loom-lsp/loom-lsp/workspace/gitworktree"
 )
 
 // worktreeRepo is a repository with a.txt (ten lines) and greet.txt.
@@ -140,4 +145,66 @@ text = ["Running it."]
 	if r := runLoomEnv(t, env, dir, "", "worktrees", "--json"); r.code != 0 || r.stdout != "" {
 		t.Fatalf("worktrees left after the merge: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestServeRecoversOrphanWorktreeOnStart: a worktree whose owner is gone
+// (its manifest names a process start that is not this pid's) and that
+// holds nothing unmerged is removed by the LSP daemon on start, and the
+// daemon's log says so.
+func TestServeRecoversOrphanWorktreeOnStart(t *testing.T) {
+	dir, env := worktreeRepo(t), isolatedEnv(t)
+	var state string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			state = filepath.Join(v, "loom")
+		}
+	}
+	m := &gitworktree.Manager{Dir: filepath.Join(state, config.WorktreesDir)}
+	wt, err := m.Create(context.Background(), dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(m.Dir, wt.Name+".json")
+	var mf gitworktree.Manifest
+	b, _ := os.ReadFile(manifest)
+	if err := json.Unmarshal(b, &mf); err != nil {
+		t.Fatal(err)
+	}
+	mf.Start = "0" // another process than the one with this pid now
+	b, _ = json.Marshal(mf)
+	os.WriteFile(manifest, b, 0o600)
+
+	logFile := filepath.Join(t.TempDir(), "serve.log")
+	cmd := exec.Command(loomBinary, "serve", "--log", logFile)
+	cmd.Dir, cmd.Env = dir, env
+	var serveErr bytes.Buffer
+	cmd.Stderr = &serveErr
+	stdin, _ := cmd.StdinPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, _ := os.ReadFile(logFile); strings.Contains(string(b), "removed orphan worktree") {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logFile)
+			t.Fatalf("no recovery logged in 60 s; log:\n%s\nstderr:\n%s\nmanifest:\n%s", b, serveErr.String(), mustRead(manifest))
+		}
+		time.Sleep(20 * time.Millisecond) // polling a file the daemon writes
+	}
+	if _, err := os.Lstat(wt.Path); err == nil {
+		t.Fatal("the orphan's checkout is left")
+	}
+	if _, err := os.Lstat(manifest); err == nil {
+		t.Fatal("the orphan's manifest is left")
+	}
+}
+
+func mustRead(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
 }

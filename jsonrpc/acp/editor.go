@@ -343,17 +343,7 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	if err := a.out.flush(ctx); err != nil {
 		return false, err
 	}
-	v := viewTool(s.folder, ap.Tool, "")
-	switch ap.Tool {
-	case "bash":
-		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"command":%q}`, ap.Detail))
-		v.rawInput = map[string]any{"command": ap.Detail}
-	case "fetch":
-		v = viewTool(s.folder, ap.Tool, fmt.Sprintf(`{"url":%q}`, ap.Detail))
-	}
-	if ap.Server != "" {
-		v.title = ap.Detail // an MCP tool: its server, name and arguments
-	}
+	v := approvalView(s.folder, ap)
 	asker, callID := s, ap.CallID
 	if ap.Subagent != nil {
 		var done func()
@@ -380,27 +370,54 @@ func (a *agent) Approve(ctx context.Context, ap workspace.Approval) (bool, error
 	if resp.Outcome.Selected == nil {
 		return false, nil // cancelled
 	}
-	switch id := resp.Outcome.Selected.OptionId; id {
+	allow, always := chosen(ap, resp.Outcome.Selected.OptionId)
+	if always {
+		a.mu.Lock()
+		s.always[ap.Tool] = allow
+		a.mu.Unlock()
+	}
+	return allow, nil
+}
+
+// approvalView is how the call an approval is about is shown: a command
+// or a URL as the call's input, an MCP tool by its server, name and
+// arguments.
+func approvalView(folder string, ap workspace.Approval) toolView {
+	v := viewTool(folder, ap.Tool, "")
+	switch ap.Tool {
+	case "bash":
+		v = viewTool(folder, ap.Tool, fmt.Sprintf(`{"command":%q}`, ap.Detail))
+		v.rawInput = map[string]any{"command": ap.Detail}
+	case "fetch":
+		v = viewTool(folder, ap.Tool, fmt.Sprintf(`{"url":%q}`, ap.Detail))
+	}
+	if ap.Server != "" {
+		v.title = ap.Detail // an MCP tool: its server, name and arguments
+	}
+	return v
+}
+
+// chosen carries out the option id picked for approval ap: whether the
+// call is allowed, and whether that answer is kept for the tool (allow
+// or reject always). Allowing the host or a rule saves it through ap.
+func chosen(ap workspace.Approval, id acpsdk.PermissionOptionId) (allow, always bool) {
+	switch id {
 	case optionAllowOnce:
-		return true, nil
+		return true, false
 	case optionHost:
 		if ap.Always != nil {
 			ap.Always() // saves the host for the folder, and says so
 		}
-		return true, nil
+		return true, false
 	case optionRuleExact, optionRulePrefix:
 		if r := ruleOf(ap, id); r != nil && ap.Remember != nil {
 			_ = ap.Remember(*r) // a rule that cannot be saved is reported; the command runs once
 		}
-		return true, nil
+		return true, false
 	case optionAllowAlways, optionRejectAlways:
-		allow := resp.Outcome.Selected.OptionId == optionAllowAlways
-		a.mu.Lock()
-		s.always[ap.Tool] = allow
-		a.mu.Unlock()
-		return allow, nil
+		return id == optionAllowAlways, true
 	}
-	return false, nil
+	return false, false
 }
 
 // permissionOptions are the answers offered for ap: once, the folder's

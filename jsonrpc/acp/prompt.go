@@ -173,27 +173,13 @@ func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBloc
 		case block.Text != nil:
 			b.WriteString(block.Text.Text)
 		case block.ResourceLink != nil:
-			link := block.ResourceLink
-			label := link.Name
-			if link.Title != nil && *link.Title != "" {
-				label = *link.Title
-			}
-			if u, err := url.Parse(link.Uri); err == nil && u.Scheme == "file" {
-				items = append(items, workspace.ContextItem{Kind: workspace.ContextFile, Path: u.Path, Label: label})
-				continue
-			}
-			items = append(items, workspace.ContextItem{Kind: workspace.ContextText, Label: label, Text: "link: " + link.Uri})
+			items = append(items, linkItem(block.ResourceLink))
 		case block.Resource != nil:
-			res := block.Resource.Resource
-			switch {
-			case res.TextResourceContents != nil:
-				items = append(items, workspace.ContextItem{Kind: workspace.ContextText,
-					Label: displayURI(res.TextResourceContents.Uri), Text: res.TextResourceContents.Text})
-			case res.BlobResourceContents != nil:
-				return "", nil, invalidParams("prompt block %d: binary resources are not supported (%s)", i, res.BlobResourceContents.Uri)
-			default:
-				return "", nil, invalidParams("prompt block %d: empty resource", i)
+			item, err := resourceItem(i, block.Resource.Resource)
+			if err != nil {
+				return "", nil, err
 			}
+			items = append(items, item)
 		case block.Image != nil:
 			data, err := base64.StdEncoding.DecodeString(block.Image.Data)
 			if err != nil {
@@ -215,6 +201,33 @@ func promptText(host *workspace.Host, folder string, blocks []acpsdk.ContentBloc
 		return "", nil, invalidParams("%v", err)
 	}
 	return text, images, nil
+}
+
+// linkItem is the context item of a resource_link: a file: link attaches
+// the file, any other is named in a text item.
+func linkItem(link *acpsdk.ContentBlockResourceLink) workspace.ContextItem {
+	label := link.Name
+	if link.Title != nil && *link.Title != "" {
+		label = *link.Title
+	}
+	if u, err := url.Parse(link.Uri); err == nil && u.Scheme == "file" {
+		return workspace.ContextItem{Kind: workspace.ContextFile, Path: u.Path, Label: label}
+	}
+	return workspace.ContextItem{Kind: workspace.ContextText, Label: label, Text: "link: " + link.Uri}
+}
+
+// resourceItem is the context item of prompt block i's embedded
+// resource: a text resource, labelled with its path; a binary or empty
+// one is refused.
+func resourceItem(i int, res acpsdk.EmbeddedResourceResource) (workspace.ContextItem, error) {
+	switch {
+	case res.TextResourceContents != nil:
+		return workspace.ContextItem{Kind: workspace.ContextText,
+			Label: displayURI(res.TextResourceContents.Uri), Text: res.TextResourceContents.Text}, nil
+	case res.BlobResourceContents != nil:
+		return workspace.ContextItem{}, invalidParams("prompt block %d: binary resources are not supported (%s)", i, res.BlobResourceContents.Uri)
+	}
+	return workspace.ContextItem{}, invalidParams("prompt block %d: empty resource", i)
 }
 
 // displayURI shows a file: URI as its path, anything else as it is.

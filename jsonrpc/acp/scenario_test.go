@@ -368,6 +368,20 @@ func TestPromptBlocks(t *testing.T) {
 	if _, _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("x"), acpsdk.ResourceLinkBlock("p", outside)}); err == nil {
 		t.Error("a link outside the folder was attached")
 	}
+	web := acpsdk.ResourceLinkBlock("spec", "https://example.com/spec")
+	web.ResourceLink.Title = acpsdk.Ptr("The spec")
+	if got, _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("read"), web}); err != nil ||
+		!strings.Contains(got, "link: https://example.com/spec") || !strings.Contains(got, `label="The spec"`) {
+		t.Errorf("a web link: %q, %v; want it named in a text item labelled with its title", got, err)
+	}
+	for name, res := range map[string]acpsdk.EmbeddedResourceResource{
+		"binary resources are not supported": {BlobResourceContents: &acpsdk.BlobResourceContents{Uri: "file:///w/a.png", Blob: "AA=="}},
+		"empty resource":                     {},
+	} {
+		if _, _, err := promptText(host, folder, []acpsdk.ContentBlock{acpsdk.TextBlock("x"), acpsdk.ResourceBlock(res)}); err == nil || !strings.Contains(err.Error(), "prompt block 1: "+name) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
 
 const slowScript = `

@@ -70,42 +70,65 @@ func (r Request) Defaults() (content map[string]any, missing []string) {
 
 // parse reads one typed value.
 func (f Field) parse(v string) (any, error) {
-	switch f.Type {
-	case TypeBoolean:
-		switch strings.ToLower(v) {
-		case "true", "yes", "y", "on", "1":
-			return true, nil
-		case "false", "no", "n", "off", "0":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%q is not yes or no (true/false)", v)
-	case TypeNumber, TypeInteger:
+	switch {
+	case f.Type == TypeBoolean:
+		return parseBoolean(v)
+	case f.Type == TypeNumber || f.Type == TypeInteger:
 		return f.parseNumber(v)
+	case f.Multiple:
+		return f.parseList(v)
+	case len(f.Enum) > 0:
+		return f.parseChoice(v)
 	}
-	if f.Multiple {
-		var out []string
-		for _, part := range strings.Split(v, ",") {
-			if part = strings.TrimSpace(part); part == "" {
-				continue
-			}
-			one := f
-			one.Multiple = false
-			x, err := one.parse(part)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, x.(string))
+	return f.parseString(v)
+}
+
+// booleanWords are the answers a boolean field takes, lower-cased.
+var booleanWords = map[string]bool{
+	"true": true, "yes": true, "y": true, "on": true, "1": true,
+	"false": false, "no": false, "n": false, "off": false, "0": false,
+}
+
+// parseBoolean reads a yes or no.
+func parseBoolean(v string) (any, error) {
+	if b, ok := booleanWords[strings.ToLower(v)]; ok {
+		return b, nil
+	}
+	return nil, fmt.Errorf("%q is not yes or no (true/false)", v)
+}
+
+// parseList reads a comma-separated list of values, each one checked as
+// the field's single value; empty items are skipped.
+func (f Field) parseList(v string) (any, error) {
+	one := f
+	one.Multiple = false
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
 		}
-		return out, nil
-	}
-	if len(f.Enum) > 0 {
-		for i, e := range f.Enum {
-			if v == e || i < len(f.EnumTitles) && f.EnumTitles[i] != "" && strings.EqualFold(v, f.EnumTitles[i]) {
-				return e, nil
-			}
+		x, err := one.parse(part)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("%q is not one of %s", f.show(v), strings.Join(f.choices(), ", "))
+		out = append(out, x.(string))
 	}
+	return out, nil
+}
+
+// parseChoice reads one of the field's choices: its value, or its title
+// in any case.
+func (f Field) parseChoice(v string) (any, error) {
+	for i, e := range f.Enum {
+		if v == e || i < len(f.EnumTitles) && f.EnumTitles[i] != "" && strings.EqualFold(v, f.EnumTitles[i]) {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("%q is not one of %s", f.show(v), strings.Join(f.choices(), ", "))
+}
+
+// parseString checks a string's length and format.
+func (f Field) parseString(v string) (any, error) {
 	n := utf8.RuneCountInString(v)
 	if f.MinLength != nil && n < *f.MinLength {
 		return nil, fmt.Errorf("at least %d characters, got %d", *f.MinLength, n)

@@ -380,26 +380,14 @@ func (s *server) await(ctx context.Context, key string, want int32, seqAt uint64
 		pd, ok := s.published[key]
 		news := s.news
 		s.mu.Unlock()
-		if ok && ((pd.hasVersion && pd.version >= want) || (!pd.hasVersion && (!sent || pd.seq > seqAt))) {
-			if !answered || pd.seq != seqAt {
-				answer, answered, seqAt = pd.diags, true, pd.seq
-				wait := settleQuiet
-				if !s.warm.Load() {
-					wait = coldQuiet
-				}
-				quiet = time.After(wait)
-			}
+		if ok && pd.answers(want, seqAt, sent) && (!answered || pd.seq != seqAt) {
+			answer, answered, seqAt = pd.diags, true, pd.seq
+			quiet = time.After(s.quietWait())
 		}
 		select {
 		case <-news:
 		case <-quiet:
-			s.mu.Lock()
-			if pd, ok := s.published[key]; ok && pd.seq == seqAt {
-				pd.settled = true
-				s.published[key] = pd
-			}
-			s.mu.Unlock()
-			s.warm.Store(true)
+			s.settled(key, seqAt)
 			return answer, nil
 		case <-s.exited:
 			return nil, fmt.Errorf("%w: %s exited", ErrUnavailable, s.spec.Name)
@@ -410,6 +398,38 @@ func (s *server) await(ctx context.Context, key string, want int32, seqAt uint64
 			return nil, fmt.Errorf("%w: %s did not answer in time", ErrUnavailable, s.spec.Name)
 		}
 	}
+}
+
+// answers reports whether pd answers the text of version want, sent
+// (or not, when the server had it already) after publication seqAt: a
+// version at least want, or, without a version, any publication when
+// nothing was sent, else one after seqAt.
+func (pd publishedDiags) answers(want int32, seqAt uint64, sent bool) bool {
+	if pd.hasVersion {
+		return pd.version >= want
+	}
+	return !sent || pd.seq > seqAt
+}
+
+// quietWait is how long the server must be quiet about a document before
+// its last publication is the answer: longer while it is still cold.
+func (s *server) quietWait() time.Duration {
+	if !s.warm.Load() {
+		return coldQuiet
+	}
+	return settleQuiet
+}
+
+// settled marks the document's publication seq, the answer given, as
+// settled (when none came since), and the server as warm.
+func (s *server) settled(key string, seq uint64) {
+	s.mu.Lock()
+	if pd, ok := s.published[key]; ok && pd.seq == seq {
+		pd.settled = true
+		s.published[key] = pd
+	}
+	s.mu.Unlock()
+	s.warm.Store(true)
 }
 
 func (s *server) alive() bool {

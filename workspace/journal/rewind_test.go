@@ -1,9 +1,7 @@
 package journal
 
 import (
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
 )
@@ -27,24 +25,7 @@ func TestReplayHoldsARewindItsEventNeverFollowed(t *testing.T) {
 		{"an undo's restores", []Record{{Type: "restore", Restore: &RestoreRecord{Top: "/r", What: "the undo"}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "j.jsonl")
-			j, err := Create(path, "/r", time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := j.AppendEvent(fsm.UserInput{Text: "hi"}); err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range tc.recs {
-				if err := j.WriteLine(r); err != nil {
-					t.Fatal(err)
-				}
-			}
-			j.Close()
-			rp, err := Replay(path, fsm.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rp := replayRecords(t, tc.recs)
 			switch {
 			case tc.want == nil && rp.PendingRewind != nil:
 				t.Fatalf("pending rewind %+v, want none", rp.PendingRewind.Rewind)
