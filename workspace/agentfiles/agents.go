@@ -123,64 +123,76 @@ var (
 // with a built-in's name, or a repository's whose name the user's also
 // defines, is not taken and named among the problems.
 func Agents(folder, home, userDir string) ([]Agent, []Problem) {
-	found := Builtin()
-	var problems []Problem
-	byName := map[string]int{}
-	for i, a := range found {
-		byName[strings.ToLower(a.Name)] = i
-	}
-	add := func(a Agent) {
-		key := strings.ToLower(a.Name)
-		i, dup := byName[key]
-		switch {
-		case !dup:
-			byName[key] = len(found)
-			found = append(found, a)
-		case found[i].Scope == ScopeBuiltin:
-			problems = append(problems, Problem{Path: a.Path, Reason: fmt.Sprintf("agent %q is a built-in agent's name", a.Name)})
-		case a.Scope == ScopeUser && found[i].Scope == ScopeRepository:
-			problems = append(problems, Problem{Path: found[i].Path, Reason: fmt.Sprintf("agent %q is also the user's (%s): the user's is used", a.Name, a.Path)})
-			found[i] = a
-		default:
-			problems = append(problems, Problem{Path: a.Path, Reason: fmt.Sprintf("agent %q is already defined by %s", a.Name, found[i].Path)})
-		}
-	}
-	read := func(root string, d agentDir, scope string) {
-		base := filepath.Join(root, d.dir)
-		entries, err := os.ReadDir(base)
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if !strings.HasSuffix(e.Name(), d.suffix) || !e.Type().IsRegular() {
-				continue
-			}
-			path := filepath.Join(base, e.Name())
-			a, prob := ReadAgent(path, d.format, scope)
-			if prob != nil {
-				problems = append(problems, *prob)
-				continue
-			}
-			if scope == ScopeRepository {
-				a.Fingerprint = agentFingerprint(folder, path)
-			}
-			add(a)
-		}
+	set := agentSet{folder: folder, found: Builtin(), byName: map[string]int{}}
+	for i, a := range set.found {
+		set.byName[strings.ToLower(a.Name)] = i
 	}
 	for _, d := range RepositoryAgentDirs {
-		read(folder, d, ScopeRepository)
+		set.read(folder, d, ScopeRepository)
 	}
 	if home != "" {
 		for _, d := range UserAgentDirs {
-			read(home, d, ScopeUser)
+			set.read(home, d, ScopeUser)
 		}
 	}
 	if userDir != "" {
-		read(userDir, agentDir{"agents", ".md", FormatLoom}, ScopeUser)
+		set.read(userDir, agentDir{"agents", ".md", FormatLoom}, ScopeUser)
 	}
 	builtins := len(Builtin())
-	slices.SortFunc(found[builtins:], func(a, b Agent) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
-	return found, problems
+	slices.SortFunc(set.found[builtins:], func(a, b Agent) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	return set.found, set.problems
+}
+
+// agentSet is the agents found so far, by name, and the problems met.
+type agentSet struct {
+	folder   string
+	found    []Agent
+	byName   map[string]int // lower-cased name → index in found
+	problems []Problem
+}
+
+// add adds a, unless its name is taken: a built-in's name is refused, a
+// user's agent replaces the repository's of the same name, any other
+// duplicate is refused.
+func (set *agentSet) add(a Agent) {
+	key := strings.ToLower(a.Name)
+	i, dup := set.byName[key]
+	switch {
+	case !dup:
+		set.byName[key] = len(set.found)
+		set.found = append(set.found, a)
+	case set.found[i].Scope == ScopeBuiltin:
+		set.problems = append(set.problems, Problem{Path: a.Path, Reason: fmt.Sprintf("agent %q is a built-in agent's name", a.Name)})
+	case a.Scope == ScopeUser && set.found[i].Scope == ScopeRepository:
+		set.problems = append(set.problems, Problem{Path: set.found[i].Path, Reason: fmt.Sprintf("agent %q is also the user's (%s): the user's is used", a.Name, a.Path)})
+		set.found[i] = a
+	default:
+		set.problems = append(set.problems, Problem{Path: a.Path, Reason: fmt.Sprintf("agent %q is already defined by %s", a.Name, set.found[i].Path)})
+	}
+}
+
+// read reads the definitions of directory d under root, of scope.
+func (set *agentSet) read(root string, d agentDir, scope string) {
+	base := filepath.Join(root, d.dir)
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), d.suffix) || !e.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(base, e.Name())
+		a, prob := ReadAgent(path, d.format, scope)
+		if prob != nil {
+			set.problems = append(set.problems, *prob)
+			continue
+		}
+		if scope == ScopeRepository {
+			a.Fingerprint = agentFingerprint(set.folder, path)
+		}
+		set.add(a)
+	}
 }
 
 // Find returns the agent named name (letter case ignored).
