@@ -173,6 +173,15 @@ type revertFile struct {
 // Reverted.Conflicts instead, and the other files are taken back (when
 // none is left, no commit is made).
 func Revert(ctx context.Context, r *Repo, commits []*Result, opts RevertOptions) (*Reverted, error) {
+	return reverter{r}.revert(ctx, commits, opts)
+}
+
+// reverter is one Revert in its repository: the steps that choose, vet,
+// plan and record the commits' taking back, over the repository's own
+// verbs (git, trees, blobs, the index).
+type reverter struct{ *Repo }
+
+func (r reverter) revert(ctx context.Context, commits []*Result, opts RevertOptions) (*Reverted, error) {
 	ordered, drop, err := r.revertable(ctx, commits, opts)
 	if err != nil {
 		return nil, err
@@ -227,7 +236,7 @@ func refusal(format string, args ...any) error {
 
 // revertable orders commits newest first and says whether they can leave
 // the branch (drop), or refuses.
-func (r *Repo) revertable(ctx context.Context, commits []*Result, opts RevertOptions) (ordered []*Result, drop bool, err error) {
+func (r reverter) revertable(ctx context.Context, commits []*Result, opts RevertOptions) (ordered []*Result, drop bool, err error) {
 	if len(commits) == 0 {
 		return nil, false, refusal("no commit to undo")
 	}
@@ -258,7 +267,7 @@ func (r *Repo) revertable(ctx context.Context, commits []*Result, opts RevertOpt
 // vetFiles leaves (or refuses) the files that cannot be taken back: named
 // in leaveAlso, links, and files with other changes staged; it marks the
 // others whose index entry is at HEAD's version.
-func (r *Repo) vetFiles(ctx context.Context, files []*revertFile, leaveAlso map[string]string, leave func(*revertFile, string) error) error {
+func (r reverter) vetFiles(ctx context.Context, files []*revertFile, leaveAlso map[string]string, leave func(*revertFile, string) error) error {
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = f.path
@@ -299,7 +308,7 @@ func (r *Repo) vetFiles(ctx context.Context, files []*revertFile, leaveAlso map[
 
 // dropCommits works out files' worktree versions and moves the branch
 // back to before ordered (compare-and-swap).
-func (r *Repo) dropCommits(ctx context.Context, ordered []*Result, files []*revertFile, planned func(PlannedRevert) error) error {
+func (r reverter) dropCommits(ctx context.Context, ordered []*Result, files []*revertFile, planned func(PlannedRevert) error) error {
 	for _, f := range files {
 		if reason := r.revertDisk(ctx, f); reason != "" {
 			return refusal("%s", reason)
@@ -325,7 +334,7 @@ func (r *Repo) dropCommits(ctx context.Context, ordered []*Result, files []*reve
 // revertFiles works out files' tree and worktree versions, leaving (or
 // refusing) those where it cannot, and makes the revert commit of the
 // others, recorded in rv.Commit; it returns the files taken back.
-func (r *Repo) revertFiles(ctx context.Context, ordered []*Result, files []*revertFile, opts RevertOptions, leave func(*revertFile, string) error, rv *Reverted) ([]*revertFile, error) {
+func (r reverter) revertFiles(ctx context.Context, ordered []*Result, files []*revertFile, opts RevertOptions, leave func(*revertFile, string) error, rv *Reverted) ([]*revertFile, error) {
 	for _, f := range files {
 		reason := r.revertTree(ctx, f)
 		if reason == "" {
@@ -357,7 +366,7 @@ func (r *Repo) revertFiles(ctx context.Context, ordered []*Result, files []*reve
 
 // planRestores fills rv's files and restores, and moves the user's index
 // entries still at HEAD's old version to the new one.
-func (r *Repo) planRestores(ctx context.Context, rv *Reverted, ordered []*Result, files []*revertFile) error {
+func (r reverter) planRestores(ctx context.Context, rv *Reverted, ordered []*Result, files []*revertFile) error {
 	rv.Restores = restoresOf(files)
 	var move []Entry
 	for _, f := range files {
@@ -379,7 +388,7 @@ func (r *Repo) planRestores(ctx context.Context, rv *Reverted, ordered []*Result
 
 // newestFirst orders commits from the newest to the oldest by ancestry,
 // dropping duplicates. Each must be on the branch (an ancestor of HEAD).
-func (r *Repo) newestFirst(ctx context.Context, commits []*Result) ([]*Result, error) {
+func (r reverter) newestFirst(ctx context.Context, commits []*Result) ([]*Result, error) {
 	seen := map[string]bool{}
 	var out []*Result
 	for _, c := range commits {
@@ -413,7 +422,7 @@ func (r *Repo) isAncestor(ctx context.Context, a, b string) bool {
 // revertPlan gathers each file of the commits (only those in only, when
 // it is not empty) with its entries (newest first), HEAD's version and
 // the tree the drop would give (the oldest commit's parent's).
-func (r *Repo) revertPlan(ctx context.Context, ordered []*Result, only []string) ([]*revertFile, error) {
+func (r reverter) revertPlan(ctx context.Context, ordered []*Result, only []string) ([]*revertFile, error) {
 	keep := map[string]bool{}
 	for _, p := range only {
 		keep[p] = true
@@ -459,7 +468,7 @@ func (r *Repo) revertPlan(ctx context.Context, ordered []*Result, only []string)
 
 // blobText returns a blob's text: in the worktree's form (filters
 // applied) with worktree, else as stored; absent for "".
-func (r *Repo) blobText(ctx context.Context, path, oid string, worktree bool) (version, error) {
+func (r reverter) blobText(ctx context.Context, path, oid string, worktree bool) (version, error) {
 	if oid == "" {
 		return version{}, nil
 	}
@@ -474,7 +483,7 @@ func (r *Repo) blobText(ctx context.Context, path, oid string, worktree bool) (v
 // unapply takes entries' changes (newest first) out of cur by three-way
 // merges; reason says why it cannot, "" when it could. worktree selects
 // the texts' form.
-func (r *Repo) unapply(ctx context.Context, path string, cur version, entries []Entry, worktree bool, whose string) (version, bool, string, error) {
+func (r reverter) unapply(ctx context.Context, path string, cur version, entries []Entry, worktree bool, whose string) (version, bool, string, error) {
 	changed := false
 	for _, e := range entries {
 		blob, err := r.blobText(ctx, path, e.Blob, worktree)
@@ -517,7 +526,7 @@ func (r *Repo) unapply(ctx context.Context, path string, cur version, entries []
 
 // revertTree works out the revert commit's version of f: HEAD's, less the
 // agent's hunks. It sets f.tree (the blob is written).
-func (r *Repo) revertTree(ctx context.Context, f *revertFile) string {
+func (r reverter) revertTree(ctx context.Context, f *revertFile) string {
 	cur, err := r.blobText(ctx, f.path, f.head.oid, false)
 	if err != nil {
 		return err.Error()
@@ -548,7 +557,7 @@ func (r *Repo) revertTree(ctx context.Context, f *revertFile) string {
 
 // revertDisk works out the worktree's version of f: the disk's, less the
 // agent's hunks.
-func (r *Repo) revertDisk(ctx context.Context, f *revertFile) string {
+func (r reverter) revertDisk(ctx context.Context, f *revertFile) string {
 	out, kept, reason, err := r.unapply(ctx, f.path, f.disk, f.entries, true, "your changes to ")
 	if err != nil {
 		return err.Error()
@@ -588,7 +597,7 @@ func (f *revertFile) restore() worktree.Change {
 
 // revertCommit makes the revert commit of ordered on top of HEAD, with
 // files' tree versions, and moves HEAD to it (compare-and-swap).
-func (r *Repo) revertCommit(ctx context.Context, ordered []*Result, files []*revertFile, message string, planned func(PlannedRevert) error) (string, error) {
+func (r reverter) revertCommit(ctx context.Context, ordered []*Result, files []*revertFile, message string, planned func(PlannedRevert) error) (string, error) {
 	ix, err := r.newIndex(ctx, r.Head)
 	if err != nil {
 		return "", err
