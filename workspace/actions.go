@@ -81,7 +81,7 @@ func (s *Conversation) perform(a fsm.Action) {
 		s.out.notify(Notification{Kind: NoteCompacted, Turn: a.Turn, Text: a.Summary,
 			Compaction: &CompactionNote{Dropped: a.Dropped, Tokens: a.Tokens}})
 	case fsm.ConversationReset:
-		s.hookSession, s.hookSessionDone = "clear", false
+		s.session = sessionStart{after: "clear"}
 		s.changes.TurnStarted()
 		s.turn.stop()
 		s.restartJournal()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/loom-lsp/loom-lsp/fsm"
+	"github.com/loom-lsp/loom-lsp/secret"
 	"github.com/loom-lsp/loom-lsp/workspace/journal"
 )
 
@@ -104,7 +105,7 @@ func (s *Conversation) Children(ctx context.Context) ([]ChildView, error) {
 				v.Messages = msgs
 			}
 		} else if path != "" {
-			v.Info.Conversation, v.Messages = s.endedChild(ChildJournal(path, a.Child), cfg)
+			v.Info.Conversation, v.Messages = endedChild(ChildJournal(path, a.Child), cfg, s.folder.host.redactor)
 		}
 		out = append(out, v)
 	}
@@ -112,12 +113,12 @@ func (s *Conversation) Children(ctx context.Context) ([]ChildView, error) {
 }
 
 // endedChild reads an ended child's conversation id and transcript
-// from its journal at path; none when it cannot be read.
-func (s *Conversation) endedChild(path string, cfg fsm.Config) (id string, msgs []fsm.Message) {
-	rp, err := journal.ReplayUnsealed(path, cfg, s.folder.host.redactor)
+// (redacted by r) from its journal at path; none when it cannot be read.
+func endedChild(path string, cfg fsm.Config, r *secret.Redactor) (id string, msgs []fsm.Message) {
+	rp, err := journal.ReplayUnsealed(path, cfg, r)
 	if err != nil {
 		return "", nil
 	}
 	id = journal.ID(rp.Scan.Header.Folder, rp.Scan.Header.Created)
-	return id, s.redacted(rp.M.Messages())
+	return id, redactMessages(r, rp.M.Messages())
 }

@@ -70,11 +70,9 @@ type Conversation struct {
 
 	startedTurn uint64
 	turnPrompt  string
-	// hookSession is the SessionStart source after a reset ("clear"),
-	// hookSessionDone set once the SessionStart hooks fired (with the
-	// conversation's first prompt).
-	hookSession     string
-	hookSessionDone bool
+	// session is what the next prompt's SessionStart hooks are told
+	// (convhooks.go).
+	session sessionStart
 	// promptMu keeps prompts in order while their hooks run.
 	promptMu sync.Mutex
 	// git is the auto-commit's state: the batch's agent texts, the
@@ -294,7 +292,7 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 		}
 		in.Text = text
 		if hooked {
-			source = s.sessionSource()
+			source = s.session.source(s.m.Messages())
 			return
 		}
 		turn = s.m.NextTurn()
@@ -312,7 +310,7 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 	callErr = s.loop.call(ctx, func() {
 		turn = s.m.NextTurn()
 		if source != "" {
-			s.hookSessionDone = true
+			s.session.done = true
 		}
 		for _, ev := range evs {
 			ev.Turn = turn
@@ -326,21 +324,6 @@ func (s *Conversation) ask(ctx context.Context, in fsm.UserInput) (uint64, error
 		return 0, callErr
 	}
 	return turn, err
-}
-
-// sessionSource is the source of the SessionStart hooks the next prompt
-// fires: "startup", "resume" (a conversation restored with its
-// messages), "clear" (after a reset); "" once they fired.
-func (s *Conversation) sessionSource() string {
-	switch {
-	case s.hookSessionDone:
-		return ""
-	case s.hookSession != "":
-		return s.hookSession
-	case hasExchange(s.m.Messages()):
-		return "resume"
-	}
-	return "startup"
 }
 
 // Cancel stops the turn in flight, if any: the model stream is cancelled
@@ -446,25 +429,7 @@ func (s *Conversation) Status(ctx context.Context) (Status, error) {
 func (s *Conversation) History(ctx context.Context) ([]fsm.Message, error) {
 	var msgs []fsm.Message
 	err := s.loop.call(ctx, func() { msgs = append([]fsm.Message(nil), s.m.Messages()...) })
-	return s.redacted(msgs), err
-}
-
-// redacted is a copy of msgs with the secrets the user configured
-// redacted.
-func (s *Conversation) redacted(in []fsm.Message) []fsm.Message {
-	msgs := append([]fsm.Message(nil), in...)
-	r := s.folder.host.redactor
-	for i, m := range msgs {
-		msgs[i].Content = r.String(m.Content)
-		if len(m.ToolCalls) > 0 {
-			calls := append([]fsm.ToolCall(nil), m.ToolCalls...)
-			for j := range calls {
-				calls[j].Arguments = r.String(calls[j].Arguments)
-			}
-			msgs[i].ToolCalls = calls
-		}
-	}
-	return msgs
+	return redactMessages(s.folder.host.redactor, msgs), err
 }
 
 // Close shuts the conversation down: the turn in flight is cancelled,

@@ -168,3 +168,29 @@ func (h *convHooks) notify(turn uint64, what string) {
 	}
 	h.side(agenthooks.Notification, "permission_prompt", turn, agenthooks.Input{Message: "loom needs your permission to " + what})
 }
+
+// sessionStart is what a conversation's next prompt tells its
+// SessionStart hooks; the owner goroutine owns it.
+type sessionStart struct {
+	// after is the source after a reset ("clear"), "" otherwise.
+	after string
+	// done is set once the SessionStart hooks fired (with the
+	// conversation's first prompt).
+	done bool
+}
+
+// source is the source of the SessionStart hooks the next prompt fires,
+// msgs being the conversation: "startup", "resume" (a conversation
+// restored with its messages), "clear" (after a reset); "" once they
+// fired.
+func (st sessionStart) source(msgs []fsm.Message) string {
+	switch {
+	case st.done:
+		return ""
+	case st.after != "":
+		return st.after
+	case hasExchange(msgs):
+		return "resume"
+	}
+	return "startup"
+}

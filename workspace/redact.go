@@ -179,3 +179,20 @@ func (h redactingHandler) attr(a slog.Attr) slog.Attr {
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
+
+// redactMessages is a copy of msgs with the secrets the user configured
+// redacted by r.
+func redactMessages(r *secret.Redactor, in []fsm.Message) []fsm.Message {
+	msgs := append([]fsm.Message(nil), in...)
+	for i, m := range msgs {
+		msgs[i].Content = r.String(m.Content)
+		if len(m.ToolCalls) > 0 {
+			calls := append([]fsm.ToolCall(nil), m.ToolCalls...)
+			for j := range calls {
+				calls[j].Arguments = r.String(calls[j].Arguments)
+			}
+			msgs[i].ToolCalls = calls
+		}
+	}
+	return msgs
+}
