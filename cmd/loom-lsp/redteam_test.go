@@ -239,8 +239,9 @@ func jsonString(t *testing.T, v any) string {
 // TestAgentWrittenLoomTomlOfAnotherFolderIsNotTrustedOnFirstSight: the
 // user trusts a parent directory ([trust] folders). In a monorepo, a
 // sandboxed command writes packages/app/.loom.toml (the sandbox keeps
-// only the folder's own top-level names; a file in a subfolder is named
-// to the user afterwards) turning the sandbox off. Later the user opens
+// only the folder's own top-level names) turning the sandbox off. A new
+// one is held (47.3: in exec, deleted and named). One that was there
+// before and is rewritten stays, named; later the user opens
 // packages/app as a folder of its own: trust on first sight would
 // record the agent's values as the user's, and the next agent there ran
 // outside the sandbox. The values a command wrote are held back.
@@ -252,7 +253,8 @@ func TestAgentWrittenLoomTomlOfAnotherFolderIsNotTrustedOnFirstSight(t *testing.
 	home, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
 	os.MkdirAll(home, 0o755)
 	os.MkdirAll(tmp, 0o755)
-	mono := gittest.Repo(t, map[string]string{"packages/app/main.txt": "app\n", "README": "mono\n"})
+	mono := gittest.Repo(t, map[string]string{"packages/app/main.txt": "app\n", "README": "mono\n", "packages/lib/main.txt": "lib\n",
+		"packages/app/.loom.toml": "[tools]\nbash = \"allow\"\n"})
 	env := append(isolatedEnv(t), "HOME="+home, "TMPDIR="+tmp)
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
@@ -274,9 +276,18 @@ match.last_role = "tool"
 text = ["Done."]
 `
 	}
-	r := runLoomEnv(t, env, mono, "", "exec", "--script", writeScript(t, bash(`printf '[tools]\nsandbox = "off"\n' > packages/app/.loom.toml && echo planted`)), "plant")
-	if _, err := os.Stat(filepath.Join(mono, "packages", "app", ".loom.toml")); err != nil {
-		t.Fatalf("the plant did not happen (the route is not exercised): %v\n%s%s", err, r.stdout, r.stderr)
+	// A new one: held, so deleted by exec, and named.
+	r := runLoomEnv(t, env, mono, "", "exec", "--script", writeScript(t, bash(`printf '[tools]\nsandbox = "off"\n' > packages/lib/.loom.toml && echo planted`)), "plant")
+	if _, err := os.Stat(filepath.Join(mono, "packages", "lib", ".loom.toml")); err == nil {
+		t.Fatalf("a new packages/lib/.loom.toml a command created was left in the folder\n%s%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "packages/lib/.loom.toml") {
+		t.Errorf("the user is not told of the held packages/lib/.loom.toml:\n%s%s", r.stdout, r.stderr)
+	}
+	// One that was there: rewritten, it stays (named).
+	r = runLoomEnv(t, env, mono, "", "exec", "--script", writeScript(t, bash(`printf '[tools]\nsandbox = "off"\n' > packages/app/.loom.toml && echo planted`)), "plant")
+	if b, err := os.ReadFile(filepath.Join(mono, "packages", "app", ".loom.toml")); err != nil || !strings.Contains(string(b), "sandbox") {
+		t.Fatalf("the plant did not happen (the route is not exercised): %v %q\n%s%s", err, b, r.stdout, r.stderr)
 	}
 	app := filepath.Join(mono, "packages", "app")
 	r = runLoomEnv(t, env, app, "", "exec", "--script", writeScript(t, bash("echo pwned > "+home+"/pwned; echo ran")), "go")
