@@ -58,6 +58,7 @@ type children struct {
 	// (owner goroutine), workers counts the goroutines drain waits for.
 	post     func(func())
 	postLive func(ctx context.Context, ev fsm.Event)
+	step     func(fsm.Event)
 	notify   func(Notification)
 	workers  *workerGroup
 }
@@ -93,6 +94,8 @@ type childLink struct {
 	// tokens is the child's running sum of tokens (set on the child's
 	// goroutine, read by its updates on any goroutine).
 	tokens atomic.Int64
+	// stopped is set once StopChild asked to stop it; any goroutine.
+	stopped atomic.Bool
 	// activity is what it did last (progress), nil before; any
 	// goroutine.
 	activity atomic.Pointer[string]
@@ -156,6 +159,10 @@ func (k *children) start(a fsm.StartChild) {
 			return
 		}
 		child.loop.post(func() { link.asked = turn })
+		if link.stopped.Load() {
+			// Stopped before it was asked: that cancel found no turn.
+			_ = child.Cancel(context.Background())
+		}
 	}()
 }
 
@@ -222,7 +229,9 @@ func (k *children) stop(a fsm.StopChild) {
 	if child == nil {
 		return
 	}
-	k.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: child.children.up.naming().Words() + " was stopped: " + a.Reason})
+	link := child.children.up
+	k.notify(Notification{Kind: NoteInfo, Turn: a.Turn, Text: link.naming().Words() + " was stopped: " + a.Reason})
+	link.stopped.Store(true) // before the cancel: start cancels again if it asks after (a cancel before the ask stops nothing)
 	go child.Cancel(context.Background())
 }
 
@@ -269,8 +278,16 @@ func (k *children) turnEnded(a fsm.WaitForInput, m *fsm.Machine) {
 		state = "failed"
 	}
 	parent := l.parent
-	parent.postLive(l.ctx, fsm.ChildFinished{Turn: l.turn, CallID: l.callID, Result: answer, Failed: failed, Usage: total})
-	parent.post(func() { parent.finished(l, state, total) })
+	// One function on the parent's goroutine: were the end stepped and
+	// the child closed in two, the parent's next model response could
+	// end its turn in between, and its end would close the child as
+	// cancelled.
+	parent.post(func() {
+		if l.ctx.Err() == nil {
+			parent.step(fsm.ChildFinished{Turn: l.turn, CallID: l.callID, Result: answer, Failed: failed, Usage: total})
+		}
+		parent.finished(l, state, total)
+	})
 }
 
 // finished closes the child of l once its end was stepped (on the

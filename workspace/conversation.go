@@ -234,7 +234,7 @@ func newConversation(f *Folder, o opening) *Conversation {
 	s.changes, s.verbs = newChangeVerbs(s)
 	s.review = changes.NewReview(s.changes, reviewPort{s}, s.reads)
 	s.children = children{folder: f, set: &s.settings, id: s.ID, journal: s.ident.journal, turn: s.turn.context,
-		post: s.loop.post, postLive: s.loop.postEventLive, notify: s.out.notify, workers: &s.loop.workers}
+		post: s.loop.post, postLive: s.loop.postEventLive, step: s.loop.step, notify: s.out.notify, workers: &s.loop.workers}
 	s.elicits = elicitations{dir: f.dir, redactor: f.host.redactor, ed: f.host.opts.Editor, approve: s.out.approve, step: s.loop.postEventLive,
 		asker: func() string {
 			if l := s.children.up; l != nil {

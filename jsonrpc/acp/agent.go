@@ -260,6 +260,9 @@ func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsd
 // in flight (model stream, tools, a pending permission request); its
 // session/prompt then answers cancelled.
 func (a *agent) Cancel(ctx context.Context, p acpsdk.CancelNotification) error {
+	if a.child(string(p.SessionId)) != nil {
+		return a.cancelChild(ctx, p.SessionId)
+	}
 	s, err := a.liveSession(p.SessionId)
 	if err != nil {
 		a.log.Info("session/cancel ignored", "session", p.SessionId, "err", err)

@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -23,8 +25,9 @@ import (
 //     stop reason and _meta "loom.subagent".state = "failed");
 //   - the child's messages and tool calls are ordinary session updates on
 //     its own session id, and its permission requests name its session;
-//   - it advertises no capabilities (no cancel of its own: cancelling the
-//     parent's turn cancels its children).
+//   - session/cancel on its id stops that child only (its parent's turn
+//     goes on, and its model reads that the user stopped it); cancelling
+//     the parent's turn cancels its children.
 //
 // A client that did not opt in sees each child as the progress of the
 // parent's agent call (workspace shows it there), and a child's
@@ -176,4 +179,24 @@ func (a *agent) childApproval(s *session, ap *workspace.Approval, title *string)
 	}
 	*title = fmt.Sprintf("%s: %s", info.Words(), *title)
 	return s, info.CallID, func() {}
+}
+
+// cancelChild stops the announced child session id alone, whatever its
+// depth: the conversation at the top of its parents stops it
+// (workspace.Conversation.StopSubagent finds any descendant by its
+// conversation id). A child that ended meanwhile is no error.
+func (a *agent) cancelChild(ctx context.Context, id acpsdk.SessionId) error {
+	root := id
+	for c := a.child(string(root)); c != nil; c = a.child(string(root)) {
+		root = c.parent
+	}
+	s, err := a.liveSession(root)
+	if err != nil {
+		a.log.Info("session/cancel of a subagent ignored", "session", id, "err", err)
+		return nil
+	}
+	if err := s.ws.StopSubagent(ctx, string(id)); err != nil && !errors.Is(err, workspace.ErrNoSubagent) {
+		return err
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -188,4 +189,75 @@ func checkNoChildSession(t *testing.T, parent string, lines []string) {
 	if !asked {
 		t.Fatal("the child's permission request never reached the client")
 	}
+}
+
+// awaitLine blocks until a line the agent wrote satisfies ok, and
+// returns it, or fails the test after a deadline.
+func (c *testClient) awaitLine(t *testing.T, what string, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	timer := time.AfterFunc(60*time.Second, func() { c.changed(func() {}) })
+	defer timer.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		for _, l := range c.lines {
+			if ok(l) {
+				return l
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s:\n%s", what, strings.Join(c.lines, "\n"))
+		}
+		c.cond.Wait()
+	}
+}
+
+// session/cancel on a child session's id stops that child only: it ends
+// idle cancelled, the parent's turn goes on (its model reads that the
+// user stopped the child) and ends end_turn.
+func TestSubagentSessionCancel(t *testing.T) {
+	const script = `
+[[step]]
+match.last_user_contains = "delegate"
+  [[step.tool_call]]
+  id = "w1"
+  name = "agent"
+  arguments = '{"agent":"worker","task":"wait forever"}'
+
+[[step]]
+match.last_user_contains = "wait forever"
+delay = "10m"
+text = ["never"]
+
+[[step]]
+match.last_tool_result_contains = "the user stopped it"
+text = ["The parent goes on."]
+`
+	dir := repo(t, map[string]string{"a.go": "package a\n"})
+	h := startWithInput(t, "", agentConfig(writeScript(t, script), nil), withSubagentsCapability)
+	h.initialize(true, true)
+	id := h.newSession(dir)
+	ch := h.promptAsync(id, "delegate it")
+	announced := h.client.awaitLine(t, "the child's announcement", func(l string) bool {
+		return strings.Contains(l, `"subagent_update"`) && strings.Contains(l, `"running"`)
+	})
+	var w wireLine
+	if err := json.Unmarshal([]byte(announced), &w); err != nil || w.Params.Update.SessionID == "" {
+		t.Fatalf("the announcement %s: %v", announced, err)
+	}
+	child := w.Params.Update.SessionID
+	if err := h.conn.Cancel(testCtx(t), acpsdk.CancelNotification{SessionId: acpsdk.SessionId(child)}); err != nil {
+		t.Fatal(err)
+	}
+	r := h.awaitResult(ch)
+	if r.err != nil || r.resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("the parent's prompt answered %+v, %v; want end_turn", r.resp, r.err)
+	}
+	if !strings.Contains(agentText(h.client.snapshot()), "The parent goes on.") {
+		t.Errorf("the parent's answer: %q", agentText(h.client.snapshot()))
+	}
+	h.client.awaitLine(t, "the child idle cancelled", func(l string) bool {
+		return strings.Contains(l, `"subagent_update"`) && strings.Contains(l, `"sessionId":"`+child+`","state":{"state":"idle","stopReason":"cancelled"}`)
+	})
 }
