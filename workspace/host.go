@@ -54,6 +54,11 @@ type HostOptions struct {
 	// .loom.toml) at once instead of holding it for the user's review
 	// (heldnames.go): `loom-lsp exec`, where no one reviews.
 	DiscardHeld bool
+	// ReadOnlyTrees are directories outside the folders that commands
+	// never write, also inside a writable temp directory: the user's own
+	// tree, when the folder is a git worktree a conversation works in
+	// (exec --worktree; sandbox.Policy.ReadOnlyTrees).
+	ReadOnlyTrees []string
 	// SettingsPublished, when set, is called after a folder published new
 	// settings (a load or reload of its configuration), on the folder's
 	// goroutine: it must not block. The LSP front end registers inline

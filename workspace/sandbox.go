@@ -30,6 +30,8 @@ func (s *Folder) sandboxFor(cfg config.Config) *sandbox.Sandbox {
 		Sockets: cfg.Tools.SandboxSockets,
 		Network: cfg.Tools.Network.Mode,
 		Allow:   cfg.Tools.Network.Allow,
+
+		ReadOnlyTrees: s.host.opts.ReadOnlyTrees,
 	}
 	if dir, err := s.host.stateDir(); err == nil {
 		p.StateDir = dir

@@ -260,6 +260,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		recoverWorktrees(ctx, worktrees, report)
 	}
 	var wt *gitworktree.Worktree
+	var readOnly []string
 	if f.worktree {
 		if err == nil {
 			wt, err = startWorktree(ctx, worktrees, folder, report)
@@ -267,6 +268,9 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if err != nil {
 			return configErr(fmt.Errorf("--worktree: %w", err))
 		}
+		// The user's tree stays read-only to the worktree's commands,
+		// also where it lies inside a writable temp directory.
+		readOnly = []string{folder}
 		folder = wt.Dir
 	}
 	// Everything the user should read is notified (and shown once); the
@@ -283,6 +287,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Logger:          logger,
 		NewConversation: f.resume == "" && f.conversation == "" && f.rewind == 0,
 		DiscardHeld:     true,
+		ReadOnlyTrees:   readOnly,
 		TrustHow:        func() string { return execTrustHow },
 	})
 	exitCode := headlessTurn{host: host, editor: editor, stdout: stdout, folder: folder, prompt: prompt, stderr: stderr, jsonl: jsonl,

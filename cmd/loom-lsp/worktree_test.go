@@ -45,6 +45,35 @@ match.last_tool_result_contains = "blocked by the sandbox"` + readEditScript("a.
 `
 }
 
+// TestExecWorktreeKeepsAUserTreeInsideTmpReadOnly: the user's tree lies
+// inside the temp directory commands may write (a checkout under /tmp,
+// as in CI). The worktree conversation's commands still cannot write it:
+// it is kept read-only (sandbox.Policy.ReadOnlyTrees), not merely left
+// out of the workspace's grant.
+func TestExecWorktreeKeepsAUserTreeInsideTmpReadOnly(t *testing.T) {
+	home, _ := homeAndTmp(t)
+	dir := worktreeRepo(t)
+	if s := sandbox.New(sandbox.Policy{Root: dir}); !s.Active() {
+		t.Skipf("no Landlock here: %s", s.Unavailable())
+	}
+	env := append(isolatedEnv(t), "HOME="+home, "TMPDIR="+filepath.Dir(dir))
+	r := runLoomEnv(t, env, dir, "", "exec", "--worktree", "--output", "jsonl", "--approve", "bash=allow",
+		"--script", writeScript(t, worktreeAttack(dir)), "work")
+	if _, err := os.Stat(filepath.Join(dir, "pwned.txt")); err == nil {
+		t.Fatalf("a command of the worktree conversation wrote into the user's tree inside TMPDIR\n%s", r.stdout)
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	out, _ := ofType(validEvents(t, eventSchema(t), r.stdout), "tool_completed")[0]["output"].(string)
+	if !strings.Contains(out, "blocked by the sandbox") || !strings.Contains(out, "ok\n") {
+		t.Fatalf("bash output:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "made.txt")); string(b) != "ok\n" {
+		t.Fatalf("the worktree's own write did not come back: made.txt = %q", b)
+	}
+}
+
 // TestExecWorktreeSandboxAndMerge: exec --worktree runs the turn in a
 // worktree outside the user's tree. A command's write to the user's tree
 // is refused by the kernel; its write in the worktree and the agent's

@@ -78,6 +78,13 @@ func (s *Sandbox) plan() plan {
 		pl.ReadOnly = append([]string{s.p.Root}, ro...)
 		pl.Pin = nil
 	}
+	for _, t := range cleanAll(s.p.ReadOnlyTrees) {
+		// Never one holding the workspace (it would be read-only too) or
+		// inside it (protect's business).
+		if filepath.IsAbs(t) && !within(s.p.Root, t) && !within(t, s.p.Root) && lexists(t) {
+			pl.ReadOnly = append(pl.ReadOnly, t)
+		}
+	}
 	if pl.Mounts && !s.socketsShown {
 		pl.RuntimeDirs = s.runtimeDirs()
 		pl.KeepSockets = s.keptSockets(home)

@@ -79,6 +79,11 @@ type Policy struct {
 	// tools.plan_commands), also where the folder lies inside one of
 	// those.
 	ReadOnlyRoot bool
+	// ReadOnlyTrees are absolute directories outside Root that stay
+	// read-only, also where they lie inside a writable directory (a temp
+	// directory): the user's own tree, for a conversation that works in a
+	// git worktree of it, whose commands must write only the worktree.
+	ReadOnlyTrees []string
 	// Network is NetworkOn, NetworkOff or NetworkAllow; "" means on.
 	Network string
 	// Allow lists "host:port" for NetworkAllow. Landlock filters TCP by
@@ -277,6 +282,9 @@ func (s *Sandbox) describeReadOnly() string {
 	ro := ".git and loom's config read-only"
 	if !s.sys.userns {
 		ro += " (no user namespaces: new files at the folder's top level are blocked)"
+	}
+	if len(s.p.ReadOnlyTrees) > 0 {
+		ro += "; read-only: " + strings.Join(s.p.ReadOnlyTrees, ", ")
 	}
 	return ro
 }
