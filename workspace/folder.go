@@ -124,7 +124,9 @@ type Folder struct {
 	// repo is the git repository found when the folder was opened or
 	// last trusted: the only one loom commits into (gitrepo.go).
 	repo folderRepo
-	// currentMu makes Current open one conversation at a time.
+	// currentMu makes the openers (Current, New, Conversation) open one
+	// conversation at a time: between a journal's lock and its
+	// conversation's registration no other opener lists the journals.
 	currentMu sync.Mutex
 
 	mu sync.Mutex

@@ -39,6 +39,8 @@ func (f *Folder) Current() (*Conversation, error) {
 // New starts a new conversation, beside the open ones, and makes it the
 // most recent.
 func (f *Folder) New() (*Conversation, error) {
+	f.currentMu.Lock()
+	defer f.currentMu.Unlock()
 	return f.start(f.newOpening(false))
 }
 
@@ -50,6 +52,16 @@ func (f *Folder) Conversation(id string) (*Conversation, error) {
 	}
 	if c := f.open(id); c != nil {
 		return c, nil
+	}
+	// One opener at a time (Current, New and this): a journal this
+	// process locked is registered before another opener lists the
+	// journals, which would take it for one open in another process and
+	// start a new conversation in its place (two requests naming one
+	// conversation as a server starts: VS Code's status and panel state).
+	f.currentMu.Lock()
+	defer f.currentMu.Unlock()
+	if c := f.open(id); c != nil {
+		return c, nil // opened meanwhile, here
 	}
 	target, err := f.find(id)
 	if err != nil {
